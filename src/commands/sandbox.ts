@@ -1,0 +1,51 @@
+/** `carectl sandbox`: the embedded API in the foreground, for trying commands and scripts offline. */
+import type { Command } from 'commander';
+import { InterruptedError, UsageError } from '../errors.js';
+import { parseDuration, parseIntInRange } from '../parse.js';
+import type { Action } from './action.js';
+import { addExamples } from './resource.js';
+
+export function addSandboxCommand(program: Command, action: Action): void {
+  const command = program
+    .command('sandbox')
+    .description('run the embedded sandbox API with demo data in the foreground (Ctrl-C stops it)')
+    .option('--port <n>', 'port to listen on (default: a free port)')
+    .option('--seed <n>', 'demo data seed (default: 1)')
+    .option('--report-delay <duration>', 'time a report takes to generate (default: 3s)')
+    .option('--faults <rate>', 'share of requests answered with a transient fault, 0-1 (default: 0)');
+  addExamples(command, [
+    'carectl sandbox --port 8080',
+    'carectl sandbox --faults 0.25 --report-delay 10s',
+  ]);
+  command.action(
+    action(async (ctx, opts) => {
+      const port = opts.port === undefined ? 0 : parseIntInRange(opts.port as string, '--port', 0, 65535);
+      const seed = opts.seed === undefined ? 1 : parseIntInRange(opts.seed as string, '--seed', 0, 2 ** 31 - 1);
+      const reportDelayMs = opts.reportDelay === undefined ? 3000 : parseDuration(opts.reportDelay as string, '--report-delay');
+      const rate = opts.faults === undefined ? 0 : parseRate(opts.faults as string);
+      const { startSandbox } = await import('../sandbox/index.js');
+      const sandbox = await startSandbox({ port, seed, reportDelayMs, now: ctx.io.now, ...(rate > 0 && { faults: { rate } }) });
+      ctx.onClose(() => sandbox.close());
+      ctx.io.stdout.stream.write(
+        [
+          `carectl sandbox listening on ${sandbox.baseUrl} (report downloads on ${sandbox.downloadBaseUrl})`,
+          `user: ${sandbox.user}`,
+          `password: ${sandbox.password}`,
+          '',
+          'Use it from another terminal:',
+          `  export CARECTL_BASE_URL=${sandbox.baseUrl} CARECTL_USER=${sandbox.user} CARECTL_PASSWORD=${sandbox.password}`,
+          '  carectl conversations list --status unread',
+          '',
+        ].join('\n'),
+      );
+      await new Promise<void>((resolve) => ctx.io.signal.addEventListener('abort', () => resolve(), { once: true }));
+      throw new InterruptedError('sandbox stopped');
+    }),
+  );
+}
+
+function parseRate(text: string): number {
+  const rate = Number(text);
+  if (!/^\d*\.?\d+$/.test(text.trim()) || rate < 0 || rate > 1) throw new UsageError(`--faults: must be a number from 0 to 1 (got "${text}")`);
+  return rate;
+}

@@ -1,0 +1,181 @@
+/**
+ * What every command gets: injected I/O, the global options, and lazily built services (the
+ * settings, the HTTP transport, the in-process sandbox, output writers). Commands stay thin.
+ */
+import { AuthError, UsageError } from './errors.js';
+import type { Io, OutStream } from './io.js';
+import { FORMATS, createWriter, sanitizeForTerminal, type Format, type RecordWriter } from './output/index.js';
+import { parseDuration, parseEnum, parseIntInRange } from './parse.js';
+import { Settings, checkBaseUrl } from './settings.js';
+import { Transport } from './http/transport.js';
+import { VERSION } from './version.js';
+
+/** Global options as commander parsed them (strings, unvalidated). */
+export interface GlobalOptions {
+  output?: string;
+  columns?: string;
+  header: boolean;
+  escapeFormulas: boolean;
+  limit?: string;
+  pageSize?: string;
+  resume?: string;
+  apiVersion?: string;
+  requestTimeout?: string;
+  retries?: string;
+  verbose?: boolean;
+  quiet?: boolean;
+  color?: boolean;
+  insecureHttp?: boolean;
+  baseUrl?: string;
+  user?: string;
+  profile?: string;
+  sandbox?: boolean;
+}
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 50;
+const DEFAULT_REQUEST_TIMEOUT = '30s';
+const DEFAULT_RETRIES = 3;
+const MAX_RETRY_WAIT_MS = 60_000;
+
+export interface Connection {
+  baseUrl: URL;
+  user: string;
+  password: string;
+}
+
+export class Context {
+  readonly settings: Settings;
+  private transportInstance: Transport | undefined;
+  private connectionPromise: Promise<Connection> | undefined;
+  private closers: Array<() => Promise<void>> = [];
+
+  constructor(
+    readonly io: Io,
+    readonly globals: GlobalOptions,
+  ) {
+    this.settings = new Settings({
+      io,
+      profileName: globals.profile,
+      flags: { 'base-url': globals.baseUrl, user: globals.user, output: globals.output, 'api-version': globals.apiVersion },
+    });
+  }
+
+  // ---- validated global options (each throws a UsageError before anything is sent) ----
+
+  get limit(): number | undefined {
+    return this.globals.limit === undefined ? undefined : parseIntInRange(this.globals.limit, '--limit', 1, Number.MAX_SAFE_INTEGER);
+  }
+
+  get pageSize(): number {
+    return this.globals.pageSize === undefined ? DEFAULT_PAGE_SIZE : parseIntInRange(this.globals.pageSize, '--page-size', 1, MAX_PAGE_SIZE);
+  }
+
+  get requestTimeoutMs(): number {
+    return parseDuration(this.globals.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT, '--request-timeout');
+  }
+
+  get retries(): number {
+    return this.globals.retries === undefined ? DEFAULT_RETRIES : parseIntInRange(this.globals.retries, '--retries', 0, 10);
+  }
+
+  /** table on a terminal, tsv otherwise, unless a flag, the environment or the profile says. */
+  async outputFormat(): Promise<Format> {
+    const chosen = await this.settings.get('output');
+    if (chosen === undefined) return this.io.stdout.isTTY ? 'table' : 'tsv';
+    return parseEnum(chosen, '--output', FORMATS);
+  }
+
+  /** --api-version (or its environment/profile value) when it is one the resource exists in. */
+  async apiVersion<V extends string>(versions: readonly V[], fallback: V): Promise<V> {
+    const chosen = await this.settings.get('api-version');
+    if (chosen === undefined) return fallback;
+    return parseEnum(chosen, '--api-version', versions);
+  }
+
+  colorFor(out: OutStream): boolean {
+    if (this.globals.color !== undefined) return this.globals.color;
+    if (this.io.env.NO_COLOR) return false;
+    if (this.io.env.FORCE_COLOR && this.io.env.FORCE_COLOR !== '0') return true;
+    return out.isTTY;
+  }
+
+  writer(format: Format, shape: 'list' | 'single', columns: string[]): RecordWriter {
+    return createWriter(format, {
+      out: this.io.stdout,
+      shape,
+      columns,
+      header: this.globals.header,
+      escapeFormulas: this.globals.escapeFormulas,
+      color: this.colorFor(this.io.stdout),
+    });
+  }
+
+  // ---- messages on stderr ----
+
+  /** Progress and notices: suppressed by --quiet. Text from the service is sanitised. */
+  notice(message: string): void {
+    if (!this.globals.quiet) this.io.stderr.stream.write(`${sanitizeForTerminal(message)}\n`);
+  }
+
+  // ---- connection ----
+
+  /** Where to send requests and with which credentials (the sandbox's own with --sandbox). */
+  connection(): Promise<Connection> {
+    this.connectionPromise ??= this.resolveConnection();
+    return this.connectionPromise;
+  }
+
+  private async resolveConnection(): Promise<Connection> {
+    if (this.globals.sandbox) return this.startSandbox();
+    const base = await this.settings.get('base-url');
+    if (base === undefined) {
+      throw new UsageError('no base address: pass --base-url URL, set CARECTL_BASE_URL, or run `carectl login --base-url URL`');
+    }
+    const baseUrl = checkBaseUrl(base, this.globals.insecureHttp === true);
+    const user = await this.settings.get('user');
+    const password = await this.settings.get('password');
+    if (!user || !password) {
+      throw new AuthError(
+        `no credentials for ${baseUrl.origin}: for scripts and cron set CARECTL_USER and CARECTL_PASSWORD; people can run \`carectl login\``,
+      );
+    }
+    return { baseUrl, user, password };
+  }
+
+  async transport(): Promise<Transport> {
+    if (this.transportInstance) return this.transportInstance;
+    const { baseUrl, user, password } = await this.connection();
+    const transport = new Transport({
+      baseUrl,
+      user,
+      password,
+      userAgent: `carectl/${VERSION} (node ${process.version}; ${process.platform})`,
+      requestTimeoutMs: this.requestTimeoutMs,
+      retries: this.retries,
+      maxRetryWaitMs: MAX_RETRY_WAIT_MS,
+      sleep: this.io.sleep,
+      now: this.io.now,
+      signal: this.io.signal,
+      ...(this.globals.verbose && { trace: (line: string) => this.io.stderr.stream.write(`${sanitizeForTerminal(line)}\n`) }),
+    });
+    this.transportInstance = transport;
+    this.onClose(() => transport.close());
+    return transport;
+  }
+
+  private async startSandbox(): Promise<Connection> {
+    const { startSandbox } = await import('./sandbox/index.js');
+    const sandbox = await startSandbox({ now: this.io.now });
+    this.onClose(() => sandbox.close());
+    return { baseUrl: new URL(sandbox.baseUrl), user: sandbox.user, password: sandbox.password };
+  }
+
+  onClose(closer: () => Promise<void>): void {
+    this.closers.unshift(closer);
+  }
+
+  async close(): Promise<void> {
+    for (const closer of this.closers.splice(0)) await closer().catch(() => undefined);
+  }
+}

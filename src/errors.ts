@@ -1,0 +1,84 @@
+/**
+ * Typed errors for every expected failure. Each carries the exit code of the CLI contract, so
+ * the mapping from failure to exit status lives here and nowhere else.
+ */
+export const ExitCode = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  auth: 3,
+  notFound: 4,
+  reportFailed: 5,
+  reportTimeout: 6,
+  interrupted: 130,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+export class CarectlError extends Error {
+  readonly exitCode: ExitCode;
+  constructor(message: string, exitCode: ExitCode = ExitCode.failure) {
+    super(message);
+    this.name = new.target.name;
+    this.exitCode = exitCode;
+  }
+}
+
+/** Bad command line or configuration: nothing was sent. */
+export class UsageError extends CarectlError {
+  constructor(message: string) {
+    super(message, ExitCode.usage);
+  }
+}
+
+/** The service answered with an error body (or a non-2xx status). */
+export class ApiError extends CarectlError {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message, exitCodeForStatus(status));
+    this.status = status;
+  }
+}
+
+/** Connection refused, reset, timed out: no usable answer arrived. */
+export class NetworkError extends CarectlError {
+  /** True when the request may have reached the server (matters for non-idempotent POST). */
+  readonly maybeSent: boolean;
+  constructor(message: string, maybeSent: boolean) {
+    super(message, ExitCode.failure);
+    this.maybeSent = maybeSent;
+  }
+}
+
+export class AuthError extends CarectlError {
+  constructor(message: string) {
+    super(message, ExitCode.auth);
+  }
+}
+
+export class ReportFailedError extends CarectlError {
+  constructor(message: string) {
+    super(message, ExitCode.reportFailed);
+  }
+}
+
+export class ReportTimeoutError extends CarectlError {
+  constructor(message: string) {
+    super(message, ExitCode.reportTimeout);
+  }
+}
+
+export class InterruptedError extends CarectlError {
+  constructor(message = 'interrupted') {
+    super(message, ExitCode.interrupted);
+  }
+}
+
+export function exitCodeForStatus(status: number): ExitCode {
+  if (status === 401 || status === 403) return ExitCode.auth;
+  if (status === 404) return ExitCode.notFound;
+  return ExitCode.failure;
+}
+
+export function exitCodeOf(err: unknown): ExitCode {
+  return err instanceof CarectlError ? err.exitCode : ExitCode.failure;
+}

@@ -1,0 +1,44 @@
+/** When and how long to wait before another attempt: pure, so it is tested without a network. */
+
+/** Throttling and transient server trouble; other 4xx are the caller's fault and not retried. */
+export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);
+
+const BASE_DELAY_MS = 250;
+
+/** Errors raised before any byte of the request could reach the server. */
+const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+export function isNeverSentError(err: unknown): boolean {
+  const e = err as { code?: string; cause?: { code?: string } } | undefined;
+  return NEVER_SENT_CODES.has(e?.code ?? '') || NEVER_SENT_CODES.has(e?.cause?.code ?? '');
+}
+
+export interface RetryDelayInput {
+  /** 0 for the wait after the first failed attempt. */
+  attempt: number;
+  retryAfter: string | undefined;
+  now: number;
+  capMs: number;
+  random: () => number;
+}
+
+/**
+ * Retry-After (delta-seconds or HTTP-date) when the service sent one, else exponential backoff
+ * with full jitter (a random wait between 0 and min(cap, base·2^attempt)). A Retry-After longer
+ * than the cap answers 'too-long': failing clearly beats sleeping for hours in a cron job.
+ */
+export function retryDelayMs(input: RetryDelayInput): number | 'too-long' {
+  const asked = parseRetryAfter(input.retryAfter, input.now);
+  if (asked !== undefined) return asked > input.capMs ? 'too-long' : asked;
+  const ceiling = Math.min(input.capMs, BASE_DELAY_MS * 2 ** input.attempt);
+  return Math.round(input.random() * ceiling);
+}
+
+export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}

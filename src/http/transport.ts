@@ -1,0 +1,198 @@
+/**
+ * HTTP transport: one keep-alive connection pool (undici) to the base address, Basic auth,
+ * JSON replies, typed errors, and retries of idempotent requests.
+ *
+ * Retries are our own loop rather than undici's RetryAgent: the waits go through the injected
+ * sleep (tests never wait for real), a Retry-After beyond the cap fails instead of sleeping for
+ * hours, and a non-idempotent POST must only be retried when it provably never left.
+ */
+import type { Dispatcher } from 'undici';
+import { ApiError, CarectlError, InterruptedError, NetworkError, UsageError } from '../errors.js';
+import { retryDelayMs, RETRYABLE_STATUSES, isNeverSentError } from './retry.js';
+
+export type QueryParams = ReadonlyArray<readonly [string, string]>;
+
+export interface TransportConfig {
+  baseUrl: URL;
+  user: string;
+  password: string;
+  userAgent: string;
+  requestTimeoutMs: number;
+  retries: number;
+  /** Longest wait between attempts (also the longest Retry-After honoured). */
+  maxRetryWaitMs: number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  now(): number;
+  signal: AbortSignal;
+  /** Receives one line per request and response when --verbose is on. */
+  trace?: (line: string) => void;
+  random?: () => number;
+}
+
+export interface RequestOptions {
+  query?: QueryParams;
+  body?: unknown;
+  /** GET and the absolute-valued PATCH may be repeated; the report POST may not. */
+  idempotent: boolean;
+}
+
+type UndiciModule = typeof import('undici');
+let undiciModule: Promise<UndiciModule> | undefined;
+/** undici is loaded on the first request, so --help and --version do not pay for it. */
+function loadUndici(): Promise<UndiciModule> {
+  undiciModule ??= import('undici');
+  return undiciModule;
+}
+
+export class Transport {
+  private dispatcher: Dispatcher | undefined;
+  private readonly authorization: string;
+  readonly baseUrl: URL;
+
+  constructor(private readonly config: TransportConfig) {
+    this.baseUrl = config.baseUrl;
+    this.authorization = 'Basic ' + Buffer.from(`${config.user}:${config.password}`).toString('base64');
+  }
+
+  /** The address of a path below the base (`v1.3/tags`), with query parameters. */
+  url(path: string, query: QueryParams = []): URL {
+    const base = this.baseUrl.href.endsWith('/') ? this.baseUrl.href : this.baseUrl.href + '/';
+    const url = new URL(path.replace(/^\/+/, ''), base);
+    for (const [key, value] of query) url.searchParams.append(key, value);
+    return url;
+  }
+
+  /**
+   * Accepts a paging link from a reply. Credentials go only to the base address's origin, so a
+   * link elsewhere is refused rather than followed.
+   */
+  sameOriginUrl(link: string): URL {
+    const url = new URL(link, this.baseUrl);
+    if (url.origin !== this.baseUrl.origin) {
+      throw new CarectlError(`refusing to follow a link to ${url.origin}: credentials are only sent to ${this.baseUrl.origin}`);
+    }
+    return url;
+  }
+
+  async request(method: string, url: URL, options: RequestOptions): Promise<unknown> {
+    if (url.origin !== this.baseUrl.origin) throw new UsageError(`refusing to send credentials to ${url.origin}`);
+    for (const [key, value] of options.query ?? []) url.searchParams.append(key, value);
+    const { request, Agent } = await loadUndici();
+    this.dispatcher ??= new Agent({ keepAliveTimeout: 10_000, connections: 4 });
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const headers: Record<string, string> = {
+      authorization: this.authorization,
+      'user-agent': this.config.userAgent,
+      accept: 'application/json',
+    };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+
+    for (let attempt = 0; ; attempt++) {
+      this.throwIfInterrupted();
+      const started = this.config.now();
+      this.trace(`> ${method} ${url.href}`);
+      this.trace(`> authorization: Basic [redacted]`);
+      let status: number;
+      let responseHeaders: Record<string, string | string[] | undefined>;
+      let text: string;
+      try {
+        const timeout = AbortSignal.timeout(this.config.requestTimeoutMs);
+        const reply = await request(url, {
+          method: method as Dispatcher.HttpMethod,
+          headers,
+          body,
+          dispatcher: this.dispatcher,
+          signal: AbortSignal.any([this.config.signal, timeout]),
+        });
+        status = reply.statusCode;
+        responseHeaders = reply.headers;
+        text = await reply.body.text();
+      } catch (err) {
+        this.throwIfInterrupted();
+        const neverSent = isNeverSentError(err);
+        const reason = describeNetworkError(err, this.config.requestTimeoutMs);
+        this.trace(`< ${reason} (${this.config.now() - started} ms)`);
+        const retryable = options.idempotent || neverSent;
+        if (!retryable || attempt >= this.config.retries) {
+          throw new NetworkError(`${method} ${url.origin}${url.pathname} failed: ${reason}`, !neverSent);
+        }
+        await this.wait(attempt, undefined);
+        continue;
+      }
+      this.trace(`< ${status} (${this.config.now() - started} ms)`);
+      if (status >= 200 && status < 300) return parseJson(text);
+      const error = new ApiError(status, errorMessage(status, text));
+      if (options.idempotent && RETRYABLE_STATUSES.has(status) && attempt < this.config.retries) {
+        await this.wait(attempt, responseHeaders['retry-after'], error);
+        continue;
+      }
+      throw error;
+    }
+  }
+
+  get(url: URL): Promise<unknown> {
+    return this.request('GET', url, { idempotent: true });
+  }
+
+  async close(): Promise<void> {
+    const dispatcher = this.dispatcher;
+    this.dispatcher = undefined;
+    await dispatcher?.destroy();
+  }
+
+  private async wait(attempt: number, retryAfter: string | string[] | undefined, cause?: ApiError): Promise<void> {
+    const delay = retryDelayMs({
+      attempt,
+      retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+      now: this.config.now(),
+      capMs: this.config.maxRetryWaitMs,
+      random: this.config.random ?? Math.random,
+    });
+    if (delay === 'too-long') {
+      throw new ApiError(cause?.status ?? 503, `${cause?.message ?? 'the service is unavailable'}; it asked to retry after ${retryAfter}, longer than carectl waits`);
+    }
+    this.trace(`  retrying in ${delay} ms`);
+    try {
+      await this.config.sleep(delay, this.config.signal);
+    } catch {
+      throw new InterruptedError();
+    }
+  }
+
+  private throwIfInterrupted(): void {
+    if (this.config.signal.aborted) throw new InterruptedError();
+  }
+
+  private trace(line: string): void {
+    this.config.trace?.(line);
+  }
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new CarectlError('the service sent a reply that is not JSON');
+  }
+}
+
+/** The spec's error body is {status: "error", message}; anything else falls back to the status. */
+function errorMessage(status: number, text: string): string {
+  try {
+    const body = JSON.parse(text) as { message?: unknown };
+    if (typeof body?.message === 'string' && body.message !== '') return `${body.message} (HTTP ${status})`;
+  } catch {
+    // not JSON: fall through to the plain status
+  }
+  return `the service answered HTTP ${status}`;
+}
+
+function describeNetworkError(err: unknown, timeoutMs: number): string {
+  const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string } };
+  if (e?.name === 'TimeoutError' || e?.code === 'UND_ERR_HEADERS_TIMEOUT' || e?.code === 'UND_ERR_BODY_TIMEOUT') {
+    return `no answer within ${timeoutMs} ms`;
+  }
+  const code = e?.code ?? e?.cause?.code;
+  return code ? `${code}${e?.message ? ` (${e.message})` : ''}` : (e?.message ?? String(err));
+}

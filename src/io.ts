@@ -1,0 +1,41 @@
+/**
+ * Everything a command touches outside the process: streams with their TTY flags, the
+ * environment, and time. Tests pass their own; bin/carectl.js passes the real ones.
+ */
+import type { Readable, Writable } from 'node:stream';
+
+export interface OutStream {
+  readonly stream: Writable;
+  readonly isTTY: boolean;
+  /** Terminal width in columns, when known. */
+  readonly columns?: number;
+}
+
+export interface Io {
+  stdout: OutStream;
+  stderr: OutStream;
+  stdin: { stream: Readable; isTTY: boolean };
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /** Resolves after ms, or rejects early when signal aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Aborted on Ctrl-C (SIGINT) or SIGTERM. */
+  signal: AbortSignal;
+}
+
+export function realSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

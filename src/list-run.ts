@@ -1,0 +1,53 @@
+/**
+ * Streams a list plan into an output writer: --limit, --resume, and the resume token printed
+ * when the list stops early, whether by --limit or by a failure after retries.
+ */
+import { CarectlError } from './errors.js';
+import type { RecordWriter } from './output/index.js';
+import { cursorAfterPage, decodeResumeToken, encodeResumeToken, planPages, startOf, type Cursor, type ListPlan, type PageSource } from './paging.js';
+
+export interface ListRunOptions {
+  plan: ListPlan;
+  source: PageSource;
+  writer: RecordWriter;
+  limit?: number;
+  resume?: string;
+  /** Shapes each record before it is written (side-loaded content, sort order…). */
+  transform?: (record: Record<string, unknown>) => Record<string, unknown>;
+  notice(message: string): void;
+}
+
+/** Decodes --resume before anything is sent, so a bad token is a usage error. */
+export function startCursor(plan: ListPlan, resume: string | undefined): Cursor {
+  return resume === undefined ? startOf(plan) : decodeResumeToken(plan, resume);
+}
+
+export async function runList(options: ListRunOptions): Promise<number> {
+  const { plan, writer, limit = Infinity } = options;
+  let cursor: Cursor | null = startCursor(plan, options.resume);
+  let written = 0;
+  try {
+    for await (const page of planPages(options.source, plan, cursor, limit)) {
+      let i = page.skip;
+      for (; i < page.records.length && written < limit; i++) {
+        const record = page.records[i] as Record<string, unknown>;
+        await writer.write(options.transform ? options.transform(record) : record);
+        written++;
+        cursor = { phase: page.phase, url: page.url, skip: i + 1 };
+      }
+      if (i >= page.records.length) cursor = cursorAfterPage(plan, page);
+      await writer.endPage();
+    }
+  } catch (err) {
+    await writer.end().catch(() => undefined);
+    if (err instanceof CarectlError && cursor) {
+      options.notice(`the list stopped after ${written} record${written === 1 ? '' : 's'}; to continue, run the same command with --resume ${encodeResumeToken(plan, cursor)}`);
+    }
+    throw err;
+  }
+  await writer.end();
+  if (written >= limit && cursor) {
+    options.notice(`stopped at --limit ${limit}; more may follow: run the same command with --resume ${encodeResumeToken(plan, cursor)}`);
+  }
+  return written;
+}

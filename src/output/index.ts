@@ -1,0 +1,9 @@
+export { FORMATS } from './types.js';
+export type { Format, RecordWriter, WriterOptions } from './types.js';
+export { createWriter } from './create-writer.js';
+export { valueAt, cellText } from './cells.js';
+export { sanitizeForTerminal, safeJsonStringify } from './sanitize.js';
+export { csvField } from './csv.js';
+export { tsvField } from './tsv.js';
+export { displayWidth, truncateToWidth } from './display-width.js';
+export { writeText } from './stream-sink.js';

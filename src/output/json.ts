@@ -1,0 +1,61 @@
+import { safeJsonStringify } from './sanitize.js';
+import { StreamSink } from './stream-sink.js';
+import type { RecordWriter, WriterOptions } from './types.js';
+
+/** Writes each record as its own complete document (ndjson lines, a pretty json object). */
+class DocumentPerRecordWriter implements RecordWriter {
+  readonly #sink: StreamSink;
+  readonly #render: (record: Record<string, unknown>) => string;
+
+  constructor(sink: StreamSink, render: (record: Record<string, unknown>) => string) {
+    this.#sink = sink;
+    this.#render = render;
+  }
+
+  async write(record: Record<string, unknown>): Promise<void> {
+    await this.#sink.write(this.#render(record));
+  }
+
+  async endPage(): Promise<void> {}
+
+  async end(): Promise<void> {
+    await this.#sink.end();
+  }
+}
+
+/** A pretty-printed JSON array, streamed: the opening bracket goes out with the first record. */
+class JsonArrayWriter implements RecordWriter {
+  readonly #sink: StreamSink;
+  #count = 0;
+
+  constructor(sink: StreamSink) {
+    this.#sink = sink;
+  }
+
+  async write(record: Record<string, unknown>): Promise<void> {
+    const element = '  ' + safeJsonStringify(record, 2).replaceAll('\n', '\n  ');
+    const separator = this.#count === 0 ? '[\n' : ',\n';
+    this.#count += 1;
+    await this.#sink.write(separator + element);
+  }
+
+  async endPage(): Promise<void> {}
+
+  async end(): Promise<void> {
+    await this.#sink.write(this.#count === 0 ? '[]\n' : '\n]\n');
+    await this.#sink.end();
+  }
+}
+
+export function createJsonWriter(opts: WriterOptions): RecordWriter {
+  const sink = new StreamSink(opts.out.stream);
+  if (opts.shape === 'list') return new JsonArrayWriter(sink);
+  return new DocumentPerRecordWriter(sink, (record) => safeJsonStringify(record, 2) + '\n');
+}
+
+export function createNdjsonWriter(opts: WriterOptions): RecordWriter {
+  return new DocumentPerRecordWriter(
+    new StreamSink(opts.out.stream),
+    (record) => safeJsonStringify(record) + '\n',
+  );
+}

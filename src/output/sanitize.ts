@@ -1,0 +1,48 @@
+/**
+ * Characters a terminal may act on instead of showing: C0 controls (ESC, BEL, CR, LF, TAB …),
+ * DEL, C1 controls (U+009B is a one-byte CSI), and bidi overrides/isolates that reorder text.
+ */
+const CONTROL_CLASS = '\\u0000-\\u001f\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069';
+const TERMINAL_UNSAFE = new RegExp(`[${CONTROL_CLASS}]`);
+const TERMINAL_UNSAFE_ALL = new RegExp(`[${CONTROL_CLASS}]`, 'g');
+const TSV_UNSAFE = new RegExp(`[\\\\${CONTROL_CLASS}]`);
+const TSV_UNSAFE_ALL = new RegExp(`[\\\\${CONTROL_CLASS}]`, 'g');
+/** JSON.stringify already escapes C0; these survive it raw although they are legal in JSON strings. */
+const JSON_UNSAFE = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const JSON_UNSAFE_ALL = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+const NAMED_ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+function hex(code: number, digits: number): string {
+  return code.toString(16).padStart(digits, '0');
+}
+
+/** `\n`, `\r`, `\t`; `\xHH` for other C0, DEL and C1; `\uHHHH` for bidi controls. */
+function visibleEscape(char: string): string {
+  const named = NAMED_ESCAPES[char];
+  if (named !== undefined) return named;
+  const code = char.charCodeAt(0);
+  return code <= 0x9f ? `\\x${hex(code, 2)}` : `\\u${hex(code, 4)}`;
+}
+
+/** Shows control characters visibly, so OSC/CSI sequences and CR overwrites are inert text. */
+export function sanitizeForTerminal(text: string): string {
+  return TERMINAL_UNSAFE.test(text) ? text.replace(TERMINAL_UNSAFE_ALL, visibleEscape) : text;
+}
+
+/** Like sanitizeForTerminal, but also escapes `\` so a tsv value stays unambiguous. */
+export function escapeTsvText(text: string): string {
+  if (!TSV_UNSAFE.test(text)) return text;
+  return text.replace(TSV_UNSAFE_ALL, (char) => (char === '\\' ? '\\\\' : visibleEscape(char)));
+}
+
+/**
+ * JSON.stringify, with DEL, C1 and bidi controls written as `\uXXXX`: the same value for a JSON
+ * reader, but nothing a terminal would act on. Such characters only occur inside JSON strings,
+ * where the escape is valid.
+ */
+export function safeJsonStringify(value: unknown, indent?: number): string {
+  const json = JSON.stringify(value, null, indent) ?? 'null';
+  if (!JSON_UNSAFE.test(json)) return json;
+  return json.replace(JSON_UNSAFE_ALL, (char) => `\\u${hex(char.charCodeAt(0), 4)}`);
+}

@@ -1,0 +1,27 @@
+import type { OutStream } from '../io.js';
+
+export const FORMATS = ['table', 'json', 'ndjson', 'csv', 'tsv'] as const;
+export type Format = (typeof FORMATS)[number];
+
+export interface WriterOptions {
+  out: OutStream;
+  /** json: array vs one object; table: rows vs a two-column key/value table. */
+  shape: 'list' | 'single';
+  /** Dotted paths ('id', 'author.id', 'channels.0.name') for table/csv/tsv; json/ndjson print whole records. */
+  columns: string[];
+  /** csv/tsv/table header row (--no-header). */
+  header: boolean;
+  /** csv only (--no-escape-formulas turns it off). */
+  escapeFormulas: boolean;
+  /** Bold table header; only when true. */
+  color: boolean;
+}
+
+export interface RecordWriter {
+  /** Resolves once the record is accepted by the stream (waits for 'drain' under backpressure). */
+  write(record: Record<string, unknown>): Promise<void>;
+  /** Page boundary hint: the table writer may buffer up to a page and flush here. Others: no-op. */
+  endPage(): Promise<void>;
+  /** Finishes the document (json closing bracket, pending table rows). Never ends the underlying stream. */
+  end(): Promise<void>;
+}

@@ -1,0 +1,145 @@
+/**
+ * Paging. The three paging styles of the service differ in how the first request sets its size
+ * (`page_size` or `limit`) and in the cursor their links carry (`skip`, `offset`, `page_token`);
+ * all three hand the client an absolute `paging.next_page` link, and a client must never follow
+ * `prev_page` (it never ends). So one generator follows next_page for every style, and the
+ * style table below holds the differences.
+ *
+ * A list may run in several phases (the two is_priority queries of a conversation union, or the
+ * id chunks of an authors list). A Cursor names a place in that plan precisely enough to resume.
+ */
+import { CarectlError, UsageError } from './errors.js';
+import type { PagingStyle } from './resources.js';
+
+export interface PagingStyleSpec {
+  /** Query parameter setting the page size on the first request. */
+  sizeParam: string | null;
+  /** Query parameter the next_page links advance. */
+  cursorParam: string | null;
+}
+
+export const PAGING_STYLES: Record<PagingStyle, PagingStyleSpec> = {
+  skip: { sizeParam: 'page_size', cursorParam: 'skip' },
+  offset: { sizeParam: 'limit', cursorParam: 'offset' },
+  token: { sizeParam: 'page_size', cursorParam: 'page_token' },
+  none: { sizeParam: null, cursorParam: null },
+};
+
+export interface Page {
+  /** The address this page was read from (relative to the base address). */
+  url: string;
+  records: Record<string, unknown>[];
+  /** The next page's address (relative), or null on the last page. */
+  next: string | null;
+}
+
+export interface PageSource {
+  /** Fetches one page: records plus the raw next link. */
+  fetch(url: string): Promise<{ records: Record<string, unknown>[]; next: string | null }>;
+}
+
+/** `paging.next_page` of a reply, when there is one (never prev_page). */
+export function nextPageLink(body: unknown): string | null {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return null;
+  const paging = (body as { paging?: { next_page?: unknown } }).paging;
+  return typeof paging?.next_page === 'string' && paging.next_page !== '' ? paging.next_page : null;
+}
+
+/**
+ * Follows next_page from `first`. While the caller writes one page, the next is already being
+ * fetched, unless `budget` says the records in hand are all the caller will take: a page that
+ * is not needed is never requested.
+ */
+export async function* followPages(source: PageSource, first: string, budget = Infinity): AsyncGenerator<Page> {
+  let url = first;
+  let pending = source.fetch(url);
+  let taken = 0;
+  for (;;) {
+    const page = await pending;
+    taken += page.records.length;
+    const next = page.records.length > 0 ? page.next : null;
+    if (next === url) throw new CarectlError(`the service sent a next_page link that points at the same page (${url})`);
+    if (next !== null && taken < budget) {
+      pending = source.fetch(next);
+      // Awaited on the next turn; until then a failure must not count as unhandled.
+      pending.catch(() => undefined);
+    }
+    yield { url, records: page.records, next };
+    if (next === null || taken >= budget) return;
+    url = next;
+  }
+}
+
+/** Where a list continues: phase, page address and how many records of that page are done. */
+export interface Cursor {
+  phase: number;
+  url: string;
+  skip: number;
+}
+
+/** A list as a sequence of first-page addresses; the plan's fingerprint ties resume tokens to it. */
+export interface ListPlan {
+  phases: string[];
+}
+
+/**
+ * Runs a plan from `start`, yielding each record with the cursor that follows it. The cursor is
+ * advanced by the caller only once a record is written (see ListProgress).
+ */
+export async function* planPages(source: PageSource, plan: ListPlan, start: Cursor, budget = Infinity): AsyncGenerator<Page & { phase: number; skip: number }> {
+  let remaining = budget;
+  for (let phase = start.phase; phase < plan.phases.length && remaining > 0; phase++) {
+    const first = phase === start.phase ? start.url : (plan.phases[phase] as string);
+    let skip = phase === start.phase ? start.skip : 0;
+    for await (const page of followPages(source, first, remaining + skip)) {
+      yield { ...page, phase, skip };
+      remaining -= Math.max(0, page.records.length - skip);
+      skip = 0;
+      if (remaining <= 0) return;
+    }
+  }
+}
+
+export function startOf(plan: ListPlan): Cursor {
+  return { phase: 0, url: plan.phases[0] ?? '', skip: 0 };
+}
+
+/** The cursor after a written page: its next link, else the next phase, else null (done). */
+export function cursorAfterPage(plan: ListPlan, page: { phase: number; next: string | null }): Cursor | null {
+  if (page.next !== null) return { phase: page.phase, url: page.next, skip: 0 };
+  const phase = page.phase + 1;
+  return phase < plan.phases.length ? { phase, url: plan.phases[phase] as string, skip: 0 } : null;
+}
+
+/** Resume tokens: self-contained (the cursor itself) and bound to the plan they came from. */
+export function encodeResumeToken(plan: ListPlan, cursor: Cursor): string {
+  const payload = JSON.stringify({ v: 1, f: fingerprint(plan), p: cursor.phase, u: cursor.url, s: cursor.skip });
+  return Buffer.from(payload).toString('base64url');
+}
+
+export function decodeResumeToken(plan: ListPlan, token: string): Cursor {
+  let parsed: { v?: unknown; f?: unknown; p?: unknown; u?: unknown; s?: unknown };
+  try {
+    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as typeof parsed;
+  } catch {
+    throw new UsageError('--resume: not a token carectl printed');
+  }
+  const { v, f, p, u, s } = parsed ?? {};
+  if (v !== 1 || typeof p !== 'number' || typeof u !== 'string' || typeof s !== 'number' || p < 0 || p >= plan.phases.length || s < 0) {
+    throw new UsageError('--resume: not a token carectl printed');
+  }
+  if (f !== fingerprint(plan)) {
+    throw new UsageError('--resume: the token belongs to a different command; run the same command (same resource, filters and page size) that printed it');
+  }
+  return { phase: p, url: u, skip: s };
+}
+
+/** FNV-1a over the phases: short, stable, and enough to catch a token pasted onto another command. */
+function fingerprint(plan: ListPlan): string {
+  let hash = 0x811c9dc5;
+  for (const char of plan.phases.join('\n')) {
+    hash ^= char.codePointAt(0) as number;
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(36);
+}

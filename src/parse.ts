@@ -1,0 +1,196 @@
+/**
+ * Pure parsers for option values (DATE, RANGE, DURATION, integers, enums, lists) as the CLI
+ * contract defines them. Every failure is a one-line UsageError that names the flag and the
+ * accepted forms. Time comes in as `now` so results never depend on the real clock.
+ */
+import { UsageError } from './errors.js';
+
+const DAY_MS = 86_400_000;
+const DATE_FORMS = 'use YYYY-MM-DD, today, yesterday, Nd or Nw';
+const RANGE_FORMS =
+  'use FROM..TO, FROM.., ..TO, or gt:DATE, gte:DATE, lt:DATE, lte:DATE (two joined by a comma)';
+const DURATION_FORMS = 'use a number with ms, s, m or h (e.g. 500ms, 90s, 10m, 1.5h)';
+/** setTimeout fires at once for longer delays, so a longer duration could never be honoured. */
+const MAX_DURATION_MS = 2 ** 31 - 1;
+
+export type BoundOp = 'gt' | 'gte' | 'lt' | 'lte';
+export type Bound = { op: BoundOp; date: string /* YYYY-MM-DD */ };
+
+/**
+ * DATE: YYYY-MM-DD (a real calendar date), today, yesterday, Nd or Nw (N days / weeks before
+ * today), in UTC. Keywords and units are case-insensitive.
+ */
+export function parseDate(text: string, flag: string, now: number): string {
+  const value = text.trim().toLowerCase();
+  const invalid = (): UsageError =>
+    new UsageError(`${flag}: "${text}" is not a valid date; ${DATE_FORMS}`);
+
+  const absolute = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  if (absolute) {
+    const [year, month, day] = absolute.slice(1).map(Number) as [number, number, number];
+    if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) throw invalid();
+    return value;
+  }
+
+  const daysBack = relativeDays(value);
+  if (daysBack === undefined) throw invalid();
+  const date = new Date(now - daysBack * DAY_MS);
+  const iso = Number.isNaN(date.getTime()) ? '' : date.toISOString().slice(0, 10);
+  // Far-past results leave the four-digit year the service understands.
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(iso)) {
+    throw new UsageError(`${flag}: "${text}" reaches too far into the past; ${DATE_FORMS}`);
+  }
+  return iso;
+}
+
+/** Days before today named by today, yesterday, Nd or Nw; undefined for anything else. */
+function relativeDays(value: string): number | undefined {
+  if (value === 'today') return 0;
+  if (value === 'yesterday') return 1;
+  const match = /^(\d+)([dw])$/.exec(value);
+  if (!match) return undefined;
+  return Number(match[1]) * (match[2] === 'w' ? 7 : 1);
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) {
+    const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+    return leap ? 29 : 28;
+  }
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/**
+ * RANGE: FROM..TO (gte + lte, both inclusive), FROM.., ..TO, or explicit gt:D / gte:D / lt:D /
+ * lte:D, one or two joined by a comma (at most one lower and one upper). Each date is any DATE
+ * form. Returns the lower bound first. Rejects a range that no date can satisfy.
+ */
+export function parseRange(text: string, flag: string, now: number): Bound[] {
+  const value = text.trim();
+  if (value === '' || value === '..') {
+    throw new UsageError(`${flag}: "${text}" gives no bound; ${RANGE_FORMS}`);
+  }
+  const bounds = value.includes(':')
+    ? parseExplicitBounds(value, text, flag, now)
+    : parseDottedRange(value, text, flag, now);
+  const [lower, upper] = bounds;
+  if (lower && upper && effectiveDay(lower) > effectiveDay(upper)) {
+    throw new UsageError(`${flag}: "${text}" matches no date; the start is after the end`);
+  }
+  return bounds;
+}
+
+function parseDottedRange(value: string, text: string, flag: string, now: number): Bound[] {
+  const sides = value.split('..');
+  if (sides.length !== 2) throw notARange(flag, text);
+  const [from, to] = sides.map((side) => side.trim()) as [string, string];
+  const bounds: Bound[] = [];
+  if (from !== '') bounds.push({ op: 'gte', date: parseDate(from, flag, now) });
+  if (to !== '') bounds.push({ op: 'lte', date: parseDate(to, flag, now) });
+  return bounds;
+}
+
+function parseExplicitBounds(value: string, text: string, flag: string, now: number): Bound[] {
+  const parts = value.split(',').map((part) => part.trim());
+  if (parts.length > 2) {
+    throw new UsageError(`${flag}: "${text}" has more than two bounds; ${RANGE_FORMS}`);
+  }
+  const bounds = parts.map((part): Bound => {
+    const match = /^(gt|gte|lt|lte):(.*)$/.exec(part);
+    if (!match) throw notARange(flag, text);
+    return { op: match[1] as BoundOp, date: parseDate(match[2] as string, flag, now) };
+  });
+  const lowers = bounds.filter((bound) => isLower(bound.op));
+  if (lowers.length > 1) {
+    throw new UsageError(`${flag}: "${text}" has two lower bounds (gt/gte); give at most one`);
+  }
+  if (bounds.length - lowers.length > 1) {
+    throw new UsageError(`${flag}: "${text}" has two upper bounds (lt/lte); give at most one`);
+  }
+  return bounds.sort((a, b) => Number(isLower(b.op)) - Number(isLower(a.op)));
+}
+
+function notARange(flag: string, text: string): UsageError {
+  return new UsageError(`${flag}: "${text}" is not a range; ${RANGE_FORMS}`);
+}
+
+function isLower(op: BoundOp): boolean {
+  return op === 'gt' || op === 'gte';
+}
+
+/** The day number of the first (lower) or last (upper) date a bound admits. */
+function effectiveDay(bound: Bound): number {
+  const day = Date.parse(`${bound.date}T00:00:00Z`) / DAY_MS;
+  if (bound.op === 'gt') return day + 1;
+  if (bound.op === 'lt') return day - 1;
+  return day;
+}
+
+/** Query parameters for a range on a spec parameter: [['oldest_sort_date_gte', '2024-01-01']]. */
+export function rangeParams(param: string, bounds: Bound[]): Array<[string, string]> {
+  return bounds.map((bound): [string, string] => [`${param}_${bound.op}`, bound.date]);
+}
+
+/**
+ * DURATION: number (integer or decimal) + ms|s|m|h → whole milliseconds (rounded). Positive only,
+ * and no longer than a timer can wait (about 596h).
+ */
+export function parseDuration(text: string, flag: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text.trim());
+  if (!match) throw new UsageError(`${flag}: "${text}" is not a duration; ${DURATION_FORMS}`);
+  const unitMs = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] as 'ms' | 's' | 'm' | 'h'];
+  const ms = Math.round(Number(match[1]) * unitMs);
+  if (ms < 1) throw new UsageError(`${flag}: "${text}" must be at least 1ms; ${DURATION_FORMS}`);
+  if (ms > MAX_DURATION_MS) {
+    throw new UsageError(
+      `${flag}: "${text}" is too long; the longest duration is ${MAX_DURATION_MS}ms (about 596h)`,
+    );
+  }
+  return ms;
+}
+
+/**
+ * Integer within [min, max] inclusive; either end may be infinite (open). The message names the
+ * accepted range: `--page-size: must be an integer from 1 to 50 (got "0")`.
+ */
+export function parseIntInRange(text: string, flag: string, min: number, max: number): number {
+  const value = /^[+-]?\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    const accepted = describeInterval(min, max);
+    throw new UsageError(`${flag}: must be an integer${accepted} (got "${text}")`);
+  }
+  return value;
+}
+
+function describeInterval(min: number, max: number): string {
+  if (Number.isFinite(min) && Number.isFinite(max)) return ` from ${min} to ${max}`;
+  if (Number.isFinite(min)) return ` of at least ${min}`;
+  if (Number.isFinite(max)) return ` of at most ${max}`;
+  return '';
+}
+
+/** Enum: exact match; the message lists the accepted values. */
+export function parseEnum<T extends string>(text: string, flag: string, values: readonly T[]): T {
+  const found = values.find((value) => value === text);
+  if (found === undefined) {
+    throw new UsageError(`${flag}: "${text}" is not one of ${values.join(', ')}`);
+  }
+  return found;
+}
+
+/** Comma-separated list, trimmed, empty items dropped; `''` → []. */
+export function parseList(text: string): string[] {
+  return text
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
+/** Like parseList, each item checked with parseEnum. */
+export function parseEnumList<T extends string>(
+  text: string,
+  flag: string,
+  values: readonly T[],
+): T[] {
+  return parseList(text).map((item) => parseEnum(item, flag, values));
+}

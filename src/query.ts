@@ -1,0 +1,128 @@
+/**
+ * From parsed flags to the service's query parameters, driven by the resource description:
+ * filters, the fields an output needs, and the checks that must fail before anything is sent.
+ */
+import { UsageError } from './errors.js';
+import { parseEnum, parseEnumList, parseList, parseRange, rangeParams } from './parse.js';
+import type { FilterSpec, ResourceSpec } from './resources.js';
+import type { QueryParams } from './http/transport.js';
+
+/** Commander's property name for a long flag (`assigned-to` → `assignedTo`). */
+export function optionKey(flag: string): string {
+  return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+export function offFlagOf(filter: FilterSpec & { kind: 'switch' }): string {
+  return filter.offFlag ?? `no-${filter.flag}`;
+}
+
+/** Flags given on the command line, by filter flag name, for conflict checks. */
+function givenFlags(spec: ResourceSpec, opts: Record<string, unknown>): Set<string> {
+  const given = new Set<string>();
+  for (const filter of spec.filters) {
+    if (opts[optionKey(filter.flag)] !== undefined) given.add(filter.flag);
+    if (filter.kind === 'switch' && filter.offFlag && opts[optionKey(filter.offFlag)] !== undefined) given.add(filter.offFlag);
+  }
+  return given;
+}
+
+/** The filter parameters of a list, checked locally (exit 2 before any request). */
+export function filterParams(spec: ResourceSpec, opts: Record<string, unknown>, now: number, filters = spec.filters): Array<[string, string]> {
+  const given = givenFlags(spec, opts);
+  for (const [a, b] of spec.conflicts ?? []) {
+    if (given.has(a) && given.has(b)) throw new UsageError(`--${a} and --${b} cannot be used together`);
+  }
+  const params: Array<[string, string]> = [];
+  for (const filter of filters) {
+    const raw = opts[optionKey(filter.flag)];
+    const flag = `--${filter.flag}`;
+    switch (filter.kind) {
+      case 'switch': {
+        const off = filter.offFlag ? opts[optionKey(filter.offFlag)] : undefined;
+        if (raw === true && off === true) throw new UsageError(`${flag} and --${offFlagOf(filter)} cannot be used together`);
+        if (raw === true) params.push([filter.param, 'true']);
+        else if (raw === false || off === true) params.push([filter.param, 'false']);
+        break;
+      }
+      case 'text': {
+        if (raw === undefined) break;
+        const values = filter.repeat ? (raw as string[]).flatMap(parseList) : [raw as string];
+        if (values.length === 0 || values.some((v) => v === '')) throw new UsageError(`${flag}: needs a value`);
+        for (const value of values) params.push([filter.param, value]);
+        break;
+      }
+      case 'enum': {
+        if (raw === undefined) break;
+        const values = filter.repeat
+          ? (raw as string[]).flatMap((text) => parseEnumList(text, flag, filter.values))
+          : [parseEnum(raw as string, flag, filter.values)];
+        for (const value of values) params.push([filter.param, value]);
+        break;
+      }
+      case 'range': {
+        if (raw === undefined) break;
+        const bounds = parseRange(raw as string, flag, now);
+        const refused = bounds.find((b) => filter.ops && !filter.ops.includes(b.op));
+        if (refused) throw new UsageError(`${flag}: the service takes no ${refused.op}: bound here; use ${filter.ops!.map((op) => `${op}:`).join(', ')} or FROM..TO`);
+        params.push(...rangeParams(filter.param, bounds));
+        break;
+      }
+    }
+  }
+  return params;
+}
+
+export type Shape = 'list' | 'single';
+
+/** Every column or field a user may name for this resource. */
+export function knownFields(spec: ResourceSpec, shape: Shape): string[] {
+  return ['id', 'url', ...spec.fields, ...(shape === 'single' ? (spec.singleFields ?? []) : [])];
+}
+
+export function requestableFields(spec: ResourceSpec, shape: Shape): string[] {
+  return [...spec.fields, ...(shape === 'single' ? (spec.singleFields ?? []) : [])];
+}
+
+/** `--fields LIST`, checked against the resource's field names. */
+export function parseFieldsFlag(spec: ResourceSpec, shape: Shape, text: string | undefined): string[] | undefined {
+  if (text === undefined) return undefined;
+  const fields = parseEnumList(text, '--fields', knownFields(spec, shape));
+  if (fields.length === 0) throw new UsageError(`--fields: needs at least one of ${knownFields(spec, shape).join(', ')}`);
+  return fields;
+}
+
+/**
+ * The table/csv/tsv columns: `--columns`, else `id` plus `--fields`, else the defaults. Dotted
+ * paths are checked on their first segment so a typo fails instead of printing an empty column.
+ */
+export function resolveColumns(
+  known: readonly string[],
+  defaults: readonly string[],
+  columnsFlag: string | undefined,
+  fields: string[] | undefined,
+): string[] {
+  if (columnsFlag === undefined) return fields ? unique(['id', ...fields]) : [...defaults];
+  const columns = parseList(columnsFlag);
+  if (columns.length === 0) throw new UsageError(`--columns: needs at least one column; accepted: ${known.join(', ')}`);
+  for (const column of columns) {
+    const head = column.split('.')[0] ?? '';
+    if (!known.includes(head)) throw new UsageError(`--columns: unknown column "${column}"; accepted: ${known.join(', ')} (dotted paths allowed)`);
+  }
+  return columns;
+}
+
+/**
+ * What to ask the service for: the fields the output shows. Whole-record formats (json, ndjson)
+ * show every field unless --fields narrows them.
+ */
+export function fieldsParam(spec: ResourceSpec, shape: Shape, wholeRecords: boolean, columns: readonly string[], fields: string[] | undefined): QueryParams {
+  if (!spec.fieldsParam) return [];
+  const requestable = requestableFields(spec, shape);
+  const wanted = wholeRecords ? (fields ?? requestable) : columns.map((c) => c.split('.')[0] ?? c);
+  const needed = unique(wanted.filter((f) => requestable.includes(f)));
+  return needed.length > 0 ? [['fields', needed.join(',')]] : [];
+}
+
+function unique<T>(items: readonly T[]): T[] {
+  return [...new Set(items)];
+}

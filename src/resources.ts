@@ -1,0 +1,348 @@
+import { CarectlError } from './errors.js';
+import type { BoundOp } from './parse.js';
+
+/**
+ * The API's resources as data. Everything a command needs to know about a resource (where it
+ * lives, in which versions, how replies are wrapped, which fields and filters it has, how it
+ * pages, what a table shows) is here; src/commands/resource.ts turns each entry into commands.
+ */
+
+export const VERSIONS = ['v1', 'v1.1', 'v1.2', 'v1.3', 'api/1'] as const;
+export type Version = (typeof VERSIONS)[number];
+
+/**
+ * skip:   next_page/prev_page links carrying `skip` (page size via `page_size`)
+ * offset: next_page links carrying `limit`/`offset` (page size via `limit`)
+ * token:  next_page links carrying an opaque `page_token` (api/1)
+ * none:   one reply holds the whole list
+ */
+export type PagingStyle = 'skip' | 'offset' | 'token' | 'none';
+
+interface FilterBase {
+  /** Long flag name without dashes. */
+  flag: string;
+  /** Query parameter of the spec. */
+  param: string;
+  help: string;
+  /** Also offered by `get` (include shapes a single reply too). */
+  onGet?: boolean;
+  /** Versions that know this parameter, when not all of the resource's. */
+  versions?: readonly Version[];
+}
+
+/** A value passed through as is. `repeat`: the flag may be given several times and takes comma lists; each value becomes its own parameter. */
+export interface TextFilter extends FilterBase {
+  kind: 'text';
+  valueName: string;
+  repeat?: boolean;
+}
+
+/** A value checked locally against the accepted values. `repeat` as for text. */
+export interface EnumFilter extends FilterBase {
+  kind: 'enum';
+  valueName: string;
+  values: readonly string[];
+  repeat?: boolean;
+}
+
+/** A flag pair that sends `param=true` or `param=false` (`--private` / `--no-private`). */
+export interface SwitchFilter extends FilterBase {
+  kind: 'switch';
+  /** Flag that sends false; defaults to `no-<flag>`. */
+  offFlag?: string;
+  offHelp: string;
+}
+
+/** A RANGE of dates, sent as `<param>_gte`, `<param>_lte`, … */
+export interface RangeFilter extends FilterBase {
+  kind: 'range';
+  /** Modifiers the service takes for this parameter, when not all four. */
+  ops?: readonly BoundOp[];
+}
+
+export type FilterSpec = TextFilter | EnumFilter | SwitchFilter | RangeFilter;
+
+export interface ResourceSpec {
+  /** Command name. */
+  name: string;
+  /** For help texts: "conversation". */
+  noun: string;
+  path: string;
+  versions: readonly Version[];
+  /** Wrapper keys; `bareIn` lists versions whose replies carry no wrapper. */
+  envelope: { list: string; single: string; bareIn?: readonly Version[] };
+  /** Requestable `fields` values (besides id and url, which always come back). */
+  fields: readonly string[];
+  /** Extra fields only the single reply can carry. */
+  singleFields?: readonly string[];
+  /** Top-level keys the client adds to each record (side loading), usable as columns. */
+  sideColumns?: readonly string[];
+  /** Side-loaded top-level arrays (`include=content`) attached to each record by its id list. */
+  sideloads?: readonly { key: string; ids: string }[];
+  /** Whether the service takes a `fields` parameter (api/1 replies are always whole). */
+  fieldsParam: boolean;
+  defaultColumns: readonly string[];
+  paging: PagingStyle;
+  filters: readonly FilterSpec[];
+  /** Verbs generated for this resource. */
+  verbs: readonly ('list' | 'get')[];
+  /** Lists selected by ids (authors): the parameter, and how many ids one request may carry. */
+  listByIds?: { param: string; max: number };
+  /**
+   * The service refuses a list without one of these parameters; with none given, the list runs
+   * once per value of `union.param` (spec rule 1: is_priority true, then false).
+   */
+  requireOneOf?: { params: readonly string[]; union: { param: string; values: readonly string[] } };
+  /** Pairs of flags that cannot be used together. */
+  conflicts?: readonly (readonly [string, string])[];
+  examples: { list?: readonly string[]; get?: readonly string[] };
+}
+
+export const CONVERSATION_STATUSES = ['archived', 'on_hold', 'closing', 'closed', 'pending_approval', 'unread', 'assigned'] as const;
+export const CONVERSATION_INCLUDES = ['content', 'notes', 'actions'] as const;
+export const SORT_VALUES = ['oldest_sort_date', '-oldest_sort_date', 'newest_sort_date', '-newest_sort_date'] as const;
+export const PLATFORMS = ['microblog', 'facebook', 'instagram', 'whatsapp'] as const;
+
+const range = (flag: string, param: string, help: string, ops?: readonly BoundOp[]): RangeFilter => ({ kind: 'range', flag, param, help, ...(ops && { ops }) });
+
+export const RESOURCES: readonly ResourceSpec[] = [
+  {
+    name: 'authors',
+    noun: 'author',
+    path: 'authors',
+    versions: ['v1.1', 'v1.3'],
+    envelope: { list: 'authors', single: 'author' },
+    fields: ['platform', 'platform_id', 'screen_name', 'real_name', 'location', 'website', 'description', 'profile_picture', 'profile_link'],
+    fieldsParam: true,
+    defaultColumns: ['id', 'platform', 'screen_name', 'real_name', 'location'],
+    paging: 'none',
+    filters: [],
+    verbs: ['list', 'get'],
+    listByIds: { param: 'id', max: 50 },
+    examples: {
+      list: ['carectl authors list m:1001 f:2002', 'carectl conversations list --status unread --columns author.id --no-header | sort -u | carectl authors list -'],
+      get: ['carectl authors get m:1001', 'carectl authors get m:1001 -o json'],
+    },
+  },
+  {
+    name: 'conversations',
+    noun: 'conversation',
+    path: 'conversations',
+    versions: ['v1.1', 'v1.2', 'v1.3'],
+    envelope: { list: 'conversations', single: 'conversation' },
+    fields: ['status', 'is_priority', 'contains_private', 'tags', 'author', 'channels', 'assigned_to', 'handling_times', 'close_reason'],
+    sideColumns: ['content', 'content_ids', 'context_ids', 'unarchived_content_ids', 'notes', 'note_ids', 'actions', 'action_ids'],
+    sideloads: [
+      { key: 'content', ids: 'content_ids' },
+      { key: 'notes', ids: 'note_ids' },
+      { key: 'actions', ids: 'action_ids' },
+    ],
+    fieldsParam: true,
+    defaultColumns: ['id', 'status', 'is_priority', 'author.id', 'channels', 'tags', 'assigned_to.id'],
+    paging: 'skip',
+    filters: [
+      { kind: 'enum', flag: 'status', param: 'status', valueName: 'status', values: CONVERSATION_STATUSES, help: 'only conversations in this status (any priority)' },
+      { kind: 'switch', flag: 'priority', param: 'is_priority', help: 'only priority conversations', offHelp: 'only non-priority conversations' },
+      range('oldest', 'oldest_sort_date', 'date of the first message (RANGE)'),
+      range('newest', 'newest_sort_date', 'date of the last message (RANGE)'),
+      { kind: 'text', flag: 'channel', param: 'channel', valueName: 'id', help: 'only this channel' },
+      { kind: 'text', flag: 'tag', param: 'tag', valueName: 'name', help: 'only conversations with this tag name' },
+      { kind: 'switch', flag: 'private', param: 'contains_private', help: 'only conversations with private messages', offHelp: 'only conversations without private messages' },
+      { kind: 'text', flag: 'assigned-to', param: 'assigned_to', valueName: 'user', help: 'only conversations assigned to this user id' },
+      { kind: 'text', flag: 'author', param: 'author', valueName: 'id', help: 'only conversations of this author id' },
+      { kind: 'text', flag: 'queue', param: 'queue_id', valueName: 'id', repeat: true, versions: ['v1.3'], help: 'only conversations in this queue (repeatable; v1.3)' },
+      { kind: 'enum', flag: 'include', param: 'include', valueName: 'list', values: CONVERSATION_INCLUDES, repeat: true, onGet: true, help: 'side-load content, notes and/or actions' },
+      { kind: 'enum', flag: 'sort', param: 'sort', valueName: 'field', values: SORT_VALUES, help: 'sort field; a leading - sorts descending' },
+    ],
+    verbs: ['list', 'get'],
+    requireOneOf: { params: ['status', 'is_priority'], union: { param: 'is_priority', values: ['true', 'false'] } },
+    conflicts: [['oldest', 'newest']],
+    examples: {
+      list: [
+        'carectl conversations list --status unread',
+        'carectl conversations list --priority --newest 7d..today -o csv > urgent.csv',
+        'carectl conversations list --status on_hold --include content -o ndjson',
+      ],
+      get: ['carectl conversations get 1001', 'carectl conversations get 1001 --include content -o json'],
+    },
+  },
+  {
+    name: 'channels',
+    noun: 'channel',
+    path: 'channels',
+    versions: ['v1', 'v1.1', 'v1.2', 'v1.3'],
+    envelope: { list: 'channels', single: 'channel', bareIn: ['v1'] },
+    fields: ['name', 'created', 'is_active', 'small_image', 'reports', 'fans', 'account', 'fb_page_url', 'type'],
+    fieldsParam: true,
+    defaultColumns: ['id', 'name', 'type', 'is_active', 'account.id'],
+    paging: 'none',
+    filters: [
+      { kind: 'text', flag: 'name', param: 'name', valueName: 'name', help: 'only channels with this name' },
+      { kind: 'enum', flag: 'type', param: 'type', valueName: 'platform', values: PLATFORMS, help: 'only channels of this platform' },
+    ],
+    verbs: ['list', 'get'],
+    examples: { list: ['carectl channels list', 'carectl channels list --type facebook -o json'], get: ['carectl channels get 11', 'carectl channels get 11 --fields name,fans'] },
+  },
+  {
+    name: 'accounts',
+    noun: 'account',
+    path: 'accounts',
+    versions: ['v1'],
+    envelope: { list: 'accounts', single: 'account', bareIn: ['v1'] },
+    fields: ['name', 'description', 'package', 'created_date', 'channels', 'reports'],
+    fieldsParam: true,
+    defaultColumns: ['id', 'name', 'package', 'created_date'],
+    paging: 'none',
+    filters: [
+      { kind: 'text', flag: 'id', param: 'id', valueName: 'list', repeat: true, help: 'only these account ids (comma-separated, repeatable)' },
+      { kind: 'text', flag: 'name', param: 'name', valueName: 'name', help: 'only accounts with this name' },
+      range('created', 'created_date', 'creation date (RANGE; the service takes no gt: bound here)', ['gte', 'lte', 'lt']),
+    ],
+    verbs: ['list', 'get'],
+    examples: { list: ['carectl accounts list', 'carectl accounts list --created 2024-01-01.. -o json'], get: ['carectl accounts get 1001', 'carectl accounts get 1001 -o json'] },
+  },
+  {
+    name: 'teams',
+    noun: 'team',
+    path: 'teams',
+    versions: ['v1.1', 'v1.2', 'v1.3'],
+    envelope: { list: 'teams', single: 'team' },
+    fields: ['name', 'account', 'users'],
+    singleFields: ['is_active'],
+    fieldsParam: true,
+    defaultColumns: ['id', 'name', 'account.id', 'users'],
+    paging: 'skip',
+    filters: [],
+    verbs: ['list', 'get'],
+    examples: { list: ['carectl teams list', 'carectl teams list -o json'], get: ['carectl teams get 5', 'carectl teams get 5 --columns name,users'] },
+  },
+  {
+    name: 'queues',
+    noun: 'queue',
+    path: 'queues',
+    versions: ['v1.1', 'v1.2', 'v1.3'],
+    envelope: { list: 'queues', single: 'queue' },
+    fields: ['name', 'is_active', 'rank', 'role', 'external_id'],
+    fieldsParam: true,
+    defaultColumns: ['id', 'name', 'is_active', 'rank', 'role'],
+    paging: 'skip',
+    filters: [],
+    verbs: ['list', 'get'],
+    examples: { list: ['carectl queues list', 'carectl queues list -o csv > queues.csv'], get: ['carectl queues get 7', 'carectl queues get 7 -o json'] },
+  },
+  {
+    name: 'tags',
+    noun: 'tag',
+    path: 'tags',
+    versions: ['v1.1', 'v1.2', 'v1.3'],
+    envelope: { list: 'tags', single: 'tag' },
+    fields: ['name', 'is_active'],
+    fieldsParam: true,
+    defaultColumns: ['id', 'name', 'is_active'],
+    paging: 'skip',
+    filters: [{ kind: 'switch', flag: 'active', offFlag: 'inactive', param: 'is_active', help: 'only active tags', offHelp: 'only inactive tags' }],
+    verbs: ['list', 'get'],
+    examples: { list: ['carectl tags list --active', 'carectl tags list -o json'], get: ['carectl tags get 3', 'carectl tags get 3 -o json'] },
+  },
+  {
+    name: 'users',
+    noun: 'user',
+    path: 'users',
+    versions: ['v1.2'],
+    envelope: { list: 'users', single: 'user' },
+    fields: ['first_name', 'last_name', 'email', 'timezone', 'date_joined', 'last_login', 'is_expert', 'crowds_name'],
+    singleFields: ['is_active', 'account'],
+    fieldsParam: true,
+    defaultColumns: ['id', 'first_name', 'last_name', 'email', 'timezone', 'last_login'],
+    paging: 'offset',
+    filters: [
+      { kind: 'text', flag: 'timezone', param: 'timezone', valueName: 'tz', help: 'only users in this tz database zone (Europe/Brussels)' },
+      range('joined', 'date_joined', 'date joined (RANGE)'),
+      range('last-login', 'last_login', 'date of last login (RANGE)'),
+    ],
+    verbs: ['list', 'get'],
+    examples: { list: ['carectl users list --last-login 30d..', 'carectl users list --timezone Europe/Brussels -o csv'], get: ['carectl users get 42', 'carectl users get 42 -o json'] },
+  },
+  {
+    name: 'reports',
+    noun: 'report',
+    path: 'reports',
+    versions: ['v1.1'],
+    envelope: { list: 'reports', single: 'report' },
+    fields: ['name', 'date_from', 'date_to', 'generated_by', 'account', 'channel', 'generation_start_date', 'generated_date', 'download', 'failure'],
+    fieldsParam: true,
+    defaultColumns: ['id', 'name', 'date_from', 'date_to', 'generated_date', 'failure'],
+    paging: 'skip',
+    filters: [
+      { kind: 'text', flag: 'account', param: 'account', valueName: 'id', help: 'only reports of this account' },
+      { kind: 'text', flag: 'channel', param: 'channel', valueName: 'id', help: 'only reports of this channel' },
+    ],
+    conflicts: [['account', 'channel']],
+    verbs: ['list', 'get'],
+    examples: { list: ['carectl reports list', 'carectl reports list --channel 11 -o json'], get: ['carectl reports get 9', 'carectl reports get 9 -o json'] },
+  },
+  {
+    name: 'annotation-types',
+    noun: 'annotation type',
+    path: 'annotation-types',
+    versions: ['api/1'],
+    envelope: { list: 'annotationtypes', single: 'annotationtype' },
+    fields: ['name', 'format', 'is_active'],
+    fieldsParam: false,
+    defaultColumns: ['id', 'name', 'format', 'is_active'],
+    paging: 'token',
+    filters: [],
+    verbs: ['list'],
+    examples: { list: ['carectl annotation-types list', 'carectl annotation-types list -o json'] },
+  },
+  {
+    name: 'annotations',
+    noun: 'annotation',
+    path: 'annotations',
+    versions: ['api/1'],
+    envelope: { list: 'annotations', single: 'annotation' },
+    fields: ['type_id', 'value', 'created_date', 'moderator_id'],
+    fieldsParam: false,
+    defaultColumns: ['type_id', 'value', 'created_date', 'moderator_id'],
+    paging: 'token',
+    filters: [],
+    verbs: ['list'],
+    examples: { list: ['carectl annotations list', 'carectl annotations list -o csv > annotations.csv'] },
+  },
+];
+
+export function resourceByName(name: string): ResourceSpec {
+  const spec = RESOURCES.find((r) => r.name === name);
+  if (!spec) throw new Error(`unknown resource ${name}`);
+  return spec;
+}
+
+/** The newest version a resource exists in: the default version segment. */
+export function defaultVersion(spec: ResourceSpec): Version {
+  return spec.versions[spec.versions.length - 1] as Version;
+}
+
+/** Records out of a reply, whatever the envelope of that version. */
+export function unwrapList(spec: ResourceSpec, body: unknown): Record<string, unknown>[] {
+  if (Array.isArray(body)) return body as Record<string, unknown>[];
+  const list = (body as Record<string, unknown> | null)?.[spec.envelope.list];
+  if (!Array.isArray(list)) throw new CarectlError(`unexpected reply: no "${spec.envelope.list}" list`);
+  return list as Record<string, unknown>[];
+}
+
+export function unwrapSingle(spec: ResourceSpec, body: unknown): Record<string, unknown> {
+  const wrapped = (body as Record<string, unknown> | null)?.[spec.envelope.single];
+  if (wrapped && typeof wrapped === 'object') return wrapped as Record<string, unknown>;
+  if (body && typeof body === 'object' && !Array.isArray(body) && 'id' in body) return body as Record<string, unknown>;
+  throw new CarectlError(`unexpected reply: no "${spec.envelope.single}" record`);
+}
+
+/** Content items of a conversation (`conversations content ID`): side-loaded, always whole. */
+export const CONTENT_ITEM = {
+  noun: 'content item',
+  fields: [
+    'id', 'parent', 'type', 'platform', 'platform_id', 'is_private', 'is_priority', 'is_by_source', 'created_date', 'imported_date',
+    'imported_delta', 'text', 'link', 'tags', 'author', 'channels', 'user', 'attachments', 'sentiment',
+  ],
+  defaultColumns: ['id', 'created_date', 'platform', 'type', 'author.id', 'is_by_source', 'text'],
+} as const;

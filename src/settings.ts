@@ -1,0 +1,76 @@
+/**
+ * Connection and output settings, resolved with the contract's precedence:
+ * flag > environment variable > profile in the config file > built-in default.
+ * The config file is only read when neither a flag nor the environment answers, so cron jobs
+ * that pass everything in the environment never load conf.
+ */
+import { UsageError } from './errors.js';
+import type { Io } from './io.js';
+
+export const SETTING_KEYS = ['base-url', 'user', 'password', 'output', 'api-version'] as const;
+export type SettingKey = (typeof SETTING_KEYS)[number];
+
+export const ENVIRONMENT: Record<SettingKey, string> = {
+  'base-url': 'CARECTL_BASE_URL',
+  user: 'CARECTL_USER',
+  password: 'CARECTL_PASSWORD',
+  output: 'CARECTL_OUTPUT',
+  'api-version': 'CARECTL_API_VERSION',
+};
+
+export type ProfileValues = Partial<Record<SettingKey, string>>;
+
+export interface SettingSources {
+  io: Io;
+  /** Values given as flags (password never is). */
+  flags: ProfileValues;
+  profileName: string | undefined;
+}
+
+export class Settings {
+  private profile: Promise<ProfileValues> | undefined;
+
+  constructor(private readonly sources: SettingSources) {}
+
+  get profileName(): string {
+    return this.sources.profileName ?? this.sources.io.env.CARECTL_PROFILE ?? 'default';
+  }
+
+  async get(key: SettingKey): Promise<string | undefined> {
+    const fromFlag = this.sources.flags[key];
+    if (fromFlag !== undefined) return fromFlag;
+    const fromEnv = this.sources.io.env[ENVIRONMENT[key]];
+    if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+    return (await this.loadProfile())[key];
+  }
+
+  private loadProfile(): Promise<ProfileValues> {
+    this.profile ??= import('./config/store.js').then(({ openConfig }) => openConfig(this.sources.io).profile(this.profileName));
+    return this.profile;
+  }
+}
+
+/**
+ * Credentials go over plain http only to this machine, unless the user insists: a password in
+ * clear text across a network is the kind of mistake a tool should refuse to make quietly.
+ */
+export function checkBaseUrl(text: string, insecureHttp: boolean): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`--base-url: "${text}" is not a URL; use https://host[/path]`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError(`--base-url: "${text}" must use https:// (or http:// on loopback)`);
+  if (url.username || url.password) throw new UsageError('--base-url: put credentials in CARECTL_USER/CARECTL_PASSWORD or `carectl login`, not in the URL');
+  if (url.protocol === 'http:' && !isLoopback(url.hostname) && !insecureHttp) {
+    throw new UsageError(`--base-url: refusing plain http to ${url.host}: credentials would cross the network unencrypted; use https:// or pass --insecure-http`);
+  }
+  if (url.search || url.hash) throw new UsageError('--base-url: give the address without a query or fragment');
+  return url;
+}
+
+export function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}

@@ -1,0 +1,130 @@
+/** Paging helpers and the list runner, over an in-memory page source. */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { CarectlError, UsageError } from '../src/errors.js';
+import { runList } from '../src/list-run.js';
+import { decodeResumeToken, encodeResumeToken, followPages, nextPageLink, type ListPlan, type PageSource } from '../src/paging.js';
+import type { RecordWriter } from '../src/output/index.js';
+
+/** Pages of `size` numbered records at addresses `p<phase>/<n>`; `fail` makes one address fail once. */
+function memorySource(phases: number[], size: number, fail?: string): PageSource & { fetched: string[] } {
+  const fetched: string[] = [];
+  let failed = false;
+  return {
+    fetched,
+    async fetch(url) {
+      fetched.push(url);
+      if (url === fail && !failed) {
+        failed = true;
+        throw new CarectlError('boom');
+      }
+      const [, phase, n] = /^p(\d+)\/(\d+)$/.exec(url) as RegExpExecArray;
+      const total = phases[Number(phase)] as number;
+      const from = Number(n) * size;
+      const records = Array.from({ length: Math.max(0, Math.min(size, total - from)) }, (_, i) => ({ id: `${phase}-${from + i}` }));
+      return { records, next: from + size < total ? `p${phase}/${Number(n) + 1}` : null };
+    },
+  };
+}
+
+function collector(): RecordWriter & { ids: string[] } {
+  const ids: string[] = [];
+  return {
+    ids,
+    write: async (record) => {
+      ids.push(String(record.id));
+    },
+    endPage: async () => undefined,
+    end: async () => undefined,
+  };
+}
+
+const plan = (n: number): ListPlan => ({ phases: Array.from({ length: n }, (_, i) => `p${i}/0`) });
+const expectedIds = (phases: number[]): string[] => phases.flatMap((total, phase) => Array.from({ length: total }, (_, i) => `${phase}-${i}`));
+
+describe('nextPageLink', () => {
+  test('reads paging.next_page and ignores prev_page', () => {
+    assert.equal(nextPageLink({ paging: { next_page: 'http://h/x?skip=5', prev_page: 'http://h/x?skip=0' } }), 'http://h/x?skip=5');
+    assert.equal(nextPageLink({ paging: { next_page: null, prev_page: 'http://h/x?skip=0' } }), null);
+    assert.equal(nextPageLink({ paging: { prev_page: 'http://h/x' } }), null);
+    assert.equal(nextPageLink([{ id: 1 }]), null);
+    assert.equal(nextPageLink({ tags: [] }), null);
+  });
+});
+
+describe('followPages', () => {
+  test('prefetches the next page but never one beyond the budget', async () => {
+    const source = memorySource([23], 5);
+    const seen: string[] = [];
+    for await (const page of followPages(source, 'p0/0', 10)) seen.push(page.url);
+    assert.deepEqual(seen, ['p0/0', 'p0/1']);
+    assert.deepEqual(source.fetched, ['p0/0', 'p0/1']);
+  });
+
+  test('stops at an empty page even when it carries a next link', async () => {
+    const source: PageSource = { fetch: async (url) => ({ records: [], next: `${url}x` }) };
+    const pages = [];
+    for await (const page of followPages(source, 'a')) pages.push(page);
+    assert.equal(pages.length, 1);
+    assert.equal(pages[0]?.next, null);
+  });
+
+  test('refuses a next link that points at the same page', async () => {
+    const source: PageSource = { fetch: async () => ({ records: [{ id: 1 }], next: 'a' }) };
+    await assert.rejects(async () => {
+      for await (const _ of followPages(source, 'a')) void _;
+    }, /same page/);
+  });
+});
+
+describe('runList', () => {
+  test('walks every phase in order, nothing lost or repeated', async () => {
+    const writer = collector();
+    const notices: string[] = [];
+    await runList({ plan: plan(2), source: memorySource([12, 7], 5), writer, notice: (m) => notices.push(m) });
+    assert.deepEqual(writer.ids, expectedIds([12, 7]));
+    assert.deepEqual(notices, []);
+  });
+
+  test('a failure prints a resume token that continues exactly where it stopped', async () => {
+    for (const fail of ['p0/1', 'p0/2', 'p1/0', 'p1/1']) {
+      const notices: string[] = [];
+      const first = collector();
+      await assert.rejects(runList({ plan: plan(2), source: memorySource([12, 7], 5, fail), writer: first, notice: (m) => notices.push(m) }), /boom/);
+      const token = /--resume (\S+)/.exec(notices[0] ?? '')?.[1];
+      assert.ok(token, `a token after failing at ${fail}`);
+      const second = collector();
+      await runList({ plan: plan(2), source: memorySource([12, 7], 5), writer: second, resume: token, notice: () => undefined });
+      assert.deepEqual([...first.ids, ...second.ids], expectedIds([12, 7]), `resume after ${fail}`);
+    }
+  });
+
+  test('--limit in the middle of a page resumes inside that page', async () => {
+    for (const limit of [1, 3, 5, 6, 12, 13]) {
+      const notices: string[] = [];
+      const first = collector();
+      await runList({ plan: plan(2), source: memorySource([12, 7], 5), writer: first, limit, notice: (m) => notices.push(m) });
+      assert.equal(first.ids.length, limit);
+      const token = /--resume (\S+)/.exec(notices[0] ?? '')?.[1] as string;
+      const rest = collector();
+      await runList({ plan: plan(2), source: memorySource([12, 7], 5), writer: rest, resume: token, notice: () => undefined });
+      assert.deepEqual([...first.ids, ...rest.ids], expectedIds([12, 7]), `limit ${limit}`);
+    }
+  });
+
+  test('no notice when the limit ends exactly with the list', async () => {
+    const notices: string[] = [];
+    await runList({ plan: plan(1), source: memorySource([10], 5), writer: collector(), limit: 10, notice: (m) => notices.push(m) });
+    assert.deepEqual(notices, []);
+  });
+});
+
+describe('resume tokens', () => {
+  test('round-trip and stay bound to their plan', () => {
+    const token = encodeResumeToken(plan(2), { phase: 1, url: 'p1/3', skip: 2 });
+    assert.deepEqual(decodeResumeToken(plan(2), token), { phase: 1, url: 'p1/3', skip: 2 });
+    assert.throws(() => decodeResumeToken({ phases: ['q0/0', 'q1/0'] }, token), (e: unknown) => e instanceof UsageError && /different command/.test(e.message));
+    assert.throws(() => decodeResumeToken(plan(2), 'garbage!'), UsageError);
+    assert.throws(() => decodeResumeToken(plan(2), Buffer.from('{"v":1}').toString('base64url')), UsageError);
+  });
+});
