@@ -2,7 +2,7 @@
  * Streams a list plan into an output writer: --limit, --resume, and the resume token printed
  * when the list stops early, whether by --limit or by a failure after retries.
  */
-import { CarectlError } from './errors.js';
+import { ApiError, InterruptedError, NetworkError } from './errors.js';
 import type { RecordWriter } from './output/index.js';
 import { cursorAfterPage, decodeResumeToken, encodeResumeToken, planPages, startOf, type Cursor, type ListPlan, type PageSource } from './paging.js';
 
@@ -40,7 +40,7 @@ export async function runList(options: ListRunOptions): Promise<number> {
     }
   } catch (err) {
     await writer.end().catch(() => undefined);
-    if (err instanceof CarectlError && cursor) {
+    if (isResumable(err) && cursor) {
       options.notice(`the list stopped after ${written} record${written === 1 ? '' : 's'}; to continue, run the same command with --resume ${encodeResumeToken(plan, cursor)}`);
     }
     throw err;
@@ -50,4 +50,10 @@ export async function runList(options: ListRunOptions): Promise<number> {
     options.notice(`stopped at --limit ${limit}; more may follow: run the same command with --resume ${encodeResumeToken(plan, cursor)}`);
   }
   return written;
+}
+
+/** Failures that a later run can get past: the network, the service's own trouble, Ctrl-C. */
+function isResumable(err: unknown): boolean {
+  if (err instanceof NetworkError || err instanceof InterruptedError) return true;
+  return err instanceof ApiError && (err.status >= 500 || err.status === 429);
 }

@@ -3,7 +3,13 @@
  * flag > environment variable > profile in the config file > built-in default.
  * The config file is only read when neither a flag nor the environment answers, so cron jobs
  * that pass everything in the environment never load conf.
+ *
+ * Stored credentials belong to the stored address: with a --base-url or CARECTL_BASE_URL of
+ * another origin, the profile's user and password are not used, so they never reach that host.
  */
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
 
@@ -19,6 +25,8 @@ export const ENVIRONMENT: Record<SettingKey, string> = {
 };
 
 export type ProfileValues = Partial<Record<SettingKey, string>>;
+
+const CREDENTIAL_KEYS: ReadonlySet<SettingKey> = new Set(['user', 'password']);
 
 export interface SettingSources {
   io: Io;
@@ -41,13 +49,34 @@ export class Settings {
     if (fromFlag !== undefined) return fromFlag;
     const fromEnv = this.sources.io.env[ENVIRONMENT[key]];
     if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
-    return (await this.loadProfile())[key];
+    const profile = await this.loadProfile();
+    if (CREDENTIAL_KEYS.has(key) && !sameOrigin(profile['base-url'], await this.get('base-url'))) return undefined;
+    return profile[key];
   }
 
   private loadProfile(): Promise<ProfileValues> {
-    this.profile ??= import('./config/store.js').then(({ openConfig }) => openConfig(this.sources.io).profile(this.profileName));
+    // Without a config file there is nothing to read: skip loading conf altogether.
+    this.profile ??= existsSync(configFilePath(this.sources.io.env))
+      ? import('./config/store.js').then(({ openConfig }) => openConfig(this.sources.io).profile(this.profileName))
+      : Promise.resolve({});
     return this.profile;
   }
+}
+
+/**
+ * `$XDG_CONFIG_HOME/carectl` (default `~/.config/carectl`): no `-nodejs` suffix. XDG says a
+ * relative XDG_CONFIG_HOME is to be ignored.
+ */
+export function configDirectory(env: Io['env']): string {
+  const xdg = env.XDG_CONFIG_HOME;
+  const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.config');
+  return join(base, 'carectl');
+}
+
+export const CONFIG_FILE_NAME = 'config.json';
+
+export function configFilePath(env: Io['env']): string {
+  return join(configDirectory(env), CONFIG_FILE_NAME);
 }
 
 /**
@@ -68,6 +97,17 @@ export function checkBaseUrl(text: string, insecureHttp: boolean): URL {
   }
   if (url.search || url.hash) throw new UsageError('--base-url: give the address without a query or fragment');
   return url;
+}
+
+/** Whether two addresses share scheme, host and port (false when either is missing or not a URL). */
+export function sameOrigin(a: string | undefined, b: string | undefined): boolean {
+  if (a === undefined || b === undefined) return false;
+  try {
+    const origin = new URL(a).origin;
+    return origin !== 'null' && origin === new URL(b).origin;
+  } catch {
+    return false;
+  }
 }
 
 export function isLoopback(hostname: string): boolean {

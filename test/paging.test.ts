@@ -1,7 +1,7 @@
 /** Paging helpers and the list runner, over an in-memory page source. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { CarectlError, UsageError } from '../src/errors.js';
+import { ApiError, UsageError } from '../src/errors.js';
 import { runList } from '../src/list-run.js';
 import { decodeResumeToken, encodeResumeToken, followPages, nextPageLink, type ListPlan, type PageSource } from '../src/paging.js';
 import type { RecordWriter } from '../src/output/index.js';
@@ -16,7 +16,7 @@ function memorySource(phases: number[], size: number, fail?: string): PageSource
       fetched.push(url);
       if (url === fail && !failed) {
         failed = true;
-        throw new CarectlError('boom');
+        throw new ApiError(503, 'boom');
       }
       const [, phase, n] = /^p(\d+)\/(\d+)$/.exec(url) as RegExpExecArray;
       const total = phases[Number(phase)] as number;

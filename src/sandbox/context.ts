@@ -1,0 +1,64 @@
+/** What a request handler sees: the shared runtime, the version segment and the query. */
+import type { SandboxData } from './model.js';
+
+export const API_VERSIONS = ['v1', 'v1.1', 'v1.2', 'v1.3'] as const;
+export type ApiVersion = (typeof API_VERSIONS)[number];
+
+export type ResourceName = 'authors' | 'conversations' | 'channels' | 'teams' | 'queues' | 'tags' | 'reports' | 'users' | 'accounts';
+
+/** The spec's Versioning table. */
+export const RESOURCE_VERSIONS: Readonly<Record<ResourceName, readonly ApiVersion[]>> = {
+  authors: ['v1.1', 'v1.3'],
+  conversations: ['v1.1', 'v1.2', 'v1.3'],
+  channels: ['v1', 'v1.1', 'v1.2', 'v1.3'],
+  teams: ['v1.1', 'v1.2', 'v1.3'],
+  queues: ['v1.1', 'v1.2', 'v1.3'],
+  tags: ['v1.1', 'v1.2', 'v1.3'],
+  reports: ['v1.1'],
+  users: ['v1.2'],
+  accounts: ['v1'],
+};
+
+/** State shared by all requests of one sandbox. */
+export interface Runtime {
+  data: SandboxData;
+  baseUrl: string;
+  downloadBaseUrl: string;
+  now(): number;
+  reportDelayMs: number;
+}
+
+export interface RequestContext {
+  runtime: Runtime;
+  /** 'api/1' for the annotation endpoints. */
+  version: ApiVersion | 'api/1';
+  query: URLSearchParams;
+  /** now() read once per request, so one reply is consistent. */
+  now: number;
+}
+
+export interface Reference {
+  id: string | number;
+  url: string;
+}
+
+/**
+ * Absolute URL of a record (or of a collection when id is omitted): in the request's version
+ * when the resource exists there, else in the newest version that has it (accounts only in v1,
+ * users only in v1.2, ...).
+ */
+export function resourceUrl(ctx: RequestContext, resource: ResourceName, id?: string | number): string {
+  const versions = RESOURCE_VERSIONS[resource];
+  const version = versions.includes(ctx.version as ApiVersion) ? ctx.version : versions[versions.length - 1];
+  const collection = `${ctx.runtime.baseUrl}/${version}/${resource}`;
+  return id === undefined ? collection : `${collection}/${encodePathId(String(id))}`;
+}
+
+/** Author ids keep their colon readable (`authors/f:123`); everything else is escaped. */
+function encodePathId(id: string): string {
+  return encodeURIComponent(id).replace(/%3A/gi, ':');
+}
+
+export function ref(ctx: RequestContext, resource: ResourceName, id: string | number): Reference {
+  return { id, url: resourceUrl(ctx, resource, id) };
+}

@@ -1,0 +1,142 @@
+/** The API listener's logic without sockets: authentication, routing, method checks, replies. */
+import { type Collection, listReply, singleReply } from './collection.js';
+import { API_VERSIONS, type ApiVersion, RESOURCE_VERSIONS, type RequestContext, type ResourceName, type Runtime, resourceUrl } from './context.js';
+import { getConversation, listConversations, patchConversation } from './conversations.js';
+import type { FaultPlan } from './faults.js';
+import { DEMO_PASSWORD, DEMO_USER } from './fixtures.js';
+import { HttpProblem } from './http.js';
+import { createReport, reports } from './reports.js';
+import * as resources from './resources.js';
+
+export interface ApiRequest {
+  method: string;
+  url: string;
+  authorization: string | undefined;
+  body: string;
+}
+
+export type Reply = { status: number; body: unknown; headers?: Record<string, string> } | { drop: true };
+
+interface Endpoint {
+  list(ctx: RequestContext): unknown;
+  get(ctx: RequestContext, id: string): unknown;
+  /** POST on the collection, in the given versions. */
+  create?: { versions: readonly ApiVersion[]; run(ctx: RequestContext, body: string): unknown };
+  /** PATCH on a record, in the given versions. */
+  update?: { versions: readonly ApiVersion[]; run(ctx: RequestContext, id: string, body: string): unknown };
+}
+
+function plain<R>(collection: Collection<R>): Endpoint {
+  return { list: (ctx) => listReply(collection, ctx), get: (ctx, id) => singleReply(collection, ctx, id) };
+}
+
+const ENDPOINTS: Readonly<Record<ResourceName, Endpoint>> = {
+  authors: plain(resources.authors),
+  channels: plain(resources.channels),
+  accounts: plain(resources.accounts),
+  teams: plain(resources.teams),
+  queues: plain(resources.queues),
+  tags: plain(resources.tags),
+  users: plain(resources.users),
+  conversations: {
+    list: listConversations,
+    get: getConversation,
+    update: { versions: ['v1.3'], run: patchConversation },
+  },
+  reports: {
+    ...plain(reports),
+    create: {
+      versions: ['v1.1'],
+      run: (ctx, body) => {
+        const report = createReport(ctx, body);
+        return { report: { id: report.id, url: resourceUrl(ctx, 'reports', report.id) } };
+      },
+    },
+  },
+};
+
+const API1_ENDPOINTS: Readonly<Record<string, Endpoint>> = {
+  'annotation-types': plain(resources.annotationTypes),
+  annotations: plain(resources.annotations),
+};
+
+const UNAUTHORIZED = new HttpProblem(401, 'Authentication required: HTTP Basic credentials are missing or wrong', {
+  'www-authenticate': 'Basic realm="carectl-sandbox"',
+});
+
+function checkCredentials(authorization: string | undefined): void {
+  const match = /^Basic\s+(\S+)$/i.exec(authorization ?? '');
+  if (!match || Buffer.from(match[1]!, 'base64').toString('utf8') !== `${DEMO_USER}:${DEMO_PASSWORD}`) throw UNAUTHORIZED;
+}
+
+function pathSegments(pathname: string): string[] {
+  const segments = pathname.split('/').slice(1);
+  if (segments.length > 1 && segments[segments.length - 1] === '') segments.pop();
+  try {
+    return segments.map((segment) => decodeURIComponent(segment));
+  } catch {
+    throw new HttpProblem(404, `No such path: ${pathname}`);
+  }
+}
+
+interface Target {
+  endpoint: Endpoint;
+  version: ApiVersion | 'api/1';
+  id: string | undefined;
+}
+
+function resolve(pathname: string): Target {
+  const segments = pathSegments(pathname);
+  const [first, second, third, ...rest] = segments;
+  if (first === 'api') {
+    if (second !== '1') throw new HttpProblem(404, `Unknown API version 'api/${second ?? ''}'`);
+    const endpoint = API1_ENDPOINTS[third ?? ''];
+    if (!endpoint || rest.length > 1) throw new HttpProblem(404, `No such path: ${pathname}`);
+    return { endpoint, version: 'api/1', id: rest[0] };
+  }
+  if (!(API_VERSIONS as readonly string[]).includes(first ?? '')) throw new HttpProblem(404, `Unknown API version '${first ?? ''}'`);
+  const version = first as ApiVersion;
+  if (!second || !(second in ENDPOINTS)) throw new HttpProblem(404, `Unknown resource '${second ?? ''}'`);
+  const resource = second as ResourceName;
+  if (!RESOURCE_VERSIONS[resource].includes(version)) {
+    throw new HttpProblem(404, `Resource '${resource}' does not exist in ${version} (it exists in ${RESOURCE_VERSIONS[resource].join(', ')})`);
+  }
+  if (rest.length > 0 || third === '') throw new HttpProblem(404, `No such path: ${pathname}`);
+  return { endpoint: ENDPOINTS[resource], version, id: third };
+}
+
+function methodNotAllowed(method: string, pathname: string, allowed: string[]): HttpProblem {
+  return new HttpProblem(405, `Method ${method} is not allowed on ${pathname}; allowed: ${allowed.join(', ')}`, { allow: allowed.join(', ') });
+}
+
+/** Authenticates, routes and answers one API request; every failure becomes the JSON error body. */
+export function answerApi(runtime: Runtime, faults: FaultPlan, request: ApiRequest, now: number): Reply {
+  try {
+    checkCredentials(request.authorization);
+    const url = new URL(request.url, 'http://sandbox.invalid');
+    const { endpoint, version, id } = resolve(url.pathname);
+    const ctx: RequestContext = { runtime, version, query: url.searchParams, now };
+    const inVersion = (versions: readonly ApiVersion[] | undefined): boolean => versions?.includes(version as ApiVersion) === true;
+    if (id === undefined) {
+      if (request.method === 'GET') {
+        if (faults.listPagesExhausted()) throw new HttpProblem(500, 'Internal server error while reading the list (injected fault)');
+        const body = endpoint.list(ctx);
+        faults.countListPage();
+        return { status: 200, body };
+      }
+      if (request.method === 'POST' && endpoint.create && inVersion(endpoint.create.versions)) {
+        const created = endpoint.create.run(ctx, request.body);
+        return faults.current.dropPostAfterBody ? { drop: true } : { status: 201, body: created };
+      }
+      throw methodNotAllowed(request.method, url.pathname, inVersion(endpoint.create?.versions) ? ['GET', 'POST'] : ['GET']);
+    }
+    if (request.method === 'GET') return { status: 200, body: endpoint.get(ctx, id) };
+    if (request.method === 'PATCH' && endpoint.update && inVersion(endpoint.update.versions)) {
+      return { status: 200, body: endpoint.update.run(ctx, id, request.body) };
+    }
+    throw methodNotAllowed(request.method, url.pathname, inVersion(endpoint.update?.versions) ? ['GET', 'PATCH'] : ['GET']);
+  } catch (error) {
+    const problem = error instanceof HttpProblem ? error : new HttpProblem(500, `Internal sandbox error: ${(error as Error).message}`);
+    return { status: problem.status, body: { status: 'error', message: problem.message }, headers: problem.headers };
+  }
+}

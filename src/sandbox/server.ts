@@ -1,0 +1,187 @@
+/** The two listeners: the API (with faults and auth) and the report download host (another origin). */
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Runtime } from './context.js';
+import { formatDate } from './dates.js';
+import { type FaultKind, type FaultOptions, FaultPlan } from './faults.js';
+import { DEMO_PASSWORD, DEMO_USER } from './fixtures.js';
+import { generateData } from './generate.js';
+import { HttpProblem, readBody, sendJson, sendProblem } from './http.js';
+import type { SandboxData } from './model.js';
+import { CONTENT_TYPES, downloadPath, reportFileContent, reportState } from './reports.js';
+import { answerApi } from './router.js';
+
+export interface SandboxOptions {
+  /** Default '127.0.0.1'. */
+  host?: string;
+  /** Default 0 (a free port). */
+  port?: number;
+  /** Data seed, default 1. */
+  seed?: number;
+  /** 'YYYY-MM-DD': demo dates lie in the 365 days ending with this day; default today (UTC) from now(). */
+  anchor?: string;
+  /** Number of conversations including the 3 fixtures, default 600. */
+  conversations?: number;
+  /** Time from POST to final state, default 3000 (queued for the first half, generating for the second). */
+  reportDelayMs?: number;
+  /** Injected clock (ms), default Date.now; drives the report lifecycle and snapshots. */
+  now?: () => number;
+  faults?: FaultOptions;
+}
+
+export interface RecordedRequest {
+  listener: 'api' | 'download';
+  method: string;
+  /** Path and query as received. */
+  url: string;
+  authorization?: string;
+  body?: string;
+  /** 0 when dropped (or not answered completely). */
+  status: number;
+}
+
+export interface Sandbox {
+  /** 'http://127.0.0.1:PORT' (no trailing slash, no version). */
+  baseUrl: string;
+  /** The download listener: another origin (different port). */
+  downloadBaseUrl: string;
+  user: string;
+  password: string;
+  /** Every request received, in order; tests may reset it with `requests.length = 0`. */
+  requests: RecordedRequest[];
+  /** The live state. */
+  data: SandboxData;
+  setFaults(faults: FaultOptions | undefined): void;
+  /** Closes both listeners and their open keep-alive sockets. */
+  close(): Promise<void>;
+}
+
+const FAULT_PROBLEMS: Readonly<Record<Exclude<FaultKind, 'drop' | 'slow'>, [number, string]>> = {
+  '429': [429, 'Too many requests: slow down (injected fault)'],
+  '500': [500, 'Internal server error (injected fault)'],
+  '502': [502, 'Bad gateway (injected fault)'],
+  '503': [503, 'Service unavailable (injected fault)'],
+};
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+function origin(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const host = options.host ?? '127.0.0.1';
+  const now = options.now ?? Date.now;
+  const data = generateData({ seed: options.seed ?? 1, anchor: options.anchor ?? formatDate(now()), conversations: options.conversations ?? 600 });
+  const runtime: Runtime = { data, baseUrl: '', downloadBaseUrl: '', now, reportDelayMs: options.reportDelayMs ?? 3000 };
+  const faults = new FaultPlan(options.faults);
+  const requests: RecordedRequest[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+
+  const track = (listener: RecordedRequest['listener'], req: IncomingMessage, res: ServerResponse): RecordedRequest => {
+    const record: RecordedRequest = { listener, method: req.method ?? '', url: req.url ?? '', status: 0 };
+    if (req.headers.authorization !== undefined) record.authorization = req.headers.authorization;
+    requests.push(record);
+    res.on('finish', () => {
+      record.status = res.statusCode;
+    });
+    return record;
+  };
+
+  const sleep = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        resolve();
+      }, ms);
+      timers.add(timer);
+    });
+
+  const serveApi = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const record = track('api', req, res);
+    const body = await readBody(req);
+    if (body !== '') record.body = body;
+    const fault = faults.draw();
+    if (fault === 'drop') return void req.socket.destroy();
+    if (fault === 'slow') await sleep(faults.current.slowMs ?? 2000);
+    else if (fault !== undefined) {
+      const [status, message] = FAULT_PROBLEMS[fault];
+      const seconds = faults.current.retryAfterSeconds ?? 1;
+      const retryAfter = faults.current.retryAfter === 'date' ? new Date(now() + seconds * 1000).toUTCString() : String(seconds);
+      return sendProblem(res, new HttpProblem(status, message, status === 429 ? { 'retry-after': retryAfter } : {}));
+    }
+    if (res.destroyed) return;
+    const reply = answerApi(runtime, faults, { method: req.method ?? '', url: req.url ?? '/', authorization: req.headers.authorization, body }, now());
+    if ('drop' in reply) return void req.socket.destroy();
+    sendJson(res, reply.status, reply.body, reply.headers);
+  };
+
+  const serveDownload = (req: IncomingMessage, res: ServerResponse): void => {
+    track('download', req, res);
+    req.resume();
+    // Credentials belong to the API origin only; a client that forwards them here is at fault.
+    if (req.headers.authorization !== undefined) {
+      return sendProblem(res, new HttpProblem(400, 'Credentials must not be sent to the download host'));
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return sendProblem(res, new HttpProblem(405, `Method ${req.method} is not allowed on downloads`, { allow: 'GET, HEAD' }));
+    }
+    const path = new URL(req.url ?? '/', 'http://sandbox.invalid').pathname;
+    const id = /^\/downloads\/[^/]+\/([^/.]+)\.[a-z]+$/.exec(path)?.[1];
+    const report = id === undefined ? undefined : data.byId.reports.get(id);
+    if (!report || downloadPath(report) !== path || reportState(report, now()) !== 'generated') {
+      return sendProblem(res, new HttpProblem(404, `No download at ${path}`));
+    }
+    const bytes = reportFileContent(report, report.format);
+    res.writeHead(200, {
+      'content-type': CONTENT_TYPES[report.format],
+      'content-length': String(bytes.length),
+      'content-disposition': `attachment; filename="report-${report.id}.${report.format}"`,
+    });
+    if (req.method === 'HEAD') return void res.end();
+    if (faults.current.breakDownloads) return void res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => req.socket.destroy());
+    res.end(bytes);
+  };
+
+  const api = createServer((req, res) => {
+    serveApi(req, res).catch((error: Error) => {
+      if (!res.headersSent && !res.destroyed) sendJson(res, 500, { status: 'error', message: `Internal sandbox error: ${error.message}` });
+    });
+  });
+  const downloads = createServer(serveDownload);
+  const stop = (server: Server): Promise<void> =>
+    new Promise((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  const apiPort = await listen(api, options.port ?? 0, host);
+  const downloadPort = await listen(downloads, 0, host).catch(async (error: Error) => {
+    await stop(api);
+    throw error;
+  });
+  runtime.baseUrl = origin(host, apiPort);
+  runtime.downloadBaseUrl = origin(host, downloadPort);
+
+  return {
+    baseUrl: runtime.baseUrl,
+    downloadBaseUrl: runtime.downloadBaseUrl,
+    user: DEMO_USER,
+    password: DEMO_PASSWORD,
+    requests,
+    data,
+    setFaults: (next) => faults.set(next),
+    async close() {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      await Promise.all([stop(api), stop(downloads)]);
+    },
+  };
+}

@@ -1,0 +1,97 @@
+/** Runs carectl in-process against a sandbox on loopback, capturing what a user would see. */
+import { Readable, Writable } from 'node:stream';
+import { realSleep, type Io } from '../src/io.js';
+import { run } from '../src/main.js';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/index.js';
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  sandbox?: Sandbox;
+  /** Extra or overriding environment variables (undefined removes one). */
+  env?: Record<string, string | undefined>;
+  stdin?: string;
+  stdoutTTY?: boolean;
+  stderrTTY?: boolean;
+  columns?: number;
+  now?: () => number;
+  sleep?: Io['sleep'];
+  signal?: AbortSignal;
+  cwd?: string;
+}
+
+export class Collector extends Writable {
+  chunks: string[] = [];
+  override _write(chunk: Buffer | string, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.chunks.push(chunk.toString());
+    callback();
+  }
+  get text(): string {
+    return this.chunks.join('');
+  }
+}
+
+/** The environment a cron job would have: everything from CARECTL_* variables, no config file. */
+export function sandboxEnv(sandbox: Sandbox): Record<string, string> {
+  return {
+    CARECTL_BASE_URL: sandbox.baseUrl,
+    CARECTL_USER: sandbox.user,
+    CARECTL_PASSWORD: sandbox.password,
+    XDG_CONFIG_HOME: '/nonexistent/carectl-test-config',
+  };
+}
+
+export async function runCli(argv: string[], options: RunOptions = {}): Promise<RunResult> {
+  const stdout = new Collector();
+  const stderr = new Collector();
+  const env: Record<string, string | undefined> = {
+    PATH: process.env.PATH,
+    ...(options.sandbox ? sandboxEnv(options.sandbox) : { XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' }),
+    ...options.env,
+  };
+  const io: Io = {
+    stdout: { stream: stdout, isTTY: options.stdoutTTY ?? false, ...(options.columns !== undefined && { columns: options.columns }) },
+    stderr: { stream: stderr, isTTY: options.stderrTTY ?? false },
+    stdin: { stream: Readable.from(options.stdin === undefined ? [] : [options.stdin]), isTTY: options.stdin === undefined },
+    env,
+    cwd: options.cwd ?? process.cwd(),
+    now: options.now ?? (() => Date.now()),
+    sleep: options.sleep ?? realSleep,
+    signal: options.signal ?? new AbortController().signal,
+  };
+  const code = await run(argv, io);
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+/** One sandbox per test file: `const box = useSandbox(); … box().baseUrl`. */
+export async function openSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  return startSandbox({ anchor: '2026-06-30', ...options });
+}
+
+/** API requests the sandbox received since `from` (index into sandbox.requests). */
+export function apiRequests(sandbox: Sandbox, from = 0): Sandbox['requests'] {
+  return sandbox.requests.slice(from).filter((r) => r.listener === 'api');
+}
+
+/** A fake clock whose sleep advances time instantly: tests never wait for real. */
+export function fakeClock(start = Date.UTC(2026, 5, 30, 12, 0, 0)): { now: () => number; sleep: Io['sleep']; advance(ms: number): void; slept: number[] } {
+  let time = start;
+  const slept: number[] = [];
+  return {
+    now: () => time,
+    sleep: async (ms, signal) => {
+      if (signal?.aborted) throw signal.reason;
+      slept.push(ms);
+      time += ms;
+      await new Promise((resolve) => setImmediate(resolve));
+    },
+    advance: (ms) => {
+      time += ms;
+    },
+    slept,
+  };
+}

@@ -1,0 +1,396 @@
+/**
+ * Reading every resource end to end: carectl in-process against the sandbox over loopback.
+ * The oracle is the sandbox's own API read with plain fetch, so these tests check the CLI's
+ * paging, envelopes, fields and formats against what the service really serves.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Sandbox } from '../src/sandbox/index.js';
+import { RESOURCES, defaultVersion, type ResourceSpec } from '../src/resources.js';
+import { apiRequests, openSandbox, runCli } from './helpers.js';
+
+let sandbox: Sandbox;
+before(async () => {
+  sandbox = await openSandbox();
+});
+after(() => sandbox.close());
+
+type Row = Record<string, unknown>;
+
+/** Every record of a list, read with fetch by following next_page: the oracle. */
+async function oracleList(path: string): Promise<Row[]> {
+  const auth = 'Basic ' + Buffer.from(`${sandbox.user}:${sandbox.password}`).toString('base64');
+  const records: Row[] = [];
+  let url: string | null = `${sandbox.baseUrl}/${path}`;
+  while (url) {
+    const reply = await fetch(url, { headers: { authorization: auth } });
+    assert.equal(reply.status, 200, `oracle ${url}`);
+    const body = (await reply.json()) as Row | Row[];
+    const key = Object.keys(body).find((k) => k !== 'paging' && Array.isArray((body as Row)[k]));
+    const page = Array.isArray(body) ? body : ((body as Row)[key as string] as Row[]);
+    records.push(...page);
+    const paging = Array.isArray(body) ? undefined : ((body as Row).paging as { next_page?: string | null } | undefined);
+    url = page.length > 0 ? (paging?.next_page ?? null) : null;
+  }
+  return records;
+}
+
+async function oracleGet(path: string): Promise<Row> {
+  const auth = 'Basic ' + Buffer.from(`${sandbox.user}:${sandbox.password}`).toString('base64');
+  const reply = await fetch(`${sandbox.baseUrl}/${path}`, { headers: { authorization: auth } });
+  assert.equal(reply.status, 200);
+  const body = (await reply.json()) as Row;
+  const inner = Object.values(body).find((v) => v && typeof v === 'object' && !Array.isArray(v)) as Row | undefined;
+  return 'id' in body ? body : (inner as Row);
+}
+
+const allFields = (spec: ResourceSpec, single = false): string =>
+  [...spec.fields, ...(single ? (spec.singleFields ?? []) : [])].join(',');
+
+/** The oracle path of a resource's whole list, with every field (what -o json asks for). */
+function oraclePath(spec: ResourceSpec, extra = ''): string {
+  const version = defaultVersion(spec);
+  const params = new URLSearchParams();
+  if (spec.fieldsParam) params.set('fields', allFields(spec));
+  if (spec.paging === 'offset') params.set('limit', '50');
+  else if (spec.paging !== 'none') params.set('page_size', '50');
+  return `${version}/${spec.path}?${params.toString()}${extra}`;
+}
+
+async function someAuthorIds(count: number): Promise<string[]> {
+  const conversations = await oracleList('v1.3/conversations?status=unread&fields=author&page_size=50');
+  return [...new Set(conversations.map((c) => (c.author as { id: string }).id))].slice(0, count);
+}
+
+const FORMATS = ['json', 'ndjson', 'csv', 'tsv', 'table'] as const;
+
+describe('every resource, list and get, every format', () => {
+  for (const spec of RESOURCES) {
+    test(`${spec.name} list`, async () => {
+      const ids = spec.listByIds ? await someAuthorIds(7) : [];
+      const expected = spec.listByIds
+        ? await oracleList(`${defaultVersion(spec)}/${spec.path}?id=${ids.join(',')}&fields=${allFields(spec)}`)
+        : spec.requireOneOf
+          ? [...(await oracleList(oraclePath(spec, '&is_priority=true'))), ...(await oracleList(oraclePath(spec, '&is_priority=false')))]
+          : await oracleList(oraclePath(spec));
+      assert.ok(expected.length > 0, 'the sandbox has data for every resource');
+      const args = [spec.name, 'list', ...ids];
+
+      const json = await runCli([...args, '-o', 'json'], { sandbox });
+      assert.equal(json.code, 0, json.stderr);
+      assert.deepEqual(JSON.parse(json.stdout), expected);
+
+      const ndjson = await runCli([...args, '-o', 'ndjson'], { sandbox });
+      assert.equal(ndjson.code, 0, ndjson.stderr);
+      assert.deepEqual(ndjson.stdout.trimEnd().split('\n').map((line) => JSON.parse(line)), expected);
+
+      const idColumn = spec.defaultColumns[0] as string;
+      for (const format of ['csv', 'tsv'] as const) {
+        const out = await runCli([...args, '-o', format], { sandbox });
+        assert.equal(out.code, 0, out.stderr);
+        const lines = out.stdout.split(format === 'csv' ? '\r\n' : '\n');
+        assert.equal(lines.pop(), '', 'output ends with a line break');
+        assert.equal(lines[0], spec.defaultColumns.join(format === 'csv' ? ',' : '\t'));
+        assert.equal(lines.length, expected.length + 1);
+        if (idColumn === 'id') {
+          assert.deepEqual(lines.slice(1).map((line) => line.split(format === 'csv' ? ',' : '\t')[0]), expected.map((r) => String(r.id)));
+        }
+      }
+
+      const table = await runCli([...args, '-o', 'table'], { sandbox });
+      assert.equal(table.code, 0, table.stderr);
+      const rows = table.stdout.trimEnd().split('\n');
+      assert.deepEqual(rows[0]?.split(/\s{2,}/), spec.defaultColumns.map((c) => c.toUpperCase()));
+      assert.equal(rows.length, expected.length + 1);
+    });
+
+    if (!spec.verbs.includes('get')) continue;
+    test(`${spec.name} get`, async () => {
+      const listed = spec.listByIds
+        ? await oracleList(`${defaultVersion(spec)}/${spec.path}?id=${(await someAuthorIds(1)).join(',')}`)
+        : await oracleList(spec.requireOneOf ? `${oraclePath(spec)}&status=unread` : oraclePath(spec));
+      const id = String(listed[0]?.id);
+      const version = defaultVersion(spec);
+      const expected = await oracleGet(`${version}/${spec.path}/${encodeURIComponent(id)}?fields=${allFields(spec, true)}`);
+
+      const json = await runCli([spec.name, 'get', id, '-o', 'json'], { sandbox });
+      assert.equal(json.code, 0, json.stderr);
+      assert.deepEqual(JSON.parse(json.stdout), expected);
+      assert.ok(json.stdout.endsWith('}\n'));
+
+      const ndjson = await runCli([spec.name, 'get', id, '-o', 'ndjson'], { sandbox });
+      assert.equal(ndjson.stdout, JSON.stringify(expected) + '\n');
+
+      for (const format of FORMATS.slice(2)) {
+        const out = await runCli([spec.name, 'get', id, '-o', format], { sandbox });
+        assert.equal(out.code, 0, out.stderr);
+        if (format === 'table') {
+          const lines = out.stdout.trimEnd().split('\n');
+          assert.deepEqual(lines.slice(1).map((l) => l.split(/\s+/)[0]), spec.defaultColumns, 'one KEY VALUE line per column');
+          assert.match(lines[1] as string, new RegExp(`^${spec.defaultColumns[0]}\\s+${id}$`));
+        } else {
+          const sep = format === 'csv' ? ',' : '\t';
+          const lines = out.stdout.split(format === 'csv' ? '\r\n' : '\n');
+          assert.deepEqual(lines.length, 3);
+          assert.equal(lines[0], spec.defaultColumns.join(sep));
+          assert.equal(lines[1]?.split(sep)[0], id);
+        }
+      }
+    });
+  }
+});
+
+describe('exact output', () => {
+  test('tags list --inactive in csv, tsv, table, json and ndjson', async () => {
+    const inactive = (await oracleList('v1.3/tags?is_active=false&fields=name,is_active&page_size=50')).map((t) => ({
+      id: String(t.id),
+      name: String(t.name),
+    }));
+    assert.ok(inactive.length >= 2);
+    const csv = await runCli(['tags', 'list', '--inactive', '--columns', 'id,name,is_active', '-o', 'csv'], { sandbox });
+    assert.equal(csv.stdout, ['id,name,is_active', ...inactive.map((t) => `${t.id},${t.name},false`)].join('\r\n') + '\r\n');
+
+    const tsv = await runCli(['tags', 'list', '--inactive', '--columns', 'id,name', '--no-header'], { sandbox });
+    assert.equal(tsv.stdout, inactive.map((t) => `${t.id}\t${t.name}\n`).join(''));
+
+    const idWidth = Math.max(2, ...inactive.map((t) => t.id.length));
+    const nameWidth = Math.max(4, ...inactive.map((t) => t.name.length));
+    const table = await runCli(['tags', 'list', '--inactive', '-o', 'table', '--columns', 'id,name,is_active'], { sandbox });
+    const expectedTable = [
+      `${'ID'.padEnd(idWidth)}  ${'NAME'.padEnd(nameWidth)}  IS_ACTIVE`,
+      ...inactive.map((t) => `${t.id.padEnd(idWidth)}  ${t.name.padEnd(nameWidth)}  false`),
+    ];
+    assert.equal(table.stdout, expectedTable.join('\n') + '\n');
+
+    const json = await runCli(['tags', 'list', '--inactive', '-o', 'json', '--fields', 'name'], { sandbox });
+    const records = inactive.map((t) => ({ id: t.id, url: `${sandbox.baseUrl}/v1.3/tags/${t.id}`, name: t.name }));
+    assert.equal(json.stdout, `[\n${records.map((r) => JSON.stringify(r, null, 2).replace(/^/gm, '  ')).join(',\n')}\n]\n`);
+
+    const ndjson = await runCli(['tags', 'list', '--inactive', '-o', 'ndjson', '--fields', 'name'], { sandbox });
+    assert.equal(ndjson.stdout, records.map((r) => JSON.stringify(r) + '\n').join(''));
+  });
+
+  test('--fields sets the columns to id plus those fields and asks only for them', async () => {
+    const start = sandbox.requests.length;
+    const out = await runCli(['queues', 'list', '--fields', 'name,rank', '--limit', '3', '-o', 'csv', '--quiet'], { sandbox });
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal(out.stdout.split('\r\n')[0], 'id,name,rank');
+    const [request] = apiRequests(sandbox, start);
+    assert.equal(new URL(request!.url, 'http://x').searchParams.get('fields'), 'name,rank');
+  });
+
+  test('dotted --columns reach into nested records', async () => {
+    const expected = await oracleList('v1.3/conversations?status=closed&fields=author,channels&page_size=50');
+    const out = await runCli(['conversations', 'list', '--status', 'closed', '--columns', 'id,author.id,channels.0.id', '--no-header'], { sandbox });
+    assert.equal(out.code, 0, out.stderr);
+    const want = expected.map((c) => `${c.id}\t${(c.author as Row).id}\t${((c.channels as Row[])[0] as Row).id}\n`).join('');
+    assert.equal(out.stdout, want);
+  });
+});
+
+describe('paging', () => {
+  const cases: Array<[string, string[], string]> = [
+    ['skip style (tags)', ['tags', 'list', '--page-size', '7'], 'v1.3/tags?page_size=50'],
+    ['offset style (users)', ['users', 'list', '--page-size', '13'], 'v1.2/users?limit=50'],
+    ['token style (annotation types)', ['annotation-types', 'list', '--page-size', '4'], 'api/1/annotation-types?page_size=50'],
+    ['token style (annotations)', ['annotations', 'list', '--page-size', '9'], 'api/1/annotations?page_size=50'],
+    ['skip style with a date bound (conversations)', ['conversations', 'list', '--status', 'unread', '--page-size', '11'], 'v1.3/conversations?status=unread&page_size=50'],
+  ];
+  for (const [name, argv, oracle] of cases) {
+    test(`${name}: to the last page, nothing missing or repeated`, async () => {
+      const expectedIds = (await oracleList(oracle)).map((r) => JSON.stringify(r.id ?? r));
+      const start = sandbox.requests.length;
+      const out = await runCli([...argv, '-o', 'ndjson'], { sandbox });
+      assert.equal(out.code, 0, out.stderr);
+      const got = out.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Row).map((r) => JSON.stringify(r.id ?? r));
+      if (argv[0] === 'annotations') {
+        assert.equal(got.length, expectedIds.length);
+      } else {
+        assert.deepEqual(got, expectedIds);
+        assert.equal(new Set(got).size, got.length, 'no record repeated');
+      }
+      const requests = apiRequests(sandbox, start);
+      const pageSize = Number(argv[argv.indexOf('--page-size') + 1]);
+      assert.ok(requests.length >= Math.ceil(expectedIds.length / pageSize), 'more than one page was read');
+      assert.ok(requests.every((r) => !/[?&]skip=-/.test(r.url)), 'prev_page is never followed');
+    });
+  }
+
+  test('conversations list without status or priority is the union of both is_priority queries', async () => {
+    const priority = await oracleList('v1.3/conversations?is_priority=true&page_size=50');
+    const normal = await oracleList('v1.3/conversations?is_priority=false&page_size=50');
+    const start = sandbox.requests.length;
+    const out = await runCli(['conversations', 'list', '--columns', 'id', '--no-header'], { sandbox });
+    assert.equal(out.code, 0, out.stderr);
+    const ids = out.stdout.trimEnd().split('\n');
+    assert.deepEqual(ids, [...priority, ...normal].map((c) => String(c.id)));
+    assert.equal(new Set(ids).size, sandbox.data.conversations.length, 'every conversation exactly once');
+    const queries = apiRequests(sandbox, start).map((r) => new URL(r.url, 'http://x').searchParams.get('is_priority'));
+    const firstFalse = queries.indexOf('false');
+    assert.ok(firstFalse > 0 && queries.slice(0, firstFalse).every((q) => q === 'true') && queries.slice(firstFalse).every((q) => q === 'false'), 'true first, then false');
+  });
+
+  test('--priority and --status run one query', async () => {
+    const start = sandbox.requests.length;
+    const out = await runCli(['conversations', 'list', '--no-priority', '--status', 'on_hold', '--columns', 'id', '--no-header'], { sandbox });
+    assert.equal(out.code, 0, out.stderr);
+    const urls = apiRequests(sandbox, start).map((r) => new URL(r.url, 'http://x').searchParams);
+    assert.ok(urls.every((p) => p.get('is_priority') === 'false' && p.get('status') === 'on_hold'));
+  });
+});
+
+describe('filters become parameters', () => {
+  const firstQuery = async (argv: string[]): Promise<URLSearchParams> => {
+    const start = sandbox.requests.length;
+    const out = await runCli([...argv, '--limit', '1', '--quiet'], { sandbox });
+    assert.equal(out.code, 0, out.stderr);
+    return new URL(apiRequests(sandbox, start)[0]!.url, 'http://x').searchParams;
+  };
+
+  test('FROM..TO is _gte and _lte', async () => {
+    const q = await firstQuery(['conversations', 'list', '--status', 'closed', '--oldest', '2026-01-01..2026-03-31']);
+    assert.equal(q.get('oldest_sort_date_gte'), '2026-01-01');
+    assert.equal(q.get('oldest_sort_date_lte'), '2026-03-31');
+  });
+
+  test('explicit bounds and relative dates', async () => {
+    const q = await firstQuery(['conversations', 'list', '--status', 'closed', '--newest', 'gt:2026-02-01,lt:2026-02-10']);
+    assert.equal(q.get('newest_sort_date_gt'), '2026-02-01');
+    assert.equal(q.get('newest_sort_date_lt'), '2026-02-10');
+    const today = new Date().toISOString().slice(0, 10);
+    const week = new Date(Date.now() - 7 * 86_400_000).toISOString().slice(0, 10);
+    const r = await firstQuery(['users', 'list', '--last-login', '1w..today']);
+    assert.equal(r.get('last_login_gte'), week);
+    assert.equal(r.get('last_login_lte'), today);
+  });
+
+  test('open ranges send one bound', async () => {
+    const q = await firstQuery(['accounts', 'list', '--created', '..2026-05-01']);
+    assert.equal(q.get('created_date_lte'), '2026-05-01');
+    assert.equal(q.get('created_date_gte'), null);
+  });
+
+  test('repeated and switch filters', async () => {
+    const q = await firstQuery(['conversations', 'list', '--private', '--queue', '3,4', '--queue', '5', '--include', 'content,notes', '--sort', '-newest_sort_date']);
+    assert.deepEqual(q.getAll('queue_id'), ['3', '4', '5']);
+    assert.deepEqual(q.getAll('include'), ['content', 'notes']);
+    assert.equal(q.get('contains_private'), 'true');
+    assert.equal(q.get('sort'), '-newest_sort_date');
+    const t = await firstQuery(['tags', 'list', '--inactive']);
+    assert.equal(t.get('is_active'), 'false');
+  });
+
+  test('--include content gives each conversation its own content items', async () => {
+    const out = await runCli(['conversations', 'list', '--status', 'archived', '--include', 'content', '-o', 'ndjson', '--limit', '20', '--quiet'], { sandbox });
+    assert.equal(out.code, 0, out.stderr);
+    const records = out.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Row);
+    assert.equal(records.length, 20);
+    for (const record of records) {
+      const content = record.content as Row[];
+      assert.ok(content.length >= 1 && content.length <= 4);
+      assert.deepEqual(content.map((c) => c.id), record.content_ids);
+    }
+  });
+
+  test('conversations content lists the thread oldest first', async () => {
+    const [conversation] = await oracleList('v1.3/conversations?status=unread&page_size=1&fields=id');
+    const id = String(conversation!.id);
+    const body = (await oracleGet(`v1.3/conversations/${id}?include=content`)) as Row;
+    assert.ok(body);
+    const out = await runCli(['conversations', 'content', id, '-o', 'ndjson'], { sandbox });
+    assert.equal(out.code, 0, out.stderr);
+    const items = out.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Row);
+    const times = items.map((i) => (String(i.created_date).startsWith('1970') ? String(i.imported_date) : String(i.created_date)));
+    assert.deepEqual(times, [...times].sort());
+    assert.ok(items.length >= 1);
+  });
+
+  test('v1 channels come as bare arrays and still list', async () => {
+    const expected = await oracleList('v1/channels?fields=name');
+    const out = await runCli(['channels', 'list', '--api-version', 'v1', '--columns', 'id,name', '--no-header'], { sandbox });
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal(out.stdout, expected.map((c) => `${c.id}\t${c.name}\n`).join(''));
+  });
+});
+
+describe('--limit', () => {
+  test('stops early and never fetches a page it does not need', async () => {
+    const start = sandbox.requests.length;
+    const out = await runCli(['conversations', 'list', '--status', 'unread', '--limit', '5', '--columns', 'id', '--no-header'], { sandbox });
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal(out.stdout.trimEnd().split('\n').length, 5);
+    const requests = apiRequests(sandbox, start);
+    assert.equal(requests.length, 1);
+    assert.equal(new URL(requests[0]!.url, 'http://x').searchParams.get('page_size'), '5');
+    assert.match(out.stderr, /--resume \S+/);
+  });
+
+  test('across pages: exactly the pages needed', async () => {
+    const start = sandbox.requests.length;
+    const out = await runCli(['tags', 'list', '--limit', '12', '--page-size', '5', '--columns', 'id', '--no-header'], { sandbox });
+    assert.equal(out.stdout.trimEnd().split('\n').length, 12);
+    assert.equal(apiRequests(sandbox, start).length, 3);
+  });
+
+  test('a union stops in the first query when it has enough', async () => {
+    const start = sandbox.requests.length;
+    const out = await runCli(['conversations', 'list', '--limit', '3', '--columns', 'id', '--no-header', '--quiet'], { sandbox });
+    assert.equal(out.stdout.trimEnd().split('\n').length, 3);
+    const requests = apiRequests(sandbox, start);
+    assert.equal(requests.length, 1);
+    assert.equal(new URL(requests[0]!.url, 'http://x').searchParams.get('is_priority'), 'true');
+  });
+});
+
+describe('exit codes', () => {
+  const usage: Array<[string, string[], RegExp]> = [
+    ['unknown flag', ['tags', 'list', '--colour'], /unknown option '--colour'/],
+    ['bad enum', ['conversations', 'list', '--status', 'open'], /--status: "open" is not one of archived, on_hold, closing, closed, pending_approval, unread, assigned/],
+    ['bad output', ['tags', 'list', '-o', 'xml'], /--output: "xml" is not one of table, json, ndjson, csv, tsv/],
+    ['bad date', ['conversations', 'list', '--status', 'unread', '--oldest', '2026-02-30..'], /--oldest: .*2026-02-30.* YYYY-MM-DD/],
+    ['bad range', ['users', 'list', '--joined', 'soon'], /--joined: "soon" is not a range/],
+    ['conflicting flags', ['conversations', 'list', '--oldest', '7d..', '--newest', '7d..'], /--oldest and --newest cannot be used together/],
+    ['conflicting switches', ['tags', 'list', '--active', '--inactive'], /--active and --inactive cannot be used together/],
+    ['page size 0', ['tags', 'list', '--page-size', '0'], /--page-size: must be an integer from 1 to 50/],
+    ['page size 51', ['tags', 'list', '--page-size', '51'], /--page-size: must be an integer from 1 to 50/],
+    ['unknown field', ['tags', 'list', '--fields', 'colour'], /--fields: "colour" is not one of id, url, name, is_active/],
+    ['unknown column', ['tags', 'list', '--columns', 'id,colour'], /--columns: unknown column "colour"/],
+    ['version without the resource', ['tags', 'list', '--api-version', 'v1'], /--api-version: "v1" is not one of v1.1, v1.2, v1.3/],
+    ['queue filter before v1.3', ['conversations', 'list', '--queue', '3', '--api-version', 'v1.2'], /--queue needs --api-version v1.3/],
+    ['bad resume token', ['tags', 'list', '--resume', 'nonsense'], /--resume: not a token carectl printed/],
+    ['accounts take no gt: bound', ['accounts', 'list', '--created', 'gt:2026-01-01'], /--created: the service takes no gt: bound/],
+  ];
+  for (const [name, argv, message] of usage) {
+    test(`2 on ${name}, one line, nothing sent`, async () => {
+      const start = sandbox.requests.length;
+      const out = await runCli(argv, { sandbox });
+      assert.equal(out.code, 2);
+      assert.match(out.stderr, message);
+      assert.equal(out.stderr.trimEnd().split('\n').filter((l) => l.startsWith('carectl:')).length, 1);
+      assert.equal(out.stdout, '');
+      assert.equal(sandbox.requests.length, start, 'no request was sent');
+    });
+  }
+
+  test('3 on a wrong password, with the service message', async () => {
+    const out = await runCli(['tags', 'list'], { sandbox, env: { CARECTL_PASSWORD: 'wrong' } });
+    assert.equal(out.code, 3);
+    assert.match(out.stderr, /^carectl: .*401/);
+  });
+
+  test('3 on missing credentials, saying how to provide them', async () => {
+    const start = sandbox.requests.length;
+    const out = await runCli(['tags', 'list'], { sandbox, env: { CARECTL_USER: undefined, CARECTL_PASSWORD: undefined } });
+    assert.equal(out.code, 3);
+    assert.match(out.stderr, /CARECTL_USER and CARECTL_PASSWORD/);
+    assert.match(out.stderr, /carectl login/);
+    assert.equal(sandbox.requests.length, start);
+  });
+
+  test('4 on a missing record', async () => {
+    const out = await runCli(['tags', 'get', 'no-such-tag'], { sandbox });
+    assert.equal(out.code, 4);
+    assert.match(out.stderr, /^carectl: .*\(HTTP 404\)\n$/);
+    assert.equal(out.stdout, '');
+  });
+});
