@@ -1,29 +1,44 @@
+import { CarectlError, UsageError } from './errors.js';
+import type { PagingStyle } from './resources.js';
 /**
  * Paging. The three paging styles of the service differ in how the first request sets its size
- * (`page_size` or `limit`) and in the cursor their links carry (`skip`, `offset`, `page_token`);
- * all three hand the client an absolute `paging.next_page` link, and a client must never follow
- * `prev_page` (it never ends). So one generator follows next_page for every style, and the
- * style table below holds the differences.
+ * (`page_size` or `limit`) and in the cursor their links carry (`skip`, `offset`, `page_token`).
+ * All of them answer with a `paging.next_page` link, and a client must never follow `prev_page`
+ * (it never ends). The skip and token styles follow next_page as given (a page_token must not be
+ * modified). The offset style (users) uses the link only as the sign that more follow: its links
+ * drop the query's filters, so the next address is the current one with the offset advanced.
  *
  * A list may run in several phases (the two is_priority queries of a conversation union, or the
  * id chunks of an authors list). A Cursor names a place in that plan precisely enough to resume.
  */
-import { CarectlError, UsageError } from './errors.js';
-import type { PagingStyle } from './resources.js';
 
 export interface PagingStyleSpec {
   /** Query parameter setting the page size on the first request. */
   sizeParam: string | null;
-  /** Query parameter the next_page links advance. */
-  cursorParam: string | null;
+  /** The address of the page after `current`, given the reply's next_page link (relative). */
+  next(current: string, link: string | null, count: number): string | null;
 }
 
+const followLink = (_current: string, link: string | null): string | null => link;
+
 export const PAGING_STYLES: Record<PagingStyle, PagingStyleSpec> = {
-  skip: { sizeParam: 'page_size', cursorParam: 'skip' },
-  offset: { sizeParam: 'limit', cursorParam: 'offset' },
-  token: { sizeParam: 'page_size', cursorParam: 'page_token' },
-  none: { sizeParam: null, cursorParam: null },
+  skip: { sizeParam: 'page_size', next: followLink },
+  offset: { sizeParam: 'limit', next: (current, link, count) => (link === null ? null : withParam(current, 'offset', offsetOf(current) + count)) },
+  token: { sizeParam: 'page_size', next: followLink },
+  none: { sizeParam: null, next: () => null },
 };
+
+function offsetOf(address: string): number {
+  return Number(new URLSearchParams(address.split('?')[1] ?? '').get('offset') ?? 0);
+}
+
+/** `address` (path?query) with one parameter set, the others kept in order. */
+export function withParam(address: string, key: string, value: string | number): string {
+  const [path, query = ''] = address.split('?', 2) as [string, string?];
+  const params = new URLSearchParams(query);
+  params.set(key, String(value));
+  return `${path}?${params.toString()}`;
+}
 
 export interface Page {
   /** The address this page was read from (relative to the base address). */

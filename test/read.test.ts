@@ -216,6 +216,20 @@ describe('paging', () => {
     });
   }
 
+  test('offset style keeps its filters on every page (the service drops them from its links)', async () => {
+    const all = await oracleList('v1.2/users?limit=100&fields=timezone');
+    const zone = String(all[0]!.timezone);
+    const expected = (await oracleList(`v1.2/users?limit=100&fields=timezone&timezone=${encodeURIComponent(zone)}`)).map((u) => String(u.id));
+    assert.ok(expected.length > 3 && expected.length < all.length);
+    const start = sandbox.requests.length;
+    const out = await runCli(['users', 'list', '--timezone', zone, '--page-size', '2', '--columns', 'id', '--no-header'], { sandbox });
+    assert.equal(out.code, 0, out.stderr);
+    assert.deepEqual(out.stdout.trimEnd().split('\n'), expected);
+    const requests = apiRequests(sandbox, start).map((r) => new URL(r.url, 'http://x').searchParams);
+    assert.ok(requests.length >= expected.length / 2);
+    assert.ok(requests.every((q) => q.get('timezone') === zone), 'every page request carries the filter');
+  });
+
   test('conversations list without status or priority is the union of both is_priority queries', async () => {
     const priority = await oracleList('v1.3/conversations?is_priority=true&page_size=50');
     const normal = await oracleList('v1.3/conversations?is_priority=false&page_size=50');

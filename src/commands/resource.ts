@@ -150,11 +150,13 @@ export function listPlan(spec: ResourceSpec, version: Version, query: ReadonlyAr
 }
 
 export function pageSource(transport: Transport, spec: ResourceSpec): PageSource {
+  const style = PAGING_STYLES[spec.paging];
   return {
     async fetch(url) {
       const body = await transport.get(transport.url(url));
       const link = nextPageLink(body);
-      return { records: attachSideloads(spec, body, unwrapList(spec, body)), next: link === null ? null : relativeLink(transport, link) };
+      const records = attachSideloads(spec, body, unwrapList(spec, body));
+      return { records, next: style.next(url, link === null ? null : relativeLink(transport, link), records.length) };
     },
   };
 }
