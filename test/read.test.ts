@@ -179,6 +179,19 @@ describe('exact output', () => {
     assert.equal(new URL(request!.url, 'http://x').searchParams.get('fields'), 'name,rank');
   });
 
+  test('each output asks only for the fields it shows; json asks for whole records', async () => {
+    const fieldsOf = async (argv: string[]): Promise<string | null> => {
+      const start = sandbox.requests.length;
+      const out = await runCli([...argv, '--quiet'], { sandbox });
+      assert.equal(out.code, 0, out.stderr);
+      return new URL(apiRequests(sandbox, start)[0]!.url, 'http://x').searchParams.get('fields');
+    };
+    assert.equal(await fieldsOf(['conversations', 'list', '--status', 'unread', '--limit', '1']), 'status,is_priority,author,channels,tags,assigned_to');
+    assert.equal(await fieldsOf(['conversations', 'get', '500002', '--columns', 'id,close_reason,author.screen_name']), 'close_reason,author');
+    assert.equal(await fieldsOf(['users', 'get', '3001', '-o', 'json']), 'first_name,last_name,email,timezone,date_joined,last_login,is_expert,crowds_name,is_active,account');
+    assert.equal(await fieldsOf(['tags', 'list', '-o', 'ndjson', '--fields', 'name', '--limit', '1']), 'name');
+  });
+
   test('dotted --columns reach into nested records', async () => {
     const expected = await oracleList('v1.3/conversations?status=closed&fields=author,channels&page_size=50');
     const out = await runCli(['conversations', 'list', '--status', 'closed', '--columns', 'id,author.id,channels.0.id', '--no-header'], { sandbox });
