@@ -103,33 +103,46 @@ export const CONVERSATION_INCLUDES = ['content', 'notes', 'actions'] as const;
 export const SORT_VALUES = ['oldest_sort_date', '-oldest_sort_date', 'newest_sort_date', '-newest_sort_date'] as const;
 export const PLATFORMS = ['microblog', 'facebook', 'instagram', 'whatsapp'] as const;
 
+/** What a description may leave out: the path and envelope follow the name, and most resources take `fields` and offer list and get. */
+type ResourceInput = Omit<ResourceSpec, 'path' | 'envelope' | 'fieldsParam' | 'filters' | 'verbs'> &
+  Partial<Pick<ResourceSpec, 'path' | 'fieldsParam' | 'filters' | 'verbs'>> & {
+    envelope?: { list: string; single: string };
+    /** Versions whose replies carry no wrapper key. */
+    bareIn?: readonly Version[];
+  };
+
+function resource(input: ResourceInput): ResourceSpec {
+  const { bareIn, envelope, ...rest } = input;
+  return {
+    path: input.name,
+    fieldsParam: true,
+    filters: [],
+    verbs: ['list', 'get'],
+    ...rest,
+    envelope: { ...(envelope ?? { list: input.name, single: input.noun.replace(/ /g, '') }), ...(bareIn && { bareIn }) },
+  };
+}
+
 const range = (flag: string, param: string, help: string, ops?: readonly BoundOp[]): RangeFilter => ({ kind: 'range', flag, param, help, ...(ops && { ops }) });
 
 export const RESOURCES: readonly ResourceSpec[] = [
-  {
+  resource({
     name: 'authors',
     noun: 'author',
-    path: 'authors',
     versions: ['v1.1', 'v1.3'],
-    envelope: { list: 'authors', single: 'author' },
     fields: ['platform', 'platform_id', 'screen_name', 'real_name', 'location', 'website', 'description', 'profile_picture', 'profile_link'],
-    fieldsParam: true,
     defaultColumns: ['id', 'platform', 'screen_name', 'real_name', 'location'],
     paging: 'none',
-    filters: [],
-    verbs: ['list', 'get'],
     listByIds: { param: 'id', max: 50 },
     examples: {
-      list: ['carectl authors list m:1001 f:2002', 'carectl conversations list --status unread --columns author.id --no-header | sort -u | carectl authors list -'],
-      get: ['carectl authors get m:1001', 'carectl authors get m:1001 -o json'],
+      list: ['carectl authors list m:1000177 w:1000084', 'carectl conversations list --status unread --columns author.id --no-header | sort -u | carectl authors list -'],
+      get: ['carectl authors get m:1000177', 'carectl authors get w:1000084 -o json'],
     },
-  },
-  {
+  }),
+  resource({
     name: 'conversations',
     noun: 'conversation',
-    path: 'conversations',
     versions: ['v1.1', 'v1.2', 'v1.3'],
-    envelope: { list: 'conversations', single: 'conversation' },
     fields: ['status', 'is_priority', 'contains_private', 'tags', 'author', 'channels', 'assigned_to', 'handling_times', 'close_reason'],
     sideColumns: ['content', 'content_ids', 'context_ids', 'unarchived_content_ids', 'notes', 'note_ids', 'actions', 'action_ids'],
     sideloads: [
@@ -137,7 +150,6 @@ export const RESOURCES: readonly ResourceSpec[] = [
       { key: 'notes', ids: 'note_ids' },
       { key: 'actions', ids: 'action_ids' },
     ],
-    fieldsParam: true,
     defaultColumns: ['id', 'status', 'is_priority', 'author.id', 'channels', 'tags', 'assigned_to.id'],
     paging: 'skip',
     filters: [
@@ -154,7 +166,6 @@ export const RESOURCES: readonly ResourceSpec[] = [
       { kind: 'enum', flag: 'include', param: 'include', valueName: 'list', values: CONVERSATION_INCLUDES, repeat: true, onGet: true, help: 'side-load content, notes and/or actions' },
       { kind: 'enum', flag: 'sort', param: 'sort', valueName: 'field', values: SORT_VALUES, help: 'sort field; a leading - sorts descending' },
     ],
-    verbs: ['list', 'get'],
     requireOneOf: { params: ['status', 'is_priority'], union: { param: 'is_priority', values: ['true', 'false'] } },
     conflicts: [['oldest', 'newest']],
     examples: {
@@ -163,34 +174,29 @@ export const RESOURCES: readonly ResourceSpec[] = [
         'carectl conversations list --priority --newest 7d..today -o csv > urgent.csv',
         'carectl conversations list --status on_hold --include content -o ndjson',
       ],
-      get: ['carectl conversations get 1001', 'carectl conversations get 1001 --include content -o json'],
+      get: ['carectl conversations get 500002', 'carectl conversations get 500002 --include content -o json'],
     },
-  },
-  {
+  }),
+  resource({
     name: 'channels',
     noun: 'channel',
-    path: 'channels',
     versions: ['v1', 'v1.1', 'v1.2', 'v1.3'],
-    envelope: { list: 'channels', single: 'channel', bareIn: ['v1'] },
+    bareIn: ['v1'],
     fields: ['name', 'created', 'is_active', 'small_image', 'reports', 'fans', 'account', 'fb_page_url', 'type'],
-    fieldsParam: true,
     defaultColumns: ['id', 'name', 'type', 'is_active', 'account.id'],
     paging: 'none',
     filters: [
       { kind: 'text', flag: 'name', param: 'name', valueName: 'name', help: 'only channels with this name' },
       { kind: 'enum', flag: 'type', param: 'type', valueName: 'platform', values: PLATFORMS, help: 'only channels of this platform' },
     ],
-    verbs: ['list', 'get'],
-    examples: { list: ['carectl channels list', 'carectl channels list --type facebook -o json'], get: ['carectl channels get 11', 'carectl channels get 11 --fields name,fans'] },
-  },
-  {
+    examples: { list: ['carectl channels list', 'carectl channels list --type facebook -o json'], get: ['carectl channels get 202', 'carectl channels get 202 --fields name,fans'] },
+  }),
+  resource({
     name: 'accounts',
     noun: 'account',
-    path: 'accounts',
     versions: ['v1'],
-    envelope: { list: 'accounts', single: 'account', bareIn: ['v1'] },
+    bareIn: ['v1'],
     fields: ['name', 'description', 'package', 'created_date', 'channels', 'reports'],
-    fieldsParam: true,
     defaultColumns: ['id', 'name', 'package', 'created_date'],
     paging: 'none',
     filters: [
@@ -198,61 +204,43 @@ export const RESOURCES: readonly ResourceSpec[] = [
       { kind: 'text', flag: 'name', param: 'name', valueName: 'name', help: 'only accounts with this name' },
       range('created', 'created_date', 'creation date (RANGE; the service takes no gt: bound here)', ['gte', 'lte', 'lt']),
     ],
-    verbs: ['list', 'get'],
     examples: { list: ['carectl accounts list', 'carectl accounts list --created 2024-01-01.. -o json'], get: ['carectl accounts get 1001', 'carectl accounts get 1001 -o json'] },
-  },
-  {
+  }),
+  resource({
     name: 'teams',
     noun: 'team',
-    path: 'teams',
     versions: ['v1.1', 'v1.2', 'v1.3'],
-    envelope: { list: 'teams', single: 'team' },
     fields: ['name', 'account', 'users'],
     singleFields: ['is_active'],
-    fieldsParam: true,
     defaultColumns: ['id', 'name', 'account.id', 'users'],
     paging: 'skip',
-    filters: [],
-    verbs: ['list', 'get'],
-    examples: { list: ['carectl teams list', 'carectl teams list -o json'], get: ['carectl teams get 5', 'carectl teams get 5 --columns name,users'] },
-  },
-  {
+    examples: { list: ['carectl teams list', 'carectl teams list -o json'], get: ['carectl teams get 801', 'carectl teams get 801 --columns name,users'] },
+  }),
+  resource({
     name: 'queues',
     noun: 'queue',
-    path: 'queues',
     versions: ['v1.1', 'v1.2', 'v1.3'],
-    envelope: { list: 'queues', single: 'queue' },
     fields: ['name', 'is_active', 'rank', 'role', 'external_id'],
-    fieldsParam: true,
     defaultColumns: ['id', 'name', 'is_active', 'rank', 'role'],
     paging: 'skip',
-    filters: [],
-    verbs: ['list', 'get'],
-    examples: { list: ['carectl queues list', 'carectl queues list -o csv > queues.csv'], get: ['carectl queues get 7', 'carectl queues get 7 -o json'] },
-  },
-  {
+    examples: { list: ['carectl queues list', 'carectl queues list -o csv > queues.csv'], get: ['carectl queues get 9001', 'carectl queues get 9001 -o json'] },
+  }),
+  resource({
     name: 'tags',
     noun: 'tag',
-    path: 'tags',
     versions: ['v1.1', 'v1.2', 'v1.3'],
-    envelope: { list: 'tags', single: 'tag' },
     fields: ['name', 'is_active'],
-    fieldsParam: true,
     defaultColumns: ['id', 'name', 'is_active'],
     paging: 'skip',
     filters: [{ kind: 'switch', flag: 'active', offFlag: 'inactive', param: 'is_active', help: 'only active tags', offHelp: 'only inactive tags' }],
-    verbs: ['list', 'get'],
-    examples: { list: ['carectl tags list --active', 'carectl tags list -o json'], get: ['carectl tags get 3', 'carectl tags get 3 -o json'] },
-  },
-  {
+    examples: { list: ['carectl tags list --active', 'carectl tags list -o json'], get: ['carectl tags get 7005', 'carectl tags get 7005 -o json'] },
+  }),
+  resource({
     name: 'users',
     noun: 'user',
-    path: 'users',
     versions: ['v1.2'],
-    envelope: { list: 'users', single: 'user' },
     fields: ['first_name', 'last_name', 'email', 'timezone', 'date_joined', 'last_login', 'is_expert', 'crowds_name'],
     singleFields: ['is_active', 'account'],
-    fieldsParam: true,
     defaultColumns: ['id', 'first_name', 'last_name', 'email', 'timezone', 'last_login'],
     paging: 'offset',
     filters: [
@@ -260,17 +248,13 @@ export const RESOURCES: readonly ResourceSpec[] = [
       range('joined', 'date_joined', 'date joined (RANGE)'),
       range('last-login', 'last_login', 'date of last login (RANGE)'),
     ],
-    verbs: ['list', 'get'],
-    examples: { list: ['carectl users list --last-login 30d..', 'carectl users list --timezone Europe/Brussels -o csv'], get: ['carectl users get 42', 'carectl users get 42 -o json'] },
-  },
-  {
+    examples: { list: ['carectl users list --last-login 30d..', 'carectl users list --timezone Europe/Brussels -o csv'], get: ['carectl users get 3001', 'carectl users get 3001 -o json'] },
+  }),
+  resource({
     name: 'reports',
     noun: 'report',
-    path: 'reports',
     versions: ['v1.1'],
-    envelope: { list: 'reports', single: 'report' },
     fields: ['name', 'date_from', 'date_to', 'generated_by', 'account', 'channel', 'generation_start_date', 'generated_date', 'download', 'failure'],
-    fieldsParam: true,
     defaultColumns: ['id', 'name', 'date_from', 'date_to', 'generated_date', 'failure'],
     paging: 'skip',
     filters: [
@@ -278,37 +262,31 @@ export const RESOURCES: readonly ResourceSpec[] = [
       { kind: 'text', flag: 'channel', param: 'channel', valueName: 'id', help: 'only reports of this channel' },
     ],
     conflicts: [['account', 'channel']],
-    verbs: ['list', 'get'],
-    examples: { list: ['carectl reports list', 'carectl reports list --channel 11 -o json'], get: ['carectl reports get 9', 'carectl reports get 9 -o json'] },
-  },
-  {
+    examples: { list: ['carectl reports list', 'carectl reports list --channel 202 -o json'], get: ['carectl reports get 60001', 'carectl reports get 60001 -o json'] },
+  }),
+  resource({
     name: 'annotation-types',
     noun: 'annotation type',
-    path: 'annotation-types',
     versions: ['api/1'],
     envelope: { list: 'annotationtypes', single: 'annotationtype' },
     fields: ['name', 'format', 'is_active'],
     fieldsParam: false,
     defaultColumns: ['id', 'name', 'format', 'is_active'],
     paging: 'token',
-    filters: [],
     verbs: ['list'],
     examples: { list: ['carectl annotation-types list', 'carectl annotation-types list -o json'] },
-  },
-  {
+  }),
+  resource({
     name: 'annotations',
     noun: 'annotation',
-    path: 'annotations',
     versions: ['api/1'],
-    envelope: { list: 'annotations', single: 'annotation' },
     fields: ['type_id', 'value', 'created_date', 'moderator_id'],
     fieldsParam: false,
     defaultColumns: ['type_id', 'value', 'created_date', 'moderator_id'],
     paging: 'token',
-    filters: [],
     verbs: ['list'],
     examples: { list: ['carectl annotations list', 'carectl annotations list -o csv > annotations.csv'] },
-  },
+  }),
 ];
 
 export function resourceByName(name: string): ResourceSpec {

@@ -13,7 +13,7 @@ export function addConversationCommands(program: Command, action: Action): void 
   const content = group
     .command('content <id>')
     .description("show a conversation's content items as rows, oldest first");
-  addExamples(content, ['carectl conversations content 1001', 'carectl conversations content 1001 --columns created_date,author.id,text -o csv']);
+  addExamples(content, ['carectl conversations content 500002', 'carectl conversations content 500002 --columns created_date,author.id,text -o csv']);
   content.action(action((ctx, _opts, args) => showContent(ctx, args[0] as string)));
 }
 
