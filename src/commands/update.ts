@@ -1,0 +1,183 @@
+/**
+ * `conversations update ID…`: PATCH the status of conversations, one id at a time, keeping their
+ * tags unless told otherwise. The service's tag_ids replaces the whole list, so every PATCH is
+ * built from the conversation's current tags (read first) unless --tags gives the new list.
+ */
+import type { Command } from 'commander';
+import type { Context } from '../context.js';
+import { ApiError, CarectlError, InterruptedError, UsageError } from '../errors.js';
+import type { Transport } from '../http/transport.js';
+import { sanitizeForTerminal, writeText } from '../output/index.js';
+import { parseEnum, parseList } from '../parse.js';
+import { resolveColumns } from '../query.js';
+import { resourceByName, type Version } from '../resources.js';
+import type { Action, Options } from './action.js';
+import { readIds } from './ids.js';
+import { addExamples, fetchSingle } from './resource.js';
+
+const conversations = resourceByName('conversations');
+const UPDATE_STATUSES = ['on_hold', 'closing'] as const;
+/** PATCH of a conversation exists in v1.3 only. */
+const PATCH_VERSIONS: readonly Version[] = ['v1.3'];
+const RESULT_COLUMNS = ['id', 'status', 'tags', 'result'];
+
+/** What every id gets, checked before anything is sent. */
+export interface UpdatePlan {
+  status: (typeof UPDATE_STATUSES)[number];
+  closeReason: string | undefined;
+  /** How the new tag list follows from the current one. */
+  tags: { replace: string[] } | { add: string[]; remove: string[] };
+}
+
+export interface PatchBody {
+  status: string;
+  tag_ids: string[];
+  close_reason?: string;
+}
+
+export function addUpdateCommand(program: Command, action: Action): void {
+  const group = program.commands.find((c) => c.name() === 'conversations') as Command;
+  const update = group
+    .command('update <ids...>')
+    .description('set the status of conversations (ids as arguments or - for stdin), keeping their tags unless told otherwise')
+    .requiredOption('--status <status>', `new status: ${UPDATE_STATUSES.join(' or ')}`)
+    .option('--close-reason <reason>', 'close reason (required with --status closing)')
+    .option('--tags <list>', "replace the tags with these tag ids, comma-separated ('' removes all)")
+    .option('--add-tags <list>', 'tag ids to add to the current tags')
+    .option('--remove-tags <list>', 'tag ids to remove from the current tags')
+    .option('--dry-run', 'print each PATCH (method, path, JSON body) instead of sending it; current tags are still read (GET only)');
+  addExamples(update, [
+    'carectl conversations update 1001 1002 --status on_hold',
+    'carectl conversations update 1001 --status closing --close-reason resolved --add-tags 7005',
+    'carectl conversations list --status unread --tag spam --columns id --no-header | carectl conversations update - --status closing --close-reason spam',
+    "carectl conversations update 1001 --status on_hold --tags '' --dry-run",
+  ]);
+  update.action(action((ctx, opts, args) => updateConversations(ctx, opts, args[0] as string[])));
+}
+
+/** The flags as an UpdatePlan; every mistake is a UsageError (exit 2, nothing sent). */
+export function planFromOptions(opts: Options): UpdatePlan {
+  const status = parseEnum(opts.status as string, '--status', UPDATE_STATUSES);
+  const closeReason = opts.closeReason as string | undefined;
+  if (closeReason !== undefined && closeReason.trim() === '') throw new UsageError('--close-reason: needs a value');
+  if (status === 'closing' && closeReason === undefined) {
+    throw new UsageError('--status closing needs --close-reason R (for example resolved or spam)');
+  }
+  const replace = opts.tags as string | undefined;
+  const add = parseList((opts.addTags as string | undefined) ?? '');
+  const remove = parseList((opts.removeTags as string | undefined) ?? '');
+  if (replace !== undefined) {
+    if (opts.addTags !== undefined || opts.removeTags !== undefined) {
+      throw new UsageError('--tags replaces the whole list; it cannot be combined with --add-tags or --remove-tags');
+    }
+    return { status, closeReason: closeReason?.trim(), tags: { replace: unique(parseList(replace)) } };
+  }
+  const both = add.filter((id) => remove.includes(id));
+  if (both.length > 0) throw new UsageError(`--add-tags and --remove-tags both name ${both.join(', ')}`);
+  return { status, closeReason: closeReason?.trim(), tags: { add: unique(add), remove } };
+}
+
+/** The new tag list: the replacement, or the current tags minus the removed plus the added. */
+export function newTagIds(plan: UpdatePlan, current: readonly string[] | undefined): string[] {
+  if ('replace' in plan.tags) return plan.tags.replace;
+  const { add, remove } = plan.tags;
+  const kept = (current ?? []).filter((id) => !remove.includes(id));
+  return unique([...kept, ...add]);
+}
+
+export function patchBody(plan: UpdatePlan, tagIds: string[]): PatchBody {
+  return { status: plan.status, tag_ids: tagIds, ...(plan.closeReason !== undefined && { close_reason: plan.closeReason }) };
+}
+
+interface Outcome {
+  id: string;
+  /** Set when this id failed. */
+  error?: CarectlError;
+}
+
+async function updateConversations(ctx: Context, opts: Options, args: string[]): Promise<void> {
+  const plan = planFromOptions(opts);
+  const dryRun = opts.dryRun === true;
+  const format = await ctx.outputFormat();
+  const columns = resolveColumns(RESULT_COLUMNS, RESULT_COLUMNS, ctx.globals.columns, undefined);
+  const version = await ctx.apiVersion(PATCH_VERSIONS, 'v1.3');
+  // Checked here so the message does not offer an --id flag this command lacks.
+  if (args.every((id) => id.trim() === '')) throw new UsageError('ids: give at least one conversation id, or - to read them from stdin');
+  const ids = await readIds(ctx, args, '-');
+  const transport = await ctx.transport();
+  const writer = dryRun ? undefined : ctx.writer(format, 'list', columns);
+
+  const outcomes: Outcome[] = [];
+  for (const id of ids) {
+    try {
+      if (ctx.io.signal.aborted) throw new InterruptedError();
+      const { url, body } = await buildPatch(transport, version, plan, id);
+      if (dryRun) {
+        await writeText(ctx.io.stdout.stream, `PATCH ${url.pathname} ${JSON.stringify(body)}\n`);
+      } else {
+        await sendPatch(transport, url, body, !('replace' in plan.tags));
+        await writer!.write({ id, status: body.status, tags: body.tag_ids, result: 'ok' });
+      }
+      outcomes.push({ id });
+    } catch (err) {
+      if (err instanceof InterruptedError) {
+        await writer?.end();
+        throw new InterruptedError(interruptedMessage(outcomes.length, ids.length));
+      }
+      if (!(err instanceof CarectlError)) throw err;
+      outcomes.push({ id, error: err });
+      // A dry run prints requests, not result records: the failure goes to stderr.
+      if (dryRun) ctx.io.stderr.stream.write(`carectl: ${sanitizeForTerminal(`${id}: ${err.message}`)}\n`);
+      else await writer!.write({ id, status: null, tags: null, result: err.message });
+    }
+  }
+  await writer?.end();
+  throwIfAnyFailed(outcomes, dryRun);
+}
+
+async function buildPatch(transport: Transport, version: Version, plan: UpdatePlan, id: string): Promise<{ url: URL; body: PatchBody }> {
+  const current = 'replace' in plan.tags ? undefined : await currentTagIds(transport, version, id);
+  return {
+    url: transport.url(`${version}/${conversations.path}/${encodeURIComponent(id)}`),
+    body: patchBody(plan, newTagIds(plan, current)),
+  };
+}
+
+/**
+ * The service takes only active tags, so a conversation still carrying a deactivated tag cannot
+ * keep it: the refusal says how to proceed rather than carectl dropping the tag silently.
+ */
+async function sendPatch(transport: Transport, url: URL, body: PatchBody, keptCurrentTags: boolean): Promise<void> {
+  try {
+    await transport.request('PATCH', url, { body, idempotent: true });
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 400 && keptCurrentTags && body.tag_ids.length > 0 && /\btag/i.test(err.message)) {
+      throw new ApiError(err.status, `${err.message}; the conversation's current tags were sent back: drop a refused one with --remove-tags ID`);
+    }
+    throw err;
+  }
+}
+
+/** The current tags of a conversation, as ids (the single reply carries {id, url} references). */
+async function currentTagIds(transport: Transport, version: Version, id: string): Promise<string[]> {
+  const record = await fetchSingle(transport, conversations, version, id, [['fields', 'tags']]);
+  const tags = Array.isArray(record.tags) ? (record.tags as Array<{ id?: unknown }>) : [];
+  return tags.map((tag) => String(tag.id));
+}
+
+/** The exit code of the first failure, with a one-line summary. */
+function throwIfAnyFailed(outcomes: Outcome[], dryRun: boolean): void {
+  const failures = outcomes.filter((o) => o.error !== undefined);
+  const first = failures[0];
+  if (!first?.error) return;
+  const what = dryRun ? 'conversations could not be read' : 'updates failed';
+  throw new CarectlError(`${failures.length} of ${outcomes.length} ${what} (first: ${first.id}: ${first.error.message})`, first.error.exitCode);
+}
+
+function interruptedMessage(done: number, total: number): string {
+  return `interrupted after ${done} of ${total} conversations; an update is safe to repeat, so the same command can simply run again`;
+}
+
+function unique(items: readonly string[]): string[] {
+  return [...new Set(items)];
+}

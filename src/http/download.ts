@@ -1,0 +1,249 @@
+/**
+ * Downloads a report file from its download address: another origin, so it is fetched with a
+ * plain client that never carries the API credentials (never through Transport).
+ *
+ * A file is streamed into a temporary file beside PATH, flushed to disk, and renamed into place
+ * only when complete: a failed or interrupted download leaves nothing at PATH (and no temporary
+ * file). PATH `-` streams to standard output.
+ */
+import { randomBytes } from 'node:crypto';
+import { open, rename, rm } from 'node:fs/promises';
+import type { Writable } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import { ApiError, CarectlError, InterruptedError, NetworkError } from '../errors.js';
+import type { OutStream } from '../io.js';
+import { StreamSink } from '../output/stream-sink.js';
+import { RETRYABLE_STATUSES, retryDelayMs } from './retry.js';
+
+/** Where the bytes go: a file (absolute path) or standard output. */
+export type DownloadTarget = { file: string } | { stdout: Writable };
+
+export interface DownloadOptions {
+  url: string;
+  target: DownloadTarget;
+  userAgent: string;
+  /** Longest silence while waiting for headers or the next chunk (not a limit on the whole download). */
+  idleTimeoutMs: number;
+  /** Attempts after the first, for transient failures (network, 429, 5xx). */
+  retries: number;
+  maxRetryWaitMs: number;
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  signal: AbortSignal;
+  onProgress?: (received: number, total: number | undefined) => void;
+  random?: () => number;
+}
+
+/** A failure that a fresh attempt may not repeat, with what the service said about waiting. */
+class TransientDownloadError extends CarectlError {
+  constructor(
+    message: string,
+    readonly retryAfter: string | undefined,
+    readonly status: number | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/** Bytes already went to standard output: another attempt would repeat them, so none is made. */
+class StdoutStarted extends CarectlError {}
+
+const MAX_REDIRECTIONS = 5;
+
+/** Downloads to the target; resolves to the number of bytes written. */
+export async function download(options: DownloadOptions): Promise<number> {
+  const url = checkedUrl(options.url);
+  const { Agent, interceptors } = await import('undici');
+  // A fresh agent with no default headers: nothing of the API connection can leak into it.
+  const dispatcher = new Agent({ connections: 1 }).compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS }));
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await attemptDownload(dispatcher, url, options);
+      } catch (err) {
+        if (options.signal.aborted) throw new InterruptedError();
+        if (!(err instanceof TransientDownloadError) || attempt >= options.retries) throw finalError(err);
+        await waitBeforeRetry(attempt, err, options);
+      }
+    }
+  } finally {
+    await dispatcher.destroy().catch(() => undefined);
+  }
+}
+
+function checkedUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new CarectlError(`the report's download address is not a URL: ${text}`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new CarectlError(`refusing a download address with scheme ${url.protocol}`);
+  return url;
+}
+
+async function attemptDownload(dispatcher: Dispatcher, url: URL, options: DownloadOptions): Promise<number> {
+  const { request } = await import('undici');
+  let reply: Dispatcher.ResponseData;
+  try {
+    reply = await request(url, {
+      method: 'GET',
+      dispatcher,
+      headers: { 'user-agent': options.userAgent, accept: '*/*' },
+      headersTimeout: options.idleTimeoutMs,
+      bodyTimeout: options.idleTimeoutMs,
+      signal: options.signal,
+    });
+  } catch (err) {
+    throw new TransientDownloadError(`download from ${url.origin} failed: ${describe(err)}`, undefined, undefined);
+  }
+  if (reply.statusCode < 200 || reply.statusCode >= 300) {
+    await reply.body.dump().catch(() => undefined);
+    const message = `download from ${url.origin} answered HTTP ${reply.statusCode}`;
+    if (RETRYABLE_STATUSES.has(reply.statusCode)) throw new TransientDownloadError(message, header(reply.headers['retry-after']), reply.statusCode);
+    throw new ApiError(reply.statusCode, message);
+  }
+  const length = Number(header(reply.headers['content-length']));
+  const total = Number.isSafeInteger(length) && length >= 0 ? length : undefined;
+  const sink = 'file' in options.target ? await openTempFile(options.target.file) : stdoutSink(options.target.stdout);
+  let received = 0;
+  try {
+    options.onProgress?.(0, total);
+    try {
+      for await (const chunk of reply.body) {
+        await sink.write(chunk as Buffer);
+        received += (chunk as Buffer).length;
+        options.onProgress?.(received, total);
+      }
+    } catch (err) {
+      if (err instanceof CarectlError) throw err;
+      const message = `download from ${url.origin} broke off after ${received} bytes: ${describe(err)}`;
+      throw received > 0 && 'stdout' in options.target ? new StdoutStarted(message) : new TransientDownloadError(message, undefined, undefined);
+    }
+    if (total !== undefined && received !== total) {
+      throw new TransientDownloadError(`download from ${url.origin} ended after ${received} of ${total} bytes`, undefined, undefined);
+    }
+    await sink.commit();
+    return received;
+  } catch (err) {
+    await sink.discard();
+    throw err;
+  }
+}
+
+interface Sink {
+  write(chunk: Buffer): Promise<void>;
+  /** Makes the bytes final (the file appears at PATH). */
+  commit(): Promise<void>;
+  /** Removes every trace of a failed attempt. */
+  discard(): Promise<void>;
+}
+
+/** `PATH.partial-<random>` in PATH's folder, so the final rename stays on one file system. */
+async function openTempFile(path: string): Promise<Sink> {
+  const temp = `${path}.partial-${randomBytes(6).toString('hex')}`;
+  const handle = await open(temp, 'wx').catch((err: unknown) => {
+    throw new CarectlError(`cannot write ${path}: ${describe(err)}`);
+  });
+  let closed = false;
+  const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    await handle.close();
+  };
+  return {
+    async write(chunk) {
+      await handle.write(chunk).catch((err: unknown) => {
+        throw new CarectlError(`cannot write ${path}: ${describe(err)}`);
+      });
+    },
+    async commit() {
+      await handle.sync();
+      await close();
+      await rename(temp, path).catch((err: unknown) => {
+        throw new CarectlError(`cannot write ${path}: ${describe(err)}`);
+      });
+    },
+    async discard() {
+      await close().catch(() => undefined);
+      await rm(temp, { force: true });
+    },
+  };
+}
+
+function stdoutSink(stream: Writable): Sink {
+  const sink = new StreamSink(stream);
+  return {
+    // StreamSink hands the chunk to stream.write unchanged, which takes bytes as well as text.
+    write: (chunk) => sink.write(chunk as unknown as string),
+    commit: () => sink.end(),
+    discard: async () => undefined,
+  };
+}
+
+async function waitBeforeRetry(attempt: number, err: TransientDownloadError, options: DownloadOptions): Promise<void> {
+  const delay = retryDelayMs({ attempt, retryAfter: err.retryAfter, now: options.now(), capMs: options.maxRetryWaitMs, random: options.random ?? Math.random });
+  if (delay === 'too-long') throw new CarectlError(`${err.message}; it asked to retry after ${err.retryAfter}, longer than carectl waits`);
+  await options.sleep(delay, options.signal).catch(() => {
+    throw new InterruptedError();
+  });
+}
+
+function finalError(err: unknown): unknown {
+  if (err instanceof TransientDownloadError) {
+    return err.status === undefined ? new NetworkError(err.message, true) : new ApiError(err.status, err.message);
+  }
+  return err;
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function describe(err: unknown): string {
+  const e = err as { code?: string; message?: string; cause?: { code?: string } } | undefined;
+  const code = e?.code ?? e?.cause?.code;
+  return code && e?.message && !e.message.includes(code) ? `${code} (${e.message})` : (e?.message ?? String(err));
+}
+
+/**
+ * A byte progress bar on a terminal (`[#####-----]  48%  1.2 MB / 2.5 MB`), redrawn at most
+ * every 100 ms and cleared when done. Off a terminal or with --quiet: nothing.
+ */
+export function createByteProgress(stderr: OutStream, quiet: boolean, label: string, now: () => number): { update(received: number, total: number | undefined): void; finish(): void } {
+  if (quiet || !stderr.isTTY) return { update: () => undefined, finish: () => undefined };
+  const BAR_WIDTH = 24;
+  let lastDraw = -Infinity;
+  let drawn = false;
+  return {
+    update(received, total) {
+      const complete = total !== undefined && received >= total;
+      if (!complete && now() - lastDraw < 100) return;
+      lastDraw = now();
+      drawn = true;
+      let text = `${label} ${formatBytes(received)}`;
+      if (total !== undefined && total > 0) {
+        const ratio = Math.min(1, received / total);
+        const filled = Math.round(ratio * BAR_WIDTH);
+        text = `${label} [${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}] ${String(Math.floor(ratio * 100)).padStart(3)}%  ${formatBytes(received)} / ${formatBytes(total)}`;
+      }
+      stderr.stream.write(`\r\x1b[2K${text}`);
+    },
+    finish() {
+      if (drawn) stderr.stream.write('\r\x1b[2K');
+    },
+  };
+}
+
+/** 512 B, 12.3 KB, 4.5 MB (powers of 1024). */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}

@@ -1,0 +1,147 @@
+/**
+ * Waiting for a report: poll its record until it is generated or failed, on a cadence that
+ * notices a ready report within about a second at no more than about one request a second.
+ * Time and sleep are injected, so tests run the whole lifecycle without waiting.
+ */
+import { CarectlError, ExitCode, InterruptedError, ReportFailedError, ReportTimeoutError } from '../errors.js';
+import type { OutStream } from '../io.js';
+import { sanitizeForTerminal } from '../output/index.js';
+
+export type ReportState = 'queued' | 'generating' | 'generated' | 'failed';
+
+/** The fields whose presence tells the state (the single reply is only {id, url} without them). */
+export const REPORT_STATE_FIELDS = ['generation_start_date', 'generated_date', 'download', 'failure'] as const;
+
+/** First wait 250 ms, then ×1.5 up to 1 s: quick for fast reports, ~1 request/s for slow ones. */
+export const POLL_FIRST_MS = 250;
+export const POLL_FACTOR = 1.5;
+export const POLL_CAP_MS = 1000;
+
+/** The lifecycle state a report record shows (spec: Report lifecycle). */
+export function reportState(record: Record<string, unknown>): ReportState {
+  if (isSet(record.failure)) return 'failed';
+  if (isSet(record.generated_date)) return 'generated';
+  if (isSet(record.generation_start_date)) return 'generating';
+  return 'queued';
+}
+
+function isSet(value: unknown): boolean {
+  return value !== undefined && value !== null && value !== '';
+}
+
+export function nextPollDelay(previous: number | undefined): number {
+  return previous === undefined ? POLL_FIRST_MS : Math.min(POLL_CAP_MS, Math.round(previous * POLL_FACTOR));
+}
+
+/** Shows the waiting on stderr; see createWaitProgress. */
+export interface WaitProgress {
+  /** After every poll. */
+  polled(state: ReportState, elapsedMs: number): void;
+  /** The wait ended (any way): the live line must not linger. */
+  finish(state: ReportState | undefined, elapsedMs: number): void;
+}
+
+export interface WaitOptions {
+  reportId: string;
+  /** GET of the report record with at least REPORT_STATE_FIELDS. */
+  fetch(): Promise<Record<string, unknown>>;
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  signal: AbortSignal;
+  timeoutMs: number;
+  /** When the wait began (create: right after the POST); defaults to now(). */
+  startedAt?: number;
+  /** The command that picks the wait up again, named in timeout and interrupt messages. */
+  resumeCommand: string;
+  progress: WaitProgress;
+}
+
+/** The generated report's record; a failed report throws ReportFailedError (exit 5). */
+export async function waitForReport(options: WaitOptions): Promise<Record<string, unknown>> {
+  const { reportId, progress } = options;
+  const started = options.startedAt ?? options.now();
+  const elapsed = (): number => options.now() - started;
+  let state: ReportState | undefined;
+  try {
+    let delay: number | undefined;
+    for (;;) {
+      if (options.signal.aborted) throw new InterruptedError();
+      const record = await options.fetch();
+      state = reportState(record);
+      progress.polled(state, elapsed());
+      if (state === 'generated') return record;
+      if (state === 'failed') throw new ReportFailedError(`report ${reportId} failed: ${String(record.failure)}`);
+      const remaining = options.timeoutMs - elapsed();
+      if (remaining <= 0) {
+        throw new ReportTimeoutError(
+          `report ${reportId} is still ${state} after ${formatElapsed(options.timeoutMs)}; keep waiting with: ${options.resumeCommand}`,
+        );
+      }
+      delay = nextPollDelay(delay);
+      // The last poll lands on the deadline, so a report ready just in time is not missed.
+      await options.sleep(Math.min(delay, remaining), options.signal).catch((err: unknown) => {
+        throw options.signal.aborted ? new InterruptedError() : err;
+      });
+    }
+  } catch (err) {
+    throw resumable(err, options);
+  } finally {
+    progress.finish(state, elapsed());
+  }
+}
+
+/** Failures that leave the report alive name it and the command that continues the wait. */
+function resumable(err: unknown, options: WaitOptions): unknown {
+  if (err instanceof ReportFailedError || err instanceof ReportTimeoutError) return err;
+  if (err instanceof InterruptedError || options.signal.aborted) {
+    return new InterruptedError(`interrupted while waiting for report ${options.reportId}; pick it up with: ${options.resumeCommand}`);
+  }
+  // After a network or service error (exit 1) the report lives on; a 404 or 403 has no later.
+  if (err instanceof CarectlError && err.exitCode === ExitCode.failure) {
+    return new CarectlError(`${err.message} (while waiting for report ${options.reportId}; try again with: ${options.resumeCommand})`, err.exitCode);
+  }
+  return err;
+}
+
+/** `12s`, `3m05s`, `1h02m`. */
+export function formatElapsed(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m${String(seconds % 60).padStart(2, '0')}s`;
+  return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m`;
+}
+
+/** Moves to the start of the line and clears it: the live line redraws in place. */
+export const CLEAR_LINE = '\r\x1b[2K';
+
+/**
+ * On a terminal, one live line (`report 60001: generating (4s)`) redrawn after every poll and
+ * cleared at the end, leaving a final line when the report is generated. Elsewhere (logs, cron
+ * mail), one plain line per state change. With --quiet, nothing.
+ */
+export function createWaitProgress(stderr: OutStream, quiet: boolean, reportId: string): WaitProgress {
+  const line = (state: ReportState, elapsedMs: number): string => sanitizeForTerminal(`report ${reportId}: ${state} (${formatElapsed(elapsedMs)})`);
+  if (quiet) return { polled: () => undefined, finish: () => undefined };
+  if (stderr.isTTY) {
+    let drawn = false;
+    return {
+      polled(state, elapsedMs) {
+        stderr.stream.write(`${CLEAR_LINE}${line(state, elapsedMs)}`);
+        drawn = true;
+      },
+      finish(state, elapsedMs) {
+        if (!drawn) return;
+        stderr.stream.write(state === 'generated' ? `${CLEAR_LINE}${line(state, elapsedMs)}\n` : CLEAR_LINE);
+      },
+    };
+  }
+  let last: ReportState | undefined;
+  return {
+    polled(state, elapsedMs) {
+      if (state !== last) stderr.stream.write(`${line(state, elapsedMs)}\n`);
+      last = state;
+    },
+    finish: () => undefined,
+  };
+}

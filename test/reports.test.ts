@@ -1,0 +1,356 @@
+/**
+ * Reports from create to file, end to end against the sandbox on a fake clock: the sandbox's
+ * lifecycle and carectl's polling both follow it, so nothing here sleeps for real.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import { download, type DownloadOptions } from '../src/http/download.js';
+import { nextPollDelay, reportState, POLL_CAP_MS } from '../src/reports/wait.js';
+import { FIXTURES, reportFileContent, type ReportFormat, type ReportRecord, type Sandbox } from '../src/sandbox/index.js';
+import { Collector, apiRequests, fakeClock, openSandbox, runCli, type RunOptions } from './helpers.js';
+
+const REPORT_DELAY_MS = 10_000;
+let sandbox: Sandbox;
+let clock: ReturnType<typeof fakeClock>;
+let folder: string;
+
+before(async () => {
+  clock = fakeClock();
+  sandbox = await openSandbox({ now: () => clock.now(), reportDelayMs: REPORT_DELAY_MS });
+});
+after(() => sandbox.close());
+beforeEach(async () => {
+  folder = await mkdtemp(join(tmpdir(), 'carectl-reports-'));
+  sandbox.setFaults(undefined);
+  clock.slept.length = 0;
+});
+afterEach(() => rm(folder, { recursive: true, force: true }));
+
+function cli(args: string[], options: RunOptions = {}): ReturnType<typeof runCli> {
+  return runCli(args, { sandbox, now: clock.now, sleep: clock.sleep, cwd: folder, ...options });
+}
+
+function report(id: string): ReportRecord {
+  const found = sandbox.data.byId.reports.get(id);
+  assert.ok(found, `report ${id} exists`);
+  return found;
+}
+
+/** The id the next POST creates (the sandbox numbers reports consecutively). */
+function nextReportId(): string {
+  return String(Math.max(...sandbox.data.reports.map((r) => Number(r.id))) + 1);
+}
+
+const CREATE = ['reports', 'create', '--account', '1001', '--from', '2026-06-01', '--to', '2026-06-07'];
+
+describe('reports create', () => {
+  test('without --wait prints the new id and sends the POST body once', async () => {
+    const id = nextReportId();
+    const from = sandbox.requests.length;
+    const result = await cli([...CREATE, '--format', 'csv']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, `${id}\n`);
+    assert.equal(result.stderr, '');
+    const sent = apiRequests(sandbox, from);
+    assert.deepEqual(
+      sent.map((r) => `${r.method} ${r.url} ${r.status}`),
+      ['POST /v1.1/reports 201'],
+    );
+    assert.deepEqual(JSON.parse(sent[0]!.body!), { account: 1001, date_from: '2026-06-01', date_to: '2026-06-07', date_type: 'created_date', format: 'csv' });
+  });
+
+  test('a POST whose answer is lost is not repeated: exit 1 with where to look', async () => {
+    sandbox.setFaults({ dropPostAfterBody: true });
+    const from = sandbox.requests.length;
+    const result = await cli(CREATE);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /^carectl: POST http:\/\/127\.0\.0\.1:\d+\/v1\.1\/reports failed: .*; the report may have been created all the same: look with carectl reports list --account 1001 before trying again\n$/);
+    assert.equal(apiRequests(sandbox, from).length, 1, 'sent once');
+  });
+
+  test('-o json prints {id, url}; relative dates and --channel are sent as the service expects', async () => {
+    const id = nextReportId();
+    const from = sandbox.requests.length;
+    const result = await cli(['-o', 'json', 'reports', 'create', '--channel', '202', '--from', '7d', '--to', 'yesterday', '--date-type', 'updated_date']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(JSON.parse(result.stdout), { id, url: `${sandbox.baseUrl}/v1.1/reports/${id}` });
+    assert.deepEqual(JSON.parse(apiRequests(sandbox, from)[0]!.body!), { channel: '202', date_from: '2026-06-23', date_to: '2026-06-29', date_type: 'updated_date' });
+  });
+
+  const usage: Array<{ name: string; args: string[]; message: RegExp }> = [
+    { name: 'both --account and --channel', args: ['--account', '1001', '--channel', '202', '--from', '1d', '--to', '1d'], message: /exactly one of --account ID or --channel ID/ },
+    { name: 'neither --account nor --channel', args: ['--from', '1d', '--to', '1d'], message: /exactly one of/ },
+    { name: 'no --to', args: ['--account', '1001', '--from', '1d'], message: /--from DATE and --to DATE are both required/ },
+    { name: 'a bad date', args: ['--account', '1001', '--from', '2026-02-30', '--to', '1d'], message: /--from: "2026-02-30" is not a valid date/ },
+    { name: '--from after --to', args: ['--account', '1001', '--from', '1d', '--to', '3d'], message: /is after --to/ },
+    { name: 'a bad --format', args: ['--account', '1001', '--from', '3d', '--to', '1d', '--format', 'pdf'], message: /--format: "pdf" is not one of xlsx, csv, json/ },
+    { name: 'a bad --date-type', args: ['--account', '1001', '--from', '3d', '--to', '1d', '--date-type', 'sent'], message: /--date-type/ },
+    { name: '--timeout without waiting', args: ['--account', '1001', '--from', '3d', '--to', '1d', '--timeout', '5m'], message: /use it with --wait or --download/ },
+    { name: 'a bad --timeout', args: ['--account', '1001', '--from', '3d', '--to', '1d', '--wait', '--timeout', '5'], message: /--timeout: "5" is not a duration/ },
+    { name: '--download into a missing folder', args: ['--account', '1001', '--from', '3d', '--to', '1d', '--download', 'nope/r.csv'], message: /--download: the folder nope does not exist/ },
+  ];
+  for (const { name, args, message } of usage) {
+    test(`${name}: exit 2, nothing sent`, async () => {
+      const from = sandbox.requests.length;
+      const result = await cli(['reports', 'create', ...args]);
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, message);
+      assert.equal(result.stdout, '');
+      assert.equal(sandbox.requests.length, from);
+    });
+  }
+});
+
+describe('reports create --download: the whole way to a file', () => {
+  for (const format of ['csv', 'json', 'xlsx'] as ReportFormat[]) {
+    test(`${format}: exact file content, one plain progress line per state, credentials never sent to the download host`, async () => {
+      const id = nextReportId();
+      const started = clock.now();
+      const from = sandbox.requests.length;
+      const result = await cli([...CREATE, '--format', format, '--download', `out.${format}`]);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, `${id}\n`);
+      const bytes = reportFileContent(report(id), format);
+      assert.deepEqual(await readFile(join(folder, `out.${format}`)), bytes);
+      assert.deepEqual(await readdir(folder), [`out.${format}`], 'no temporary file is left');
+      // Generation starts at 5 s and ends at 10 s; the polls land at 0, .25, .625, 1.188, 2.033, 3.033 … s.
+      assert.equal(
+        result.stderr,
+        `report ${id}: queued (0s)\nreport ${id}: generating (5s)\nreport ${id}: generated (10s)\n` +
+          `report ${id}: saved ${(bytes.length / 1024).toFixed(1)} KB to out.${format}\n`,
+      );
+      const downloads = sandbox.requests.slice(from).filter((r) => r.listener === 'download');
+      assert.equal(downloads.length, 1);
+      assert.equal(downloads[0]!.authorization, undefined);
+      assert.equal(downloads[0]!.status, 200);
+      assert.ok(apiRequests(sandbox, from).every((r) => r.authorization?.startsWith('Basic ')));
+      assert.ok(clock.now() - started - REPORT_DELAY_MS <= 1000, 'a ready report is noticed within a second');
+    });
+  }
+
+  test('polling starts at 250 ms, backs off ×1.5 to 1 s, and asks for the state fields', async () => {
+    const from = sandbox.requests.length;
+    const result = await cli([...CREATE, '--wait']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(clock.slept.slice(0, 6), [250, 375, 563, 845, 1000, 1000]);
+    assert.ok(clock.slept.every((ms) => ms <= POLL_CAP_MS));
+    const polls = apiRequests(sandbox, from).filter((r) => r.method === 'GET');
+    assert.ok(polls.every((r) => r.url.endsWith('?fields=generation_start_date%2Cgenerated_date%2Cdownload%2Cfailure')), polls[0]?.url);
+    // About one request a second over the wait (the first second polls faster).
+    assert.ok(polls.length <= REPORT_DELAY_MS / 1000 + 4, `${polls.length} polls`);
+  });
+
+  test('--download - streams the file to stdout and nothing else', async () => {
+    const id = nextReportId();
+    const result = await cli(['--quiet', ...CREATE, '--format', 'csv', '--download', '-']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, reportFileContent(report(id), 'csv').toString('utf8'));
+    assert.equal(result.stderr, '');
+    assert.deepEqual(await readdir(folder), []);
+  });
+
+  test('on a terminal: a live status line with the elapsed time and a byte progress bar', async () => {
+    const id = nextReportId();
+    const result = await cli([...CREATE, '--format', 'csv', '--download', folder], { stderrTTY: true });
+    assert.equal(result.code, 0, result.stderr);
+    const clear = '\r\x1b[2K';
+    assert.ok(result.stderr.startsWith(`${clear}report ${id}: queued (0s)${clear}report ${id}: queued (0s)`), JSON.stringify(result.stderr.slice(0, 80)));
+    assert.ok(result.stderr.includes(`${clear}report ${id}: generating (5s)${clear}report ${id}: generating (6s)`));
+    assert.ok(result.stderr.includes(`${clear}report ${id}: generated (10s)\n`));
+    assert.match(result.stderr, /\r\x1b\[2Kreport \d+ \[#{24}\] 100% {2}\d+\.\d KB \/ \d+\.\d KB/);
+    assert.ok(result.stderr.endsWith(`${clear}report ${id}: saved ${(reportFileContent(report(id), 'csv').length / 1024).toFixed(1)} KB to ${join(folder, `report-${id}.csv`)}\n`));
+    assert.deepEqual(await readdir(folder), [`report-${id}.csv`]);
+  });
+
+  test('--quiet: no progress at all', async () => {
+    const result = await cli(['--quiet', ...CREATE, '--download', 'r.xlsx'], { stderrTTY: true });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stderr, '');
+  });
+});
+
+describe('reports: failure, timeout, interrupt', () => {
+  test('a failed report: exit 5 with the failure text', async () => {
+    const id = nextReportId();
+    const result = await cli(['reports', 'create', '--channel', FIXTURES.failingReportChannelId, '--from', '3d', '--to', '1d', '--download', 'r.csv']);
+    assert.equal(result.code, 5);
+    const failure = report(id).failure;
+    assert.ok(failure);
+    assert.equal(result.stderr, `report ${id}: queued (0s)\nreport ${id}: generating (5s)\nreport ${id}: failed (10s)\ncarectl: report ${id} failed: ${failure}\n`);
+    assert.equal(result.stdout, '');
+    assert.deepEqual(await readdir(folder), []);
+  });
+
+  test('timeout: exit 6 naming the report and the command that keeps waiting; that command then finishes the job', async () => {
+    const id = nextReportId();
+    const started = clock.now();
+    const result = await cli([...CREATE, '--format', 'json', '--download', 'late.json', '--timeout', '3s']);
+    assert.equal(result.code, 6);
+    assert.equal(clock.now() - started, 3000, 'the last poll lands on the deadline');
+    assert.ok(
+      result.stderr.endsWith(`carectl: report ${id} is still queued after 3s; keep waiting with: carectl reports wait ${id} --download late.json\n`),
+      result.stderr,
+    );
+    assert.equal(result.stdout, '');
+    assert.deepEqual(await readdir(folder), []);
+
+    const resumed = await cli(['reports', 'wait', id, '--download', 'late.json']);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.equal(resumed.stdout, `${id}\n`);
+    assert.deepEqual(await readFile(join(folder, 'late.json')), reportFileContent(report(id), 'json'));
+  });
+
+  test('Ctrl-C while waiting: exit 130 with the report id and `carectl reports wait ID`', async () => {
+    const id = nextReportId();
+    const controller = new AbortController();
+    let naps = 0;
+    const sleep: typeof clock.sleep = async (ms, signal) => {
+      if (++naps === 3) controller.abort();
+      await clock.sleep(ms, signal);
+    };
+    const result = await cli([...CREATE, '--wait'], { sleep, signal: controller.signal });
+    assert.equal(result.code, 130);
+    assert.ok(result.stderr.endsWith(`carectl: interrupted while waiting for report ${id}; pick it up with: carectl reports wait ${id}\n`), result.stderr);
+    assert.equal(result.stdout, '');
+  });
+
+  test('Retry-After on throttled polls is honoured', async () => {
+    const id = nextReportId();
+    assert.equal((await cli(CREATE)).code, 0);
+    sandbox.setFaults({ rate: 0.5, kinds: ['429'], retryAfterSeconds: 2, seed: 7 });
+    const result = await cli(['--quiet', 'reports', 'wait', id]);
+    sandbox.setFaults(undefined);
+    assert.equal(result.code, 0, result.stderr);
+    assert.ok(clock.slept.includes(2000), `slept ${clock.slept.join(',')}`);
+    assert.ok(sandbox.requests.some((r) => r.status === 429));
+  });
+
+  test('reports wait on an unknown report: exit 4 with the service message', async () => {
+    const result = await cli(['reports', 'wait', '99999']);
+    assert.equal(result.code, 4);
+    assert.equal(result.stderr, "carectl: No report with id '99999' (HTTP 404)\n");
+  });
+
+  test('a service error while waiting (after the retries) names the command that continues', async () => {
+    const id = nextReportId();
+    assert.equal((await cli(CREATE)).code, 0);
+    sandbox.setFaults({ rate: 1, kinds: ['503'] });
+    const result = await cli(['--retries', '1', 'reports', 'wait', id, '--download', 'r.xlsx']);
+    sandbox.setFaults(undefined);
+    assert.equal(result.code, 1);
+    assert.equal(
+      result.stderr,
+      `carectl: Service unavailable (injected fault) (HTTP 503) (while waiting for report ${id}; try again with: carectl reports wait ${id} --download r.xlsx)\n`,
+    );
+  });
+});
+
+describe('reports download', () => {
+  test('default name report-ID.EXT in the current folder, exact bytes, no credentials to the download host', async () => {
+    const id = FIXTURES.reports.generatedId;
+    const from = sandbox.requests.length;
+    const result = await cli(['reports', 'download', id]);
+    assert.equal(result.code, 0, result.stderr);
+    const record = report(id);
+    assert.deepEqual(await readFile(join(folder, `report-${id}.${record.format}`)), reportFileContent(record, record.format));
+    assert.equal(result.stdout, '');
+    const downloads = sandbox.requests.slice(from).filter((r) => r.listener === 'download');
+    assert.deepEqual(
+      downloads.map((r) => [r.authorization, r.status]),
+      [[undefined, 200]],
+    );
+  });
+
+  test('--file - writes to stdout', async () => {
+    const id = FIXTURES.reports.generatedId;
+    const result = await cli(['reports', 'download', id, '--file', '-']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, reportFileContent(report(id), report(id).format).toString('utf8'));
+  });
+
+  test('a broken download leaves neither the file nor a temporary file (after the retries)', async () => {
+    sandbox.setFaults({ breakDownloads: true });
+    const from = sandbox.requests.length;
+    const result = await cli(['reports', 'download', FIXTURES.reports.generatedId, '--file', 'broken.csv']);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /nothing was saved; try again with: carectl reports download 60001 --file broken.csv\n$/);
+    assert.deepEqual(await readdir(folder), []);
+    assert.equal(sandbox.requests.slice(from).filter((r) => r.listener === 'download').length, 4, 'first try and 3 retries');
+  });
+
+  test('a failed report: exit 5; a report still generating: a hint to wait', async () => {
+    const failed = await cli(['reports', 'download', FIXTURES.reports.failedId]);
+    assert.equal(failed.code, 5);
+    assert.equal(failed.stderr, `carectl: report ${FIXTURES.reports.failedId} failed: ${report(FIXTURES.reports.failedId).failure}\n`);
+    const id = nextReportId();
+    assert.equal((await cli(CREATE)).code, 0);
+    const early = await cli(['reports', 'download', id, '--file', 'x.xlsx']);
+    assert.equal(early.code, 1);
+    assert.equal(early.stderr, `carectl: report ${id} is still queued; wait for it with: carectl reports wait ${id} --download x.xlsx\n`);
+    assert.deepEqual(await readdir(folder), []);
+  });
+});
+
+/** download() of a seeded report's file, with test defaults. */
+function downloadSeeded(id: string, overrides: Partial<DownloadOptions> & Pick<DownloadOptions, 'target'>): Promise<number> {
+  const record = report(id);
+  return download({
+    url: `${sandbox.downloadBaseUrl}/downloads/${record.download_token}/${record.id}.${record.format}`,
+    userAgent: 'test',
+    idleTimeoutMs: 5000,
+    retries: 3,
+    maxRetryWaitMs: 1000,
+    now: clock.now,
+    sleep: clock.sleep,
+    signal: new AbortController().signal,
+    ...overrides,
+  });
+}
+
+describe('download module', () => {
+  test('an interrupt part-way removes the temporary file and leaves nothing at PATH', async () => {
+    const controller = new AbortController();
+    let chunks = 0;
+    await assert.rejects(
+      downloadSeeded(FIXTURES.reports.generatedId, {
+        target: { file: join(folder, 'stopped.csv') },
+        signal: controller.signal,
+        onProgress: (received) => {
+          if (received > 0 && ++chunks === 1) controller.abort();
+        },
+      }),
+      (err: Error) => err.name === 'InterruptedError',
+    );
+    assert.deepEqual(await readdir(folder), []);
+  });
+
+  test('to stdout: no retry once bytes went out', async () => {
+    sandbox.setFaults({ breakDownloads: true });
+    const from = sandbox.requests.length;
+    const out = new Collector();
+    await assert.rejects(
+      downloadSeeded(FIXTURES.reports.generatedId, { target: { stdout: out } }),
+      /broke off after \d+ bytes/,
+    );
+    assert.equal(sandbox.requests.slice(from).length, 1);
+  });
+});
+
+describe('waiting logic', () => {
+  test('the state follows the fields of the lifecycle', () => {
+    assert.equal(reportState({ id: '1' }), 'queued');
+    assert.equal(reportState({ id: '1', generation_start_date: '2026-06-30T12:00:00', generated_date: '' }), 'generating');
+    assert.equal(reportState({ id: '1', generation_start_date: 'x', generated_date: '2026-06-30T12:00:05', download: 'http://d/x.csv' }), 'generated');
+    assert.equal(reportState({ id: '1', generation_start_date: 'x', generated_date: '', failure: 'boom' }), 'failed');
+  });
+
+  test('the poll delays grow ×1.5 from 250 ms and stop at the cap', () => {
+    const delays: number[] = [];
+    let delay: number | undefined;
+    for (let i = 0; i < 8; i++) delays.push((delay = nextPollDelay(delay)));
+    assert.deepEqual(delays, [250, 375, 563, 845, 1000, 1000, 1000, 1000]);
+  });
+});

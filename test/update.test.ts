@@ -1,0 +1,248 @@
+/**
+ * `conversations update` end to end against the sandbox: what each PATCH carries (read from the
+ * sandbox's request log), what later reads show, batches, dry runs, and the checks that must
+ * stop a command before it sends anything.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { FIXTURES, type ConversationRecord, type Sandbox } from '../src/sandbox/index.js';
+import { apiRequests, openSandbox, runCli } from './helpers.js';
+
+let sandbox: Sandbox;
+before(async () => {
+  sandbox = await openSandbox();
+});
+after(() => sandbox.close());
+
+const HEADER = 'id\tstatus\ttags\tresult\n';
+const taken = new Set<string>();
+
+/**
+ * Conversations no other test touches, on channels the demo key may manage and carrying only
+ * active tags (so sending the current tags back is accepted), matching `wanted`.
+ */
+function freshConversations(count: number, wanted: (c: ConversationRecord) => boolean): ConversationRecord[] {
+  const { data } = sandbox;
+  const found = data.conversations.filter(
+    (c) =>
+      !taken.has(c.id) &&
+      Number(c.id) > 500003 &&
+      c.channel_ids.every((id) => data.byId.channels.get(id)!.can_manage_conversations) &&
+      c.tag_ids.every((id) => data.byId.tags.get(id)!.is_active) &&
+      wanted(c),
+  );
+  assert.ok(found.length >= count, 'the sandbox has enough suitable conversations');
+  const chosen = found.slice(0, count);
+  for (const c of chosen) taken.add(c.id);
+  return chosen;
+}
+
+/** The JSON bodies of the PATCH requests since `from`, by path. */
+function patches(from: number): Array<{ url: string; body: unknown }> {
+  return apiRequests(sandbox, from)
+    .filter((r) => r.method === 'PATCH')
+    .map((r) => ({ url: r.url, body: JSON.parse(r.body ?? 'null') }));
+}
+
+/** What a later read through the CLI shows. */
+async function readBack(id: string): Promise<{ status: string; tags: string[]; close_reason?: string | null }> {
+  const result = await runCli(['-o', 'json', 'conversations', 'get', id, '--fields', 'status,tags,close_reason'], { sandbox });
+  assert.equal(result.code, 0, result.stderr);
+  const record = JSON.parse(result.stdout) as { status: string; tags: Array<{ id: string }>; close_reason?: string | null };
+  return { status: record.status, tags: record.tags.map((t) => t.id), close_reason: record.close_reason };
+}
+
+describe('conversations update: tags', () => {
+  test('a status-only update reads the current tags and sends them back unchanged', async () => {
+    const [c] = freshConversations(1, (c) => c.tag_ids.length >= 2 && c.status !== 'on_hold');
+    const tags = [...c!.tag_ids];
+    const closeReason = c!.close_reason;
+    const from = sandbox.requests.length;
+    const result = await runCli(['conversations', 'update', c!.id, '--status', 'on_hold'], { sandbox });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, `${HEADER}${c!.id}\ton_hold\t${tags.join(',')}\tok\n`);
+    assert.equal(result.stderr, '');
+    const sent = apiRequests(sandbox, from).map((r) => `${r.method} ${r.url}`);
+    assert.deepEqual(sent, [`GET /v1.3/conversations/${c!.id}?fields=tags`, `PATCH /v1.3/conversations/${c!.id}`]);
+    assert.deepEqual(patches(from)[0]!.body, { status: 'on_hold', tag_ids: tags });
+    assert.deepEqual(await readBack(c!.id), { status: 'on_hold', tags, close_reason: closeReason });
+  });
+
+  test('--add-tags and --remove-tags apply to the current tags (no duplicates, unknown removals ignored)', async () => {
+    const [c] = freshConversations(1, (c) => c.tag_ids.length >= 2 && !c.tag_ids.includes('7006') && !c.tag_ids.includes('7007'));
+    const [first, ...rest] = c!.tag_ids;
+    const kept = rest[0]!;
+    const from = sandbox.requests.length;
+    const result = await runCli(
+      ['conversations', 'update', c!.id, '--status', 'on_hold', '--add-tags', `7006,${kept},7007,7006`, '--remove-tags', `${first},7005`],
+      { sandbox },
+    );
+    assert.equal(result.code, 0, result.stderr);
+    const expected = [...rest, '7006', '7007'];
+    assert.deepEqual(patches(from)[0]!.body, { status: 'on_hold', tag_ids: expected });
+    assert.equal(result.stdout, `${HEADER}${c!.id}\ton_hold\t${expected.join(',')}\tok\n`);
+    assert.deepEqual((await readBack(c!.id)).tags, expected);
+  });
+
+  test("--tags '' clears every tag without reading the current ones", async () => {
+    const [c] = freshConversations(1, (c) => c.tag_ids.length >= 1);
+    const from = sandbox.requests.length;
+    const result = await runCli(['conversations', 'update', c!.id, '--status', 'on_hold', '--tags', ''], { sandbox });
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(
+      apiRequests(sandbox, from).map((r) => r.method),
+      ['PATCH'],
+    );
+    assert.deepEqual(patches(from)[0]!.body, { status: 'on_hold', tag_ids: [] });
+    assert.equal(result.stdout, `${HEADER}${c!.id}\ton_hold\t\tok\n`);
+    assert.deepEqual((await readBack(c!.id)).tags, []);
+  });
+
+  test('--tags replaces the list; closing sends the close reason', async () => {
+    const [c] = freshConversations(1, (c) => c.status !== 'closing');
+    const from = sandbox.requests.length;
+    const result = await runCli(
+      ['-o', 'json', 'conversations', 'update', c!.id, '--status', 'closing', '--close-reason', 'resolved', '--tags', '7005, 7006'],
+      { sandbox },
+    );
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(patches(from)[0]!.body, { status: 'closing', tag_ids: ['7005', '7006'], close_reason: 'resolved' });
+    assert.deepEqual(JSON.parse(result.stdout), [{ id: c!.id, status: 'closing', tags: ['7005', '7006'], result: 'ok' }]);
+    assert.deepEqual(await readBack(c!.id), { status: 'closing', tags: ['7005', '7006'], close_reason: 'resolved' });
+  });
+});
+
+describe('conversations update: checks before anything is sent', () => {
+  const cases: Array<{ name: string; args: string[]; message: RegExp }> = [
+    { name: 'closing without --close-reason', args: ['500010', '--status', 'closing'], message: /--status closing needs --close-reason/ },
+    { name: 'a status the PATCH does not take', args: ['500010', '--status', 'archived'], message: /--status: "archived" is not one of on_hold, closing/ },
+    { name: 'no --status', args: ['500010'], message: /--status/ },
+    { name: '--tags with --add-tags', args: ['500010', '--status', 'on_hold', '--tags', '7005', '--add-tags', '7006'], message: /--tags .* cannot be combined/ },
+    { name: '--tags with --remove-tags', args: ['500010', '--status', 'on_hold', '--tags', '', '--remove-tags', '7006'], message: /--tags .* cannot be combined/ },
+    { name: 'a tag both added and removed', args: ['500010', '--status', 'on_hold', '--add-tags', '7005', '--remove-tags', '7005'], message: /both name 7005/ },
+    { name: 'an api version without PATCH', args: ['500010', '--status', 'on_hold', '--api-version', 'v1.1'], message: /--api-version: "v1.1" is not one of v1.3/ },
+    { name: 'ids both as arguments and from stdin', args: ['500010', '-', '--status', 'on_hold'], message: /not both/ },
+  ];
+  for (const { name, args, message } of cases) {
+    test(`${name}: exit 2, nothing sent`, async () => {
+      const from = sandbox.requests.length;
+      const result = await runCli(['conversations', 'update', ...args], { sandbox, stdin: '500011\n' });
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, message);
+      assert.equal(result.stdout, '');
+      assert.equal(sandbox.requests.length, from, 'no request reached the sandbox');
+    });
+  }
+});
+
+describe('conversations update: batches', () => {
+  test('ids from stdin, one per line, blank lines and surrounding spaces ignored', async () => {
+    const [a, b] = freshConversations(2, (c) => c.status !== 'on_hold');
+    const from = sandbox.requests.length;
+    const result = await runCli(['conversations', 'update', '-', '--status', 'on_hold'], { sandbox, stdin: `\n  ${a!.id}  \n\n\t${b!.id}\r\n   \n` });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, `${HEADER}${a!.id}\ton_hold\t${a!.tag_ids.join(',')}\tok\n${b!.id}\ton_hold\t${b!.tag_ids.join(',')}\tok\n`);
+    assert.deepEqual(
+      patches(from).map((p) => p.url),
+      [`/v1.3/conversations/${a!.id}`, `/v1.3/conversations/${b!.id}`],
+    );
+    assert.equal((await readBack(b!.id)).status, 'on_hold');
+  });
+
+  test('a 403 fails its id with exit 3 while the other ids are still updated', async () => {
+    const [a, b] = freshConversations(2, (c) => c.status !== 'on_hold');
+    const locked = FIXTURES.readOnlyConversationId;
+    const from = sandbox.requests.length;
+    const result = await runCli(['conversations', 'update', a!.id, locked, b!.id, '--status', 'on_hold'], { sandbox });
+    assert.equal(result.code, 3);
+    const denied = `The API key lacks the Manage Conversations permission for channel ${FIXTURES.readOnlyChannelId} (HTTP 403)`;
+    assert.equal(
+      result.stdout,
+      `${HEADER}${a!.id}\ton_hold\t${a!.tag_ids.join(',')}\tok\n${locked}\t\t\t${denied}\n${b!.id}\ton_hold\t${b!.tag_ids.join(',')}\tok\n`,
+    );
+    assert.equal(result.stderr, `carectl: 1 of 3 updates failed (first: ${locked}: ${denied})\n`);
+    assert.deepEqual(
+      patches(from).map((p) => p.url),
+      [a!.id, locked, b!.id].map((id) => `/v1.3/conversations/${id}`),
+    );
+    assert.equal((await readBack(b!.id)).status, 'on_hold');
+    assert.notEqual((await readBack(locked)).status, 'on_hold');
+  });
+
+  test('the exit code is that of the first failure (404 before 403)', async () => {
+    const result = await runCli(['conversations', 'update', '999999', FIXTURES.readOnlyConversationId, '--status', 'on_hold'], { sandbox });
+    assert.equal(result.code, 4);
+    assert.match(result.stderr, /^carectl: 2 of 2 updates failed \(first: 999999: No conversation with id '999999' \(HTTP 404\)\)\n$/);
+  });
+
+  test("the service's 400 messages reach the user readably (inactive tag, unknown close reason)", async () => {
+    const [a, b] = freshConversations(2, () => true);
+    const result = await runCli(
+      ['-o', 'ndjson', 'conversations', 'update', a!.id, '--status', 'on_hold', '--add-tags', FIXTURES.inactiveTagId],
+      { sandbox },
+    );
+    assert.equal(result.code, 1);
+    const record = JSON.parse(result.stdout) as Record<string, unknown>;
+    assert.deepEqual(record, {
+      id: a!.id,
+      status: null,
+      tags: null,
+      result: `Tag ${FIXTURES.inactiveTagId} is inactive (HTTP 400); the conversation's current tags were sent back: drop a refused one with --remove-tags ID`,
+    });
+    const reason = await runCli(['conversations', 'update', b!.id, '--status', 'closing', '--close-reason', 'fixed'], { sandbox });
+    assert.equal(reason.code, 1);
+    assert.equal(
+      reason.stdout,
+      `${HEADER}${b!.id}\t\t\tUnknown close reason 'fixed'; accepted: ${FIXTURES.closeReasons.join(', ')} (HTTP 400)\n`,
+    );
+    assert.deepEqual((await readBack(b!.id)).tags, b!.tag_ids, 'a refused update changes nothing');
+  });
+});
+
+describe('conversations update --dry-run', () => {
+  test('prints every PATCH it would send and sends none (current tags read with GET only)', async () => {
+    const [a, b] = freshConversations(2, (c) => c.tag_ids.length >= 1 && c.status !== 'on_hold');
+    const before = [a!, b!].map((c) => ({ status: c.status, tags: [...c.tag_ids] }));
+    const from = sandbox.requests.length;
+    const result = await runCli(['conversations', 'update', a!.id, b!.id, '--status', 'on_hold', '--add-tags', '7005', '--dry-run'], { sandbox });
+    assert.equal(result.code, 0, result.stderr);
+    const body = (c: ConversationRecord): string => JSON.stringify({ status: 'on_hold', tag_ids: [...new Set([...c.tag_ids, '7005'])] });
+    assert.equal(result.stdout, `PATCH /v1.3/conversations/${a!.id} ${body(a!)}\nPATCH /v1.3/conversations/${b!.id} ${body(b!)}\n`);
+    assert.deepEqual(
+      apiRequests(sandbox, from).map((r) => r.method),
+      ['GET', 'GET'],
+    );
+    assert.deepEqual(
+      [a!, b!].map((c) => ({ status: c.status, tags: c.tag_ids })),
+      before,
+    );
+  });
+
+  test('with --tags it needs no request at all', async () => {
+    const from = sandbox.requests.length;
+    const result = await runCli(['conversations', 'update', '500020', '--status', 'closing', '--close-reason', 'spam', '--tags', '7006', '--dry-run'], { sandbox });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, 'PATCH /v1.3/conversations/500020 {"status":"closing","tag_ids":["7006"],"close_reason":"spam"}\n');
+    assert.equal(sandbox.requests.length, from);
+  });
+
+  test('an id that cannot be read is reported on stderr with its exit code', async () => {
+    const result = await runCli(['conversations', 'update', '999998', '--status', 'on_hold', '--dry-run'], { sandbox });
+    assert.equal(result.code, 4);
+    assert.equal(result.stdout, '');
+    assert.match(result.stderr, /^carectl: 999998: No conversation with id '999998' \(HTTP 404\)\ncarectl: 1 of 1 conversations could not be read/);
+  });
+});
+
+describe('conversations update: interrupt', () => {
+  test('Ctrl-C stops the batch before the next id (exit 130)', async () => {
+    const [a, b] = freshConversations(2, (c) => c.status !== 'on_hold');
+    const controller = new AbortController();
+    controller.abort();
+    const from = sandbox.requests.length;
+    const result = await runCli(['conversations', 'update', a!.id, b!.id, '--status', 'on_hold', '--tags', ''], { sandbox, signal: controller.signal });
+    assert.equal(result.code, 130);
+    assert.match(result.stderr, /interrupted after 0 of 2 conversations/);
+    assert.equal(sandbox.requests.length, from);
+  });
+});
