@@ -8,10 +8,8 @@ import {
   cellText,
   createWriter,
   csvField,
-  displayWidth,
   safeJsonStringify,
   sanitizeForTerminal,
-  truncateToWidth,
   tsvField,
   valueAt,
 } from '../src/output/index.js';
@@ -161,22 +159,6 @@ describe('sanitizeForTerminal', () => {
   it('leaves ordinary text, including non-ASCII, untouched', () => {
     const text = 'héllo 日本 👍 \\x1b';
     assert.equal(sanitizeForTerminal(text), text);
-  });
-});
-
-describe('display width', () => {
-  it('counts wide characters as two columns and combining marks as none', () => {
-    assert.equal(displayWidth('abc'), 3);
-    assert.equal(displayWidth('日本'), 4);
-    assert.equal(displayWidth('👍'), 2);
-    assert.equal(displayWidth('e\u0301'), 1);
-  });
-
-  it('truncates to a width with an ellipsis', () => {
-    assert.equal(truncateToWidth('abcdef', 6), 'abcdef');
-    assert.equal(truncateToWidth('abcdefg', 6), 'abcde…');
-    assert.equal(truncateToWidth('日本語テキスト', 6), '日本…');
-    assert.equal(truncateToWidth('abc', 1), '…');
   });
 });
 
@@ -443,13 +425,39 @@ describe('table', () => {
     );
   });
 
+  it('counts an emoji as two columns and a combining mark as none', async () => {
+    assert.equal(
+      await render('table', [[{ name: '✅', id: 1 }, { name: 'e\u0301', id: 2 }, { name: 'abc', id: 3 }]], {
+        columns: ['name', 'id'],
+      }),
+      'NAME  ID\n✅    1\ne\u0301     2\nabc   3\n',
+    );
+  });
+
+  it('cuts very long later values the same way, and marks a cut that would otherwise not show', async () => {
+    const firstPage: Row[] = [{ id: 1, name: '日本語' }];
+    const long: Row = { id: 2, name: '日本語'.repeat(2000) };
+    const marks: Row = { id: 3, name: 'e' + '\u0301'.repeat(100) };
+    const output = await render('table', [firstPage, [long, marks]]);
+    const lines = output.split('\n');
+    assert.equal(lines.slice(0, 3).join('\n'), 'ID  NAME\n1   日本語\n2   日本…');
+    assert.match(lines[3] ?? '', /^3   e\u0301+…$/);
+  });
+
+  it('cuts a later value to an ellipsis alone in a one-column-wide column', async () => {
+    assert.equal(
+      await render('table', [[{ id: 1, name: 'a' }], [{ id: 2, name: 'abc' }]], { header: false }),
+      '1  a\n2  …\n',
+    );
+  });
+
   it('shrinks the widest columns to fit the terminal width', async () => {
     const output = await render('table', [people], { columns: peopleColumns }, 30);
     assert.equal(
       output,
       'ID  NAME     AUTHOR…  CHANNE…\n' + '1   Ada      7        mail\n' + '22  Grace …  8\n',
     );
-    for (const line of output.split('\n')) assert.ok(displayWidth(line) <= 30, line);
+    for (const line of output.split('\n')) assert.ok(line.length <= 30, line);
   });
 
   it('shows control characters in cells visibly', async () => {

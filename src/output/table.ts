@@ -1,13 +1,13 @@
 import { Chalk } from 'chalk';
+import type CliTable3 from 'cli-table3';
 import { cellText, pathGetter } from './cells.js';
 import type { ValueGetter } from './cells.js';
-import { displayWidth, truncateToWidth } from './display-width.js';
 import { sanitizeForTerminal } from './sanitize.js';
 import { StreamSink } from './stream-sink.js';
 import type { RecordWriter, WriterOptions } from './types.js';
 
 /**
- * Borderless kubectl/gh-style tables, laid out with plain padding: columns two spaces apart,
+ * Borderless kubectl/gh-style tables laid out by cli-table3: columns two spaces apart,
  * upper-case header, no frame, no trailing blanks.
  */
 const GAP = '  ';
@@ -15,35 +15,80 @@ const GAP = '  ';
 const MIN_SHRUNK_WIDTH = 6;
 /** Safety valve for callers that never call endPage(): the first "page" ends here. */
 const MAX_BUFFERED_ROWS = 1000;
+const ELLIPSIS = '…';
 
-type Style = (text: string) => string;
+const BORDERLESS: CliTable3.TableConstructorOptions = {
+  chars: {
+    top: '',
+    'top-mid': '',
+    'top-left': '',
+    'top-right': '',
+    bottom: '',
+    'bottom-mid': '',
+    'bottom-left': '',
+    'bottom-right': '',
+    left: '',
+    'left-mid': '',
+    mid: '',
+    'mid-mid': '',
+    right: '',
+    'right-mid': '',
+    middle: GAP,
+  },
+  // No head/border colours: cli-table3 would colour through @colors/colors, which ignores our
+  // color setting; the header is styled with chalk before layout instead.
+  style: { 'padding-left': 0, 'padding-right': 0, head: [], border: [] },
+  truncate: ELLIPSIS,
+};
 
-function headerStyle(opts: WriterOptions): Style | undefined {
-  if (!opts.color) return undefined;
+/** cli-table3 is loaded on first use, so commands printing other formats do not pay for it. */
+let tableClass: Promise<CliTable3> | undefined;
+function loadTableClass(): Promise<CliTable3> {
+  tableClass ??= import('cli-table3').then((module) => module.default);
+  return tableClass;
+}
+
+/**
+ * cli-table3 truncates non-ASCII text by dropping one UTF-16 unit at a time and re-measuring the
+ * rest, milliseconds per long cell. Every code point but a zero-width one takes a column, so
+ * text is first cut a few code points past its column width, with no visible difference; the
+ * ellipsis keeps the cut marked should the kept part fit (text heavy in zero-width characters).
+ */
+function boundedForColumn(text: string, width: number): string {
+  const limit = width + 8;
+  if (text.length <= limit) return text;
+  const chars = Array.from(text);
+  return chars.length <= limit ? text : chars.slice(0, limit).join('') + ELLIPSIS;
+}
+
+interface Layout {
+  /** Lines ending in '\n', trailing blanks removed (cli-table3 pads the last column too). */
+  text: string;
+  widths: number[];
+}
+
+/**
+ * Lays the rows out; without `widths`, columns take their natural width. Cells are expected
+ * sanitized already: cli-table3 treats escape sequences as zero-width.
+ */
+async function layOut(rows: string[][], head: string[] | undefined, widths?: number[]): Promise<Layout> {
+  const Table = await loadTableClass();
+  // A copy: cli-table3 writes the widths it settles on back into options.colWidths.
+  const table = new Table({ ...BORDERLESS, head: head ?? [], colWidths: widths ? [...widths] : [] });
+  const bounded = widths
+    ? rows.map((row) => row.map((cell, index) => boundedForColumn(cell, widths[index] ?? 0)))
+    : rows;
+  table.push(...bounded);
+  return {
+    text: table.toString().replace(/ +$/gm, '') + '\n',
+    widths: table.options.colWidths.map((width) => width ?? 0),
+  };
+}
+
+function headerCells(names: string[], opts: WriterOptions): string[] {
+  if (!opts.color) return names;
   const chalk = new Chalk({ level: 1 });
-  return (text) => chalk.bold(text);
-}
-
-/** Each cell cut to its column width; every cell but the last padded to it. */
-function renderLine(cells: string[], widths: number[], style?: Style): string {
-  const last = cells.length - 1;
-  const parts = cells.map((cell, index) => {
-    const width = widths[index] ?? 0;
-    const fitted = truncateToWidth(cell, width);
-    const styled = style ? style(fitted) : fitted;
-    return index === last ? styled : styled + ' '.repeat(width - displayWidth(fitted));
-  });
-  return parts.join(GAP).replace(/ +$/, '') + '\n';
-}
-
-function naturalWidths(rows: string[][], columnCount: number): number[] {
-  const widths = new Array<number>(columnCount).fill(0);
-  for (const row of rows) {
-    row.forEach((cell, index) => {
-      widths[index] = Math.max(widths[index] ?? 0, displayWidth(cell));
-    });
-  }
-  return widths;
+  return names.map((name) => chalk.bold(name));
 }
 
 function sum(values: number[]): number {
@@ -67,8 +112,7 @@ function fitToTerminal(widths: number[], terminalColumns: number | undefined): n
 class ListTableWriter implements RecordWriter {
   readonly #sink: StreamSink;
   readonly #getters: ValueGetter[];
-  readonly #headerCells: string[] | undefined;
-  readonly #headerStyle: Style | undefined;
+  readonly #head: string[] | undefined;
   readonly #terminalColumns: number | undefined;
   #firstPage: string[][] = [];
   #widths: number[] | undefined;
@@ -76,16 +120,21 @@ class ListTableWriter implements RecordWriter {
   constructor(opts: WriterOptions) {
     this.#sink = new StreamSink(opts.out.stream);
     this.#getters = opts.columns.map(pathGetter);
-    this.#headerCells = opts.header
-      ? opts.columns.map((column) => sanitizeForTerminal(column.toUpperCase()))
+    this.#head = opts.header
+      ? headerCells(
+          opts.columns.map((column) => sanitizeForTerminal(column.toUpperCase())),
+          opts,
+        )
       : undefined;
-    this.#headerStyle = headerStyle(opts);
     this.#terminalColumns = opts.out.columns;
   }
 
   async write(record: Record<string, unknown>): Promise<void> {
     const cells = this.#getters.map((get) => sanitizeForTerminal(cellText(get(record))));
-    if (this.#widths) return this.#sink.write(renderLine(cells, this.#widths));
+    if (this.#widths) {
+      const { text } = await layOut([cells], undefined, this.#widths);
+      return this.#sink.write(text);
+    }
     this.#firstPage.push(cells);
     if (this.#firstPage.length >= MAX_BUFFERED_ROWS) await this.#flushFirstPage();
   }
@@ -104,15 +153,13 @@ class ListTableWriter implements RecordWriter {
   async #flushFirstPage(): Promise<void> {
     const rows = this.#firstPage;
     this.#firstPage = [];
-    const measured = this.#headerCells ? [this.#headerCells, ...rows] : rows;
-    const widths = fitToTerminal(
-      naturalWidths(measured, this.#getters.length),
-      this.#terminalColumns,
-    );
-    this.#widths = widths;
-    let text = this.#headerCells ? renderLine(this.#headerCells, widths, this.#headerStyle) : '';
-    for (const row of rows) text += renderLine(row, widths);
-    await this.#sink.write(text);
+    let layout = await layOut(rows, this.#head);
+    const fitted = fitToTerminal(layout.widths, this.#terminalColumns);
+    if (fitted.some((width, index) => width !== layout.widths[index])) {
+      layout = await layOut(rows, this.#head, fitted);
+    }
+    this.#widths = fitted;
+    await this.#sink.write(layout.text);
   }
 }
 
@@ -120,8 +167,7 @@ class ListTableWriter implements RecordWriter {
 class KeyValueTableWriter implements RecordWriter {
   readonly #sink: StreamSink;
   readonly #fields: { key: string; get: ValueGetter }[];
-  readonly #header: boolean;
-  readonly #headerStyle: Style | undefined;
+  readonly #head: string[] | undefined;
 
   constructor(opts: WriterOptions) {
     this.#sink = new StreamSink(opts.out.stream);
@@ -129,18 +175,13 @@ class KeyValueTableWriter implements RecordWriter {
       key: sanitizeForTerminal(column),
       get: pathGetter(column),
     }));
-    this.#header = opts.header;
-    this.#headerStyle = headerStyle(opts);
+    this.#head = opts.header ? headerCells(['KEY', 'VALUE'], opts) : undefined;
   }
 
   async write(record: Record<string, unknown>): Promise<void> {
     const rows = this.#fields.map(({ key, get }) => [key, sanitizeForTerminal(cellText(get(record)))]);
-    const header = ['KEY', 'VALUE'];
-    const keyWidth = naturalWidths(this.#header ? [header, ...rows] : rows, 2)[0] ?? 0;
-    // Infinity: the value column is never cut.
-    const widths = [keyWidth, Infinity];
-    let text = this.#header ? renderLine(header, widths, this.#headerStyle) : '';
-    for (const row of rows) text += renderLine(row, widths);
+    // Natural widths (no terminal fitting): the value column is never cut.
+    const { text } = await layOut(rows, this.#head);
     await this.#sink.write(text);
   }
 
