@@ -1,0 +1,102 @@
+/**
+ * `api PATH`: a raw request to {base_url}/PATH for what the other commands do not cover, with
+ * the same credentials, errors, retries, trace and origin rules. Prints the JSON reply: indented
+ * on a terminal, one line otherwise (and always one line per page with --paginate).
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { text } from 'node:stream/consumers';
+import type { Command } from 'commander';
+import type { Context } from '../context.js';
+import { CarectlError, UsageError } from '../errors.js';
+import { safeJsonStringify, writeText } from '../output/index.js';
+import { nextPageLink } from '../paging.js';
+import { parseEnum } from '../parse.js';
+import type { Action, Options } from './action.js';
+import { addExamples } from './resource.js';
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+type Method = (typeof METHODS)[number];
+/**
+ * Methods whose repetition changes nothing (RFC 9110), so a failed attempt is retried. Not
+ * PATCH: a raw body may be relative; not POST: it may create twice.
+ */
+const IDEMPOTENT: ReadonlySet<Method> = new Set(['GET', 'PUT', 'DELETE']);
+
+export function addApiCommand(program: Command, action: Action): void {
+  const api = program
+    .command('api <path>')
+    .description('raw request to {base_url}/PATH with the same credentials; prints the JSON reply')
+    .option('-X, --method <method>', `${METHODS.join(', ')} (default: GET, or POST with --data)`)
+    .option('-d, --data <json>', 'request body: JSON text, @FILE, or @- for standard input')
+    .option('--paginate', 'follow paging.next_page (same origin only); one JSON page per line');
+  addExamples(api, [
+    "carectl api 'v1.3/tags?page_size=5&fields=name'",
+    "carectl api 'v1.3/conversations?status=unread' --paginate | jq -c '.conversations[]'",
+    'carectl api v1.3/conversations/500001 -X PATCH -d \'{"status":"on_hold","tag_ids":["7005"]}\'',
+    'carectl api v1.1/reports -d @report-request.json',
+  ]);
+  api.action(action((ctx, opts, args) => apiCommand(ctx, opts, args[0] as string)));
+}
+
+async function apiCommand(ctx: Context, opts: Options, target: string): Promise<void> {
+  const data = opts.data as string | undefined;
+  const given = (opts.method as string | undefined)?.toUpperCase() ?? (data === undefined ? 'GET' : 'POST');
+  const method = parseEnum(given, '--method', METHODS);
+  if (target.trim() === '') throw new UsageError('api: give a PATH below the base address, e.g. v1.3/tags');
+  if (opts.paginate && method !== 'GET') throw new UsageError(`--paginate reads next_page links with GET; it does not go with -X ${method}`);
+  if (data !== undefined && method === 'GET') throw new UsageError('--data sends a body, which GET does not take; use -X POST, PUT, PATCH or DELETE');
+  const body = data === undefined ? undefined : await readBody(ctx, data);
+
+  const transport = await ctx.transport();
+  // An absolute address on another origin is refused by the transport before anything is sent.
+  const url = transport.url(target);
+  if (!opts.paginate) {
+    const reply = await transport.request(method, url, { body, idempotent: IDEMPOTENT.has(method) });
+    await printJson(ctx, reply, ctx.io.stdout.isTTY ? 2 : undefined);
+    return;
+  }
+  const read = new Set<string>();
+  for (let page: URL | null = url; page !== null; ) {
+    read.add(page.href);
+    const reply = await transport.get(page);
+    await printJson(ctx, reply);
+    const link = hasRecords(reply) ? nextPageLink(reply) : null;
+    page = link === null ? null : transport.sameOriginUrl(link);
+    if (page !== null && read.has(page.href)) throw new CarectlError(`the service sent a next_page link back to a page already read (${page.href})`);
+  }
+}
+
+/** An empty reply (null) prints nothing: a DELETE's empty 200 is not the JSON value null. */
+async function printJson(ctx: Context, reply: unknown, indent?: number): Promise<void> {
+  if (reply !== null) await writeText(ctx.io.stdout.stream, `${safeJsonStringify(reply, indent)}\n`);
+}
+
+/** Like the list commands, paging stops at a page without records even if it links further. */
+function hasRecords(reply: unknown): boolean {
+  if (!reply || typeof reply !== 'object') return false;
+  return Object.values(reply).some((value) => Array.isArray(value) && value.length > 0);
+}
+
+/** -d JSON, @FILE or @-: parsed here, so invalid JSON is a usage error and nothing is sent. */
+async function readBody(ctx: Context, data: string): Promise<unknown> {
+  let source = '--data';
+  let json = data;
+  if (data === '@-') {
+    if (ctx.io.stdin.isTTY) throw new UsageError('--data @- reads the body from standard input; pipe it in');
+    source = 'standard input';
+    json = await text(ctx.io.stdin.stream);
+  } else if (data.startsWith('@')) {
+    source = data.slice(1);
+    try {
+      json = await readFile(path.resolve(ctx.io.cwd, source), 'utf8');
+    } catch (err) {
+      throw new UsageError(`--data: cannot read ${source}: ${(err as { code?: string }).code ?? String(err)}`);
+    }
+  }
+  try {
+    return JSON.parse(json);
+  } catch (err) {
+    throw new UsageError(`--data: ${source} is not valid JSON (${(err as Error).message})`);
+  }
+}

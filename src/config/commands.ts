@@ -1,0 +1,210 @@
+/**
+ * `login`, `logout` and `config set|get|unset|list|path`: the profile file from the command
+ * line. The store (and conf with it) is imported only when one of these runs.
+ */
+import { text } from 'node:stream/consumers';
+import type { Command } from 'commander';
+import { Context } from '../context.js';
+import { ApiError, AuthError, CarectlError, ExitCode, UsageError } from '../errors.js';
+import { FORMATS, sanitizeForTerminal, writeText } from '../output/index.js';
+import { parseEnum } from '../parse.js';
+import { VERSIONS } from '../resources.js';
+import { checkBaseUrl, sameOrigin, type ProfileValues, type SettingKey } from '../settings.js';
+import type { Action, Options } from '../commands/action.js';
+import { addExamples } from '../commands/resource.js';
+import type { ConfigStore } from './store.js';
+import { ask } from './terminal.js';
+
+/** What `config set|get|unset` accept; the password is managed by login and logout only. */
+const CONFIG_KEYS = ['base-url', 'user', 'output', 'api-version'] as const;
+type ConfigKey = (typeof CONFIG_KEYS)[number];
+const CREDENTIALS: readonly SettingKey[] = ['user', 'password'];
+/** Shown for a stored password: fixed, so not even its length shows. */
+const PASSWORD_MASK = '********';
+/** One cheap request that needs valid credentials. */
+const CHECK_PATH = 'v1.3/tags';
+
+export function addConfigCommands(program: Command, action: Action): void {
+  const login = program
+    .command('login')
+    .description('check credentials with one request and store them in the profile (with --base-url URL and --user NAME)')
+    .option('--password-stdin', 'read the password from standard input (for scripts; otherwise it is asked for on the terminal)');
+  addExamples(login, [
+    'carectl login --base-url https://api.example.com --user alice',
+    'printf \'%s\\n\' "$PASSWORD" | carectl login --base-url https://api.example.com --user alice --password-stdin',
+    'carectl --profile staging login --base-url https://staging.example.com',
+  ]);
+  login.action(action((ctx, opts) => loginCommand(ctx, opts)));
+
+  program
+    .command('logout')
+    .description("remove the stored user and password of the profile (the profile's other settings stay)")
+    .action(action((ctx) => logoutCommand(ctx)));
+
+  const config = program.command('config').description(`profile settings in the config file: ${CONFIG_KEYS.join(', ')}`);
+  config
+    .command('set <key> <value>')
+    .description(`store a setting in the profile (${CONFIG_KEYS.join(', ')}; the password only through login)`)
+    .action(action((ctx, _opts, args) => setCommand(ctx, args[0] as string, args[1] as string)));
+  config
+    .command('get <key>')
+    .description('print a stored setting of the profile (exit 1 when it is not set)')
+    .action(action((ctx, _opts, args) => getCommand(ctx, args[0] as string)));
+  config
+    .command('unset <key>')
+    .description('remove a stored setting from the profile')
+    .action(action((ctx, _opts, args) => unsetCommand(ctx, args[0] as string)));
+  config
+    .command('list')
+    .description('every stored setting of every profile (profile, key, value); the password is masked')
+    .action(action((ctx) => listCommand(ctx)));
+  config
+    .command('path')
+    .description('print where the config file is (it may not exist yet)')
+    .action(action(async (ctx) => writeText(ctx.io.stdout.stream, `${(await openStore(ctx)).path}\n`)));
+  addExamples(config, ['carectl config set output json', 'carectl --profile staging config set base-url https://staging.example.com', 'carectl config list -o json']);
+}
+
+async function openStore(ctx: Context): Promise<ConfigStore> {
+  const { openConfig } = await import('./store.js');
+  return openConfig(ctx.io);
+}
+
+// ---- login / logout ----
+
+async function loginCommand(ctx: Context, opts: Options): Promise<void> {
+  if (ctx.globals.sandbox) throw new UsageError('login: --sandbox brings its own demo credentials; there is nothing to store');
+  const fromStdin = opts.passwordStdin === true;
+  if (!fromStdin && !ctx.io.stdin.isTTY) {
+    throw new UsageError(
+      `login: no terminal to ask for the password; pipe it in with --password-stdin (printf '%s\\n' "$PASSWORD" | carectl login --user NAME --password-stdin), or for scripts and cron jobs set CARECTL_USER and CARECTL_PASSWORD instead of logging in`,
+    );
+  }
+  const store = await openStore(ctx);
+  const profile = ctx.settings.profileName;
+  // A corrupt config file stops the login here, before anything is sent or asked.
+  await store.profile(profile);
+  const base = await ctx.settings.get('base-url');
+  if (base === undefined) throw new UsageError('login: give the service address with --base-url URL (or CARECTL_BASE_URL)');
+  const baseUrl = checkBaseUrl(base, ctx.globals.insecureHttp === true);
+
+  let user = await ctx.settings.get('user');
+  if (user === undefined) {
+    if (fromStdin) throw new UsageError('login: --password-stdin reads only the password; give the user with --user NAME (or CARECTL_USER)');
+    user = await ask(ctx.io, `user for ${baseUrl.origin}: `, { secret: false });
+  }
+  checkUser(user);
+  const password = fromStdin ? passwordFromStdin(await text(ctx.io.stdin.stream)) : await ask(ctx.io, `password for ${user}: `, { secret: true });
+  if (password === '') throw new UsageError('login: the password is empty');
+
+  await checkCredentials(ctx, base, user, password);
+  await store.set(profile, { 'base-url': base, user, password });
+  ctx.notice(`logged in to ${baseUrl.origin} as ${user}; stored in profile "${profile}" (${store.path})`);
+}
+
+/** One trailing newline is the pipe's, not the password's; more lines are a mistake. */
+function passwordFromStdin(input: string): string {
+  const password = input.replace(/\r?\n$/, '');
+  if (/[\r\n]/.test(password)) throw new UsageError('login: --password-stdin read more than one line; pipe in the password alone');
+  return password;
+}
+
+function checkUser(user: string): void {
+  if (user === '') throw new UsageError('user: the user name is empty');
+  // HTTP Basic joins user and password with ':'; the service would read a different user
+  if (user.includes(':')) throw new UsageError('user: a user name cannot contain ":"');
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(user)) throw new UsageError('user: the user name contains control characters');
+}
+
+/**
+ * One GET with exactly the transport, retries and --verbose trace of any other command, through
+ * a context whose only settings are the ones being checked.
+ */
+async function checkCredentials(ctx: Context, base: string, user: string, password: string): Promise<void> {
+  const probe = new Context({ ...ctx.io, env: { ...ctx.io.env, CARECTL_PASSWORD: password } }, { ...ctx.globals, baseUrl: base, user });
+  try {
+    const transport = await probe.transport();
+    await transport.get(transport.url(CHECK_PATH, [['page_size', '1']]));
+  } catch (err) {
+    if (err instanceof ApiError && err.exitCode === ExitCode.auth) throw new AuthError(`login: the service refused these credentials, nothing was stored: ${err.message}`);
+    throw err;
+  } finally {
+    await probe.close();
+  }
+}
+
+async function logoutCommand(ctx: Context): Promise<void> {
+  const store = await openStore(ctx);
+  const profile = ctx.settings.profileName;
+  const removed = await store.unset(profile, CREDENTIALS);
+  ctx.notice(removed.length > 0 ? `removed the stored credentials of profile "${profile}" (${store.path})` : `profile "${profile}" holds no stored credentials`);
+  if (ctx.io.env.CARECTL_PASSWORD) ctx.notice('CARECTL_PASSWORD is still set in the environment, and carectl will keep using it');
+}
+
+// ---- config set / get / unset / list ----
+
+function configKey(key: string, verb: string): ConfigKey {
+  if (key === 'password') {
+    throw new UsageError(
+      verb === 'get' ? 'config get: the password is never printed' : `config ${verb}: the password is stored by \`carectl login\` (after checking it) and removed by \`carectl logout\``,
+    );
+  }
+  return parseEnum(key, `config ${verb}`, CONFIG_KEYS);
+}
+
+/** The value as it will be used, so a mistake shows now rather than in a later command. */
+function checkValue(ctx: Context, key: ConfigKey, value: string): string {
+  switch (key) {
+    case 'base-url':
+      checkBaseUrl(value, ctx.globals.insecureHttp === true);
+      return value;
+    case 'user':
+      checkUser(value);
+      return value;
+    case 'output':
+      return parseEnum(value, 'output', FORMATS);
+    case 'api-version':
+      return parseEnum(value, 'api-version', VERSIONS);
+  }
+}
+
+async function setCommand(ctx: Context, key: string, value: string): Promise<void> {
+  const configKeyName = configKey(key, 'set');
+  const checked = checkValue(ctx, configKeyName, value);
+  const store = await openStore(ctx);
+  const profile = ctx.settings.profileName;
+  const values: ProfileValues = { [configKeyName]: checked };
+  const stored = await store.profile(profile);
+  // Stored credentials belong to their address: moving the profile elsewhere drops them.
+  const dropsCredentials = configKeyName === 'base-url' && stored.password !== undefined && !sameOrigin(stored['base-url'], checked);
+  if (dropsCredentials) for (const credential of CREDENTIALS) values[credential] = undefined;
+  await store.set(profile, values);
+  if (dropsCredentials) ctx.notice(`removed the stored credentials of profile "${profile}": they were for another address; run \`carectl login\` for ${checked}`);
+}
+
+async function getCommand(ctx: Context, key: string): Promise<void> {
+  const configKeyName = configKey(key, 'get');
+  const profile = ctx.settings.profileName;
+  const value = (await (await openStore(ctx)).profile(profile))[configKeyName];
+  if (value === undefined) throw new CarectlError(`${configKeyName} is not set in profile "${profile}"`);
+  await writeText(ctx.io.stdout.stream, `${sanitizeForTerminal(value)}\n`);
+}
+
+async function unsetCommand(ctx: Context, key: string): Promise<void> {
+  const configKeyName = configKey(key, 'unset');
+  const profile = ctx.settings.profileName;
+  const removed = await (await openStore(ctx)).unset(profile, [configKeyName]);
+  if (removed.length === 0) ctx.notice(`${configKeyName} was not set in profile "${profile}"`);
+}
+
+async function listCommand(ctx: Context): Promise<void> {
+  const format = await ctx.outputFormat();
+  const store = await openStore(ctx);
+  const rows = Object.entries(await store.list()).flatMap(([profile, values]) =>
+    Object.entries(values).map(([key, value]) => ({ profile, key, value: key === 'password' ? PASSWORD_MASK : value })),
+  );
+  const writer = ctx.writer(format, 'list', ['profile', 'key', 'value']);
+  for (const row of rows) await writer.write(row);
+  await writer.end();
+  if (rows.length === 0) ctx.notice(`no settings stored in ${store.path}`);
+}

@@ -1,0 +1,168 @@
+/**
+ * The profile file: `$XDG_CONFIG_HOME/carectl/config.json` (default `~/.config/carectl/`), a
+ * JSON object `{profiles: {<name>: {base-url, user, password, output, api-version}}}`.
+ *
+ * It holds a password, so the folder is 0700 and the file 0600 whatever the umask. Reading
+ * never writes: a missing file is an empty configuration (conf is not even loaded, so cron jobs
+ * stay fast), and a corrupt or invalid file is a UsageError naming the path, left as it is for
+ * the user to repair.
+ */
+import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { default as Conf, Schema } from 'conf';
+import { UsageError } from '../errors.js';
+import type { Io } from '../io.js';
+import { FORMATS } from '../output/types.js';
+import { VERSIONS } from '../resources.js';
+import { CONFIG_FILE_NAME, configDirectory, type ProfileValues, type SettingKey } from '../settings.js';
+
+interface ConfigData {
+  profiles?: Record<string, ProfileValues>;
+}
+
+export interface ConfigStore {
+  /** The file's absolute path (it may not exist yet). */
+  readonly path: string;
+  /** The stored values of one profile ({} when the file or the profile does not exist). */
+  profile(name: string): Promise<ProfileValues>;
+  /** Every profile by name. */
+  list(): Promise<Record<string, ProfileValues>>;
+  /**
+   * Stores values in a profile (creating file, folder and profile as needed); a key given as
+   * undefined is removed in the same write.
+   */
+  set(name: string, values: ProfileValues): Promise<void>;
+  /** Removes keys from a profile; answers which of them were stored. */
+  unset(name: string, keys: readonly SettingKey[]): Promise<SettingKey[]>;
+}
+
+const FOLDER_MODE = 0o700;
+const FILE_MODE = 0o600;
+/** Names that stay plain object keys (no `__proto__`) and plain words in a shell. */
+const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+const PROFILE_PROPERTIES = {
+  'base-url': { type: 'string', minLength: 1 },
+  user: { type: 'string', minLength: 1 },
+  password: { type: 'string', minLength: 1 },
+  output: { enum: [...FORMATS] },
+  'api-version': { enum: [...VERSIONS] },
+} satisfies Record<SettingKey, object>;
+
+/** Unknown keys are errors rather than silently ignored typos (`baseurl`). */
+const SCHEMA: Schema<ConfigData> = {
+  profiles: {
+    type: 'object',
+    propertyNames: { pattern: PROFILE_NAME.source },
+    additionalProperties: { type: 'object', additionalProperties: false, properties: PROFILE_PROPERTIES },
+  },
+};
+
+function checkProfileName(name: string): void {
+  if (!PROFILE_NAME.test(name)) {
+    throw new UsageError(`--profile/CARECTL_PROFILE: "${name}" is not a profile name; use letters, digits, '.', '_' and '-' (up to 64, starting with a letter or digit)`);
+  }
+}
+
+export function openConfig(io: Io): ConfigStore {
+  return new FileConfigStore(configDirectory(io.env));
+}
+
+class FileConfigStore implements ConfigStore {
+  readonly path: string;
+
+  constructor(private readonly folder: string) {
+    this.path = path.join(folder, CONFIG_FILE_NAME);
+  }
+
+  async profile(name: string): Promise<ProfileValues> {
+    checkProfileName(name);
+    return { ...(await this.read()).profiles?.[name] };
+  }
+
+  async list(): Promise<Record<string, ProfileValues>> {
+    return { ...(await this.read()).profiles };
+  }
+
+  async set(name: string, values: ProfileValues): Promise<void> {
+    checkProfileName(name);
+    await this.update((profiles) => {
+      const profile: ProfileValues = { ...profiles[name], ...values };
+      for (const key of Object.keys(profile) as SettingKey[]) if (profile[key] === undefined) delete profile[key];
+      if (Object.keys(profile).length === 0) delete profiles[name];
+      else profiles[name] = profile;
+    });
+  }
+
+  async unset(name: string, keys: readonly SettingKey[]): Promise<SettingKey[]> {
+    const stored = await this.profile(name);
+    const removed = keys.filter((key) => stored[key] !== undefined);
+    // Nothing to remove: the file is left alone (and not created).
+    if (removed.length > 0) await this.set(name, Object.fromEntries(removed.map((key) => [key, undefined])));
+    return removed;
+  }
+
+  private async read(): Promise<ConfigData> {
+    if (!existsSync(this.path)) return {};
+    return (await this.open()).store;
+  }
+
+  private async update(change: (profiles: Record<string, ProfileValues>) => void): Promise<void> {
+    this.prepareFolder();
+    const conf = await this.open();
+    const data = structuredClone(conf.store);
+    const profiles = { ...data.profiles };
+    change(profiles);
+    try {
+      // validated against the schema, then written atomically with FILE_MODE
+      conf.store = { ...data, profiles };
+    } catch (err) {
+      throw new UsageError(`cannot write ${this.path}: ${describe(err)}`);
+    }
+  }
+
+  /** The folder is 0700 even when it existed before or the umask would loosen it. */
+  private prepareFolder(): void {
+    try {
+      mkdirSync(path.dirname(this.folder), { recursive: true });
+      mkdirSync(this.folder, { recursive: true, mode: FOLDER_MODE });
+      if ((statSync(this.folder).mode & 0o777) !== FOLDER_MODE) chmodSync(this.folder, FOLDER_MODE);
+    } catch (err) {
+      throw new UsageError(`cannot create ${this.folder}: ${describe(err)}`);
+    }
+  }
+
+  /** conf reads and schema-checks the file on opening; it writes nothing when the file is valid. */
+  private async open(): Promise<Conf<ConfigData>> {
+    const { default: Conf } = await import('conf');
+    try {
+      return new Conf<ConfigData>({
+        cwd: this.folder,
+        // conf appends the extension itself
+        configName: path.basename(CONFIG_FILE_NAME, '.json'),
+        schema: SCHEMA,
+        rootSchema: { additionalProperties: false },
+        clearInvalidConfig: false,
+        accessPropertiesByDotNotation: false,
+        configFileMode: FILE_MODE,
+      });
+    } catch (err) {
+      throw new UsageError(`${this.path}: ${describe(err)}; fix or remove the file (carectl leaves it as it is)`);
+    }
+  }
+}
+
+/**
+ * A reason without the file's content: V8's JSON errors quote the text around the fault, and
+ * that text may be the password.
+ */
+function describe(err: unknown): string {
+  const e = err as { name?: string; message?: string; code?: string };
+  if (e?.name === 'SyntaxError') {
+    const position = /position (\d+)/.exec(e.message ?? '');
+    return `not valid JSON${position ? ` (at character ${position[1]})` : ''}`;
+  }
+  const message = e?.message ?? String(err);
+  if (message.startsWith('Config schema violation: ')) return `not a valid carectl configuration: ${message.slice('Config schema violation: '.length)}`;
+  return e?.code ?? message;
+}

@@ -1,0 +1,400 @@
+/** Profiles: the config file's place, modes and schema; login, logout and config commands; precedence. */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { realSleep, type Io } from '../src/io.js';
+import { run } from '../src/main.js';
+import type { Sandbox } from '../src/sandbox/index.js';
+import { Collector, apiRequests, openSandbox, runCli, type RunResult } from './helpers.js';
+
+let sandbox: Sandbox;
+let home: string;
+let configFile: string;
+const homes: string[] = [];
+
+before(async () => {
+  sandbox = await openSandbox();
+});
+after(async () => {
+  await sandbox.close();
+});
+beforeEach(() => {
+  home = mkdtempSync(path.join(tmpdir(), 'carectl-config-'));
+  homes.push(home);
+  configFile = path.join(home, 'carectl', 'config.json');
+});
+
+function basic(user: string, password: string): string {
+  return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+}
+
+/** carectl with only the config file (no CARECTL_* credentials in the environment). */
+function runWithConfig(argv: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<RunResult> {
+  return runCli(argv, { ...(options.stdin !== undefined && { stdin: options.stdin }), env: { XDG_CONFIG_HOME: home, ...options.env } });
+}
+
+function login(password = sandbox.password, extra: string[] = []): Promise<RunResult> {
+  return runWithConfig([...extra, 'login', '--base-url', sandbox.baseUrl, '--user', sandbox.user, '--password-stdin'], { stdin: `${password}\n` });
+}
+
+function storedConfig(): unknown {
+  return JSON.parse(readFileSync(configFile, 'utf8'));
+}
+
+function mode(file: string): number {
+  return statSync(file).mode & 0o777;
+}
+
+/** carectl on a terminal: stdin is a TTY that can switch to raw mode (recorded). */
+async function runOnTerminal(argv: string[], input: string[], signal?: AbortSignal): Promise<RunResult & { rawModes: boolean[] }> {
+  const rawModes: boolean[] = [];
+  const stdin = Object.assign(Readable.from(input), { setRawMode: (raw: boolean) => rawModes.push(raw) });
+  const stdout = new Collector();
+  const stderr = new Collector();
+  const io: Io = {
+    stdout: { stream: stdout, isTTY: true },
+    stderr: { stream: stderr, isTTY: true },
+    stdin: { stream: stdin, isTTY: true },
+    env: { PATH: process.env.PATH, XDG_CONFIG_HOME: home },
+    cwd: home,
+    now: () => Date.now(),
+    sleep: realSleep,
+    signal: signal ?? new AbortController().signal,
+  };
+  const code = await run(argv, io);
+  return { code, stdout: stdout.text, stderr: stderr.text, rawModes };
+}
+
+describe('config file', () => {
+  it('lives in $XDG_CONFIG_HOME/carectl/config.json, folder 0700 and file 0600 under umask 022', async () => {
+    const previous = process.umask(0o022);
+    try {
+      const result = await runWithConfig(['config', 'set', 'output', 'json']);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(mode(path.join(home, 'carectl')), 0o700);
+      assert.equal(mode(configFile), 0o600);
+      assert.deepEqual(storedConfig(), { profiles: { default: { output: 'json' } } });
+      assert.equal((await runWithConfig(['config', 'path'])).stdout, `${configFile}\n`);
+    } finally {
+      process.umask(previous);
+    }
+  });
+
+  it('tightens a folder and file that were readable by others when it writes', async () => {
+    const previous = process.umask(0o022);
+    try {
+      mkdirSync(path.join(home, 'carectl'), { mode: 0o755 });
+      writeFileSync(configFile, '{"profiles":{}}', { mode: 0o644 });
+      chmodSync(path.join(home, 'carectl'), 0o755);
+      chmodSync(configFile, 0o644);
+      assert.equal((await runWithConfig(['config', 'set', 'api-version', 'v1.3'])).code, 0);
+      assert.equal(mode(path.join(home, 'carectl')), 0o700);
+      assert.equal(mode(configFile), 0o600);
+    } finally {
+      process.umask(previous);
+    }
+  });
+
+  it('defaults to ~/.config/carectl without XDG_CONFIG_HOME (and ignores a relative one)', async () => {
+    for (const xdg of [undefined, 'relative/config']) {
+      const result = await runCli(['config', 'path'], { env: { HOME: home, XDG_CONFIG_HOME: xdg } });
+      assert.equal(result.stdout, `${path.join(home, '.config', 'carectl', 'config.json')}\n`);
+    }
+  });
+
+  it('is not created or touched by commands that only read it', async () => {
+    const env = { CARECTL_BASE_URL: sandbox.baseUrl, CARECTL_USER: sandbox.user, CARECTL_PASSWORD: sandbox.password };
+    assert.equal((await runWithConfig(['tags', 'get', '7005'], { env })).code, 0);
+    assert.equal((await runWithConfig(['config', 'list'])).code, 0);
+    assert.equal((await runWithConfig(['config', 'unset', 'output'])).code, 0);
+    assert.equal((await runWithConfig(['logout'])).code, 0);
+    assert.equal(existsSync(path.join(home, 'carectl')), false);
+
+    assert.equal((await runWithConfig(['config', 'set', 'output', 'json'])).code, 0);
+    const before = readFileSync(configFile, 'utf8');
+    utimesSync(configFile, new Date('2020-01-01'), new Date('2020-01-01'));
+    const mtime = statSync(configFile).mtimeMs;
+    assert.equal((await runWithConfig(['tags', 'get', '7005'], { env })).code, 0);
+    assert.equal((await runWithConfig(['config', 'list'])).code, 0);
+    assert.equal((await runWithConfig(['config', 'get', 'output'])).stdout, 'json\n');
+    assert.equal(statSync(configFile).mtimeMs, mtime);
+    assert.equal(readFileSync(configFile, 'utf8'), before);
+  });
+
+  it('is never loaded (nor conf) when the environment gives everything and no file exists', async () => {
+    // A module hook makes importing conf fail: a command that loads it cannot succeed.
+    const hook = path.join(home, 'no-conf.mjs');
+    writeFileSync(
+      hook,
+      `import { register } from 'node:module';\n` +
+        `register('data:text/javascript,' + encodeURIComponent('export async function resolve(specifier, context, next) { if (specifier === "conf") throw new Error("conf was loaded"); return next(specifier, context); }'));\n`,
+    );
+    const bin = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
+    const env = { PATH: process.env.PATH, XDG_CONFIG_HOME: home, CARECTL_BASE_URL: sandbox.baseUrl, CARECTL_USER: sandbox.user, CARECTL_PASSWORD: sandbox.password };
+    const carectl = (...argv: string[]): Promise<{ stdout: string }> => promisify(execFile)(process.execPath, ['--import', hook, bin, ...argv], { env });
+    assert.match((await carectl('tags', 'get', '7005')).stdout, /^id\tname/);
+    await assert.rejects(carectl('config', 'set', 'output', 'json'), /conf was loaded/, 'the hook does stop conf');
+  });
+
+  const broken: Array<[string, string, RegExp]> = [
+    ['not JSON', '{"profiles": {"default": {"password": "hunter2-corrupt"', /not valid JSON/],
+    ['a bad value', '{"profiles": {"default": {"output": "xml", "password": "hunter2-corrupt"}}}', /profiles\/default\/output/],
+    ['an unknown key', '{"profiles": {"default": {"baseurl": "https://x.example", "password": "hunter2-corrupt"}}}', /not a valid carectl configuration/],
+    ['a bad profile name', '{"profiles": {"__proto__x": {"password": "hunter2-corrupt"}}}', /not a valid carectl configuration/],
+  ];
+  for (const [what, content, reason] of broken) {
+    it(`with ${what} is an error naming its path (exit 2), never rewritten, nothing sent`, async () => {
+      mkdirSync(path.join(home, 'carectl'), { mode: 0o700 });
+      writeFileSync(configFile, content, { mode: 0o600 });
+      utimesSync(configFile, new Date('2020-01-01'), new Date('2020-01-01'));
+      const mtime = statSync(configFile).mtimeMs;
+      const sent = sandbox.requests.length;
+      const env = { CARECTL_BASE_URL: sandbox.baseUrl, CARECTL_USER: sandbox.user, CARECTL_PASSWORD: sandbox.password };
+      const runs = [
+        await runWithConfig(['config', 'list']),
+        await runWithConfig(['config', 'set', 'output', 'json']),
+        await runWithConfig(['config', 'unset', 'output']),
+        await runWithConfig(['logout']),
+        await login(),
+        // the output format may come from the profile, so even a fully configured cron job reads it
+        await runWithConfig(['tags', 'get', '7005'], { env }),
+      ];
+      for (const result of runs) {
+        assert.equal(result.code, 2, result.stderr);
+        assert.ok(result.stderr.includes(configFile), result.stderr);
+        assert.match(result.stderr, reason);
+        assert.ok(!result.stderr.includes('hunter2-corrupt'), 'the file content is not quoted');
+        assert.equal(result.stdout, '');
+      }
+      assert.equal(readFileSync(configFile, 'utf8'), content);
+      assert.equal(statSync(configFile).mtimeMs, mtime);
+      assert.equal(sandbox.requests.length, sent);
+    });
+  }
+});
+
+describe('login', () => {
+  it('with --password-stdin checks the credentials with one request, then stores them', async () => {
+    const sent = sandbox.requests.length;
+    const result = await login();
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, '');
+    assert.match(result.stderr, /logged in to http:\/\/127\.0\.0\.1:\d+ as demo/);
+    const requests = apiRequests(sandbox, sent);
+    assert.equal(requests.length, 1);
+    assert.equal(requests[0]?.method, 'GET');
+    assert.equal(requests[0]?.url, '/v1.3/tags?page_size=1');
+    assert.equal(requests[0]?.authorization, basic(sandbox.user, sandbox.password));
+    assert.deepEqual(storedConfig(), { profiles: { default: { 'base-url': sandbox.baseUrl, user: sandbox.user, password: sandbox.password } } });
+    assert.equal(mode(configFile), 0o600);
+
+    // later commands use the profile without any CARECTL_* variable
+    const tag = await runWithConfig(['-o', 'json', 'tags', 'get', '7005']);
+    assert.equal(tag.code, 0, tag.stderr);
+    assert.equal((JSON.parse(tag.stdout) as { id: string }).id, '7005');
+  });
+
+  it('stores into the profile chosen with --profile or CARECTL_PROFILE', async () => {
+    assert.equal((await login(sandbox.password, ['--profile', 'staging'])).code, 0);
+    const profiles = (storedConfig() as { profiles: Record<string, unknown> }).profiles;
+    assert.deepEqual(Object.keys(profiles), ['staging']);
+    const fromDefault = await runWithConfig(['tags', 'get', '7005']);
+    assert.equal(fromDefault.code, 2, 'the default profile holds nothing');
+    assert.match(fromDefault.stderr, /no base address/);
+    assert.equal((await runWithConfig(['tags', 'get', '7005'], { env: { CARECTL_PROFILE: 'staging' } })).code, 0);
+    assert.equal((await runWithConfig(['--profile', 'bad/name', 'config', 'list'])).code, 2);
+  });
+
+  it('with a wrong password exits 3 and stores nothing', async () => {
+    const result = await login('wrong-password');
+    assert.equal(result.code, 3);
+    assert.match(result.stderr, /refused these credentials, nothing was stored/);
+    assert.equal(existsSync(configFile), false);
+
+    assert.equal((await runWithConfig(['config', 'set', 'output', 'json'])).code, 0);
+    const before = readFileSync(configFile, 'utf8');
+    assert.equal((await login('wrong-again')).code, 3);
+    assert.equal(readFileSync(configFile, 'utf8'), before);
+  });
+
+  it('never prompts without a terminal: it says how, exits 2 and sends nothing', async () => {
+    const sent = sandbox.requests.length;
+    const result = await runWithConfig(['login', '--base-url', sandbox.baseUrl, '--user', 'demo'], { stdin: 'typed-ahead\n' });
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /no terminal to ask for the password.*--password-stdin.*CARECTL_USER and CARECTL_PASSWORD/);
+    assert.doesNotMatch(result.stderr, /password for/);
+
+    const noUser = await runWithConfig(['login', '--base-url', sandbox.baseUrl, '--password-stdin'], { stdin: 'x\n' });
+    assert.equal(noUser.code, 2);
+    assert.match(noUser.stderr, /--user NAME/);
+    const noBase = await runWithConfig(['login', '--user', 'demo', '--password-stdin'], { stdin: 'x\n' });
+    assert.equal(noBase.code, 2);
+    assert.match(noBase.stderr, /--base-url URL/);
+    assert.equal((await runWithConfig(['--sandbox', 'login', '--password-stdin'], { stdin: 'x\n' })).code, 2);
+    const twoLines = await runWithConfig(['login', '--base-url', sandbox.baseUrl, '--user', 'demo', '--password-stdin'], { stdin: 'a\nb\n' });
+    assert.equal(twoLines.code, 2);
+    assert.equal(sandbox.requests.length, sent);
+    assert.equal(existsSync(configFile), false);
+  });
+
+  it('on a terminal asks for the user, and for the password in raw mode without echo', async () => {
+    const result = await runOnTerminal(['login', '--base-url', sandbox.baseUrl], ['demo\n', `${sandbox.password.slice(0, -1)}X\u007f${sandbox.password.slice(-1)}\r`]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.ok(result.stderr.startsWith(`user for ${sandbox.baseUrl}: password for demo: \n`), result.stderr);
+    assert.deepEqual(result.rawModes, [true, false]);
+    assert.ok(!result.stderr.includes(sandbox.password));
+    assert.deepEqual(storedConfig(), { profiles: { default: { 'base-url': sandbox.baseUrl, user: 'demo', password: sandbox.password } } });
+  });
+
+  it('on a terminal stops at Ctrl-C (exit 130), restores the terminal and stores nothing', async () => {
+    const sent = sandbox.requests.length;
+    const result = await runOnTerminal(['login', '--base-url', sandbox.baseUrl, '--user', 'demo'], ['sec\u0003']);
+    assert.equal(result.code, 130);
+    assert.deepEqual(result.rawModes, [true, false]);
+    assert.equal(existsSync(configFile), false);
+    assert.equal(sandbox.requests.length, sent);
+  });
+});
+
+describe('logout and config commands', () => {
+  it('logout removes the stored user and password and keeps the other settings', async () => {
+    assert.equal((await login()).code, 0);
+    assert.equal((await runWithConfig(['config', 'set', 'output', 'json'])).code, 0);
+    const result = await runWithConfig(['logout']);
+    assert.equal(result.code, 0);
+    assert.match(result.stderr, /removed the stored credentials of profile "default"/);
+    assert.deepEqual(storedConfig(), { profiles: { default: { 'base-url': sandbox.baseUrl, output: 'json' } } });
+    const after = await runWithConfig(['tags', 'get', '7005']);
+    assert.equal(after.code, 3);
+    assert.match((await runWithConfig(['logout'])).stderr, /holds no stored credentials/);
+  });
+
+  it('config list shows every profile and masks the password', async () => {
+    assert.equal((await login()).code, 0);
+    assert.equal((await runWithConfig(['--profile', 'other', 'config', 'set', 'api-version', 'v1.2'])).code, 0);
+    const tsv = await runWithConfig(['config', 'list']);
+    assert.equal(tsv.code, 0);
+    assert.equal(
+      tsv.stdout,
+      ['profile\tkey\tvalue', `default\tbase-url\t${sandbox.baseUrl}`, 'default\tuser\tdemo', 'default\tpassword\t********', 'other\tapi-version\tv1.2', ''].join('\n'),
+    );
+    const json = await runWithConfig(['-o', 'json', 'config', 'list']);
+    assert.deepEqual(JSON.parse(json.stdout)[2], { profile: 'default', key: 'password', value: '********' });
+    assert.ok(!json.stdout.includes(sandbox.password));
+  });
+
+  it('config set/get/unset round-trip', async () => {
+    assert.equal((await runWithConfig(['config', 'set', 'base-url', 'https://api.example.com'])).code, 0);
+    assert.equal((await runWithConfig(['config', 'get', 'base-url'])).stdout, 'https://api.example.com\n');
+    assert.equal((await runWithConfig(['config', 'unset', 'base-url'])).code, 0);
+    const missing = await runWithConfig(['config', 'get', 'base-url']);
+    assert.equal(missing.code, 1);
+    assert.equal(missing.stdout, '');
+    assert.match(missing.stderr, /base-url is not set in profile "default"/);
+  });
+
+  const invalid: Array<[string[], RegExp]> = [
+    [['config', 'set', 'output', 'xml'], /output: "xml" is not one of table, json, ndjson, csv, tsv/],
+    [['config', 'set', 'api-version', 'v9'], /api-version: "v9" is not one of/],
+    [['config', 'set', 'base-url', 'http://api.example.com'], /--insecure-http/],
+    [['config', 'set', 'base-url', 'not a url'], /is not a URL/],
+    [['config', 'set', 'user', 'a:b'], /cannot contain ":"/],
+    [['config', 'set', 'password', 'x'], /carectl login/],
+    [['config', 'get', 'password'], /never printed/],
+    [['config', 'unset', 'password'], /carectl logout/],
+    [['config', 'set', 'colour', 'x'], /"colour" is not one of base-url, user, output, api-version/],
+  ];
+  for (const [argv, message] of invalid) {
+    it(`${argv.join(' ')} is a usage error (exit 2) that writes nothing`, async () => {
+      const result = await runWithConfig(argv);
+      assert.equal(result.code, 2);
+      assert.match(result.stderr, message);
+      assert.equal(existsSync(configFile), false);
+    });
+  }
+
+  it('config set base-url accepts plain http on another host only with --insecure-http', async () => {
+    assert.equal((await runWithConfig(['--insecure-http', 'config', 'set', 'base-url', 'http://api.example.com'])).code, 0);
+    assert.equal((await runWithConfig(['config', 'get', 'base-url'])).stdout, 'http://api.example.com\n');
+  });
+
+  it('moving a profile to another origin drops its stored credentials', async () => {
+    assert.equal((await login()).code, 0);
+    assert.equal((await runWithConfig(['config', 'set', 'base-url', `${sandbox.baseUrl}/`])).code, 0, 'same origin keeps them');
+    assert.equal((storedConfig() as { profiles: { default: { password?: string } } }).profiles.default.password, sandbox.password);
+    const moved = await runWithConfig(['config', 'set', 'base-url', 'https://elsewhere.example']);
+    assert.equal(moved.code, 0);
+    assert.match(moved.stderr, /removed the stored credentials/);
+    assert.deepEqual(storedConfig(), { profiles: { default: { 'base-url': 'https://elsewhere.example' } } });
+  });
+});
+
+describe('precedence: flag > environment > profile > default', () => {
+  async function expected(format: string): Promise<string> {
+    const result = await runCli(['-o', format, 'tags', 'get', '7005'], { sandbox });
+    assert.equal(result.code, 0);
+    return result.stdout;
+  }
+
+  it('for the output format', async () => {
+    const env = { CARECTL_BASE_URL: sandbox.baseUrl, CARECTL_USER: sandbox.user, CARECTL_PASSWORD: sandbox.password };
+    assert.equal((await runWithConfig(['tags', 'get', '7005'], { env })).stdout, await expected('tsv'), 'default off a terminal: tsv');
+    assert.equal((await runWithConfig(['config', 'set', 'output', 'json'])).code, 0);
+    assert.equal((await runWithConfig(['tags', 'get', '7005'], { env })).stdout, await expected('json'));
+    const withEnv = { ...env, CARECTL_OUTPUT: 'ndjson' };
+    assert.equal((await runWithConfig(['tags', 'get', '7005'], { env: withEnv })).stdout, await expected('ndjson'));
+    assert.equal((await runWithConfig(['-o', 'csv', 'tags', 'get', '7005'], { env: withEnv })).stdout, await expected('csv'));
+  });
+
+  it('for the api version', async () => {
+    const env = { CARECTL_BASE_URL: sandbox.baseUrl, CARECTL_USER: sandbox.user, CARECTL_PASSWORD: sandbox.password };
+    const versionUsed = async (argv: string[], extra: Record<string, string> = {}): Promise<string | undefined> => {
+      const sent = sandbox.requests.length;
+      const result = await runWithConfig([...argv, 'tags', 'get', '7005'], { env: { ...env, ...extra } });
+      assert.equal(result.code, 0, result.stderr);
+      return apiRequests(sandbox, sent)[0]?.url.split('/')[1];
+    };
+    assert.equal(await versionUsed([]), 'v1.3');
+    assert.equal((await runWithConfig(['config', 'set', 'api-version', 'v1.1'])).code, 0);
+    assert.equal(await versionUsed([]), 'v1.1');
+    assert.equal(await versionUsed([], { CARECTL_API_VERSION: 'v1.2' }), 'v1.2');
+    assert.equal(await versionUsed(['--api-version', 'v1.3'], { CARECTL_API_VERSION: 'v1.2' }), 'v1.3');
+  });
+
+  it('for the address, user and password', async () => {
+    assert.equal((await login()).code, 0);
+    const dead = 'http://127.0.0.1:9';
+    // the environment's address wins over the profile's, whose credentials then stay home
+    const envBase = await runWithConfig(['tags', 'get', '7005'], { env: { CARECTL_BASE_URL: dead } });
+    assert.equal(envBase.code, 3);
+    assert.match(envBase.stderr, /no credentials for http:\/\/127\.0\.0\.1:9: for scripts and cron set CARECTL_USER and CARECTL_PASSWORD; people can run `carectl login`/);
+    // the flag wins over the environment, and the profile's credentials belong to that address
+    assert.equal((await runWithConfig(['--base-url', sandbox.baseUrl, 'tags', 'get', '7005'], { env: { CARECTL_BASE_URL: dead } })).code, 0);
+
+    const sent = sandbox.requests.length;
+    assert.equal((await runWithConfig(['tags', 'get', '7005'], { env: { CARECTL_PASSWORD: 'from-env' } })).code, 3);
+    assert.equal(apiRequests(sandbox, sent)[0]?.authorization, basic('demo', 'from-env'));
+    assert.equal((await runWithConfig(['tags', 'get', '7005'], { env: { CARECTL_USER: 'env-user' } })).code, 3);
+    assert.equal(apiRequests(sandbox, sent)[1]?.authorization, basic('env-user', sandbox.password));
+    assert.equal((await runWithConfig(['--user', 'demo', 'tags', 'get', '7005'], { env: { CARECTL_USER: 'env-user' } })).code, 0);
+  });
+
+  it('missing credentials exit 3 with how to give them, and send nothing', async () => {
+    const sent = sandbox.requests.length;
+    const result = await runWithConfig(['tags', 'list'], { env: { CARECTL_BASE_URL: sandbox.baseUrl } });
+    assert.equal(result.code, 3);
+    assert.match(result.stderr, /CARECTL_USER and CARECTL_PASSWORD/);
+    assert.match(result.stderr, /carectl login/);
+    assert.equal(sandbox.requests.length, sent);
+  });
+});
+
+after(() => {
+  for (const folder of homes) rmSync(folder, { recursive: true, force: true });
+});
