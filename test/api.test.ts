@@ -51,7 +51,7 @@ describe('api PATH', () => {
     const sent = sandbox.requests.length;
     const result = await runCli(['api', `${sandbox.downloadBaseUrl}/v1.3/tags`], { sandbox });
     assert.equal(result.code, 2);
-    assert.match(result.stderr, /refusing to send credentials to http:\/\/127\.0\.0\.1:\d+/);
+    assert.match(result.stderr, /api: http:\/\/127\.0\.0\.1:\d+ is not the base address.s origin .*credentials go nowhere else/);
     assert.equal(sandbox.requests.length, sent);
   });
 

@@ -77,6 +77,7 @@ describe('credentials go only to the base origin', () => {
     const result = await runCli(['-o', 'ndjson', 'tags', 'list'], { env: env() });
     assert.equal(result.code, 1);
     assert.match(result.stderr, new RegExp(`refusing to follow a link to ${other.url}: credentials are only sent to ${base.url}`));
+    assert.equal(result.stdout, '{"id":"1","name":"first"}\n', 'the page read before the link is kept');
     assert.equal(base.requests.length, 1);
     assert.equal(other.requests.length, 0);
   });

@@ -49,8 +49,10 @@ async function apiCommand(ctx: Context, opts: Options, target: string): Promise<
   const body = data === undefined ? undefined : await readBody(ctx, data);
 
   const transport = await ctx.transport();
-  // An absolute address on another origin is refused by the transport before anything is sent.
   const url = transport.url(target);
+  if (url.origin !== transport.baseUrl.origin) {
+    throw new UsageError(`api: ${url.origin} is not the base address's origin (${transport.baseUrl.origin}); credentials go nowhere else`);
+  }
   if (!opts.paginate) {
     const reply = await transport.request(method, url, { body, idempotent: IDEMPOTENT.has(method) });
     await printJson(ctx, reply, ctx.io.stdout.isTTY ? 2 : undefined);

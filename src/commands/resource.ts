@@ -161,9 +161,13 @@ export function pageSource(transport: Transport, spec: ResourceSpec): PageSource
   };
 }
 
-/** A paging link as an address relative to the base (credentials only go to the base origin). */
+/**
+ * A paging link as an address relative to the base. A link to another origin stays absolute:
+ * the transport refuses it when it is followed, after the page that carried it is written.
+ */
 function relativeLink(transport: Transport, link: string): string {
-  const url = transport.sameOriginUrl(link);
+  const url = new URL(link, transport.baseUrl);
+  if (url.origin !== transport.baseUrl.origin) return url.href;
   const basePath = transport.baseUrl.pathname.replace(/\/?$/, '/');
   const path = url.pathname.startsWith(basePath) ? url.pathname.slice(basePath.length) : url.pathname.replace(/^\//, '');
   return path + url.search;
