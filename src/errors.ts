@@ -82,3 +82,8 @@ export function exitCodeForStatus(status: number): ExitCode {
 export function exitCodeOf(err: unknown): ExitCode {
   return err instanceof CarectlError ? err.exitCode : ExitCode.failure;
 }
+
+/** `carectl … | head -1`: the reader left; that is how pipelines end, not a failure. */
+export function isBrokenPipe(err: unknown): boolean {
+  return (err as { code?: string } | undefined)?.code === 'EPIPE';
+}

@@ -2,7 +2,7 @@
  * The command tree and the one place where failures become exit codes and stderr lines.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { CarectlError, ExitCode } from './errors.js';
+import { CarectlError, ExitCode, isBrokenPipe } from './errors.js';
 import type { Io } from './io.js';
 import { FORMATS, sanitizeForTerminal } from './output/index.js';
 import { VERSION } from './version.js';
@@ -13,6 +13,7 @@ import { addUpdateCommand } from './commands/update.js';
 import { addReportCommands } from './commands/reports.js';
 import { addApiCommand } from './commands/api.js';
 import { addSandboxCommand } from './commands/sandbox.js';
+import { addCompletionCommand } from './commands/completion.js';
 import { addConfigCommands } from './config/commands.js';
 
 export function buildProgram(io: Io): Command {
@@ -60,6 +61,7 @@ export function buildProgram(io: Io): Command {
   addConfigCommands(program, action);
   addApiCommand(program, action);
   addSandboxCommand(program, action);
+  addCompletionCommand(program, action);
   return program;
 }
 
@@ -88,9 +90,4 @@ export function reportFailure(io: Io, err: unknown, verbose: boolean): number {
   const detail = verbose && err instanceof Error && err.stack ? err.stack : String((err as Error)?.message ?? err);
   io.stderr.stream.write(`carectl: unexpected error: ${sanitizeForTerminal(detail)}\n`);
   return ExitCode.failure;
-}
-
-/** `carectl … | head -1`: the reader left; that is how pipelines end, not a failure. */
-export function isBrokenPipe(err: unknown): boolean {
-  return (err as { code?: string } | undefined)?.code === 'EPIPE';
 }

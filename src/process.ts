@@ -3,7 +3,8 @@
  * abort signal raised by Ctrl-C (SIGINT) or SIGTERM.
  */
 import { realSleep, type Io } from './io.js';
-import { run, isBrokenPipe } from './main.js';
+import { isBrokenPipe } from './errors.js';
+import { run } from './main.js';
 
 export async function main(): Promise<number> {
   const controller = new AbortController();

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { ApiError, CarectlError, InterruptedError, NetworkError } from '../errors.js';
+import { ApiError, CarectlError, InterruptedError, NetworkError, isBrokenPipe } from '../errors.js';
 import type { OutStream } from '../io.js';
 import { StreamSink } from '../output/stream-sink.js';
 import { RETRYABLE_STATUSES, retryDelayMs } from './retry.js';
@@ -116,7 +116,8 @@ async function attemptDownload(dispatcher: Dispatcher, url: URL, options: Downlo
         options.onProgress?.(received, total);
       }
     } catch (err) {
-      if (err instanceof CarectlError) throw err;
+      // A reader that left (`--file - | head`) ends the download quietly, like any pipeline.
+      if (err instanceof CarectlError || isBrokenPipe(err)) throw err;
       const message = `download from ${url.origin} broke off after ${received} bytes: ${describe(err)}`;
       throw received > 0 && 'stdout' in options.target ? new StdoutStarted(message) : new TransientDownloadError(message, undefined, undefined);
     }
