@@ -1,4 +1,5 @@
 /** Ids from arguments, a comma list, or standard input (`-`, one per line). */
+import { text } from 'node:stream/consumers';
 import { UsageError } from '../errors.js';
 import type { Context } from '../context.js';
 
@@ -7,7 +8,7 @@ export async function readIds(ctx: Context, given: string[], flag: string): Prom
   if (items.includes('-')) {
     if (items.length > 1) throw new UsageError(`ids: give them as arguments or as - (stdin), not both`);
     if (ctx.io.stdin.isTTY) throw new UsageError('ids: - reads ids from standard input, one per line; pipe them in');
-    const fromStdin = idsFromText(await readAll(ctx.io.stdin.stream));
+    const fromStdin = idsFromText(await text(ctx.io.stdin.stream));
     if (fromStdin.length === 0) throw new UsageError('ids: standard input held no ids');
     return fromStdin;
   }
@@ -21,10 +22,4 @@ export function idsFromText(text: string): string[] {
     .split(/\r?\n/)
     .map((line) => line.trim())
     .filter((line) => line !== '');
-}
-
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
 }
