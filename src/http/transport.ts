@@ -7,8 +7,8 @@
  * hours, and a non-idempotent POST must only be retried when it provably never left.
  */
 import type { Dispatcher } from 'undici';
-import { ApiError, CarectlError, InterruptedError, NetworkError, UsageError } from '../errors.js';
-import { retryDelayMs, RETRYABLE_STATUSES, isNeverSentError } from './retry.js';
+import { ApiError, CarectlError, InterruptedError, NetworkError } from '../errors.js';
+import { isNeverSentError, parseRetryAfter, retryDelayMs, RETRYABLE_STATUSES } from './retry.js';
 
 export type QueryParams = ReadonlyArray<readonly [string, string]>;
 
@@ -75,7 +75,7 @@ export class Transport {
   }
 
   async request(method: string, url: URL, options: RequestOptions): Promise<unknown> {
-    if (url.origin !== this.baseUrl.origin) throw new UsageError(`refusing to send credentials to ${url.origin}`);
+    this.sameOriginUrl(url.href);
     for (const [key, value] of options.query ?? []) url.searchParams.append(key, value);
     const { request, Agent } = await loadUndici();
     this.dispatcher ??= new Agent({ keepAliveTimeout: 10_000, connections: 4 });
@@ -108,7 +108,8 @@ export class Transport {
         responseHeaders = reply.headers;
         text = await reply.body.text();
       } catch (err) {
-        this.throwIfInterrupted();
+        // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
+        this.throwIfInterrupted(options.idempotent ? undefined : `interrupted while ${method} ${url.origin}${url.pathname} was in flight: it may have reached the service`);
         const neverSent = isNeverSentError(err);
         const reason = describeNetworkError(err, this.config.requestTimeoutMs);
         this.trace(`< ${reason} (${this.config.now() - started} ms)`);
@@ -141,15 +142,16 @@ export class Transport {
   }
 
   private async wait(attempt: number, retryAfter: string | string[] | undefined, cause?: ApiError): Promise<void> {
-    const delay = retryDelayMs({
-      attempt,
-      retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
-      now: this.config.now(),
-      capMs: this.config.maxRetryWaitMs,
-      random: this.config.random ?? Math.random,
-    });
+    const header = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
+    const now = this.config.now();
+    const capMs = this.config.maxRetryWaitMs;
+    const delay = retryDelayMs({ attempt, retryAfter: header, now, capMs, random: this.config.random ?? Math.random });
     if (delay === 'too-long') {
-      throw new ApiError(cause?.status ?? 503, `${cause?.message ?? 'the service is unavailable'}; it asked to retry after ${retryAfter}, longer than carectl waits`);
+      const askedSeconds = Math.ceil((parseRetryAfter(header, now) ?? 0) / 1000);
+      throw new ApiError(
+        cause?.status ?? 503,
+        `${cause?.message ?? 'the service is unavailable'}; it asked to wait ${askedSeconds} s before a retry (Retry-After: ${header}), more than the ${Math.round(capMs / 1000)} s carectl waits: try again later`,
+      );
     }
     this.trace(`  retrying in ${delay} ms`);
     try {
@@ -159,8 +161,8 @@ export class Transport {
     }
   }
 
-  private throwIfInterrupted(): void {
-    if (this.config.signal.aborted) throw new InterruptedError();
+  private throwIfInterrupted(message?: string): void {
+    if (this.config.signal.aborted) throw new InterruptedError(message);
   }
 
   private trace(line: string): void {

@@ -1,0 +1,579 @@
+/**
+ * Reliability (issue 5): retries of idempotent requests, the report POST sent at most once,
+ * resumable lists in every paging style, and a full export under injected faults.
+ *
+ * The transport is tested against a scripted loopback server (exact statuses, 504, slow and
+ * dropped answers); the CLI against the sandbox with its fault injection. Every wait goes
+ * through a fake sleep, so nothing here waits for real except the short request timeouts.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { ApiError, InterruptedError, NetworkError } from '../src/errors.js';
+import { Transport, type TransportConfig } from '../src/http/transport.js';
+import type { Sandbox } from '../src/sandbox/index.js';
+import { apiRequests, fakeClock, openSandbox, runCli, type RunResult } from './helpers.js';
+
+// ---- a scripted server for the transport ----
+
+/** One answer: a status, a dropped connection, or a status after a delay / with Retry-After. */
+type Step = number | 'drop' | { status: number; delayMs?: number; retryAfter?: () => string };
+
+interface Scripted {
+  url: string;
+  hits: Array<{ method: string; body: string }>;
+  close(): Promise<void>;
+}
+
+/** Answers request n with steps[n] (then 200s); `onRequest` sees each request as it arrives. */
+async function scriptedServer(steps: Step[], options: { port?: number; onRequest?: () => void } = {}): Promise<Scripted> {
+  const hits: Scripted['hits'] = [];
+  const timers = new Set<NodeJS.Timeout>();
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      hits.push({ method: req.method ?? '', body });
+      options.onRequest?.();
+      const step = steps[hits.length - 1] ?? 200;
+      if (step === 'drop') return void req.socket.destroy();
+      const { status, delayMs = 0, retryAfter } = typeof step === 'number' ? { status: step } : step;
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        if (res.destroyed) return;
+        res.writeHead(status, { 'content-type': 'application/json', ...(retryAfter && { 'retry-after': retryAfter() }) });
+        res.end(JSON.stringify(status < 300 ? { ok: true, hit: hits.length } : { status: 'error', message: `scripted ${status}` }));
+      }, delayMs);
+      timers.add(timer);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    hits,
+    close: () =>
+      new Promise((resolve) => {
+        for (const timer of timers) clearTimeout(timer);
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** A loopback port with nothing listening on it. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** A transport with a fake clock and a jitter draw of 1 (so every backoff wait is its ceiling). */
+function transportTo(baseUrl: string, overrides: Partial<TransportConfig> = {}): { transport: Transport; clock: ReturnType<typeof fakeClock> } {
+  const clock = fakeClock();
+  const transport = new Transport({
+    baseUrl: new URL(baseUrl),
+    user: 'user',
+    password: 'secret',
+    userAgent: 'carectl-test',
+    requestTimeoutMs: 5000,
+    retries: 3,
+    maxRetryWaitMs: 60_000,
+    sleep: clock.sleep,
+    now: clock.now,
+    signal: new AbortController().signal,
+    random: () => 1,
+    ...overrides,
+  });
+  return { transport, clock };
+}
+
+/** Runs `body` against a scripted server and a transport, closing both afterwards. */
+async function scripted(
+  steps: Step[],
+  body: (t: Transport, server: Scripted, clock: ReturnType<typeof fakeClock>) => Promise<void>,
+  overrides: Partial<TransportConfig> = {},
+): Promise<void> {
+  const server = await scriptedServer(steps);
+  const { transport, clock } = transportTo(server.url, overrides);
+  try {
+    await body(transport, server, clock);
+  } finally {
+    await transport.close();
+    await server.close();
+  }
+}
+
+const PATCH_BODY = { status: 'on_hold', tag_ids: ['1'] };
+
+describe('transport: which failures are retried', () => {
+  for (const status of [429, 500, 502, 503, 504]) {
+    test(`GET after ${status} is retried with growing backoff, then succeeds`, async () => {
+      await scripted([status, status, 200], async (t, server, clock) => {
+        assert.deepEqual(await t.get(t.url('v1.3/tags')), { ok: true, hit: 3 });
+        assert.equal(server.hits.length, 3);
+        assert.deepEqual(clock.slept, [250, 500]);
+      });
+    });
+  }
+
+  test('a dropped connection (reset, no answer) is retried for GET', async () => {
+    await scripted(['drop', 'drop', 200], async (t, server, clock) => {
+      assert.deepEqual(await t.get(t.url('v1.3/tags')), { ok: true, hit: 3 });
+      assert.equal(server.hits.length, 3);
+      assert.equal(clock.slept.length, 2);
+    });
+  });
+
+  test('PATCH sets absolute values, so it is retried like GET, with the same body', async () => {
+    await scripted([503, 'drop', 200], async (t, server) => {
+      await t.request('PATCH', t.url('v1.3/conversations/7'), { body: PATCH_BODY, idempotent: true });
+      assert.deepEqual(server.hits.map((h) => h.method), ['PATCH', 'PATCH', 'PATCH']);
+      for (const hit of server.hits) assert.deepEqual(JSON.parse(hit.body), PATCH_BODY);
+    });
+  });
+
+  for (const status of [400, 401, 403, 404, 405, 409, 422]) {
+    test(`${status} is the caller's problem: not retried`, async () => {
+      await scripted([status, 200], async (t, server, clock) => {
+        await assert.rejects(t.get(t.url('v1.3/tags')), (e: unknown) => e instanceof ApiError && e.status === status && /scripted/.test(e.message));
+        assert.equal(server.hits.length, 1);
+        assert.deepEqual(clock.slept, []);
+      });
+    });
+  }
+
+  test('after `retries` retries the last failure is reported', async () => {
+    await scripted([503, 503, 503, 200], async (t, server, clock) => {
+      await assert.rejects(t.get(t.url('v1.3/tags')), (e: unknown) => e instanceof ApiError && e.status === 503);
+      assert.equal(server.hits.length, 3);
+      assert.deepEqual(clock.slept, [250, 500]);
+    }, { retries: 2 });
+  });
+
+  test('retries: 0 sends exactly once', async () => {
+    await scripted(['drop', 200], async (t, server) => {
+      await assert.rejects(t.get(t.url('v1.3/tags')), NetworkError);
+      assert.equal(server.hits.length, 1);
+    }, { retries: 0 });
+  });
+
+  test('the backoff ceiling stops at the cap', async () => {
+    await scripted([500, 500, 500, 500, 500, 200], async (t, _server, clock) => {
+      await t.get(t.url('v1.3/tags'));
+      assert.deepEqual(clock.slept, [250, 500, 1000, 1500, 1500]);
+    }, { retries: 5, maxRetryWaitMs: 1500 });
+  });
+
+  test('the jitter is full: the random draw scales the whole wait', async () => {
+    await scripted([500, 500, 200], async (t, _server, clock) => {
+      await t.get(t.url('v1.3/tags'));
+      assert.deepEqual(clock.slept, [0, 0]);
+    }, { random: () => 0 });
+  });
+});
+
+describe('transport: Retry-After', () => {
+  test('seconds and HTTP-dates are waited as asked, instead of the backoff', async () => {
+    let now = (): number => 0;
+    await scripted(
+      [
+        { status: 429, retryAfter: () => '7' },
+        { status: 503, retryAfter: () => new Date(now() + 12_000).toUTCString() },
+        200,
+      ],
+      async (t, _server, clock) => {
+        now = clock.now;
+        await t.get(t.url('v1.3/tags'));
+        assert.deepEqual(clock.slept, [7000, 12_000]);
+      },
+    );
+  });
+
+  test('a Retry-After beyond the cap fails at once, saying how long and what to do', async () => {
+    await scripted([{ status: 429, retryAfter: () => '3600' }, 200], async (t, server, clock) => {
+      await assert.rejects(t.get(t.url('v1.3/tags')), (e: unknown) => {
+        assert.ok(e instanceof ApiError && e.status === 429);
+        assert.match(e.message, /scripted 429/);
+        assert.match(e.message, /3600 s/);
+        assert.match(e.message, /60 s/);
+        assert.match(e.message, /try again later/);
+        return true;
+      });
+      assert.equal(server.hits.length, 1);
+      assert.deepEqual(clock.slept, []);
+    });
+  });
+});
+
+describe('transport: per-attempt timeout', () => {
+  test('a slow answer times out and is retried', async () => {
+    await scripted([{ status: 200, delayMs: 5000 }, 200], async (t, server) => {
+      assert.deepEqual(await t.get(t.url('v1.3/tags')), { ok: true, hit: 2 });
+      assert.equal(server.hits.length, 2);
+    }, { requestTimeoutMs: 250 });
+  });
+
+  test('when every attempt is slow, the failure names the limit', async () => {
+    const started = Date.now();
+    await scripted([1, 2, 3].map(() => ({ status: 200, delayMs: 5000 })), async (t, server) => {
+      await assert.rejects(t.get(t.url('v1.3/tags')), (e: unknown) => e instanceof NetworkError && /no answer within 250 ms/.test(e.message));
+      assert.equal(server.hits.length, 3);
+    }, { requestTimeoutMs: 250, retries: 2 });
+    assert.ok(Date.now() - started < 3000, 'each attempt was cut at the timeout');
+  });
+});
+
+describe('transport: a POST is never sent twice', () => {
+  const post = (t: Transport): Promise<unknown> => t.request('POST', t.url('v1.1/reports'), { body: { account: 1 }, idempotent: false });
+
+  test('not after a 5xx or 429', async () => {
+    for (const status of [429, 500, 503]) {
+      await scripted([status, 201], async (t, server, clock) => {
+        await assert.rejects(post(t), (e: unknown) => e instanceof ApiError && e.status === status);
+        assert.equal(server.hits.length, 1);
+        assert.deepEqual(clock.slept, []);
+      });
+    }
+  });
+
+  test('not after the connection dropped once the request was sent; the error says it may have arrived', async () => {
+    await scripted(['drop', 201], async (t, server) => {
+      await assert.rejects(post(t), (e: unknown) => e instanceof NetworkError && e.maybeSent);
+      assert.equal(server.hits.length, 1);
+    });
+  });
+
+  test('not after a timeout', async () => {
+    await scripted([{ status: 201, delayMs: 5000 }, 201], async (t, server) => {
+      await assert.rejects(post(t), (e: unknown) => e instanceof NetworkError && e.maybeSent);
+      assert.equal(server.hits.length, 1);
+    }, { requestTimeoutMs: 250 });
+  });
+
+  test('a refused connection never sent it, so it is retried', async () => {
+    const port = await closedPort();
+    let server: Scripted | undefined;
+    const clock = fakeClock();
+    // The service comes up during the first wait: the retry must reach it.
+    const sleep: TransportConfig['sleep'] = async (ms, signal) => {
+      server ??= await scriptedServer([201], { port });
+      await clock.sleep(ms, signal);
+    };
+    const { transport } = transportTo(`http://127.0.0.1:${port}`, { sleep });
+    try {
+      assert.deepEqual(await post(transport), { ok: true, hit: 1 });
+      assert.equal(clock.slept.length, 1);
+      assert.equal(server?.hits.length, 1);
+    } finally {
+      await transport.close();
+      await server?.close();
+    }
+  });
+
+  test('refused on every attempt: a network error that says nothing was sent', async () => {
+    const { transport, clock } = transportTo(`http://127.0.0.1:${await closedPort()}`, { retries: 2 });
+    try {
+      await assert.rejects(post(transport), (e: unknown) => e instanceof NetworkError && !e.maybeSent && /ECONNREFUSED/.test(e.message));
+      assert.equal(clock.slept.length, 2);
+    } finally {
+      await transport.close();
+    }
+  });
+
+  test('Ctrl-C while a POST is in flight says it may have reached the service', async () => {
+    const controller = new AbortController();
+    const server = await scriptedServer([{ status: 201, delayMs: 2000 }], { onRequest: () => controller.abort() });
+    const { transport } = transportTo(server.url, { signal: controller.signal });
+    try {
+      await assert.rejects(post(transport), (e: unknown) => e instanceof InterruptedError && /may have reached the service/.test(e.message));
+      assert.equal(server.hits.length, 1);
+    } finally {
+      await transport.close();
+      await server.close();
+    }
+  });
+});
+
+describe('transport: Ctrl-C', () => {
+  test('during a retry wait ends with InterruptedError, without another attempt', async () => {
+    const controller = new AbortController();
+    const sleep: TransportConfig['sleep'] = async (_ms, signal) => {
+      controller.abort();
+      if (signal?.aborted) throw signal.reason;
+    };
+    await scripted([503, 200], async (t, server) => {
+      await assert.rejects(t.get(t.url('v1.3/tags')), InterruptedError);
+      assert.equal(server.hits.length, 1);
+    }, { signal: controller.signal, sleep });
+  });
+});
+
+// ---- the CLI against the sandbox ----
+
+/** One clock for the sandbox and the CLI, so HTTP-date Retry-After values agree with the client. */
+const cliClock = fakeClock();
+let sandbox: Sandbox;
+before(async () => {
+  sandbox = await openSandbox({ conversations: 120, now: cliClock.now });
+});
+after(() => sandbox.close());
+beforeEach(() => {
+  sandbox?.setFaults(undefined);
+  cliClock.slept.length = 0;
+});
+
+const cli = (argv: string[]): Promise<RunResult> => runCli(argv, { sandbox, now: cliClock.now, sleep: cliClock.sleep });
+
+describe('carectl: --retries, --request-timeout, Retry-After', () => {
+  test('--retries N makes N+1 attempts (default 3), then exits 1 with the service message', async () => {
+    for (const [flags, attempts] of [[[], 4], [['--retries', '0'], 1], [['--retries', '5'], 6]] as const) {
+      sandbox.setFaults({ rate: 1, kinds: ['503'] });
+      const mark = sandbox.requests.length;
+      cliClock.slept.length = 0;
+      const result = await cli(['tags', 'get', '1', ...flags]);
+      assert.equal(result.code, 1, result.stderr);
+      assert.match(result.stderr, /^carectl: Service unavailable \(injected fault\) \(HTTP 503\)$/m);
+      assert.equal(apiRequests(sandbox, mark).length, attempts, flags.join(' '));
+      assert.equal(cliClock.slept.length, attempts - 1);
+      cliClock.slept.forEach((ms, i) => assert.ok(ms >= 0 && ms <= 250 * 2 ** i, `wait ${i}: ${ms}`));
+    }
+  });
+
+  test('--retries outside 0-10 is a usage error and sends nothing', async () => {
+    const mark = sandbox.requests.length;
+    const result = await cli(['tags', 'get', '1', '--retries', '11']);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /--retries/);
+    assert.equal(apiRequests(sandbox, mark).length, 0);
+  });
+
+  test('a 404 is not retried', async () => {
+    const mark = sandbox.requests.length;
+    const result = await cli(['tags', 'get', '999999']);
+    assert.equal(result.code, 4);
+    assert.equal(apiRequests(sandbox, mark).length, 1);
+    assert.deepEqual(cliClock.slept, []);
+  });
+
+  test('Retry-After in seconds is waited exactly', async () => {
+    sandbox.setFaults({ rate: 1, kinds: ['429'], retryAfterSeconds: 2 });
+    const result = await cli(['tags', 'get', '1', '--retries', '2']);
+    assert.equal(result.code, 1);
+    assert.deepEqual(cliClock.slept, [2000, 2000]);
+  });
+
+  test('Retry-After as an HTTP-date is waited until (to its one-second precision)', async () => {
+    sandbox.setFaults({ rate: 1, kinds: ['429'], retryAfter: 'date', retryAfterSeconds: 5 });
+    const result = await cli(['tags', 'get', '1', '--retries', '2']);
+    assert.equal(result.code, 1);
+    assert.equal(cliClock.slept.length, 2);
+    for (const ms of cliClock.slept) assert.ok(ms > 4000 && ms <= 5000, `waited ${ms} ms`);
+  });
+
+  test('a Retry-After beyond the cap fails at once with a clear message', async () => {
+    sandbox.setFaults({ rate: 1, kinds: ['429'], retryAfterSeconds: 3600 });
+    const mark = sandbox.requests.length;
+    const result = await cli(['tags', 'get', '1']);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /HTTP 429.*3600 s.*try again later/);
+    assert.equal(apiRequests(sandbox, mark).length, 1);
+    assert.deepEqual(cliClock.slept, []);
+  });
+
+  test('--request-timeout bounds each attempt', async () => {
+    sandbox.setFaults({ rate: 1, kinds: ['slow'], slowMs: 5000 });
+    const mark = sandbox.requests.length;
+    const started = Date.now();
+    const result = await cli(['tags', 'get', '1', '--request-timeout', '200ms', '--retries', '2']);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /^carectl: GET .*\/v1\.3\/tags\/1 failed: no answer within 200 ms$/m);
+    assert.equal(apiRequests(sandbox, mark).length, 3);
+    assert.ok(Date.now() - started < 3000, 'no attempt waited for the slow answer');
+  });
+
+  test('conversations update retries its PATCH', async () => {
+    const id = sandbox.data.conversations[10]!.id;
+    sandbox.setFaults({ rate: 1, kinds: ['502'] });
+    const mark = sandbox.requests.length;
+    const result = await cli(['conversations', 'update', id, '--status', 'on_hold', '--tags', '', '--retries', '2']);
+    assert.equal(result.code, 1);
+    const patches = apiRequests(sandbox, mark).filter((r) => r.method === 'PATCH');
+    assert.equal(patches.length, 3);
+    assert.ok(patches.every((p) => p.status === 502 && p.body === patches[0]!.body));
+  });
+});
+
+describe('carectl reports create: the POST is sent once', () => {
+  const account = (): string => String(sandbox.data.accounts[0]!.id);
+
+  test('a connection dropped after the body was sent: exit 1, one POST, and a pointer to reports list', async () => {
+    for (const wait of [[], ['--wait']]) {
+      sandbox.setFaults({ dropPostAfterBody: true });
+      const mark = sandbox.requests.length;
+      const result = await cli(['reports', 'create', '--account', account(), '--from', '7d', '--to', 'yesterday', '--retries', '5', ...wait]);
+      assert.equal(result.code, 1);
+      assert.equal(result.stdout, '');
+      assert.match(result.stderr, /may have been created/);
+      assert.match(result.stderr, new RegExp(`carectl reports list --account ${account()}`));
+      assert.equal(apiRequests(sandbox, mark).filter((r) => r.method === 'POST').length, 1);
+      assert.equal(apiRequests(sandbox, mark).length, 1);
+      assert.deepEqual(cliClock.slept, []);
+    }
+  });
+
+  test('a 503 on the POST is not retried', async () => {
+    sandbox.setFaults({ rate: 1, kinds: ['503'] });
+    const mark = sandbox.requests.length;
+    const result = await cli(['reports', 'create', '--account', account(), '--from', '7d', '--to', 'yesterday']);
+    assert.equal(result.code, 1);
+    assert.equal(apiRequests(sandbox, mark).length, 1);
+  });
+
+  test('connection refused is retried: nothing was sent, and the message does not suggest otherwise', async () => {
+    const port = await closedPort();
+    const result = await runCli(['reports', 'create', '--account', '1001', '--from', '7d', '--to', 'yesterday', '--retries', '2'], {
+      env: { CARECTL_BASE_URL: `http://127.0.0.1:${port}`, CARECTL_USER: 'u', CARECTL_PASSWORD: 'p' },
+      now: cliClock.now,
+      sleep: cliClock.sleep,
+    });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /ECONNREFUSED/);
+    assert.doesNotMatch(result.stderr, /may have been created/);
+    assert.equal(cliClock.slept.length, 2);
+  });
+});
+
+// ---- resumable lists ----
+
+/** Output that a failure cut short must still be whole lines (ndjson: each one a record). */
+function assertWholeLines(stdout: string, format: 'ndjson' | 'tsv'): void {
+  if (stdout === '') return;
+  assert.ok(stdout.endsWith('\n'), 'output ends with a complete line');
+  const lines = stdout.slice(0, -1).split('\n');
+  if (format === 'ndjson') for (const line of lines) JSON.parse(line);
+  else for (const line of lines) assert.equal(line.split('\t').length, lines[0]!.split('\t').length, `a whole row: ${line}`);
+}
+
+/** The resume run repeats the tsv header; the records are what must join up. */
+const body = (stdout: string, format: 'ndjson' | 'tsv'): string => (format === 'tsv' ? stdout.slice(stdout.indexOf('\n') + 1) : stdout);
+
+/**
+ * Runs `args` clean, then with the list failing hard after `failAfterPages` pages, then resumed
+ * with the printed token: the two runs together must be exactly the clean run.
+ */
+async function assertResumes(args: string[], failAfterPages: number, format: 'ndjson' | 'tsv' = 'ndjson'): Promise<void> {
+  const argv = [...args, '-o', format];
+  const full = await cli(argv);
+  assert.equal(full.code, 0, full.stderr);
+
+  sandbox.setFaults({ failListAfterPages: failAfterPages });
+  const mark = sandbox.requests.length;
+  const first = await cli([...argv, '--retries', '1']);
+  const what = `${args.join(' ')} failing after ${failAfterPages} pages`;
+  assert.equal(first.code, 1, what);
+  assert.equal(apiRequests(sandbox, mark).filter((r) => r.status === 500).length, 2, `${what}: the failing page was tried twice`);
+  assert.match(first.stderr, /^carectl: .*\(HTTP 500\)$/m);
+  const token = /--resume (\S+)/.exec(first.stderr)?.[1];
+  assert.ok(token, `${what}: a resume token on stderr`);
+  assertWholeLines(first.stdout, format);
+  if (failAfterPages > 0) assert.notEqual(body(first.stdout, format), '', `${what}: some records came before the failure`);
+
+  sandbox.setFaults(undefined);
+  const rest = await cli([...argv, '--resume', token]);
+  assert.equal(rest.code, 0, rest.stderr);
+  assert.notEqual(body(rest.stdout, format), '', `${what}: records remained`);
+  assert.equal(first.stdout + body(rest.stdout, format), full.stdout, `${what}: nothing lost or repeated`);
+}
+
+describe('resumable lists: a hard failure, then --resume, gives the clean run exactly', () => {
+  test('skip paging (tags, queues)', async () => {
+    await assertResumes(['tags', 'list', '--page-size', '10'], 3);
+    await assertResumes(['tags', 'list', '--page-size', '10'], 0);
+    await assertResumes(['queues', 'list', '--page-size', '7'], 4, 'tsv');
+  });
+
+  test('offset paging (users)', async () => {
+    await assertResumes(['users', 'list', '--page-size', '25'], 2);
+    await assertResumes(['users', 'list', '--page-size', '25'], 4, 'tsv');
+  });
+
+  test('token paging (annotation-types, annotations)', async () => {
+    await assertResumes(['annotation-types', 'list', '--page-size', '4'], 2);
+    await assertResumes(['annotations', 'list', '--page-size', '20'], 3, 'tsv');
+  });
+
+  test('no paging, in phases (authors list by id chunks)', async () => {
+    const ids = sandbox.data.authors.slice(0, 30).map((a) => a.id);
+    await assertResumes(['authors', 'list', ...ids, '--page-size', '7'], 2);
+    await assertResumes(['authors', 'list', ...ids, '--page-size', '7'], 4, 'tsv');
+  });
+
+  test('the two-phase conversation union, failing in the first and in the second phase', async () => {
+    const mark = sandbox.requests.length;
+    assert.equal((await cli(['conversations', 'list', '--page-size', '10', '-o', 'ndjson'])).code, 0);
+    const pages = apiRequests(sandbox, mark).map((r) => r.url);
+    const firstPhase = pages.filter((url) => url.includes('is_priority=true')).length;
+    assert.ok(firstPhase >= 2 && pages.length - firstPhase >= 2, 'both phases span several pages');
+    for (const failAfter of [1, firstPhase, firstPhase + 1]) await assertResumes(['conversations', 'list', '--page-size', '10'], failAfter);
+    await assertResumes(['conversations', 'list', '--page-size', '10'], firstPhase + 1, 'tsv');
+  });
+
+  test('--limit prints the same kind of token: batches of the same command add up to the clean run', async () => {
+    const argv = ['conversations', 'list', '--page-size', '10', '-o', 'ndjson'];
+    const full = await cli(argv);
+    const priority = full.stdout.split('\n').filter((line) => line.includes('"is_priority":true')).length;
+    // One batch that ends inside the first phase, one exactly at its end, one that crosses it.
+    for (const limit of [7, priority, priority + 4]) {
+      let joined = '';
+      let token: string | undefined;
+      let batches = 0;
+      do {
+        const batch = await cli([...argv, '--limit', String(limit), ...(token ? ['--resume', token] : [])]);
+        assert.equal(batch.code, 0, batch.stderr);
+        joined += batch.stdout;
+        token = /^stopped at --limit \d+; .*--resume (\S+)$/m.exec(batch.stderr)?.[1];
+        batches++;
+      } while (token && batches < 100);
+      assert.equal(joined, full.stdout, `--limit ${limit}`);
+      assert.equal(batches, Math.ceil(120 / limit), `--limit ${limit}: no empty last batch`);
+    }
+  });
+
+  test('a token from another command is refused before anything is sent', async () => {
+    sandbox.setFaults({ failListAfterPages: 1 });
+    const failed = await cli(['tags', 'list', '--page-size', '10', '--retries', '0']);
+    const token = /--resume (\S+)/.exec(failed.stderr)?.[1] as string;
+    sandbox.setFaults(undefined);
+    const mark = sandbox.requests.length;
+    const result = await cli(['queues', 'list', '--page-size', '10', '--resume', token]);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /different command/);
+    assert.equal(apiRequests(sandbox, mark).length, 0);
+  });
+});
+
+describe('a full export under 25% injected faults', () => {
+  test('conversations list -o ndjson returns every record exactly once', async () => {
+    const argv = ['conversations', 'list', '-o', 'ndjson', '--page-size', '10'];
+    const clean = await cli(argv);
+    assert.equal(clean.code, 0);
+    const ids = clean.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { id: string }).id);
+    assert.equal(new Set(ids).size, 120);
+
+    for (const seed of [1, 2, 3]) {
+      sandbox.setFaults({ rate: 0.25, seed, slowMs: 5 });
+      cliClock.slept.length = 0;
+      const mark = sandbox.requests.length;
+      const result = await cli([...argv, '--retries', '10']);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, clean.stdout, `seed ${seed}`);
+      const faulted = apiRequests(sandbox, mark).filter((r) => r.status !== 200);
+      assert.ok(faulted.length >= 2, `seed ${seed}: faults were injected (${faulted.length})`);
+      // Every faulted request was followed by one wait of the fake sleep, and nothing else was.
+      assert.equal(cliClock.slept.length, faulted.length);
+    }
+  });
+});

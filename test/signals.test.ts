@@ -1,0 +1,171 @@
+/**
+ * Pipes and signals with real child processes (`node bin/carectl.js`, built into dist/): a
+ * reader that leaves early, Ctrl-C during a list and during a report wait, and the foreground
+ * `carectl sandbox --faults`. The sandboxes the children talk to run in this test process, so
+ * their request logs show what the children did.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import type { Sandbox } from '../src/sandbox/index.js';
+import { apiRequests, fakeClock, openSandbox, runCli, sandboxEnv } from './helpers.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const BIN = join(ROOT, 'bin', 'carectl.js');
+
+type Child = ChildProcessByStdio<null, Readable, Readable>;
+
+interface Finished {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Starts carectl; `watch` sees the output so far after every chunk, and may act on the child. */
+function carectl(argv: string[], env: Record<string, string>, watch?: (out: { stdout: string; stderr: string }, child: Child) => void): { child: Child; done: Promise<Finished> } {
+  const child = spawn(process.execPath, [BIN, ...argv], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // A hung child fails its test instead of the whole run.
+    timeout: 15_000,
+  });
+  const out = { stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk: Buffer) => {
+    out.stdout += chunk.toString();
+    watch?.(out, child);
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    out.stderr += chunk.toString();
+    watch?.(out, child);
+  });
+  const done = new Promise<Finished>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, ...out })));
+  return { child, done };
+}
+
+/** Lines of ndjson output that was cut off: every one whole, and the output ends with one. */
+function wholeLines(stdout: string): string[] {
+  assert.ok(stdout.endsWith('\n'), `stdout ends with a complete line: ${JSON.stringify(stdout.slice(-40))}`);
+  const lines = stdout.slice(0, -1).split('\n');
+  for (const line of lines) JSON.parse(line);
+  return lines;
+}
+
+let sandbox: Sandbox;
+before(async () => {
+  sandbox = await openSandbox({ conversations: 120, reportDelayMs: 10 * 60_000 });
+});
+after(() => sandbox.close());
+
+describe('| head -1', () => {
+  test('carectl --sandbox conversations list --status unread | head -1: exit 0, nothing on stderr', async () => {
+    const { done } = carectl(['--sandbox', 'conversations', 'list', '--status', 'unread'], {}, (out, child) => {
+      if (out.stdout.includes('\n')) child.stdout.destroy();
+    });
+    const result = await done;
+    assert.equal(result.stderr, '');
+    assert.equal(result.code, 0);
+    assert.match(result.stdout, /^id\tstatus\t/);
+  });
+
+  test('a reader that leaves mid-list stops the list quietly, without reading the rest', async () => {
+    // Slow pages, so the child is still listing when the reader goes.
+    sandbox.setFaults({ rate: 1, kinds: ['slow'], slowMs: 20 });
+    const mark = sandbox.requests.length;
+    const { done } = carectl(['conversations', 'list', '-o', 'ndjson', '--page-size', '5'], sandboxEnv(sandbox), (out, child) => {
+      if (out.stdout.includes('\n')) child.stdout.destroy();
+    });
+    const result = await done;
+    sandbox.setFaults(undefined);
+    assert.equal(result.stderr, '');
+    assert.equal(result.code, 0);
+    // 120 conversations in pages of 5 is at least 24 pages; the child stopped long before.
+    assert.ok(apiRequests(sandbox, mark).length < 10, `${apiRequests(sandbox, mark).length} pages requested`);
+  });
+});
+
+describe('Ctrl-C (SIGINT)', () => {
+  test('during a long list: exit 130, whole lines only, and a --resume token that continues it', async () => {
+    const argv = ['conversations', 'list', '-o', 'ndjson', '--page-size', '3'];
+    const clean = await runCli(argv, { sandbox });
+    assert.equal(clean.code, 0);
+
+    sandbox.setFaults({ rate: 1, kinds: ['slow'], slowMs: 60 });
+    let sent = false;
+    const { done } = carectl(argv, sandboxEnv(sandbox), (out, child) => {
+      if (!sent && out.stdout.split('\n').length > 4) {
+        sent = true;
+        child.kill('SIGINT');
+      }
+    });
+    const result = await done;
+    sandbox.setFaults(undefined);
+    assert.equal(result.code, 130, result.stderr);
+    const lines = wholeLines(result.stdout);
+    assert.ok(lines.length >= 4 && lines.length < 120, `${lines.length} records before the interrupt`);
+    assert.match(result.stderr, /^carectl: interrupted$/m);
+
+    const token = /--resume (\S+)/.exec(result.stderr)?.[1];
+    assert.ok(token, result.stderr);
+    const rest = await runCli([...argv, '--resume', token], { sandbox });
+    assert.equal(rest.code, 0, rest.stderr);
+    assert.equal(result.stdout + rest.stdout, clean.stdout);
+  });
+
+  test('while reports create --wait is waiting: exit 130, the report id and `carectl reports wait ID`', async () => {
+    const mark = sandbox.requests.length;
+    let sent = false;
+    const account = String(sandbox.data.accounts[0]!.id);
+    const { done } = carectl(['reports', 'create', '--account', account, '--from', '7d', '--to', 'yesterday', '--wait'], sandboxEnv(sandbox), (out, child) => {
+      // The first state line means the POST is done and the polling has begun.
+      if (!sent && /queued/.test(out.stderr)) {
+        sent = true;
+        child.kill('SIGINT');
+      }
+    });
+    const result = await done;
+    assert.equal(result.code, 130, result.stderr);
+    const posts = apiRequests(sandbox, mark).filter((r) => r.method === 'POST');
+    assert.equal(posts.length, 1);
+    const id = sandbox.data.reports.at(-1)!.id;
+    assert.match(result.stderr, new RegExp(`report ${id}\\b`));
+    assert.ok(result.stderr.includes(`carectl reports wait ${id}`), result.stderr);
+    assert.equal(result.stdout, '');
+  });
+});
+
+describe('carectl sandbox --faults', () => {
+  test('serves with injected faults that --retries gets through; Ctrl-C stops it', async () => {
+    let printed = '';
+    let bannerDone = (): void => undefined;
+    const banner = new Promise<void>((resolve) => (bannerDone = resolve));
+    const server = carectl(['sandbox', '--faults', '0.3'], {}, (out) => {
+      printed = out.stdout;
+      // The banner ends with the export line: address, user and password are all printed by then.
+      if (/export CARECTL_BASE_URL=.*\n/.test(printed)) bannerDone();
+    });
+    try {
+      await Promise.race([banner, server.done]);
+      const exported = /export (CARECTL_BASE_URL=\S+) (CARECTL_USER=\S+) (CARECTL_PASSWORD=\S+)/.exec(printed);
+      assert.ok(exported, printed);
+      const env = Object.fromEntries(exported.slice(1).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+      const clock = fakeClock();
+      const result = await runCli(['tags', 'list', '--page-size', '10', '--retries', '10', '--request-timeout', '300ms', '--verbose'], {
+        env,
+        now: clock.now,
+        sleep: clock.sleep,
+      });
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout.trim().split('\n').length, 1 + 70, 'the header and every tag');
+      assert.ok(clock.slept.length > 0, 'faults were injected and retried');
+      assert.match(result.stderr, /retrying in \d+ ms/);
+    } finally {
+      server.child.kill('SIGINT');
+      assert.equal((await server.done).code, 130);
+    }
+  });
+});
