@@ -41,7 +41,9 @@ export async function runList(options: ListRunOptions): Promise<number> {
   } catch (err) {
     await writer.end().catch(() => undefined);
     if (isResumable(err) && cursor) {
-      options.notice(`the list stopped after ${written} record${written === 1 ? '' : 's'}; to continue, run the same command with --resume ${encodeResumeToken(plan, cursor)}`);
+      // Part of the error, not a notice: --quiet cron jobs must still learn how to continue.
+      const records = `${written} record${written === 1 ? '' : 's'}`;
+      (err as Error).message += `; the list stopped after ${records}: to continue, run the same command with --resume ${encodeResumeToken(plan, cursor)}`;
     }
     throw err;
   }

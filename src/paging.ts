@@ -149,12 +149,22 @@ export function decodeResumeToken(plan: ListPlan, token: string): Cursor {
   return { phase: p, url: u, skip: s };
 }
 
-/** FNV-1a over the phases: short, stable, and enough to catch a token pasted onto another command. */
+/**
+ * FNV-1a over the phases without their page size: short, stable, enough to catch a token pasted
+ * onto another command, and still accepting the same command with another --limit or --page-size.
+ */
 function fingerprint(plan: ListPlan): string {
   let hash = 0x811c9dc5;
-  for (const char of plan.phases.join('\n')) {
+  for (const char of plan.phases.map(withoutPageSize).join('\n')) {
     hash ^= char.codePointAt(0) as number;
     hash = Math.imul(hash, 0x01000193) >>> 0;
   }
   return hash.toString(36);
+}
+
+function withoutPageSize(address: string): string {
+  const [path, query = ''] = address.split('?', 2) as [string, string?];
+  const params = new URLSearchParams(query);
+  for (const style of Object.values(PAGING_STYLES)) if (style.sizeParam) params.delete(style.sizeParam);
+  return `${path}?${params.toString()}`;
 }

@@ -90,8 +90,15 @@ describe('runList', () => {
     for (const fail of ['p0/1', 'p0/2', 'p1/0', 'p1/1']) {
       const notices: string[] = [];
       const first = collector();
-      await assert.rejects(runList({ plan: plan(2), source: memorySource([12, 7], 5, fail), writer: first, notice: (m) => notices.push(m) }), /boom/);
-      const token = /--resume (\S+)/.exec(notices[0] ?? '')?.[1];
+      const failure = await runList({ plan: plan(2), source: memorySource([12, 7], 5, fail), writer: first, notice: (m) => notices.push(m) }).then(
+        () => assert.fail('the list should fail'),
+        (err: unknown) => err as ApiError,
+      );
+      // In the error itself, so that --quiet (which silences notices) cannot hide it.
+      assert.match(failure.message, /^boom; the list stopped after \d+ records?: to continue, run the same command with --resume \S+$/);
+      assert.equal(failure.exitCode, 1);
+      assert.deepEqual(notices, []);
+      const token = /--resume (\S+)/.exec(failure.message)?.[1];
       assert.ok(token, `a token after failing at ${fail}`);
       const second = collector();
       await runList({ plan: plan(2), source: memorySource([12, 7], 5), writer: second, resume: token, notice: () => undefined });
@@ -120,6 +127,15 @@ describe('runList', () => {
 });
 
 describe('resume tokens', () => {
+  test('do not depend on the page size, so a --limit run can be continued without it', () => {
+    const small = { phases: ['v1.3/tags?fields=name&page_size=5'] };
+    const large = { phases: ['v1.3/tags?fields=name&page_size=50'] };
+    const token = encodeResumeToken(small, { phase: 0, url: 'v1.3/tags?fields=name&page_size=5&skip=5', skip: 0 });
+    assert.equal(decodeResumeToken(large, token).url, 'v1.3/tags?fields=name&page_size=5&skip=5');
+    const users = { phases: ['v1.2/users?fields=email&limit=5'] };
+    assert.ok(decodeResumeToken({ phases: ['v1.2/users?fields=email&limit=50'] }, encodeResumeToken(users, { phase: 0, url: 'v1.2/users?limit=5&offset=5', skip: 0 })));
+  });
+
   test('round-trip and stay bound to their plan', () => {
     const token = encodeResumeToken(plan(2), { phase: 1, url: 'p1/3', skip: 2 });
     assert.deepEqual(decodeResumeToken(plan(2), token), { phase: 1, url: 'p1/3', skip: 2 });

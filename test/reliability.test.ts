@@ -475,7 +475,7 @@ async function assertResumes(args: string[], failAfterPages: number, format: 'nd
   const what = `${args.join(' ')} failing after ${failAfterPages} pages`;
   assert.equal(first.code, 1, what);
   assert.equal(apiRequests(sandbox, mark).filter((r) => r.status === 500).length, 2, `${what}: the failing page was tried twice`);
-  assert.match(first.stderr, /^carectl: .*\(HTTP 500\)$/m);
+  assert.match(first.stderr, /^carectl: .*\(HTTP 500\); the list stopped after \d+ records?: to continue, run the same command with --resume \S+$/m);
   const token = /--resume (\S+)/.exec(first.stderr)?.[1];
   assert.ok(token, `${what}: a resume token on stderr`);
   assertWholeLines(first.stdout, format);
