@@ -6,6 +6,7 @@ import { CarectlError, ExitCode, isBrokenPipe } from './errors.js';
 import type { Io } from './io.js';
 import { FORMATS, sanitizeForTerminal } from './output/index.js';
 import { VERSION } from './version.js';
+import { VERSIONS } from './resources.js';
 import { makeAction } from './commands/action.js';
 import { addResourceCommands } from './commands/resource.js';
 import { addConversationCommands } from './commands/conversations.js';
@@ -38,7 +39,7 @@ export function buildProgram(io: Io): Command {
     .option('--limit <n>', 'stop after N records in all (across pages)')
     .option('--page-size <n>', 'records per request, 1-50 (default: 50)')
     .option('--resume <token>', 'continue a list from the token it printed')
-    .option('--api-version <v>', 'version segment (v1, v1.1, v1.2, v1.3); must be one the resource exists in')
+    .option('--api-version <v>', `version segment: ${VERSIONS.join(', ')}; must be one the resource exists in (default: its newest)`)
     .option('--request-timeout <duration>', 'time limit of each request (default: 30s)')
     .option('--retries <n>', 'retries of a failed idempotent request (default: 3)')
     .option('--verbose', 'trace HTTP requests on stderr (credentials redacted)')

@@ -10,7 +10,7 @@ import { FORMATS, sanitizeForTerminal, writeText } from '../output/index.js';
 import { parseEnum } from '../parse.js';
 import { VERSIONS } from '../resources.js';
 import { checkBaseUrl, sameOrigin, type ProfileValues, type SettingKey } from '../settings.js';
-import type { Action, Options } from '../commands/action.js';
+import type { Action, CommandBody, Options } from '../commands/action.js';
 import { addExamples } from '../commands/resource.js';
 import type { ConfigStore } from './store.js';
 import { ask } from './terminal.js';
@@ -36,32 +36,48 @@ export function addConfigCommands(program: Command, action: Action): void {
   ]);
   login.action(action((ctx, opts) => loginCommand(ctx, opts)));
 
-  program
+  const logout = program
     .command('logout')
     .description("remove the stored user and password of the profile (the profile's other settings stay)")
     .action(action((ctx) => logoutCommand(ctx)));
+  addExamples(logout, ['carectl logout', 'carectl --profile staging logout']);
 
   const config = program.command('config').description(`profile settings in the config file: ${CONFIG_KEYS.join(', ')}`);
-  config
-    .command('set <key> <value>')
-    .description(`store a setting in the profile (${CONFIG_KEYS.join(', ')}; the password only through login)`)
-    .action(action((ctx, _opts, args) => setCommand(ctx, args[0] as string, args[1] as string)));
-  config
-    .command('get <key>')
-    .description('print a stored setting of the profile (exit 1 when it is not set)')
-    .action(action((ctx, _opts, args) => getCommand(ctx, args[0] as string)));
-  config
-    .command('unset <key>')
-    .description('remove a stored setting from the profile')
-    .action(action((ctx, _opts, args) => unsetCommand(ctx, args[0] as string)));
-  config
-    .command('list')
-    .description('every stored setting of every profile (profile, key, value); the password is masked')
-    .action(action((ctx) => listCommand(ctx)));
-  config
-    .command('path')
-    .description('print where the config file is (it may not exist yet)')
-    .action(action(async (ctx) => writeText(ctx.io.stdout.stream, `${(await openStore(ctx)).path}\n`)));
+  const verbs: Array<[string, string, string[], CommandBody]> = [
+    [
+      'set <key> <value>',
+      `store a setting in the profile (${CONFIG_KEYS.join(', ')}; the password only through login)`,
+      ['carectl config set output json', 'carectl --profile staging config set base-url https://staging.example.com'],
+      (ctx, _opts, args) => setCommand(ctx, args[0] as string, args[1] as string),
+    ],
+    [
+      'get <key>',
+      'print a stored setting of the profile (exit 1 when it is not set)',
+      ['carectl config get base-url', 'carectl --profile staging config get user'],
+      (ctx, _opts, args) => getCommand(ctx, args[0] as string),
+    ],
+    [
+      'unset <key>',
+      'remove a stored setting from the profile',
+      ['carectl config unset output', 'carectl --profile staging config unset api-version'],
+      (ctx, _opts, args) => unsetCommand(ctx, args[0] as string),
+    ],
+    [
+      'list',
+      'every stored setting of every profile (profile, key, value); the password is masked',
+      ['carectl config list', 'carectl config list -o json'],
+      (ctx) => listCommand(ctx),
+    ],
+    [
+      'path',
+      'print where the config file is (it may not exist yet)',
+      ['carectl config path', 'carectl config path && ls -l "$(carectl config path)"'],
+      async (ctx) => writeText(ctx.io.stdout.stream, `${(await openStore(ctx)).path}\n`),
+    ],
+  ];
+  for (const [usage, description, examples, body] of verbs) {
+    addExamples(config.command(usage).description(description).action(action(body)), examples);
+  }
   addExamples(config, ['carectl config set output json', 'carectl --profile staging config set base-url https://staging.example.com', 'carectl config list -o json']);
 }
 
