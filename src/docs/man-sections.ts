@@ -1,0 +1,141 @@
+/**
+ * The man page's prose, as data: what the command tree cannot say (syntax of values, formats,
+ * environment, files, exit codes, worked examples). Words in backquotes are rendered as literal
+ * text to type. Tables keyed by FORMATS, SETTING_KEYS and ExitCode make the compiler insist on
+ * an entry for every format, setting and exit code.
+ */
+import type { ExitCode } from '../errors.js';
+import type { Format } from '../output/index.js';
+import type { SettingKey } from '../settings.js';
+
+export interface Term {
+  term: string;
+  paragraphs: string[];
+}
+
+export interface ExampleGroup {
+  title: string;
+  intro: string;
+  /** commands: each line runs on its own; script: the lines are one shell script; crontab: lines of a crontab. */
+  kind: 'commands' | 'script' | 'crontab';
+  /** Shown as typed. */
+  lines: string[];
+}
+
+export const DESCRIPTION: string[] = [
+  'Every resource of the API is a command, and what can be done with it is a verb: `carectl conversations list`, `carectl tags get 3`. Each `list` follows all pages of the service unless `--limit` stops it, and writes records as they arrive. Each `get` and `list` asks the service for just the fields its output needs.',
+  'Data goes to standard output; progress, notices and errors go to standard error, so output can be piped and redirected safely. `carectl ... | head -1` ends quietly.',
+  'Every setting is taken from, in this order: a command-line flag, an environment variable (see ENVIRONMENT), the profile in the configuration file (see FILES), the built-in default. People store their credentials with `carectl login`; scripts and cron jobs set `CARECTL_BASE_URL`, `CARECTL_USER` and `CARECTL_PASSWORD`.',
+  'Credentials are sent only to the origin (scheme, host and port) of the base address, never to a report download address or any other host. A plain http base address is refused unless its host is a loopback address or `--insecure-http` is given. The password is never accepted as a flag and never printed; `--verbose` redacts it.',
+  '`--sandbox` starts the embedded sandbox (a local copy of the API with demo data) for one command, and `carectl sandbox` runs it in the foreground, so that commands and scripts can be tried offline.',
+];
+
+export const GLOBAL_OPTIONS_INTRO = 'Global options may be given before or after the command words.';
+
+export const VALUE_SYNTAX: Term[] = [
+  {
+    term: 'DATE',
+    paragraphs: ['`YYYY-MM-DD`, `today`, `yesterday`, or `Nd` / `Nw` (N days or weeks before today). Days are UTC days.'],
+  },
+  {
+    term: 'RANGE',
+    paragraphs: [
+      'A range of dates, for every date filter: `FROM..TO` (both days included), `FROM..` (from that day on) or `..TO` (up to and including that day), where FROM and TO are DATEs.',
+      'Explicit bounds are also accepted: `gt:DATE`, `gte:DATE`, `lt:DATE` or `lte:DATE`, alone or two of them joined by a comma, as in `gt:2024-01-01,lt:2024-02-01`.',
+    ],
+  },
+  {
+    term: 'DURATION',
+    paragraphs: ['A number followed by `ms`, `s`, `m` or `h`: `500ms`, `90s`, `1.5m`, `1h`.'],
+  },
+];
+
+export const FORMAT_TEXT: Record<Format, string> = {
+  table: 'Aligned columns for people, the default when standard output is a terminal. A `get` prints a two-column table of names and values. Colour is used only on a terminal.',
+  json: 'One JSON array for a list, one JSON object for a `get`, with whole records.',
+  ndjson: 'One JSON record per line, with whole records: for `jq` and for streaming.',
+  csv: 'RFC 4180, with a header row (`--no-header` drops it). A text cell that begins with `=`, `+`, `-`, `@`, a tab, CR or LF is prefixed with an apostrophe so that spreadsheets do not run it as a formula; `--no-escape-formulas` turns that off.',
+  tsv: 'Tab-separated values with a header row, the default when standard output is not a terminal. Values never contain a raw tab or newline.',
+};
+
+export const FORMAT_NOTES: string[] = [
+  'table, csv and tsv show the resource\'s default columns; with `--fields LIST`, `id` and those fields; with `--columns LIST`, those columns, where dotted paths reach into records (`author.id`, `channels.0.name`). The columns are known before the first page arrives, so the header never depends on the data.',
+  'table and tsv never pass control characters from the data (escape sequences, bells, carriage returns) to the terminal: they are shown escaped.',
+];
+
+export const SETTING_TEXT: Record<SettingKey, string> = {
+  'base-url': 'The base address of the API, without a version segment (`--base-url`).',
+  user: 'The user name or API key for HTTP Basic authentication (`--user`).',
+  password: 'The password. There is no flag for it; people can use `carectl login` instead.',
+  output: 'The default output format (`-o`).',
+  'api-version': 'The version segment to use (`--api-version`).',
+};
+
+export const OTHER_ENVIRONMENT: Term[] = [
+  { term: 'CARECTL_PROFILE', paragraphs: ['The profile of the configuration file to use (`--profile`); `default` when unset.'] },
+  { term: 'NO_COLOR', paragraphs: ['When set to any value, no colour is used (`--color` still forces it).'] },
+  { term: 'FORCE_COLOR', paragraphs: ['When set to a value other than `0`, colour is used even when the output is not a terminal.'] },
+  { term: 'XDG_CONFIG_HOME', paragraphs: ['The folder that holds the `carectl` configuration folder; `~/.config` when unset or not an absolute path.'] },
+];
+
+export const FILES: Term[] = [
+  {
+    term: '$XDG_CONFIG_HOME/carectl/config.json',
+    paragraphs: [
+      'The profiles written by `carectl login` and `carectl config set`: base address, user, password, output format and API version per profile. The file is written with mode 0600 in a folder with mode 0700; it defaults to `~/.config/carectl/config.json`. A damaged file is reported with its path and never silently replaced.',
+    ],
+  },
+];
+
+export const EXIT_TEXT: Record<keyof typeof ExitCode, string> = {
+  ok: 'Success.',
+  failure: 'An API or network error not listed below, after retries.',
+  usage: 'Usage error: an unknown option, a bad value or conflicting flags. Nothing was sent.',
+  auth: 'Authentication or permission: 401, 403, or missing credentials.',
+  notFound: 'Not found: 404.',
+  reportFailed: 'The report generation failed.',
+  reportTimeout: 'Timed out waiting for a report.',
+  interrupted: 'Interrupted (Ctrl-C). When waiting for a report, its id is printed so that `carectl reports wait ID` can pick it up.',
+};
+
+export const EXAMPLES: ExampleGroup[] = [
+  {
+    title: 'Look-ups at the terminal',
+    intro: 'Try any command offline first by adding `--sandbox`.',
+    kind: 'commands',
+    lines: [
+      'carectl --sandbox conversations list --status unread --limit 5',
+      'carectl conversations get 500304 --include content -o json',
+      'carectl conversations content 500304',
+      'carectl tags list --active',
+    ],
+  },
+  {
+    title: 'In scripts',
+    intro: 'Export a filtered list, park conversations in bulk from a list of ids, and act on the exit code of a report.',
+    kind: 'script',
+    lines: [
+      'carectl conversations list --priority --newest 7d..today -o csv > urgent.csv',
+      'carectl conversations list --status unread --tag refund-urgent --columns id --no-header |',
+      '  carectl conversations update - --status on_hold --add-tags 7005',
+      'mkdir -p reports',
+      'carectl --quiet reports create --account 1001 --from yesterday --to yesterday --download reports/',
+      'case $? in',
+      '  0) ;;',
+      '  5) echo "report generation failed" >&2 ;;',
+      '  6) echo "report not ready in time" >&2 ;;',
+      '  *) exit 1 ;;',
+      'esac',
+    ],
+  },
+  {
+    title: 'From cron',
+    intro: 'A crontab that fetches yesterday\'s report every night at 03:15, with the credentials in the environment:',
+    kind: 'crontab',
+    lines: [
+      'CARECTL_BASE_URL=https://api.example.com',
+      'CARECTL_USER=reports-bot',
+      '15 3 * * * . /etc/carectl/password.env && carectl --quiet reports create --account 1001 --from yesterday --to yesterday --format csv --download /srv/reports/ || logger -t carectl "nightly report failed"',
+    ],
+  },
+];

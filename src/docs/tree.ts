@@ -1,0 +1,95 @@
+/**
+ * The commander tree as plain data for the man page and the completion scripts, read at run time
+ * so that every command, option and example added to the tree shows up in both.
+ */
+import type { EventEmitter } from 'node:events';
+import type { Argument, Command, Option } from 'commander';
+import { optionValues } from './values.js';
+
+export interface OptionDoc {
+  /** As declared: '-o, --output <format>'. */
+  flags: string;
+  /** '-o', '--output', and so on. */
+  names: string[];
+  /** The value's name when the option takes one ('format'). */
+  valueName?: string;
+  /** The help text, with commander's additions (defaults, choices). */
+  description: string;
+  /** The words the value can be, when it is one of a known set. */
+  values?: readonly string[];
+  /** The value names a file or folder, so shells complete file names. */
+  isPath: boolean;
+}
+
+export interface ArgumentDoc {
+  name: string;
+  values?: readonly string[];
+}
+
+export interface CommandDoc {
+  /** Words after `carectl`; empty for carectl itself. */
+  path: readonly string[];
+  /** 'carectl conversations list [options]'. */
+  usage: string;
+  description: string;
+  arguments: ArgumentDoc[];
+  /** The command's own options, its help option included; a parent's options apply to it too. */
+  options: OptionDoc[];
+  commands: CommandDoc[];
+  /** The command lines of its help's Examples: section. */
+  examples: string[];
+}
+
+/** Option values named like these are file paths. */
+const PATH_VALUE_NAMES = new Set(['path', 'file', 'folder', 'dir']);
+
+export function describeCommand(command: Command, path: readonly string[] = []): CommandDoc {
+  const help = command.createHelp();
+  return {
+    path,
+    usage: help.commandUsage(command),
+    description: help.commandDescription(command),
+    arguments: command.registeredArguments.map(describeArgument),
+    options: help.visibleOptions(command).map((option) => describeOption(path, option, help.optionDescription(option))),
+    // command.commands leaves out commander's implicit `help` command, which needs no documenting
+    commands: command.commands.map((sub) => describeCommand(sub, [...path, sub.name()])),
+    examples: examplesOf(command),
+  };
+}
+
+/** Every command of the tree, parents before their subcommands. */
+export function allCommands(root: CommandDoc): CommandDoc[] {
+  return [root, ...root.commands.flatMap(allCommands)];
+}
+
+export function isLeaf(command: CommandDoc): boolean {
+  return command.commands.length === 0;
+}
+
+function describeOption(path: readonly string[], option: Option, description: string): OptionDoc {
+  const valueName = /[<[]([^>\]]+)[>\]]/.exec(option.flags)?.[1]?.replace(/\.\.\.$/, '');
+  const values = optionValues(path, option);
+  return {
+    flags: option.flags,
+    names: [option.short, option.long].filter((name): name is string => name !== undefined),
+    ...(valueName !== undefined && { valueName }),
+    description,
+    ...(values && { values }),
+    isPath: valueName !== undefined && PATH_VALUE_NAMES.has(valueName.toLowerCase()),
+  };
+}
+
+function describeArgument(argument: Argument): ArgumentDoc {
+  return { name: argument.name(), ...(argument.argChoices && { values: argument.argChoices }) };
+}
+
+/**
+ * The lines after "$ " in the text that commands add after their help (src/commands/resource.ts
+ * addExamples). Commander keeps that text as 'afterHelp' listeners, so they are asked to write it.
+ */
+function examplesOf(command: Command): string[] {
+  let text = '';
+  // Command extends EventEmitter at run time; commander's typings do not say so.
+  (command as unknown as EventEmitter).emit('afterHelp', { error: false, command, write: (chunk: string) => (text += chunk) });
+  return [...text.matchAll(/^ *\$ (.+)$/gm)].map((match) => (match[1] as string).trim());
+}

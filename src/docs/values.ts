@@ -1,0 +1,45 @@
+/**
+ * The words an option accepts, for completion and the man page. Commands check
+ * their values themselves (src/parse.ts) rather than with commander's choices(), which would
+ * change the error messages, so the values come from the same data the commands check against.
+ */
+import type { Option } from 'commander';
+import { FORMATS } from '../output/index.js';
+import { RESOURCES, VERSIONS } from '../resources.js';
+
+/** Options of carectl itself (global options), by long name. */
+const GLOBAL_VALUES: Readonly<Record<string, readonly string[]>> = {
+  '--output': FORMATS,
+  '--api-version': VERSIONS,
+};
+
+/**
+ * Values that verbs with their own logic check against lists of their own, by command path and
+ * long name. The docs test checks that each entry names an option of the tree and that each word
+ * appears in that option's help (which the command builds from its list), so a value renamed or
+ * dropped there fails.
+ */
+export const COMMAND_VALUES: Readonly<Record<string, readonly string[]>> = {
+  'conversations update --status': ['on_hold', 'closing'],
+  'reports create --date-type': ['created_date', 'updated_date'],
+  'reports create --format': ['xlsx', 'csv', 'json'],
+  'api --method': ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+};
+
+export function optionValues(path: readonly string[], option: Option): readonly string[] | undefined {
+  if (option.argChoices) return option.argChoices;
+  if (option.long === undefined) return undefined;
+  if (path.length === 0) return GLOBAL_VALUES[option.long];
+  return resourceFilterValues(path, option.long) ?? COMMAND_VALUES[`${path.join(' ')} ${option.long}`];
+}
+
+/** The enum filters of src/resources.ts, on the list verb (and get, for filters it shares). */
+function resourceFilterValues(path: readonly string[], long: string): readonly string[] | undefined {
+  const [name, verb] = path;
+  const spec = RESOURCES.find((resource) => resource.name === name);
+  for (const filter of spec?.filters ?? []) {
+    if (filter.kind !== 'enum' || `--${filter.flag}` !== long) continue;
+    if (verb === 'list' || (verb === 'get' && filter.onGet)) return filter.values;
+  }
+  return undefined;
+}

@@ -1,0 +1,56 @@
+/**
+ * The package as users get it: `npm pack` makes a tarball that installs into an empty folder,
+ * whose `carectl` prints its version and reads the embedded sandbox. Dependencies come from
+ * npm's cache when they are there (--prefer-offline), from the registry otherwise.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { after, before, describe, test } from 'node:test';
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+const NPM_QUIET = { ...process.env, npm_config_loglevel: 'error', npm_config_update_notifier: 'false' };
+
+describe('npm pack', () => {
+  let folder: string;
+  let files: string[];
+  let carectl: string;
+
+  before(async () => {
+    folder = await mkdtemp(join(tmpdir(), 'carectl-pack-'));
+    // dist/ is already built by `npm test`; the prepare script would build it again
+    const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', folder], { cwd: ROOT, env: NPM_QUIET });
+    const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    assert.ok(packed, 'npm pack reported the tarball');
+    files = packed.files.map((file) => file.path);
+    const app = join(folder, 'app');
+    await mkdir(app);
+    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(folder, packed.filename)], { cwd: app, env: NPM_QUIET, timeout: 120_000 });
+    carectl = join(app, 'node_modules', '.bin', 'carectl');
+  });
+  after(() => rm(folder, { recursive: true, force: true }));
+
+  test('the tarball holds the command, the built code and the man page, and no tests', () => {
+    for (const path of ['package.json', 'bin/carectl.js', 'dist/src/main.js', 'man/carectl.1']) assert.ok(files.includes(path), path);
+    assert.deepEqual(files.filter((path) => path.startsWith('dist/test/') || path.startsWith('src/')), []);
+  });
+
+  test('the installed carectl prints its version', async () => {
+    const { stdout } = await run(carectl, ['--version']);
+    assert.equal(stdout, `${PACKAGE.version}\n`);
+  });
+
+  test('the installed carectl reads the embedded sandbox', async () => {
+    const { stdout, stderr } = await run(carectl, ['--sandbox', 'tags', 'list'], { env: { ...process.env, XDG_CONFIG_HOME: join(folder, 'config') } });
+    const [header, ...rows] = stdout.trimEnd().split('\n');
+    assert.equal(header, 'id\tname\tis_active', stderr);
+    assert.ok(rows.length > 0, 'tags are listed');
+  });
+});
