@@ -15,7 +15,7 @@ import { parseEnum } from '../parse.js';
 import type { Action, Options } from './action.js';
 import { addExamples } from './resource.js';
 
-const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+export const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 type Method = (typeof METHODS)[number];
 /**
  * Methods whose repetition changes nothing (RFC 9110), so a failed attempt is retried. Not

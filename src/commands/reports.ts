@@ -19,8 +19,8 @@ import type { Action, Options } from './action.js';
 import { addExamples, fetchSingle, requireId } from './resource.js';
 
 const reports = resourceByName('reports');
-const DATE_TYPES = ['created_date', 'updated_date'] as const;
-const REPORT_FORMATS = ['xlsx', 'csv', 'json'] as const;
+export const DATE_TYPES = ['created_date', 'updated_date'] as const;
+export const REPORT_FORMATS = ['xlsx', 'csv', 'json'] as const;
 const DEFAULT_TIMEOUT = '30m';
 const MAX_RETRY_WAIT_MS = 60_000;
 

@@ -16,7 +16,7 @@ import { readIds } from './ids.js';
 import { addExamples, fetchSingle } from './resource.js';
 
 const conversations = resourceByName('conversations');
-const UPDATE_STATUSES = ['on_hold', 'closing'] as const;
+export const UPDATE_STATUSES = ['on_hold', 'closing'] as const;
 /** PATCH of a conversation exists in v1.3 only. */
 const PATCH_VERSIONS: readonly Version[] = ['v1.3'];
 const RESULT_COLUMNS = ['id', 'status', 'tags', 'result'];
@@ -47,10 +47,10 @@ export function addUpdateCommand(program: Command, action: Action): void {
     .option('--remove-tags <list>', 'tag ids to remove from the current tags')
     .option('--dry-run', 'print each PATCH (method, path, JSON body) instead of sending it; current tags are still read (GET only)');
   addExamples(update, [
-    'carectl conversations update 1001 1002 --status on_hold',
-    'carectl conversations update 1001 --status closing --close-reason resolved --add-tags 7005',
+    'carectl conversations update 500002 500494 --status on_hold',
+    'carectl conversations update 500002 --status closing --close-reason resolved --add-tags 7005',
     'carectl conversations list --status unread --tag spam --columns id --no-header | carectl conversations update - --status closing --close-reason spam',
-    "carectl conversations update 1001 --status on_hold --tags '' --dry-run",
+    "carectl conversations update 500002 --status on_hold --tags '' --dry-run",
   ]);
   update.action(action((ctx, opts, args) => updateConversations(ctx, opts, args[0] as string[])));
 }

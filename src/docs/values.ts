@@ -6,6 +6,9 @@
 import type { Option } from 'commander';
 import { FORMATS } from '../output/index.js';
 import { RESOURCES, VERSIONS } from '../resources.js';
+import { METHODS } from '../commands/api.js';
+import { DATE_TYPES, REPORT_FORMATS } from '../commands/reports.js';
+import { UPDATE_STATUSES } from '../commands/update.js';
 
 /** Options of carectl itself (global options), by long name. */
 const GLOBAL_VALUES: Readonly<Record<string, readonly string[]>> = {
@@ -14,16 +17,15 @@ const GLOBAL_VALUES: Readonly<Record<string, readonly string[]>> = {
 };
 
 /**
- * Values that verbs with their own logic check against lists of their own, by command path and
- * long name. The docs test checks that each entry names an option of the tree and that each word
- * appears in that option's help (which the command builds from its list), so a value renamed or
- * dropped there fails.
+ * Values that verbs with their own logic check against lists of their own (imported from those
+ * commands), by command path and long name. The docs test checks that each entry names an option
+ * of the tree and that each word appears in that option's help.
  */
 export const COMMAND_VALUES: Readonly<Record<string, readonly string[]>> = {
-  'conversations update --status': ['on_hold', 'closing'],
-  'reports create --date-type': ['created_date', 'updated_date'],
-  'reports create --format': ['xlsx', 'csv', 'json'],
-  'api --method': ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+  'conversations update --status': UPDATE_STATUSES,
+  'reports create --date-type': DATE_TYPES,
+  'reports create --format': REPORT_FORMATS,
+  'api --method': METHODS,
 };
 
 export function optionValues(path: readonly string[], option: Option): readonly string[] | undefined {
