@@ -64,7 +64,7 @@ export class Context {
   // ---- validated global options (each throws a UsageError before anything is sent) ----
 
   get limit(): number | undefined {
-    return this.globals.limit === undefined ? undefined : parseIntInRange(this.globals.limit, '--limit', 1, Number.MAX_SAFE_INTEGER);
+    return this.globals.limit === undefined ? undefined : parseIntInRange(this.globals.limit, '--limit', 1, Infinity);
   }
 
   get pageSize(): number {

@@ -8,7 +8,7 @@ import { FORMATS, sanitizeForTerminal } from './output/index.js';
 import { VERSION } from './version.js';
 import { VERSIONS } from './resources.js';
 import { makeAction } from './commands/action.js';
-import { addResourceCommands } from './commands/resource.js';
+import { addExamples, addResourceCommands } from './commands/resource.js';
 import { addConversationCommands } from './commands/conversations.js';
 import { addUpdateCommand } from './commands/update.js';
 import { addReportCommands } from './commands/reports.js';
@@ -53,6 +53,13 @@ export function buildProgram(io: Io): Command {
     .option('--sandbox', 'start the embedded sandbox on a free loopback port and use it');
   // --color and --no-color share one attribute: undefined unless given.
   program.setOptionValueWithSource('color', undefined, 'default');
+
+  addExamples(program, [
+    'carectl --sandbox conversations list --status unread',
+    'carectl conversations get 500002 --include content -o json',
+    'carectl conversations list --priority --newest 7d..today -o csv > urgent.csv',
+    'carectl reports create --account 1001 --from yesterday --to yesterday --download nightly.xlsx',
+  ]);
 
   const action = makeAction(io);
   addResourceCommands(program, action);

@@ -9,7 +9,7 @@ import { addExamples, fetchSingle, requireId } from './resource.js';
 const conversations = resourceByName('conversations');
 
 export function addConversationCommands(program: Command, action: Action): void {
-  const group = program.commands.find((c) => c.name() === 'conversations') as Command;
+  const group = (program.commands.find((c) => c.name() === 'conversations') as Command).description('read conversations and their content; park or close them');
   const content = group
     .command('content <id>')
     .description("show a conversation's content items as rows, oldest first");
