@@ -12,8 +12,6 @@ export interface ListRunOptions {
   writer: RecordWriter;
   limit?: number;
   resume?: string;
-  /** Shapes each record before it is written (side-loaded content, sort order…). */
-  transform?: (record: Record<string, unknown>) => Record<string, unknown>;
   notice(message: string): void;
 }
 
@@ -30,8 +28,7 @@ export async function runList(options: ListRunOptions): Promise<number> {
     for await (const page of planPages(options.source, plan, cursor, limit)) {
       let i = page.skip;
       for (; i < page.records.length && written < limit; i++) {
-        const record = page.records[i] as Record<string, unknown>;
-        await writer.write(options.transform ? options.transform(record) : record);
+        await writer.write(page.records[i] as Record<string, unknown>);
         written++;
         cursor = { phase: page.phase, url: page.url, skip: i + 1 };
       }

@@ -33,7 +33,7 @@ function offsetOf(address: string): number {
 }
 
 /** `address` (path?query) with one parameter set, the others kept in order. */
-export function withParam(address: string, key: string, value: string | number): string {
+function withParam(address: string, key: string, value: string | number): string {
   const [path, query = ''] = address.split('?', 2) as [string, string?];
   const params = new URLSearchParams(query);
   params.set(key, String(value));
