@@ -128,16 +128,18 @@ describe('config file', () => {
   });
 
   it('is never loaded (nor conf) when the environment gives everything and no file exists', async () => {
-    // A module hook makes importing conf fail: a command that loads it cannot succeed.
-    const hook = path.join(home, 'no-conf.mjs');
+    // A preload makes loading conf fail (the bundle's lazy conf.cjs, or the package itself): a
+    // command that loads it cannot succeed.
+    const hook = path.join(home, 'no-conf.cjs');
     writeFileSync(
       hook,
-      `import { register } from 'node:module';\n` +
-        `register('data:text/javascript,' + encodeURIComponent('export async function resolve(specifier, context, next) { if (specifier === "conf") throw new Error("conf was loaded"); return next(specifier, context); }'));\n`,
+      `const Module = require('node:module');\n` +
+        `const load = Module._load;\n` +
+        `Module._load = function (request, ...rest) { if (/(^|[\\\\/])conf(\\.cjs)?$/.test(request)) throw new Error('conf was loaded'); return load.call(this, request, ...rest); };\n`,
     );
     const bin = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
     const env = { PATH: process.env.PATH, XDG_CONFIG_HOME: home, CARECTL_BASE_URL: sandbox.baseUrl, CARECTL_USER: sandbox.user, CARECTL_PASSWORD: sandbox.password };
-    const carectl = (...argv: string[]): Promise<{ stdout: string }> => promisify(execFile)(process.execPath, ['--import', hook, bin, ...argv], { env });
+    const carectl = (...argv: string[]): Promise<{ stdout: string }> => promisify(execFile)(process.execPath, ['--require', hook, bin, ...argv], { env });
     assert.match((await carectl('tags', 'get', '7005')).stdout, /^id\tname/);
     await assert.rejects(carectl('config', 'set', 'output', 'json'), /conf was loaded/, 'the hook does stop conf');
   });

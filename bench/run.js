@@ -1,0 +1,207 @@
+/**
+ * carectl's performance against the least a plain Node script needs for the same work
+ * (issue 7). Everything runs as separate processes; the sandbox API runs in a process of its own.
+ *
+ *   npm run bench                                       # build, then measure package.json's bin
+ *   node bench/run.js --entry bin/carectl-bundle.cjs    # measure another entry point
+ *   node bench/run.js --only startup,lookup --runs 21   # some measures, more runs
+ *   node bench/run.js --without-extra-ca-certs          # node's start-up without NODE_EXTRA_CA_CERTS
+ *
+ * Timings are medians of runs interleaved with their baseline, so a busy moment on the machine
+ * hits both sides. Nothing here belongs in `npm test`: timings are not assertions.
+ */
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ROOT, startSandboxServer, timeNode } from './lib/processes.js';
+import { limitRow, median, mib, ms, printTable, ratioRow } from './lib/table.js';
+
+const MEASURES = ['startup', 'lookup', 'streaming', 'memory', 'polling'];
+const { values: flags } = parseArgs({
+  options: {
+    entry: { type: 'string', default: JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).bin.carectl },
+    runs: { type: 'string', default: '11' },
+    'stream-runs': { type: 'string', default: '5' },
+    only: { type: 'string', default: MEASURES.join(',') },
+    'without-extra-ca-certs': { type: 'boolean', default: false },
+  },
+});
+const entry = resolve(ROOT, flags.entry);
+if (!existsSync(entry)) throw new Error(`no entry point at ${entry}`);
+warnIfBundleIsStale();
+const runs = Number(flags.runs);
+const streamRuns = Number(flags['stream-runs']);
+const only = new Set(flags.only.split(','));
+
+const STREAM_RECORDS = 20_000;
+const SMALL_RECORDS = 1_000;
+/** The first pages carectl requests for `conversations list` (both priorities), per format. */
+const EXPORT_FIELDS = {
+  ndjson: 'status,is_priority,contains_private,tags,author,channels,assigned_to,handling_times,close_reason',
+  csv: 'status,is_priority,author,channels,tags,assigned_to',
+};
+const firstPages = (format) =>
+  ['true', 'false'].map((priority) => `v1.3/conversations?${new URLSearchParams({ is_priority: priority, fields: EXPORT_FIELDS[format], page_size: '50' })}`);
+/** A tag the sandbox always has, and the GET `carectl tags get` sends for it with -o json. */
+const LOOKUP = { id: '7001', path: 'v1.3/tags/7001?fields=name%2Cis_active' };
+/** A report generation time at which polling has settled into its steady cadence. */
+const REPORT_DELAY_MS = 2500;
+
+const scratch = mkdtempSync(join(tmpdir(), 'carectl-bench-'));
+process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
+/** No profile file: settings come from the environment only, as in cron. */
+const cleanEnv = { ...process.env, XDG_CONFIG_HOME: scratch, NO_COLOR: '1' };
+/**
+ * NODE_EXTRA_CA_CERTS makes every node process parse those certificates before running any
+ * JavaScript (~35 ms for a system bundle): the same for carectl and the baselines, so it shrinks
+ * every ratio. Kept by default (it is how node runs on this machine); the flag measures without.
+ */
+const extraCaCerts = cleanEnv.NODE_EXTRA_CA_CERTS;
+if (flags['without-extra-ca-certs']) delete cleanEnv.NODE_EXTRA_CA_CERTS;
+const carectl = (...args) => [entry, ...args];
+
+/** Runs each named command `count` times, interleaved, after one unmeasured warm-up round. */
+async function interleaved(count, commands, options = {}) {
+  const results = Object.fromEntries(Object.keys(commands).map((name) => [name, []]));
+  for (let round = -1; round < count; round++) {
+    for (const [name, args] of Object.entries(commands)) {
+      const result = await timeNode(args, options[name] ?? options.all);
+      if (round >= 0) results[name].push(result);
+    }
+  }
+  return results;
+}
+
+const medianMs = (results) => median(results.map((r) => r.ms));
+
+async function startup() {
+  const r = await interleaved(runs, { node: ['-e', '0'], version: carectl('--version'), help: carectl('--help') }, { all: { env: cleanEnv } });
+  return [
+    ratioRow('start-up: --version vs node -e 0', medianMs(r.version), medianMs(r.node), 1.3, ms),
+    ratioRow('start-up: --help vs node -e 0', medianMs(r.help), medianMs(r.node), 1.5, ms),
+  ];
+}
+
+async function lookup() {
+  const sandbox = await startSandboxServer({ conversations: 600 });
+  try {
+    const env = { ...cleanEnv, ...sandbox.env };
+    const opts = { env, stdout: 'capture' };
+    const r = await interleaved(runs, { carectl: carectl('tags', 'get', LOOKUP.id, '-o', 'json'), baseline: ['bench/baselines/http-get.js', LOOKUP.path] }, { all: opts });
+    const shown = JSON.parse(r.carectl[0].stdout);
+    if (shown.id !== LOOKUP.id) throw new Error(`carectl tags get printed an unexpected record: ${r.carectl[0].stdout}`);
+    return [ratioRow(`one lookup: tags get vs node:http`, medianMs(r.carectl), medianMs(r.baseline), 1.3, ms)];
+  } finally {
+    await sandbox.stop();
+  }
+}
+
+/** Export runs write to a file, like `carectl … > export.ndjson`, with peak RSS recorded. */
+function exportOptions(env, name) {
+  return { env, stdout: join(scratch, `${name}.out`), peakRssFile: join(scratch, `${name}.rss`) };
+}
+
+function checkLineCount(name, expected) {
+  const lines = readFileSync(join(scratch, `${name}.out`), 'utf8').split('\n').length - 1;
+  if (lines !== expected) throw new Error(`${name} wrote ${lines} lines, expected ${expected}`);
+}
+
+async function exportRuns(records, count) {
+  const sandbox = await startSandboxServer({ conversations: records });
+  try {
+    const env = { ...cleanEnv, ...sandbox.env };
+    const commands = {
+      carectlNdjson: carectl('conversations', 'list', '-o', 'ndjson'),
+      baselineNdjson: ['bench/baselines/fetch-loop.js', ...firstPages('ndjson')],
+      carectlCsv: carectl('conversations', 'list', '-o', 'csv'),
+      baselineCsv: ['bench/baselines/fetch-loop.js', ...firstPages('csv')],
+    };
+    const options = Object.fromEntries(Object.keys(commands).map((name) => [name, exportOptions(env, name)]));
+    const results = await interleaved(count, commands, options);
+    checkLineCount('carectlNdjson', records);
+    checkLineCount('baselineNdjson', records);
+    checkLineCount('carectlCsv', records + 1);
+    return results;
+  } finally {
+    await sandbox.stop();
+  }
+}
+
+let large;
+const largeExport = async () => (large ??= await exportRuns(STREAM_RECORDS, streamRuns));
+
+async function streaming() {
+  const r = await largeExport();
+  return [
+    ratioRow(`streaming: ${STREAM_RECORDS / 1000}k ndjson vs fetch loop`, medianMs(r.carectlNdjson), medianMs(r.baselineNdjson), 1.05, ms),
+    ratioRow(`streaming: ${STREAM_RECORDS / 1000}k csv vs fetch loop`, medianMs(r.carectlCsv), medianMs(r.baselineCsv), 1.05, ms),
+  ];
+}
+
+/**
+ * Peak RSS of the 20k export against the 1k export. The fetch loop's own growth goes in a note:
+ * V8 enlarges its young generation and optimises hot code as a run goes on, whatever the program.
+ */
+async function memory() {
+  const big = await largeExport();
+  const small = await exportRuns(SMALL_RECORDS, streamRuns);
+  const peak = (results) => median(results.map((r) => r.peakRssKb));
+  const label = `${STREAM_RECORDS / 1000}k vs ${SMALL_RECORDS / 1000}k`;
+  const loop = (format) => {
+    const [large, little] = [peak(big[`baseline${format}`]), peak(small[`baseline${format}`])];
+    return `fetch loop ${mib(large)} vs ${mib(little)} (${(large / little).toFixed(2)}×)`;
+  };
+  return [
+    { ...ratioRow(`peak RSS: ndjson ${label}`, peak(big.carectlNdjson), peak(small.carectlNdjson), 1.1, mib), note: loop('Ndjson') },
+    { ...ratioRow(`peak RSS: csv ${label}`, peak(big.carectlCsv), peak(small.carectlCsv), 1.1, mib), note: loop('Csv') },
+  ];
+}
+
+/** `reports create --wait` against a sandbox whose reports take reportDelayMs to generate. */
+async function waitForReport(reportDelayMs) {
+  const sandbox = await startSandboxServer({ conversations: 600, reportDelayMs });
+  try {
+    const before = await sandbox.stats();
+    const run = await timeNode(carectl('reports', 'create', '--account', '1001', '--from', '7d', '--to', 'yesterday', '--wait'), {
+      env: { ...cleanEnv, ...sandbox.env },
+      stdout: 'capture',
+    });
+    const after = await sandbox.stats();
+    return { reportDelayMs, lateMs: run.endedAt - after.readyAt, requests: after.requests - before.requests };
+  } finally {
+    await sandbox.stop();
+  }
+}
+
+/**
+ * From a report becoming ready to `reports create --wait` returning, and the requests sent. The
+ * worst case is a report that becomes ready just after a poll: the first run shows when the poll
+ * that noticed its report came, and the second report is made ready 20 ms after that moment.
+ */
+async function polling() {
+  const first = await waitForReport(REPORT_DELAY_MS);
+  const second = await waitForReport(REPORT_DELAY_MS + first.lateMs + 20);
+  const detail = [first, second].map((s) => `ready after ${s.reportDelayMs} ms: +${s.lateMs} ms, ${s.requests} requests`).join('; ');
+  return [{ ...limitRow('polling: ready → --wait returns (worst)', Math.max(first.lateMs, second.lateMs), 1000, ms), note: detail }];
+}
+
+/** A bundled entry runs dist/bundle/: measuring it older than src/ would mislead. */
+function warnIfBundleIsStale() {
+  const project = join(dirname(entry), '..');
+  const bundle = join(project, 'dist/bundle/carectl.js');
+  if (!readFileSync(entry, 'utf8').includes('dist/bundle') || !existsSync(bundle)) return;
+  const src = join(project, 'src');
+  const newest = Math.max(...readdirSync(src, { recursive: true }).map((name) => statSync(join(src, name)).mtimeMs));
+  if (newest > statSync(bundle).mtimeMs) {
+    console.log('warning: dist/bundle/ is older than src/; run `node scripts/bundle.mjs` first');
+  }
+}
+
+const sections = { startup, lookup, streaming, memory, polling };
+const caNote = extraCaCerts ? `NODE_EXTRA_CA_CERTS ${flags['without-extra-ca-certs'] ? 'unset for the runs' : 'set (node start-up includes it)'}` : 'no NODE_EXTRA_CA_CERTS';
+console.log(`carectl bench: ${flags.entry}, node ${process.version}, ${cpus().length} CPUs, load ${loadavg()[0].toFixed(2)}, ${caNote}; ` +
+  `medians of ${runs} runs (exports: ${streamRuns})`);
+const rows = [];
+for (const name of MEASURES.filter((m) => only.has(m))) rows.push(...(await sections[name]()));
+printTable(rows);
