@@ -131,11 +131,11 @@ describe('reports create --download: the whole way to a file', () => {
     });
   }
 
-  test('polling starts at 250 ms, backs off ×1.5 to 1 s, and asks for the state fields', async () => {
+  test('polling starts at 250 ms, backs off ×1.5 to 0.9 s, and asks for the state fields', async () => {
     const from = sandbox.requests.length;
     const result = await cli([...CREATE, '--wait']);
     assert.equal(result.code, 0, result.stderr);
-    assert.deepEqual(clock.slept.slice(0, 6), [250, 375, 563, 845, 1000, 1000]);
+    assert.deepEqual(clock.slept.slice(0, 6), [250, 375, 563, 845, 900, 900]);
     assert.ok(clock.slept.every((ms) => ms <= POLL_CAP_MS));
     const polls = apiRequests(sandbox, from).filter((r) => r.method === 'GET');
     assert.ok(polls.every((r) => r.url.endsWith('?fields=generation_start_date%2Cgenerated_date%2Cdownload%2Cfailure')), polls[0]?.url);
@@ -351,6 +351,6 @@ describe('waiting logic', () => {
     const delays: number[] = [];
     let delay: number | undefined;
     for (let i = 0; i < 8; i++) delays.push((delay = nextPollDelay(delay)));
-    assert.deepEqual(delays, [250, 375, 563, 845, 1000, 1000, 1000, 1000]);
+    assert.deepEqual(delays, [250, 375, 563, 845, 900, 900, 900, 900]);
   });
 });

@@ -1,4 +1,3 @@
-import { Chalk } from 'chalk';
 import type CliTable3 from 'cli-table3';
 import { cellText, pathGetter } from './cells.js';
 import type { ValueGetter } from './cells.js';
@@ -85,8 +84,10 @@ async function layOut(rows: string[][], head: string[] | undefined, widths?: num
   };
 }
 
-function headerCells(names: string[], opts: WriterOptions): string[] {
+/** Header names, bold when colour is on; chalk is loaded only then. */
+async function headerCells(names: string[], opts: WriterOptions): Promise<string[]> {
   if (!opts.color) return names;
+  const { Chalk } = await import('chalk');
   const chalk = new Chalk({ level: 1 });
   return names.map((name) => chalk.bold(name));
 }
@@ -112,7 +113,7 @@ function fitToTerminal(widths: number[], terminalColumns: number | undefined): n
 class ListTableWriter implements RecordWriter {
   readonly #sink: StreamSink;
   readonly #getters: ValueGetter[];
-  readonly #head: string[] | undefined;
+  readonly #head: Promise<string[] | undefined>;
   readonly #terminalColumns: number | undefined;
   #firstPage: string[][] = [];
   #widths: number[] | undefined;
@@ -125,7 +126,7 @@ class ListTableWriter implements RecordWriter {
           opts.columns.map((column) => sanitizeForTerminal(column.toUpperCase())),
           opts,
         )
-      : undefined;
+      : Promise.resolve(undefined);
     this.#terminalColumns = opts.out.columns;
   }
 
@@ -153,10 +154,11 @@ class ListTableWriter implements RecordWriter {
   async #flushFirstPage(): Promise<void> {
     const rows = this.#firstPage;
     this.#firstPage = [];
-    let layout = await layOut(rows, this.#head);
+    const head = await this.#head;
+    let layout = await layOut(rows, head);
     const fitted = fitToTerminal(layout.widths, this.#terminalColumns);
     if (fitted.some((width, index) => width !== layout.widths[index])) {
-      layout = await layOut(rows, this.#head, fitted);
+      layout = await layOut(rows, head, fitted);
     }
     this.#widths = fitted;
     await this.#sink.write(layout.text);
@@ -167,7 +169,7 @@ class ListTableWriter implements RecordWriter {
 class KeyValueTableWriter implements RecordWriter {
   readonly #sink: StreamSink;
   readonly #fields: { key: string; get: ValueGetter }[];
-  readonly #head: string[] | undefined;
+  readonly #head: Promise<string[] | undefined>;
 
   constructor(opts: WriterOptions) {
     this.#sink = new StreamSink(opts.out.stream);
@@ -175,13 +177,13 @@ class KeyValueTableWriter implements RecordWriter {
       key: sanitizeForTerminal(column),
       get: pathGetter(column),
     }));
-    this.#head = opts.header ? headerCells(['KEY', 'VALUE'], opts) : undefined;
+    this.#head = opts.header ? headerCells(['KEY', 'VALUE'], opts) : Promise.resolve(undefined);
   }
 
   async write(record: Record<string, unknown>): Promise<void> {
     const rows = this.#fields.map(({ key, get }) => [key, sanitizeForTerminal(cellText(get(record)))]);
     // Natural widths (no terminal fitting): the value column is never cut.
-    const { text } = await layOut(rows, this.#head);
+    const { text } = await layOut(rows, await this.#head);
     await this.#sink.write(text);
   }
 
