@@ -3,7 +3,6 @@
  * (issue 7). Everything runs as separate processes; the sandbox API runs in a process of its own.
  *
  *   npm run bench                                       # build, then measure package.json's bin
- *   node bench/run.js --entry bin/carectl-bundle.cjs    # measure another entry point
  *   node bench/run.js --only startup,lookup --runs 21   # some measures, more runs
  *   node bench/run.js --without-extra-ca-certs          # node's start-up without NODE_EXTRA_CA_CERTS
  *

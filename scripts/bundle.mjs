@@ -1,6 +1,6 @@
 /**
  * Bundles carectl for start-up speed: `node scripts/bundle.mjs` writes dist/bundle/, which
- * bin/carectl-bundle.cjs runs. Bundled from the TypeScript sources (esbuild strips the types),
+ * bin/carectl.js runs. Bundled from the TypeScript sources (esbuild strips the types),
  * so it does not depend on tsc's output.
  *
  * Measured with `npm run bench` (see bench/run.js), and why each part is there:
@@ -29,7 +29,7 @@ const CODE_CACHE = `${MAIN}.cache`;
 
 /**
  * The main bundle is one function expression `(exports, require, module, __filename, __dirname)
- * => …`, compiled by bin/carectl-bundle.cjs with vm.Script; a code cache matches only the exact
+ * => …`, compiled by bin/carectl.js with vm.Script; a code cache matches only the exact
  * source it was made from, so the file is used as it is, never wrapped at run time.
  */
 const WRAPPER = { banner: { js: '(function (exports, require, module, __filename, __dirname) {' }, footer: { js: '})' } };
