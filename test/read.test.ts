@@ -201,6 +201,35 @@ describe('exact output', () => {
   });
 });
 
+describe('ids and colour', () => {
+  test('authors list takes ids as arguments, --id, or - (stdin, one per line)', async () => {
+    const ids = await someAuthorIds(60);
+    const expected = ids.join('\n') + '\n';
+    const byArgs = await runCli(['authors', 'list', ...ids, '--columns', 'id', '--no-header'], { sandbox });
+    assert.equal(byArgs.stdout, expected);
+    const byFlag = await runCli(['authors', 'list', '--id', ids.join(','), '--columns', 'id', '--no-header'], { sandbox });
+    assert.equal(byFlag.stdout, expected);
+    const start = sandbox.requests.length;
+    const byStdin = await runCli(['authors', 'list', '-', '--columns', 'id', '--no-header'], { sandbox, stdin: `  ${ids.join('\n\n')}  \n` });
+    assert.equal(byStdin.stdout, expected);
+    assert.equal(apiRequests(sandbox, start).length, 2, 'sixty ids go in two requests of at most fifty');
+    const none = await runCli(['authors', 'list'], { sandbox });
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /give at least one id/);
+  });
+
+  test('colour only on a terminal, unless --color, --no-color, NO_COLOR or FORCE_COLOR say otherwise', async () => {
+    const bold = (out: { stdout: string }): boolean => out.stdout.includes('\x1b[1m');
+    const argv = ['tags', 'list', '--inactive', '-o', 'table'];
+    assert.equal(bold(await runCli(argv, { sandbox, stdoutTTY: true })), true);
+    assert.equal(bold(await runCli(argv, { sandbox })), false);
+    assert.equal(bold(await runCli([...argv, '--no-color'], { sandbox, stdoutTTY: true })), false);
+    assert.equal(bold(await runCli(argv, { sandbox, stdoutTTY: true, env: { NO_COLOR: '1' } })), false);
+    assert.equal(bold(await runCli(argv, { sandbox, env: { FORCE_COLOR: '1' } })), true);
+    assert.equal(bold(await runCli([...argv, '--color'], { sandbox })), true);
+  });
+});
+
 describe('paging', () => {
   const cases: Array<[string, string[], string]> = [
     ['skip style (tags)', ['tags', 'list', '--page-size', '7'], 'v1.3/tags?page_size=50'],
