@@ -36,7 +36,9 @@ export async function runList(options: ListRunOptions): Promise<number> {
       await writer.endPage();
     }
   } catch (err) {
-    await writer.end().catch(() => undefined);
+    // Close what was started (a json array stays valid); a list that failed before its first
+    // record prints nothing, so `> out.json` never looks like an empty success.
+    if (written > 0) await writer.end().catch(() => undefined);
     if (isResumable(err) && cursor) {
       // Part of the error, not a notice: --quiet cron jobs must still learn how to continue.
       const records = `${written} record${written === 1 ? '' : 's'}`;

@@ -26,7 +26,8 @@ export function buildProgram(io: Io): Command {
     .configureOutput({
       writeOut: (text) => io.stdout.stream.write(text),
       writeErr: (text) => io.stderr.stream.write(text),
-      outputError: (text, write) => write(`carectl: ${text.replace(/^error: /, '')}`),
+      // One line: commander puts its "(Did you mean …?)" on a line of its own.
+      outputError: (text, write) => write(`carectl: ${text.replace(/^error: /, '').replace(/\n\(Did you mean/, ' (did you mean')}`),
     })
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .showSuggestionAfterError(true);

@@ -12,6 +12,9 @@ export function optionKey(flag: string): string {
   return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
+/** Value of a `--x`/`--no-x` switch given both ways. */
+export const BOTH_GIVEN = 'both';
+
 export function offFlagOf(filter: FilterSpec & { kind: 'switch' }): string {
   return filter.offFlag ?? `no-${filter.flag}`;
 }
@@ -39,7 +42,7 @@ export function filterParams(spec: ResourceSpec, opts: Record<string, unknown>, 
     switch (filter.kind) {
       case 'switch': {
         const off = filter.offFlag ? opts[optionKey(filter.offFlag)] : undefined;
-        if (raw === true && off === true) throw new UsageError(`${flag} and --${offFlagOf(filter)} cannot be used together`);
+        if ((raw === true && off === true) || raw === BOTH_GIVEN) throw new UsageError(`${flag} and --${offFlagOf(filter)} cannot be used together`);
         if (raw === true) params.push([filter.param, 'true']);
         else if (raw === false || off === true) params.push([filter.param, 'false']);
         break;
@@ -56,6 +59,7 @@ export function filterParams(spec: ResourceSpec, opts: Record<string, unknown>, 
         const values = filter.repeat
           ? (raw as string[]).flatMap((text) => parseEnumList(text, flag, filter.values))
           : [parseEnum(raw as string, flag, filter.values)];
+        if (values.length === 0) throw new UsageError(`${flag}: needs one or more of ${filter.values.join(', ')}`);
         for (const value of values) params.push([filter.param, value]);
         break;
       }

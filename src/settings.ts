@@ -96,6 +96,9 @@ export function checkBaseUrl(text: string, insecureHttp: boolean): URL {
     throw new UsageError(`--base-url: refusing plain http to ${url.host}: credentials would cross the network unencrypted; use https:// or pass --insecure-http`);
   }
   if (url.search || url.hash) throw new UsageError('--base-url: give the address without a query or fragment');
+  if (/\/(v1(\.\d)?|api\/1)\/?$/.test(url.pathname)) {
+    throw new UsageError(`--base-url: give the address without a version segment (not ${url.pathname.replace(/\/$/, '')}); carectl adds it per resource`);
+  }
   return url;
 }
 

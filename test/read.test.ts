@@ -415,6 +415,11 @@ describe('exit codes', () => {
     ['queue filter before v1.3', ['conversations', 'list', '--queue', '3', '--api-version', 'v1.2'], /--queue needs --api-version v1.3/],
     ['bad resume token', ['tags', 'list', '--resume', 'nonsense'], /--resume: not a token carectl printed/],
     ['accounts take no gt: bound', ['accounts', 'list', '--created', 'gt:2026-01-01'], /--created: the service takes no gt: bound/],
+    ['--priority and --no-priority', ['conversations', 'list', '--priority', '--no-priority'], /--priority and --no-priority cannot be used together/],
+    ['--no-private and --private', ['conversations', 'list', '--no-private', '--private', '--status', 'unread'], /--private and --no-private cannot be used together/],
+    ['empty --include', ['conversations', 'list', '--status', 'unread', '--include', ''], /--include: needs one or more of content, notes, actions/],
+    ['a typo of a verb', ['conversations', 'lst'], /unknown command 'lst' \(did you mean list\?\)/],
+    ['a base address with a version', ['tags', 'list', '--base-url', 'http://127.0.0.1:9/v1.3'], /--base-url: give the address without a version segment \(not \/v1\.3\)/],
   ];
   for (const [name, argv, message] of usage) {
     test(`2 on ${name}, one line, nothing sent`, async () => {
@@ -441,6 +446,14 @@ describe('exit codes', () => {
     assert.match(out.stderr, /CARECTL_USER and CARECTL_PASSWORD/);
     assert.match(out.stderr, /carectl login/);
     assert.equal(sandbox.requests.length, start);
+  });
+
+  test('a list that fails before its first record prints nothing on stdout', async () => {
+    for (const format of ['json', 'csv', 'tsv', 'ndjson', 'table']) {
+      const out = await runCli(['tags', 'list', '-o', format], { sandbox, env: { CARECTL_PASSWORD: 'wrong' } });
+      assert.equal(out.code, 3);
+      assert.equal(out.stdout, '', format);
+    }
   });
 
   test('4 on a missing record', async () => {

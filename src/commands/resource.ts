@@ -7,7 +7,7 @@ import type { Context } from '../context.js';
 import type { Transport } from '../http/transport.js';
 import { runList, startCursor } from '../list-run.js';
 import { nextPageLink, PAGING_STYLES, type ListPlan, type PageSource } from '../paging.js';
-import { fieldsParam, filterParams, knownFields, offFlagOf, optionKey, parseFieldsFlag, resolveColumns } from '../query.js';
+import { BOTH_GIVEN, fieldsParam, filterParams, knownFields, offFlagOf, optionKey, parseFieldsFlag, resolveColumns } from '../query.js';
 import { defaultVersion, RESOURCES, unwrapList, unwrapSingle, type FilterSpec, type ResourceSpec, type Version } from '../resources.js';
 import { readIds } from './ids.js';
 import type { Action } from './action.js';
@@ -44,10 +44,19 @@ export function addExamples(command: Command, examples: readonly string[] | unde
 function addFilterOptions(command: Command, filters: readonly FilterSpec[]): void {
   for (const filter of filters) {
     switch (filter.kind) {
-      case 'switch':
+      case 'switch': {
         command.addOption(new Option(`--${filter.flag}`, filter.help));
         command.addOption(new Option(`--${offFlagOf(filter)}`, filter.offHelp));
+        // `--x` and `--no-x` share one commander value (the last wins); both given is a conflict.
+        const seen = new Set<string>();
+        for (const name of [filter.flag, offFlagOf(filter)]) {
+          command.on(`option:${name}`, () => {
+            seen.add(name);
+            if (seen.size === 2 && !filter.offFlag) command.setOptionValue(optionKey(filter.flag), BOTH_GIVEN);
+          });
+        }
         break;
+      }
       case 'text':
       case 'enum': {
         const values = filter.kind === 'enum' ? ` (${filter.values.join(', ')}${filter.repeat ? '; comma-separated' : ''})` : '';
