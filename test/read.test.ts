@@ -359,6 +359,8 @@ describe('filters become parameters', () => {
     const times = items.map((i) => (String(i.created_date).startsWith('1970') ? String(i.imported_date) : String(i.created_date)));
     assert.deepEqual(times, [...times].sort());
     assert.ok(items.length >= 1);
+    const first = await runCli(['conversations', 'content', id, '-o', 'ndjson', '--limit', '1'], { sandbox });
+    assert.equal(first.stdout, JSON.stringify(items[0]) + '\n');
   });
 
   test('v1 channels come as bare arrays and still list', async () => {

@@ -19,12 +19,14 @@ export function addConversationCommands(program: Command, action: Action): void 
 
 async function showContent(ctx: Context, id: string): Promise<void> {
   const format = await ctx.outputFormat();
+  const limit = ctx.limit ?? Infinity;
   const columns = resolveColumns(CONTENT_ITEM.fields, CONTENT_ITEM.defaultColumns, ctx.globals.columns, undefined);
   const version = await ctx.apiVersion(conversations.versions, defaultVersion(conversations));
   const record = await fetchSingle(await ctx.transport(), conversations, version, requireId(id, conversations), [['include', 'content']]);
   const items = (record.content as Record<string, unknown>[] | undefined) ?? [];
   const writer = ctx.writer(format, 'list', columns);
-  for (const item of [...items].sort(byTime)) await writer.write(item);
+  // The whole thread comes in one reply; --limit keeps its oldest items.
+  for (const item of [...items].sort(byTime).slice(0, limit)) await writer.write(item);
   await writer.end();
   if (items.length === 0) ctx.notice(`conversation ${id} has no content items`);
 }

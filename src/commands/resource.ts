@@ -121,7 +121,7 @@ export async function getResource(ctx: Context, spec: ResourceSpec, opts: Option
 
 export function requireId(id: string, spec: { noun: string }): string {
   const trimmed = id.trim();
-  if (trimmed === '') throw new UsageError(`a ${spec.noun} id is required`);
+  if (trimmed === '') throw new UsageError(`the ${spec.noun} id is required`);
   return trimmed;
 }
 
