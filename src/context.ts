@@ -86,11 +86,15 @@ export class Context {
     return parseEnum(chosen, '--output', FORMATS);
   }
 
-  /** --api-version (or its environment/profile value) when it is one the resource exists in. */
+  /**
+   * The version segment for a resource. `--api-version` must be one the resource exists in. A
+   * standing default (CARECTL_API_VERSION or the profile) applies where the resource has that
+   * version and is passed over elsewhere: accounts exist only in v1, users only in v1.2.
+   */
   async apiVersion<V extends string>(versions: readonly V[], fallback: V): Promise<V> {
-    const chosen = await this.settings.get('api-version');
-    if (chosen === undefined) return fallback;
-    return parseEnum(chosen, '--api-version', versions);
+    if (this.globals.apiVersion !== undefined) return parseEnum(this.globals.apiVersion, '--api-version', versions);
+    const standing = await this.settings.get('api-version');
+    return standing !== undefined && (versions as readonly string[]).includes(standing) ? (standing as V) : fallback;
   }
 
   colorFor(out: OutStream): boolean {

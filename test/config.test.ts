@@ -367,6 +367,12 @@ describe('precedence: flag > environment > profile > default', () => {
     assert.equal(await versionUsed([]), 'v1.1');
     assert.equal(await versionUsed([], { CARECTL_API_VERSION: 'v1.2' }), 'v1.2');
     assert.equal(await versionUsed(['--api-version', 'v1.3'], { CARECTL_API_VERSION: 'v1.2' }), 'v1.3');
+    // a standing default is passed over where the resource lacks that version; a flag is not
+    const accounts = await runWithConfig(['accounts', 'list'], { env: { ...env, CARECTL_API_VERSION: 'v1.2' } });
+    assert.equal(accounts.code, 0, accounts.stderr);
+    const flagged = await runWithConfig(['--api-version', 'v1.2', 'accounts', 'list'], { env });
+    assert.equal(flagged.code, 2);
+    assert.match(flagged.stderr, /--api-version: "v1.2" is not one of v1/);
   });
 
   it('for the address, user and password', async () => {
