@@ -12,23 +12,24 @@
  *   single cost left at start-up. A cache from another node/V8 version is rejected by V8 and
  *   the entry then compiles as usual.
  * - What only some commands need (undici, conf, cli-table3, the sandbox) is a file of its own,
- *   required by the dynamic import() calls in src/ when first used.
+ *   required by the dynamic import() calls in src/ when first used, with a code cache of its own.
+ * - undici's file holds only the parts carectl uses (src/http/undici.ts): its index also loads
+ *   fetch, WebSocket, the mocks and cache stores, and the http2 client loads node:http2 (and with
+ *   it tls and crypto) at once; together that doubled the time a lookup spends loading undici.
  */
 import { spawnSync } from 'node:child_process';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Script } from 'node:vm';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outdir = join(root, 'dist/bundle');
 const MAIN = join(outdir, 'carectl.js');
-const CODE_CACHE = `${MAIN}.cache`;
 
 /**
- * The main bundle is one function expression `(exports, require, module, __filename, __dirname)
+ * Each bundle file is one function expression `(exports, require, module, __filename, __dirname)
  * => …`, compiled by bin/carectl.js with vm.Script; a code cache matches only the exact
  * source it was made from, so the file is used as it is, never wrapped at run time.
  */
@@ -39,7 +40,17 @@ const WRAPPER = { banner: { js: '(function (exports, require, module, __filename
  * node, `default` of what import() yields is the file's module.exports, its properties the names.
  */
 const LAZY = {
-  undici: { file: 'undici.cjs', entry: { contents: "module.exports = require('undici');" } },
+  undici: {
+    file: 'undici.cjs',
+    entry: {
+      contents: `const Dispatcher = require('undici/lib/dispatcher/dispatcher.js');
+        Object.assign(Dispatcher.prototype, require('undici/lib/api/index.js'));
+        module.exports = {
+          Agent: require('undici/lib/dispatcher/agent.js'),
+          interceptors: { redirect: require('undici/lib/interceptor/redirect.js') },
+        };`,
+    },
+  },
   // conf is ESM; src/ takes its default export, the Conf class.
   conf: { file: 'conf.cjs', entry: { contents: "module.exports = require('conf').default;" } },
   'cli-table3': { file: 'cli-table3.cjs', entry: { contents: "module.exports = require('cli-table3');" } },
@@ -47,10 +58,11 @@ const LAZY = {
   '../sandbox/index.js': { file: 'sandbox.cjs', entry: { path: 'src/sandbox/index.ts' } },
 };
 
-/** Commands run to make the code cache: the paths a shell loop or a cron job takes. */
+/** Commands run to make the code caches: the paths a shell loop or a cron job takes. */
 const WARM_UP = [
   ['--help'],
   ['--sandbox', 'tags', 'get', '7001', '-o', 'json'],
+  ['--sandbox', 'tags', 'list', '-o', 'table'],
   ['--sandbox', 'conversations', 'list', '--limit', '120', '-o', 'ndjson'],
   ['--sandbox', 'conversations', 'list', '--limit', '60', '-o', 'csv'],
 ];
@@ -94,9 +106,11 @@ const lazyFiles = {
 /**
  * Node built-ins that a module imports at load time but only a few commands use: commander
  * requires child_process for executable subcommands (carectl has none), the report download
- * needs crypto. Each becomes an object whose properties load the real module on first use.
+ * needs crypto, and undici's http2 client (never used: carectl speaks HTTP/1.1) needs http2. Each
+ * becomes an object whose properties load the real module on first use. `values` are the
+ * properties read at load time, copied as they are at bundle time: http2's protocol constants.
  */
-function lazyBuiltins(modules) {
+function lazyBuiltins(modules, values = {}) {
   return {
     name: 'lazy-builtins',
     setup(builder) {
@@ -104,10 +118,13 @@ function lazyBuiltins(modules) {
         args.namespace === 'lazy-builtin' ? undefined : { path: args.path.replace(/^node:/, ''), namespace: 'lazy-builtin' },
       );
       builder.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, ({ path }) => {
-        const names = Object.keys(createRequire(import.meta.url)(`node:${path}`));
+        const real = createRequire(import.meta.url)(`node:${path}`);
+        const copied = values[path] ?? [];
+        const names = Object.keys(real).filter((name) => !copied.includes(name));
         return {
           contents: `let loaded;
             const load = () => (loaded ??= require('node:${path}'));
+            ${copied.map((name) => `exports.${name} = ${JSON.stringify(real[name])};`).join('\n')}
             for (const name of ${JSON.stringify(names)}) Object.defineProperty(exports, name, { get: () => load()[name], enumerable: true });`,
           loader: 'js',
         };
@@ -124,6 +141,8 @@ async function bundle() {
       ...common,
       ...(entry.path ? { entryPoints: [entry.path] } : { stdin: { contents: entry.contents, resolveDir: root, sourcefile: file } }),
       outfile: join(outdir, file),
+      ...WRAPPER,
+      plugins: [lazyBuiltins(['http2'], { http2: ['constants'] })],
     }),
   );
   const results = await Promise.all([
@@ -132,7 +151,7 @@ async function bundle() {
       entryPoints: ['src/process.ts'],
       outfile: MAIN,
       ...WRAPPER,
-      plugins: [versionAtBundleTime(version), lazyFiles, lazyBuiltins(['child_process', 'crypto'])],
+      plugins: [versionAtBundleTime(version), lazyFiles, lazyBuiltins(['child_process', 'crypto', 'fs/promises', 'stream', 'stream/consumers'])],
     }),
     ...lazyBuilds,
   ]);
@@ -140,21 +159,38 @@ async function bundle() {
   // CommonJS, say): better no bundle.
   if (results.some((result) => result.warnings.length > 0)) throw new Error('esbuild warned; see above');
   // The warm-up runs carectl; a child process keeps its stdio, signals and exit code apart.
-  const warmUp = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--write-code-cache'], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
-  if (warmUp.status !== 0) throw new Error(`making the code cache failed (exit ${warmUp.status}):\n${warmUp.stderr}`);
+  for (const step of ['--write-code-cache', '--check-code-cache']) {
+    const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), step], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+    if (run.status !== 0) throw new Error(`${step} failed (exit ${run.status}):\n${run.stderr}`);
+  }
 }
 
-/** Compiles the bundle as the entry does, runs the WARM_UP commands, saves what V8 compiled. */
+const entry = () => createRequire(import.meta.url)('../bin/carectl.js');
+
+/** Loads the bundle through the entry's own loader, runs the WARM_UP commands, saves what V8 compiled. */
 async function writeCodeCache() {
-  const script = new Script(await readFile(MAIN, 'utf8'), { filename: MAIN });
-  const bundled = { exports: {} };
-  script.runInThisContext()(bundled.exports, createRequire(MAIN), bundled, MAIN, dirname(MAIN));
+  const { loadCarectl, compiledScripts } = entry();
+  const carectl = loadCarectl();
   for (const args of WARM_UP) {
     process.argv.splice(2, Infinity, ...args);
-    const code = await bundled.exports.main();
+    const code = await carectl.main();
     if (code !== 0) throw new Error(`carectl ${args.join(' ')} exited with ${code}`);
   }
-  await writeFile(CODE_CACHE, script.createCachedData());
+  for (const [file, script] of compiledScripts) await writeFile(`${file}.cache`, script.createCachedData());
 }
 
-await (process.argv.includes('--write-code-cache') ? writeCodeCache() : bundle());
+/**
+ * V8 rejects a cache made under other flags or from other source, silently: the entry then only
+ * compiles as usual, and start-up is slow with nothing to show why. A fresh process checks each.
+ */
+async function checkCodeCache() {
+  const { loadCarectl, requireBundleFile, compiledScripts } = entry();
+  loadCarectl();
+  const cached = (await readdir(outdir)).filter((name) => name.endsWith('.cjs.cache'));
+  for (const name of cached) requireBundleFile(`./${name.slice(0, -'.cache'.length)}`);
+  const rejected = [...compiledScripts].filter(([, script]) => script.cachedDataRejected !== false).map(([file]) => file);
+  if (rejected.length > 0) throw new Error(`V8 rejected the code cache of ${rejected.join(', ')}`);
+}
+
+const steps = { '--write-code-cache': writeCodeCache, '--check-code-cache': checkCodeCache };
+await (steps[process.argv[2]] ?? bundle)();

@@ -128,14 +128,18 @@ describe('config file', () => {
   });
 
   it('is never loaded (nor conf) when the environment gives everything and no file exists', async () => {
-    // A preload makes loading conf fail (the bundle's lazy conf.cjs, or the package itself): a
-    // command that loads it cannot succeed.
+    // A preload makes loading conf fail (the bundle reads its lazy conf.cjs itself; the package
+    // would be required): a command that loads it cannot succeed.
     const hook = path.join(home, 'no-conf.cjs');
     writeFileSync(
       hook,
-      `const Module = require('node:module');\n` +
+      `const fs = require('node:fs');\n` +
+        `const Module = require('node:module');\n` +
+        `const refuse = (name) => { if (/(^|[\\\\/])conf(\\.cjs)?$/.test(String(name))) throw new Error('conf was loaded'); };\n` +
+        `const readFileSync = fs.readFileSync;\n` +
+        `fs.readFileSync = function (file, ...rest) { refuse(file); return readFileSync.call(this, file, ...rest); };\n` +
         `const load = Module._load;\n` +
-        `Module._load = function (request, ...rest) { if (/(^|[\\\\/])conf(\\.cjs)?$/.test(request)) throw new Error('conf was loaded'); return load.call(this, request, ...rest); };\n`,
+        `Module._load = function (request, ...rest) { refuse(request); return load.call(this, request, ...rest); };\n`,
     );
     const bin = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
     const env = { PATH: process.env.PATH, XDG_CONFIG_HOME: home, CARECTL_BASE_URL: sandbox.baseUrl, CARECTL_USER: sandbox.user, CARECTL_PASSWORD: sandbox.password };

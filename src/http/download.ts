@@ -14,6 +14,7 @@ import { ApiError, CarectlError, InterruptedError, NetworkError, isBrokenPipe } 
 import type { OutStream } from '../io.js';
 import { StreamSink } from '../output/stream-sink.js';
 import { RETRYABLE_STATUSES, retryDelayMs } from './retry.js';
+import { loadUndici } from './undici.js';
 
 /** Where the bytes go: a file (absolute path) or standard output. */
 export type DownloadTarget = { file: string } | { stdout: Writable };
@@ -53,7 +54,7 @@ const MAX_REDIRECTIONS = 5;
 /** Downloads to the target; resolves to the number of bytes written. */
 export async function download(options: DownloadOptions): Promise<number> {
   const url = checkedUrl(options.url);
-  const { Agent, interceptors } = await import('undici');
+  const { Agent, interceptors } = await loadUndici();
   // A fresh agent with no default headers: nothing of the API connection can leak into it.
   const dispatcher = new Agent({ connections: 1 }).compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS }));
   try {
@@ -83,12 +84,12 @@ function checkedUrl(text: string): URL {
 }
 
 async function attemptDownload(dispatcher: Dispatcher, url: URL, options: DownloadOptions): Promise<number> {
-  const { request } = await import('undici');
   let reply: Dispatcher.ResponseData;
   try {
-    reply = await request(url, {
+    reply = await dispatcher.request({
+      origin: url.origin,
+      path: url.pathname + url.search,
       method: 'GET',
-      dispatcher,
       headers: { 'user-agent': options.userAgent, accept: '*/*' },
       headersTimeout: options.idleTimeoutMs,
       bodyTimeout: options.idleTimeoutMs,

@@ -8,6 +8,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { ApiError, CarectlError, InterruptedError, NetworkError } from '../errors.js';
+import { loadUndici } from './undici.js';
 import { isNeverSentError, parseRetryAfter, retryDelayMs, RETRYABLE_STATUSES } from './retry.js';
 
 export type QueryParams = ReadonlyArray<readonly [string, string]>;
@@ -34,14 +35,6 @@ export interface RequestOptions {
   body?: unknown;
   /** GET and the absolute-valued PATCH may be repeated; the report POST may not. */
   idempotent: boolean;
-}
-
-type UndiciModule = typeof import('undici');
-let undiciModule: Promise<UndiciModule> | undefined;
-/** undici is loaded on the first request, so --help and --version do not pay for it. */
-function loadUndici(): Promise<UndiciModule> {
-  undiciModule ??= import('undici');
-  return undiciModule;
 }
 
 export class Transport {
@@ -77,7 +70,7 @@ export class Transport {
   async request(method: string, url: URL, options: RequestOptions): Promise<unknown> {
     this.sameOriginUrl(url.href);
     for (const [key, value] of options.query ?? []) url.searchParams.append(key, value);
-    const { request, Agent } = await loadUndici();
+    const { Agent } = await loadUndici();
     this.dispatcher ??= new Agent({ keepAliveTimeout: 10_000, connections: 4 });
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     const headers: Record<string, string> = {
@@ -95,14 +88,15 @@ export class Transport {
       let status: number;
       let responseHeaders: Record<string, string | string[] | undefined>;
       let text: string;
+      const deadline = attemptDeadline(this.config.signal, this.config.requestTimeoutMs);
       try {
-        const timeout = AbortSignal.timeout(this.config.requestTimeoutMs);
-        const reply = await request(url, {
+        const reply = await this.dispatcher.request({
+          origin: url.origin,
+          path: url.pathname + url.search,
           method: method as Dispatcher.HttpMethod,
           headers,
           body,
-          dispatcher: this.dispatcher,
-          signal: AbortSignal.any([this.config.signal, timeout]),
+          signal: deadline.signal,
         });
         status = reply.statusCode;
         responseHeaders = reply.headers;
@@ -119,6 +113,8 @@ export class Transport {
         }
         await this.wait(attempt, undefined);
         continue;
+      } finally {
+        deadline.clear();
       }
       this.trace(`< ${status} (${this.config.now() - started} ms)`);
       if (status >= 200 && status < 300) return parseJson(text);
@@ -188,6 +184,27 @@ function errorMessage(status: number, text: string): string {
     // not JSON: fall through to the plain status
   }
   return `the service answered HTTP ${status}`;
+}
+
+/**
+ * The signal for one attempt: aborted by Ctrl-C or when the attempt runs past its time. Cleared
+ * as soon as the attempt ends. AbortSignal.timeout would keep each attempt's timer and signal
+ * alive for the whole timeout: hundreds of them in a long export, held until V8's next full
+ * collection and enough to grow a streaming export's memory by megabytes.
+ */
+function attemptDeadline(interrupt: AbortSignal, timeoutMs: number): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const onInterrupt = (): void => controller.abort(interrupt.reason);
+  if (interrupt.aborted) onInterrupt();
+  else interrupt.addEventListener('abort', onInterrupt, { once: true });
+  const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+  return {
+    signal: controller.signal,
+    clear: () => {
+      clearTimeout(timer);
+      interrupt.removeEventListener('abort', onInterrupt);
+    },
+  };
 }
 
 function describeNetworkError(err: unknown, timeoutMs: number): string {

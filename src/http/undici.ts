@@ -1,0 +1,13 @@
+/**
+ * undici, loaded on the first request so that --help and --version never pay for it. carectl
+ * uses only these parts, and the request API every dispatcher has (`dispatcher.request`): the
+ * bundle's undici file holds just them (scripts/bundle.mjs), which loads in half the time.
+ */
+export type Undici = Pick<typeof import('undici'), 'Agent' | 'interceptors'>;
+
+let loading: Promise<Undici> | undefined;
+
+export function loadUndici(): Promise<Undici> {
+  loading ??= import('undici');
+  return loading;
+}

@@ -1,0 +1,65 @@
+/**
+ * The bundled command (bin/carectl.js running dist/bundle/, see scripts/bundle.mjs) behaves as the
+ * sources do, through the parts only the bundle has: its reduced undici, the lazy files loaded
+ * with their code caches, and built-ins that load only when used.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { after, before, describe, test } from 'node:test';
+import type { Sandbox } from '../src/sandbox/index.js';
+import { openSandbox, runCli, sandboxEnv } from './helpers.js';
+
+const BIN = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
+
+describe('the bundled command', () => {
+  let sandbox: Sandbox;
+  let folder: string;
+  before(async () => {
+    sandbox = await openSandbox();
+    folder = await mkdtemp(join(tmpdir(), 'carectl-bundle-'));
+  });
+  after(async () => {
+    await sandbox.close();
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  /** Runs bin/carectl.js; `loaded` lists the node built-ins the process loaded. */
+  async function bundled(argv: string[]): Promise<{ stdout: string; loaded: string[] }> {
+    const listFile = join(folder, 'loaded.txt');
+    const preload = join(folder, 'list-builtins.cjs');
+    await writeFile(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(listFile)}, process.moduleLoadList.join('\\n')));\n`);
+    const { stdout } = await promisify(execFile)(process.execPath, ['--require', preload, BIN, ...argv], {
+      env: { PATH: process.env.PATH, ...sandboxEnv(sandbox) },
+      encoding: 'buffer',
+    });
+    const loaded = (await readFile(listFile, 'utf8')).split('\n').map((line) => line.replace(/^NativeModule /, ''));
+    return { stdout: stdout.toString('utf8'), loaded };
+  }
+
+  test('answers a lookup as the sources do, without loading http2, tls or zlib for plain http', async () => {
+    const { stdout, loaded } = await bundled(['tags', 'get', '7001', '-o', 'json']);
+    assert.equal(stdout, (await runCli(['tags', 'get', '7001', '-o', 'json'], { sandbox })).stdout);
+    assert.ok(loaded.includes('http'), 'the list of loaded built-ins is read');
+    for (const unused of ['http2', 'tls', 'zlib']) assert.ok(!loaded.includes(unused), `${unused} was loaded`);
+  });
+
+  test('pages through a list as the sources do', async () => {
+    const argv = ['conversations', 'list', '--limit', '120', '-o', 'ndjson'];
+    const { stdout } = await bundled(argv);
+    assert.equal(stdout.split('\n').length - 1, 120);
+    assert.equal(stdout, (await runCli(argv, { sandbox })).stdout);
+  });
+
+  test('downloads a report through the redirecting agent, byte for byte', async () => {
+    const argv = ['reports', 'download', '60001', '--file', '-'];
+    const expected = await runCli(argv, { sandbox });
+    assert.equal(expected.code, 0, expected.stderr);
+    assert.ok(expected.stdout.length > 0);
+    assert.equal((await bundled(argv)).stdout, expected.stdout);
+  });
+});
