@@ -93,11 +93,24 @@ describe('valueAt', () => {
     assert.deepEqual(valueAt(record, 'author'), { id: 7, tags: ['x', 'y'] });
   });
 
+  it('takes a name segment on an array from each element, like jq .channels[].name', () => {
+    const conversation = {
+      tags: [{ id: 1, name: 'vip' }, { id: 2 }, { id: 3, name: 'billing' }],
+      channels: [{ name: 'mail', owners: [{ id: 8 }, { id: 9 }] }, { name: 'chat', owners: [{ id: 10 }] }],
+    };
+    assert.deepEqual(valueAt(conversation, 'tags.name'), ['vip', 'billing']);
+    assert.deepEqual(valueAt(conversation, 'tags.id'), [1, 2, 3]);
+    assert.deepEqual(valueAt(conversation, 'channels.owners.id'), [8, 9, 10]);
+    assert.deepEqual(valueAt(conversation, 'channels.1.owners.id'), [10]);
+    assert.equal(cellText(valueAt(conversation, 'tags.name')), 'vip,billing');
+    assert.deepEqual(valueAt({ tags: [] }, 'tags.name'), []);
+    assert.deepEqual(valueAt(conversation, 'tags.nope'), []);
+  });
+
   it('gives undefined for anything missing, without reaching inherited properties', () => {
     assert.equal(valueAt(record, 'nope'), undefined);
     assert.equal(valueAt(record, 'author.nope.deeper'), undefined);
     assert.equal(valueAt(record, 'channels.5.name'), undefined);
-    assert.equal(valueAt(record, 'channels.name'), undefined);
     assert.equal(valueAt(record, 'id.x'), undefined);
     assert.equal(valueAt(record, 'constructor'), undefined);
     assert.equal(valueAt(record, 'author.toString'), undefined);

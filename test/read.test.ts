@@ -199,6 +199,17 @@ describe('exact output', () => {
     const want = expected.map((c) => `${c.id}\t${(c.author as Row).id}\t${((c.channels as Row[])[0] as Row).id}\n`).join('');
     assert.equal(out.stdout, want);
   });
+
+  test('a name after an array in --columns takes it from every element (tags.name)', async () => {
+    const expected = await oracleList('v1.3/conversations?status=closed&fields=tags,channels&page_size=50');
+    const out = await runCli(['conversations', 'list', '--status', 'closed', '--columns', 'id,tags.name,channels.id', '-o', 'csv'], { sandbox });
+    assert.equal(out.code, 0, out.stderr);
+    const names = (c: Row, key: string, part: string): string => (c[key] as Row[]).map((item) => item[part]).join(',');
+    const quoted = (text: string): string => (text.includes(',') ? `"${text}"` : text);
+    const want = expected.map((c) => `${c.id},${quoted(names(c, 'tags', 'name'))},${quoted(names(c, 'channels', 'id'))}\r\n`).join('');
+    assert.ok(expected.some((c) => (c.tags as Row[]).length > 1), 'some conversation has several tags');
+    assert.equal(out.stdout, 'id,tags.name,channels.id\r\n' + want);
+  });
 });
 
 describe('ids and colour', () => {

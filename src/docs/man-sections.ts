@@ -59,7 +59,7 @@ export const FORMAT_TEXT: Record<Format, string> = {
 };
 
 export const FORMAT_NOTES: string[] = [
-  'table, csv and tsv show the resource\'s default columns; with `--fields LIST`, `id` and those fields; with `--columns LIST`, those columns, where dotted paths reach into records (`author.id`, `channels.0.name`). The columns are known before the first page arrives, so the header never depends on the data.',
+  'table, csv and tsv show the resource\'s default columns; with `--fields LIST`, `id` and those fields; with `--columns LIST`, those columns, where dotted paths reach into records (`author.id`, `channels.0.name`; `tags.name` takes the name of every tag). The columns are known before the first page arrives, so the header never depends on the data.',
   'table and tsv never pass control characters from the data (escape sequences, bells, carriage returns) to the terminal: they are shown escaped.',
 ];
 

@@ -1,7 +1,9 @@
 export type ValueGetter = (record: unknown) => unknown;
 
+const INDEX = /^\d+$/;
+
 function childOf(value: unknown, segment: string): unknown {
-  if (Array.isArray(value)) return /^\d+$/.test(segment) ? value[Number(segment)] : undefined;
+  if (Array.isArray(value)) return INDEX.test(segment) ? value[Number(segment)] : undefined;
   // Own properties only: a column named 'constructor' must not reach Object.prototype.
   if (value !== null && typeof value === 'object' && Object.hasOwn(value, segment)) {
     return (value as Record<string, unknown>)[segment];
@@ -9,20 +11,35 @@ function childOf(value: unknown, segment: string): unknown {
   return undefined;
 }
 
+/**
+ * Follows `segments` from `value`. A name segment on an array is taken from each element, the
+ * way jq's `.tags[].name` is: 'tags.name' gives every tag's name (elements without one are left
+ * out, nested arrays give one flat list), a numeric segment picks one element ('channels.0.name').
+ */
+function follow(value: unknown, segments: string[], from: number): unknown {
+  let current = value;
+  for (let i = from; i < segments.length; i++) {
+    const segment = segments[i] as string;
+    if (Array.isArray(current) && !INDEX.test(segment)) {
+      return current.flatMap((element) => {
+        const found = follow(element, segments, i);
+        // One flat list through nested arrays: 'channels.owners.id' lists every owner's id.
+        return found === undefined ? [] : Array.isArray(found) ? found : [found];
+      });
+    }
+    current = childOf(current, segment);
+    if (current === undefined) return undefined;
+  }
+  return current;
+}
+
 /** Compiles a dotted path once, for use on every record. */
 export function pathGetter(path: string): ValueGetter {
   const segments = path.split('.');
-  return (record) => {
-    let current = record;
-    for (const segment of segments) {
-      current = childOf(current, segment);
-      if (current === undefined) return undefined;
-    }
-    return current;
-  };
+  return (record) => follow(record, segments, 0);
 }
 
-/** Dotted path lookup; numeric segments index arrays ('channels.0.name'). */
+/** Dotted path lookup; numeric segments index arrays ('channels.0.name'), names map over them ('tags.name'). */
 export function valueAt(record: unknown, path: string): unknown {
   return pathGetter(path)(record);
 }
