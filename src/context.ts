@@ -81,9 +81,13 @@ export class Context {
 
   /** table on a terminal, tsv otherwise, unless a flag, the environment or the profile says. */
   async outputFormat(): Promise<Format> {
+    return (await this.chosenOutputFormat()) ?? (this.io.stdout.isTTY ? 'table' : 'tsv');
+  }
+
+  /** The format set by -o, CARECTL_OUTPUT or the profile; undefined when none was. */
+  async chosenOutputFormat(): Promise<Format | undefined> {
     const chosen = await this.settings.get('output');
-    if (chosen === undefined) return this.io.stdout.isTTY ? 'table' : 'tsv';
-    return parseEnum(chosen, '--output', FORMATS);
+    return chosen === undefined ? undefined : parseEnum(chosen, '--output', FORMATS);
   }
 
   /**

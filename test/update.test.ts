@@ -226,6 +226,24 @@ describe('conversations update --dry-run', () => {
     assert.equal(sandbox.requests.length, from);
   });
 
+  test('with an output format chosen, prints the requests as records in it', async () => {
+    const argv = ['conversations', 'update', '500020', '500021', '--status', 'closing', '--close-reason', 'spam', '--tags', '7006', '--dry-run'];
+    const body = { status: 'closing', tag_ids: ['7006'], close_reason: 'spam' };
+    const request = (id: string): object => ({ id, method: 'PATCH', path: `/v1.3/conversations/${id}`, body });
+    const from = sandbox.requests.length;
+
+    const ndjson = await runCli([...argv, '-o', 'ndjson'], { sandbox });
+    assert.equal(ndjson.code, 0, ndjson.stderr);
+    assert.equal(ndjson.stdout, `${JSON.stringify(request('500020'))}\n${JSON.stringify(request('500021'))}\n`);
+
+    const json = await runCli(argv, { sandbox, env: { CARECTL_OUTPUT: 'json' } });
+    assert.deepEqual(JSON.parse(json.stdout), [request('500020'), request('500021')]);
+
+    const csv = await runCli([...argv, '-o', 'csv', '--columns', 'id,body.tag_ids'], { sandbox });
+    assert.equal(csv.stdout, 'id,body.tag_ids\r\n500020,7006\r\n500021,7006\r\n');
+    assert.equal(sandbox.requests.length, from, 'nothing sent');
+  });
+
   test('an id that cannot be read is reported on stderr with its exit code', async () => {
     const result = await runCli(['conversations', 'update', '999998', '--status', 'on_hold', '--dry-run'], { sandbox });
     assert.equal(result.code, 4);

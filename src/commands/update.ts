@@ -20,6 +20,7 @@ export const UPDATE_STATUSES = ['on_hold', 'closing'] as const;
 /** PATCH of a conversation exists in v1.3 only. */
 const PATCH_VERSIONS: readonly Version[] = ['v1.3'];
 const RESULT_COLUMNS = ['id', 'status', 'tags', 'result'];
+const DRY_RUN_COLUMNS = ['id', 'method', 'path', 'body'];
 
 /** What every id gets, checked before anything is sent. */
 export interface UpdatePlan {
@@ -45,7 +46,7 @@ export function addUpdateCommand(program: Command, action: Action): void {
     .option('--tags <list>', "replace the tags with these tag ids, comma-separated ('' removes all)")
     .option('--add-tags <list>', 'tag ids to add to the current tags')
     .option('--remove-tags <list>', 'tag ids to remove from the current tags')
-    .option('--dry-run', 'print each PATCH (method, path, JSON body) instead of sending it; current tags are still read (GET only)');
+    .option('--dry-run', 'print each PATCH (method, path, JSON body; as records with -o) instead of sending it; current tags are still read (GET only)');
   addExamples(update, [
     'carectl conversations update 500002 500494 --status on_hold',
     'carectl conversations update 500002 --status closing --close-reason resolved --add-tags 7005',
@@ -98,21 +99,25 @@ interface Outcome {
 async function updateConversations(ctx: Context, opts: Options, args: string[]): Promise<void> {
   const plan = planFromOptions(opts);
   const dryRun = opts.dryRun === true;
-  const format = await ctx.outputFormat();
-  const columns = resolveColumns(RESULT_COLUMNS, RESULT_COLUMNS, ctx.globals.columns, undefined);
+  // A dry run prints plain request lines unless a format was asked for, as kubectl's does.
+  const format = dryRun ? await ctx.chosenOutputFormat() : await ctx.outputFormat();
+  const columnSet = dryRun ? DRY_RUN_COLUMNS : RESULT_COLUMNS;
+  const columns = resolveColumns(columnSet, columnSet, ctx.globals.columns, undefined);
   const version = await ctx.apiVersion(PATCH_VERSIONS, 'v1.3');
   // Checked here so the message does not offer an --id flag this command lacks.
   if (args.every((id) => id.trim() === '')) throw new UsageError('ids: give at least one conversation id, or - to read them from stdin');
   const ids = await readIds(ctx, args, '-');
   const transport = await ctx.transport();
-  const writer = dryRun ? undefined : ctx.writer(format, 'list', columns);
+  const writer = format === undefined ? undefined : ctx.writer(format, 'list', columns);
 
   const outcomes: Outcome[] = [];
   for (const id of ids) {
     try {
       if (ctx.io.signal.aborted) throw new InterruptedError();
       const { url, body } = await buildPatch(transport, version, plan, id);
-      if (dryRun) {
+      if (dryRun && writer) {
+        await writer.write({ id, method: 'PATCH', path: url.pathname, body });
+      } else if (dryRun) {
         await writeText(ctx.io.stdout.stream, `PATCH ${url.pathname} ${JSON.stringify(body)}\n`);
       } else {
         await sendPatch(transport, url, body, !('replace' in plan.tags));
