@@ -229,6 +229,16 @@ describe('ids and colour', () => {
     assert.match(none.stderr, /give at least one id/);
   });
 
+  test('authors list asks for a repeated id once and prints its record once', async () => {
+    const [first, second] = await someAuthorIds(2);
+    const start = sandbox.requests.length;
+    const result = await runCli(['authors', 'list', first!, second!, '--id', `${first},${first}`, '--columns', 'id', '--no-header'], { sandbox });
+    assert.equal(result.stdout, `${first}\n${second}\n`);
+    assert.equal(result.stderr, `ids: ${first} was given more than once; each id is taken once\n`);
+    const [request] = apiRequests(sandbox, start);
+    assert.equal(new URL(request!.url, 'http://x').searchParams.get('id'), `${first},${second}`);
+  });
+
   test('colour only on a terminal, unless --color, --no-color, NO_COLOR or FORCE_COLOR say otherwise', async () => {
     const bold = (out: { stdout: string }): boolean => out.stdout.includes('\x1b[1m');
     const argv = ['tags', 'list', '--inactive', '-o', 'table'];

@@ -149,6 +149,24 @@ describe('conversations update: batches', () => {
     assert.equal((await readBack(b!.id)).status, 'on_hold');
   });
 
+  test('an id given twice is updated once, with a notice', async () => {
+    const [a, b] = freshConversations(2, (c) => c.status !== 'on_hold');
+    const from = sandbox.requests.length;
+    const result = await runCli(['conversations', 'update', '-', '--status', 'on_hold'], { sandbox, stdin: `${a!.id}\n${b!.id}\n${a!.id}\n${a!.id}\n` });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, `${HEADER}${a!.id}\ton_hold\t${a!.tag_ids.join(',')}\tok\n${b!.id}\ton_hold\t${b!.tag_ids.join(',')}\tok\n`);
+    assert.equal(result.stderr, `ids: ${a!.id} was given more than once; each id is taken once\n`);
+    assert.deepEqual(
+      patches(from).map((p) => p.url),
+      [`/v1.3/conversations/${a!.id}`, `/v1.3/conversations/${b!.id}`],
+    );
+    assert.equal((await runCli(['conversations', 'update', a!.id, a!.id, '--status', 'on_hold', '--quiet'], { sandbox })).stderr, '');
+    const many = ['9001', '9002', '9003', '9004', '9005', '9006', '9007'];
+    const dry = await runCli(['conversations', 'update', '-', '--status', 'on_hold', '--tags', '', '--dry-run'], { sandbox, stdin: [...many, ...many].join('\n') });
+    assert.equal(dry.stdout.split('\n').length - 1, many.length);
+    assert.equal(dry.stderr, 'ids: 9001, 9002, 9003, 9004, 9005 and 2 more were given more than once; each id is taken once\n');
+  });
+
   test('a 403 fails its id with exit 3 while the other ids are still updated', async () => {
     const [a, b] = freshConversations(2, (c) => c.status !== 'on_hold');
     const locked = FIXTURES.readOnlyConversationId;

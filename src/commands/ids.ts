@@ -3,7 +3,23 @@ import { text } from 'node:stream/consumers';
 import { UsageError } from '../errors.js';
 import type { Context } from '../context.js';
 
+/** How many repeated ids the notice names; a long list from stdin would flood the terminal. */
+const NAMED_REPEATS = 5;
+
+/** The ids, each once in the order first given; a repeated one is named in a notice. */
 export async function readIds(ctx: Context, given: string[], flag: string): Promise<string[]> {
+  const ids = await givenIds(ctx, given, flag);
+  const unique = new Set<string>();
+  const repeated = new Set<string>();
+  for (const id of ids) (unique.has(id) ? repeated : unique).add(id);
+  if (repeated.size > 0) {
+    const named = [...repeated].slice(0, NAMED_REPEATS).join(', ') + (repeated.size > NAMED_REPEATS ? ` and ${repeated.size - NAMED_REPEATS} more` : '');
+    ctx.notice(`ids: ${named} ${repeated.size === 1 ? 'was' : 'were'} given more than once; each id is taken once`);
+  }
+  return [...unique];
+}
+
+async function givenIds(ctx: Context, given: string[], flag: string): Promise<string[]> {
   const items = given.map((id) => id.trim()).filter((id) => id !== '');
   if (items.includes('-')) {
     if (items.length > 1) throw new UsageError(`ids: give them as arguments or as - (stdin), not both`);
