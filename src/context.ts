@@ -121,6 +121,12 @@ export class Context {
 
   // ---- messages on stderr ----
 
+  /** --verbose: request and reply lines on stderr; undefined without the flag. */
+  get trace(): ((line: string) => void) | undefined {
+    if (!this.globals.verbose) return undefined;
+    return (line) => this.io.stderr.stream.write(`${sanitizeForTerminal(line)}\n`);
+  }
+
   /** Progress and notices: suppressed by --quiet. Text from the service is sanitised. */
   notice(message: string): void {
     if (!this.globals.quiet) this.io.stderr.stream.write(`${sanitizeForTerminal(message)}\n`);
@@ -165,7 +171,7 @@ export class Context {
       sleep: this.io.sleep,
       now: this.io.now,
       signal: this.io.signal,
-      ...(this.globals.verbose && { trace: (line: string) => this.io.stderr.stream.write(`${sanitizeForTerminal(line)}\n`) }),
+      ...(this.trace && { trace: this.trace }),
     });
     this.transportInstance = transport;
     this.onClose(() => transport.close());

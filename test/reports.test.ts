@@ -271,6 +271,20 @@ describe('reports download', () => {
     assert.equal(result.stdout, reportFileContent(report(id), report(id).format).toString('utf8'));
   });
 
+  test('--verbose traces the download requests, which carry no credentials, with any query hidden', async () => {
+    const id = FIXTURES.reports.generatedId;
+    const address = `${sandbox.downloadBaseUrl}/downloads/${report(id).download_token}/${id}.${report(id).format}`;
+    const result = await cli(['--verbose', 'reports', 'download', id, '--file', '-']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, new RegExp(`^> GET ${address.replaceAll('.', '\\.')} \\(download: no credentials\\)\n< 200 \\(\\d+ ms\\)\n`, 'm'));
+
+    sandbox.setFaults({ breakDownloads: true });
+    const broken = await cli(['--verbose', 'reports', 'download', id, '--file', 'broken.csv', '--retries', '1']);
+    assert.equal(broken.code, 1);
+    assert.equal(broken.stderr.match(/^> GET .*\/downloads\//gm)?.length, 2, broken.stderr);
+    assert.match(broken.stderr, /^ {2}retrying in \d+ ms$/m);
+  });
+
   test('a broken download leaves neither the file nor a temporary file (after the retries)', async () => {
     sandbox.setFaults({ breakDownloads: true });
     const from = sandbox.requests.length;
@@ -325,6 +339,22 @@ describe('download module', () => {
       (err: Error) => err.name === 'InterruptedError',
     );
     assert.deepEqual(await readdir(folder), []);
+  });
+
+  test('the trace hides the query of a signed address', async () => {
+    const record = report(FIXTURES.reports.generatedId);
+    const lines: string[] = [];
+    const out = new Collector();
+    await downloadSeeded(record.id, {
+      url: `${sandbox.downloadBaseUrl}/downloads/${record.download_token}/${record.id}.${record.format}?X-Signature=s3cr3t-sig`,
+      target: { stdout: out },
+      trace: (line) => lines.push(line),
+    });
+    assert.ok(out.text.length > 0, 'the file came');
+    assert.deepEqual(lines.map((line) => line.replace(/\d+ ms/, 'N ms')), [
+      `> GET ${sandbox.downloadBaseUrl}/downloads/${record.download_token}/${record.id}.${record.format}?[redacted] (download: no credentials)`,
+      '< 200 (N ms)',
+    ]);
   });
 
   test('to stdout: no retry once bytes went out', async () => {

@@ -233,6 +233,7 @@ async function saveReport(ctx: Context, id: string, record: Record<string, unkno
       sleep: ctx.io.sleep,
       signal: ctx.io.signal,
       onProgress: (received, total) => bar.update(received, total),
+      ...(ctx.trace && { trace: ctx.trace }),
     });
   } catch (err) {
     if (err instanceof InterruptedError) throw new InterruptedError(`interrupted while downloading report ${id}; nothing was saved; start again with: ${resume}`);

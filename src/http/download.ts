@@ -33,6 +33,8 @@ export interface DownloadOptions {
   signal: AbortSignal;
   onProgress?: (received: number, total: number | undefined) => void;
   random?: () => number;
+  /** --verbose: one line per request, reply and wait. */
+  trace?: (line: string) => void;
 }
 
 /** A failure that a fresh attempt may not repeat, with what the service said about waiting. */
@@ -85,6 +87,9 @@ function checkedUrl(text: string): URL {
 
 async function attemptDownload(dispatcher: Dispatcher, url: URL, options: DownloadOptions): Promise<number> {
   let reply: Dispatcher.ResponseData;
+  const started = options.now();
+  // A signed address may carry its signature in the query: a bearer secret, kept out of logs.
+  options.trace?.(`> GET ${url.origin}${url.pathname}${url.search ? '?[redacted]' : ''} (download: no credentials)`);
   try {
     reply = await dispatcher.request({
       origin: url.origin,
@@ -96,8 +101,10 @@ async function attemptDownload(dispatcher: Dispatcher, url: URL, options: Downlo
       signal: options.signal,
     });
   } catch (err) {
+    options.trace?.(`< ${describe(err)} (${options.now() - started} ms)`);
     throw new TransientDownloadError(`download from ${url.origin} failed: ${describe(err)}`, undefined, undefined);
   }
+  options.trace?.(`< ${reply.statusCode} (${options.now() - started} ms)`);
   if (reply.statusCode < 200 || reply.statusCode >= 300) {
     await reply.body.dump().catch(() => undefined);
     const message = `download from ${url.origin} answered HTTP ${reply.statusCode}`;
@@ -186,6 +193,7 @@ function stdoutSink(stream: Writable): Sink {
 async function waitBeforeRetry(attempt: number, err: TransientDownloadError, options: DownloadOptions): Promise<void> {
   const delay = retryDelayMs({ attempt, retryAfter: err.retryAfter, now: options.now(), capMs: options.maxRetryWaitMs, random: options.random ?? Math.random });
   if (delay === 'too-long') throw new CarectlError(`${err.message}; it asked to retry after ${err.retryAfter}, longer than carectl waits`);
+  options.trace?.(`  retrying in ${delay} ms`);
   await options.sleep(delay, options.signal).catch(() => {
     throw new InterruptedError();
   });
