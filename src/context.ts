@@ -108,12 +108,16 @@ export class Context {
     return out.isTTY;
   }
 
-  writer(format: Format, shape: 'list' | 'single', columns: string[]): RecordWriter {
+  /**
+   * `continued`: this output follows records an earlier run wrote (--resume), so csv and tsv,
+   * made to be appended with >>, leave out the header that output already has.
+   */
+  writer(format: Format, shape: 'list' | 'single', columns: string[], { continued = false } = {}): RecordWriter {
     return createWriter(format, {
       out: this.io.stdout,
       shape,
       columns,
-      header: this.globals.header,
+      header: this.globals.header && !(continued && (format === 'csv' || format === 'tsv')),
       escapeFormulas: this.globals.escapeFormulas,
       color: this.colorFor(this.io.stdout),
     });

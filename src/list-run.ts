@@ -4,7 +4,7 @@
  */
 import { ApiError, InterruptedError, NetworkError } from './errors.js';
 import type { RecordWriter } from './output/index.js';
-import { cursorAfterPage, decodeResumeToken, encodeResumeToken, planPages, startOf, type Cursor, type ListPlan, type PageSource } from './paging.js';
+import { cursorAfterPage, decodeResumeToken, encodeResumeToken, planPages, startOf, type Cursor, type ListPlan, type PageSource, type ResumePoint } from './paging.js';
 
 export interface ListRunOptions {
   plan: ListPlan;
@@ -16,14 +16,16 @@ export interface ListRunOptions {
 }
 
 /** Decodes --resume before anything is sent, so a bad token is a usage error. */
-export function startCursor(plan: ListPlan, resume: string | undefined): Cursor {
-  return resume === undefined ? startOf(plan) : decodeResumeToken(plan, resume);
+export function startCursor(plan: ListPlan, resume: string | undefined): ResumePoint {
+  return resume === undefined ? { ...startOf(plan), continued: false } : decodeResumeToken(plan, resume);
 }
 
 export async function runList(options: ListRunOptions): Promise<number> {
   const { plan, writer, limit = Infinity } = options;
-  let cursor: Cursor | null = startCursor(plan, options.resume);
+  const start = startCursor(plan, options.resume);
+  let cursor: Cursor | null = start;
   let written = 0;
+  const token = (at: Cursor): string => encodeResumeToken(plan, at, start.continued || written > 0);
   try {
     for await (const page of planPages(options.source, plan, cursor, limit)) {
       let i = page.skip;
@@ -42,13 +44,13 @@ export async function runList(options: ListRunOptions): Promise<number> {
     if (isResumable(err) && cursor) {
       // Part of the error, not a notice: --quiet cron jobs must still learn how to continue.
       const records = `${written} record${written === 1 ? '' : 's'}`;
-      (err as Error).message += `; the list stopped after ${records}: to continue, run the same command with --resume ${encodeResumeToken(plan, cursor)}`;
+      (err as Error).message += `; the list stopped after ${records}: to continue, run the same command with --resume ${token(cursor)}`;
     }
     throw err;
   }
   await writer.end();
   if (written >= limit && cursor) {
-    options.notice(`stopped at --limit ${limit}; more may follow: run the same command with --resume ${encodeResumeToken(plan, cursor)}`);
+    options.notice(`stopped at --limit ${limit}; more may follow: run the same command with --resume ${token(cursor)}`);
   }
   return written;
 }

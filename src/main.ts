@@ -39,7 +39,7 @@ export function buildProgram(io: Io): Command {
     .option('--no-escape-formulas', "csv: do not prefix cells starting with = + - @ with '")
     .option('--limit <n>', 'stop after N records in all (across pages)')
     .option('--page-size <n>', 'records per request, 1-50 (default: 50)')
-    .option('--resume <token>', 'continue a list from the token it printed')
+    .option('--resume <token>', 'continue a list from the token it printed (csv/tsv: without the header, for >>)')
     .option('--api-version <v>', `version segment: ${VERSIONS.join(', ')}; must be one the resource exists in (default: its newest)`)
     .option('--request-timeout <duration>', 'time limit of each request (default: 30s)')
     .option('--retries <n>', 'retries of a failed idempotent request (default: 3)')

@@ -130,15 +130,17 @@ describe('resume tokens', () => {
   test('do not depend on the page size, so a --limit run can be continued without it', () => {
     const small = { phases: ['v1.3/tags?fields=name&page_size=5'] };
     const large = { phases: ['v1.3/tags?fields=name&page_size=50'] };
-    const token = encodeResumeToken(small, { phase: 0, url: 'v1.3/tags?fields=name&page_size=5&skip=5', skip: 0 });
+    const token = encodeResumeToken(small, { phase: 0, url: 'v1.3/tags?fields=name&page_size=5&skip=5', skip: 0 }, true);
     assert.equal(decodeResumeToken(large, token).url, 'v1.3/tags?fields=name&page_size=5&skip=5');
     const users = { phases: ['v1.2/users?fields=email&limit=5'] };
-    assert.ok(decodeResumeToken({ phases: ['v1.2/users?fields=email&limit=50'] }, encodeResumeToken(users, { phase: 0, url: 'v1.2/users?limit=5&offset=5', skip: 0 })));
+    assert.ok(decodeResumeToken({ phases: ['v1.2/users?fields=email&limit=50'] }, encodeResumeToken(users, { phase: 0, url: 'v1.2/users?limit=5&offset=5', skip: 0 }, true)));
   });
 
   test('round-trip and stay bound to their plan', () => {
-    const token = encodeResumeToken(plan(2), { phase: 1, url: 'p1/3', skip: 2 });
-    assert.deepEqual(decodeResumeToken(plan(2), token), { phase: 1, url: 'p1/3', skip: 2 });
+    const token = encodeResumeToken(plan(2), { phase: 1, url: 'p1/3', skip: 2 }, true);
+    assert.deepEqual(decodeResumeToken(plan(2), token), { phase: 1, url: 'p1/3', skip: 2, continued: true });
+    const beforeAnyRecord = encodeResumeToken(plan(2), { phase: 0, url: 'p0/0', skip: 0 }, false);
+    assert.deepEqual(decodeResumeToken(plan(2), beforeAnyRecord), { phase: 0, url: 'p0/0', skip: 0, continued: false });
     assert.throws(() => decodeResumeToken({ phases: ['q0/0', 'q1/0'] }, token), (e: unknown) => e instanceof UsageError && /different command/.test(e.message));
     assert.throws(() => decodeResumeToken(plan(2), 'garbage!'), UsageError);
     assert.throws(() => decodeResumeToken(plan(2), Buffer.from('{"v":1}').toString('base64url')), UsageError);

@@ -457,8 +457,8 @@ function assertWholeLines(stdout: string, format: 'ndjson' | 'tsv'): void {
   else for (const line of lines) assert.equal(line.split('\t').length, lines[0]!.split('\t').length, `a whole row: ${line}`);
 }
 
-/** The resume run repeats the tsv header; the records are what must join up. */
-const body = (stdout: string, format: 'ndjson' | 'tsv'): string => (format === 'tsv' ? stdout.slice(stdout.indexOf('\n') + 1) : stdout);
+/** The tsv header line, when the output starts with one. */
+const header = (stdout: string, format: 'ndjson' | 'tsv'): string => (format === 'tsv' ? stdout.slice(0, stdout.indexOf('\n') + 1) : '');
 
 /**
  * Runs `args` clean, then with the list failing hard after `failAfterPages` pages, then resumed
@@ -479,13 +479,14 @@ async function assertResumes(args: string[], failAfterPages: number, format: 'nd
   const token = /--resume (\S+)/.exec(first.stderr)?.[1];
   assert.ok(token, `${what}: a resume token on stderr`);
   assertWholeLines(first.stdout, format);
-  if (failAfterPages > 0) assert.notEqual(body(first.stdout, format), '', `${what}: some records came before the failure`);
+  if (failAfterPages > 0) assert.notEqual(first.stdout.slice(header(first.stdout, format).length), '', `${what}: some records came before the failure`);
 
   sandbox.setFaults(undefined);
   const rest = await cli([...argv, '--resume', token]);
   assert.equal(rest.code, 0, rest.stderr);
-  assert.notEqual(body(rest.stdout, format), '', `${what}: records remained`);
-  assert.equal(first.stdout + body(rest.stdout, format), full.stdout, `${what}: nothing lost or repeated`);
+  assert.notEqual(rest.stdout, '', `${what}: records remained`);
+  // Appended with >>, the two runs make the clean run: one header, no record lost or repeated.
+  assert.equal(first.stdout + rest.stdout, full.stdout, `${what}: nothing lost or repeated`);
 }
 
 describe('resumable lists: a hard failure, then --resume, gives the clean run exactly', () => {
@@ -493,6 +494,8 @@ describe('resumable lists: a hard failure, then --resume, gives the clean run ex
     await assertResumes(['tags', 'list', '--page-size', '10'], 3);
     await assertResumes(['tags', 'list', '--page-size', '10'], 0);
     await assertResumes(['queues', 'list', '--page-size', '7'], 4, 'tsv');
+    // Nothing was printed before the failure, so the resumed run starts with the header.
+    await assertResumes(['queues', 'list', '--page-size', '7'], 0, 'tsv');
   });
 
   test('offset paging (users)', async () => {
@@ -522,24 +525,45 @@ describe('resumable lists: a hard failure, then --resume, gives the clean run ex
   });
 
   test('--limit prints the same kind of token: batches of the same command add up to the clean run', async () => {
-    const argv = ['conversations', 'list', '--page-size', '10', '-o', 'ndjson'];
-    const full = await cli(argv);
-    const priority = full.stdout.split('\n').filter((line) => line.includes('"is_priority":true')).length;
-    // One batch that ends inside the first phase, one exactly at its end, one that crosses it.
-    for (const limit of [7, priority, priority + 4]) {
-      let joined = '';
-      let token: string | undefined;
-      let batches = 0;
-      do {
-        const batch = await cli([...argv, '--limit', String(limit), ...(token ? ['--resume', token] : [])]);
-        assert.equal(batch.code, 0, batch.stderr);
-        joined += batch.stdout;
-        token = /^stopped at --limit \d+; .*--resume (\S+)$/m.exec(batch.stderr)?.[1];
-        batches++;
-      } while (token && batches < 100);
-      assert.equal(joined, full.stdout, `--limit ${limit}`);
-      assert.equal(batches, Math.ceil(120 / limit), `--limit ${limit}: no empty last batch`);
+    const list = ['conversations', 'list', '--page-size', '10'];
+    const ndjson = await cli([...list, '-o', 'ndjson']);
+    const priority = ndjson.stdout.split('\n').filter((line) => line.includes('"is_priority":true')).length;
+    // csv batches appended with >> make one file with one header.
+    for (const format of ['ndjson', 'csv']) {
+      const argv = [...list, '-o', format];
+      const full = await cli(argv);
+      // One batch that ends inside the first phase, one exactly at its end, one that crosses it.
+      for (const limit of [7, priority, priority + 4]) {
+        let joined = '';
+        let token: string | undefined;
+        let batches = 0;
+        do {
+          const batch = await cli([...argv, '--limit', String(limit), ...(token ? ['--resume', token] : [])]);
+          assert.equal(batch.code, 0, batch.stderr);
+          joined += batch.stdout;
+          token = /^stopped at --limit \d+; .*--resume (\S+)$/m.exec(batch.stderr)?.[1];
+          batches++;
+        } while (token && batches < 100);
+        assert.equal(joined, full.stdout, `${format} --limit ${limit}`);
+        assert.equal(batches, Math.ceil(120 / limit), `${format} --limit ${limit}: no empty last batch`);
+      }
     }
+  });
+
+  test('a resumed run that fails again hands on a token that still knows the header was printed', async () => {
+    const argv = ['tags', 'list', '--page-size', '10', '-o', 'csv', '--retries', '0'];
+    const full = await cli(argv);
+    let joined = '';
+    let token: string | undefined;
+    for (const failAfterPages of [2, 1, undefined]) {
+      sandbox.setFaults(failAfterPages === undefined ? undefined : { failListAfterPages: failAfterPages });
+      const run = await cli([...argv, ...(token ? ['--resume', token] : [])]);
+      assert.equal(run.code, failAfterPages === undefined ? 0 : 1, run.stderr);
+      joined += run.stdout;
+      token = /--resume (\S+)$/m.exec(run.stderr)?.[1];
+    }
+    assert.equal(joined, full.stdout);
+    assert.equal(joined.split('\r\n').filter((line) => line.startsWith('id,')).length, 1, 'one header');
   });
 
   test('a token from another command is refused before anything is sent', async () => {

@@ -92,13 +92,13 @@ export async function listResource(ctx: Context, spec: ResourceSpec, opts: Optio
   const pageSize = Math.min(ctx.pageSize, limit ?? Infinity);
   const ids = spec.listByIds ? await readIds(ctx, [...(args ?? []), ...((opts.id as string | undefined)?.split(',') ?? [])], '--id') : undefined;
   const plan = listPlan(spec, version, query, pageSize, ids);
-  startCursor(plan, ctx.globals.resume);
+  const { continued } = startCursor(plan, ctx.globals.resume);
 
   const transport = await ctx.transport();
   const written = await runList({
     plan,
     source: pageSource(transport, spec),
-    writer: ctx.writer(format, 'list', columns),
+    writer: ctx.writer(format, 'list', columns, { continued }),
     ...(limit !== undefined && { limit }),
     ...(ctx.globals.resume !== undefined && { resume: ctx.globals.resume }),
     notice: (message) => ctx.notice(message),
