@@ -2,6 +2,7 @@
  * The command tree and the one place where failures become exit codes and stderr lines.
  */
 import { Command, CommanderError, Option } from 'commander';
+import { keepDashValuesWithOptions } from './argv.js';
 import { CarectlError, ExitCode, isBrokenPipe } from './errors.js';
 import type { Io } from './io.js';
 import { FORMATS, sanitizeForTerminal } from './output/index.js';
@@ -77,7 +78,7 @@ export function buildProgram(io: Io): Command {
 export async function run(argv: string[], io: Io): Promise<number> {
   const program = buildProgram(io);
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    await program.parseAsync(keepDashValuesWithOptions(program, argv), { from: 'user' });
     return ExitCode.ok;
   } catch (err) {
     return reportFailure(io, err, argv.includes('--verbose'));
