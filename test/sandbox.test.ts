@@ -178,6 +178,13 @@ describe('sandbox (read-only behaviour)', () => {
     const inactive = await walk(sandbox, '/v1.1/tags?is_active=false&page_size=3', 'tags');
     assert.deepEqual(ids(inactive.records), ids(sandbox.data.tags.filter((tag) => !tag.is_active)));
     assert.ok(inactive.records.length >= 8);
+    // Queues (spec): "paging holds next_page and prev_page, both null on the last page".
+    const queuePages = (await walk(sandbox, '/v1.3/queues?page_size=7', 'queues')).pagings;
+    assert.ok(queuePages.length >= 3);
+    assert.deepEqual(queuePages[queuePages.length - 1], { next_page: null, prev_page: null });
+    assert.match(queuePages[1].prev_page, /skip=0/);
+    const tagPages = (await walk(sandbox, '/v1.3/tags?page_size=7', 'tags')).pagings;
+    assert.match(tagPages[tagPages.length - 1].prev_page, /skip=/, 'other resources keep prev_page on the last page');
     const defaultPage = await get(sandbox, '/v1.3/queues');
     assert.equal(defaultPage.queues.length, 25);
     assert.equal((await get(sandbox, '/v1.3/queues?page_size=500')).queues.length, 50);

@@ -3,7 +3,7 @@ import { type RequestContext, type ResourceName, resourceUrl } from './context.j
 import { type Wire, parseFields, project } from './fields.js';
 import { HttpProblem } from './http.js';
 import type { SandboxData } from './model.js';
-import { type Paging, offsetPage, skipPage, tokenPage } from './paging.js';
+import { type Paging, type SkipOptions, offsetPage, skipPage, tokenPage } from './paging.js';
 
 export type Api1Endpoint = 'annotation-types' | 'annotations';
 
@@ -16,6 +16,8 @@ export interface Collection<R> {
   /** Single replies may accept more (users: is_active, account; teams: is_active). */
   singleFields: readonly string[];
   paging: 'skip' | 'offset' | 'token' | 'none';
+  /** Variations of skip paging (queues drop prev_page on their last page). */
+  skipOptions?: SkipOptions;
   /** reference: id+url unless fields asks for more; full: full record unless fields is sent (authors); always: api/1, no fields parameter. */
   defaultOutput: 'reference' | 'full' | 'always';
   /** v1 channel and account replies have no wrapper key. */
@@ -41,7 +43,7 @@ export function listReply<R>(collection: Collection<R>, ctx: RequestContext): un
   const records = collection.select(ctx);
   const url = collectionUrl(ctx, collection.resource);
   let page: { items: readonly R[]; paging?: Paging };
-  if (collection.paging === 'skip') page = skipPage(ctx, records, url);
+  if (collection.paging === 'skip') page = skipPage(ctx, records, url, collection.skipOptions);
   else if (collection.paging === 'offset') page = offsetPage(ctx, records, url);
   else if (collection.paging === 'token') page = tokenPage(ctx, records, collection.resource);
   else page = { items: records };

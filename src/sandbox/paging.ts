@@ -38,6 +38,8 @@ export interface SkipOptions {
   endlessPrev?: boolean;
   /** Several sort fields: the page is served but both links are null (spec rule 3). */
   withoutLinks?: boolean;
+  /** Queues: the last page has neither link, prev_page included. */
+  noLinksOnLastPage?: boolean;
 }
 
 /** page_size (default 25, capped at 50) and skip; links repeat the query. */
@@ -51,7 +53,7 @@ export function skipPage<T>(ctx: RequestContext, items: readonly T[], collection
     return `${collectionUrl}?${params}`;
   };
   const hasNext = skip + size < items.length;
-  const hasPrev = skip > 0 || options.endlessPrev === true;
+  const hasPrev = (skip > 0 || options.endlessPrev === true) && (hasNext || options.noLinksOnLastPage !== true);
   return {
     items: items.slice(skip, skip + size),
     paging: {

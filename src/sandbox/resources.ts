@@ -121,6 +121,8 @@ export const queues: Collection<QueueRecord> = {
   listFields: QUEUE_FIELDS,
   singleFields: QUEUE_FIELDS,
   paging: 'skip',
+  // Spec, Queues: "paging holds next_page and prev_page, both null on the last page".
+  skipOptions: { noLinksOnLastPage: true },
   defaultOutput: 'reference',
   find: (data, id) => data.byId.queues.get(id),
   select: (ctx) => ctx.runtime.data.queues,
