@@ -104,7 +104,9 @@ export class Context {
   colorFor(out: OutStream): boolean {
     if (this.globals.color !== undefined) return this.globals.color;
     if (this.io.env.NO_COLOR) return false;
-    if (this.io.env.FORCE_COLOR && this.io.env.FORCE_COLOR !== '0') return true;
+    const forced = this.io.env.FORCE_COLOR;
+    // As chalk and node read it: 0 or false forces colour off, any other value (even empty) on.
+    if (forced !== undefined) return forced !== '0' && forced !== 'false';
     return out.isTTY;
   }
 

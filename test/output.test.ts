@@ -304,11 +304,11 @@ describe('csv', () => {
     for (const [value, expected] of cases) assert.equal(csvField(value, true), expected, JSON.stringify(value));
   });
 
-  it('keeps numbers as numbers', () => {
+  it('keeps numbers as numbers, and escapes every string the contract names, signed numbers included', () => {
     assert.equal(csvField(-5, true), '-5');
     assert.equal(csvField(-0.25, true), '-0.25');
-    assert.equal(csvField('-5', true), '-5');
-    assert.equal(csvField('+1.5', true), '+1.5');
+    assert.equal(csvField('-5', true), "'-5");
+    assert.equal(csvField('+1.5', true), "'+1.5");
     assert.equal(csvField('42', true), '42');
     assert.equal(csvField('a=b', true), 'a=b');
   });
@@ -322,7 +322,7 @@ describe('csv', () => {
   it('escapes header cells and record cells in the writer', async () => {
     assert.equal(
       await render('csv', [[{ '-x': '=cmd', id: '-7' }]], { columns: ['-x', 'id'] }),
-      "'-x,id\r\n'=cmd,-7\r\n",
+      "'-x,id\r\n'=cmd,'-7\r\n",
     );
     assert.equal(
       await render('csv', [[{ '-x': '=cmd', id: '-7' }]], { columns: ['-x', 'id'], escapeFormulas: false }),

@@ -247,6 +247,8 @@ describe('ids and colour', () => {
     assert.equal(bold(await runCli([...argv, '--no-color'], { sandbox, stdoutTTY: true })), false);
     assert.equal(bold(await runCli(argv, { sandbox, stdoutTTY: true, env: { NO_COLOR: '1' } })), false);
     assert.equal(bold(await runCli(argv, { sandbox, env: { FORCE_COLOR: '1' } })), true);
+    // FORCE_COLOR=0 (or false) forces colour off, as chalk and node read it.
+    for (const off of ['0', 'false']) assert.equal(bold(await runCli(argv, { sandbox, stdoutTTY: true, env: { FORCE_COLOR: off } })), false, off);
     assert.equal(bold(await runCli([...argv, '--color'], { sandbox })), true);
   });
 });

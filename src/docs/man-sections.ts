@@ -74,7 +74,7 @@ export const SETTING_TEXT: Record<SettingKey, string> = {
 export const OTHER_ENVIRONMENT: Term[] = [
   { term: 'CARECTL_PROFILE', paragraphs: ['The profile of the configuration file to use (`--profile`); `default` when unset.'] },
   { term: 'NO_COLOR', paragraphs: ['When set to any value, no colour is used (`--color` still forces it).'] },
-  { term: 'FORCE_COLOR', paragraphs: ['When set to a value other than `0`, colour is used even when the output is not a terminal.'] },
+  { term: 'FORCE_COLOR', paragraphs: ['When set to a value other than `0` or `false`, colour is used even when the output is not a terminal; `0` or `false` turns it off even on a terminal.'] },
   { term: 'XDG_CONFIG_HOME', paragraphs: ['The folder that holds the `carectl` configuration folder; `~/.config` when unset or not an absolute path.'] },
 ];
 

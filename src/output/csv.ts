@@ -2,17 +2,14 @@ import { cellText } from './cells.js';
 
 /** OWASP CSV injection triggers, including the full-width forms some spreadsheets fold. */
 const FORMULA_TRIGGER = /^[=+\-@\t\r\n＝＋－＠]/;
-/** "-5" or "+1.5" is a number to a spreadsheet, not a formula: numbers stay numbers. */
-const PLAIN_DECIMAL = /^[+-]?\d+(\.\d+)?$/;
 const NEEDS_QUOTES = /[",\r\n]/;
 
+/**
+ * A text cell starting with a trigger, as the contract says: a string "-5" too (the service sent
+ * text, and the spreadsheet shows it as text). JSON numbers stay numbers.
+ */
 function looksLikeFormula(value: unknown, text: string): boolean {
-  return (
-    typeof value !== 'number' &&
-    typeof value !== 'bigint' &&
-    FORMULA_TRIGGER.test(text) &&
-    !PLAIN_DECIMAL.test(text)
-  );
+  return typeof value !== 'number' && typeof value !== 'bigint' && FORMULA_TRIGGER.test(text);
 }
 
 /** One RFC 4180 field; a formula-like text cell gets a leading `'` when escapeFormulas. */
