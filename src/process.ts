@@ -1,20 +1,30 @@
 /**
  * The real process as carectl's Io: stdio with TTY flags, the environment, the clock, and an
- * abort signal raised by Ctrl-C (SIGINT) or SIGTERM.
+ * abort signal raised by Ctrl-C (SIGINT), SIGTERM or SIGHUP.
  */
 import { realSleep, type Io } from './io.js';
-import { isBrokenPipe } from './errors.js';
+import { ExitCode, isBrokenPipe } from './errors.js';
+import { removePartialFiles } from './http/download.js';
 import { run } from './main.js';
+
+/** The usual 128 + signal number, which shells and supervisors read as "stopped by a signal". */
+const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
+type StopSignal = keyof typeof SIGNAL_EXIT_CODES;
 
 export async function main(): Promise<number> {
   const controller = new AbortController();
-  const interrupt = (): void => {
-    // A second Ctrl-C ends at once, as users expect when a clean stop hangs.
-    if (controller.signal.aborted) process.exit(130);
+  let stoppedBy: StopSignal | undefined;
+  const stop = (signal: StopSignal): void => {
+    // A second signal ends at once, as users expect when a clean stop hangs; a download in
+    // progress still leaves no temporary file behind.
+    if (stoppedBy !== undefined) {
+      removePartialFiles();
+      process.exit(SIGNAL_EXIT_CODES[signal]);
+    }
+    stoppedBy = signal;
     controller.abort();
   };
-  process.on('SIGINT', interrupt);
-  process.on('SIGTERM', interrupt);
+  for (const signal of Object.keys(SIGNAL_EXIT_CODES) as StopSignal[]) process.on(signal, () => stop(signal));
   // A reader that goes away (| head -1) must not crash the process with an unhandled error.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (err) => {
@@ -39,5 +49,7 @@ export async function main(): Promise<number> {
     sleep: realSleep,
     signal: controller.signal,
   };
-  return run(process.argv.slice(2), io);
+  const code = await run(process.argv.slice(2), io);
+  // The command stopped cleanly (exit 130, "interrupted"); the code says which signal asked.
+  return code === ExitCode.interrupted && stoppedBy !== undefined ? SIGNAL_EXIT_CODES[stoppedBy] : code;
 }

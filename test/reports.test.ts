@@ -7,7 +7,7 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
-import { download, type DownloadOptions } from '../src/http/download.js';
+import { download, removePartialFiles, type DownloadOptions } from '../src/http/download.js';
 import { nextPollDelay, reportState, POLL_CAP_MS } from '../src/reports/wait.js';
 import { FIXTURES, reportFileContent, type ReportFormat, type ReportRecord, type Sandbox } from '../src/sandbox/index.js';
 import { Collector, apiRequests, fakeClock, openSandbox, runCli, type RunOptions } from './helpers.js';
@@ -338,6 +338,28 @@ describe('download module', () => {
       }),
       (err: Error) => err.name === 'InterruptedError',
     );
+    assert.deepEqual(await readdir(folder), []);
+  });
+
+  test('removePartialFiles() removes the temporary file of a download in progress at once', async () => {
+    sandbox.setFaults({ trickleDownloadsMs: 20 });
+    const controller = new AbortController();
+    const target = join(folder, 'slow.csv');
+    let started!: () => void;
+    const writing = new Promise<void>((resolve) => (started = resolve));
+    const downloading = downloadSeeded(FIXTURES.reports.generatedId, {
+      target: { file: target },
+      signal: controller.signal,
+      onProgress: (received) => {
+        if (received > 0) started();
+      },
+    });
+    await writing;
+    assert.equal((await readdir(folder)).length, 1, 'the temporary file exists');
+    removePartialFiles();
+    assert.deepEqual(await readdir(folder), []);
+    controller.abort();
+    await assert.rejects(downloading);
     assert.deepEqual(await readdir(folder), []);
   });
 

@@ -6,11 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
+import { FIXTURES } from '../src/sandbox/index.js';
 import { apiRequests, fakeClock, openSandbox, runCli, sandboxEnv } from './helpers.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -135,6 +139,51 @@ describe('Ctrl-C (SIGINT)', () => {
     assert.match(result.stderr, new RegExp(`report ${id}\\b`));
     assert.ok(result.stderr.includes(`carectl reports wait ${id}`), result.stderr);
     assert.equal(result.stdout, '');
+  });
+});
+
+describe('SIGTERM, SIGHUP, and a signal during a download', () => {
+  for (const [signal, code] of [['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+    test(`${signal} stops a list as cleanly as Ctrl-C, with exit ${code} and a --resume token`, async () => {
+      sandbox.setFaults({ rate: 1, kinds: ['slow'], slowMs: 60 });
+      let sent = false;
+      const { done } = carectl(['conversations', 'list', '-o', 'ndjson', '--page-size', '3'], sandboxEnv(sandbox), (out, child) => {
+        if (!sent && out.stdout.split('\n').length > 4) {
+          sent = true;
+          child.kill(signal);
+        }
+      });
+      const result = await done;
+      sandbox.setFaults(undefined);
+      assert.equal(result.code, code, result.stderr);
+      wholeLines(result.stdout);
+      assert.match(result.stderr, /^carectl: interrupted; the list stopped after \d+ records?: to continue, run the same command with --resume \S+$/m);
+    });
+  }
+
+  test('Ctrl-C during a download: exit 130, a line that says how to start again, no temporary file', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'carectl-signals-'));
+    sandbox.setFaults({ trickleDownloadsMs: 20 });
+    try {
+      const id = FIXTURES.reports.generatedId;
+      const { child, done } = carectl(['reports', 'download', id, '--file', join(folder, 'report.csv')], sandboxEnv(sandbox));
+      // Once the download has begun writing its temporary file.
+      let sent = false;
+      const poll = setInterval(() => {
+        if (!sent && readdirSync(folder).length > 0) {
+          sent = true;
+          child.kill('SIGINT');
+        }
+      }, 5);
+      const result = await done.finally(() => clearInterval(poll));
+      assert.ok(sent, 'the download had started');
+      assert.equal(result.code, 130, result.stderr);
+      assert.match(result.stderr, new RegExp(`^carectl: interrupted while downloading report ${id}; nothing was saved; start again with: carectl reports download ${id} --file \\S+report\\.csv\\n$`));
+      assert.deepEqual(readdirSync(folder), []);
+    } finally {
+      sandbox.setFaults(undefined);
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });
 

@@ -95,7 +95,7 @@ export const EXIT_TEXT: Record<keyof typeof ExitCode, string> = {
   notFound: 'Not found: 404.',
   reportFailed: 'The report generation failed.',
   reportTimeout: 'Timed out waiting for a report.',
-  interrupted: 'Interrupted (Ctrl-C). When waiting for a report, its id is printed so that `carectl reports wait ID` can pick it up.',
+  interrupted: 'Interrupted (Ctrl-C). When waiting for a report, its id is printed so that `carectl reports wait ID` can pick it up. SIGTERM and SIGHUP stop carectl the same way, with exit status 143 and 129.',
 };
 
 export const EXAMPLES: ExampleGroup[] = [

@@ -7,6 +7,7 @@
  * file). PATH `-` streams to standard output.
  */
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
@@ -148,10 +149,24 @@ interface Sink {
   discard(): Promise<void>;
 }
 
+/** Temporary files of downloads in progress, for removePartialFiles(). */
+const partialFiles = new Set<string>();
+
+/**
+ * Removes the temporary files of unfinished downloads, synchronously: for a process that must
+ * end at once (a second Ctrl-C) and cannot wait for the download to clean up after itself.
+ */
+export function removePartialFiles(): void {
+  for (const file of partialFiles) rmSync(file, { force: true });
+  partialFiles.clear();
+}
+
 /** `PATH.partial-<random>` in PATH's folder, so the final rename stays on one file system. */
 async function openTempFile(path: string): Promise<Sink> {
   const temp = `${path}.partial-${randomBytes(6).toString('hex')}`;
+  partialFiles.add(temp);
   const handle = await open(temp, 'wx').catch((err: unknown) => {
+    partialFiles.delete(temp);
     throw new CarectlError(`cannot write ${path}: ${describe(err)}`);
   });
   let closed = false;
@@ -172,10 +187,12 @@ async function openTempFile(path: string): Promise<Sink> {
       await rename(temp, path).catch((err: unknown) => {
         throw new CarectlError(`cannot write ${path}: ${describe(err)}`);
       });
+      partialFiles.delete(temp);
     },
     async discard() {
       await close().catch(() => undefined);
       await rm(temp, { force: true });
+      partialFiles.delete(temp);
     },
   };
 }

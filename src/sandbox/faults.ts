@@ -23,6 +23,8 @@ export interface FaultOptions {
   dropPostAfterBody?: boolean;
   /** Download listener: send headers and about half the body, then destroy the socket. */
   breakDownloads?: boolean;
+  /** Download listener: send the body in 1 KiB pieces this many ms apart (a slow link). */
+  trickleDownloadsMs?: number;
 }
 
 export class FaultPlan {

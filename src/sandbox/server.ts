@@ -148,7 +148,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     });
     if (req.method === 'HEAD') return void res.end();
     if (faults.current.breakDownloads) return void res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => req.socket.destroy());
+    const trickleMs = faults.current.trickleDownloadsMs;
+    if (trickleMs !== undefined) return void trickle(res, bytes, trickleMs);
     res.end(bytes);
+  };
+
+  const trickle = async (res: ServerResponse, bytes: Buffer, pauseMs: number): Promise<void> => {
+    for (let at = 0; at < bytes.length && !res.destroyed; at += 1024) {
+      res.write(bytes.subarray(at, at + 1024));
+      await sleep(pauseMs);
+    }
+    if (!res.destroyed) res.end();
   };
 
   const api = createServer((req, res) => {
