@@ -152,6 +152,7 @@ describe('sanitizeForTerminal', () => {
     ['newline and tab', 'a\nb\tc', 'a\\nb\\tc'],
     ['bidi override', 'abc\u202edcba', 'abc\\u202edcba'],
     ['bidi isolates', '\u2066x\u2069', '\\u2066x\\u2069'],
+    ['line and paragraph separators', 'a\u2028b\u2029c', 'a\\u2028b\\u2029c'],
   ];
   for (const [label, input, expected] of cases) {
     it(`shows ${label} visibly`, () => {
@@ -162,10 +163,10 @@ describe('sanitizeForTerminal', () => {
   it('never lets any control character through', () => {
     const controls: number[] = [];
     for (let code = 0; code <= 0x9f; code++) if (code < 0x20 || code >= 0x7f) controls.push(code);
-    controls.push(0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069);
+    controls.push(0x2028, 0x2029, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069);
     for (const code of controls) {
       const result = sanitizeForTerminal(`a${String.fromCharCode(code)}b`);
-      assert.doesNotMatch(result, /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/, `U+${code.toString(16)}`);
+      assert.doesNotMatch(result, /[\u0000-\u001f\u007f-\u009f\u2028-\u202e\u2066-\u2069]/, `U+${code.toString(16)}`);
     }
   });
 

@@ -1,8 +1,9 @@
 /**
  * Characters a terminal may act on instead of showing: C0 controls (ESC, BEL, CR, LF, TAB …),
- * DEL, C1 controls (U+009B is a one-byte CSI), and bidi overrides/isolates that reorder text.
+ * DEL, C1 controls (U+009B is a one-byte CSI), bidi overrides/isolates that reorder text, and
+ * the line and paragraph separators U+2028/U+2029 that some tools break lines at.
  */
-const CONTROL_CLASS = '\\u0000-\\u001f\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069';
+const CONTROL_CLASS = '\\u0000-\\u001f\\u007f-\\u009f\\u2028-\\u202e\\u2066-\\u2069';
 const TERMINAL_UNSAFE = new RegExp(`[${CONTROL_CLASS}]`);
 const TERMINAL_UNSAFE_ALL = new RegExp(`[${CONTROL_CLASS}]`, 'g');
 const TSV_UNSAFE = new RegExp(`[\\\\${CONTROL_CLASS}]`);
