@@ -86,8 +86,8 @@ export class Context {
 
   /** The format set by -o, CARECTL_OUTPUT or the profile; undefined when none was. */
   async chosenOutputFormat(): Promise<Format | undefined> {
-    const chosen = await this.settings.get('output');
-    return chosen === undefined ? undefined : parseEnum(chosen, '--output', FORMATS);
+    const chosen = await this.settings.lookup('output');
+    return chosen === undefined ? undefined : parseEnum(chosen.value, chosen.source, FORMATS);
   }
 
   /**
@@ -148,11 +148,11 @@ export class Context {
 
   private async resolveConnection(): Promise<Connection> {
     if (this.globals.sandbox) return this.startSandbox();
-    const base = await this.settings.get('base-url');
+    const base = await this.settings.lookup('base-url');
     if (base === undefined) {
       throw new UsageError('no base address: pass --base-url URL, set CARECTL_BASE_URL, or run `carectl login --base-url URL`');
     }
-    const baseUrl = checkBaseUrl(base, this.globals.insecureHttp === true);
+    const baseUrl = checkBaseUrl(base.value, this.globals.insecureHttp === true, base.source);
     const user = await this.settings.get('user');
     const password = await this.settings.get('password');
     if (!user || !password) {

@@ -45,13 +45,19 @@ export class Settings {
   }
 
   async get(key: SettingKey): Promise<string | undefined> {
+    return (await this.lookup(key))?.value;
+  }
+
+  /** The value and where it came from (`--output`, `CARECTL_OUTPUT`, `profile "default"`), for messages. */
+  async lookup(key: SettingKey): Promise<{ value: string; source: string } | undefined> {
     const fromFlag = this.sources.flags[key];
-    if (fromFlag !== undefined) return fromFlag;
+    if (fromFlag !== undefined) return { value: fromFlag, source: `--${key}` };
     const fromEnv = this.sources.io.env[ENVIRONMENT[key]];
-    if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+    if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, source: ENVIRONMENT[key] };
     const profile = await this.loadProfile();
     if (CREDENTIAL_KEYS.has(key) && !sameOrigin(profile['base-url'], await this.get('base-url'))) return undefined;
-    return profile[key];
+    const value = profile[key];
+    return value === undefined ? undefined : { value, source: `profile "${this.profileName}"` };
   }
 
   private loadProfile(): Promise<ProfileValues> {
@@ -83,21 +89,22 @@ export function configFilePath(env: Io['env']): string {
  * Credentials go over plain http only to this machine, unless the user insists: a password in
  * clear text across a network is the kind of mistake a tool should refuse to make quietly.
  */
-export function checkBaseUrl(text: string, insecureHttp: boolean): URL {
+/** `source` names where the address came from in messages (`--base-url`, `CARECTL_BASE_URL` …). */
+export function checkBaseUrl(text: string, insecureHttp: boolean, source = '--base-url'): URL {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new UsageError(`--base-url: "${text}" is not a URL; use https://host[/path]`);
+    throw new UsageError(`${source}: "${text}" is not a URL; use https://host[/path]`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError(`--base-url: "${text}" must use https:// (or http:// on loopback)`);
-  if (url.username || url.password) throw new UsageError('--base-url: put credentials in CARECTL_USER/CARECTL_PASSWORD or `carectl login`, not in the URL');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError(`${source}: "${text}" must use https:// (or http:// on loopback)`);
+  if (url.username || url.password) throw new UsageError(`${source}: put credentials in CARECTL_USER/CARECTL_PASSWORD or \`carectl login\`, not in the URL`);
   if (url.protocol === 'http:' && !isLoopback(url.hostname) && !insecureHttp) {
-    throw new UsageError(`--base-url: refusing plain http to ${url.host}: credentials would cross the network unencrypted; use https:// or pass --insecure-http`);
+    throw new UsageError(`${source}: refusing plain http to ${url.host}: credentials would cross the network unencrypted; use https:// or pass --insecure-http`);
   }
-  if (url.search || url.hash) throw new UsageError('--base-url: give the address without a query or fragment');
+  if (url.search || url.hash) throw new UsageError(`${source}: give the address without a query or fragment`);
   if (/\/(v1(\.\d)?|api\/1)\/?$/.test(url.pathname)) {
-    throw new UsageError(`--base-url: give the address without a version segment (not ${url.pathname.replace(/\/$/, '')}); carectl adds it per resource`);
+    throw new UsageError(`${source}: give the address without a version segment (not ${url.pathname.replace(/\/$/, '')}); carectl adds it per resource`);
   }
   return url;
 }

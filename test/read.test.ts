@@ -424,7 +424,7 @@ describe('--limit', () => {
 });
 
 describe('exit codes', () => {
-  const usage: Array<[string, string[], RegExp]> = [
+  const usage: Array<[string, string[], RegExp, Record<string, string>?]> = [
     ['unknown flag', ['tags', 'list', '--colour'], /unknown option '--colour'/],
     ['bad enum', ['conversations', 'list', '--status', 'open'], /--status: "open" is not one of archived, on_hold, closing, closed, pending_approval, unread, assigned/],
     ['bad output', ['tags', 'list', '-o', 'xml'], /--output: "xml" is not one of table, json, ndjson, csv, tsv/],
@@ -445,11 +445,14 @@ describe('exit codes', () => {
     ['empty --include', ['conversations', 'list', '--status', 'unread', '--include', ''], /--include: needs one or more of content, notes, actions/],
     ['a typo of a verb', ['conversations', 'lst'], /unknown command 'lst' \(did you mean list\?\)/],
     ['a base address with a version', ['tags', 'list', '--base-url', 'http://127.0.0.1:9/v1.3'], /--base-url: give the address without a version segment \(not \/v1\.3\)/],
+    // A bad value from the environment is named by its variable.
+    ['a bad CARECTL_OUTPUT', ['tags', 'list'], /^carectl: CARECTL_OUTPUT: "xml" is not one of table, json/, { CARECTL_OUTPUT: 'xml' }],
+    ['a bad CARECTL_BASE_URL', ['tags', 'list'], /^carectl: CARECTL_BASE_URL: give the address without a version segment/, { CARECTL_BASE_URL: 'http://127.0.0.1:9/v1.3' }],
   ];
-  for (const [name, argv, message] of usage) {
+  for (const [name, argv, message, env] of usage) {
     test(`2 on ${name}, one line, nothing sent`, async () => {
       const start = sandbox.requests.length;
-      const out = await runCli(argv, { sandbox });
+      const out = await runCli(argv, { sandbox, ...(env && { env }) });
       assert.equal(out.code, 2);
       assert.match(out.stderr, message);
       assert.equal(out.stderr.trimEnd().split('\n').filter((l) => l.startsWith('carectl:')).length, 1);

@@ -100,9 +100,9 @@ async function loginCommand(ctx: Context, opts: Options): Promise<void> {
   const profile = ctx.settings.profileName;
   // A corrupt config file stops the login here, before anything is sent or asked.
   await store.profile(profile);
-  const base = await ctx.settings.get('base-url');
+  const base = await ctx.settings.lookup('base-url');
   if (base === undefined) throw new UsageError('login: give the service address with --base-url URL (or CARECTL_BASE_URL)');
-  const baseUrl = checkBaseUrl(base, ctx.globals.insecureHttp === true);
+  const baseUrl = checkBaseUrl(base.value, ctx.globals.insecureHttp === true, base.source);
 
   let user = await ctx.settings.get('user');
   if (user === undefined) {
@@ -113,8 +113,8 @@ async function loginCommand(ctx: Context, opts: Options): Promise<void> {
   const password = fromStdin ? passwordFromStdin(await text(ctx.io.stdin.stream)) : await ask(ctx.io, `password for ${user}: `, { secret: true });
   if (password === '') throw new UsageError('login: the password is empty');
 
-  await checkCredentials(ctx, base, user, password);
-  await store.set(profile, { 'base-url': base, user, password });
+  await checkCredentials(ctx, base.value, user, password);
+  await store.set(profile, { 'base-url': base.value, user, password });
   ctx.notice(`logged in to ${baseUrl.origin} as ${user}; stored in profile "${profile}" (${store.path})`);
 }
 
@@ -172,7 +172,7 @@ function configKey(key: string, verb: string): ConfigKey {
 function checkValue(ctx: Context, key: ConfigKey, value: string): string {
   switch (key) {
     case 'base-url':
-      checkBaseUrl(value, ctx.globals.insecureHttp === true);
+      checkBaseUrl(value, ctx.globals.insecureHttp === true, 'base-url');
       return value;
     case 'user':
       checkUser(value);
