@@ -402,7 +402,7 @@ describe('table', () => {
     );
   });
 
-  it('writes the first page at endPage() and later rows as they arrive', async () => {
+  it('writes each page at endPage(), the first with the header', async () => {
     const collector = new Collector();
     const writer = createWriter('table', options(collector));
     await writer.write({ id: 1, name: 'a' });
@@ -410,12 +410,16 @@ describe('table', () => {
     await writer.endPage();
     assert.equal(collector.text, 'ID  NAME\n1   a\n');
     await writer.write({ id: 2, name: 'b' });
-    assert.equal(collector.text, 'ID  NAME\n1   a\n2   b\n');
+    await writer.write({ id: 3, name: 'c' });
+    assert.equal(collector.text, 'ID  NAME\n1   a\n');
+    await writer.endPage();
+    assert.equal(collector.text, 'ID  NAME\n1   a\n2   b\n3   c\n');
+    await writer.write({ id: 4, name: 'd' });
     await writer.end();
-    assert.equal(collector.text, 'ID  NAME\n1   a\n2   b\n');
+    assert.equal(collector.text, 'ID  NAME\n1   a\n2   b\n3   c\n4   d\n');
   });
 
-  it('flushes a first page of 1000 rows even without endPage()', async () => {
+  it('flushes every 1000 rows even without endPage()', async () => {
     const collector = new Collector();
     const writer = createWriter('table', options(collector, { columns: ['id'] }));
     for (let id = 0; id < 999; id++) await writer.write({ id });
@@ -423,7 +427,11 @@ describe('table', () => {
     await writer.write({ id: 999 });
     assert.equal(collector.text.split('\n').length, 1002);
     await writer.write({ id: 12345 });
-    assert.match(collector.text, /\n12…\n$/);
+    for (let id = 1; id < 999; id++) await writer.write({ id });
+    assert.equal(collector.text.split('\n').length, 1002, 'the next rows wait for their page');
+    await writer.write({ id: 1 });
+    assert.equal(collector.text.split('\n').length, 2002);
+    assert.match(collector.text, /\n999\n12…\n1\n/);
   });
 
   it('does not fix the widths on an empty first page', async () => {

@@ -12,7 +12,7 @@ import type { RecordWriter, WriterOptions } from './types.js';
 const GAP = '  ';
 /** Fitting to the terminal never shrinks a column below this (a narrower one stays as it is). */
 const MIN_SHRUNK_WIDTH = 6;
-/** Safety valve for callers that never call endPage(): the first "page" ends here. */
+/** Safety valve for callers that never call endPage(): a "page" ends here. */
 const MAX_BUFFERED_ROWS = 1000;
 const ELLIPSIS = '…';
 
@@ -109,13 +109,16 @@ function fitToTerminal(widths: number[], terminalColumns: number | undefined): n
   return capped(limit);
 }
 
-/** Rows of a list. Widths come from the header and the first page; later pages reuse them. */
+/**
+ * Rows of a list, laid out a page at a time: one cli-table3 table per page rather than per row.
+ * Widths come from the header and the first page; later pages reuse them.
+ */
 class ListTableWriter implements RecordWriter {
   readonly #sink: StreamSink;
   readonly #getters: ValueGetter[];
   readonly #head: Promise<string[] | undefined>;
   readonly #terminalColumns: number | undefined;
-  #firstPage: string[][] = [];
+  #page: string[][] = [];
   #widths: number[] | undefined;
 
   constructor(opts: WriterOptions) {
@@ -131,18 +134,21 @@ class ListTableWriter implements RecordWriter {
   }
 
   async write(record: Record<string, unknown>): Promise<void> {
-    const cells = this.#getters.map((get) => sanitizeForTerminal(cellText(get(record))));
-    if (this.#widths) {
-      const { text } = await layOut([cells], undefined, this.#widths);
-      return this.#sink.write(text);
-    }
-    this.#firstPage.push(cells);
-    if (this.#firstPage.length >= MAX_BUFFERED_ROWS) await this.#flushFirstPage();
+    this.#page.push(this.#getters.map((get) => sanitizeForTerminal(cellText(get(record)))));
+    if (this.#page.length >= MAX_BUFFERED_ROWS) await this.endPage();
   }
 
-  /** An empty first page (e.g. the first of two queries) does not fix the widths yet. */
+  /** An empty page (e.g. the first of two queries) prints nothing and fixes no widths. */
   async endPage(): Promise<void> {
-    if (!this.#widths && this.#firstPage.length > 0) await this.#flushFirstPage();
+    const rows = this.#page;
+    if (rows.length === 0) return;
+    this.#page = [];
+    if (this.#widths) {
+      const { text } = await layOut(rows, undefined, this.#widths);
+      await this.#sink.write(text);
+    } else {
+      await this.#writeFirstPage(rows);
+    }
   }
 
   /** An empty list prints nothing, not even the header: the caller says so on stderr. */
@@ -151,9 +157,7 @@ class ListTableWriter implements RecordWriter {
     await this.#sink.end();
   }
 
-  async #flushFirstPage(): Promise<void> {
-    const rows = this.#firstPage;
-    this.#firstPage = [];
+  async #writeFirstPage(rows: string[][]): Promise<void> {
     const head = await this.#head;
     let layout = await layOut(rows, head);
     const fitted = fitToTerminal(layout.widths, this.#terminalColumns);
