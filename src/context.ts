@@ -110,16 +110,13 @@ export class Context {
     return out.isTTY;
   }
 
-  /**
-   * `continued`: this output follows records an earlier run wrote (--resume), so csv and tsv,
-   * made to be appended with >>, leave out the header that output already has.
-   */
-  writer(format: Format, shape: 'list' | 'single', columns: string[], { continued = false } = {}): RecordWriter {
+  /** `header: false` leaves the header out whatever --header says (a continued csv, say). */
+  writer(format: Format, shape: 'list' | 'single', columns: string[], { header = true } = {}): RecordWriter {
     return createWriter(format, {
       out: this.io.stdout,
       shape,
       columns,
-      header: this.globals.header && !(continued && (format === 'csv' || format === 'tsv')),
+      header: this.globals.header && header,
       escapeFormulas: this.globals.escapeFormulas,
       color: this.colorFor(this.io.stdout),
     });

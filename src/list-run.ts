@@ -10,22 +10,25 @@ export interface ListRunOptions {
   plan: ListPlan;
   source: PageSource;
   writer: RecordWriter;
+  /** From startPoint(): the plan's start, or where --resume continues. */
+  start: ResumePoint;
+  /** 'csv' or 'tsv' when the writer starts the output with such a header, for the resume token. */
+  header?: string;
   limit?: number;
-  resume?: string;
   notice(message: string): void;
 }
 
 /** Decodes --resume before anything is sent, so a bad token is a usage error. */
-export function startCursor(plan: ListPlan, resume: string | undefined): ResumePoint {
-  return resume === undefined ? { ...startOf(plan), continued: false } : decodeResumeToken(plan, resume);
+export function startPoint(plan: ListPlan, resume: string | undefined): ResumePoint {
+  return resume === undefined ? startOf(plan) : decodeResumeToken(plan, resume);
 }
 
 export async function runList(options: ListRunOptions): Promise<number> {
-  const { plan, writer, limit = Infinity } = options;
-  const start = startCursor(plan, options.resume);
+  const { plan, writer, start, limit = Infinity } = options;
   let cursor: Cursor | null = start;
   let written = 0;
-  const token = (at: Cursor): string => encodeResumeToken(plan, at, start.continued || written > 0);
+  // The header the output holds once records went out, and still holds for a run continuing it.
+  const token = (at: Cursor): string => encodeResumeToken(plan, at, start.header ?? (written > 0 ? options.header : undefined));
   try {
     for await (const page of planPages(options.source, plan, cursor, limit)) {
       let i = page.skip;

@@ -126,33 +126,33 @@ export function cursorAfterPage(plan: ListPlan, page: { phase: number; next: str
   return phase < plan.phases.length ? { phase, url: plan.phases[phase] as string, skip: 0 } : null;
 }
 
-/** Where a resumed list starts, and whether the output it continues already holds records. */
+/** Where a resumed list starts, and the header the output it continues already starts with. */
 export interface ResumePoint extends Cursor {
-  /** Records came before this point: csv and tsv then continue without a second header. */
-  continued: boolean;
+  /** 'csv' or 'tsv' when such a header went out before this point: a continuation leaves it out. */
+  header?: string;
 }
 
 /** Resume tokens: self-contained (the cursor itself) and bound to the plan they came from. */
-export function encodeResumeToken(plan: ListPlan, cursor: Cursor, continued: boolean): string {
-  const payload = JSON.stringify({ v: 1, f: fingerprint(plan), p: cursor.phase, u: cursor.url, s: cursor.skip, ...(continued && { c: 1 }) });
+export function encodeResumeToken(plan: ListPlan, cursor: Cursor, header?: string): string {
+  const payload = JSON.stringify({ v: 1, f: fingerprint(plan), p: cursor.phase, u: cursor.url, s: cursor.skip, ...(header !== undefined && { h: header }) });
   return Buffer.from(payload).toString('base64url');
 }
 
 export function decodeResumeToken(plan: ListPlan, token: string): ResumePoint {
-  let parsed: { v?: unknown; f?: unknown; p?: unknown; u?: unknown; s?: unknown; c?: unknown };
+  let parsed: { v?: unknown; f?: unknown; p?: unknown; u?: unknown; s?: unknown; h?: unknown };
   try {
     parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as typeof parsed;
   } catch {
     throw new UsageError('--resume: not a token carectl printed');
   }
-  const { v, f, p, u, s, c } = parsed ?? {};
+  const { v, f, p, u, s, h } = parsed ?? {};
   if (v !== 1 || typeof p !== 'number' || typeof u !== 'string' || typeof s !== 'number' || p < 0 || p >= plan.phases.length || s < 0) {
     throw new UsageError('--resume: not a token carectl printed');
   }
   if (f !== fingerprint(plan)) {
     throw new UsageError('--resume: the token belongs to a different command; run the same command (same resource, filters and page size) that printed it');
   }
-  return { phase: p, url: u, skip: s, continued: c === 1 };
+  return { phase: p, url: u, skip: s, ...(typeof h === 'string' && { header: h }) };
 }
 
 /**

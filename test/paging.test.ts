@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ApiError, UsageError } from '../src/errors.js';
-import { runList } from '../src/list-run.js';
+import { runList, startPoint } from '../src/list-run.js';
 import { decodeResumeToken, encodeResumeToken, followPages, nextPageLink, type ListPlan, type PageSource } from '../src/paging.js';
 import type { RecordWriter } from '../src/output/index.js';
 
@@ -81,7 +81,7 @@ describe('runList', () => {
   test('walks every phase in order, nothing lost or repeated', async () => {
     const writer = collector();
     const notices: string[] = [];
-    await runList({ plan: plan(2), source: memorySource([12, 7], 5), writer, notice: (m) => notices.push(m) });
+    await runList({ plan: plan(2), source: memorySource([12, 7], 5), writer, start: startPoint(plan(2), undefined), notice: (m) => notices.push(m) });
     assert.deepEqual(writer.ids, expectedIds([12, 7]));
     assert.deepEqual(notices, []);
   });
@@ -90,7 +90,7 @@ describe('runList', () => {
     for (const fail of ['p0/1', 'p0/2', 'p1/0', 'p1/1']) {
       const notices: string[] = [];
       const first = collector();
-      const failure = await runList({ plan: plan(2), source: memorySource([12, 7], 5, fail), writer: first, notice: (m) => notices.push(m) }).then(
+      const failure = await runList({ plan: plan(2), source: memorySource([12, 7], 5, fail), writer: first, start: startPoint(plan(2), undefined), notice: (m) => notices.push(m) }).then(
         () => assert.fail('the list should fail'),
         (err: unknown) => err as ApiError,
       );
@@ -101,7 +101,7 @@ describe('runList', () => {
       const token = /--resume (\S+)/.exec(failure.message)?.[1];
       assert.ok(token, `a token after failing at ${fail}`);
       const second = collector();
-      await runList({ plan: plan(2), source: memorySource([12, 7], 5), writer: second, resume: token, notice: () => undefined });
+      await runList({ plan: plan(2), source: memorySource([12, 7], 5), writer: second, start: startPoint(plan(2), token), notice: () => undefined });
       assert.deepEqual([...first.ids, ...second.ids], expectedIds([12, 7]), `resume after ${fail}`);
     }
   });
@@ -110,18 +110,18 @@ describe('runList', () => {
     for (const limit of [1, 3, 5, 6, 12, 13]) {
       const notices: string[] = [];
       const first = collector();
-      await runList({ plan: plan(2), source: memorySource([12, 7], 5), writer: first, limit, notice: (m) => notices.push(m) });
+      await runList({ plan: plan(2), source: memorySource([12, 7], 5), writer: first, start: startPoint(plan(2), undefined), limit, notice: (m) => notices.push(m) });
       assert.equal(first.ids.length, limit);
       const token = /--resume (\S+)/.exec(notices[0] ?? '')?.[1] as string;
       const rest = collector();
-      await runList({ plan: plan(2), source: memorySource([12, 7], 5), writer: rest, resume: token, notice: () => undefined });
+      await runList({ plan: plan(2), source: memorySource([12, 7], 5), writer: rest, start: startPoint(plan(2), token), notice: () => undefined });
       assert.deepEqual([...first.ids, ...rest.ids], expectedIds([12, 7]), `limit ${limit}`);
     }
   });
 
   test('no notice when the limit ends exactly with the list', async () => {
     const notices: string[] = [];
-    await runList({ plan: plan(1), source: memorySource([10], 5), writer: collector(), limit: 10, notice: (m) => notices.push(m) });
+    await runList({ plan: plan(1), source: memorySource([10], 5), writer: collector(), start: startPoint(plan(1), undefined), limit: 10, notice: (m) => notices.push(m) });
     assert.deepEqual(notices, []);
   });
 });
@@ -130,17 +130,17 @@ describe('resume tokens', () => {
   test('do not depend on the page size, so a --limit run can be continued without it', () => {
     const small = { phases: ['v1.3/tags?fields=name&page_size=5'] };
     const large = { phases: ['v1.3/tags?fields=name&page_size=50'] };
-    const token = encodeResumeToken(small, { phase: 0, url: 'v1.3/tags?fields=name&page_size=5&skip=5', skip: 0 }, true);
+    const token = encodeResumeToken(small, { phase: 0, url: 'v1.3/tags?fields=name&page_size=5&skip=5', skip: 0 });
     assert.equal(decodeResumeToken(large, token).url, 'v1.3/tags?fields=name&page_size=5&skip=5');
     const users = { phases: ['v1.2/users?fields=email&limit=5'] };
-    assert.ok(decodeResumeToken({ phases: ['v1.2/users?fields=email&limit=50'] }, encodeResumeToken(users, { phase: 0, url: 'v1.2/users?limit=5&offset=5', skip: 0 }, true)));
+    assert.ok(decodeResumeToken({ phases: ['v1.2/users?fields=email&limit=50'] }, encodeResumeToken(users, { phase: 0, url: 'v1.2/users?limit=5&offset=5', skip: 0 })));
   });
 
   test('round-trip and stay bound to their plan', () => {
-    const token = encodeResumeToken(plan(2), { phase: 1, url: 'p1/3', skip: 2 }, true);
-    assert.deepEqual(decodeResumeToken(plan(2), token), { phase: 1, url: 'p1/3', skip: 2, continued: true });
-    const beforeAnyRecord = encodeResumeToken(plan(2), { phase: 0, url: 'p0/0', skip: 0 }, false);
-    assert.deepEqual(decodeResumeToken(plan(2), beforeAnyRecord), { phase: 0, url: 'p0/0', skip: 0, continued: false });
+    const token = encodeResumeToken(plan(2), { phase: 1, url: 'p1/3', skip: 2 }, 'csv');
+    assert.deepEqual(decodeResumeToken(plan(2), token), { phase: 1, url: 'p1/3', skip: 2, header: 'csv' });
+    const withoutHeader = encodeResumeToken(plan(2), { phase: 0, url: 'p0/0', skip: 0 });
+    assert.deepEqual(decodeResumeToken(plan(2), withoutHeader), { phase: 0, url: 'p0/0', skip: 0 });
     assert.throws(() => decodeResumeToken({ phases: ['q0/0', 'q1/0'] }, token), (e: unknown) => e instanceof UsageError && /different command/.test(e.message));
     assert.throws(() => decodeResumeToken(plan(2), 'garbage!'), UsageError);
     assert.throws(() => decodeResumeToken(plan(2), Buffer.from('{"v":1}').toString('base64url')), UsageError);

@@ -557,6 +557,21 @@ describe('resumable lists: a hard failure, then --resume, gives the clean run ex
     }
   });
 
+  test('a csv run continuing another format, or a run without its header, starts with the header', async () => {
+    const csv = ['tags', 'list', '--page-size', '10', '-o', 'csv'];
+    const full = await cli(csv);
+    const header = full.stdout.slice(0, full.stdout.indexOf('\r\n') + 2);
+    const fromNdjson = await cli(['tags', 'list', '--page-size', '10', '-o', 'ndjson', '--limit', '3']);
+    const fromTsv = await cli(['tags', 'list', '--page-size', '10', '-o', 'tsv', '--limit', '3']);
+    const headless = await cli([...csv, '--limit', '3', '--no-header']);
+    for (const [what, first] of [['ndjson', fromNdjson], ['tsv', fromTsv], ['csv --no-header', headless]] as const) {
+      const token = /--resume (\S+)$/m.exec(first.stderr)?.[1] as string;
+      const rest = await cli([...csv, '--resume', token]);
+      assert.equal(rest.code, 0, rest.stderr);
+      assert.ok(rest.stdout.startsWith(header), `after ${what}: ${rest.stdout.slice(0, 40)}`);
+    }
+  });
+
   test('a resumed run that fails again hands on a token that still knows the header was printed', async () => {
     const argv = ['tags', 'list', '--page-size', '10', '-o', 'csv', '--retries', '0'];
     const full = await cli(argv);

@@ -5,7 +5,7 @@ import { Option, type Command } from 'commander';
 import { UsageError } from '../errors.js';
 import type { Context } from '../context.js';
 import type { Transport } from '../http/transport.js';
-import { runList, startCursor } from '../list-run.js';
+import { runList, startPoint } from '../list-run.js';
 import { nextPageLink, PAGING_STYLES, type ListPlan, type PageSource } from '../paging.js';
 import { BOTH_GIVEN, fieldsParam, filterParams, knownFields, offFlagOf, optionKey, parseFieldsFlag, resolveColumns } from '../query.js';
 import { defaultVersion, RESOURCES, unwrapList, unwrapSingle, type FilterSpec, type ResourceSpec, type Version } from '../resources.js';
@@ -92,15 +92,18 @@ export async function listResource(ctx: Context, spec: ResourceSpec, opts: Optio
   const pageSize = Math.min(ctx.pageSize, limit ?? Infinity);
   const ids = spec.listByIds ? await readIds(ctx, [...(args ?? []), ...((opts.id as string | undefined)?.split(',') ?? [])], '--id') : undefined;
   const plan = listPlan(spec, version, query, pageSize, ids);
-  const { continued } = startCursor(plan, ctx.globals.resume);
+  const start = startPoint(plan, ctx.globals.resume);
+  // csv and tsv are made to be continued with >>: a run that continues one leaves its header out.
+  const header = (format === 'csv' || format === 'tsv') && ctx.globals.header ? format : undefined;
 
   const transport = await ctx.transport();
   const written = await runList({
     plan,
     source: pageSource(transport, spec),
-    writer: ctx.writer(format, 'list', columns, { continued }),
+    writer: ctx.writer(format, 'list', columns, { header: header !== undefined && start.header !== header }),
+    start,
+    ...(header !== undefined && { header }),
     ...(limit !== undefined && { limit }),
-    ...(ctx.globals.resume !== undefined && { resume: ctx.globals.resume }),
     notice: (message) => ctx.notice(message),
   });
   if (written === 0) ctx.notice(`no ${spec.noun}s found`);
