@@ -100,7 +100,7 @@ export async function listResource(ctx: Context, spec: ResourceSpec, opts: Optio
   const written = await runList({
     plan,
     source: pageSource(transport, spec),
-    writer: ctx.writer(format, 'list', columns, { header: header !== undefined && start.header !== header }),
+    writer: ctx.writer(format, 'list', columns, { header: header === undefined || start.header !== header }),
     start,
     ...(header !== undefined && { header }),
     ...(limit !== undefined && { limit }),
