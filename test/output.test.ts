@@ -98,13 +98,14 @@ describe('valueAt', () => {
       tags: [{ id: 1, name: 'vip' }, { id: 2 }, { id: 3, name: 'billing' }],
       channels: [{ name: 'mail', owners: [{ id: 8 }, { id: 9 }] }, { name: 'chat', owners: [{ id: 10 }] }],
     };
-    assert.deepEqual(valueAt(conversation, 'tags.name'), ['vip', 'billing']);
+    // An element without the field keeps its place (as jq's null does), so tags.id and tags.name line up.
+    assert.deepEqual(valueAt(conversation, 'tags.name'), ['vip', null, 'billing']);
     assert.deepEqual(valueAt(conversation, 'tags.id'), [1, 2, 3]);
     assert.deepEqual(valueAt(conversation, 'channels.owners.id'), [8, 9, 10]);
     assert.deepEqual(valueAt(conversation, 'channels.1.owners.id'), [10]);
-    assert.equal(cellText(valueAt(conversation, 'tags.name')), 'vip,billing');
+    assert.equal(cellText(valueAt(conversation, 'tags.name')), 'vip,,billing');
     assert.deepEqual(valueAt({ tags: [] }, 'tags.name'), []);
-    assert.deepEqual(valueAt(conversation, 'tags.nope'), []);
+    assert.deepEqual(valueAt(conversation, 'tags.nope'), [null, null, null]);
   });
 
   it('gives undefined for anything missing, without reaching inherited properties', () => {

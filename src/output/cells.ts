@@ -13,8 +13,9 @@ function childOf(value: unknown, segment: string): unknown {
 
 /**
  * Follows `segments` from `value`. A name segment on an array is taken from each element, the
- * way jq's `.tags[].name` is: 'tags.name' gives every tag's name (elements without one are left
- * out, nested arrays give one flat list), a numeric segment picks one element ('channels.0.name').
+ * way jq's `.tags[].name` is: 'tags.name' gives every tag's name, null where one has none (so
+ * 'tags.id' and 'tags.name' line up), and nested arrays give one flat list. A numeric segment
+ * picks one element ('channels.0.name').
  */
 function follow(value: unknown, segments: string[], from: number): unknown {
   let current = value;
@@ -24,7 +25,7 @@ function follow(value: unknown, segments: string[], from: number): unknown {
       return current.flatMap((element) => {
         const found = follow(element, segments, i);
         // One flat list through nested arrays: 'channels.owners.id' lists every owner's id.
-        return found === undefined ? [] : Array.isArray(found) ? found : [found];
+        return found === undefined ? [null] : Array.isArray(found) ? found : [found];
       });
     }
     current = childOf(current, segment);
