@@ -83,7 +83,11 @@ export function exitCodeOf(err: unknown): ExitCode {
   return err instanceof CarectlError ? err.exitCode : ExitCode.failure;
 }
 
-/** `carectl … | head -1`: the reader left; that is how pipelines end, not a failure. */
+/**
+ * `carectl … | head -1`: the reader left; that is how pipelines end, not a failure. EIO is the
+ * same for a terminal that hung up (SIGHUP): nobody is left to read the output.
+ */
 export function isBrokenPipe(err: unknown): boolean {
-  return (err as { code?: string } | undefined)?.code === 'EPIPE';
+  const code = (err as { code?: string } | undefined)?.code;
+  return code === 'EPIPE' || code === 'EIO';
 }

@@ -9,22 +9,39 @@ import { run } from './main.js';
 
 /** The usual 128 + signal number, which shells and supervisors read as "stopped by a signal". */
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
-type StopSignal = keyof typeof SIGNAL_EXIT_CODES;
+export type StopSignal = keyof typeof SIGNAL_EXIT_CODES;
+export const STOP_SIGNALS = Object.keys(SIGNAL_EXIT_CODES) as StopSignal[];
+
+export interface Stopper {
+  stop(signal: StopSignal): void;
+  /** The exit code for a command that ended `code`: a clean stop's 130 says which signal asked. */
+  exitCode(code: number): number;
+}
+
+/**
+ * The first signal asks the command to stop cleanly (`abort`); a second ends at once, as users
+ * expect when a clean stop hangs, after `cleanUp` (no download's temporary file left behind).
+ */
+export function createStopper(actions: { abort(): void; cleanUp(): void; exit(code: number): void }): Stopper {
+  let stoppedBy: StopSignal | undefined;
+  return {
+    stop(signal) {
+      if (stoppedBy !== undefined) {
+        actions.cleanUp();
+        actions.exit(SIGNAL_EXIT_CODES[signal]);
+        return;
+      }
+      stoppedBy = signal;
+      actions.abort();
+    },
+    exitCode: (code) => (code === ExitCode.interrupted && stoppedBy !== undefined ? SIGNAL_EXIT_CODES[stoppedBy] : code),
+  };
+}
 
 export async function main(): Promise<number> {
   const controller = new AbortController();
-  let stoppedBy: StopSignal | undefined;
-  const stop = (signal: StopSignal): void => {
-    // A second signal ends at once, as users expect when a clean stop hangs; a download in
-    // progress still leaves no temporary file behind.
-    if (stoppedBy !== undefined) {
-      removePartialFiles();
-      process.exit(SIGNAL_EXIT_CODES[signal]);
-    }
-    stoppedBy = signal;
-    controller.abort();
-  };
-  for (const signal of Object.keys(SIGNAL_EXIT_CODES) as StopSignal[]) process.on(signal, () => stop(signal));
+  const stopper = createStopper({ abort: () => controller.abort(), cleanUp: removePartialFiles, exit: (code) => process.exit(code) });
+  for (const signal of STOP_SIGNALS) process.on(signal, () => stopper.stop(signal));
   // A reader that goes away (| head -1) must not crash the process with an unhandled error.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (err) => {
@@ -49,7 +66,5 @@ export async function main(): Promise<number> {
     sleep: realSleep,
     signal: controller.signal,
   };
-  const code = await run(process.argv.slice(2), io);
-  // The command stopped cleanly (exit 130, "interrupted"); the code says which signal asked.
-  return code === ExitCode.interrupted && stoppedBy !== undefined ? SIGNAL_EXIT_CODES[stoppedBy] : code;
+  return stopper.exitCode(await run(process.argv.slice(2), io));
 }

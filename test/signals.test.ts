@@ -14,6 +14,8 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
+import { isBrokenPipe } from '../src/errors.js';
+import { createStopper } from '../src/process.js';
 import { FIXTURES } from '../src/sandbox/index.js';
 import { apiRequests, fakeClock, openSandbox, runCli, sandboxEnv } from './helpers.js';
 
@@ -139,6 +141,29 @@ describe('Ctrl-C (SIGINT)', () => {
     assert.match(result.stderr, new RegExp(`report ${id}\\b`));
     assert.ok(result.stderr.includes(`carectl reports wait ${id}`), result.stderr);
     assert.equal(result.stdout, '');
+  });
+});
+
+describe('a reader that went away', () => {
+  test('a closed pipe (EPIPE) and a hung-up terminal (EIO) end output quietly; other errors do not', () => {
+    assert.equal(isBrokenPipe(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })), true);
+    assert.equal(isBrokenPipe(Object.assign(new Error('write EIO'), { code: 'EIO' })), true);
+    assert.equal(isBrokenPipe(Object.assign(new Error('no space'), { code: 'ENOSPC' })), false);
+    assert.equal(isBrokenPipe(undefined), false);
+  });
+});
+
+describe('the stopper behind the signal handlers', () => {
+  test('a first signal stops cleanly; a second cleans up and ends at once with its own code', () => {
+    const calls: string[] = [];
+    const stopper = createStopper({ abort: () => calls.push('abort'), cleanUp: () => calls.push('clean up'), exit: (code) => calls.push(`exit ${code}`) });
+    assert.equal(stopper.exitCode(0), 0, 'no signal: the code stands');
+    stopper.stop('SIGTERM');
+    assert.deepEqual(calls, ['abort']);
+    assert.equal(stopper.exitCode(130), 143, 'a clean stop says which signal asked');
+    assert.equal(stopper.exitCode(1), 1, 'a failure while stopping keeps its code');
+    stopper.stop('SIGINT');
+    assert.deepEqual(calls, ['abort', 'clean up', 'exit 130']);
   });
 });
 

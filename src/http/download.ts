@@ -157,7 +157,13 @@ const partialFiles = new Set<string>();
  * end at once (a second Ctrl-C) and cannot wait for the download to clean up after itself.
  */
 export function removePartialFiles(): void {
-  for (const file of partialFiles) rmSync(file, { force: true });
+  for (const file of partialFiles) {
+    try {
+      rmSync(file, { force: true });
+    } catch {
+      // Ending at once matters more than one file that cannot be removed.
+    }
+  }
   partialFiles.clear();
 }
 

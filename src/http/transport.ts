@@ -102,6 +102,8 @@ export class Transport {
         responseHeaders = reply.headers;
         text = await reply.body.text();
       } catch (err) {
+        // The attempt is over: its timer must not outlive it into the wait before the next one.
+        deadline.clear();
         // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
         this.throwIfInterrupted(options.idempotent ? undefined : `interrupted while ${method} ${url.origin}${url.pathname} was in flight: it may have reached the service`);
         const neverSent = isNeverSentError(err);
