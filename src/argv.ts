@@ -23,7 +23,7 @@ export function keepDashValuesWithOptions(program: Command, argv: string[]): str
       result.push(...argv.slice(i));
       break;
     }
-    const subcommand = arg.startsWith('-') ? undefined : command.commands.find((candidate) => candidate.name() === arg);
+    const subcommand = arg.startsWith('-') ? undefined : command.commands.find((candidate) => candidate.name() === arg || candidate.aliases().includes(arg));
     if (subcommand) {
       command = subcommand;
       result.push(arg);
@@ -34,7 +34,9 @@ export function keepDashValuesWithOptions(program: Command, argv: string[]): str
     if (option?.required && value !== undefined) {
       i++;
       const dashLed = value.length > 1 && value.startsWith('-');
-      result.push(...(dashLed ? [`${option.long ?? arg}=${value}`] : [arg, value]));
+      // --long=value, or for a short-only option the attached form -xvalue.
+      const joined = option.long ? `${option.long}=${value}` : `${arg}${value}`;
+      result.push(...(dashLed ? [joined] : [arg, value]));
       continue;
     }
     result.push(arg);

@@ -8,7 +8,7 @@ import { openSandbox, runCli } from './helpers.js';
 function tree(): Command {
   const program = new Command('carectl').option('-o, --output <format>').option('--quiet');
   const group = program.command('conversations');
-  group.command('list').option('--sort <field>').option('--tag <name>').option('--priority');
+  group.command('list').alias('ls').option('--sort <field>').option('--tag <name>').option('-x <value>').option('--priority');
   group.command('update <ids...>').option('--close-reason <reason>').option('--dry-run');
   return program;
 }
@@ -33,6 +33,24 @@ describe('keepDashValuesWithOptions', () => {
 
   it('uses the long name for a short option and knows the options of every level', () => {
     assert.deepEqual(keepDashValuesWithOptions(tree(), ['-o', '-x', 'conversations', 'list']), ['--output=-x', 'conversations', 'list']);
+  });
+
+  it('follows subcommand aliases, and attaches a value to a short-only option', () => {
+    assert.deepEqual(keepDashValuesWithOptions(tree(), ['conversations', 'ls', '--sort', '-oldest_sort_date', '-x', '-1']), [
+      'conversations',
+      'ls',
+      '--sort=-oldest_sort_date',
+      '-x-1',
+    ]);
+    const program = tree();
+    program.exitOverride();
+    let parsed: Record<string, unknown> = {};
+    const list = program.commands[0]!.commands[0]!;
+    list.action(() => {
+      parsed = list.opts();
+    });
+    program.parse(keepDashValuesWithOptions(program, ['conversations', 'ls', '-x', '-1', '--sort', '-oldest']), { from: 'user' });
+    assert.deepEqual(parsed, { x: '-1', sort: '-oldest' });
   });
 
   it('leaves everything else as it is', () => {
