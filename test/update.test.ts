@@ -242,6 +242,10 @@ describe('conversations update --dry-run', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, 'PATCH /v1.3/conversations/500020 {"status":"closing","tag_ids":["7006"],"close_reason":"spam"}\n');
     assert.equal(sandbox.requests.length, from);
+    // Plain lines have no columns: a --columns meant for the real run does not stop the dry run.
+    const withColumns = await runCli(['conversations', 'update', '500020', '--status', 'on_hold', '--tags', '7006', '--dry-run', '--columns', 'id,result'], { sandbox });
+    assert.equal(withColumns.code, 0, withColumns.stderr);
+    assert.equal(withColumns.stdout, 'PATCH /v1.3/conversations/500020 {"status":"on_hold","tag_ids":["7006"]}\n');
   });
 
   test('with an output format chosen, prints the requests as records in it', async () => {

@@ -46,7 +46,7 @@ export function addUpdateCommand(program: Command, action: Action): void {
     .option('--tags <list>', "replace the tags with these tag ids, comma-separated ('' removes all)")
     .option('--add-tags <list>', 'tag ids to add to the current tags')
     .option('--remove-tags <list>', 'tag ids to remove from the current tags')
-    .option('--dry-run', 'print each PATCH (method, path, JSON body; as records with -o) instead of sending it; current tags are still read (GET only)');
+    .option('--dry-run', 'print each PATCH (method, path, JSON body; records in the output format when one is chosen) instead of sending it; current tags are still read (GET only)');
   addExamples(update, [
     'carectl conversations update 500002 500494 --status on_hold',
     'carectl conversations update 500002 --status closing --close-reason resolved --add-tags 7005',
@@ -99,10 +99,11 @@ interface Outcome {
 async function updateConversations(ctx: Context, opts: Options, args: string[]): Promise<void> {
   const plan = planFromOptions(opts);
   const dryRun = opts.dryRun === true;
-  // A dry run prints plain request lines unless a format was asked for, as kubectl's does.
+  // A dry run prints plain request lines unless a format was chosen (-o, CARECTL_OUTPUT or the
+  // profile), as kubectl's does; only records have columns.
   const format = dryRun ? await ctx.chosenOutputFormat() : await ctx.outputFormat();
   const columnSet = dryRun ? DRY_RUN_COLUMNS : RESULT_COLUMNS;
-  const columns = resolveColumns(columnSet, columnSet, ctx.globals.columns, undefined);
+  const columns = format === undefined ? [] : resolveColumns(columnSet, columnSet, ctx.globals.columns, undefined);
   const version = await ctx.apiVersion(PATCH_VERSIONS, 'v1.3');
   // Checked here so the message does not offer an --id flag this command lacks.
   if (args.every((id) => id.trim() === '')) throw new UsageError('ids: give at least one conversation id, or - to read them from stdin');
