@@ -56,11 +56,24 @@ describe('the bundled command', () => {
     assert.equal(stdout, (await runCli(argv, { sandbox })).stdout);
   });
 
-  test('downloads a report through the redirecting agent, byte for byte', async () => {
+  test('downloads a report through a redirect, byte for byte', async () => {
     const argv = ['reports', 'download', '60001', '--file', '-'];
     const expected = await runCli(argv, { sandbox });
     assert.equal(expected.code, 0, expected.stderr);
     assert.ok(expected.stdout.length > 0);
-    assert.equal((await bundled(argv)).stdout, expected.stdout);
+    sandbox.setFaults({ redirectDownloads: true });
+    try {
+      const from = sandbox.requests.length;
+      assert.equal((await bundled(argv)).stdout, expected.stdout);
+      assert.deepEqual(
+        sandbox.requests.slice(from).filter((r) => r.listener === 'download').map((r) => [r.status, r.url.split('/')[1]]),
+        [
+          [302, 'redirect'],
+          [200, 'downloads'],
+        ],
+      );
+    } finally {
+      sandbox.setFaults(undefined);
+    }
   });
 });

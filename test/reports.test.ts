@@ -264,6 +264,22 @@ describe('reports download', () => {
     );
   });
 
+  test('follows a redirect from the download address, still without credentials', async () => {
+    const id = FIXTURES.reports.generatedId;
+    sandbox.setFaults({ redirectDownloads: true });
+    const from = sandbox.requests.length;
+    const result = await cli(['reports', 'download', id, '--file', '-']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, reportFileContent(report(id), report(id).format).toString('utf8'));
+    assert.deepEqual(
+      sandbox.requests.slice(from).filter((r) => r.listener === 'download').map((r) => [r.status, r.authorization]),
+      [
+        [302, undefined],
+        [200, undefined],
+      ],
+    );
+  });
+
   test('--file - writes to stdout', async () => {
     const id = FIXTURES.reports.generatedId;
     const result = await cli(['reports', 'download', id, '--file', '-']);

@@ -3,7 +3,10 @@
  * uses only these parts, and the request API every dispatcher has (`dispatcher.request`): the
  * bundle's undici file holds just them (scripts/bundle.mjs), which loads in half the time.
  */
-export type Undici = Pick<typeof import('undici'), 'Agent' | 'interceptors'>;
+export interface Undici {
+  Agent: typeof import('undici').Agent;
+  interceptors: Pick<typeof import('undici').interceptors, 'redirect'>;
+}
 
 let loading: Promise<Undici> | undefined;
 

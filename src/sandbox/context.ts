@@ -26,6 +26,8 @@ export interface Runtime {
   downloadBaseUrl: string;
   now(): number;
   reportDelayMs: number;
+  /** Download addresses go through the listener's redirect (the redirectDownloads fault). */
+  redirectDownloads(): boolean;
 }
 
 export interface RequestContext {

@@ -25,6 +25,8 @@ export interface FaultOptions {
   breakDownloads?: boolean;
   /** Download listener: send the body in 1 KiB pieces this many ms apart (a slow link). */
   trickleDownloadsMs?: number;
+  /** Report download addresses answer 302 to the file, as a storage service's often do. */
+  redirectDownloads?: boolean;
 }
 
 export class FaultPlan {

@@ -18,6 +18,9 @@ export function reportState(report: ReportRecord, nowMs: number): ReportState {
   return report.outcome;
 }
 
+/** A download address under this prefix answers 302 to the same path without it. */
+export const REDIRECT_PREFIX = '/redirect';
+
 export function downloadPath(report: ReportRecord): string {
   return `/downloads/${report.download_token}/${report.id}.${report.format}`;
 }
@@ -36,7 +39,7 @@ function reportWire(report: ReportRecord, ctx: RequestContext): Record<string, u
   if (state === 'queued') return wire;
   wire['generation_start_date'] = formatDateTime(report.startMs);
   wire['generated_date'] = state === 'generated' ? formatDateTime(report.doneMs) : '';
-  if (state === 'generated') wire['download'] = `${ctx.runtime.downloadBaseUrl}${downloadPath(report)}`;
+  if (state === 'generated') wire['download'] = `${ctx.runtime.downloadBaseUrl}${ctx.runtime.redirectDownloads() ? REDIRECT_PREFIX : ''}${downloadPath(report)}`;
   if (state === 'failed') wire['failure'] = report.failure;
   return wire;
 }

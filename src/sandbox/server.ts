@@ -8,7 +8,7 @@ import { DEMO_PASSWORD, DEMO_USER } from './fixtures.js';
 import { generateData } from './generate.js';
 import { HttpProblem, readBody, sendJson, sendProblem } from './http.js';
 import type { SandboxData } from './model.js';
-import { CONTENT_TYPES, downloadPath, reportFileContent, reportState } from './reports.js';
+import { CONTENT_TYPES, downloadPath, REDIRECT_PREFIX, reportFileContent, reportState } from './reports.js';
 import { answerApi } from './router.js';
 
 export interface SandboxOptions {
@@ -81,7 +81,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const host = options.host ?? '127.0.0.1';
   const now = options.now ?? Date.now;
   const data = generateData({ seed: options.seed ?? 1, anchor: options.anchor ?? formatDate(now()), conversations: options.conversations ?? 600 });
-  const runtime: Runtime = { data, baseUrl: '', downloadBaseUrl: '', now, reportDelayMs: options.reportDelayMs ?? 3000 };
+  const runtime: Runtime = {
+    data,
+    baseUrl: '',
+    downloadBaseUrl: '',
+    now,
+    reportDelayMs: options.reportDelayMs ?? 3000,
+    redirectDownloads: () => faults.current.redirectDownloads === true,
+  };
   const faults = new FaultPlan(options.faults);
   const requests: RecordedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
@@ -135,6 +142,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return sendProblem(res, new HttpProblem(405, `Method ${req.method} is not allowed on downloads`, { allow: 'GET, HEAD' }));
     }
     const path = new URL(req.url ?? '/', 'http://sandbox.invalid').pathname;
+    if (path.startsWith(`${REDIRECT_PREFIX}/`)) {
+      res.writeHead(302, { location: path.slice(REDIRECT_PREFIX.length) });
+      return void res.end();
+    }
     const id = /^\/downloads\/[^/]+\/([^/.]+)\.[a-z]+$/.exec(path)?.[1];
     const report = id === undefined ? undefined : data.byId.reports.get(id);
     if (!report || downloadPath(report) !== path || reportState(report, now()) !== 'generated') {
