@@ -31,8 +31,11 @@ const nodeRequire = createRequire(join(directory, 'carectl.js'));
 const compiledScripts = new Map();
 const chunks = new Map();
 
-/** Runs one bundle file, a `(exports, require, module, __filename, __dirname) => …` expression. */
-function runBundleFile(name) {
+/**
+ * Runs one bundle file, a `(exports, require, module, __filename, __dirname) => …` expression,
+ * into `module` (registered by the caller first, as node does, so a cycle would not recurse).
+ */
+function runBundleFile(name, module) {
   const file = join(directory, name);
   let cachedData;
   try {
@@ -42,7 +45,6 @@ function runBundleFile(name) {
   }
   const script = new Script(readFileSync(file, 'utf8'), { filename: file, cachedData });
   compiledScripts.set(file, script);
-  const module = { exports: {} };
   script.runInThisContext()(module.exports, bundleRequire, module, file, directory);
   return module.exports;
 }
@@ -50,13 +52,18 @@ function runBundleFile(name) {
 /** The bundle's `require`: its lazy files (`./undici.cjs`) through the code cache, the rest as node does. */
 function bundleRequire(id) {
   if (!id.startsWith('./')) return nodeRequire(id);
-  if (!chunks.has(id)) chunks.set(id, runBundleFile(id.slice(2)));
-  return chunks.get(id);
+  let module = chunks.get(id);
+  if (!module) {
+    module = { exports: {} };
+    chunks.set(id, module);
+    runBundleFile(id.slice(2), module);
+  }
+  return module.exports;
 }
 Object.assign(bundleRequire, nodeRequire);
 
 /** carectl's `main()`, resolving to the exit code. */
-const loadCarectl = () => runBundleFile('carectl.js');
+const loadCarectl = () => runBundleFile('carectl.js', { exports: {} });
 
 if (require.main === module) {
   loadCarectl()

@@ -18,8 +18,9 @@
  *   it tls and crypto) at once; together that doubled the time a lookup spends loading undici.
  */
 import { spawnSync } from 'node:child_process';
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -158,10 +159,20 @@ async function bundle() {
   // A warning here is a bundle that may behave differently from the sources (import.meta in
   // CommonJS, say): better no bundle.
   if (results.some((result) => result.warnings.length > 0)) throw new Error('esbuild warned; see above');
-  // The warm-up runs carectl; a child process keeps its stdio, signals and exit code apart.
-  for (const step of ['--write-code-cache', '--check-code-cache']) {
-    const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), step], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
-    if (run.status !== 0) throw new Error(`${step} failed (exit ${run.status}):\n${run.stderr}`);
+  // The warm-up runs carectl; a child process keeps its stdio, signals and exit code apart. Its
+  // own profile file makes every build the same whatever the builder's home holds, and warms
+  // conf for the people who log in.
+  const home = await mkdtemp(join(tmpdir(), 'carectl-warm-up-'));
+  try {
+    await mkdir(join(home, 'carectl'), { mode: 0o700 });
+    await writeFile(join(home, 'carectl', 'config.json'), JSON.stringify({ profiles: { default: { output: 'tsv' } } }), { mode: 0o600 });
+    const env = { ...process.env, XDG_CONFIG_HOME: home, NO_COLOR: '1' };
+    for (const step of ['--write-code-cache', '--check-code-cache']) {
+      const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), step], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', env });
+      if (run.status !== 0) throw new Error(`${step} failed (exit ${run.status}):\n${run.stderr}`);
+    }
+  } finally {
+    await rm(home, { recursive: true, force: true });
   }
 }
 

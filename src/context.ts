@@ -59,6 +59,7 @@ export class Context {
       profileName: globals.profile,
       flags: { 'base-url': globals.baseUrl, user: globals.user, output: globals.output, 'api-version': globals.apiVersion },
     });
+    if (globals.verbose) this.trace = (line) => io.stderr.stream.write(`${sanitizeForTerminal(line)}\n`);
   }
 
   // ---- validated global options (each throws a UsageError before anything is sent) ----
@@ -125,10 +126,7 @@ export class Context {
   // ---- messages on stderr ----
 
   /** --verbose: request and reply lines on stderr; undefined without the flag. */
-  get trace(): ((line: string) => void) | undefined {
-    if (!this.globals.verbose) return undefined;
-    return (line) => this.io.stderr.stream.write(`${sanitizeForTerminal(line)}\n`);
-  }
+  readonly trace: ((line: string) => void) | undefined;
 
   /** Progress and notices: suppressed by --quiet. Text from the service is sanitised. */
   notice(message: string): void {

@@ -88,8 +88,8 @@ export function configFilePath(env: Io['env']): string {
 /**
  * Credentials go over plain http only to this machine, unless the user insists: a password in
  * clear text across a network is the kind of mistake a tool should refuse to make quietly.
+ * `source` names where the address came from in messages (`--base-url`, `CARECTL_BASE_URL` …).
  */
-/** `source` names where the address came from in messages (`--base-url`, `CARECTL_BASE_URL` …). */
 export function checkBaseUrl(text: string, insecureHttp: boolean, source = '--base-url'): URL {
   let url: URL;
   try {
