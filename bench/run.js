@@ -3,7 +3,7 @@
  * (issue 7). Everything runs as separate processes; the sandbox API runs in a process of its own.
  *
  *   npm run bench                                       # build, then measure package.json's bin
- *   node bench/run.js --only startup,lookup --runs 21   # some measures, more runs
+ *   node bench/run.js --only startup,lookup --runs 41   # some measures, more runs
  *   node bench/run.js --without-extra-ca-certs          # node's start-up without NODE_EXTRA_CA_CERTS
  *
  * Timings are medians of runs interleaved with their baseline, so a busy moment on the machine
@@ -20,7 +20,7 @@ const MEASURES = ['startup', 'lookup', 'streaming', 'memory', 'polling'];
 const { values: flags } = parseArgs({
   options: {
     entry: { type: 'string', default: JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).bin.carectl },
-    runs: { type: 'string', default: '11' },
+    runs: { type: 'string', default: '21' },
     'stream-runs': { type: 'string', default: '5' },
     only: { type: 'string', default: MEASURES.join(',') },
     'without-extra-ca-certs': { type: 'boolean', default: false },

@@ -8,7 +8,6 @@
  */
 'use strict';
 const { readFileSync } = require('node:fs');
-const { createRequire } = require('node:module');
 const { join } = require('node:path');
 const { setFlagsFromString } = require('node:v8');
 const { Script } = require('node:vm');
@@ -26,7 +25,8 @@ const { Script } = require('node:vm');
 setFlagsFromString('--liftoff-only --semi-space-growth-factor=1');
 
 const directory = join(__dirname, '../dist/bundle');
-const nodeRequire = createRequire(join(directory, 'carectl.js'));
+// The bundles require only node's built-ins besides their own lazy files: this file's require will do.
+const nodeRequire = require;
 /** Every bundle file compiled in this process, by path: the code cache writer saves each. */
 const compiledScripts = new Map();
 const chunks = new Map();
