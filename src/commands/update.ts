@@ -99,30 +99,30 @@ interface Outcome {
 async function updateConversations(ctx: Context, opts: Options, args: string[]): Promise<void> {
   const plan = planFromOptions(opts);
   const dryRun = opts.dryRun === true;
-  // A dry run prints plain request lines unless a format was chosen (-o, CARECTL_OUTPUT or the
-  // profile), as kubectl's does; only records have columns.
+  // A real run prints a result record per id. A dry run prints each request: as a record when a
+  // format was chosen (-o, CARECTL_OUTPUT or the profile), as kubectl's does, else as a plain line.
   const format = dryRun ? await ctx.chosenOutputFormat() : await ctx.outputFormat();
   const columnSet = dryRun ? DRY_RUN_COLUMNS : RESULT_COLUMNS;
-  const columns = format === undefined ? [] : resolveColumns(columnSet, columnSet, ctx.globals.columns, undefined);
+  const writer = format === undefined ? undefined : ctx.writer(format, 'list', resolveColumns(columnSet, columnSet, ctx.globals.columns, undefined));
+  const results = dryRun ? undefined : writer;
   const version = await ctx.apiVersion(PATCH_VERSIONS, 'v1.3');
   // Checked here so the message does not offer an --id flag this command lacks.
   if (args.every((id) => id.trim() === '')) throw new UsageError('ids: give at least one conversation id, or - to read them from stdin');
   const ids = await readIds(ctx, args, '-');
   const transport = await ctx.transport();
-  const writer = format === undefined ? undefined : ctx.writer(format, 'list', columns);
 
   const outcomes: Outcome[] = [];
   for (const id of ids) {
     try {
       if (ctx.io.signal.aborted) throw new InterruptedError();
       const { url, body } = await buildPatch(transport, version, plan, id);
-      if (dryRun && writer) {
-        await writer.write({ id, method: 'PATCH', path: url.pathname, body });
-      } else if (dryRun) {
-        await writeText(ctx.io.stdout.stream, `PATCH ${url.pathname} ${JSON.stringify(body)}\n`);
-      } else {
+      if (results) {
         await sendPatch(transport, url, body, !('replace' in plan.tags));
-        await writer!.write({ id, status: body.status, tags: body.tag_ids, result: 'ok' });
+        await results.write({ id, status: body.status, tags: body.tag_ids, result: 'ok' });
+      } else if (writer) {
+        await writer.write({ id, method: 'PATCH', path: url.pathname, body });
+      } else {
+        await writeText(ctx.io.stdout.stream, `PATCH ${url.pathname} ${JSON.stringify(body)}\n`);
       }
       outcomes.push({ id });
     } catch (err) {
@@ -133,8 +133,8 @@ async function updateConversations(ctx: Context, opts: Options, args: string[]):
       if (!(err instanceof CarectlError)) throw err;
       outcomes.push({ id, error: err });
       // A dry run prints requests, not result records: the failure goes to stderr.
-      if (dryRun) ctx.io.stderr.stream.write(`carectl: ${sanitizeForTerminal(`${id}: ${err.message}`)}\n`);
-      else await writer!.write({ id, status: null, tags: null, result: err.message });
+      if (results) await results.write({ id, status: null, tags: null, result: err.message });
+      else ctx.io.stderr.stream.write(`carectl: ${sanitizeForTerminal(`${id}: ${err.message}`)}\n`);
     }
   }
   await writer?.end();
