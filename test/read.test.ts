@@ -343,6 +343,50 @@ describe('filters become parameters', () => {
     assert.equal(r.get('last_login_lte'), today);
   });
 
+  // Each flag's parameter, by name: the service ignores an unknown parameter, so a misspelt one
+  // would quietly list everything.
+  const sent: Array<[string[], Array<[string, string[]]>]> = [
+    [['conversations', 'list', '--channel', '202', '--tag', 'vip', '--author', 'm:1', '--assigned-to', '3001', '--priority', '--no-private'], [
+      ['channel', ['202']],
+      ['tag', ['vip']],
+      ['author', ['m:1']],
+      ['assigned_to', ['3001']],
+      ['is_priority', ['true']],
+      ['contains_private', ['false']],
+    ]],
+    [['conversations', 'list', '--status', 'unread'], [['status', ['unread']]]],
+    [['channels', 'list', '--name', 'Acme Facebook', '--type', 'facebook'], [['name', ['Acme Facebook']], ['type', ['facebook']]]],
+    [['accounts', 'list', '--id', '1001,1003', '--name', 'Acme'], [['id', ['1001', '1003']], ['name', ['Acme']]]],
+    [['tags', 'list', '--active'], [['is_active', ['true']]]],
+    [['users', 'list', '--timezone', 'UTC', '--joined', '2023-01-01..2023-12-31'], [['timezone', ['UTC']], ['date_joined_gte', ['2023-01-01']], ['date_joined_lte', ['2023-12-31']]]],
+    [['reports', 'list', '--channel', '202'], [['channel', ['202']]]],
+    [['reports', 'list', '--account', '1001'], [['account', ['1001']]]],
+  ];
+  for (const [argv, params] of sent) {
+    test(`${argv.join(' ')} sends ${params.map(([name]) => name).join(', ')}`, async () => {
+      const q = await firstQuery(argv);
+      for (const [name, values] of params) assert.deepEqual(q.getAll(name), values, name);
+    });
+  }
+
+  test('pages hold 50 records unless --page-size says otherwise', async () => {
+    for (const [argv, param] of [[['tags', 'list'], 'page_size'], [['users', 'list'], 'limit']] as const) {
+      const start = sandbox.requests.length;
+      assert.equal((await runCli([...argv], { sandbox })).code, 0);
+      assert.equal(new URL(apiRequests(sandbox, start)[0]!.url, 'http://x').searchParams.get(param), '50', argv.join(' '));
+    }
+  });
+
+  test('a filter narrows the records to what it names (--channel, --tag)', async () => {
+    const byChannel = await runCli(['conversations', 'list', '--status', 'closed', '--channel', '202', '-o', 'ndjson'], { sandbox });
+    const records = byChannel.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Row);
+    assert.ok(records.length > 0);
+    for (const record of records) assert.ok((record.channels as Row[]).some((channel) => channel.id === '202'), String(record.id));
+    const tag = (records.flatMap((record) => record.tags as Row[]).find((t) => typeof t.name === 'string' && /^[a-z-]+$/.test(t.name as string)) as Row).name as string;
+    const byTag = await runCli(['conversations', 'list', '--status', 'closed', '--tag', tag, '-o', 'ndjson'], { sandbox });
+    for (const line of byTag.stdout.trimEnd().split('\n')) assert.ok((JSON.parse(line).tags as Row[]).some((t) => t.name === tag), line.slice(0, 60));
+  });
+
   test('open ranges send one bound', async () => {
     const q = await firstQuery(['accounts', 'list', '--created', '..2026-05-01']);
     assert.equal(q.get('created_date_lte'), '2026-05-01');
