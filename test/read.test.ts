@@ -415,6 +415,38 @@ describe('filters become parameters', () => {
     }
   });
 
+  test('conversations get --include content: one object carrying its content items', async () => {
+    const start = sandbox.requests.length;
+    const out = await runCli(['conversations', 'get', '500002', '--include', 'content', '-o', 'json'], { sandbox });
+    assert.equal(out.code, 0, out.stderr);
+    const record = JSON.parse(out.stdout) as Row;
+    assert.equal(record.id, '500002');
+    const content = record.content as Row[];
+    assert.ok(content.length >= 1);
+    assert.deepEqual(content.map((c) => c.id), record.content_ids);
+    assert.equal(new URL(apiRequests(sandbox, start)[0]!.url, 'http://x').searchParams.get('include'), 'content');
+  });
+
+  test('--quiet silences the --limit notice, never the --resume token of a failure', async () => {
+    const limited = await runCli(['tags', 'list', '--limit', '3', '--quiet'], { sandbox });
+    assert.equal(limited.code, 0);
+    assert.equal(limited.stderr, '');
+    sandbox.setFaults({ failListAfterPages: 1 });
+    try {
+      const failed = await runCli(['tags', 'list', '--page-size', '10', '--retries', '0', '--quiet'], { sandbox });
+      assert.equal(failed.code, 1);
+      assert.match(failed.stderr, /^carectl: .*--resume \S+\n$/);
+    } finally {
+      sandbox.setFaults(undefined);
+    }
+  });
+
+  test('--verbose traces each API request and its answer on stderr, the password redacted', async () => {
+    const out = await runCli(['--verbose', 'tags', 'get', '7005'], { sandbox });
+    assert.equal(out.code, 0, out.stderr);
+    assert.match(out.stderr, /^> GET http:\/\/127\.0\.0\.1:\d+\/v1\.3\/tags\/7005\?fields=name%2Cis_active\n> authorization: Basic \[redacted\]\n< 200 \(\d+ ms\)\n$/);
+  });
+
   test('conversations content lists the thread oldest first', async () => {
     const [conversation] = await oracleList('v1.3/conversations?status=unread&page_size=1&fields=id');
     const id = String(conversation!.id);
@@ -483,6 +515,8 @@ describe('exit codes', () => {
     ['version without the resource', ['tags', 'list', '--api-version', 'v1'], /--api-version: "v1" is not one of v1.1, v1.2, v1.3/],
     ['queue filter before v1.3', ['conversations', 'list', '--queue', '3', '--api-version', 'v1.2'], /--queue needs --api-version v1.3/],
     ['bad resume token', ['tags', 'list', '--resume', 'nonsense'], /--resume: not a token carectl printed/],
+    // Several sort fields would get no paging links (spec rule 3): the list would end after a page.
+    ['several sort fields', ['conversations', 'list', '--status', 'unread', '--sort', '-newest_sort_date,oldest_sort_date'], /--sort: "-newest_sort_date,oldest_sort_date" is not one of/],
     ['accounts take no gt: bound', ['accounts', 'list', '--created', 'gt:2026-01-01'], /--created: the service takes no gt: bound/],
     ['--priority and --no-priority', ['conversations', 'list', '--priority', '--no-priority'], /--priority and --no-priority cannot be used together/],
     ['--no-private and --private', ['conversations', 'list', '--no-private', '--private', '--status', 'unread'], /--private and --no-private cannot be used together/],

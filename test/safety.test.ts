@@ -101,7 +101,7 @@ describe('credentials go only to the base origin', () => {
 
   it('plain http is refused (exit 2) unless the host is loopback or --insecure-http is given', async () => {
     const creds = { CARECTL_USER: 'demo', CARECTL_PASSWORD: 'x' };
-    for (const address of ['http://api.example.com', `http://0.0.0.0:${new URL(base.url).port}`]) {
+    for (const address of ['http://api.example.com', `http://0.0.0.0:${new URL(base.url).port}`, 'http://localhost.evil.example:9', 'http://127.0.0.1.nip.io:9']) {
       const result = await runCli(['tags', 'list'], { env: { ...creds, CARECTL_BASE_URL: address } });
       assert.equal(result.code, 2);
       assert.match(result.stderr, /refusing plain http to .*: credentials would cross the network unencrypted; use https:\/\/ or pass --insecure-http/);
@@ -110,6 +110,13 @@ describe('credentials go only to the base origin', () => {
     // 0.0.0.0 is not a loopback name, yet reaches this machine: --insecure-http lets it through
     const insecure = await runCli(['--insecure-http', 'api', 'v1.3/tags'], { env: { ...creds, CARECTL_BASE_URL: `http://0.0.0.0:${new URL(base.url).port}` } });
     assert.equal(insecure.code, 0, insecure.stderr);
+    // Loopback names and addresses are allowed plain http: the request is made (and refused here).
+    for (const host of ['localhost', '[::1]', '127.0.0.2']) {
+      const loopback = await runCli(['tags', 'get', '1', '--retries', '0'], { env: { ...creds, CARECTL_BASE_URL: `http://${host}:9` } });
+      assert.equal(loopback.code, 1, loopback.stderr);
+      // Refused by the network (nothing listens on port 9), not by carectl's plain-http rule.
+      assert.match(loopback.stderr, /^carectl: GET .* failed: /);
+    }
     const withUserinfo = await runCli(['tags', 'list'], { env: { ...creds, CARECTL_BASE_URL: 'https://demo:pw@api.example.com' } });
     assert.equal(withUserinfo.code, 2);
     assert.match(withUserinfo.stderr, /not in the URL/);
