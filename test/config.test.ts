@@ -214,6 +214,9 @@ describe('login', () => {
     assert.equal(fromDefault.code, 2, 'the default profile holds nothing');
     assert.match(fromDefault.stderr, /no base address/);
     assert.equal((await runWithConfig(['tags', 'get', '7005'], { env: { CARECTL_PROFILE: 'staging' } })).code, 0);
+    // The flag beats the variable.
+    assert.equal((await runWithConfig(['--profile', 'staging', 'tags', 'get', '7005'], { env: { CARECTL_PROFILE: 'default' } })).code, 0);
+    assert.equal((await runWithConfig(['--profile', 'default', 'tags', 'get', '7005'], { env: { CARECTL_PROFILE: 'staging' } })).code, 2);
     assert.equal((await runWithConfig(['--profile', 'bad/name', 'config', 'list'])).code, 2);
   });
 

@@ -239,6 +239,13 @@ describe('ids and colour', () => {
     assert.equal(new URL(request!.url, 'http://x').searchParams.get('id'), `${first},${second}`);
   });
 
+  test('on a terminal the default is a table: rows for a list, KEY/VALUE for one record', async () => {
+    const one = await runCli(['tags', 'get', '7005'], { sandbox, stdoutTTY: true, env: { NO_COLOR: '1' } });
+    assert.match(one.stdout, /^KEY +VALUE\nid +7005\nname +\S+\nis_active +true\n$/);
+    const list = await runCli(['tags', 'list', '--limit', '2', '--quiet'], { sandbox, stdoutTTY: true, env: { NO_COLOR: '1' } });
+    assert.match(list.stdout, /^ID +NAME +IS_ACTIVE\n\d+ +.+\n\d+ +.+\n$/);
+  });
+
   test('colour only on a terminal, unless --color, --no-color, NO_COLOR or FORCE_COLOR say otherwise', async () => {
     const bold = (out: { stdout: string }): boolean => out.stdout.includes('\x1b[1m');
     const argv = ['tags', 'list', '--inactive', '-o', 'table'];
@@ -277,7 +284,14 @@ describe('paging', () => {
       const requests = apiRequests(sandbox, start);
       const pageSize = Number(argv[argv.indexOf('--page-size') + 1]);
       assert.ok(requests.length >= Math.ceil(expectedIds.length / pageSize), 'more than one page was read');
-      assert.ok(requests.every((r) => !/[?&]skip=-/.test(r.url)), 'prev_page is never followed');
+      // prev_page is never followed: no page is asked for twice, and positions only move forward.
+      assert.equal(new Set(requests.map((r) => r.url)).size, requests.length, 'no page requested twice');
+      const positions = requests
+        .map((r) => new URL(r.url, 'http://x').searchParams)
+        .map((q) => q.get('skip') ?? q.get('offset'))
+        .filter((position) => position !== null)
+        .map(Number);
+      assert.deepEqual(positions, [...positions].sort((a, b) => a - b), 'pages only move forward');
     });
   }
 
@@ -467,6 +481,14 @@ describe('filters become parameters', () => {
     const out = await runCli(['channels', 'list', '--api-version', 'v1', '--columns', 'id,name', '--no-header'], { sandbox });
     assert.equal(out.code, 0, out.stderr);
     assert.equal(out.stdout, expected.map((c) => `${c.id}\t${c.name}\n`).join(''));
+  });
+
+  test('a v1 channel comes as a bare record and still prints as one object', async () => {
+    const expected = (await oracleGet('v1/channels/201?fields=name')) as Row;
+    assert.equal(expected.channel, undefined, 'the v1 reply has no wrapper key');
+    const out = await runCli(['channels', 'get', '201', '--api-version', 'v1', '-o', 'json', '--fields', 'name'], { sandbox });
+    assert.equal(out.code, 0, out.stderr);
+    assert.deepEqual(JSON.parse(out.stdout), expected);
   });
 });
 

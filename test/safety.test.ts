@@ -82,6 +82,24 @@ describe('credentials go only to the base origin', () => {
     assert.equal(other.requests.length, 0);
   });
 
+  it('a redirect from the API is not followed: the other origin gets no request', async () => {
+    const redirecting = await localServer((_req, res) => {
+      res.writeHead(302, { location: `${other.url}/v1.3/tags/1` });
+      res.end();
+    });
+    try {
+      const seen = other.requests.length;
+      for (const argv of [['tags', 'get', '1'], ['api', 'v1.3/tags/1']]) {
+        const result = await runCli([...argv, '--retries', '0'], { env: { ...env(), CARECTL_BASE_URL: redirecting.url } });
+        assert.equal(result.code, 1, argv.join(' '));
+        assert.match(result.stderr, /302/);
+      }
+      assert.equal(other.requests.length, seen);
+    } finally {
+      await redirecting.close();
+    }
+  });
+
   it('api --paginate refuses it too, after printing the first page', async () => {
     const result = await runCli(['api', 'v1.3/tags', '--paginate'], { env: env() });
     assert.equal(result.code, 1);
