@@ -212,21 +212,42 @@ describe('SIGTERM, SIGHUP, and a signal during a download', () => {
   });
 });
 
-describe('carectl sandbox --faults', () => {
-  test('serves with injected faults that --retries gets through; Ctrl-C stops it', async () => {
-    let printed = '';
-    let bannerDone = (): void => undefined;
-    const banner = new Promise<void>((resolve) => (bannerDone = resolve));
-    const server = carectl(['sandbox', '--faults', '0.3'], {}, (out) => {
-      printed = out.stdout;
-      // The banner ends with the export line: address, user and password are all printed by then.
-      if (/export CARECTL_BASE_URL=.*\n/.test(printed)) bannerDone();
-    });
+/** Starts `carectl sandbox …`; resolves with the child and the environment its banner exports. */
+async function foregroundSandbox(argv: string[]): Promise<{ server: { child: Child; done: Promise<Finished> }; env: Record<string, string> }> {
+  let printed = '';
+  let bannerDone = (): void => undefined;
+  const banner = new Promise<void>((resolve) => (bannerDone = resolve));
+  const server = carectl(['sandbox', ...argv], {}, (out) => {
+    printed = out.stdout;
+    // The banner ends with the export line: address, user and password are all printed by then.
+    if (/export CARECTL_BASE_URL=.*\n/.test(printed)) bannerDone();
+  });
+  await Promise.race([banner, server.done]);
+  const exported = /export (CARECTL_BASE_URL=\S+) (CARECTL_USER=\S+) (CARECTL_PASSWORD=\S+)/.exec(printed);
+  assert.ok(exported, printed);
+  const env = Object.fromEntries(exported.slice(1).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+  return { server, env };
+}
+
+describe('carectl sandbox', () => {
+  test('--seed chooses the demo data, as startSandbox({ seed }) does', async () => {
+    const { server, env } = await foregroundSandbox(['--seed', '2']);
+    const reference = await openSandbox({ seed: 2 });
     try {
-      await Promise.race([banner, server.done]);
-      const exported = /export (CARECTL_BASE_URL=\S+) (CARECTL_USER=\S+) (CARECTL_PASSWORD=\S+)/.exec(printed);
-      assert.ok(exported, printed);
-      const env = Object.fromEntries(exported.slice(1).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+      const served = await runCli(['tags', 'list', '-o', 'json'], { env });
+      assert.equal(served.code, 0, served.stderr);
+      assert.equal(served.stdout, (await runCli(['tags', 'list', '-o', 'json'], { sandbox: reference })).stdout.replaceAll(reference.baseUrl, env.CARECTL_BASE_URL!));
+      assert.notEqual(served.stdout, (await runCli(['tags', 'list', '-o', 'json'], { sandbox })).stdout.replaceAll(sandbox.baseUrl, env.CARECTL_BASE_URL!), 'seed 1 differs');
+    } finally {
+      await reference.close();
+      server.child.kill('SIGINT');
+      await server.done;
+    }
+  });
+
+  test('--faults: serves with injected faults that --retries gets through; Ctrl-C stops it', async () => {
+    const { server, env } = await foregroundSandbox(['--faults', '0.3']);
+    try {
       const clock = fakeClock();
       const result = await runCli(['tags', 'list', '--page-size', '10', '--retries', '10', '--request-timeout', '300ms', '--verbose'], {
         env,
