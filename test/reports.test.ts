@@ -203,6 +203,24 @@ describe('reports: failure, timeout, interrupt', () => {
     assert.deepEqual(await readFile(join(folder, 'late.json')), reportFileContent(report(id), 'json'));
   });
 
+  test('without --timeout the wait lasts 30 minutes (the contract default)', async () => {
+    const slowClock = fakeClock();
+    const slow = await openSandbox({ now: () => slowClock.now(), reportDelayMs: 40 * 60_000 });
+    try {
+      const started = slowClock.now();
+      const result = await runCli(['reports', 'create', '--account', '1001', '--from', '3d', '--to', '1d', '--wait', '--quiet'], {
+        sandbox: slow,
+        now: slowClock.now,
+        sleep: slowClock.sleep,
+      });
+      assert.equal(result.code, 6, result.stderr);
+      assert.equal(slowClock.now() - started, 30 * 60_000);
+      assert.match(result.stderr, /is still (queued|generating) after 30m/);
+    } finally {
+      await slow.close();
+    }
+  });
+
   test('Ctrl-C while waiting: exit 130 with the report id and `carectl reports wait ID`', async () => {
     const id = nextReportId();
     const controller = new AbortController();
