@@ -101,6 +101,23 @@ describe('config file', () => {
     }
   });
 
+  it('tightens a readable file before writing the password into it, also under a Snap (SNAP set)', async () => {
+    // conf writes in place, keeping the file's mode, when SNAP is set (node installed as a snap)
+    const previous = process.env.SNAP;
+    process.env.SNAP = '/snap/node/current';
+    try {
+      mkdirSync(path.join(home, 'carectl'), { mode: 0o700 });
+      writeFileSync(configFile, '{"profiles":{"default":{"output":"json"}}}');
+      chmodSync(configFile, 0o644);
+      assert.equal((await login()).code, 0);
+      assert.equal((storedConfig() as { profiles: { default: { password?: string } } }).profiles.default.password, sandbox.password);
+      assert.equal(mode(configFile), 0o600);
+    } finally {
+      if (previous === undefined) delete process.env.SNAP;
+      else process.env.SNAP = previous;
+    }
+  });
+
   it('defaults to ~/.config/carectl without XDG_CONFIG_HOME (and ignores a relative one)', async () => {
     for (const xdg of [undefined, 'relative/config']) {
       const result = await runCli(['config', 'path'], { env: { HOME: home, XDG_CONFIG_HOME: xdg } });

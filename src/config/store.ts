@@ -108,7 +108,7 @@ class FileConfigStore implements ConfigStore {
   }
 
   private async update(change: (profiles: Record<string, ProfileValues>) => void): Promise<void> {
-    this.prepareFolder();
+    this.tightenModes();
     const conf = await this.open();
     const data = structuredClone(conf.store);
     const profiles = { ...data.profiles };
@@ -121,14 +121,19 @@ class FileConfigStore implements ConfigStore {
     }
   }
 
-  /** The folder is 0700 even when it existed before or the umask would loosen it. */
-  private prepareFolder(): void {
+  /**
+   * The folder is 0700 and an existing file 0600 before anything is written, even when they
+   * existed before or the umask would loosen them. conf's atomic write sets the file's mode, but
+   * its other writes (under a Snap, where SNAP is set) keep an existing file's mode.
+   */
+  private tightenModes(): void {
     try {
       mkdirSync(path.dirname(this.folder), { recursive: true });
       mkdirSync(this.folder, { recursive: true, mode: FOLDER_MODE });
       if ((statSync(this.folder).mode & 0o777) !== FOLDER_MODE) chmodSync(this.folder, FOLDER_MODE);
+      if (existsSync(this.path) && (statSync(this.path).mode & 0o777) !== FILE_MODE) chmodSync(this.path, FILE_MODE);
     } catch (err) {
-      throw new UsageError(`cannot create ${this.folder}: ${describe(err)}`);
+      throw new UsageError(`cannot prepare ${this.path}: ${describe(err)}`);
     }
   }
 
