@@ -6,6 +6,7 @@ import { AuthError, UsageError } from './errors.js';
 import type { Io, OutStream } from './io.js';
 import { FORMATS, createWriter, sanitizeForTerminal, type Format, type RecordWriter } from './output/index.js';
 import { parseDuration, parseEnum, parseIntInRange } from './parse.js';
+import { VERSIONS } from './resources.js';
 import { Settings, checkBaseUrl } from './settings.js';
 import { Transport } from './http/transport.js';
 import { VERSION } from './version.js';
@@ -98,8 +99,11 @@ export class Context {
    */
   async apiVersion<V extends string>(versions: readonly V[], fallback: V): Promise<V> {
     if (this.globals.apiVersion !== undefined) return parseEnum(this.globals.apiVersion, '--api-version', versions);
-    const standing = await this.settings.get('api-version');
-    return standing !== undefined && (versions as readonly string[]).includes(standing) ? (standing as V) : fallback;
+    const standing = await this.settings.lookup('api-version');
+    if (standing === undefined) return fallback;
+    // Not a version at all is a mistake to report; a version this resource lacks is passed over.
+    const version = parseEnum(standing.value, standing.source, VERSIONS);
+    return (versions as readonly string[]).includes(version) ? (version as V) : fallback;
   }
 
   colorFor(out: OutStream): boolean {
@@ -142,7 +146,12 @@ export class Context {
   }
 
   private async resolveConnection(): Promise<Connection> {
-    if (this.globals.sandbox) return this.startSandbox();
+    if (this.globals.sandbox) {
+      // The sandbox has its own address and demo user: another one given too is a contradiction.
+      const conflicting = [this.globals.baseUrl !== undefined && '--base-url', this.globals.user !== undefined && '--user'].filter(Boolean);
+      if (conflicting.length > 0) throw new UsageError(`--sandbox: cannot be combined with ${conflicting.join(' or ')}; the sandbox brings its own address and demo credentials`);
+      return this.startSandbox();
+    }
     const base = await this.settings.lookup('base-url');
     if (base === undefined) {
       throw new UsageError('no base address: pass --base-url URL, set CARECTL_BASE_URL, or run `carectl login --base-url URL`');

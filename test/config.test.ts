@@ -417,6 +417,35 @@ describe('precedence: flag > environment > profile > default', () => {
     assert.equal((await runWithConfig(['--user', 'demo', 'tags', 'get', '7005'], { env: { CARECTL_USER: 'env-user' } })).code, 0);
   });
 
+  it('an api version that is no version at all exits 2 naming where it came from, and sends nothing', async () => {
+    const env = { CARECTL_BASE_URL: sandbox.baseUrl, CARECTL_USER: sandbox.user, CARECTL_PASSWORD: sandbox.password };
+    const sent = sandbox.requests.length;
+    const result = await runWithConfig(['tags', 'get', '7005'], { env: { ...env, CARECTL_API_VERSION: 'v9' } });
+    assert.deepEqual(result, { code: 2, stdout: '', stderr: 'carectl: CARECTL_API_VERSION: "v9" is not one of v1, v1.1, v1.2, v1.3, api/1\n' });
+    assert.equal(sandbox.requests.length, sent);
+  });
+
+  it('--sandbox with its own address or user given too exits 2 and starts nothing', async () => {
+    for (const flag of [['--base-url', 'https://api.example.com'], ['--user', 'bob']]) {
+      const result = await runWithConfig(['--sandbox', ...flag, 'tags', 'get', '7005']);
+      assert.equal(result.code, 2, flag.join(' '));
+      assert.equal(result.stderr, `carectl: --sandbox: cannot be combined with ${flag[0]}; the sandbox brings its own address and demo credentials\n`);
+      assert.equal(result.stdout, '');
+    }
+  });
+
+  it('--sandbox refuses the commands that change the stored profile, and leaves it as it was', async () => {
+    assert.equal((await login()).code, 0);
+    const before = readFileSync(configFile, 'utf8');
+    for (const argv of [['logout'], ['config', 'set', 'output', 'csv'], ['config', 'unset', 'user'], ['login', '--password-stdin']]) {
+      const result = await runWithConfig(['--sandbox', ...argv], { stdin: 'x\n' });
+      assert.equal(result.code, 2, argv.join(' '));
+      const command = argv[0] === 'config' ? `config ${argv[1]}` : argv[0];
+      assert.equal(result.stderr, `carectl: ${command}: --sandbox brings its own address and demo credentials; it neither uses nor changes the stored profile\n`);
+    }
+    assert.equal(readFileSync(configFile, 'utf8'), before);
+  });
+
   it('missing credentials exit 3 with how to give them, and send nothing', async () => {
     const sent = sandbox.requests.length;
     const result = await runWithConfig(['tags', 'list'], { env: { CARECTL_BASE_URL: sandbox.baseUrl } });

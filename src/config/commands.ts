@@ -88,8 +88,13 @@ async function openStore(ctx: Context): Promise<ConfigStore> {
 
 // ---- login / logout ----
 
+/** Commands that change the stored profile have nothing to do with the sandbox's own credentials. */
+function refuseSandbox(ctx: Context, command: string): void {
+  if (ctx.globals.sandbox) throw new UsageError(`${command}: --sandbox brings its own address and demo credentials; it neither uses nor changes the stored profile`);
+}
+
 async function loginCommand(ctx: Context, opts: Options): Promise<void> {
-  if (ctx.globals.sandbox) throw new UsageError('login: --sandbox brings its own demo credentials; there is nothing to store');
+  refuseSandbox(ctx, 'login');
   const fromStdin = opts.passwordStdin === true;
   if (!fromStdin && !ctx.io.stdin.isTTY) {
     throw new UsageError(
@@ -150,6 +155,7 @@ async function checkCredentials(ctx: Context, base: string, user: string, passwo
 }
 
 async function logoutCommand(ctx: Context): Promise<void> {
+  refuseSandbox(ctx, 'logout');
   const store = await openStore(ctx);
   const profile = ctx.settings.profileName;
   const removed = await store.unset(profile, CREDENTIALS);
@@ -185,6 +191,7 @@ function checkValue(ctx: Context, key: ConfigKey, value: string): string {
 }
 
 async function setCommand(ctx: Context, key: string, value: string): Promise<void> {
+  refuseSandbox(ctx, 'config set');
   const configKeyName = configKey(key, 'set');
   const checked = checkValue(ctx, configKeyName, value);
   const store = await openStore(ctx);
@@ -207,6 +214,7 @@ async function getCommand(ctx: Context, key: string): Promise<void> {
 }
 
 async function unsetCommand(ctx: Context, key: string): Promise<void> {
+  refuseSandbox(ctx, 'config unset');
   const configKeyName = configKey(key, 'unset');
   const profile = ctx.settings.profileName;
   const removed = await (await openStore(ctx)).unset(profile, [configKeyName]);
