@@ -424,6 +424,28 @@ describe('sandbox (read-only behaviour)', () => {
   });
 });
 
+test('dates nothing later than the moment it serves, even early in its anchor day', async () => {
+  const now = Date.parse('2024-06-30T00:30:00Z');
+  const sandbox = await startSandbox({ now: () => now });
+  try {
+    const times: string[] = [];
+    const collect = (value: Json): void => {
+      if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(value)) times.push(value);
+      else if (value !== null && typeof value === 'object') for (const inner of Object.values(value)) collect(inner);
+    };
+    for (const priority of ['true', 'false']) {
+      collect(await get(sandbox, `/v1.3/conversations?is_priority=${priority}&sort=-newest_sort_date&page_size=50&include=content&fields=handling_times`));
+    }
+    collect((await walk(sandbox, '/v1.2/users?limit=100&fields=last_login,date_joined', 'users')).records);
+    collect((await walk(sandbox, '/v1.1/reports?page_size=50', 'reports')).records);
+    assert.ok(times.length > 300, `${times.length} dates seen`);
+    const latest = times.map((time) => Date.parse(/Z|[+-]\d\d:\d\d$/.test(time) ? time : `${time}Z`)).reduce((a, b) => Math.max(a, b));
+    assert.ok(latest <= now, `latest date ${new Date(latest).toISOString()} is after now`);
+  } finally {
+    await sandbox.close();
+  }
+});
+
 describe('sandbox (state changes)', () => {
   test('PATCH validates, refuses read-only channels, and its change shows in later reads', async () => {
     await withSandbox({ conversations: 100 }, async (sandbox) => {

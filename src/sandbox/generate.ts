@@ -56,7 +56,8 @@ const STATUS_WEIGHTS: Readonly<Record<ConversationStatus, number>> = {
 export function generateData(options: GenerateOptions): SandboxData {
   const anchor = parseQueryDate(options.anchor);
   if (!anchor?.dateOnly) throw new Error(`anchor must be YYYY-MM-DD, got '${options.anchor}'`);
-  const windowEndMs = anchor.ms + DAY_MS;
+  // The data ends where the anchor day begins: nothing is dated later than the moment it is served.
+  const windowEndMs = anchor.ms;
   const world: World = {
     seed: options.seed,
     windowStartMs: windowEndMs - 365 * DAY_MS,
