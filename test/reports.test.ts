@@ -57,7 +57,7 @@ describe('reports create', () => {
     const sent = apiRequests(sandbox, from);
     assert.deepEqual(
       sent.map((r) => `${r.method} ${r.url} ${r.status}`),
-      ['POST /v1.1/reports 201'],
+      ['POST /v1.1/reports 200'],
     );
     assert.deepEqual(JSON.parse(sent[0]!.body!), { account: 1001, date_from: '2026-06-01', date_to: '2026-06-07', date_type: 'created_date', format: 'csv' });
   });

@@ -126,7 +126,7 @@ export function answerApi(runtime: Runtime, faults: FaultPlan, request: ApiReque
       }
       if (request.method === 'POST' && endpoint.create && inVersion(endpoint.create.versions)) {
         const created = endpoint.create.run(ctx, request.body);
-        return faults.current.dropPostAfterBody ? { drop: true } : { status: 201, body: created };
+        return faults.current.dropPostAfterBody ? { drop: true } : { status: 200, body: created };
       }
       throw methodNotAllowed(request.method, url.pathname, inVersion(endpoint.create?.versions) ? ['GET', 'POST'] : ['GET']);
     }
