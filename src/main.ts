@@ -28,7 +28,8 @@ export function buildProgram(io: Io): Command {
       writeOut: (text) => io.stdout.stream.write(text),
       writeErr: (text) => io.stderr.stream.write(text),
       // One line: commander puts its "(Did you mean …?)" on a line of its own.
-      outputError: (text, write) => write(`carectl: ${text.replace(/^error: /, '').replace(/\n\(Did you mean/, ' (did you mean')}`),
+      // Arguments may come from data ($(…)): their control characters are shown, not acted on.
+      outputError: (text, write) => write(`carectl: ${sanitizeForTerminal(text.replace(/^error: /, '').replace(/\n\(Did you mean/, ' (did you mean').trimEnd())}\n`),
     })
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .showSuggestionAfterError(true);

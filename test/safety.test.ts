@@ -298,6 +298,25 @@ describe('hostile text stays inert', () => {
     assert.ok(raw.stdout.includes('7004,+1+1'));
   });
 
+  it('csv on a terminal shows control characters escaped; into a file or pipe it keeps the exact text', async () => {
+    const shown = await runCli(['-o', 'csv', 'tags', 'list', '--columns', 'id,name'], { sandbox, stdoutTTY: true });
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.deepEqual(rawControls(shown.stdout, '\r\n'), []);
+    assert.ok(shown.stdout.includes('vip\\x1b]52;c;ZWNobyBwd25lZA==\\x07'), shown.stdout);
+    const piped = await runCli(['-o', 'csv', 'tags', 'list', '--columns', 'id,name'], { sandbox });
+    for (const tag of hostileTags()) assert.ok(piped.stdout.includes(tag.name.includes('"') ? tag.name.replaceAll('"', '""') : tag.name), tag.id);
+  });
+
+  it('usage errors show control characters in the arguments escaped', async () => {
+    for (const argv of [['tags', 'list', '--x\u001b]0;PWN\u0007'], ['tags', 'frob\u001b[2J'], ['completion', 'b\u001b[1m']]) {
+      const result = await runCli(argv, { sandbox });
+      assert.equal(result.code, 2, argv.join(' '));
+      assert.deepEqual(rawControls(result.stderr, '\n'), [], result.stderr);
+      assert.match(result.stderr, /\\x1b/);
+      assert.equal(result.stderr.split('\n').length, 2, 'one line');
+    }
+  });
+
   it("the service's error messages reach stderr escaped", async () => {
     const fromSandbox = await runCli(['api', 'v1.3/%1B%5D52%3Bc%3BZWNobw%3D%3D%07'], { sandbox });
     assert.equal(fromSandbox.code, 4);

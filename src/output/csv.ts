@@ -1,4 +1,5 @@
 import { cellText } from './cells.js';
+import { sanitizeForTerminal } from './sanitize.js';
 
 /** OWASP CSV injection triggers, including the full-width forms some spreadsheets fold. */
 const FORMULA_TRIGGER = /^[=+\-@\t\r\n＝＋－＠]/;
@@ -12,9 +13,14 @@ function looksLikeFormula(value: unknown, text: string): boolean {
   return typeof value !== 'number' && typeof value !== 'bigint' && FORMULA_TRIGGER.test(text);
 }
 
-/** One RFC 4180 field; a formula-like text cell gets a leading `'` when escapeFormulas. */
-export function csvField(value: unknown, escapeFormulas: boolean): string {
+/**
+ * One RFC 4180 field; a formula-like text cell gets a leading `'` when escapeFormulas. For a
+ * terminal, control characters are shown escaped (as in table and tsv): nobody parses a screen,
+ * and escape sequences in the data must not act on it.
+ */
+export function csvField(value: unknown, escapeFormulas: boolean, forTerminal = false): string {
   let text = cellText(value);
   if (escapeFormulas && looksLikeFormula(value, text)) text = `'${text}`;
+  if (forTerminal) text = sanitizeForTerminal(text);
   return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }

@@ -55,7 +55,7 @@ export function createCsvWriter(opts: WriterOptions): RecordWriter {
   return new DelimitedWriter(opts, {
     separator: ',',
     lineEnd: '\r\n',
-    field: (value) => csvField(value, opts.escapeFormulas),
+    field: (value) => csvField(value, opts.escapeFormulas, opts.out.isTTY),
   });
 }
 
