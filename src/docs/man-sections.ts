@@ -60,7 +60,7 @@ export const FORMAT_TEXT: Record<Format, string> = {
 
 export const FORMAT_NOTES: string[] = [
   'table, csv and tsv show the resource\'s default columns; with `--fields LIST`, `id` and those fields; with `--columns LIST`, those columns, where dotted paths reach into records (`author.id`, `channels.0.name`; `tags.name` takes the name of every tag). The columns are known before the first page arrives, so the header never depends on the data.',
-  'table and tsv never pass control characters from the data (escape sequences, bells, carriage returns) to the terminal: they are shown escaped.',
+  'table and tsv never pass control characters from the data (escape sequences, bells, carriage returns) to the terminal: they are shown escaped. csv does the same when its output is a terminal; into a file or a pipe it keeps the exact text. json and ndjson escape them as JSON does.',
 ];
 
 export const SETTING_TEXT: Record<SettingKey, string> = {
@@ -73,7 +73,7 @@ export const SETTING_TEXT: Record<SettingKey, string> = {
 
 export const OTHER_ENVIRONMENT: Term[] = [
   { term: 'CARECTL_PROFILE', paragraphs: ['The profile of the configuration file to use (`--profile`); `default` when unset.'] },
-  { term: 'NO_COLOR', paragraphs: ['When set to any value, no colour is used (`--color` still forces it).'] },
+  { term: 'NO_COLOR', paragraphs: ['When set to a non-empty value, no colour is used (as https://no-color.org asks); `--color` still forces it.'] },
   { term: 'FORCE_COLOR', paragraphs: ['When set to a value other than `0` or `false`, colour is used even when the output is not a terminal; `0` or `false` turns it off even on a terminal.'] },
   { term: 'XDG_CONFIG_HOME', paragraphs: ['The folder that holds the `carectl` configuration folder; `~/.config` when unset or not an absolute path.'] },
 ];
