@@ -92,6 +92,17 @@ describe('| head -1', () => {
     // 120 conversations in pages of 5 is at least 24 pages; the child stopped long before.
     assert.ok(apiRequests(sandbox, mark).length < 10, `${apiRequests(sandbox, mark).length} pages requested`);
   });
+
+  test('a reader that leaves while the next page is in flight ends the process at once: nothing is retried', async () => {
+    // With 10 retries, retrying on the closed connection pool would back off for over a minute.
+    const { done } = carectl(['--verbose', '--retries', '10', 'conversations', 'list', '-o', 'ndjson', '--page-size', '5'], sandboxEnv(sandbox), (out, child) => {
+      if (out.stdout.includes('\n')) child.stdout.destroy();
+    });
+    const result = await done;
+    assert.equal(result.signal, null, 'ended by itself, not by the test timeout');
+    assert.equal(result.code, 0);
+    assert.doesNotMatch(result.stderr, /retrying/);
+  });
 });
 
 describe('Ctrl-C (SIGINT)', () => {

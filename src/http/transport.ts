@@ -40,11 +40,20 @@ export interface RequestOptions {
 export class Transport {
   private dispatcher: Dispatcher | undefined;
   private readonly authorization: string;
+  /**
+   * Aborted by Ctrl-C or by close(). A request still in flight when the command ends (the next
+   * page, fetched ahead for a reader that has left) stops there, instead of retrying with back-off
+   * and keeping the process alive.
+   */
+  private readonly lifetime = new AbortController();
   readonly baseUrl: URL;
 
   constructor(private readonly config: TransportConfig) {
     this.baseUrl = config.baseUrl;
     this.authorization = 'Basic ' + Buffer.from(`${config.user}:${config.password}`).toString('base64');
+    const interrupt = config.signal;
+    if (interrupt.aborted) this.lifetime.abort(interrupt.reason);
+    else interrupt.addEventListener('abort', () => this.lifetime.abort(interrupt.reason), { once: true });
   }
 
   /** The address of a path below the base (`v1.3/tags`), with query parameters. */
@@ -71,7 +80,8 @@ export class Transport {
     this.sameOriginUrl(url.href);
     for (const [key, value] of options.query ?? []) url.searchParams.append(key, value);
     const { Agent } = await loadUndici();
-    this.dispatcher ??= new Agent({ keepAliveTimeout: 10_000, connections: 4 });
+    this.throwIfStopped();
+    const dispatcher = (this.dispatcher ??= new Agent({ keepAliveTimeout: 10_000, connections: 4 }));
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     const headers: Record<string, string> = {
       authorization: this.authorization,
@@ -81,16 +91,16 @@ export class Transport {
     if (body !== undefined) headers['content-type'] = 'application/json';
 
     for (let attempt = 0; ; attempt++) {
-      this.throwIfInterrupted();
+      this.throwIfStopped();
       const started = this.config.now();
       this.trace(`> ${method} ${url.href}`);
       this.trace(`> authorization: Basic [redacted]`);
       let status: number;
       let responseHeaders: Record<string, string | string[] | undefined>;
       let text: string;
-      const deadline = attemptDeadline(this.config.signal, this.config.requestTimeoutMs);
+      const deadline = attemptDeadline(this.lifetime.signal, this.config.requestTimeoutMs);
       try {
-        const reply = await this.dispatcher.request({
+        const reply = await dispatcher.request({
           origin: url.origin,
           path: url.pathname + url.search,
           method: method as Dispatcher.HttpMethod,
@@ -105,7 +115,7 @@ export class Transport {
         // The attempt is over: its timer must not outlive it into the wait before the next one.
         deadline.clear();
         // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
-        this.throwIfInterrupted(options.idempotent ? undefined : `interrupted while ${method} ${url.origin}${url.pathname} was in flight: it may have reached the service`);
+        this.throwIfStopped(options.idempotent ? undefined : `interrupted while ${method} ${url.origin}${url.pathname} was in flight: it may have reached the service`);
         const neverSent = isNeverSentError(err);
         const reason = describeNetworkError(err, this.config.requestTimeoutMs);
         this.trace(`< ${reason} (${this.config.now() - started} ms)`);
@@ -134,6 +144,7 @@ export class Transport {
   }
 
   async close(): Promise<void> {
+    this.lifetime.abort(new TransportClosedError());
     const dispatcher = this.dispatcher;
     this.dispatcher = undefined;
     await dispatcher?.destroy();
@@ -153,18 +164,27 @@ export class Transport {
     }
     this.trace(`  retrying in ${delay} ms`);
     try {
-      await this.config.sleep(delay, this.config.signal);
+      await this.config.sleep(delay, this.lifetime.signal);
     } catch {
+      this.throwIfStopped();
       throw new InterruptedError();
     }
   }
 
-  private throwIfInterrupted(message?: string): void {
-    if (this.config.signal.aborted) throw new InterruptedError(message);
+  private throwIfStopped(interruptMessage?: string): void {
+    if (this.config.signal.aborted) throw new InterruptedError(interruptMessage);
+    if (this.lifetime.signal.aborted) throw new TransportClosedError();
   }
 
   private trace(line: string): void {
     this.config.trace?.(line);
+  }
+}
+
+/** A request made or still running after the command closed its transport; nobody reads its answer. */
+export class TransportClosedError extends CarectlError {
+  constructor() {
+    super('the connection was closed before the request ended');
   }
 }
 
