@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -197,30 +197,41 @@ describe('SIGTERM, SIGHUP, and a signal during a download', () => {
     });
   }
 
-  test('Ctrl-C during a download: exit 130, a line that says how to start again, no temporary file', async () => {
-    const folder = await mkdtemp(join(tmpdir(), 'carectl-signals-'));
-    sandbox.setFaults({ trickleDownloadsMs: 20 });
-    try {
-      const id = FIXTURES.reports.generatedId;
-      const { child, done } = carectl(['reports', 'download', id, '--file', join(folder, 'report.csv')], sandboxEnv(sandbox));
-      // Once the download has begun writing its temporary file.
-      let sent = false;
-      const poll = setInterval(() => {
-        if (!sent && readdirSync(folder).length > 0) {
-          sent = true;
-          child.kill('SIGINT');
-        }
-      }, 5);
-      const result = await done.finally(() => clearInterval(poll));
-      assert.ok(sent, 'the download had started');
-      assert.equal(result.code, 130, result.stderr);
-      assert.match(result.stderr, new RegExp(`^carectl: interrupted while downloading report ${id}; nothing was saved; start again with: carectl reports download ${id} --file \\S+report\\.csv\\n$`));
-      assert.deepEqual(readdirSync(folder), []);
-    } finally {
-      sandbox.setFaults(undefined);
-      await rm(folder, { recursive: true, force: true });
-    }
-  });
+  for (const profile of [false, true]) {
+    // With a config file, conf is loaded, and with it a library that hooks every signal.
+    test(`Ctrl-C during a download${profile ? ', with a config file' : ''}: exit 130, a line that says how to start again, no temporary file`, async () => {
+      const folder = await mkdtemp(join(tmpdir(), 'carectl-signals-'));
+      const env: Record<string, string> = sandboxEnv(sandbox);
+      if (profile) {
+        env.XDG_CONFIG_HOME = join(folder, 'config');
+        await mkdir(join(folder, 'config', 'carectl'), { recursive: true, mode: 0o700 });
+        await writeFile(join(folder, 'config', 'carectl', 'config.json'), '{"profiles":{"default":{"output":"tsv"}}}', { mode: 0o600 });
+      }
+      const downloads = join(folder, 'downloads');
+      await mkdir(downloads);
+      sandbox.setFaults({ trickleDownloadsMs: 20 });
+      try {
+        const id = FIXTURES.reports.generatedId;
+        const { child, done } = carectl(['reports', 'download', id, '--file', join(downloads, 'report.csv')], env);
+        // Once the download has begun writing its temporary file.
+        let sent = false;
+        const poll = setInterval(() => {
+          if (!sent && readdirSync(downloads).length > 0) {
+            sent = true;
+            child.kill('SIGINT');
+          }
+        }, 5);
+        const result = await done.finally(() => clearInterval(poll));
+        assert.ok(sent, 'the download had started');
+        assert.equal(result.code, 130, result.stderr);
+        assert.match(result.stderr, new RegExp(`^carectl: interrupted while downloading report ${id}; nothing was saved; start again with: carectl reports download ${id} --file \\S+report\\.csv\\n$`));
+        assert.deepEqual(readdirSync(downloads), []);
+      } finally {
+        sandbox.setFaults(undefined);
+        await rm(folder, { recursive: true, force: true });
+      }
+    });
+  }
 });
 
 /** Starts `carectl sandbox …`; resolves with the child and the environment its banner exports. */

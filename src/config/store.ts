@@ -8,6 +8,7 @@
  * the user to repair.
  */
 import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { constants } from 'node:os';
 import path from 'node:path';
 import type { default as Conf, Schema } from 'conf';
 import { UsageError } from '../errors.js';
@@ -139,7 +140,7 @@ class FileConfigStore implements ConfigStore {
 
   /** conf reads and schema-checks the file on opening; it writes nothing when the file is valid. */
   private async open(): Promise<Conf<ConfigData>> {
-    const { default: Conf } = await import('conf');
+    const { default: Conf } = await importConf();
     try {
       return new Conf<ConfigData>({
         cwd: this.folder,
@@ -155,6 +156,22 @@ class FileConfigStore implements ConfigStore {
       throw new UsageError(`${this.path}: ${describe(err)}; fix or remove the file (carectl leaves it as it is)`);
     }
   }
+}
+
+/**
+ * conf, without the signal handlers its atomic writer's dependency (when-exit) installs when
+ * loaded: on any signal they re-send it to the process, which carectl's stopper would count as
+ * a second Ctrl-C and end at once, without the clean stop's message (a report's id, a --resume
+ * token). They only clean up temporary files of unfinished writes, and conf writes synchronously.
+ */
+async function importConf(): Promise<typeof import('conf')> {
+  const signals = Object.keys(constants.signals) as NodeJS.Signals[];
+  const before = new Map(signals.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const conf = await import('conf');
+  for (const signal of signals) {
+    for (const listener of process.listeners(signal)) if (!before.get(signal)?.has(listener)) process.off(signal, listener);
+  }
+  return conf;
 }
 
 /**
