@@ -23,6 +23,16 @@ export class CarectlError extends Error {
   }
 }
 
+/** Standard output could not be written (a full disk, say): not the service's fault, nor the user's command. */
+export class OutputError extends CarectlError {
+  constructor(cause: Error) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    // "ENOSPC: no space left on device, write" → "no space left on device (ENOSPC)"
+    const reason = code ? `${cause.message.replace(`${code}: `, '').replace(/, write$/, '')} (${code})` : cause.message;
+    super(`cannot write the output: ${reason}`);
+  }
+}
+
 /** Bad command line or configuration: nothing was sent. */
 export class UsageError extends CarectlError {
   constructor(message: string) {

@@ -3,7 +3,7 @@
  * abort signal raised by Ctrl-C (SIGINT), SIGTERM or SIGHUP.
  */
 import { realSleep, type Io } from './io.js';
-import { ExitCode, isBrokenPipe } from './errors.js';
+import { ExitCode } from './errors.js';
 import { removePartialFiles } from './http/download.js';
 import { run } from './main.js';
 
@@ -42,12 +42,10 @@ export async function main(): Promise<number> {
   const controller = new AbortController();
   const stopper = createStopper({ abort: () => controller.abort(), cleanUp: removePartialFiles, exit: (code) => process.exit(code) });
   for (const signal of STOP_SIGNALS) process.on(signal, () => stopper.stop(signal));
-  // A reader that goes away (| head -1) must not crash the process with an unhandled error.
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on('error', (err) => {
-      if (!isBrokenPipe(err)) throw err;
-    });
-  }
+  // Write errors reach the command through its writer (StreamSink), which ends output quietly for
+  // a reader that went away (| head -1) and reports anything else (a full disk) as one line. This
+  // listener only keeps a stream's 'error' event from crashing the process with a stack trace.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
   const io: Io = {
     stdout: { stream: process.stdout, isTTY: process.stdout.isTTY === true, columns: process.stdout.columns },
     stderr: { stream: process.stderr, isTTY: process.stderr.isTTY === true, columns: process.stderr.columns },

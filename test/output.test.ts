@@ -14,6 +14,8 @@ import {
   valueAt,
 } from '../src/output/index.js';
 import type { Format, WriterOptions } from '../src/output/index.js';
+import { StreamSink } from '../src/output/stream-sink.js';
+import { OutputError } from '../src/errors.js';
 
 type Row = Record<string, unknown>;
 
@@ -597,6 +599,17 @@ describe('write errors', () => {
       }
     }, /reader went away/);
     await assert.rejects(writer.end(), /reader went away/);
+  });
+
+  it('turns any other write failure into one line that says what happened', async () => {
+    const disk = new Writable({
+      write(_chunk, _encoding, done) {
+        done(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write' }));
+      },
+    });
+    disk.on('error', () => undefined);
+    const sink = new StreamSink(disk);
+    await assert.rejects(sink.write('x\n'), (error: Error) => error instanceof OutputError && error.message === 'cannot write the output: no space left on device (ENOSPC)');
   });
 
   it('rejects with EPIPE when the reading process has exited', async () => {

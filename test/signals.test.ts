@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { closeSync, openSync, readdirSync } from 'node:fs';
+import { once } from 'node:events';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -102,6 +103,27 @@ describe('| head -1', () => {
     assert.equal(result.signal, null, 'ended by itself, not by the test timeout');
     assert.equal(result.code, 0);
     assert.doesNotMatch(result.stderr, /retrying/);
+  });
+});
+
+describe('output that cannot be written', () => {
+  test('a full disk: exit 1 with one carectl line, no stack trace', async () => {
+    const full = openSync('/dev/full', 'w');
+    try {
+      const child = spawn(process.execPath, [BIN, 'tags', 'list', '-o', 'json'], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', ...sandboxEnv(sandbox) },
+        stdio: ['ignore', full, 'pipe'],
+        timeout: 15_000,
+      });
+      let stderr = '';
+      child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const [code] = (await once(child, 'close')) as [number | null];
+      assert.equal(stderr, 'carectl: cannot write the output: no space left on device (ENOSPC)\n');
+      assert.equal(code, 1);
+    } finally {
+      closeSync(full);
+    }
   });
 });
 

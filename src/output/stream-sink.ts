@@ -1,8 +1,10 @@
 import type { Writable } from 'node:stream';
+import { OutputError, isBrokenPipe } from '../errors.js';
 
 /**
- * Writes whole chunks to a stream, honouring backpressure and turning stream errors (EPIPE when
- * the reader went away) into rejected promises instead of an unhandled 'error' event.
+ * Writes whole chunks to a stream, honouring backpressure and turning stream errors into rejected
+ * promises instead of an unhandled 'error' event: EPIPE as it is (the reader went away, which
+ * ends output quietly), a failed system write (a full disk) as an OutputError.
  */
 export class StreamSink {
   readonly #stream: Writable;
@@ -61,7 +63,10 @@ export class StreamSink {
   }
 
   #throwIfFailed(): void {
-    if (this.#failure) throw this.#failure;
+    const failure = this.#failure;
+    if (failure === undefined) return;
+    // The system refused the write (ENOSPC, EFBIG …); a closed pipe or a stream's own state stays as it is.
+    throw (failure as NodeJS.ErrnoException).syscall !== undefined && !isBrokenPipe(failure) ? new OutputError(failure) : failure;
   }
 }
 
