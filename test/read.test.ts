@@ -544,6 +544,9 @@ describe('exit codes', () => {
     ['--no-private and --private', ['conversations', 'list', '--no-private', '--private', '--status', 'unread'], /--private and --no-private cannot be used together/],
     ['empty --include', ['conversations', 'list', '--status', 'unread', '--include', ''], /--include: needs one or more of content, notes, actions/],
     ['a typo of a verb', ['conversations', 'lst'], /unknown command 'lst' \(did you mean list\?\)/],
+    // URL parsing would collapse them: `tags/.` asks for the tag list, `conversations/..` the API root.
+    ['an id that is a dot segment', ['tags', 'get', '.'], /"\." is not a tag id/],
+    ['an id that is two dots', ['conversations', 'get', '..'], /"\.\." is not a conversation id/],
     ['a base address with a version', ['tags', 'list', '--base-url', 'http://127.0.0.1:9/v1.3'], /--base-url: give the address without a version segment \(not \/v1\.3\)/],
     // A bad value from the environment is named by its variable.
     ['a bad CARECTL_OUTPUT', ['tags', 'list'], /^carectl: CARECTL_OUTPUT: "xml" is not one of table, json/, { CARECTL_OUTPUT: 'xml' }],

@@ -122,6 +122,7 @@ describe('conversations update: checks before anything is sent', () => {
     { name: 'a tag both added and removed', args: ['500010', '--status', 'on_hold', '--add-tags', '7005', '--remove-tags', '7005'], message: /both name 7005/ },
     { name: 'an api version without PATCH', args: ['500010', '--status', 'on_hold', '--api-version', 'v1.1'], message: /--api-version: "v1.1" is not one of v1.3/ },
     { name: 'ids both as arguments and from stdin', args: ['500010', '-', '--status', 'on_hold'], message: /not both/ },
+    { name: 'a dot-segment id, even in a dry run', args: ['500010', '..', '--status', 'on_hold', '--dry-run'], message: /"\.\." is not a conversation id/ },
   ];
   for (const { name, args, message } of cases) {
     test(`${name}: exit 2, nothing sent`, async () => {

@@ -122,9 +122,11 @@ export async function getResource(ctx: Context, spec: ResourceSpec, opts: Option
   await writer.end();
 }
 
+/** An id that goes into a path: `.` and `..` would name another address (`tags/..` is the API root). */
 export function requireId(id: string, spec: { noun: string }): string {
   const trimmed = id.trim();
   if (trimmed === '') throw new UsageError(`the ${spec.noun} id is required`);
+  if (trimmed === '.' || trimmed === '..') throw new UsageError(`"${trimmed}" is not a ${spec.noun} id`);
   return trimmed;
 }
 

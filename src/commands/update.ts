@@ -13,7 +13,7 @@ import { resolveColumns } from '../query.js';
 import { resourceByName, type Version } from '../resources.js';
 import type { Action, Options } from './action.js';
 import { readIds } from './ids.js';
-import { addExamples, fetchSingle } from './resource.js';
+import { addExamples, fetchSingle, requireId } from './resource.js';
 
 const conversations = resourceByName('conversations');
 export const UPDATE_STATUSES = ['on_hold', 'closing'] as const;
@@ -108,7 +108,7 @@ async function updateConversations(ctx: Context, opts: Options, args: string[]):
   const version = await ctx.apiVersion(PATCH_VERSIONS, 'v1.3');
   // Checked here so the message does not offer an --id flag this command lacks.
   if (args.every((id) => id.trim() === '')) throw new UsageError('ids: give at least one conversation id, or - to read them from stdin');
-  const ids = await readIds(ctx, args, '-');
+  const ids = (await readIds(ctx, args, '-')).map((id) => requireId(id, conversations));
   const transport = await ctx.transport();
 
   const outcomes: Outcome[] = [];
