@@ -6,6 +6,8 @@
  *
  * Stored credentials belong to the stored address: with a --base-url or CARECTL_BASE_URL of
  * another origin, the profile's user and password are not used, so they never reach that host.
+ * The stored password also belongs to the stored user: with another --user or CARECTL_USER, it
+ * is not used either.
  */
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -56,6 +58,8 @@ export class Settings {
     if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, source: ENVIRONMENT[key] };
     const profile = await this.loadProfile();
     if (CREDENTIAL_KEYS.has(key) && !sameOrigin(profile['base-url'], await this.get('base-url'))) return undefined;
+    // A stored password is the stored user's: never sent under a user name given another way.
+    if (key === 'password' && (await this.get('user')) !== profile.user) return undefined;
     const value = profile[key];
     return value === undefined ? undefined : { value, source: `profile "${this.profileName}"` };
   }

@@ -350,6 +350,15 @@ describe('logout and config commands', () => {
     assert.equal((await runWithConfig(['config', 'get', 'base-url'])).stdout, 'http://api.example.com\n');
   });
 
+  it('another stored user name drops the stored password, which was the old user\'s', async () => {
+    assert.equal((await login()).code, 0);
+    assert.equal((await runWithConfig(['config', 'set', 'user', sandbox.user])).stderr, '', 'the same user keeps it');
+    const changed = await runWithConfig(['config', 'set', 'user', 'bob']);
+    assert.equal(changed.code, 0);
+    assert.equal(changed.stderr, `removed the stored password of profile "default": it was demo's; run \`carectl login\` as bob\n`);
+    assert.deepEqual(storedConfig(), { profiles: { default: { 'base-url': sandbox.baseUrl, user: 'bob' } } });
+  });
+
   it('moving a profile to another origin drops its stored credentials', async () => {
     assert.equal((await login()).code, 0);
     assert.equal((await runWithConfig(['config', 'set', 'base-url', `${sandbox.baseUrl}/`])).code, 0, 'same origin keeps them');
@@ -412,9 +421,13 @@ describe('precedence: flag > environment > profile > default', () => {
     const sent = sandbox.requests.length;
     assert.equal((await runWithConfig(['tags', 'get', '7005'], { env: { CARECTL_PASSWORD: 'from-env' } })).code, 3);
     assert.equal(apiRequests(sandbox, sent)[0]?.authorization, basic('demo', 'from-env'));
-    assert.equal((await runWithConfig(['tags', 'get', '7005'], { env: { CARECTL_USER: 'env-user' } })).code, 3);
-    assert.equal(apiRequests(sandbox, sent)[1]?.authorization, basic('env-user', sandbox.password));
+    // the stored password is the stored user's: another user name does not get it
+    const otherUser = await runWithConfig(['tags', 'get', '7005'], { env: { CARECTL_USER: 'env-user' } });
+    assert.equal(otherUser.code, 3);
+    assert.match(otherUser.stderr, /no credentials for /);
+    assert.equal(apiRequests(sandbox, sent).length, 1, 'nothing sent as env-user');
     assert.equal((await runWithConfig(['--user', 'demo', 'tags', 'get', '7005'], { env: { CARECTL_USER: 'env-user' } })).code, 0);
+    assert.equal(apiRequests(sandbox, sent)[1]?.authorization, basic('demo', sandbox.password));
   });
 
   it('an api version that is no version at all exits 2 naming where it came from, and sends nothing', async () => {
