@@ -35,6 +35,8 @@ export interface TextFilter extends FilterBase {
   kind: 'text';
   valueName: string;
   repeat?: boolean;
+  /** Common values, named in help and offered by completion but not checked: the service may know others. */
+  examples?: readonly string[];
 }
 
 /** A value checked locally against the accepted values. `repeat` as for text. */
@@ -187,7 +189,8 @@ export const RESOURCES: readonly ResourceSpec[] = [
     paging: 'none',
     filters: [
       { kind: 'text', flag: 'name', param: 'name', valueName: 'name', help: 'only channels with this name' },
-      { kind: 'enum', flag: 'type', param: 'type', valueName: 'platform', values: PLATFORMS, help: 'only channels of this platform' },
+      // The spec names no platforms: any name goes to the service, the usual ones are suggested.
+      { kind: 'text', flag: 'type', param: 'type', valueName: 'platform', examples: PLATFORMS, help: 'only channels of this platform' },
     ],
     examples: { list: ['carectl channels list', 'carectl channels list --type facebook -o json'], get: ['carectl channels get 202', 'carectl channels get 202 --fields name,fans'] },
   }),

@@ -370,6 +370,8 @@ describe('filters become parameters', () => {
     ]],
     [['conversations', 'list', '--status', 'unread'], [['status', ['unread']]]],
     [['channels', 'list', '--name', 'Acme Facebook', '--type', 'facebook'], [['name', ['Acme Facebook']], ['type', ['facebook']]]],
+    // The spec names no platforms: one the demo data lacks still goes to the service.
+    [['channels', 'list', '--type', 'youtube'], [['type', ['youtube']]]],
     [['accounts', 'list', '--id', '1001,1003', '--name', 'Acme'], [['id', ['1001', '1003']], ['name', ['Acme']]]],
     [['tags', 'list', '--active'], [['is_active', ['true']]]],
     [['users', 'list', '--timezone', 'UTC', '--joined', '2023-01-01..2023-12-31'], [['timezone', ['UTC']], ['date_joined_gte', ['2023-01-01']], ['date_joined_lte', ['2023-12-31']]]],

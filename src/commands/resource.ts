@@ -59,7 +59,8 @@ function addFilterOptions(command: Command, filters: readonly FilterSpec[]): voi
       }
       case 'text':
       case 'enum': {
-        const values = filter.kind === 'enum' ? ` (${filter.values.join(', ')}${filter.repeat ? '; comma-separated' : ''})` : '';
+        const values =
+          filter.kind === 'enum' ? ` (${filter.values.join(', ')}${filter.repeat ? '; comma-separated' : ''})` : filter.examples ? ` (such as ${filter.examples.join(', ')})` : '';
         const option = new Option(`--${filter.flag} <${filter.valueName}>`, `${filter.help}${values}`);
         if (filter.repeat) option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
         command.addOption(option);

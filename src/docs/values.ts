@@ -35,13 +35,14 @@ export function optionValues(path: readonly string[], option: Option): readonly 
   return resourceFilterValues(path, option.long) ?? COMMAND_VALUES[`${path.join(' ')} ${option.long}`];
 }
 
-/** The enum filters of src/resources.ts, on the list verb (and get, for filters it shares). */
+/** The values of src/resources.ts's enum filters, or a text filter's examples, on the list verb (and get, for filters it shares). */
 function resourceFilterValues(path: readonly string[], long: string): readonly string[] | undefined {
   const [name, verb] = path;
   const spec = RESOURCES.find((resource) => resource.name === name);
   for (const filter of spec?.filters ?? []) {
-    if (filter.kind !== 'enum' || `--${filter.flag}` !== long) continue;
-    if (verb === 'list' || (verb === 'get' && filter.onGet)) return filter.values;
+    const values = filter.kind === 'enum' ? filter.values : filter.kind === 'text' ? filter.examples : undefined;
+    if (values === undefined || `--${filter.flag}` !== long) continue;
+    if (verb === 'list' || (verb === 'get' && filter.onGet)) return values;
   }
   return undefined;
 }
