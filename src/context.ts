@@ -63,6 +63,12 @@ export class Context {
     if (globals.verbose) this.trace = (line) => io.stderr.stream.write(`${sanitizeForTerminal(line)}\n`);
   }
 
+  /** Checks that must fail a command before it does anything, whatever it goes on to need. */
+  checkGlobals(): void {
+    // Reading the profile name checks the one given (--profile, CARECTL_PROFILE), file or not.
+    void this.settings.profileName;
+  }
+
   // ---- validated global options (each throws a UsageError before anything is sent) ----
 
   get limit(): number | undefined {

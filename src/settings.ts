@@ -42,8 +42,12 @@ export class Settings {
 
   constructor(private readonly sources: SettingSources) {}
 
+  /** The profile in use, checked whether or not a config file exists (an empty CARECTL_PROFILE is unset). */
   get profileName(): string {
-    return this.sources.profileName ?? this.sources.io.env.CARECTL_PROFILE ?? 'default';
+    const fromFlag = this.sources.profileName;
+    if (fromFlag !== undefined) return checkProfileName(fromFlag, '--profile');
+    const fromEnv = this.sources.io.env.CARECTL_PROFILE;
+    return fromEnv ? checkProfileName(fromEnv, 'CARECTL_PROFILE') : 'default';
   }
 
   async get(key: SettingKey): Promise<string | undefined> {
@@ -71,6 +75,16 @@ export class Settings {
       : Promise.resolve({});
     return this.profile;
   }
+}
+
+/** Names that stay plain object keys (no `__proto__`) and plain words in a shell. */
+export const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export function checkProfileName(name: string, source = '--profile/CARECTL_PROFILE'): string {
+  if (!PROFILE_NAME.test(name)) {
+    throw new UsageError(`${source}: "${name}" is not a profile name; use letters, digits, '.', '_' and '-' (up to 64, starting with a letter or digit)`);
+  }
+  return name;
 }
 
 /**

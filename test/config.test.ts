@@ -459,6 +459,19 @@ describe('precedence: flag > environment > profile > default', () => {
     assert.equal(readFileSync(configFile, 'utf8'), before);
   });
 
+  it('a profile name is checked whether or not a config file exists; an empty CARECTL_PROFILE is unset', async () => {
+    const env = { CARECTL_BASE_URL: sandbox.baseUrl, CARECTL_USER: sandbox.user, CARECTL_PASSWORD: sandbox.password };
+    const sent = sandbox.requests.length;
+    for (const [argv, extra, source] of [[['--profile', 'a/b'], {}, '--profile'], [[], { CARECTL_PROFILE: 'a/b' }, 'CARECTL_PROFILE']] as const) {
+      const result = await runWithConfig([...argv, 'tags', 'get', '7005'], { env: { ...env, ...extra } });
+      assert.equal(result.code, 2);
+      assert.equal(result.stderr, `carectl: ${source}: "a/b" is not a profile name; use letters, digits, '.', '_' and '-' (up to 64, starting with a letter or digit)\n`);
+    }
+    assert.equal(sandbox.requests.length, sent);
+    assert.equal((await runWithConfig(['config', 'set', 'output', 'json'], { env: { CARECTL_PROFILE: '' } })).code, 0);
+    assert.deepEqual(storedConfig(), { profiles: { default: { output: 'json' } } });
+  });
+
   it('missing credentials exit 3 with how to give them, and send nothing', async () => {
     const sent = sandbox.requests.length;
     const result = await runWithConfig(['tags', 'list'], { env: { CARECTL_BASE_URL: sandbox.baseUrl } });

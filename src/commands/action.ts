@@ -17,6 +17,7 @@ export function makeAction(io: Io): Action {
       const command = commanderArgs[commanderArgs.length - 1] as Command;
       const ctx = new Context(io, command.optsWithGlobals() as GlobalOptions);
       try {
+        ctx.checkGlobals();
         await body(ctx, command.opts(), commanderArgs.slice(0, -2));
       } finally {
         await ctx.close();

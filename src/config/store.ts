@@ -15,7 +15,7 @@ import { UsageError } from '../errors.js';
 import type { Io } from '../io.js';
 import { FORMATS } from '../output/types.js';
 import { VERSIONS } from '../resources.js';
-import { CONFIG_FILE_NAME, configDirectory, type ProfileValues, type SettingKey } from '../settings.js';
+import { CONFIG_FILE_NAME, PROFILE_NAME, checkProfileName, configDirectory, type ProfileValues, type SettingKey } from '../settings.js';
 
 interface ConfigData {
   profiles?: Record<string, ProfileValues>;
@@ -39,8 +39,6 @@ export interface ConfigStore {
 
 const FOLDER_MODE = 0o700;
 const FILE_MODE = 0o600;
-/** Names that stay plain object keys (no `__proto__`) and plain words in a shell. */
-const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 const PROFILE_PROPERTIES = {
   'base-url': { type: 'string', minLength: 1 },
@@ -58,12 +56,6 @@ const SCHEMA: Schema<ConfigData> = {
     additionalProperties: { type: 'object', additionalProperties: false, properties: PROFILE_PROPERTIES },
   },
 };
-
-function checkProfileName(name: string): void {
-  if (!PROFILE_NAME.test(name)) {
-    throw new UsageError(`--profile/CARECTL_PROFILE: "${name}" is not a profile name; use letters, digits, '.', '_' and '-' (up to 64, starting with a letter or digit)`);
-  }
-}
 
 export function openConfig(io: Io): ConfigStore {
   return new FileConfigStore(configDirectory(io.env));
