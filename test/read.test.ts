@@ -473,9 +473,13 @@ describe('filters become parameters', () => {
     const items = out.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Row);
     const times = items.map((i) => (String(i.created_date).startsWith('1970') ? String(i.imported_date) : String(i.created_date)));
     assert.deepEqual(times, [...times].sort());
-    assert.ok(items.length >= 1);
+    assert.ok(items.length >= 2, 'a thread of several items');
     const first = await runCli(['conversations', 'content', id, '-o', 'ndjson', '--limit', '1'], { sandbox });
     assert.equal(first.stdout, JSON.stringify(items[0]) + '\n');
+    // The whole thread came in one reply: nothing to resume, but the cut is said.
+    assert.equal(first.stderr, `stopped at --limit 1: conversation ${id} has ${items.length} content items\n`);
+    const all = await runCli(['conversations', 'content', id, '-o', 'ndjson', '--limit', String(items.length)], { sandbox });
+    assert.equal(all.stderr, '');
   });
 
   test('v1 channels come as bare arrays and still list', async () => {
@@ -546,6 +550,11 @@ describe('exit codes', () => {
     ['--no-private and --private', ['conversations', 'list', '--no-private', '--private', '--status', 'unread'], /--private and --no-private cannot be used together/],
     ['empty --include', ['conversations', 'list', '--status', 'unread', '--include', ''], /--include: needs one or more of content, notes, actions/],
     ['a typo of a verb', ['conversations', 'lst'], /unknown command 'lst' \(did you mean list\?\)/],
+    // Options that only lists act on are refused elsewhere, not silently ignored.
+    ['--resume on a get', ['tags', 'get', '7001', '--resume', 'x'], /^carectl: --resume: `carectl tags get` does not take it\n$/],
+    ['--page-size on content', ['conversations', 'content', '500001', '--page-size', '5'], /^carectl: --page-size: `carectl conversations content` does not take it\n$/],
+    ['--limit on api', ['api', 'v1.3/tags', '--paginate', '--limit', '1'], /^carectl: --limit: `carectl api` does not take it\n$/],
+    ['--columns on reports wait', ['reports', 'wait', '60001', '--columns', 'id'], /^carectl: --columns: `carectl reports wait` does not take it\n$/],
     // URL parsing would collapse them: `tags/.` asks for the tag list, `conversations/..` the API root.
     ['an id that is a dot segment', ['tags', 'get', '.'], /"\." is not a tag id/],
     ['an id that is two dots', ['conversations', 'get', '..'], /"\.\." is not a conversation id/],

@@ -4,18 +4,45 @@
  */
 import type { Command } from 'commander';
 import { Context, type GlobalOptions } from '../context.js';
+import { UsageError } from '../errors.js';
 import type { Io } from '../io.js';
 
 export type Options = Record<string, unknown>;
 export type CommandBody = (ctx: Context, opts: Options, args: unknown[]) => Promise<void>;
-export type Action = (body: CommandBody) => (...commanderArgs: unknown[]) => Promise<void>;
+/**
+ * Global options that only some commands act on. A command names those it takes; given to any
+ * other, they are a usage error rather than silently ignored (`tags get 7001 --resume T`).
+ */
+export type GlobalUse = 'limit' | 'page-size' | 'resume' | 'columns';
+export type Action = (body: CommandBody, takes?: readonly GlobalUse[]) => (...commanderArgs: unknown[]) => Promise<void>;
+
+/** What a list of records takes: all of them. */
+export const LIST_USES: readonly GlobalUse[] = ['limit', 'page-size', 'resume', 'columns'];
+
+const GIVEN: Readonly<Record<GlobalUse, (globals: GlobalOptions) => boolean>> = {
+  limit: (globals) => globals.limit !== undefined,
+  'page-size': (globals) => globals.pageSize !== undefined,
+  resume: (globals) => globals.resume !== undefined,
+  columns: (globals) => globals.columns !== undefined,
+};
+
+function checkUses(command: Command, globals: GlobalOptions, takes: readonly GlobalUse[]): void {
+  for (const use of Object.keys(GIVEN) as GlobalUse[]) {
+    if (!GIVEN[use](globals) || takes.includes(use)) continue;
+    const path: string[] = [];
+    for (let at: Command | null = command; at?.parent; at = at.parent) path.unshift(at.name());
+    throw new UsageError(`--${use}: \`carectl ${path.join(' ')}\` does not take it`);
+  }
+}
 
 export function makeAction(io: Io): Action {
-  return (body) =>
+  return (body, takes = []) =>
     async (...commanderArgs) => {
       // commander passes the positional arguments, then the options, then the command itself
       const command = commanderArgs[commanderArgs.length - 1] as Command;
-      const ctx = new Context(io, command.optsWithGlobals() as GlobalOptions);
+      const globals = command.optsWithGlobals() as GlobalOptions;
+      checkUses(command, globals, takes);
+      const ctx = new Context(io, globals);
       try {
         ctx.checkGlobals();
         await body(ctx, command.opts(), commanderArgs.slice(0, -2));

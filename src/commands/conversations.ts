@@ -14,7 +14,7 @@ export function addConversationCommands(program: Command, action: Action): void 
     .command('content <id>')
     .description("show a conversation's content items as rows, oldest first");
   addExamples(content, ['carectl conversations content 500002', 'carectl conversations content 500002 --columns created_date,author.id,text -o csv']);
-  content.action(action((ctx, _opts, args) => showContent(ctx, args[0] as string)));
+  content.action(action((ctx, _opts, args) => showContent(ctx, args[0] as string), ['limit', 'columns']));
 }
 
 async function showContent(ctx: Context, id: string): Promise<void> {
@@ -29,6 +29,7 @@ async function showContent(ctx: Context, id: string): Promise<void> {
   for (const item of [...items].sort(byTime).slice(0, limit)) await writer.write(item);
   await writer.end();
   if (items.length === 0) ctx.notice(`conversation ${id} has no content items`);
+  else if (items.length > limit) ctx.notice(`stopped at --limit ${limit}: conversation ${id} has ${items.length} content items`);
 }
 
 /**

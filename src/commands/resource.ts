@@ -10,7 +10,7 @@ import { nextPageLink, PAGING_STYLES, type ListPlan, type PageSource } from '../
 import { BOTH_GIVEN, fieldsParam, filterParams, knownFields, offFlagOf, optionKey, parseFieldsFlag, resolveColumns } from '../query.js';
 import { defaultVersion, RESOURCES, unwrapList, unwrapSingle, type FilterSpec, type ResourceSpec, type Version } from '../resources.js';
 import { readIds } from './ids.js';
-import type { Action } from './action.js';
+import { LIST_USES, type Action } from './action.js';
 
 type Options = Record<string, unknown>;
 
@@ -25,14 +25,14 @@ export function addResourceCommands(program: Command, action: Action): void {
       addFilterOptions(list, spec.filters);
       list.option('--fields <list>', `fields to fetch and show: ${spec.fields.join(', ')}`);
       addExamples(list, spec.examples.list);
-      list.action(action((ctx, opts, args) => listResource(ctx, spec, opts, args[0] as string[] | undefined)));
+      list.action(action((ctx, opts, args) => listResource(ctx, spec, opts, args[0] as string[] | undefined), LIST_USES));
     }
     if (spec.verbs.includes('get')) {
       const get = group.command('get <id>').description(`show one ${spec.noun}`);
       addFilterOptions(get, spec.filters.filter((f) => f.onGet));
       get.option('--fields <list>', `fields to fetch and show: ${[...spec.fields, ...(spec.singleFields ?? [])].join(', ')}`);
       addExamples(get, spec.examples.get);
-      get.action(action((ctx, opts, args) => getResource(ctx, spec, opts, args[0] as string)));
+      get.action(action((ctx, opts, args) => getResource(ctx, spec, opts, args[0] as string), ['columns']));
     }
   }
 }

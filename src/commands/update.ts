@@ -53,7 +53,7 @@ export function addUpdateCommand(program: Command, action: Action): void {
     'carectl conversations list --status unread --tag spam --columns id --no-header | carectl conversations update - --status closing --close-reason spam',
     "carectl conversations update 500002 --status on_hold --tags '' --dry-run",
   ]);
-  update.action(action((ctx, opts, args) => updateConversations(ctx, opts, args[0] as string[])));
+  update.action(action((ctx, opts, args) => updateConversations(ctx, opts, args[0] as string[]), ['columns']));
 }
 
 /** The flags as an UpdatePlan; every mistake is a UsageError (exit 2, nothing sent). */

@@ -76,7 +76,7 @@ export function addConfigCommands(program: Command, action: Action): void {
     ],
   ];
   for (const [usage, description, examples, body] of verbs) {
-    addExamples(config.command(usage).description(description).action(action(body)), examples);
+    addExamples(config.command(usage).description(description).action(action(body, usage === 'list' ? ['columns'] : [])), examples);
   }
   addExamples(config, ['carectl config set output json', 'carectl --profile staging config set base-url https://staging.example.com', 'carectl config list -o json']);
 }
