@@ -554,6 +554,7 @@ describe('exit codes', () => {
     ['--resume on a get', ['tags', 'get', '7001', '--resume', 'x'], /^carectl: --resume: `carectl tags get` does not take it\n$/],
     ['--page-size on content', ['conversations', 'content', '500001', '--page-size', '5'], /^carectl: --page-size: `carectl conversations content` does not take it\n$/],
     ['--limit on api', ['api', 'v1.3/tags', '--paginate', '--limit', '1'], /^carectl: --limit: `carectl api` does not take it\n$/],
+    ['-o csv on api', ['api', 'v1.3/tags', '-o', 'csv'], /^carectl: --output: `carectl api` prints the service's JSON as it is; leave -o out \(or use -o json\)\n$/],
     ['--columns on reports wait', ['reports', 'wait', '60001', '--columns', 'id'], /^carectl: --columns: `carectl reports wait` does not take it\n$/],
     // URL parsing would collapse them: `tags/.` asks for the tag list, `conversations/..` the API root.
     ['an id that is a dot segment', ['tags', 'get', '.'], /"\." is not a tag id/],

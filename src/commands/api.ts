@@ -44,6 +44,10 @@ async function apiCommand(ctx: Context, opts: Options, target: string): Promise<
   const given = (opts.method as string | undefined)?.toUpperCase() ?? (data === undefined ? 'GET' : 'POST');
   const method = parseEnum(given, '--method', METHODS);
   if (target.trim() === '') throw new UsageError('api: give a PATH below the base address, e.g. v1.3/tags');
+  // Only the flag: a CARECTL_OUTPUT or profile default is meant for the other commands.
+  if (ctx.globals.output !== undefined && ctx.globals.output !== 'json') {
+    throw new UsageError(`--output: \`carectl api\` prints the service's JSON as it is; leave -o out (or use -o json)`);
+  }
   if (opts.paginate && method !== 'GET') throw new UsageError(`--paginate reads next_page links with GET; it does not go with -X ${method}`);
   if (data !== undefined && method === 'GET') throw new UsageError('--data sends a body, which GET does not take; use -X POST, PUT, PATCH or DELETE');
   const body = data === undefined ? undefined : await readBody(ctx, data);
