@@ -7,7 +7,7 @@
  * stay fast), and a corrupt or invalid file is a UsageError naming the path, left as it is for
  * the user to repair.
  */
-import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
 import path from 'node:path';
 import type { default as Conf, Schema } from 'conf';
@@ -145,7 +145,7 @@ class FileConfigStore implements ConfigStore {
         configFileMode: FILE_MODE,
       });
     } catch (err) {
-      throw new UsageError(`${this.path}: ${describe(err)}; fix or remove the file (carectl leaves it as it is)`);
+      throw new UsageError(`${this.path}: ${describe(err)}${unknownKeys(this.path)}; fix or remove the file (carectl leaves it as it is)`);
     }
   }
 }
@@ -164,6 +164,30 @@ async function importConf(): Promise<typeof import('conf')> {
     for (const listener of process.listeners(signal)) if (!before.get(signal)?.has(listener)) process.off(signal, listener);
   }
   return conf;
+}
+
+/**
+ * The schema's "must NOT have additional properties" does not say which: name the unknown keys
+ * (never a value, which may be the password), with the keys a profile takes.
+ */
+function unknownKeys(file: string): string {
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return '';
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return '';
+  const unknown = Object.keys(data).filter((key) => key !== 'profiles').map((key) => `${key} (top level)`);
+  const profiles = (data as ConfigData).profiles;
+  if (profiles !== null && typeof profiles === 'object' && !Array.isArray(profiles)) {
+    for (const [name, profile] of Object.entries(profiles)) {
+      if (profile === null || typeof profile !== 'object') continue;
+      for (const key of Object.keys(profile)) if (!(key in PROFILE_PROPERTIES)) unknown.push(`${key} (profile "${name}")`);
+    }
+  }
+  if (unknown.length === 0) return '';
+  return ` (unknown: ${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ` and ${unknown.length - 5} more` : ''}; a profile takes ${Object.keys(PROFILE_PROPERTIES).join(', ')})`;
 }
 
 /**
