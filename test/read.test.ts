@@ -560,6 +560,8 @@ describe('exit codes', () => {
     ['an id that is a dot segment', ['tags', 'get', '.'], /"\." is not a tag id/],
     ['an id that is two dots', ['conversations', 'get', '..'], /"\.\." is not a conversation id/],
     ['a base address with a version', ['tags', 'list', '--base-url', 'http://127.0.0.1:9/v1.3'], /--base-url: give the address without a version segment \(not \/v1\.3\)/],
+    ['too few sandbox conversations', ['sandbox', '--conversations', '2'], /^carectl: --conversations: must be an integer from 3 to 1000000 \(got "2"\)\n$/],
+    ['too many sandbox conversations', ['sandbox', '--conversations', '1000001'], /^carectl: --conversations: must be an integer from 3 to 1000000/],
     // A bad value from the environment is named by its variable.
     ['a bad CARECTL_OUTPUT', ['tags', 'list'], /^carectl: CARECTL_OUTPUT: "xml" is not one of table, json/, { CARECTL_OUTPUT: 'xml' }],
     ['a bad CARECTL_BASE_URL', ['tags', 'list'], /^carectl: CARECTL_BASE_URL: give the address without a version segment/, { CARECTL_BASE_URL: 'http://127.0.0.1:9/v1.3' }],

@@ -289,6 +289,20 @@ describe('carectl sandbox', () => {
     }
   });
 
+  test('--conversations sets how many demo conversations it serves, each once', async () => {
+    const { server, env } = await foregroundSandbox(['--conversations', '130']);
+    try {
+      const served = await runCli(['conversations', 'list', '--columns', 'id', '--no-header', '-o', 'tsv'], { env });
+      assert.equal(served.code, 0, served.stderr);
+      const ids = served.stdout.trimEnd().split('\n');
+      assert.equal(ids.length, 130);
+      assert.equal(new Set(ids).size, 130);
+    } finally {
+      server.child.kill('SIGINT');
+      await server.done;
+    }
+  });
+
   test('--faults: serves with injected faults that --retries gets through; Ctrl-C stops it', async () => {
     const { server, env } = await foregroundSandbox(['--faults', '0.3']);
     try {

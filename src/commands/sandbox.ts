@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { InterruptedError, UsageError } from '../errors.js';
 import { parseDuration, parseIntInRange } from '../parse.js';
+import { DEMO_CONVERSATIONS } from '../sandbox/size.js';
 import type { Action } from './action.js';
 import { addExamples } from './resource.js';
 
@@ -11,20 +12,24 @@ export function addSandboxCommand(program: Command, action: Action): void {
     .description('run the embedded sandbox API with demo data in the foreground (Ctrl-C stops it)')
     .option('--port <n>', 'port to listen on (default: a free port)')
     .option('--seed <n>', 'demo data seed (default: 1)')
+    .option('--conversations <n>', `number of demo conversations, ${DEMO_CONVERSATIONS.min}-${DEMO_CONVERSATIONS.max} (default: ${DEMO_CONVERSATIONS.default})`)
     .option('--report-delay <duration>', 'time a report takes to generate (default: 3s)')
     .option('--faults <rate>', 'share of requests answered with a transient fault, 0-1 (default: 0)');
   addExamples(command, [
     'carectl sandbox --port 8080',
     'carectl sandbox --faults 0.25 --report-delay 10s',
+    'carectl sandbox --conversations 100000',
   ]);
   command.action(
     action(async (ctx, opts) => {
       const port = opts.port === undefined ? 0 : parseIntInRange(opts.port as string, '--port', 0, 65535);
       const seed = opts.seed === undefined ? 1 : parseIntInRange(opts.seed as string, '--seed', 0, 2 ** 31 - 1);
+      const conversations =
+        opts.conversations === undefined ? DEMO_CONVERSATIONS.default : parseIntInRange(opts.conversations as string, '--conversations', DEMO_CONVERSATIONS.min, DEMO_CONVERSATIONS.max);
       const reportDelayMs = opts.reportDelay === undefined ? 3000 : parseDuration(opts.reportDelay as string, '--report-delay');
       const rate = opts.faults === undefined ? 0 : parseRate(opts.faults as string);
       const { startSandbox } = await import('../sandbox/index.js');
-      const sandbox = await startSandbox({ port, seed, reportDelayMs, now: ctx.io.now, ...(rate > 0 && { faults: { rate } }) });
+      const sandbox = await startSandbox({ port, seed, conversations, reportDelayMs, now: ctx.io.now, ...(rate > 0 && { faults: { rate } }) });
       ctx.onClose(() => sandbox.close());
       ctx.io.stdout.stream.write(
         [

@@ -2,6 +2,7 @@
  * Well-known records that exist for every seed, so tests of the CLI can name them. Ids are
  * seed-independent; attributes other than the ones documented here may vary with the seed.
  */
+import { DEMO_CONVERSATIONS } from './size.js';
 
 export const DEMO_USER = 'demo';
 export const DEMO_PASSWORD = 'sandbox-demo-password';
@@ -74,7 +75,7 @@ export const FIXTURES = {
   /** On readOnlyChannelId. */
   readOnlyConversationId: '500003',
   /** The number of fixture conversations; generated ones follow with ids from 500004 up. */
-  fixtureConversationCount: 3,
+  fixtureConversationCount: DEMO_CONVERSATIONS.min,
   reports: {
     /** A generated csv report on account 1001. */
     generatedId: '60001',

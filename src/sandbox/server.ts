@@ -10,6 +10,7 @@ import { HttpProblem, readBody, sendJson, sendProblem } from './http.js';
 import type { SandboxData } from './model.js';
 import { CONTENT_TYPES, downloadPath, REDIRECT_PREFIX, reportFileContent, reportState } from './reports.js';
 import { answerApi } from './router.js';
+import { DEMO_CONVERSATIONS } from './size.js';
 
 export interface SandboxOptions {
   /** Default '127.0.0.1'. */
@@ -20,7 +21,7 @@ export interface SandboxOptions {
   seed?: number;
   /** 'YYYY-MM-DD': demo dates lie in the 365 days ending with this day; default today (UTC) from now(). */
   anchor?: string;
-  /** Number of conversations including the 3 fixtures, default 600. */
+  /** Number of conversations including the fixtures (DEMO_CONVERSATIONS). */
   conversations?: number;
   /** Time from POST to final state, default 3000 (queued for the first half, generating for the second). */
   reportDelayMs?: number;
@@ -80,7 +81,7 @@ function origin(host: string, port: number): string {
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const host = options.host ?? '127.0.0.1';
   const now = options.now ?? Date.now;
-  const data = generateData({ seed: options.seed ?? 1, anchor: options.anchor ?? formatDate(now()), conversations: options.conversations ?? 600 });
+  const data = generateData({ seed: options.seed ?? 1, anchor: options.anchor ?? formatDate(now()), conversations: options.conversations ?? DEMO_CONVERSATIONS.default });
   const runtime: Runtime = {
     data,
     baseUrl: '',
