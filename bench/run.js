@@ -1,6 +1,6 @@
 /**
  * carectl's performance against the least a plain Node script needs for the same work
- * (issue 7). Everything runs as separate processes; the sandbox API runs in a process of its own.
+ * (issue 7). Everything runs as separate processes; the API is `carectl sandbox` in a process of its own.
  *
  *   npm run bench                                       # build, then measure package.json's bin
  *   node bench/run.js --only startup,lookup --runs 41   # some measures, more runs
@@ -83,7 +83,7 @@ async function startup() {
 }
 
 async function lookup() {
-  const sandbox = await startSandboxServer({ conversations: 600 });
+  const sandbox = await startSandboxServer(entry, { conversations: 600 });
   try {
     const env = { ...cleanEnv, ...sandbox.env };
     const opts = { env, stdout: 'capture' };
@@ -107,7 +107,7 @@ function checkLineCount(name, expected) {
 }
 
 async function exportRuns(records, count) {
-  const sandbox = await startSandboxServer({ conversations: records });
+  const sandbox = await startSandboxServer(entry, { conversations: records });
   try {
     const env = { ...cleanEnv, ...sandbox.env };
     const commands = {
@@ -157,17 +157,22 @@ async function memory() {
   ];
 }
 
-/** `reports create --wait` against a sandbox whose reports take reportDelayMs to generate. */
+/**
+ * `reports create --wait` against a sandbox whose reports take reportDelayMs to generate, timed
+ * from carectl's own --verbose trace: a report is ready reportDelayMs after the sandbox received
+ * the POST, which is after carectl traced it, so the lateness measured is if anything too long.
+ */
 async function waitForReport(reportDelayMs) {
-  const sandbox = await startSandboxServer({ conversations: 600, reportDelayMs });
+  const sandbox = await startSandboxServer(entry, { conversations: 600, reportDelayMs });
   try {
-    const before = await sandbox.stats();
-    const run = await timeNode(carectl('reports', 'create', '--account', '1001', '--from', '7d', '--to', 'yesterday', '--wait'), {
+    const run = await timeNode(carectl('reports', 'create', '--account', '1001', '--from', '7d', '--to', 'yesterday', '--wait', '--verbose'), {
       env: { ...cleanEnv, ...sandbox.env },
       stdout: 'capture',
     });
-    const after = await sandbox.stats();
-    return { reportDelayMs, lateMs: run.endedAt - after.readyAt, requests: after.requests - before.requests };
+    const sent = run.stderrLines.filter(({ line }) => /^> (GET|POST) /.test(line));
+    if (!sent[0]?.line.startsWith('> POST ')) throw new Error(`carectl reports create traced no POST first:\n${run.stderr}`);
+    const readyAt = sent[0].at + reportDelayMs;
+    return { reportDelayMs, lateMs: run.endedAt - readyAt, requests: sent.length };
   } finally {
     await sandbox.stop();
   }

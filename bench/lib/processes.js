@@ -6,7 +6,6 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const SANDBOX_SERVER = fileURLToPath(new URL('../sandbox-server.js', import.meta.url));
 const PEAK_RSS_PRELOAD = fileURLToPath(new URL('../peak-rss.cjs', import.meta.url));
 
 /**
@@ -15,6 +14,7 @@ const PEAK_RSS_PRELOAD = fileURLToPath(new URL('../peak-rss.cjs', import.meta.ur
  *
  * stdout: 'ignore' (discarded), 'capture' (returned as text) or a file path (written there).
  * peakRssFile: when given, the child is preloaded with bench/peak-rss.cjs writing its peak RSS there.
+ * The result has the exit time (endedAt, Date.now()) and stderr line by line with arrival times.
  */
 export async function timeNode(args, { env = process.env, stdout = 'ignore', peakRssFile } = {}) {
   const fd = stdout !== 'ignore' && stdout !== 'capture' ? openSync(stdout, 'w') : undefined;
@@ -28,9 +28,10 @@ export async function timeNode(args, { env = process.env, stdout = 'ignore', pea
   });
   if (fd !== undefined) closeSync(fd);
   const out = [];
-  const err = [];
+  /** Each stderr line with the moment it arrived (Date.now()), for carectl's --verbose trace. */
+  const stderrLines = [];
   child.stdout?.on('data', (chunk) => out.push(chunk));
-  child.stderr.on('data', (chunk) => err.push(chunk));
+  createInterface({ input: child.stderr }).on('line', (line) => stderrLines.push({ at: Date.now(), line }));
   let ms = 0;
   let endedAt = 0;
   child.once('exit', () => {
@@ -38,7 +39,8 @@ export async function timeNode(args, { env = process.env, stdout = 'ignore', pea
     ms = performance.now() - started;
   });
   const [code] = await once(child, 'close');
-  const result = { ms, endedAt, code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
+  const stderr = stderrLines.map(({ line }) => `${line}\n`).join('');
+  const result = { ms, endedAt, code, stdout: Buffer.concat(out).toString('utf8'), stderr, stderrLines };
   if (code !== 0) throw new Error(`node ${args.join(' ')} exited with ${code}:\n${result.stderr}`);
   if (peakRssFile) {
     result.peakRssKb = Number(readFileSync(peakRssFile, 'utf8'));
@@ -53,28 +55,38 @@ process.on('exit', () => {
 });
 
 /**
- * Starts bench/sandbox-server.js in its own process. Returns the connection as CARECTL_*
- * variables, stats() (requests received, when the newest created report is ready) and stop().
+ * Starts `carectl sandbox` (the entry under test) in its own process, so its CPU time is not
+ * charged to the client measured. Returns the connection as the CARECTL_* variables its banner
+ * exports, and stop().
  */
-export async function startSandboxServer({ conversations, reportDelayMs = 3000 }) {
-  const child = spawn(process.execPath, [SANDBOX_SERVER, '--conversations', String(conversations), '--report-delay-ms', String(reportDelayMs)], {
+export async function startSandboxServer(entry, { conversations, reportDelayMs = 3000 }) {
+  const child = spawn(process.execPath, [entry, 'sandbox', '--port', '0', '--conversations', String(conversations), '--report-delay', `${reportDelayMs}ms`], {
     cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   servers.add(child);
-  const [line] = await once(createInterface({ input: child.stdout }), 'line');
-  const { baseUrl, user, password } = JSON.parse(line);
+  // Kept for a failure to start; stopping it prints "carectl: sandbox stopped", which is no news.
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const closed = once(child, 'close');
+  let env;
+  for await (const line of createInterface({ input: child.stdout })) {
+    const exported = /export (CARECTL_BASE_URL=\S+) (CARECTL_USER=\S+) (CARECTL_PASSWORD=\S+)/.exec(line);
+    if (exported) {
+      env = Object.fromEntries(exported.slice(1).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+      break;
+    }
+  }
+  if (env === undefined) {
+    const [code] = await closed;
+    throw new Error(`carectl sandbox exited with ${code} before it was ready:\n${stderr}`);
+  }
   return {
-    env: { CARECTL_BASE_URL: baseUrl, CARECTL_USER: user, CARECTL_PASSWORD: password },
-    stats() {
-      const reply = once(child, 'message').then(([message]) => message);
-      child.send('stats');
-      return reply;
-    },
+    env,
     async stop() {
       servers.delete(child);
-      child.kill('SIGTERM');
-      await once(child, 'exit');
+      child.kill('SIGINT');
+      await once(child, 'close');
     },
   };
 }

@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+/**
+ * The package's entry point: runs the bundled build (scripts/bundle.mjs, made by `npm run build`),
+ * minified files compiled with the V8 code caches made at bundle time, which start far faster
+ * than loading dist/src module by module. A cache V8 rejects (another node version) only means
+ * compiling as usual. CommonJS (bin/package.json) so that it can use the caches and skip the ESM
+ * loader. scripts/bundle.mjs requires this file to make the caches through the same loader.
+ */
+'use strict';
+const { readFileSync } = require('node:fs');
+const { join } = require('node:path');
+const { setFlagsFromString } = require('node:v8');
+const { Script } = require('node:vm');
+
+/**
+ * V8 settings for a short-lived process that streams (npm run bench measures each):
+ * - undici parses HTTP with WebAssembly. V8 recompiles the hot parser with its optimizing
+ *   compiler on a background thread, and node waits for that compile when it exits: ~100 ms
+ *   added to every short command. The baseline code is fast enough for carectl's traffic.
+ * - V8 grows its young generation as a busy process goes on, ~6 MB more resident memory by the
+ *   end of a long export for no measurable speed: pages are garbage once written.
+ * - Inlining makes the optimizing compiler's work on the hot stream code larger, and the memory
+ *   that work used stays with the process. Without it, an export's peak is ~2 MB lower, and a
+ *   100k export takes 0–5 % more CPU time.
+ * Set before any script is compiled, since a code cache is only valid under the flags it was
+ * made with.
+ */
+setFlagsFromString("--liftoff-only --semi-space-growth-factor=1 --no-turbo-inlining " + (process.env.XV8 || ""));
+
+const directory = join(__dirname, '../dist/bundle');
+// The bundles require only node's built-ins besides their own lazy files: this file's require will do.
+const nodeRequire = require;
+/** Every bundle file compiled in this process, by path: the code cache writer saves each. */
+const compiledScripts = new Map();
+const chunks = new Map();
+
+/**
+ * Runs one bundle file, a `(exports, require, module, __filename, __dirname) => …` expression,
+ * into `module` (registered by the caller first, as node does, so a cycle would not recurse).
+ */
+function runBundleFile(name, module) {
+  const file = join(directory, name);
+  let cachedData;
+  try {
+    cachedData = readFileSync(`${file}.cache`);
+  } catch {
+    // no cache: compile without one
+  }
+  const script = new Script(readFileSync(file, 'utf8'), { filename: file, cachedData });
+  compiledScripts.set(file, script);
+  script.runInThisContext()(module.exports, bundleRequire, module, file, directory);
+  return module.exports;
+}
+
+/** The bundle's `require`: its lazy files (`./undici.cjs`) through the code cache, the rest as node does. */
+function bundleRequire(id) {
+  if (!id.startsWith('./')) return nodeRequire(id);
+  let module = chunks.get(id);
+  if (!module) {
+    module = { exports: {} };
+    chunks.set(id, module);
+    runBundleFile(id.slice(2), module);
+  }
+  return module.exports;
+}
+Object.assign(bundleRequire, nodeRequire);
+
+/** carectl's `main()`, resolving to the exit code. */
+const loadCarectl = () => runBundleFile('carectl.js', { exports: {} });
+
+if (require.main === module) {
+  loadCarectl()
+    .main()
+    .then((code) => {
+      process.exitCode = code;
+    });
+} else {
+  module.exports = { loadCarectl, requireBundleFile: bundleRequire, compiledScripts };
+}
