@@ -425,7 +425,8 @@ describe('sandbox (read-only behaviour)', () => {
 });
 
 test('dates nothing later than the moment it serves, even early in its anchor day', async () => {
-  const now = Date.parse('2024-06-30T00:30:00Z');
+  // Half a minute into the anchor day: an import time or a note a few minutes after the last message would be ahead of it.
+  const now = Date.parse('2024-06-30T00:00:30Z');
   const sandbox = await startSandbox({ now: () => now });
   try {
     const times: string[] = [];
@@ -434,10 +435,10 @@ test('dates nothing later than the moment it serves, even early in its anchor da
       else if (value !== null && typeof value === 'object') for (const inner of Object.values(value)) collect(inner);
     };
     for (const priority of ['true', 'false']) {
-      collect(await get(sandbox, `/v1.3/conversations?is_priority=${priority}&sort=-newest_sort_date&page_size=50&include=content&fields=handling_times`));
+      collect(await get(sandbox, `/v1.3/conversations?is_priority=${priority}&sort=-newest_sort_date&page_size=50&include=content&include=notes&include=actions&fields=handling_times`));
     }
     collect((await walk(sandbox, '/v1.2/users?limit=100&fields=last_login,date_joined', 'users')).records);
-    collect((await walk(sandbox, '/v1.1/reports?page_size=50', 'reports')).records);
+    collect((await walk(sandbox, '/v1.1/reports?page_size=50&fields=date_from,date_to,generation_start_date,generated_date', 'reports')).records);
     assert.ok(times.length > 300, `${times.length} dates seen`);
     const latest = times.map((time) => Date.parse(/Z|[+-]\d\d:\d\d$/.test(time) ? time : `${time}Z`)).reduce((a, b) => Math.max(a, b));
     assert.ok(latest <= now, `latest date ${new Date(latest).toISOString()} is after now`);

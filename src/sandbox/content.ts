@@ -7,6 +7,14 @@ import type { ActionRecord, ContentItemRecord, ConversationRecord, NoteRecord, S
 import { Random, hash32 } from './random.js';
 import * as words from './words.js';
 
+/**
+ * `ms`, or the last moment of the data's window when it falls later (the window ends where the
+ * anchor day begins, so nothing is dated after the moment it is served), but never before `floorMs`.
+ */
+function notAfterWindow(data: SandboxData, ms: number, floorMs: number): number {
+  return Math.max(floorMs, Math.min(ms, data.windowEndMs - 1));
+}
+
 /** The conversation's items, oldest first; the first and last carry its sort dates. */
 export function contentOf(data: SandboxData, conversation: ConversationRecord): ContentItemRecord[] {
   const fixed = data.fixedContent.get(conversation.id);
@@ -34,7 +42,7 @@ export function contentOf(data: SandboxData, conversation: ConversationRecord): 
       is_priority: conversation.is_priority && index === 0,
       is_by_source: bySource,
       createdMs,
-      importedMs: createdMs + random.int(1, 900) * SECOND_MS + random.int(0, 999),
+      importedMs: notAfterWindow(data, createdMs + random.int(1, 900) * SECOND_MS + random.int(0, 999), createdMs),
       text: words.fillNumber(random.pick(bySource ? words.REPLY_TEXTS : words.INBOUND_TEXTS), random.int(2, 99_999)),
       link: conversation.contains_private ? null : `https://${channel.platform}.example/${authorId.slice(2)}/posts/${platformId}`,
       tag_ids: conversation.tag_ids.filter(() => random.chance(0.5)),
@@ -52,7 +60,7 @@ export function contentOf(data: SandboxData, conversation: ConversationRecord): 
           }]
         : [],
       sentiment: random.chance(0.5)
-        ? { createdMs: createdMs + 60 * SECOND_MS, created_by: random.pick(data.users).id, value: Math.round((random.next() * 2 - 1) * 100) / 100 }
+        ? { createdMs: notAfterWindow(data, createdMs + 60 * SECOND_MS, createdMs), created_by: random.pick(data.users).id, value: Math.round((random.next() * 2 - 1) * 100) / 100 }
         : null,
     });
   }
@@ -65,7 +73,7 @@ export function notesOf(data: SandboxData, conversation: ConversationRecord): No
     id: `n${conversation.id}-${index + 1}`,
     conversation_id: conversation.id,
     text: random.pick(words.NOTE_TEXTS),
-    createdMs: conversation.newestMs + random.int(60, 86_400) * SECOND_MS,
+    createdMs: notAfterWindow(data, conversation.newestMs + random.int(60, 86_400) * SECOND_MS, conversation.newestMs),
     user_id: random.pick(data.users).id,
   }));
 }
@@ -76,7 +84,7 @@ export function actionsOf(data: SandboxData, conversation: ConversationRecord): 
     id: `a${conversation.id}-${index + 1}`,
     conversation_id: conversation.id,
     type: random.pick(words.ACTION_TYPES),
-    createdMs: conversation.oldestMs + random.int(60, 86_400) * SECOND_MS,
+    createdMs: notAfterWindow(data, conversation.oldestMs + random.int(60, 86_400) * SECOND_MS, conversation.oldestMs),
     user_id: random.pick(data.users).id,
   }));
 }
