@@ -106,6 +106,9 @@ describe('sandbox (read-only behaviour)', () => {
     assertError(await call(sandbox, '/v1.1/accounts'), 404);
     assertError(await call(sandbox, '/v1.2/authors/f:666000001'), 404);
     assertError(await call(sandbox, '/api/2/annotations'), 404);
+    // A doubled slash is a path, not a host name (as a base address with a trailing slash would send).
+    assertError(await call(sandbox, '//v1.3/tags'), 404, /\/\/v1\.3\/tags/);
+    assertError(await call(sandbox, '//elsewhere/v1.3/tags/7001'), 404);
     assertError(await call(sandbox, '/v1.3/tags/7001', { method: 'DELETE' }), 405);
     assertError(await call(sandbox, '/v1.2/conversations/500004', { method: 'PATCH', body: '{}' }), 405);
     assertError(await call(sandbox, '/v1.3/reports', { method: 'POST', body: '{}' }), 404);
@@ -189,6 +192,9 @@ describe('sandbox (read-only behaviour)', () => {
     assert.equal(defaultPage.queues.length, 25);
     assert.equal((await get(sandbox, '/v1.3/queues?page_size=500')).queues.length, 50);
     assertError(await call(sandbox, '/v1.3/queues?page_size=0'), 400);
+    // A number past what a link can spell exactly (1e+23) is refused, not echoed into a link.
+    assertError(await call(sandbox, '/v1.3/conversations?is_priority=true&skip=99999999999999999999999'), 400, /skip/);
+    assertError(await call(sandbox, '/v1.3/tags?page_size=99999999999999999999999'), 400, /page_size/);
   });
 
   test('users page with limit/offset; links carry limit, offset and fields', async () => {
@@ -199,6 +205,10 @@ describe('sandbox (read-only behaviour)', () => {
     assert.equal(pagings[0].next_page, `${sandbox.baseUrl}/v1.2/users?limit=17&offset=17&fields=email`);
     assert.equal(pagings[1].prev_page, `${sandbox.baseUrl}/v1.2/users?limit=17&offset=0&fields=email`);
     assert.equal((await get(sandbox, '/v1.2/users')).users.length, 25);
+    // fields given twice: the links keep both, or page 2 would lose a column.
+    const twice = await get(sandbox, '/v1.2/users?limit=5&fields=first_name&fields=email');
+    assert.equal(twice.paging.next_page, `${sandbox.baseUrl}/v1.2/users?limit=5&offset=5&fields=first_name&fields=email`);
+    assert.ok('email' in (await get(sandbox, twice.paging.next_page)).users[0]);
     assert.equal((await get(sandbox, '/v1.2/users?limit=1000')).users.length, 100);
     const utc = await get(sandbox, '/v1.2/users?timezone=UTC&limit=100');
     assert.deepEqual(ids(utc.users), ids(sandbox.data.users.filter((user) => user.timezone === 'UTC')));

@@ -46,3 +46,11 @@ export function parseJsonObject(body: string): Record<string, unknown> {
   }
   return parsed as Record<string, unknown>;
 }
+
+/**
+ * A request's target (`/v1.3/tags?x=1`) as a URL. Parsed as a path on a fixed origin: on its
+ * own, `new URL('//v1.3/tags', base)` would read `v1.3` as a host name.
+ */
+export function requestTarget(target: string | undefined): URL {
+  return new URL(`http://sandbox.invalid${target?.startsWith('/') ? target : `/${target ?? ''}`}`);
+}

@@ -20,14 +20,15 @@ export interface Page<T> {
 function readSize(query: URLSearchParams, name: string, fallback: number, cap: number): number {
   const raw = query.get(name);
   if (raw === null) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new HttpProblem(400, `${name} must be a positive integer, got '${raw}'`);
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) throw new HttpProblem(400, `${name} must be a positive integer, got '${raw}'`);
   return Math.min(Number(raw), cap);
 }
 
 function readOffset(query: URLSearchParams, name: string): number {
   const raw = query.get(name);
   if (raw === null) return 0;
-  if (!/^\d+$/.test(raw)) throw new HttpProblem(400, `${name} must be a non-negative integer, got '${raw}'`);
+  // Past 2^53 a number no longer prints as its digits (1e+23): a link could not repeat it.
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new HttpProblem(400, `${name} must be a non-negative integer, got '${raw}'`);
   return Number(raw);
 }
 
@@ -67,10 +68,10 @@ export function skipPage<T>(ctx: RequestContext, items: readonly T[], collection
 export function offsetPage<T>(ctx: RequestContext, items: readonly T[], collectionUrl: string): Page<T> {
   const limit = readSize(ctx.query, 'limit', 25, 100);
   const offset = readOffset(ctx.query, 'offset');
-  const fields = ctx.query.get('fields');
+  const fields = ctx.query.getAll('fields');
   const link = (at: number): string => {
     const params = new URLSearchParams({ limit: String(limit), offset: String(at) });
-    if (fields !== null) params.set('fields', fields);
+    for (const value of fields) params.append('fields', value);
     return `${collectionUrl}?${params}`;
   };
   return {

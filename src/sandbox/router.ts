@@ -4,7 +4,7 @@ import { API_VERSIONS, type ApiVersion, RESOURCE_VERSIONS, type RequestContext, 
 import { getConversation, listConversations, patchConversation } from './conversations.js';
 import type { FaultPlan } from './faults.js';
 import { DEMO_PASSWORD, DEMO_USER } from './fixtures.js';
-import { HttpProblem } from './http.js';
+import { HttpProblem, requestTarget } from './http.js';
 import { createReport, reports } from './reports.js';
 import * as resources from './resources.js';
 
@@ -94,6 +94,7 @@ function resolve(pathname: string): Target {
     if (!endpoint || rest.length > 1) throw new HttpProblem(404, `No such path: ${pathname}`);
     return { endpoint, version: 'api/1', id: rest[0] };
   }
+  if (first === '') throw new HttpProblem(404, `No such path: ${pathname}`);
   if (!(API_VERSIONS as readonly string[]).includes(first ?? '')) throw new HttpProblem(404, `Unknown API version '${first ?? ''}'`);
   const version = first as ApiVersion;
   if (!second || !(second in ENDPOINTS)) throw new HttpProblem(404, `Unknown resource '${second ?? ''}'`);
@@ -113,7 +114,7 @@ function methodNotAllowed(method: string, pathname: string, allowed: string[]): 
 export function answerApi(runtime: Runtime, faults: FaultPlan, request: ApiRequest, now: number): Reply {
   try {
     checkCredentials(request.authorization);
-    const url = new URL(request.url, 'http://sandbox.invalid');
+    const url = requestTarget(request.url);
     const { endpoint, version, id } = resolve(url.pathname);
     const ctx: RequestContext = { runtime, version, query: url.searchParams, now };
     const inVersion = (versions: readonly ApiVersion[] | undefined): boolean => versions?.includes(version as ApiVersion) === true;

@@ -6,7 +6,7 @@ import { formatDate } from './dates.js';
 import { type FaultKind, type FaultOptions, FaultPlan } from './faults.js';
 import { DEMO_PASSWORD, DEMO_USER } from './fixtures.js';
 import { generateData } from './generate.js';
-import { HttpProblem, readBody, sendJson, sendProblem } from './http.js';
+import { HttpProblem, readBody, requestTarget, sendJson, sendProblem } from './http.js';
 import type { SandboxData } from './model.js';
 import { CONTENT_TYPES, downloadPath, REDIRECT_PREFIX, reportFileContent, reportState } from './reports.js';
 import { answerApi } from './router.js';
@@ -142,7 +142,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return sendProblem(res, new HttpProblem(405, `Method ${req.method} is not allowed on downloads`, { allow: 'GET, HEAD' }));
     }
-    const path = new URL(req.url ?? '/', 'http://sandbox.invalid').pathname;
+    const path = requestTarget(req.url).pathname;
     if (path.startsWith(`${REDIRECT_PREFIX}/`)) {
       res.writeHead(302, { location: path.slice(REDIRECT_PREFIX.length) });
       return void res.end();
