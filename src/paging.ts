@@ -95,6 +95,13 @@ export interface Cursor {
 /** A list as a sequence of first-page addresses; the plan's fingerprint ties resume tokens to it. */
 export interface ListPlan {
   phases: string[];
+  /**
+   * The moment relative dates (`today`, `7d`) were resolved at. A token carries it, so the same
+   * command resumed after midnight asks for the same dates instead of being refused as another.
+   */
+  asOf?: number;
+  /** What a resumed run must repeat for its plan to match, for the refusal's message. */
+  sameCommand?: string;
 }
 
 /**
@@ -134,25 +141,54 @@ export interface ResumePoint extends Cursor {
 
 /** Resume tokens: self-contained (the cursor itself) and bound to the plan they came from. */
 export function encodeResumeToken(plan: ListPlan, cursor: Cursor, header?: string): string {
-  const payload = JSON.stringify({ v: 1, f: fingerprint(plan), p: cursor.phase, u: cursor.url, s: cursor.skip, ...(header !== undefined && { h: header }) });
+  const payload = JSON.stringify({
+    v: 1, f: fingerprint(plan), p: cursor.phase, u: cursor.url, s: cursor.skip,
+    ...(header !== undefined && { h: header }),
+    ...(plan.asOf !== undefined && { n: plan.asOf }),
+  });
   return Buffer.from(payload).toString('base64url');
 }
 
-export function decodeResumeToken(plan: ListPlan, token: string): ResumePoint {
-  let parsed: { v?: unknown; f?: unknown; p?: unknown; u?: unknown; s?: unknown; h?: unknown };
+interface TokenPayload { v?: unknown; f?: unknown; p?: unknown; u?: unknown; s?: unknown; h?: unknown; n?: unknown }
+
+function parseToken(token: string): TokenPayload | undefined {
   try {
-    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as typeof parsed;
+    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown;
+    return parsed !== null && typeof parsed === 'object' ? (parsed as TokenPayload) : undefined;
   } catch {
-    throw new UsageError('--resume: not a token carectl printed');
+    return undefined;
   }
-  const { v, f, p, u, s, h } = parsed ?? {};
+}
+
+/** The moment the token's list resolved its relative dates at, to build the same plan again. */
+export function resumeAsOf(token: string | undefined): number | undefined {
+  const n = token === undefined ? undefined : parseToken(token)?.n;
+  return typeof n === 'number' && Number.isFinite(n) ? n : undefined;
+}
+
+export function decodeResumeToken(plan: ListPlan, token: string): ResumePoint {
+  const { v, f, p, u, s, h } = parseToken(token) ?? {};
   if (v !== 1 || typeof p !== 'number' || typeof u !== 'string' || typeof s !== 'number' || p < 0 || p >= plan.phases.length || s < 0) {
     throw new UsageError('--resume: not a token carectl printed');
   }
   if (f !== fingerprint(plan)) {
-    throw new UsageError('--resume: the token belongs to a different command; run the same command (same resource, filters and page size) that printed it');
+    throw new UsageError(`--resume: the token belongs to a different command; run the same command that printed it (${plan.sameCommand ?? 'the same resource and filters'})`);
   }
-  return { phase: p, url: u, skip: s, ...(typeof h === 'string' && { header: h }) };
+  // This run's page size, not the one of the run that stopped (a --limit 2 run asked for pages
+  // of 2): the address keeps its place (skip, offset or token), which counts records, not pages.
+  return { phase: p, url: withPageSizeOf(plan.phases[p] as string, u), skip: s, ...(typeof h === 'string' && { header: h }) };
+}
+
+/** `address` with the page size that `model` asks for, where both carry one. */
+function withPageSizeOf(model: string, address: string): string {
+  const wanted = new URLSearchParams(model.split('?')[1] ?? '');
+  const present = new URLSearchParams(address.split('?')[1] ?? '');
+  let result = address;
+  for (const { sizeParam } of Object.values(PAGING_STYLES)) {
+    const size = sizeParam === null ? null : wanted.get(sizeParam);
+    if (sizeParam !== null && size !== null && present.has(sizeParam) && present.get(sizeParam) !== size) result = withParam(result, sizeParam, size);
+  }
+  return result;
 }
 
 /**

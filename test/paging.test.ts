@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ApiError, UsageError } from '../src/errors.js';
 import { runList, startPoint } from '../src/list-run.js';
-import { decodeResumeToken, encodeResumeToken, followPages, nextPageLink, type ListPlan, type PageSource } from '../src/paging.js';
+import { decodeResumeToken, encodeResumeToken, followPages, nextPageLink, resumeAsOf, type ListPlan, type PageSource } from '../src/paging.js';
 import type { RecordWriter } from '../src/output/index.js';
 
 /** Pages of `size` numbered records at addresses `p<phase>/<n>`; `fail` makes one address fail once. */
@@ -127,13 +127,26 @@ describe('runList', () => {
 });
 
 describe('resume tokens', () => {
-  test('do not depend on the page size, so a --limit run can be continued without it', () => {
+  test('do not depend on the page size: a --limit run continues with the page size of the resuming run', () => {
     const small = { phases: ['v1.3/tags?fields=name&page_size=5'] };
     const large = { phases: ['v1.3/tags?fields=name&page_size=50'] };
-    const token = encodeResumeToken(small, { phase: 0, url: 'v1.3/tags?fields=name&page_size=5&skip=5', skip: 0 });
-    assert.equal(decodeResumeToken(large, token).url, 'v1.3/tags?fields=name&page_size=5&skip=5');
+    const token = encodeResumeToken(small, { phase: 0, url: 'v1.3/tags?fields=name&page_size=5&skip=5', skip: 2 });
+    assert.deepEqual(decodeResumeToken(large, token), { phase: 0, url: 'v1.3/tags?fields=name&page_size=50&skip=5', skip: 2 });
     const users = { phases: ['v1.2/users?fields=email&limit=5'] };
-    assert.ok(decodeResumeToken({ phases: ['v1.2/users?fields=email&limit=50'] }, encodeResumeToken(users, { phase: 0, url: 'v1.2/users?limit=5&offset=5', skip: 0 })));
+    const usersToken = encodeResumeToken(users, { phase: 0, url: 'v1.2/users?limit=5&offset=5', skip: 0 });
+    assert.equal(decodeResumeToken({ phases: ['v1.2/users?fields=email&limit=50'] }, usersToken).url, 'v1.2/users?limit=50&offset=5');
+    // An api/1 page_token is the service's own and is never touched; only page_size changes.
+    const notes = { phases: ['api/1/annotations?page_size=5'] };
+    const tokenToken = encodeResumeToken(notes, { phase: 0, url: 'api/1/annotations?page_size=5&page_token=YW5u-_', skip: 0 });
+    assert.equal(decodeResumeToken({ phases: ['api/1/annotations?page_size=50'] }, tokenToken).url, 'api/1/annotations?page_size=50&page_token=YW5u-_');
+  });
+
+  test('carry the moment relative dates were resolved at', () => {
+    const token = encodeResumeToken({ phases: ['p0/0'], asOf: 1_700_000_000_000 }, { phase: 0, url: 'p0/0', skip: 0 });
+    assert.equal(resumeAsOf(token), 1_700_000_000_000);
+    assert.equal(resumeAsOf(encodeResumeToken(plan(1), { phase: 0, url: 'p0/0', skip: 0 })), undefined);
+    assert.equal(resumeAsOf('garbage!'), undefined);
+    assert.equal(resumeAsOf(undefined), undefined);
   });
 
   test('round-trip and stay bound to their plan', () => {

@@ -588,6 +588,47 @@ describe('resumable lists: a hard failure, then --resume, gives the clean run ex
     assert.equal(joined.split('\r\n').filter((line) => line.startsWith('id,')).length, 1, 'one header');
   });
 
+  test('a run resumed after --limit asks for pages of its own size, and adds up to the clean run', async () => {
+    const argv = ['tags', 'list', '-o', 'ndjson'];
+    const full = await cli(argv);
+    const first = await cli([...argv, '--limit', '2']);
+    const token = /--resume (\S+)$/m.exec(first.stderr)?.[1] as string;
+    const mark = sandbox.requests.length;
+    const rest = await cli([...argv, '--resume', token]);
+    assert.equal(rest.code, 0, rest.stderr);
+    assert.equal(first.stdout + rest.stdout, full.stdout);
+    // The 68 tags left come in pages of 50, not the 34 pages of 2 that the first run's size would take.
+    const sizes = apiRequests(sandbox, mark).map((r) => new URL(r.url, 'http://x').searchParams.get('page_size'));
+    assert.deepEqual(sizes, ['50', '50']);
+  });
+
+  test('authors list continues a --limit run with any --limit, or none', async () => {
+    const ids = sandbox.data.authors.slice(0, 5).map((a) => a.id);
+    const argv = ['authors', 'list', ...ids, '-o', 'ndjson'];
+    const full = await cli(argv);
+    const first = await cli([...argv, '--limit', '1']);
+    const token = /--resume (\S+)$/m.exec(first.stderr)?.[1] as string;
+    for (const limit of [[], ['--limit', '10']]) {
+      const rest = await cli([...argv, ...limit, '--resume', token]);
+      assert.equal(rest.code, 0, rest.stderr);
+      assert.equal(first.stdout + rest.stdout, full.stdout, `resumed with ${limit.join(' ') || 'no --limit'}`);
+    }
+  });
+
+  test('a list with relative dates, resumed after midnight, continues the same dates', async () => {
+    const evening = Date.UTC(2026, 5, 29, 23, 50);
+    const nextMorning = evening + 20 * 60_000;
+    const argv = ['conversations', 'list', '--newest', '60d..today', '--page-size', '10', '-o', 'ndjson'];
+    const full = await runCli(argv, { sandbox, now: () => evening });
+    const first = await runCli([...argv, '--limit', '15'], { sandbox, now: () => evening });
+    const token = /--resume (\S+)$/m.exec(first.stderr)?.[1] as string;
+    const mark = sandbox.requests.length;
+    const rest = await runCli([...argv, '--resume', token], { sandbox, now: () => nextMorning });
+    assert.equal(rest.code, 0, rest.stderr);
+    assert.equal(first.stdout + rest.stdout, full.stdout);
+    for (const { url } of apiRequests(sandbox, mark)) assert.match(url, /newest_sort_date_gte=2026-04-30&.*newest_sort_date_lte=2026-06-29/, url);
+  });
+
   test('a token from another command is refused before anything is sent', async () => {
     sandbox.setFaults({ failListAfterPages: 1 });
     const failed = await cli(['tags', 'list', '--page-size', '10', '--retries', '0']);

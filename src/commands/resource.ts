@@ -6,7 +6,7 @@ import { UsageError } from '../errors.js';
 import type { Context } from '../context.js';
 import type { Transport } from '../http/transport.js';
 import { runList, startPoint } from '../list-run.js';
-import { nextPageLink, PAGING_STYLES, type ListPlan, type PageSource } from '../paging.js';
+import { nextPageLink, PAGING_STYLES, resumeAsOf, type ListPlan, type PageSource } from '../paging.js';
 import { BOTH_GIVEN, fieldsParam, filterParams, knownFields, offFlagOf, optionKey, parseFieldsFlag, resolveColumns } from '../query.js';
 import { defaultVersion, RESOURCES, unwrapList, unwrapSingle, type FilterSpec, type ResourceSpec, type Version } from '../resources.js';
 import { readIds } from './ids.js';
@@ -74,13 +74,13 @@ function addFilterOptions(command: Command, filters: readonly FilterSpec[]): voi
 }
 
 /** Parameters of the filters given, after the checks that must precede any request. */
-function checkedFilterParams(ctx: Context, spec: ResourceSpec, version: Version, opts: Options, filters: readonly FilterSpec[]): Array<[string, string]> {
+function checkedFilterParams(ctx: Context, spec: ResourceSpec, version: Version, opts: Options, filters: readonly FilterSpec[], now = ctx.io.now()): Array<[string, string]> {
   for (const filter of filters) {
     if (filter.versions && !filter.versions.includes(version) && opts[optionKey(filter.flag)] !== undefined) {
       throw new UsageError(`--${filter.flag} needs --api-version ${filter.versions.join(' or ')} (using ${version})`);
     }
   }
-  return filterParams(spec, opts, ctx.io.now(), filters);
+  return filterParams(spec, opts, now, filters);
 }
 
 export async function listResource(ctx: Context, spec: ResourceSpec, opts: Options, args: string[] | undefined): Promise<void> {
@@ -88,11 +88,12 @@ export async function listResource(ctx: Context, spec: ResourceSpec, opts: Optio
   const version = await ctx.apiVersion(spec.versions, defaultVersion(spec));
   const fields = parseFieldsFlag(spec, 'list', opts.fields as string | undefined);
   const columns = resolveColumns([...knownFields(spec, 'list'), ...(spec.sideColumns ?? [])], spec.defaultColumns, ctx.globals.columns, fields);
-  const query = [...checkedFilterParams(ctx, spec, version, opts, spec.filters), ...fieldsParam(spec, 'list', isWhole(format), columns, fields)];
+  // A resumed list resolves `today` and `7d` as the run it continues did.
+  const asOf = resumeAsOf(ctx.globals.resume) ?? ctx.io.now();
+  const query = [...checkedFilterParams(ctx, spec, version, opts, spec.filters, asOf), ...fieldsParam(spec, 'list', isWhole(format), columns, fields)];
   const limit = ctx.limit;
-  const pageSize = Math.min(ctx.pageSize, limit ?? Infinity);
   const ids = spec.listByIds ? await readIds(ctx, [...(args ?? []), ...((opts.id as string | undefined)?.split(',') ?? [])], '--id') : undefined;
-  const plan = listPlan(spec, version, query, pageSize, ids);
+  const plan = { ...listPlan(spec, version, query, { pageSize: ctx.pageSize, limit }, ids), asOf };
   const start = startPoint(plan, ctx.globals.resume);
   // csv and tsv are made to be continued with >>: a run that continues one leaves its header out.
   const header = (format === 'csv' || format === 'tsv') && ctx.globals.header ? format : undefined;
@@ -146,16 +147,26 @@ function isWhole(format: string): boolean {
  * becomes the union of the is_priority=true and is_priority=false lists; an authors list
  * becomes one request per chunk of ids.
  */
-export function listPlan(spec: ResourceSpec, version: Version, query: ReadonlyArray<readonly [string, string]>, pageSize: number, ids?: string[]): ListPlan {
+export function listPlan(
+  spec: ResourceSpec,
+  version: Version,
+  query: ReadonlyArray<readonly [string, string]>,
+  size: { pageSize: number; limit?: number | undefined },
+  ids?: string[],
+): ListPlan {
   const path = `${version}/${spec.path}`;
   const sizeParam = PAGING_STYLES[spec.paging].sizeParam;
+  // Pages no larger than --limit needs; a resumed run sets its own (see decodeResumeToken).
+  const pageSize = Math.min(size.pageSize, size.limit ?? Infinity);
   const base: Array<readonly [string, string]> = sizeParam ? [...query, [sizeParam, String(pageSize)]] : [...query];
   const address = (params: ReadonlyArray<readonly [string, string]>): string => `${path}?${new URLSearchParams(params as Array<[string, string]>).toString()}`;
   if (spec.listByIds && ids) {
-    const size = Math.min(spec.listByIds.max, pageSize);
+    // Chunks are the plan's phases, so they must not depend on --limit: a token printed by a
+    // --limit run would not fit the plan of the run continuing it.
+    const chunk = Math.min(spec.listByIds.max, size.pageSize);
     const chunks: string[] = [];
-    for (let i = 0; i < ids.length; i += size) chunks.push(address([[spec.listByIds.param, ids.slice(i, i + size).join(',')], ...base]));
-    return { phases: chunks };
+    for (let i = 0; i < ids.length; i += chunk) chunks.push(address([[spec.listByIds.param, ids.slice(i, i + chunk).join(',')], ...base]));
+    return { phases: chunks, sameCommand: 'the same ids, filters and --page-size' };
   }
   const required = spec.requireOneOf;
   if (required && !query.some(([key]) => required.params.includes(key))) {
