@@ -116,13 +116,13 @@ export function resolveColumns(
 }
 
 /**
- * What to ask the service for: the fields the output shows. Whole-record formats (json, ndjson)
- * show every field unless --fields narrows them.
+ * What to ask the service for: the fields the output shows, and always those --fields names.
+ * Whole-record formats (json, ndjson) show every field unless --fields narrows them.
  */
 export function fieldsParam(spec: ResourceSpec, shape: Shape, wholeRecords: boolean, columns: readonly string[], fields: string[] | undefined): QueryParams {
   if (!spec.fieldsParam) return [];
   const requestable = requestableFields(spec, shape);
-  const wanted = wholeRecords ? (fields ?? requestable) : columns.map((c) => c.split('.')[0] ?? c);
+  const wanted = wholeRecords ? (fields ?? requestable) : [...(fields ?? []), ...columns.map((c) => c.split('.')[0] ?? c)];
   const needed = unique(wanted.filter((f) => requestable.includes(f)));
   return needed.length > 0 ? [['fields', needed.join(',')]] : [];
 }

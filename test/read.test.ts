@@ -190,6 +190,9 @@ describe('exact output', () => {
     assert.equal(await fieldsOf(['conversations', 'get', '500002', '--columns', 'id,close_reason,author.screen_name']), 'close_reason,author');
     assert.equal(await fieldsOf(['users', 'get', '3001', '-o', 'json']), 'first_name,last_name,email,timezone,date_joined,last_login,is_expert,crowds_name,is_active,account');
     assert.equal(await fieldsOf(['tags', 'list', '-o', 'ndjson', '--fields', 'name', '--limit', '1']), 'name');
+    // --fields is sent as asked even when --columns picks what is shown.
+    assert.equal(await fieldsOf(['tags', 'list', '--fields', 'name', '--columns', 'id', '--limit', '1']), 'name');
+    assert.equal(await fieldsOf(['conversations', 'list', '--status', 'unread', '--fields', 'status', '--columns', 'id,tags', '--limit', '1']), 'status,tags');
   });
 
   test('dotted --columns reach into nested records', async () => {
@@ -555,6 +558,7 @@ describe('exit codes', () => {
     ['--page-size on content', ['conversations', 'content', '500001', '--page-size', '5'], /^carectl: --page-size: `carectl conversations content` does not take it\n$/],
     ['--limit on api', ['api', 'v1.3/tags', '--paginate', '--limit', '1'], /^carectl: --limit: `carectl api` does not take it\n$/],
     ['-o csv on api', ['api', 'v1.3/tags', '-o', 'csv'], /^carectl: --output: `carectl api` prints the service's JSON as it is; leave -o out \(or use -o json\)\n$/],
+    ['--api-version on api', ['api', 'v1.3/tags/7001', '--api-version', 'v1.1'], /^carectl: --api-version: `carectl api` sends PATH as given; put the version in it \(v1\.1\/reports\)\n$/],
     ['--columns on reports wait', ['reports', 'wait', '60001', '--columns', 'id'], /^carectl: --columns: `carectl reports wait` does not take it\n$/],
     // URL parsing would collapse them: `tags/.` asks for the tag list, `conversations/..` the API root.
     ['an id that is a dot segment', ['tags', 'get', '.'], /"\." is not a tag id/],

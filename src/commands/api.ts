@@ -44,6 +44,8 @@ async function apiCommand(ctx: Context, opts: Options, target: string): Promise<
   const given = (opts.method as string | undefined)?.toUpperCase() ?? (data === undefined ? 'GET' : 'POST');
   const method = parseEnum(given, '--method', METHODS);
   if (target.trim() === '') throw new UsageError('api: give a PATH below the base address, e.g. v1.3/tags');
+  // The version is part of PATH here; a flag that would not change it must not look as if it did.
+  if (ctx.globals.apiVersion !== undefined) throw new UsageError('--api-version: `carectl api` sends PATH as given; put the version in it (v1.1/reports)');
   // Only the flag: a CARECTL_OUTPUT or profile default is meant for the other commands.
   if (ctx.globals.output !== undefined && ctx.globals.output !== 'json') {
     throw new UsageError(`--output: \`carectl api\` prints the service's JSON as it is; leave -o out (or use -o json)`);
