@@ -394,15 +394,14 @@ describe('table', () => {
     assert.equal(await render('table', [], { columns: peopleColumns }), '');
   });
 
-  it('takes widths from the first page and truncates longer values on later pages', async () => {
+  it('widens columns for longer values on later pages; on a terminal only into the room left, cutting the rest', async () => {
     const later: Row = { id: 333, name: 'A much longer name here', author: { id: 9 }, channels: [] };
-    assert.equal(
-      await render('table', [people, [later]], { columns: peopleColumns }),
-      'ID  NAME          AUTHOR.ID  CHANNELS.0.NAME\n' +
-        '1   Ada           7          mail\n' +
-        '22  Grace Hopper  8\n' +
-        '3…  A much long…  9\n',
-    );
+    const firstPage = 'ID  NAME          AUTHOR.ID  CHANNELS.0.NAME\n' + '1   Ada           7          mail\n' + '22  Grace Hopper  8\n';
+    assert.equal(await render('table', [people, [later]], { columns: peopleColumns }), firstPage + '333  A much longer name here  9\n');
+    // The first page takes all 44 columns: nothing to widen into.
+    assert.equal(await render('table', [people, [later]], { columns: peopleColumns }, 44), firstPage + '3…  A much long…  9\n');
+    // Four to spare: the first column that needs room gets it first.
+    assert.equal(await render('table', [people, [later]], { columns: peopleColumns }, 48), firstPage + '333  A much longer …  9\n');
   });
 
   it('writes each page at endPage(), the first with the header', async () => {
@@ -434,7 +433,7 @@ describe('table', () => {
     assert.equal(collector.text.split('\n').length, 1002, 'the next rows wait for their page');
     await writer.write({ id: 1 });
     assert.equal(collector.text.split('\n').length, 2002);
-    assert.match(collector.text, /\n999\n12…\n1\n/);
+    assert.match(collector.text, /\n999\n12345\n1\n/);
   });
 
   it('does not fix the widths on an empty first page', async () => {
@@ -443,9 +442,7 @@ describe('table', () => {
 
   it('measures display width, not string length', async () => {
     assert.equal(
-      await render('table', [[{ name: '日本語', id: 1 }, { name: 'ab', id: 2 }], [{ name: '日本語テキスト', id: 3 }]], {
-        columns: ['name', 'id'],
-      }),
+      await render('table', [[{ name: '日本語', id: 1 }, { name: 'ab', id: 2 }], [{ name: '日本語テキスト', id: 3 }]], { columns: ['name', 'id'] }, 10),
       'NAME    ID\n日本語  1\nab      2\n日本…   3\n',
     );
   });
@@ -463,7 +460,7 @@ describe('table', () => {
     const firstPage: Row[] = [{ id: 1, name: '日本語' }];
     const long: Row = { id: 2, name: '日本語'.repeat(2000) };
     const marks: Row = { id: 3, name: 'e' + '\u0301'.repeat(100) };
-    const output = await render('table', [firstPage, [long, marks]]);
+    const output = await render('table', [firstPage, [long, marks]], {}, 10);
     const lines = output.split('\n');
     assert.equal(lines.slice(0, 3).join('\n'), 'ID  NAME\n1   日本語\n2   日本…');
     assert.match(lines[3] ?? '', /^3   e\u0301+…$/);
@@ -471,7 +468,7 @@ describe('table', () => {
 
   it('cuts a later value to an ellipsis alone in a one-column-wide column', async () => {
     assert.equal(
-      await render('table', [[{ id: 1, name: 'a' }], [{ id: 2, name: 'abc' }]], { header: false }),
+      await render('table', [[{ id: 1, name: 'a' }], [{ id: 2, name: 'abc' }]], { header: false }, 4),
       '1  a\n2  …\n',
     );
   });

@@ -249,6 +249,22 @@ describe('ids and colour', () => {
     assert.match(list.stdout, /^ID +NAME +IS_ACTIVE\n\d+ +.+\n\d+ +.+\n$/);
   });
 
+  test('a later page with longer cells widens the table instead of cutting them, up to the terminal width', async () => {
+    const argv = ['conversations', 'list', '--status', 'unread', '--page-size', '3', '--columns', 'id,tags.name'];
+    const cells = (await runCli([...argv, '--no-header'], { sandbox })).stdout.trimEnd().split('\n').map((line) => line.split('\t'));
+    const firstPageWidth = Math.max(9, ...cells.slice(0, 3).map(([, tags]) => tags!.length));
+    assert.ok(cells.slice(3).some(([, tags]) => tags!.length > firstPageWidth), 'the data has a longer cell after the first page');
+    for (const terminal of [undefined, 400]) {
+      const table = await runCli([...argv, '-o', 'table'], { sandbox, ...(terminal && { stdoutTTY: true, columns: terminal, env: { NO_COLOR: '1' } }) });
+      assert.equal(table.code, 0, table.stderr);
+      const rows = table.stdout.trimEnd().split('\n').slice(1).map((line) => line.split(/ {2,}/));
+      assert.deepEqual(rows, cells.map(([id, tags]) => (tags === '' ? [id] : [id, tags])), `terminal: ${terminal}`);
+    }
+    // A terminal too narrow still gets lines that fit it.
+    const narrow = await runCli([...argv, '-o', 'table'], { sandbox, stdoutTTY: true, columns: 40, env: { NO_COLOR: '1' } });
+    assert.ok(narrow.stdout.split('\n').every((line) => line.length <= 40), narrow.stdout);
+  });
+
   test('colour only on a terminal, unless --color, --no-color, NO_COLOR or FORCE_COLOR say otherwise', async () => {
     const bold = (out: { stdout: string }): boolean => out.stdout.includes('\x1b[1m');
     const argv = ['tags', 'list', '--inactive', '-o', 'table'];

@@ -51,7 +51,7 @@ export const VALUE_SYNTAX: Term[] = [
 ];
 
 export const FORMAT_TEXT: Record<Format, string> = {
-  table: 'Aligned columns for people, the default when standard output is a terminal. A `get` prints a two-column table of names and values. Colour is used only on a terminal.',
+  table: 'Aligned columns for people, the default when standard output is a terminal. Rows are printed a page at a time; columns fit the terminal (a cut cell ends in …) and widen when a later page needs it and there is room. A `get` prints a two-column table of names and values. Colour is used only on a terminal.',
   json: 'One JSON array for a list, one JSON object for a `get`, with whole records.',
   ndjson: 'One JSON record per line, with whole records: for `jq` and for streaming.',
   csv: 'RFC 4180, with a header row (`--no-header` drops it). A text cell that begins with `=`, `+`, `-`, `@`, a tab, CR or LF is prefixed with an apostrophe so that spreadsheets do not run it as a formula; `--no-escape-formulas` turns that off.',

@@ -110,8 +110,27 @@ function fitToTerminal(widths: number[], terminalColumns: number | undefined): n
 }
 
 /**
+ * Widens columns to `wanted`, never narrows them (rows already printed keep their alignment), and
+ * on a terminal only into the room left: the first columns to need it get it first.
+ */
+function widen(widths: number[], wanted: number[], terminalColumns: number | undefined): number[] {
+  let room = terminalColumns ? terminalColumns - GAP.length * (widths.length - 1) - sum(widths) : Infinity;
+  return widths.map((width, index) => {
+    const extra = Math.max(0, Math.min((wanted[index] ?? 0) - width, room));
+    room -= extra;
+    return width + extra;
+  });
+}
+
+/** At least the columns `text` takes: one per printable ASCII character, else at most two per UTF-16 unit. */
+function widthBound(text: string): number {
+  return /^[\x20-\x7e]*$/.test(text) ? text.length : text.length * 2;
+}
+
+/**
  * Rows of a list, laid out a page at a time: one cli-table3 table per page rather than per row.
- * Widths come from the header and the first page; later pages reuse them.
+ * Widths come from the header and the first page; a later page with longer cells widens them
+ * where there is room, so nothing is cut that fits.
  */
 class ListTableWriter implements RecordWriter {
   readonly #sink: StreamSink;
@@ -144,7 +163,7 @@ class ListTableWriter implements RecordWriter {
     if (rows.length === 0) return;
     this.#page = [];
     if (this.#widths) {
-      const { text } = await layOut(rows, undefined, this.#widths);
+      const { text } = await layOut(rows, undefined, await this.#widthsFor(rows, this.#widths));
       await this.#sink.write(text);
     } else {
       await this.#writeFirstPage(rows);
@@ -155,6 +174,14 @@ class ListTableWriter implements RecordWriter {
   async end(): Promise<void> {
     await this.endPage();
     await this.#sink.end();
+  }
+
+  /** The widths for a later page; measured only when a cell may be wider than its column. */
+  async #widthsFor(rows: string[][], widths: number[]): Promise<number[]> {
+    if (!rows.some((row) => row.some((cell, index) => widthBound(cell) > (widths[index] ?? 0)))) return widths;
+    const natural = (await layOut(rows, undefined)).widths;
+    this.#widths = widen(widths, natural, this.#terminalColumns);
+    return this.#widths;
   }
 
   async #writeFirstPage(rows: string[][]): Promise<void> {
