@@ -3,6 +3,7 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { keepDashValuesWithOptions } from './argv.js';
+import { checkRepeats } from './repeats.js';
 import { CarectlError, ExitCode, isBrokenPipe } from './errors.js';
 import type { Io } from './io.js';
 import { FORMATS, sanitizeForTerminal } from './output/index.js';
@@ -73,6 +74,8 @@ export function buildProgram(io: Io): Command {
   addApiCommand(program, action);
   addSandboxCommand(program, action);
   addCompletionCommand(program, action);
+  // Last, so that it covers every option of every command.
+  checkRepeats(program);
   return program;
 }
 

@@ -9,6 +9,7 @@ import { runList, startPoint } from '../list-run.js';
 import { nextPageLink, PAGING_STYLES, resumeAsOf, type ListPlan, type PageSource } from '../paging.js';
 import { BOTH_GIVEN, fieldsParam, filterParams, knownFields, offFlagOf, optionKey, parseFieldsFlag, resolveColumns } from '../query.js';
 import { defaultVersion, RESOURCES, unwrapList, unwrapSingle, type FilterSpec, type ResourceSpec, type Version } from '../resources.js';
+import { repeatable } from '../repeats.js';
 import { readIds } from './ids.js';
 import { LIST_USES, type Action } from './action.js';
 
@@ -62,7 +63,7 @@ function addFilterOptions(command: Command, filters: readonly FilterSpec[]): voi
         const values =
           filter.kind === 'enum' ? ` (${filter.values.join(', ')}${filter.repeat ? '; comma-separated' : ''})` : filter.examples ? ` (such as ${filter.examples.join(', ')})` : '';
         const option = new Option(`--${filter.flag} <${filter.valueName}>`, `${filter.help}${values}`);
-        if (filter.repeat) option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
+        if (filter.repeat) repeatable(option).argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
         command.addOption(option);
         break;
       }
