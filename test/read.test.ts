@@ -242,6 +242,16 @@ describe('ids and colour', () => {
     assert.equal(new URL(request!.url, 'http://x').searchParams.get('id'), `${first},${second}`);
   });
 
+  test('--id given twice takes the ids of both, in order', async () => {
+    const [first, second] = await someAuthorIds(2);
+    const start = sandbox.requests.length;
+    const result = await runCli(['authors', 'list', '--id', first!, '--id', second!, '--columns', 'id', '--no-header'], { sandbox });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, `${first}\n${second}\n`);
+    const [request] = apiRequests(sandbox, start);
+    assert.equal(new URL(request!.url, 'http://x').searchParams.get('id'), `${first},${second}`);
+  });
+
   test('on a terminal the default is a table: rows for a list, KEY/VALUE for one record', async () => {
     const one = await runCli(['tags', 'get', '7005'], { sandbox, stdoutTTY: true, env: { NO_COLOR: '1' } });
     assert.match(one.stdout, /^KEY +VALUE\nid +7005\nname +\S+\nis_active +true\n$/);
@@ -438,6 +448,23 @@ describe('filters become parameters', () => {
     assert.equal(t.get('is_active'), 'false');
   });
 
+  test('a LIST option given twice joins its values; the same value twice is taken once', async () => {
+    const joined = await runCli(['tags', 'list', '--columns', 'id', '--columns', 'name', '--limit', '1', '--quiet'], { sandbox });
+    const once = await runCli(['tags', 'list', '--columns', 'id,name', '--limit', '1', '--quiet'], { sandbox });
+    assert.equal(joined.code, 0, joined.stderr);
+    assert.equal(joined.stdout, once.stdout);
+    const fields = await firstQuery(['tags', 'list', '--fields', 'name', '--fields', 'is_active']);
+    assert.equal(fields.get('fields'), 'name,is_active');
+    const same = await firstQuery(['conversations', 'list', '--status', 'unread', '--status', 'unread']);
+    assert.deepEqual(same.getAll('status'), ['unread']);
+  });
+
+  test('-o with CARECTL_OUTPUT set is one value given, not two', async () => {
+    const out = await runCli(['tags', 'get', '7005', '-o', 'json'], { sandbox, env: { CARECTL_OUTPUT: 'csv' } });
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal((JSON.parse(out.stdout) as { id: string }).id, '7005');
+  });
+
   test('--include content gives each conversation its own content items', async () => {
     const out = await runCli(['conversations', 'list', '--status', 'archived', '--include', 'content', '-o', 'ndjson', '--limit', '20', '--quiet'], { sandbox });
     assert.equal(out.code, 0, out.stderr);
@@ -582,6 +609,15 @@ describe('exit codes', () => {
     ['a base address with a version', ['tags', 'list', '--base-url', 'http://127.0.0.1:9/v1.3'], /--base-url: give the address without a version segment \(not \/v1\.3\)/],
     ['too few sandbox conversations', ['sandbox', '--conversations', '2'], /^carectl: --conversations: must be an integer from 3 to 1000000 \(got "2"\)\n$/],
     ['too many sandbox conversations', ['sandbox', '--conversations', '1000001'], /^carectl: --conversations: must be an integer from 3 to 1000000/],
+    // A one-value option given twice would silently drop a value; a LIST option joins them instead.
+    ['a filter given twice', ['conversations', 'list', '--status', 'unread', '--status', 'closed'], /^carectl: --status: given twice \("unread" and "closed"\); it takes one value\n$/],
+    ['--channel given twice', ['conversations', 'list', '--channel', '202', '--channel=204'], /^carectl: --channel: given twice \("202" and "204"\); it takes one value\n$/],
+    ['a global option before and after the command', ['--limit', '1', 'tags', 'list', '--limit', '2'], /^carectl: --limit: given twice \("1" and "2"\); it takes one value\n$/],
+    ['-o and --output', ['-o', 'json', 'tags', 'list', '--output', 'csv'], /^carectl: --output: given twice \("json" and "csv"\)/],
+    ['--base-url given twice', ['--base-url', 'http://127.0.0.1:9', 'tags', 'list', '--base-url', 'http://127.0.0.1:8'], /^carectl: --base-url: given twice/],
+    ['a dash-led value given twice', ['conversations', 'list', '--sort', '-oldest_sort_date', '--sort', '-newest_sort_date'], /^carectl: --sort: given twice \("-oldest_sort_date" and "-newest_sort_date"\)/],
+    ['-X given twice on api', ['api', 'v1.3/tags', '-X', 'GET', '-X', 'POST'], /^carectl: --method: given twice \("GET" and "POST"\)/],
+    ['a report option given twice', ['reports', 'create', '--account', '1001', '--from', 'yesterday', '--from', 'today'], /^carectl: --from: given twice/],
     // A bad value from the environment is named by its variable.
     ['a bad CARECTL_OUTPUT', ['tags', 'list'], /^carectl: CARECTL_OUTPUT: "xml" is not one of table, json/, { CARECTL_OUTPUT: 'xml' }],
     ['a bad CARECTL_BASE_URL', ['tags', 'list'], /^carectl: CARECTL_BASE_URL: give the address without a version segment/, { CARECTL_BASE_URL: 'http://127.0.0.1:9/v1.3' }],

@@ -122,6 +122,7 @@ describe('conversations update: checks before anything is sent', () => {
     { name: 'a tag both added and removed', args: ['500010', '--status', 'on_hold', '--add-tags', '7005', '--remove-tags', '7005'], message: /both name 7005/ },
     { name: 'an api version without PATCH', args: ['500010', '--status', 'on_hold', '--api-version', 'v1.1'], message: /--api-version: "v1.1" is not one of v1.3/ },
     { name: 'ids both as arguments and from stdin', args: ['500010', '-', '--status', 'on_hold'], message: /not both/ },
+    { name: '--close-reason given twice', args: ['500010', '--status', 'closing', '--close-reason', 'spam', '--close-reason', 'resolved'], message: /^carectl: --close-reason: given twice \("spam" and "resolved"\); it takes one value\n$/ },
     { name: 'a dot-segment id, even in a dry run', args: ['500010', '..', '--status', 'on_hold', '--dry-run'], message: /"\.\." is not a conversation id/ },
   ];
   for (const { name, args, message } of cases) {
@@ -234,6 +235,18 @@ describe('conversations update --dry-run', () => {
     assert.deepEqual(
       [a!, b!].map((c) => ({ status: c.status, tags: c.tag_ids })),
       before,
+    );
+  });
+
+  test('--add-tags given twice adds the tags of both', async () => {
+    const [c] = freshConversations(1, (c) => !c.tag_ids.includes('7005') && !c.tag_ids.includes('7006'));
+    const from = sandbox.requests.length;
+    const result = await runCli(['conversations', 'update', c!.id, '--status', 'on_hold', '--add-tags', '7005', '--add-tags', '7006', '--dry-run'], { sandbox });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, `PATCH /v1.3/conversations/${c!.id} ${JSON.stringify({ status: 'on_hold', tag_ids: [...c!.tag_ids, '7005', '7006'] })}\n`);
+    assert.deepEqual(
+      apiRequests(sandbox, from).map((r) => r.method),
+      ['GET'],
     );
   });
 
