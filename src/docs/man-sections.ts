@@ -27,6 +27,7 @@ export const DESCRIPTION: string[] = [
   'Data goes to standard output; progress, notices and errors go to standard error, so output can be piped and redirected safely. `carectl ... | head -1` ends quietly.',
   'Every setting is taken from, in this order: a command-line flag, an environment variable (see ENVIRONMENT), the profile in the configuration file (see FILES), the built-in default. People store their credentials with `carectl login`; scripts and cron jobs set `CARECTL_BASE_URL`, `CARECTL_USER` and `CARECTL_PASSWORD`. Stored credentials are used only with the stored address, and the stored password only with the stored user.',
   'Credentials are sent only to the origin (scheme, host and port) of the base address, never to a report download address or any other host. A plain http base address is refused unless its host is a loopback address or `--insecure-http` is given. The password is never accepted as a flag and never printed; `--verbose` redacts it.',
+  'An option that takes a comma-separated LIST (`--id`, `--columns`, `--fields`, `--include`, the tag options of `update`) may be given more than once: its values are joined in order, so `--id a --id b` is `--id a,b`. Any other option takes one value: given twice with different values, it is a usage error (exit 2), never a silent choice of the last.',
   '`--sandbox` starts the embedded sandbox (a local copy of the API with demo data) for one command, and `carectl sandbox` runs it in the foreground, so that commands and scripts can be tried offline.',
 ];
 
