@@ -22,12 +22,18 @@ export interface RunOptions {
   sleep?: Io['sleep'];
   signal?: AbortSignal;
   cwd?: string;
+  /** Called with each chunk written to stdout, as it is written (to act part-way through output). */
+  onStdout?: (chunk: string) => void;
 }
 
 export class Collector extends Writable {
   chunks: string[] = [];
+  constructor(private readonly onChunk?: (chunk: string) => void) {
+    super();
+  }
   override _write(chunk: Buffer | string, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     this.chunks.push(chunk.toString());
+    this.onChunk?.(chunk.toString());
     callback();
   }
   get text(): string {
@@ -46,7 +52,7 @@ export function sandboxEnv(sandbox: Sandbox): Record<string, string> {
 }
 
 export async function runCli(argv: string[], options: RunOptions = {}): Promise<RunResult> {
-  const stdout = new Collector();
+  const stdout = new Collector(options.onStdout);
   const stderr = new Collector();
   const env: Record<string, string | undefined> = {
     PATH: process.env.PATH,

@@ -329,6 +329,44 @@ describe('reports download', () => {
     assert.equal(sandbox.requests.slice(from).filter((r) => r.listener === 'download').length, 4, 'first try and 3 retries');
   });
 
+  test('to stdout, a download that breaks part-way says the output is incomplete, not that nothing was saved', async () => {
+    const id = FIXTURES.reports.generatedId;
+    sandbox.setFaults({ breakDownloads: true });
+    const result = await cli(['reports', 'download', id, '--file', '-']);
+    assert.equal(result.code, 1);
+    assert.ok(result.stdout.length > 0, 'part of the file went to stdout');
+    const message = new RegExp(`^carectl: download from \\S+ broke off after (\\d+) bytes: .*; the output on stdout is incomplete \\((\\d+) bytes\\); try again with: carectl reports download ${id} --file -\n$`).exec(result.stderr);
+    assert.ok(message, result.stderr);
+    assert.equal(message[1], message[2]);
+    assert.ok(Number(message[1]) > 0);
+  });
+
+  test('to stdout, reports wait and reports create --download - say so too', async () => {
+    const id = nextReportId();
+    assert.equal((await cli([...CREATE, '--format', 'csv', '--wait', '--quiet'])).code, 0);
+    sandbox.setFaults({ breakDownloads: true });
+    const waited = await cli(['--quiet', 'reports', 'wait', id, '--download', '-']);
+    assert.equal(waited.code, 1);
+    assert.ok(waited.stdout.length > 0);
+    assert.match(waited.stderr, new RegExp(`; the output on stdout is incomplete \\(\\d+ bytes\\); try again with: carectl reports wait ${id} --download -\n$`));
+
+    const next = nextReportId();
+    const created = await cli(['--quiet', ...CREATE, '--format', 'csv', '--download', '-']);
+    assert.equal(created.code, 1);
+    assert.ok(created.stdout.length > 0);
+    assert.match(created.stderr, new RegExp(`; the output on stdout is incomplete \\(\\d+ bytes\\); try again with: carectl reports wait ${next} --download -\n$`));
+  });
+
+  test('to stdout, Ctrl-C part-way says the output is incomplete (exit 130)', async () => {
+    const id = FIXTURES.reports.generatedId;
+    sandbox.setFaults({ trickleDownloadsMs: 20 });
+    const controller = new AbortController();
+    const result = await cli(['reports', 'download', id, '--file', '-'], { signal: controller.signal, onStdout: () => controller.abort() });
+    assert.equal(result.code, 130);
+    assert.ok(result.stdout.length > 0);
+    assert.match(result.stderr, new RegExp(`^carectl: interrupted while downloading report ${id}; the output on stdout is incomplete \\(\\d+ bytes\\); start again with: carectl reports download ${id} --file -\n$`));
+  });
+
   test('a failed report: exit 5; a report still generating: a hint to wait', async () => {
     const failed = await cli(['reports', 'download', FIXTURES.reports.failedId]);
     assert.equal(failed.code, 5);

@@ -220,6 +220,9 @@ async function saveReport(ctx: Context, id: string, record: Record<string, unkno
   if (typeof url !== 'string' || url === '') throw new CarectlError(`report ${id} is generated but has no download address`);
   const path = destination.kind === 'folder' ? join(destination.path, defaultFileName(id, url)) : destination.kind === 'file' ? destination.path : undefined;
   const bar = createByteProgress(ctx.io.stderr, ctx.globals.quiet === true, `report ${id}`, ctx.io.now);
+  // Bytes already on stdout cannot be taken back (and are never repeated by a retry), so a
+  // failure after them must say the output is incomplete rather than that nothing was saved.
+  let onStdout = 0;
   let bytes: number;
   try {
     bytes = await download({
@@ -232,12 +235,16 @@ async function saveReport(ctx: Context, id: string, record: Record<string, unkno
       now: ctx.io.now,
       sleep: ctx.io.sleep,
       signal: ctx.io.signal,
-      onProgress: (received, total) => bar.update(received, total),
+      onProgress: (received, total) => {
+        if (path === undefined) onStdout = received;
+        bar.update(received, total);
+      },
       ...(ctx.trace && { trace: ctx.trace }),
     });
   } catch (err) {
-    if (err instanceof InterruptedError) throw new InterruptedError(`interrupted while downloading report ${id}; nothing was saved; start again with: ${resume}`);
-    if (err instanceof CarectlError) throw new CarectlError(`${err.message}; nothing was saved; try again with: ${resume}`, err.exitCode);
+    const outcome = onStdout > 0 ? `the output on stdout is incomplete (${onStdout} bytes)` : 'nothing was saved';
+    if (err instanceof InterruptedError) throw new InterruptedError(`interrupted while downloading report ${id}; ${outcome}; start again with: ${resume}`);
+    if (err instanceof CarectlError) throw new CarectlError(`${err.message}; ${outcome}; try again with: ${resume}`, err.exitCode);
     throw err;
   } finally {
     bar.finish();
