@@ -26,11 +26,18 @@ export class CarectlError extends Error {
 /** Standard output could not be written (a full disk, say): not the service's fault, nor the user's command. */
 export class OutputError extends CarectlError {
   constructor(cause: Error) {
-    const code = (cause as NodeJS.ErrnoException).code;
-    // "ENOSPC: no space left on device, write" → "no space left on device (ENOSPC)"
-    const reason = code ? `${cause.message.replace(`${code}: `, '').replace(/, write$/, '')} (${code})` : cause.message;
-    super(`cannot write the output: ${reason}`);
+    super(`cannot write the output: ${systemReason(cause)}`);
   }
+}
+
+/**
+ * A system error as a reason a user reads, without the call or the path (the message names its
+ * own): "ENOSPC: no space left on device, write" → "no space left on device (ENOSPC)".
+ */
+export function systemReason(err: Error): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (!code) return err.message;
+  return `${err.message.replace(`${code}: `, '').replace(/, \w+(?: '.*')?$/, '')} (${code})`;
 }
 
 /** Bad command line or configuration: nothing was sent. */

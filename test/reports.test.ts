@@ -7,7 +7,7 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
-import { download, removePartialFiles, type DownloadOptions } from '../src/http/download.js';
+import { download, PartialFile, removePartialFiles, type DownloadOptions, type DownloadTarget } from '../src/http/download.js';
 import { nextPollDelay, reportState, POLL_CAP_MS } from '../src/reports/wait.js';
 import { FIXTURES, reportFileContent, type ReportFormat, type ReportRecord, type Sandbox } from '../src/sandbox/index.js';
 import { Collector, apiRequests, fakeClock, openSandbox, runCli, type RunOptions } from './helpers.js';
@@ -266,6 +266,68 @@ describe('reports: failure, timeout, interrupt', () => {
   });
 });
 
+describe('reports: a destination that cannot be written', () => {
+  // /proc refuses new files even to root, who passes every permission check elsewhere.
+  const skip = process.platform !== 'linux';
+  const cases: Array<{ name: string; args: string[]; cwd?: string; message: RegExp }> = [
+    { name: 'create --download FILE', args: [...CREATE, '--download', '/proc/x.csv'], message: /^carectl: --download: cannot write to \/proc\/x\.csv: [a-z ]+ \(E[A-Z]+\)\n$/ },
+    { name: 'create --download FOLDER', args: [...CREATE, '--download', '/proc'], message: /^carectl: --download: cannot write to the folder \/proc: [a-z ]+ \(E[A-Z]+\)\n$/ },
+    { name: 'wait --download', args: ['reports', 'wait', FIXTURES.reports.generatedId, '--download', '/proc/x.csv'], message: /^carectl: --download: cannot write to \/proc\/x\.csv: / },
+    { name: 'download --file', args: ['reports', 'download', FIXTURES.reports.generatedId, '--file', '/proc/x.csv'], message: /^carectl: --file: cannot write to \/proc\/x\.csv: / },
+    {
+      name: 'download into the current folder',
+      args: ['reports', 'download', FIXTURES.reports.generatedId],
+      cwd: '/proc',
+      message: /^carectl: cannot write to the current folder \(\/proc\): [a-z ]+ \(E[A-Z]+\); choose another with --file PATH\n$/,
+    },
+  ];
+  for (const { name, args, cwd, message } of cases) {
+    test(`${name}: exit 2 before anything is sent, no temporary file left`, { skip }, async () => {
+      const from = sandbox.requests.length;
+      const result = await cli(args, cwd === undefined ? {} : { cwd });
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, message);
+      assert.equal(result.stdout, '');
+      assert.equal(sandbox.requests.length, from, 'nothing sent');
+      assert.deepEqual((await readdir('/proc')).filter((name) => name.includes('.partial-')), []);
+    });
+  }
+
+  test('the temporary file exists from the start and goes on every way out: a later usage error, Ctrl-C, a forced stop', async () => {
+    const badTimeout = await cli([...CREATE, '--download', 'r.csv', '--timeout', '5']);
+    assert.equal(badTimeout.code, 2, badTimeout.stderr);
+    assert.deepEqual(await readdir(folder), []);
+
+    const interrupt = new AbortController();
+    const interrupted = await cli([...CREATE, '--download', 'r.csv'], {
+      signal: interrupt.signal,
+      sleep: async (ms, signal) => {
+        interrupt.abort();
+        await clock.sleep(ms, signal);
+      },
+    });
+    assert.equal(interrupted.code, 130, interrupted.stderr);
+    assert.deepEqual(await readdir(folder), []);
+
+    const controller = new AbortController();
+    let during: string[] = [];
+    const sleep: typeof clock.sleep = async (ms, signal) => {
+      if (during.length === 0) {
+        during = await readdir(folder);
+        // What a second Ctrl-C does before the process ends at once.
+        removePartialFiles();
+        controller.abort();
+      }
+      await clock.sleep(ms, signal);
+    };
+    const result = await cli([...CREATE, '--download', 'r.csv'], { sleep, signal: controller.signal });
+    assert.equal(result.code, 130, result.stderr);
+    assert.equal(during.length, 1);
+    assert.match(during[0]!, /^r\.csv\.partial-[0-9a-f]{12}$/);
+    assert.deepEqual(await readdir(folder), []);
+  });
+});
+
 describe('reports download', () => {
   test('default name report-ID.EXT in the current folder, exact bytes, no credentials to the download host', async () => {
     const id = FIXTURES.reports.generatedId;
@@ -396,13 +458,18 @@ function downloadSeeded(id: string, overrides: Partial<DownloadOptions> & Pick<D
   });
 }
 
+/** A file target in the test folder, its temporary file created first as the commands do. */
+async function fileTarget(name: string): Promise<DownloadTarget> {
+  return { file: join(folder, name), partial: await PartialFile.create(folder, name) };
+}
+
 describe('download module', () => {
   test('an interrupt part-way removes the temporary file and leaves nothing at PATH', async () => {
     const controller = new AbortController();
     let chunks = 0;
     await assert.rejects(
       downloadSeeded(FIXTURES.reports.generatedId, {
-        target: { file: join(folder, 'stopped.csv') },
+        target: await fileTarget('stopped.csv'),
         signal: controller.signal,
         onProgress: (received) => {
           if (received > 0 && ++chunks === 1) controller.abort();
@@ -416,11 +483,10 @@ describe('download module', () => {
   test('removePartialFiles() removes the temporary file of a download in progress at once', async () => {
     sandbox.setFaults({ trickleDownloadsMs: 20 });
     const controller = new AbortController();
-    const target = join(folder, 'slow.csv');
     let started!: () => void;
     const writing = new Promise<void>((resolve) => (started = resolve));
     const downloading = downloadSeeded(FIXTURES.reports.generatedId, {
-      target: { file: target },
+      target: await fileTarget('slow.csv'),
       signal: controller.signal,
       onProgress: (received) => {
         if (received > 0) started();
@@ -433,6 +499,20 @@ describe('download module', () => {
     controller.abort();
     await assert.rejects(downloading);
     assert.deepEqual(await readdir(folder), []);
+  });
+
+  test('a retry after a broken download writes the file from its start', async () => {
+    const id = FIXTURES.reports.generatedId;
+    sandbox.setFaults({ breakDownloads: true });
+    const bytes = await downloadSeeded(id, {
+      target: await fileTarget('retried.csv'),
+      // The link recovers while carectl waits to retry.
+      sleep: async () => sandbox.setFaults(undefined),
+    });
+    const expected = reportFileContent(report(id), report(id).format);
+    assert.equal(bytes, expected.length);
+    assert.deepEqual(await readFile(join(folder, 'retried.csv')), expected);
+    assert.deepEqual(await readdir(folder), ['retried.csv']);
   });
 
   test('the trace hides the query of a signed address', async () => {

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { closeSync, openSync, readdirSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -235,10 +235,10 @@ describe('SIGTERM, SIGHUP, and a signal during a download', () => {
       try {
         const id = FIXTURES.reports.generatedId;
         const { child, done } = carectl(['reports', 'download', id, '--file', join(downloads, 'report.csv')], env);
-        // Once the download has begun writing its temporary file.
+        // Once the download has begun writing its temporary file (which exists, empty, from the start).
         let sent = false;
         const poll = setInterval(() => {
-          if (!sent && readdirSync(downloads).length > 0) {
+          if (!sent && readdirSync(downloads).some((name) => (statSync(join(downloads, name), { throwIfNoEntry: false })?.size ?? 0) > 0)) {
             sent = true;
             child.kill('SIGINT');
           }

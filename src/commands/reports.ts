@@ -7,8 +7,8 @@ import { stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
-import { CarectlError, InterruptedError, NetworkError, ReportFailedError, UsageError } from '../errors.js';
-import { createByteProgress, download, formatBytes } from '../http/download.js';
+import { CarectlError, InterruptedError, NetworkError, ReportFailedError, UsageError, systemReason } from '../errors.js';
+import { createByteProgress, download, formatBytes, PartialFile, type DownloadTarget } from '../http/download.js';
 import type { Transport } from '../http/transport.js';
 import { writeText, type Format } from '../output/index.js';
 import { parseDate, parseDuration, parseEnum } from '../parse.js';
@@ -98,11 +98,11 @@ async function waitCommand(ctx: Context, opts: Options, rawId: string): Promise<
 async function downloadReport(ctx: Context, opts: Options, rawId: string): Promise<void> {
   const id = requireId(rawId, reports);
   const given = await checkedDestination(ctx, opts.file as string | undefined, '--file');
+  const destination = given ?? (await withPartialFile(ctx, { kind: 'folder', path: ctx.io.cwd, shown: '' }, '--file'));
   const version = await reportsVersion(ctx);
   const record = await fetchReport(await ctx.transport(), version, id);
   const state = reportState(record);
   if (state === 'failed') throw new ReportFailedError(`report ${id} failed: ${String(record.failure)}`);
-  const destination = given ?? { kind: 'folder' as const, path: ctx.io.cwd, shown: '' };
   const resume = `carectl reports download ${id}${given ? ` --file ${shellWord(given.shown)}` : ''}`;
   if (state !== 'generated') {
     throw new CarectlError(`report ${id} is still ${state}; wait for it with: carectl reports wait ${id} --download ${shellWord(given?.shown ?? '.')}`);
@@ -162,23 +162,39 @@ async function postReport(transport: Transport, version: Version, request: Creat
 
 // ---- wait and download ----
 
-type Destination =
+type FileDestination =
   /** A file path; `shown` is what the user typed, for messages and resume commands. */
   | { kind: 'file'; path: string; shown: string }
   /** report-ID.EXT goes into this folder. */
-  | { kind: 'folder'; path: string; shown: string }
-  | { kind: 'stdout'; shown: '-' };
+  | { kind: 'folder'; path: string; shown: string };
+type Destination = (FileDestination & { partial: PartialFile }) | { kind: 'stdout'; shown: '-' };
 
-/** Resolves PATH against the current folder and checks its folder exists, before any request. */
+/**
+ * Resolves PATH against the current folder and creates the download's temporary file there,
+ * before any request: a destination that cannot be written must not cost a report and its wait.
+ */
 async function checkedDestination(ctx: Context, given: string | undefined, flag: string): Promise<Destination | undefined> {
   if (given === undefined) return undefined;
   if (given === '-') return { kind: 'stdout', shown: '-' };
   if (given.trim() === '') throw new UsageError(`${flag}: needs a path (or - for standard output)`);
   const path = resolve(ctx.io.cwd, given);
-  if ((await stat(path).catch(() => undefined))?.isDirectory()) return { kind: 'folder', path, shown: given };
+  if ((await stat(path).catch(() => undefined))?.isDirectory()) return withPartialFile(ctx, { kind: 'folder', path, shown: given }, flag);
   const folder = await stat(dirname(path)).catch(() => undefined);
   if (!folder?.isDirectory()) throw new UsageError(`${flag}: the folder ${dirname(given) || '.'} does not exist`);
-  return { kind: 'file', path, shown: given };
+  return withPartialFile(ctx, { kind: 'file', path, shown: given }, flag);
+}
+
+/** The destination with its temporary file, removed when the command ends unless it was renamed into place. */
+async function withPartialFile(ctx: Context, destination: FileDestination, flag: string): Promise<Destination> {
+  const [folder, name] = destination.kind === 'folder' ? [destination.path, 'report'] : [dirname(destination.path), basename(destination.path)];
+  const partial = await PartialFile.create(folder, name).catch((err: Error) => {
+    const reason = systemReason(err);
+    // No PATH given: the current folder is the default, and the flag is the way out.
+    if (destination.shown === '') throw new UsageError(`cannot write to the current folder (${folder}): ${reason}; choose another with ${flag} PATH`);
+    throw new UsageError(`${flag}: cannot write to ${destination.kind === 'file' ? destination.shown : `the folder ${destination.shown}`}: ${reason}`);
+  });
+  ctx.onClose(() => partial.discard());
+  return { ...destination, partial };
 }
 
 interface WaitPlan {
@@ -218,7 +234,10 @@ async function printReport(ctx: Context, format: Format, record: Record<string, 
 async function saveReport(ctx: Context, id: string, record: Record<string, unknown>, destination: Destination, resume: string): Promise<void> {
   const url = record.download;
   if (typeof url !== 'string' || url === '') throw new CarectlError(`report ${id} is generated but has no download address`);
-  const path = destination.kind === 'folder' ? join(destination.path, defaultFileName(id, url)) : destination.kind === 'file' ? destination.path : undefined;
+  const target: DownloadTarget =
+    destination.kind === 'stdout'
+      ? { stdout: ctx.io.stdout.stream }
+      : { file: destination.kind === 'folder' ? join(destination.path, defaultFileName(id, url)) : destination.path, partial: destination.partial };
   const bar = createByteProgress(ctx.io.stderr, ctx.globals.quiet === true, `report ${id}`, ctx.io.now);
   // Bytes already on stdout cannot be taken back (and are never repeated by a retry), so a
   // failure after them must say the output is incomplete rather than that nothing was saved.
@@ -227,7 +246,7 @@ async function saveReport(ctx: Context, id: string, record: Record<string, unkno
   try {
     bytes = await download({
       url,
-      target: path === undefined ? { stdout: ctx.io.stdout.stream } : { file: path },
+      target,
       userAgent: `carectl/${VERSION}`,
       idleTimeoutMs: ctx.requestTimeoutMs,
       retries: ctx.retries,
@@ -236,7 +255,7 @@ async function saveReport(ctx: Context, id: string, record: Record<string, unkno
       sleep: ctx.io.sleep,
       signal: ctx.io.signal,
       onProgress: (received, total) => {
-        if (path === undefined) onStdout = received;
+        if ('stdout' in target) onStdout = received;
         bar.update(received, total);
       },
       ...(ctx.trace && { trace: ctx.trace }),
@@ -249,7 +268,7 @@ async function saveReport(ctx: Context, id: string, record: Record<string, unkno
   } finally {
     bar.finish();
   }
-  if (path !== undefined) ctx.notice(`report ${id}: saved ${formatBytes(bytes)} to ${destination.kind === 'folder' ? join(destination.shown, basename(path)) : destination.shown}`);
+  if ('file' in target) ctx.notice(`report ${id}: saved ${formatBytes(bytes)} to ${destination.kind === 'folder' ? join(destination.shown, basename(target.file)) : destination.shown}`);
 }
 
 /** `report-ID.EXT`, the extension taken from the download address (the record names no format). */

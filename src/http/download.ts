@@ -2,13 +2,15 @@
  * Downloads a report file from its download address: another origin, so it is fetched with a
  * plain client that never carries the API credentials (never through Transport).
  *
- * A file is streamed into a temporary file beside PATH, flushed to disk, and renamed into place
- * only when complete: a failed or interrupted download leaves nothing at PATH (and no temporary
- * file). PATH `-` streams to standard output.
+ * A file is streamed into a temporary file beside PATH (a PartialFile, created by the caller
+ * before anything is sent), flushed to disk, and renamed into place only when complete: a failed
+ * or interrupted download leaves nothing at PATH (and no temporary file). PATH `-` streams to
+ * standard output.
  */
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { ApiError, CarectlError, InterruptedError, NetworkError, isBrokenPipe } from '../errors.js';
@@ -17,8 +19,8 @@ import { StreamSink } from '../output/stream-sink.js';
 import { RETRYABLE_STATUSES, retryDelayMs } from './retry.js';
 import { loadUndici } from './undici.js';
 
-/** Where the bytes go: a file (absolute path) or standard output. */
-export type DownloadTarget = { file: string } | { stdout: Writable };
+/** Where the bytes go: a file (absolute path, through its temporary file) or standard output. */
+export type DownloadTarget = { file: string; partial: PartialFile } | { stdout: Writable };
 
 export interface DownloadOptions {
   url: string;
@@ -70,6 +72,10 @@ export async function download(options: DownloadOptions): Promise<number> {
         await waitBeforeRetry(attempt, err, options);
       }
     }
+  } catch (err) {
+    // The download's own failure is the one to report, not a cleanup that failed after it.
+    if ('partial' in options.target) await options.target.partial.discard().catch(() => undefined);
+    throw err;
   } finally {
     await dispatcher.destroy().catch(() => undefined);
   }
@@ -114,7 +120,7 @@ async function attemptDownload(dispatcher: Dispatcher, url: URL, options: Downlo
   }
   const length = Number(header(reply.headers['content-length']));
   const total = Number.isSafeInteger(length) && length >= 0 ? length : undefined;
-  const sink = 'file' in options.target ? await openTempFile(options.target.file) : stdoutSink(options.target.stdout);
+  const sink = 'file' in options.target ? await fileSink(options.target.partial, options.target.file) : stdoutSink(options.target.stdout);
   let received = 0;
   try {
     options.onProgress?.(0, total);
@@ -145,7 +151,7 @@ interface Sink {
   write(chunk: Buffer): Promise<void>;
   /** Makes the bytes final (the file appears at PATH). */
   commit(): Promise<void>;
-  /** Removes every trace of a failed attempt. */
+  /** Ends a failed attempt (a file's bytes stay until the next attempt empties it, or discard). */
   discard(): Promise<void>;
 }
 
@@ -167,39 +173,83 @@ export function removePartialFiles(): void {
   partialFiles.clear();
 }
 
-/** `PATH.partial-<random>` in PATH's folder, so the final rename stays on one file system. */
-async function openTempFile(path: string): Promise<Sink> {
-  const temp = `${path}.partial-${randomBytes(6).toString('hex')}`;
-  partialFiles.add(temp);
-  const handle = await open(temp, 'wx').catch((err: unknown) => {
-    partialFiles.delete(temp);
+/**
+ * The temporary file a download is written into: `NAME.partial-<random>` in the destination's
+ * folder, so the final rename stays on one file system. It is created before any request, so a
+ * destination that cannot be written is found before a report is requested and waited for; its
+ * owner discards it however the command ends (a no-op once committed), and removePartialFiles()
+ * covers a forced stop.
+ */
+export class PartialFile {
+  #offset = 0;
+  #closed = false;
+  #done = false;
+
+  private constructor(
+    readonly path: string,
+    private readonly handle: FileHandle,
+  ) {}
+
+  /** Rejects with the system's error when the folder cannot be written. */
+  static async create(folder: string, name: string): Promise<PartialFile> {
+    const path = join(folder, `${name}.partial-${randomBytes(6).toString('hex')}`);
+    // Registered first: a forced stop while open() runs still finds the file.
+    partialFiles.add(path);
+    try {
+      return new PartialFile(path, await open(path, 'wx'));
+    } catch (err) {
+      partialFiles.delete(path);
+      throw err;
+    }
+  }
+
+  /** Empties the file for a fresh attempt. */
+  async restart(): Promise<void> {
+    await this.handle.truncate(0);
+    this.#offset = 0;
+  }
+
+  async write(chunk: Buffer): Promise<void> {
+    // At an explicit offset: truncate() does not move the file position back.
+    await this.handle.write(chunk, 0, chunk.length, this.#offset);
+    this.#offset += chunk.length;
+  }
+
+  /** Flushes to disk and renames the file to `to`. */
+  async commit(to: string): Promise<void> {
+    await this.handle.sync();
+    await this.#close();
+    await rename(this.path, to);
+    this.#done = true;
+    partialFiles.delete(this.path);
+  }
+
+  /** Removes the file (nothing once committed or discarded). */
+  async discard(): Promise<void> {
+    if (this.#done) return;
+    this.#done = true;
+    await this.#close().catch(() => undefined);
+    await rm(this.path, { force: true });
+    partialFiles.delete(this.path);
+  }
+
+  async #close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.handle.close();
+  }
+}
+
+/** One attempt's writes into the partial file; errors name PATH, which is what the user gave. */
+async function fileSink(partial: PartialFile, path: string): Promise<Sink> {
+  const failed = (err: unknown): never => {
     throw new CarectlError(`cannot write ${path}: ${describe(err)}`);
-  });
-  let closed = false;
-  const close = async (): Promise<void> => {
-    if (closed) return;
-    closed = true;
-    await handle.close();
   };
+  await partial.restart().catch(failed);
   return {
-    async write(chunk) {
-      await handle.write(chunk).catch((err: unknown) => {
-        throw new CarectlError(`cannot write ${path}: ${describe(err)}`);
-      });
-    },
-    async commit() {
-      await handle.sync();
-      await close();
-      await rename(temp, path).catch((err: unknown) => {
-        throw new CarectlError(`cannot write ${path}: ${describe(err)}`);
-      });
-      partialFiles.delete(temp);
-    },
-    async discard() {
-      await close().catch(() => undefined);
-      await rm(temp, { force: true });
-      partialFiles.delete(temp);
-    },
+    write: (chunk) => partial.write(chunk).catch(failed),
+    commit: () => partial.commit(path).catch(failed),
+    discard: async () => undefined,
   };
 }
 
