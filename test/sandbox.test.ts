@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import {
   type ConversationRecord,
@@ -11,6 +12,7 @@ import {
   reportFileContent,
   startSandbox,
 } from '../src/sandbox/index.js';
+import { runCli } from './helpers.js';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -623,5 +625,21 @@ describe('sandbox (state changes)', () => {
     const first = await snapshot(1);
     assert.equal(await snapshot(1), first);
     assert.notEqual(await snapshot(2), first);
+  });
+});
+
+describe('carectl sandbox', () => {
+  test('--port N already in use: one line that says so and how to choose another, exit 1', async () => {
+    const occupant = createServer();
+    await new Promise<void>((resolve) => occupant.listen(0, '127.0.0.1', resolve));
+    const { port } = occupant.address() as AddressInfo;
+    try {
+      const result = await runCli(['sandbox', '--port', String(port)]);
+      assert.equal(result.code, 1);
+      assert.equal(result.stderr, `carectl: sandbox: port ${port} is already in use; choose another --port, or 0 for a free one\n`);
+      assert.equal(result.stdout, '');
+    } finally {
+      await new Promise((resolve) => occupant.close(resolve));
+    }
   });
 });

@@ -1,6 +1,6 @@
 /** `carectl sandbox`: the embedded API in the foreground, for trying commands and scripts offline. */
 import type { Command } from 'commander';
-import { InterruptedError, UsageError } from '../errors.js';
+import { CarectlError, InterruptedError, UsageError } from '../errors.js';
 import { parseDuration, parseIntInRange } from '../parse.js';
 import { DEMO_CONVERSATIONS } from '../sandbox/size.js';
 import type { Action } from './action.js';
@@ -29,7 +29,11 @@ export function addSandboxCommand(program: Command, action: Action): void {
       const reportDelayMs = opts.reportDelay === undefined ? 3000 : parseDuration(opts.reportDelay as string, '--report-delay');
       const rate = opts.faults === undefined ? 0 : parseRate(opts.faults as string);
       const { startSandbox } = await import('../sandbox/index.js');
-      const sandbox = await startSandbox({ port, seed, conversations, reportDelayMs, now: ctx.io.now, ...(rate > 0 && { faults: { rate } }) });
+      const sandbox = await startSandbox({ port, seed, conversations, reportDelayMs, now: ctx.io.now, ...(rate > 0 && { faults: { rate } }) }).catch((err: unknown) => {
+        // A taken port is the machine's state, not a mistake in the command line: exit 1, with the way out.
+        if ((err as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE') throw new CarectlError(`sandbox: port ${port} is already in use; choose another --port, or 0 for a free one`);
+        throw err;
+      });
       ctx.onClose(() => sandbox.close());
       ctx.io.stdout.stream.write(
         [
