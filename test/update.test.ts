@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { refusedTagHint } from '../src/commands/update.js';
 import { FIXTURES, type ConversationRecord, type Sandbox } from '../src/sandbox/index.js';
 import { apiRequests, openSandbox, runCli } from './helpers.js';
 
@@ -207,7 +208,7 @@ describe('conversations update: batches', () => {
       id: a!.id,
       status: null,
       tags: null,
-      result: `Tag ${FIXTURES.inactiveTagId} is inactive (HTTP 400); the conversation's current tags were sent back: drop a refused one with --remove-tags ID`,
+      result: `Tag ${FIXTURES.inactiveTagId} is inactive (HTTP 400); --add-tags ${FIXTURES.inactiveTagId}: only active tags can be set (see carectl tags list --active)`,
     });
     const reason = await runCli(['conversations', 'update', b!.id, '--status', 'closing', '--close-reason', 'fixed'], { sandbox });
     assert.equal(reason.code, 1);
@@ -216,6 +217,43 @@ describe('conversations update: batches', () => {
       `${HEADER}${b!.id}\t\t\tUnknown close reason 'fixed'; accepted: ${FIXTURES.closeReasons.join(', ')} (HTTP 400)\n`,
     );
     assert.deepEqual((await readBack(b!.id)).tags, b!.tag_ids, 'a refused update changes nothing');
+  });
+});
+
+describe('conversations update: a refused tag', () => {
+  const CURRENT_HINT = "the conversation's current tags were sent back: drop a refused one with --remove-tags ID";
+
+  test('--tags with an inactive tag: the hint names --tags', async () => {
+    const [c] = freshConversations(1, () => true);
+    const result = await runCli(['conversations', 'update', c!.id, '--status', 'on_hold', '--tags', `7005,${FIXTURES.inactiveTagId}`], { sandbox });
+    assert.equal(result.code, 1);
+    assert.equal(
+      result.stderr,
+      `carectl: 1 of 1 updates failed (first: ${c!.id}: Tag ${FIXTURES.inactiveTagId} is inactive (HTTP 400); --tags ${FIXTURES.inactiveTagId}: only active tags can be set (see carectl tags list --active))\n`,
+    );
+  });
+
+  test("an inactive tag among the conversation's own: the hint is about the tags sent back, even with --add-tags", async () => {
+    const { data } = sandbox;
+    const c = data.conversations.find(
+      (x) =>
+        Number(x.id) > 500003 &&
+        x.channel_ids.every((id) => data.byId.channels.get(id)!.can_manage_conversations) &&
+        x.tag_ids.some((id) => !data.byId.tags.get(id)!.is_active),
+    );
+    assert.ok(c, 'the sandbox has a manageable conversation carrying an inactive tag');
+    const inactive = c.tag_ids.find((id) => !data.byId.tags.get(id)!.is_active)!;
+    const result = await runCli(['-o', 'ndjson', 'conversations', 'update', c.id, '--status', 'on_hold', '--add-tags', '7005'], { sandbox });
+    assert.equal(result.code, 1);
+    assert.equal((JSON.parse(result.stdout) as { result: string }).result, `Tag ${inactive} is inactive (HTTP 400); ${CURRENT_HINT}`);
+  });
+
+  test('a message that names no tag: every place the refused one can have come from', () => {
+    const sent = { flag: '--add-tags' as const, given: ['7008'], kept: ['7005', '7016'] };
+    assert.equal(refusedTagHint('A tag is inactive', sent), `--add-tags 7008: only active tags can be set (see carectl tags list --active); or ${CURRENT_HINT}`);
+    assert.equal(refusedTagHint('A tag is inactive', { ...sent, given: [] }), CURRENT_HINT);
+    assert.equal(refusedTagHint('Tag 7016 is inactive', sent), CURRENT_HINT);
+    assert.equal(refusedTagHint('Tag 70080 is inactive', { ...sent, kept: [] }), '--add-tags 7008: only active tags can be set (see carectl tags list --active)');
   });
 });
 

@@ -117,7 +117,7 @@ async function updateConversations(ctx: Context, opts: Options, args: string[]):
       if (ctx.io.signal.aborted) throw new InterruptedError();
       const { url, body } = await buildPatch(transport, version, plan, id);
       if (results) {
-        await sendPatch(transport, url, body, !('replace' in plan.tags));
+        await sendPatch(transport, url, body, tagOrigins(plan, body.tag_ids));
         await results.write({ id, status: body.status, tags: body.tag_ids, result: 'ok' });
       } else if (writer) {
         await writer.write({ id, method: 'PATCH', path: url.pathname, body });
@@ -149,16 +149,42 @@ async function buildPatch(transport: Transport, version: Version, plan: UpdatePl
   };
 }
 
+/** Where the sent tag ids came from: named by the user's flag, or the conversation's own sent back. */
+export interface TagOrigins {
+  flag: '--tags' | '--add-tags';
+  given: string[];
+  kept: string[];
+}
+
+function tagOrigins(plan: UpdatePlan, tagIds: readonly string[]): TagOrigins {
+  const [flag, named] = 'replace' in plan.tags ? (['--tags', plan.tags.replace] as const) : (['--add-tags', plan.tags.add] as const);
+  return { flag, given: tagIds.filter((id) => named.includes(id)), kept: tagIds.filter((id) => !named.includes(id)) };
+}
+
 /**
- * The service takes only active tags, so a conversation still carrying a deactivated tag cannot
- * keep it: the refusal says how to proceed rather than carectl dropping the tag silently.
+ * The service takes only active tags. A refusal says how to proceed, fitted to where the refused
+ * tag can have come from (the one the message names, if it names one): the user's flag, or the
+ * conversation's current tags, which carectl sends back rather than dropping one silently.
  */
-async function sendPatch(transport: Transport, url: URL, body: PatchBody, keptCurrentTags: boolean): Promise<void> {
+export function refusedTagHint(message: string, sent: TagOrigins): string | undefined {
+  const words = message.split(/[^\w-]+/);
+  const named = [...sent.given, ...sent.kept].filter((id) => words.includes(id));
+  const suspects = (ids: string[]): string[] => (named.length === 0 ? ids : ids.filter((id) => named.includes(id)));
+  const given = suspects(sent.given);
+  const hints = [
+    ...(given.length > 0 ? [`${sent.flag} ${given.join(',')}: only active tags can be set (see carectl tags list --active)`] : []),
+    ...(suspects(sent.kept).length > 0 ? ["the conversation's current tags were sent back: drop a refused one with --remove-tags ID"] : []),
+  ];
+  return hints.length > 0 ? hints.join('; or ') : undefined;
+}
+
+async function sendPatch(transport: Transport, url: URL, body: PatchBody, origins: TagOrigins): Promise<void> {
   try {
     await transport.request('PATCH', url, { body, idempotent: true });
   } catch (err) {
-    if (err instanceof ApiError && err.status === 400 && keptCurrentTags && body.tag_ids.length > 0 && /\btag/i.test(err.message)) {
-      throw new ApiError(err.status, `${err.message}; the conversation's current tags were sent back: drop a refused one with --remove-tags ID`);
+    if (err instanceof ApiError && err.status === 400 && /\btag/i.test(err.message)) {
+      const hint = refusedTagHint(err.message, origins);
+      if (hint !== undefined) throw new ApiError(err.status, `${err.message}; ${hint}`);
     }
     throw err;
   }
