@@ -82,14 +82,14 @@ const common = {
 };
 
 /**
- * src/version.ts reads package.json relative to its own file at run time; in a bundle that file
+ * src/core/version.ts reads package.json relative to its own file at run time; in a bundle that file
  * is gone, so the version is fixed at bundle time instead.
  */
 function versionAtBundleTime(version) {
   return {
     name: 'version-at-bundle-time',
     setup(builder) {
-      builder.onLoad({ filter: /[\\/]src[\\/]version\.ts$/ }, () => ({ contents: `export const VERSION = ${JSON.stringify(version)};`, loader: 'ts' }));
+      builder.onLoad({ filter: /[\\/]src[\\/]core[\\/]version\.ts$/ }, () => ({ contents: `export const VERSION = ${JSON.stringify(version)};`, loader: 'ts' }));
     },
   };
 }

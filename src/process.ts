@@ -2,8 +2,8 @@
  * The real process as carectl's Io: stdio with TTY flags, the environment, the clock, and an
  * abort signal raised by Ctrl-C (SIGINT), SIGTERM or SIGHUP.
  */
-import { realSleep, type Io } from './io.js';
-import { ExitCode } from './errors.js';
+import { realSleep, type Io } from './core/io.js';
+import { ExitCode } from './core/errors.js';
 import { removePartialFiles } from './http/download.js';
 import { run } from './main.js';
 

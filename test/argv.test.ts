@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Command } from 'commander';
-import { keepDashValuesWithOptions } from '../src/argv.js';
+import { keepDashValuesWithOptions } from '../src/cli/argv.js';
 import { openSandbox, runCli } from './helpers.js';
 
 function tree(): Command {

@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { realSleep, type Io } from '../src/io.js';
+import { realSleep, type Io } from '../src/core/io.js';
 import { run } from '../src/main.js';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { Collector, apiRequests, openSandbox, runCli, type RunResult } from './helpers.js';

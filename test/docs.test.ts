@@ -17,8 +17,8 @@ import { COMMAND_VALUES } from '../src/docs/values.js';
 import * as roff from '../src/docs/roff.js';
 import { allCommands, isLeaf } from '../src/docs/tree.js';
 import { FORMATS } from '../src/output/index.js';
-import { CONVERSATION_INCLUDES, CONVERSATION_STATUSES, PLATFORMS } from '../src/resources.js';
-import { VERSION } from '../src/version.js';
+import { CONVERSATION_INCLUDES, CONVERSATION_STATUSES, PLATFORMS } from '../src/api/catalogue/index.js';
+import { VERSION } from '../src/core/version.js';
 import { runCli } from './helpers.js';
 import { describeRun, useSandboxShell } from './shell.js';
 

@@ -1,6 +1,6 @@
 /** Runs carectl in-process against a sandbox on loopback, capturing what a user would see. */
 import { Readable, Writable } from 'node:stream';
-import { realSleep, type Io } from '../src/io.js';
+import { realSleep, type Io } from '../src/core/io.js';
 import { run } from '../src/main.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/index.js';
 

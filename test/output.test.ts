@@ -15,7 +15,7 @@ import {
 } from '../src/output/index.js';
 import type { Format, WriterOptions } from '../src/output/index.js';
 import { StreamSink } from '../src/output/stream-sink.js';
-import { OutputError } from '../src/errors.js';
+import { OutputError } from '../src/core/errors.js';
 
 type Row = Record<string, unknown>;
 

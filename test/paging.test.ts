@@ -1,9 +1,9 @@
 /** Paging helpers and the list runner, over an in-memory page source. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ApiError, UsageError } from '../src/errors.js';
-import { runList, startPoint } from '../src/list-run.js';
-import { decodeResumeToken, encodeResumeToken, followPages, nextPageLink, resumeAsOf, type ListPlan, type PageSource } from '../src/paging.js';
+import { ApiError, UsageError } from '../src/core/errors.js';
+import { runList, startPoint } from '../src/api/list-run.js';
+import { decodeResumeToken, encodeResumeToken, followPages, nextPageLink, resumeAsOf, type ListPlan, type PageSource } from '../src/api/paging.js';
 import type { RecordWriter } from '../src/output/index.js';
 
 /** Pages of `size` numbered records at addresses `p<phase>/<n>`; `fail` makes one address fail once. */

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ExitCode, UsageError } from '../src/errors.js';
+import { ExitCode, UsageError } from '../src/core/errors.js';
 import {
   type Bound,
   parseDate,
@@ -11,7 +11,7 @@ import {
   parseList,
   parseRange,
   rangeParams,
-} from '../src/parse.js';
+} from '../src/core/parse.js';
 
 /** 2026-11-22 13:05 UTC: day 326 of a non-leap year. */
 const NOW = Date.UTC(2026, 10, 22, 13, 5);

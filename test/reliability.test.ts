@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { ApiError, InterruptedError, NetworkError } from '../src/errors.js';
+import { ApiError, InterruptedError, NetworkError } from '../src/core/errors.js';
 import { Transport, type TransportConfig } from '../src/http/transport.js';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { apiRequests, fakeClock, openSandbox, runCli, type RunResult } from './helpers.js';

@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Command, Option } from 'commander';
-import { UsageError } from '../src/errors.js';
-import { checkRepeats, repeatable } from '../src/repeats.js';
+import { UsageError } from '../src/core/errors.js';
+import { checkRepeats, repeatable } from '../src/cli/repeats.js';
 
 function parse(program: Command, argv: string[]): Record<string, unknown> {
   checkRepeats(program.exitOverride());

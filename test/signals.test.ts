@@ -15,7 +15,7 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { isBrokenPipe } from '../src/errors.js';
+import { isBrokenPipe } from '../src/core/errors.js';
 import { createStopper } from '../src/process.js';
 import { FIXTURES } from '../src/sandbox/index.js';
 import { apiRequests, fakeClock, openSandbox, runCli, sandboxEnv } from './helpers.js';

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { refusedTagHint } from '../src/commands/update.js';
+import { refusedTagHint } from '../src/commands/conversations/update.js';
 import { FIXTURES, type ConversationRecord, type Sandbox } from '../src/sandbox/index.js';
 import { apiRequests, openSandbox, runCli } from './helpers.js';
 

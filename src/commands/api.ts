@@ -7,16 +7,30 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { text } from 'node:stream/consumers';
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
-import { CarectlError, UsageError } from '../errors.js';
+import type { Context } from '../cli/context.js';
+import { CarectlError, UsageError } from '../core/errors.js';
 import { safeJsonStringify, writeText } from '../output/index.js';
-import { nextPageLink } from '../paging.js';
-import { parseEnum } from '../parse.js';
-import type { Action, Options } from './action.js';
-import { addExamples } from './resource.js';
+import { nextPageLink } from '../api/paging.js';
+import { parseEnum } from '../core/parse.js';
+import type { Action, RawOptions } from '../cli/action.js';
+import { addExamples } from '../cli/help.js';
+import { METHODS } from '../http/methods.js';
 
-export const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 type Method = (typeof METHODS)[number];
+
+interface ApiOptions {
+  path: string;
+  method: string | undefined;
+  data: string | undefined;
+  paginate: boolean;
+}
+
+const readOptions = (raw: RawOptions, args: readonly unknown[]): ApiOptions => ({
+  path: args[0] as string,
+  method: raw.method as string | undefined,
+  data: raw.data as string | undefined,
+  paginate: raw.paginate === true,
+});
 /**
  * Methods whose repetition changes nothing (RFC 9110), so a failed attempt is retried. Not
  * PATCH: a raw body may be relative; not POST: it may create twice.
@@ -36,12 +50,12 @@ export function addApiCommand(program: Command, action: Action): void {
     'carectl api v1.3/conversations/500001 -X PATCH -d \'{"status":"on_hold","tag_ids":["7005"]}\'',
     'carectl api v1.1/reports -d @report-request.json',
   ]);
-  api.action(action((ctx, opts, args) => apiCommand(ctx, opts, args[0] as string)));
+  api.action(action(readOptions, apiCommand));
 }
 
-async function apiCommand(ctx: Context, opts: Options, target: string): Promise<void> {
-  const data = opts.data as string | undefined;
-  const given = (opts.method as string | undefined)?.toUpperCase() ?? (data === undefined ? 'GET' : 'POST');
+async function apiCommand(ctx: Context, opts: ApiOptions): Promise<void> {
+  const { data, path: target } = opts;
+  const given = opts.method?.toUpperCase() ?? (data === undefined ? 'GET' : 'POST');
   const method = parseEnum(given, '--method', METHODS);
   if (target.trim() === '') throw new UsageError('api: give a PATH below the base address, e.g. v1.3/tags');
   // The version is part of PATH here; a flag that would not change it must not look as if it did.

@@ -2,8 +2,8 @@
 import { Argument, type Command } from 'commander';
 import { completionScript, SHELLS, type Shell } from '../docs/completion.js';
 import { writeText } from '../output/index.js';
-import type { Action } from './action.js';
-import { addExamples } from './resource.js';
+import type { Action } from '../cli/action.js';
+import { addExamples } from '../cli/help.js';
 
 export function addCompletionCommand(program: Command, action: Action): void {
   const command = program
@@ -17,5 +17,5 @@ export function addCompletionCommand(program: Command, action: Action): void {
     'carectl completion fish > ~/.config/fish/completions/carectl.fish',
   ]);
   // The script is made when asked for, so it covers every command of the tree by then.
-  command.action(action(async (ctx, _opts, args) => writeText(ctx.io.stdout.stream, completionScript(args[0] as Shell, program))));
+  command.action(action((_raw, args) => args[0] as Shell, async (ctx, shell) => writeText(ctx.io.stdout.stream, completionScript(shell, program))));
 }

@@ -1,10 +1,19 @@
 /** `carectl sandbox`: the embedded API in the foreground, for trying commands and scripts offline. */
 import type { Command } from 'commander';
-import { CarectlError, InterruptedError, UsageError } from '../errors.js';
-import { parseDuration, parseIntInRange } from '../parse.js';
+import { CarectlError, InterruptedError, UsageError } from '../core/errors.js';
+import { parseDuration, parseIntInRange } from '../core/parse.js';
 import { DEMO_CONVERSATIONS } from '../sandbox/size.js';
-import type { Action } from './action.js';
-import { addExamples } from './resource.js';
+import type { Action, RawOptions } from '../cli/action.js';
+import { addExamples } from '../cli/help.js';
+
+/** The flags as given (strings), checked when the sandbox starts. */
+interface SandboxOptions {
+  port?: string;
+  seed?: string;
+  conversations?: string;
+  reportDelay?: string;
+  faults?: string;
+}
 
 export function addSandboxCommand(program: Command, action: Action): void {
   const command = program
@@ -21,13 +30,13 @@ export function addSandboxCommand(program: Command, action: Action): void {
     'carectl sandbox --conversations 100000',
   ]);
   command.action(
-    action(async (ctx, opts) => {
-      const port = opts.port === undefined ? 0 : parseIntInRange(opts.port as string, '--port', 0, 65535);
-      const seed = opts.seed === undefined ? 1 : parseIntInRange(opts.seed as string, '--seed', 0, 2 ** 31 - 1);
+    action((raw: RawOptions) => raw as SandboxOptions, async (ctx, opts) => {
+      const port = opts.port === undefined ? 0 : parseIntInRange(opts.port, '--port', 0, 65535);
+      const seed = opts.seed === undefined ? 1 : parseIntInRange(opts.seed, '--seed', 0, 2 ** 31 - 1);
       const conversations =
-        opts.conversations === undefined ? DEMO_CONVERSATIONS.default : parseIntInRange(opts.conversations as string, '--conversations', DEMO_CONVERSATIONS.min, DEMO_CONVERSATIONS.max);
-      const reportDelayMs = opts.reportDelay === undefined ? 3000 : parseDuration(opts.reportDelay as string, '--report-delay');
-      const rate = opts.faults === undefined ? 0 : parseRate(opts.faults as string);
+        opts.conversations === undefined ? DEMO_CONVERSATIONS.default : parseIntInRange(opts.conversations, '--conversations', DEMO_CONVERSATIONS.min, DEMO_CONVERSATIONS.max);
+      const reportDelayMs = opts.reportDelay === undefined ? 3000 : parseDuration(opts.reportDelay, '--report-delay');
+      const rate = opts.faults === undefined ? 0 : parseRate(opts.faults);
       const { startSandbox } = await import('../sandbox/index.js');
       const sandbox = await startSandbox({ port, seed, conversations, reportDelayMs, now: ctx.io.now, ...(rate > 0 && { faults: { rate } }) }).catch((err: unknown) => {
         // A taken port is the machine's state, not a mistake in the command line: exit 1, with the way out.

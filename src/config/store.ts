@@ -11,11 +11,12 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:f
 import { constants } from 'node:os';
 import path from 'node:path';
 import type { default as Conf, Schema } from 'conf';
-import { UsageError } from '../errors.js';
-import type { Io } from '../io.js';
+import { UsageError } from '../core/errors.js';
+import type { Io } from '../core/io.js';
 import { FORMATS } from '../output/types.js';
-import { VERSIONS } from '../resources.js';
-import { CONFIG_FILE_NAME, PROFILE_NAME, checkProfileName, configDirectory, type ProfileValues, type SettingKey } from '../settings.js';
+import { VERSIONS } from '../api/catalogue/index.js';
+import type { ProfileValues, SettingKey } from './keys.js';
+import { CONFIG_FILE_NAME, PROFILE_NAME, checkProfileName, configDirectory } from './paths.js';
 
 interface ConfigData {
   profiles?: Record<string, ProfileValues>;

@@ -4,8 +4,8 @@
  */
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
-import { InterruptedError, UsageError } from '../errors.js';
-import type { Io } from '../io.js';
+import { InterruptedError, UsageError } from '../core/errors.js';
+import type { Io } from '../core/io.js';
 
 const CTRL_C = '\u0003';
 const CTRL_D = '\u0004';

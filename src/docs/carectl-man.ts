@@ -4,10 +4,10 @@
  * with it, so both use carectlManPage.
  */
 import { PassThrough, Readable } from 'node:stream';
-import type { Io } from '../io.js';
-import { realSleep } from '../io.js';
-import { buildProgram } from '../main.js';
-import { VERSION } from '../version.js';
+import type { Io } from '../core/io.js';
+import { realSleep } from '../core/io.js';
+import { buildProgram } from '../cli/program.js';
+import { VERSION } from '../core/version.js';
 import { renderManPage } from './man.js';
 import { describeCommand, type CommandDoc } from './tree.js';
 

@@ -4,9 +4,9 @@
  * text to type. Tables keyed by FORMATS, SETTING_KEYS and ExitCode make the compiler insist on
  * an entry for every format, setting and exit code.
  */
-import type { ExitCode } from '../errors.js';
+import type { ExitCode } from '../core/errors.js';
 import type { Format } from '../output/index.js';
-import type { SettingKey } from '../settings.js';
+import type { SettingKey } from '../config/keys.js';
 
 export interface Term {
   term: string;

@@ -3,9 +3,9 @@
  * always gives the same page (no dates), so a test can compare it with the committed file.
  */
 import type { Command } from 'commander';
-import { ExitCode } from '../errors.js';
+import { ExitCode } from '../core/errors.js';
 import { FORMATS } from '../output/index.js';
-import { ENVIRONMENT, SETTING_KEYS } from '../settings.js';
+import { ENVIRONMENT, SETTING_KEYS } from '../config/keys.js';
 import * as roff from './roff.js';
 import { allCommands, describeCommand, isLeaf, type CommandDoc, type OptionDoc } from './tree.js';
 import {

@@ -5,10 +5,8 @@
  */
 import type { Option } from 'commander';
 import { FORMATS } from '../output/index.js';
-import { RESOURCES, VERSIONS } from '../resources.js';
-import { METHODS } from '../commands/api.js';
-import { DATE_TYPES, REPORT_FORMATS } from '../commands/reports.js';
-import { UPDATE_STATUSES } from '../commands/update.js';
+import { DATE_TYPES, REPORT_FORMATS, RESOURCES, UPDATE_STATUSES, VERSIONS } from '../api/catalogue/index.js';
+import { METHODS } from '../http/methods.js';
 
 /** Options of carectl itself (global options), by long name. */
 const GLOBAL_VALUES: Readonly<Record<string, readonly string[]>> = {
@@ -17,8 +15,8 @@ const GLOBAL_VALUES: Readonly<Record<string, readonly string[]>> = {
 };
 
 /**
- * Values that verbs with their own logic check against lists of their own (imported from those
- * commands), by command path and long name. The docs test checks that each entry names an option
+ * Values that verbs with their own logic check against the catalogue's lists of the two writes
+ * (and the HTTP methods of `carectl api`), by command path and long name. The docs test checks that each entry names an option
  * of the tree and that each word appears in that option's help.
  */
 export const COMMAND_VALUES: Readonly<Record<string, readonly string[]>> = {

@@ -7,7 +7,7 @@
  * hours, and a non-idempotent POST must only be retried when it provably never left.
  */
 import type { Dispatcher } from 'undici';
-import { ApiError, CarectlError, InterruptedError, NetworkError } from '../errors.js';
+import { ApiError, CarectlError, InterruptedError, NetworkError } from '../core/errors.js';
 import { loadUndici } from './undici.js';
 import { isNeverSentError, parseRetryAfter, retryDelayMs, RETRYABLE_STATUSES } from './retry.js';
 

@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { OutputError, isBrokenPipe } from '../errors.js';
+import { OutputError, isBrokenPipe } from '../core/errors.js';
 
 /**
  * Writes whole chunks to a stream, honouring backpressure and turning stream errors into rejected

@@ -1,4 +1,4 @@
-import type { OutStream } from '../io.js';
+import type { OutStream } from '../core/io.js';
 
 export const FORMATS = ['table', 'json', 'ndjson', 'csv', 'tsv'] as const;
 export type Format = (typeof FORMATS)[number];

@@ -4,16 +4,17 @@
  */
 import { text } from 'node:stream/consumers';
 import type { Command } from 'commander';
-import { Context } from '../context.js';
-import { ApiError, AuthError, CarectlError, ExitCode, UsageError } from '../errors.js';
-import { FORMATS, sanitizeForTerminal, writeText } from '../output/index.js';
-import { parseEnum } from '../parse.js';
-import { VERSIONS } from '../resources.js';
-import { checkBaseUrl, sameOrigin, type ProfileValues, type SettingKey } from '../settings.js';
-import type { Action, CommandBody, Options } from '../commands/action.js';
-import { addExamples } from '../commands/resource.js';
-import type { ConfigStore } from './store.js';
-import { ask } from './terminal.js';
+import { Context } from '../../cli/context.js';
+import { ApiError, AuthError, CarectlError, ExitCode, UsageError } from '../../core/errors.js';
+import { FORMATS, sanitizeForTerminal, writeText } from '../../output/index.js';
+import { parseEnum } from '../../core/parse.js';
+import { VERSIONS } from '../../api/catalogue/index.js';
+import { checkBaseUrl, sameOrigin } from '../../config/base-url.js';
+import type { ProfileValues, SettingKey } from '../../config/keys.js';
+import { noOptions, type Action, type CommandBody, type OptionReader } from '../../cli/action.js';
+import { addExamples } from '../../cli/help.js';
+import type { ConfigStore } from '../../config/store.js';
+import { ask } from '../../config/terminal.js';
 
 /** What `config set|get|unset` accept; the password is managed by login and logout only. */
 const CONFIG_KEYS = ['base-url', 'user', 'output', 'api-version'] as const;
@@ -34,33 +35,35 @@ export function addConfigCommands(program: Command, action: Action): void {
     'printf \'%s\\n\' "$PASSWORD" | carectl login --base-url https://api.example.com --user alice --password-stdin',
     'carectl --profile staging login --base-url https://staging.example.com',
   ]);
-  login.action(action((ctx, opts) => loginCommand(ctx, opts)));
+  login.action(action((raw) => ({ passwordStdin: raw.passwordStdin === true }), loginCommand));
 
   const logout = program
     .command('logout')
     .description("remove the stored user and password of the profile (the profile's other settings stay)")
-    .action(action((ctx) => logoutCommand(ctx)));
+    .action(action(noOptions, logoutCommand));
   addExamples(logout, ['carectl logout', 'carectl --profile staging logout']);
 
   const config = program.command('config').description(`profile settings in the config file: ${CONFIG_KEYS.join(', ')}`);
-  const verbs: Array<[string, string, string[], CommandBody]> = [
+  /** The positional arguments: a key, and its value for set. */
+  const keyAndValue: OptionReader<string[]> = (_raw, args) => args as string[];
+  const verbs: Array<[string, string, string[], CommandBody<string[]>]> = [
     [
       'set <key> <value>',
       `store a setting in the profile (${CONFIG_KEYS.join(', ')}; the password only through login)`,
       ['carectl config set output json', 'carectl --profile staging config set base-url https://staging.example.com'],
-      (ctx, _opts, args) => setCommand(ctx, args[0] as string, args[1] as string),
+      (ctx, [key, value]) => setCommand(ctx, key as string, value as string),
     ],
     [
       'get <key>',
       'print a stored setting of the profile (exit 1 when it is not set)',
       ['carectl config get base-url', 'carectl --profile staging config get user'],
-      (ctx, _opts, args) => getCommand(ctx, args[0] as string),
+      (ctx, [key]) => getCommand(ctx, key as string),
     ],
     [
       'unset <key>',
       'remove a stored setting from the profile',
       ['carectl config unset output', 'carectl --profile staging config unset api-version'],
-      (ctx, _opts, args) => unsetCommand(ctx, args[0] as string),
+      (ctx, [key]) => unsetCommand(ctx, key as string),
     ],
     [
       'list',
@@ -76,13 +79,13 @@ export function addConfigCommands(program: Command, action: Action): void {
     ],
   ];
   for (const [usage, description, examples, body] of verbs) {
-    addExamples(config.command(usage).description(description).action(action(body, usage === 'list' ? ['columns'] : [])), examples);
+    addExamples(config.command(usage).description(description).action(action(keyAndValue, body, usage === 'list' ? ['columns'] : [])), examples);
   }
   addExamples(config, ['carectl config set output json', 'carectl --profile staging config set base-url https://staging.example.com', 'carectl config list -o json']);
 }
 
 async function openStore(ctx: Context): Promise<ConfigStore> {
-  const { openConfig } = await import('./store.js');
+  const { openConfig } = await import('../../config/store.js');
   return openConfig(ctx.io);
 }
 
@@ -93,9 +96,9 @@ function refuseSandbox(ctx: Context, command: string): void {
   if (ctx.globals.sandbox) throw new UsageError(`${command}: --sandbox brings its own address and demo credentials; it neither uses nor changes the stored profile`);
 }
 
-async function loginCommand(ctx: Context, opts: Options): Promise<void> {
+async function loginCommand(ctx: Context, opts: { passwordStdin: boolean }): Promise<void> {
   refuseSandbox(ctx, 'login');
-  const fromStdin = opts.passwordStdin === true;
+  const fromStdin = opts.passwordStdin;
   if (!fromStdin && !ctx.io.stdin.isTTY) {
     throw new UsageError(
       `login: no terminal to ask for the password; pipe it in with --password-stdin (printf '%s\\n' "$PASSWORD" | carectl login --user NAME --password-stdin), or for scripts and cron jobs set CARECTL_USER and CARECTL_PASSWORD instead of logging in`,
@@ -226,12 +229,12 @@ async function unsetCommand(ctx: Context, key: string): Promise<void> {
 }
 
 async function listCommand(ctx: Context): Promise<void> {
-  const format = await ctx.outputFormat();
+  const printer = await ctx.printer();
   const store = await openStore(ctx);
   const rows = Object.entries(await store.list()).flatMap(([profile, values]) =>
     Object.entries(values).map(([key, value]) => ({ profile, key, value: key === 'password' ? PASSWORD_MASK : value })),
   );
-  const writer = ctx.writer(format, 'list', ['profile', 'key', 'value']);
+  const writer = printer.writer('list', ['profile', 'key', 'value']);
   for (const row of rows) await writer.write(row);
   await writer.end();
   if (rows.length === 0) ctx.notice(`no settings stored in ${store.path}`);

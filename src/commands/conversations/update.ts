@@ -4,21 +4,18 @@
  * built from the conversation's current tags (read first) unless --tags gives the new list.
  */
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
-import { ApiError, CarectlError, InterruptedError, UsageError } from '../errors.js';
-import type { Transport } from '../http/transport.js';
-import { sanitizeForTerminal, writeText } from '../output/index.js';
-import { parseEnum, parseList } from '../parse.js';
-import { resolveColumns } from '../query.js';
-import { resourceByName, type Version } from '../resources.js';
-import type { Action, Options } from './action.js';
-import { readIds } from './ids.js';
-import { addExamples, fetchSingle, requireId } from './resource.js';
+import { requireId, type ApiClient } from '../../api/client.js';
+import { PATCH_VERSIONS, resourceByName, UPDATE_STATUSES, type Version } from '../../api/catalogue/index.js';
+import { resolveColumns } from '../../api/query.js';
+import type { Action, RawOptions } from '../../cli/action.js';
+import type { Context } from '../../cli/context.js';
+import { addExamples } from '../../cli/help.js';
+import { readIds } from '../../cli/ids.js';
+import { ApiError, CarectlError, InterruptedError, UsageError } from '../../core/errors.js';
+import { parseEnum, parseList } from '../../core/parse.js';
+import { sanitizeForTerminal, writeText } from '../../output/index.js';
 
 const conversations = resourceByName('conversations');
-export const UPDATE_STATUSES = ['on_hold', 'closing'] as const;
-/** PATCH of a conversation exists in v1.3 only. */
-const PATCH_VERSIONS: readonly Version[] = ['v1.3'];
 const RESULT_COLUMNS = ['id', 'status', 'tags', 'result'];
 const DRY_RUN_COLUMNS = ['id', 'method', 'path', 'body'];
 
@@ -36,8 +33,28 @@ export interface PatchBody {
   close_reason?: string;
 }
 
-export function addUpdateCommand(program: Command, action: Action): void {
-  const group = program.commands.find((c) => c.name() === 'conversations') as Command;
+/** The flags and ids as given; planFromOptions checks them. */
+export interface UpdateOptions {
+  ids: string[];
+  status: string;
+  closeReason: string | undefined;
+  tags: string | undefined;
+  addTags: string | undefined;
+  removeTags: string | undefined;
+  dryRun: boolean;
+}
+
+const readOptions = (raw: RawOptions, args: readonly unknown[]): UpdateOptions => ({
+  ids: args[0] as string[],
+  status: raw.status as string,
+  closeReason: raw.closeReason as string | undefined,
+  tags: raw.tags as string | undefined,
+  addTags: raw.addTags as string | undefined,
+  removeTags: raw.removeTags as string | undefined,
+  dryRun: raw.dryRun === true,
+});
+
+export function addUpdateVerb(group: Command, action: Action): void {
   const update = group
     .command('update <ids...>')
     .description('set the status of conversations (ids as arguments or - for stdin), keeping their tags unless told otherwise')
@@ -53,20 +70,20 @@ export function addUpdateCommand(program: Command, action: Action): void {
     'carectl conversations list --status unread --tag spam --columns id --no-header | carectl conversations update - --status closing --close-reason spam',
     "carectl conversations update 500002 --status on_hold --tags '' --dry-run",
   ]);
-  update.action(action((ctx, opts, args) => updateConversations(ctx, opts, args[0] as string[]), ['columns']));
+  update.action(action(readOptions, updateConversations, ['columns']));
 }
 
 /** The flags as an UpdatePlan; every mistake is a UsageError (exit 2, nothing sent). */
-export function planFromOptions(opts: Options): UpdatePlan {
-  const status = parseEnum(opts.status as string, '--status', UPDATE_STATUSES);
-  const closeReason = opts.closeReason as string | undefined;
+export function planFromOptions(opts: UpdateOptions): UpdatePlan {
+  const status = parseEnum(opts.status, '--status', UPDATE_STATUSES);
+  const closeReason = opts.closeReason;
   if (closeReason !== undefined && closeReason.trim() === '') throw new UsageError('--close-reason: needs a value');
   if (status === 'closing' && closeReason === undefined) {
     throw new UsageError('--status closing needs --close-reason R (for example resolved or spam)');
   }
-  const replace = opts.tags as string | undefined;
-  const add = parseList((opts.addTags as string | undefined) ?? '');
-  const remove = parseList((opts.removeTags as string | undefined) ?? '');
+  const replace = opts.tags;
+  const add = parseList(opts.addTags ?? '');
+  const remove = parseList(opts.removeTags ?? '');
   if (replace !== undefined) {
     if (opts.addTags !== undefined || opts.removeTags !== undefined) {
       throw new UsageError('--tags replaces the whole list; it cannot be combined with --add-tags or --remove-tags');
@@ -96,28 +113,29 @@ interface Outcome {
   error?: CarectlError;
 }
 
-async function updateConversations(ctx: Context, opts: Options, args: string[]): Promise<void> {
+async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<void> {
   const plan = planFromOptions(opts);
-  const dryRun = opts.dryRun === true;
+  const { dryRun, ids: args } = opts;
   // A real run prints a result record per id. A dry run prints each request: as a record when a
   // format was chosen (-o, CARECTL_OUTPUT or the profile), as kubectl's does, else as a plain line.
-  const format = dryRun ? await ctx.chosenOutputFormat() : await ctx.outputFormat();
+  const printer = dryRun ? await ctx.chosenPrinter() : await ctx.printer();
   const columnSet = dryRun ? DRY_RUN_COLUMNS : RESULT_COLUMNS;
-  const writer = format === undefined ? undefined : ctx.writer(format, 'list', resolveColumns(columnSet, columnSet, ctx.globals.columns, undefined));
+  const writer = printer?.writer('list', resolveColumns(columnSet, columnSet, ctx.globals.columns, undefined));
   const results = dryRun ? undefined : writer;
   const version = await ctx.apiVersion(PATCH_VERSIONS, 'v1.3');
   // Checked here so the message does not offer an --id flag this command lacks.
   if (args.every((id) => id.trim() === '')) throw new UsageError('ids: give at least one conversation id, or - to read them from stdin');
   const ids = (await readIds(ctx, args, '-')).map((id) => requireId(id, conversations));
-  const transport = await ctx.transport();
+  const api = await ctx.api();
 
   const outcomes: Outcome[] = [];
   for (const id of ids) {
     try {
       if (ctx.io.signal.aborted) throw new InterruptedError();
-      const { url, body } = await buildPatch(transport, version, plan, id);
+      const body = await buildPatch(api, version, plan, id);
+      const url = api.recordUrl(conversations, version, id);
       if (results) {
-        await sendPatch(transport, url, body, tagOrigins(plan, body.tag_ids));
+        await sendPatch(api, version, id, body, tagOrigins(plan, body.tag_ids));
         await results.write({ id, status: body.status, tags: body.tag_ids, result: 'ok' });
       } else if (writer) {
         await writer.write({ id, method: 'PATCH', path: url.pathname, body });
@@ -141,12 +159,9 @@ async function updateConversations(ctx: Context, opts: Options, args: string[]):
   throwIfAnyFailed(outcomes, dryRun);
 }
 
-async function buildPatch(transport: Transport, version: Version, plan: UpdatePlan, id: string): Promise<{ url: URL; body: PatchBody }> {
-  const current = 'replace' in plan.tags ? undefined : await currentTagIds(transport, version, id);
-  return {
-    url: transport.url(`${version}/${conversations.path}/${encodeURIComponent(id)}`),
-    body: patchBody(plan, newTagIds(plan, current)),
-  };
+async function buildPatch(api: ApiClient, version: Version, plan: UpdatePlan, id: string): Promise<PatchBody> {
+  const current = 'replace' in plan.tags ? undefined : await currentTagIds(api, version, id);
+  return patchBody(plan, newTagIds(plan, current));
 }
 
 /** Where the sent tag ids came from: named by the user's flag, or the conversation's own sent back. */
@@ -178,9 +193,9 @@ export function refusedTagHint(message: string, sent: TagOrigins): string | unde
   return hints.length > 0 ? hints.join('; or ') : undefined;
 }
 
-async function sendPatch(transport: Transport, url: URL, body: PatchBody, origins: TagOrigins): Promise<void> {
+async function sendPatch(api: ApiClient, version: Version, id: string, body: PatchBody, origins: TagOrigins): Promise<void> {
   try {
-    await transport.request('PATCH', url, { body, idempotent: true });
+    await api.patchRecord(conversations, version, id, body);
   } catch (err) {
     if (err instanceof ApiError && err.status === 400 && /\btag/i.test(err.message)) {
       const hint = refusedTagHint(err.message, origins);
@@ -191,8 +206,8 @@ async function sendPatch(transport: Transport, url: URL, body: PatchBody, origin
 }
 
 /** The current tags of a conversation, as ids (the single reply carries {id, url} references). */
-async function currentTagIds(transport: Transport, version: Version, id: string): Promise<string[]> {
-  const record = await fetchSingle(transport, conversations, version, id, [['fields', 'tags']]);
+async function currentTagIds(api: ApiClient, version: Version, id: string): Promise<string[]> {
+  const record = await api.fetchRecord(conversations, version, id, [['fields', 'tags']]);
   const tags = Array.isArray(record.tags) ? (record.tags as Array<{ id?: unknown }>) : [];
   return tags.map((tag) => String(tag.id));
 }

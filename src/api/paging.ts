@@ -1,5 +1,5 @@
-import { CarectlError, UsageError } from './errors.js';
-import type { PagingStyle } from './resources.js';
+import { CarectlError, UsageError } from '../core/errors.js';
+import type { PagingStyle } from './catalogue/index.js';
 /**
  * Paging. The three paging styles of the service differ in how the first request sets its size
  * (`page_size` or `limit`) and in the cursor their links carry (`skip`, `offset`, `page_token`).

@@ -2,14 +2,17 @@
  * What every command gets: injected I/O, the global options, and lazily built services (the
  * settings, the HTTP transport, the in-process sandbox, output writers). Commands stay thin.
  */
-import { AuthError, UsageError } from './errors.js';
-import type { Io, OutStream } from './io.js';
-import { FORMATS, createWriter, sanitizeForTerminal, type Format, type RecordWriter } from './output/index.js';
-import { parseDuration, parseEnum, parseIntInRange } from './parse.js';
-import { VERSIONS } from './resources.js';
-import { Settings, checkBaseUrl } from './settings.js';
-import { Transport } from './http/transport.js';
-import { VERSION } from './version.js';
+import { AuthError, UsageError } from '../core/errors.js';
+import type { Io, OutStream } from '../core/io.js';
+import { FORMATS, sanitizeForTerminal, type Format } from '../output/index.js';
+import { Printer } from '../output/printer.js';
+import { parseDuration, parseEnum, parseIntInRange } from '../core/parse.js';
+import { VERSIONS } from '../api/catalogue/index.js';
+import { checkBaseUrl } from '../config/base-url.js';
+import { Settings } from '../config/settings.js';
+import { Transport } from '../http/transport.js';
+import { ApiClient } from '../api/client.js';
+import { VERSION } from '../core/version.js';
 
 /** Global options as commander parsed them (strings, unvalidated). */
 export interface GlobalOptions {
@@ -87,15 +90,24 @@ export class Context {
     return this.globals.retries === undefined ? DEFAULT_RETRIES : parseIntInRange(this.globals.retries, '--retries', 0, 10);
   }
 
-  /** table on a terminal, tsv otherwise, unless a flag, the environment or the profile says. */
-  async outputFormat(): Promise<Format> {
-    return (await this.chosenOutputFormat()) ?? (this.io.stdout.isTTY ? 'table' : 'tsv');
+  /** The output policy: table on a terminal, tsv otherwise, unless a flag, the environment or the profile says. */
+  async printer(): Promise<Printer> {
+    return (await this.chosenPrinter()) ?? this.printerFor(this.io.stdout.isTTY ? 'table' : 'tsv');
   }
 
-  /** The format set by -o, CARECTL_OUTPUT or the profile; undefined when none was. */
-  async chosenOutputFormat(): Promise<Format | undefined> {
+  /** The printer for a format set by -o, CARECTL_OUTPUT or the profile; undefined when none was. */
+  async chosenPrinter(): Promise<Printer | undefined> {
     const chosen = await this.settings.lookup('output');
-    return chosen === undefined ? undefined : parseEnum(chosen.value, chosen.source, FORMATS);
+    return chosen === undefined ? undefined : this.printerFor(parseEnum(chosen.value, chosen.source, FORMATS));
+  }
+
+  private printerFor(format: Format): Printer {
+    return new Printer(format, {
+      out: this.io.stdout,
+      header: this.globals.header,
+      escapeFormulas: this.globals.escapeFormulas,
+      color: this.colorFor(this.io.stdout),
+    });
   }
 
   /**
@@ -119,18 +131,6 @@ export class Context {
     // As chalk and node read it: 0 or false forces colour off, any other value (even empty) on.
     if (forced !== undefined) return forced !== '0' && forced !== 'false';
     return out.isTTY;
-  }
-
-  /** `header: false` leaves the header out whatever --header says (a continued csv, say). */
-  writer(format: Format, shape: 'list' | 'single', columns: string[], { header = true } = {}): RecordWriter {
-    return createWriter(format, {
-      out: this.io.stdout,
-      shape,
-      columns,
-      header: this.globals.header && header,
-      escapeFormulas: this.globals.escapeFormulas,
-      color: this.colorFor(this.io.stdout),
-    });
   }
 
   // ---- messages on stderr ----
@@ -194,8 +194,13 @@ export class Context {
     return transport;
   }
 
+  /** The API client over this command's transport. */
+  async api(): Promise<ApiClient> {
+    return new ApiClient(await this.transport());
+  }
+
   private async startSandbox(): Promise<Connection> {
-    const { startSandbox } = await import('./sandbox/index.js');
+    const { startSandbox } = await import('../sandbox/index.js');
     const sandbox = await startSandbox({ now: this.io.now });
     this.onClose(() => sandbox.close());
     return { baseUrl: new URL(sandbox.baseUrl), user: sandbox.user, password: sandbox.password };

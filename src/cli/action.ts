@@ -3,18 +3,24 @@
  * options, runs it, and always releases what it opened (connections, the in-process sandbox).
  */
 import type { Command } from 'commander';
-import { Context, type GlobalOptions } from '../context.js';
-import { UsageError } from '../errors.js';
-import type { Io } from '../io.js';
+import { Context, type GlobalOptions } from './context.js';
+import { UsageError } from '../core/errors.js';
+import type { Io } from '../core/io.js';
 
-export type Options = Record<string, unknown>;
-export type CommandBody = (ctx: Context, opts: Options, args: unknown[]) => Promise<void>;
+/** Commander's parsed options of one command, before a verb reads them. */
+export type RawOptions = Readonly<Record<string, unknown>>;
+/** Reads commander's options and positional arguments into a verb's own typed options, once. */
+export type OptionReader<O> = (raw: RawOptions, args: readonly unknown[]) => O;
+export type CommandBody<O> = (ctx: Context, opts: O) => Promise<void>;
 /**
  * Global options that only some commands act on. A command names those it takes; given to any
  * other, they are a usage error rather than silently ignored (`tags get 7001 --resume T`).
  */
 export type GlobalUse = 'limit' | 'page-size' | 'resume' | 'columns';
-export type Action = (body: CommandBody, takes?: readonly GlobalUse[]) => (...commanderArgs: unknown[]) => Promise<void>;
+export type Action = <O>(read: OptionReader<O>, body: CommandBody<O>, takes?: readonly GlobalUse[]) => (...commanderArgs: unknown[]) => Promise<void>;
+
+/** For verbs that take no options or arguments of their own. */
+export const noOptions: OptionReader<undefined> = () => undefined;
 
 /** What a list of records takes: all of them. */
 export const LIST_USES: readonly GlobalUse[] = ['limit', 'page-size', 'resume', 'columns'];
@@ -36,7 +42,7 @@ function checkUses(command: Command, globals: GlobalOptions, takes: readonly Glo
 }
 
 export function makeAction(io: Io): Action {
-  return (body, takes = []) =>
+  return (read, body, takes = []) =>
     async (...commanderArgs) => {
       // commander passes the positional arguments, then the options, then the command itself
       const command = commanderArgs[commanderArgs.length - 1] as Command;
@@ -45,7 +51,7 @@ export function makeAction(io: Io): Action {
       const ctx = new Context(io, globals);
       try {
         ctx.checkGlobals();
-        await body(ctx, command.opts(), commanderArgs.slice(0, -2));
+        await body(ctx, read(command.opts(), commanderArgs.slice(0, -2)));
       } finally {
         await ctx.close();
       }

@@ -2,15 +2,10 @@
  * From parsed flags to the service's query parameters, driven by the resource description:
  * filters, the fields an output needs, and the checks that must fail before anything is sent.
  */
-import { UsageError } from './errors.js';
-import { parseEnum, parseEnumList, parseList, parseRange, rangeParams } from './parse.js';
-import type { FilterSpec, ResourceSpec } from './resources.js';
-import type { QueryParams } from './http/transport.js';
-
-/** Commander's property name for a long flag (`assigned-to` → `assignedTo`). */
-export function optionKey(flag: string): string {
-  return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-}
+import { UsageError } from '../core/errors.js';
+import { parseEnum, parseEnumList, parseList, parseRange, rangeParams } from '../core/parse.js';
+import type { FilterSpec, ResourceSpec } from './catalogue/index.js';
+import type { QueryParams } from '../http/transport.js';
 
 /** Value of a `--x`/`--no-x` switch given both ways. */
 export const BOTH_GIVEN = 'both';
@@ -19,29 +14,24 @@ export function offFlagOf(filter: FilterSpec & { kind: 'switch' }): string {
   return filter.offFlag ?? `no-${filter.flag}`;
 }
 
-/** Flags given on the command line, by filter flag name, for conflict checks. */
-function givenFlags(spec: ResourceSpec, opts: Record<string, unknown>): Set<string> {
-  const given = new Set<string>();
-  for (const filter of spec.filters) {
-    if (opts[optionKey(filter.flag)] !== undefined) given.add(filter.flag);
-    if (filter.kind === 'switch' && filter.offFlag && opts[optionKey(filter.offFlag)] !== undefined) given.add(filter.offFlag);
-  }
-  return given;
-}
+/**
+ * The filter flags given, by flag name without dashes (`assigned-to`): a string, the strings of
+ * a repeatable flag, or a switch's true/false (BOTH_GIVEN for `--x --no-x`).
+ */
+export type FilterValues = Readonly<Record<string, string | string[] | boolean | undefined>>;
 
 /** The filter parameters of a list, checked locally (exit 2 before any request). */
-export function filterParams(spec: ResourceSpec, opts: Record<string, unknown>, now: number, filters = spec.filters): Array<[string, string]> {
-  const given = givenFlags(spec, opts);
+export function filterParams(spec: ResourceSpec, values: FilterValues, now: number, filters = spec.filters): Array<[string, string]> {
   for (const [a, b] of spec.conflicts ?? []) {
-    if (given.has(a) && given.has(b)) throw new UsageError(`--${a} and --${b} cannot be used together`);
+    if (values[a] !== undefined && values[b] !== undefined) throw new UsageError(`--${a} and --${b} cannot be used together`);
   }
   const params: Array<[string, string]> = [];
   for (const filter of filters) {
-    const raw = opts[optionKey(filter.flag)];
+    const raw = values[filter.flag];
     const flag = `--${filter.flag}`;
     switch (filter.kind) {
       case 'switch': {
-        const off = filter.offFlag ? opts[optionKey(filter.offFlag)] : undefined;
+        const off = filter.offFlag ? values[filter.offFlag] : undefined;
         if ((raw === true && off === true) || raw === BOTH_GIVEN) throw new UsageError(`${flag} and --${offFlagOf(filter)} cannot be used together`);
         if (raw === true) params.push([filter.param, 'true']);
         else if (raw === false || off === true) params.push([filter.param, 'false']);

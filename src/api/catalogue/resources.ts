@@ -1,104 +1,10 @@
-import { CarectlError } from './errors.js';
-import type { BoundOp } from './parse.js';
-
 /**
  * The API's resources as data. Everything a command needs to know about a resource (where it
  * lives, in which versions, how replies are wrapped, which fields and filters it has, how it
- * pages, what a table shows) is here; src/commands/resource.ts turns each entry into commands.
+ * pages, what a table shows) is here; src/commands/ turns each entry into commands.
  */
-
-export const VERSIONS = ['v1', 'v1.1', 'v1.2', 'v1.3', 'api/1'] as const;
-export type Version = (typeof VERSIONS)[number];
-
-/**
- * skip:   next_page/prev_page links carrying `skip` (page size via `page_size`)
- * offset: next_page links carrying `limit`/`offset` (page size via `limit`)
- * token:  next_page links carrying an opaque `page_token` (api/1)
- * none:   one reply holds the whole list
- */
-export type PagingStyle = 'skip' | 'offset' | 'token' | 'none';
-
-interface FilterBase {
-  /** Long flag name without dashes. */
-  flag: string;
-  /** Query parameter of the spec. */
-  param: string;
-  help: string;
-  /** Also offered by `get` (include shapes a single reply too). */
-  onGet?: boolean;
-  /** Versions that know this parameter, when not all of the resource's. */
-  versions?: readonly Version[];
-}
-
-/** A value passed through as is. `repeat`: the flag may be given several times and takes comma lists; each value becomes its own parameter. */
-export interface TextFilter extends FilterBase {
-  kind: 'text';
-  valueName: string;
-  repeat?: boolean;
-  /** Common values, named in help and offered by completion but not checked: the service may know others. */
-  examples?: readonly string[];
-}
-
-/** A value checked locally against the accepted values. `repeat` as for text. */
-export interface EnumFilter extends FilterBase {
-  kind: 'enum';
-  valueName: string;
-  values: readonly string[];
-  repeat?: boolean;
-}
-
-/** A flag pair that sends `param=true` or `param=false` (`--private` / `--no-private`). */
-export interface SwitchFilter extends FilterBase {
-  kind: 'switch';
-  /** Flag that sends false; defaults to `no-<flag>`. */
-  offFlag?: string;
-  offHelp: string;
-}
-
-/** A RANGE of dates, sent as `<param>_gte`, `<param>_lte`, … */
-export interface RangeFilter extends FilterBase {
-  kind: 'range';
-  /** Modifiers the service takes for this parameter, when not all four. */
-  ops?: readonly BoundOp[];
-}
-
-export type FilterSpec = TextFilter | EnumFilter | SwitchFilter | RangeFilter;
-
-export interface ResourceSpec {
-  /** Command name. */
-  name: string;
-  /** For help texts: "conversation". */
-  noun: string;
-  path: string;
-  versions: readonly Version[];
-  /** Wrapper keys; `bareIn` lists versions whose replies carry no wrapper. */
-  envelope: { list: string; single: string; bareIn?: readonly Version[] };
-  /** Requestable `fields` values (besides id and url, which always come back). */
-  fields: readonly string[];
-  /** Extra fields only the single reply can carry. */
-  singleFields?: readonly string[];
-  /** Top-level keys the client adds to each record (side loading), usable as columns. */
-  sideColumns?: readonly string[];
-  /** Side-loaded top-level arrays (`include=content`) attached to each record by its id list. */
-  sideloads?: readonly { key: string; ids: string }[];
-  /** Whether the service takes a `fields` parameter (api/1 replies are always whole). */
-  fieldsParam: boolean;
-  defaultColumns: readonly string[];
-  paging: PagingStyle;
-  filters: readonly FilterSpec[];
-  /** Verbs generated for this resource. */
-  verbs: readonly ('list' | 'get')[];
-  /** Lists selected by ids (authors): the parameter, and how many ids one request may carry. */
-  listByIds?: { param: string; max: number };
-  /**
-   * The service refuses a list without one of these parameters; with none given, the list runs
-   * once per value of `union.param` (spec rule 1: is_priority true, then false).
-   */
-  requireOneOf?: { params: readonly string[]; union: { param: string; values: readonly string[] } };
-  /** Pairs of flags that cannot be used together. */
-  conflicts?: readonly (readonly [string, string])[];
-  examples: { list?: readonly string[]; get?: readonly string[] };
-}
+import type { BoundOp } from '../../core/parse.js';
+import type { RangeFilter, ResourceSpec, Version } from './types.js';
 
 export const CONVERSATION_STATUSES = ['archived', 'on_hold', 'closing', 'closed', 'pending_approval', 'unread', 'assigned'] as const;
 export const CONVERSATION_INCLUDES = ['content', 'notes', 'actions'] as const;
@@ -291,39 +197,3 @@ export const RESOURCES: readonly ResourceSpec[] = [
     examples: { list: ['carectl annotations list', 'carectl annotations list -o csv > annotations.csv'] },
   }),
 ];
-
-export function resourceByName(name: string): ResourceSpec {
-  const spec = RESOURCES.find((r) => r.name === name);
-  if (!spec) throw new Error(`unknown resource ${name}`);
-  return spec;
-}
-
-/** The newest version a resource exists in: the default version segment. */
-export function defaultVersion(spec: ResourceSpec): Version {
-  return spec.versions[spec.versions.length - 1] as Version;
-}
-
-/** Records out of a reply, whatever the envelope of that version. */
-export function unwrapList(spec: ResourceSpec, body: unknown): Record<string, unknown>[] {
-  if (Array.isArray(body)) return body as Record<string, unknown>[];
-  const list = (body as Record<string, unknown> | null)?.[spec.envelope.list];
-  if (!Array.isArray(list)) throw new CarectlError(`unexpected reply: no "${spec.envelope.list}" list`);
-  return list as Record<string, unknown>[];
-}
-
-export function unwrapSingle(spec: ResourceSpec, body: unknown): Record<string, unknown> {
-  const wrapped = (body as Record<string, unknown> | null)?.[spec.envelope.single];
-  if (wrapped && typeof wrapped === 'object') return wrapped as Record<string, unknown>;
-  if (body && typeof body === 'object' && !Array.isArray(body) && 'id' in body) return body as Record<string, unknown>;
-  throw new CarectlError(`unexpected reply: no "${spec.envelope.single}" record`);
-}
-
-/** Content items of a conversation (`conversations content ID`): side-loaded, always whole. */
-export const CONTENT_ITEM = {
-  noun: 'content item',
-  fields: [
-    'id', 'parent', 'type', 'platform', 'platform_id', 'is_private', 'is_priority', 'is_by_source', 'created_date', 'imported_date',
-    'imported_delta', 'text', 'link', 'tags', 'author', 'channels', 'user', 'attachments', 'sentiment',
-  ],
-  defaultColumns: ['id', 'created_date', 'platform', 'type', 'author.id', 'is_by_source', 'text'],
-} as const;

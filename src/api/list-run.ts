@@ -2,8 +2,8 @@
  * Streams a list plan into an output writer: --limit, --resume, and the resume token printed
  * when the list stops early, whether by --limit or by a failure after retries.
  */
-import { ApiError, InterruptedError, NetworkError } from './errors.js';
-import type { RecordWriter } from './output/index.js';
+import { ApiError, InterruptedError, NetworkError } from '../core/errors.js';
+import type { RecordWriter } from '../output/index.js';
 import { cursorAfterPage, decodeResumeToken, encodeResumeToken, planPages, startOf, type Cursor, type ListPlan, type PageSource, type ResumePoint } from './paging.js';
 
 export interface ListRunOptions {

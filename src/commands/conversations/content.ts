@@ -1,30 +1,30 @@
-/** Conversation verbs beyond list/get: the content thread of one conversation. */
+/** `conversations content ID`: the content thread of one conversation. */
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
-import { resolveColumns } from '../query.js';
-import { CONTENT_ITEM, defaultVersion, resourceByName } from '../resources.js';
-import type { Action } from './action.js';
-import { addExamples, fetchSingle, requireId } from './resource.js';
+import { requireId } from '../../api/client.js';
+import { CONTENT_ITEM, defaultVersion, resourceByName } from '../../api/catalogue/index.js';
+import { resolveColumns } from '../../api/query.js';
+import type { Action } from '../../cli/action.js';
+import type { Context } from '../../cli/context.js';
+import { addExamples } from '../../cli/help.js';
 
 const conversations = resourceByName('conversations');
 
-export function addConversationCommands(program: Command, action: Action): void {
-  const group = (program.commands.find((c) => c.name() === 'conversations') as Command).description('read conversations and their content; park or close them');
+export function addContentVerb(group: Command, action: Action): void {
   const content = group
     .command('content <id>')
     .description("show a conversation's content items as rows, oldest first");
   addExamples(content, ['carectl conversations content 500002', 'carectl conversations content 500002 --columns created_date,author.id,text -o csv']);
-  content.action(action((ctx, _opts, args) => showContent(ctx, args[0] as string), ['limit', 'columns']));
+  content.action(action((_raw, args) => args[0] as string, showContent, ['limit', 'columns']));
 }
 
 async function showContent(ctx: Context, id: string): Promise<void> {
-  const format = await ctx.outputFormat();
+  const printer = await ctx.printer();
   const limit = ctx.limit ?? Infinity;
   const columns = resolveColumns(CONTENT_ITEM.fields, CONTENT_ITEM.defaultColumns, ctx.globals.columns, undefined);
   const version = await ctx.apiVersion(conversations.versions, defaultVersion(conversations));
-  const record = await fetchSingle(await ctx.transport(), conversations, version, requireId(id, conversations), [['include', 'content']]);
+  const record = await (await ctx.api()).fetchRecord(conversations, version, requireId(id, conversations), [['include', 'content']]);
   const items = (record.content as Record<string, unknown>[] | undefined) ?? [];
-  const writer = ctx.writer(format, 'list', columns);
+  const writer = printer.writer('list', columns);
   // The whole thread comes in one reply; --limit keeps its oldest items.
   for (const item of [...items].sort(byTime).slice(0, limit)) await writer.write(item);
   await writer.end();

@@ -3,9 +3,9 @@
  * notices a ready report within about a second at no more than about one request a second.
  * Time and sleep are injected, so tests run the whole lifecycle without waiting.
  */
-import { CarectlError, ExitCode, InterruptedError, ReportFailedError, ReportTimeoutError } from '../errors.js';
-import type { OutStream } from '../io.js';
-import { sanitizeForTerminal } from '../output/index.js';
+import { CarectlError, ExitCode, InterruptedError, ReportFailedError, ReportTimeoutError } from '../../core/errors.js';
+import type { OutStream } from '../../core/io.js';
+import { sanitizeForTerminal } from '../../output/index.js';
 
 export type ReportState = 'queued' | 'generating' | 'generated' | 'failed';
 

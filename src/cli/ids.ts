@@ -1,7 +1,7 @@
 /** Ids from arguments, a comma list, or standard input (`-`, one per line). */
 import { text } from 'node:stream/consumers';
-import { UsageError } from '../errors.js';
-import type { Context } from '../context.js';
+import { UsageError } from '../core/errors.js';
+import type { Context } from './context.js';
 
 /** How many repeated ids the notice names; a long list from stdin would flood the terminal. */
 const NAMED_REPEATS = 5;

@@ -13,7 +13,7 @@
  * read later, by src/settings.ts.
  */
 import type { Command, Option } from 'commander';
-import { UsageError } from './errors.js';
+import { UsageError } from '../core/errors.js';
 
 const REPEATABLE = new WeakSet<Option>();
 

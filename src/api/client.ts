@@ -1,0 +1,88 @@
+/**
+ * The API client: every request carectl makes to the service goes through here, addressed by
+ * the resource catalogue (path, version, envelope, side-loads), never by hand in a command. It
+ * knows nothing of the command line; the transport below it knows nothing of resources.
+ */
+import { UsageError } from '../core/errors.js';
+import type { QueryParams, Transport } from '../http/transport.js';
+import { unwrapList, unwrapSingle, type ResourceSpec, type Version } from './catalogue/index.js';
+import { nextPageLink, PAGING_STYLES, type PageSource } from './paging.js';
+
+export type ApiRecord = Record<string, unknown>;
+
+export class ApiClient {
+  constructor(readonly transport: Transport) {}
+
+  /** The address of one record (`v1.3/conversations/500001`). */
+  recordUrl(spec: ResourceSpec, version: Version, id: string, query: QueryParams = []): URL {
+    return this.transport.url(`${version}/${spec.path}/${encodeURIComponent(id)}`, query);
+  }
+
+  /** One record, unwrapped, with its side-loaded items attached. */
+  async fetchRecord(spec: ResourceSpec, version: Version, id: string, query: QueryParams): Promise<ApiRecord> {
+    const body = await this.transport.get(this.recordUrl(spec, version, id, query));
+    const record = unwrapSingle(spec, body);
+    return attachSideloads(spec, body, [record])[0] as ApiRecord;
+  }
+
+  /** PATCH of one record; the body is absolute (it replaces), so it may be repeated. */
+  async patchRecord(spec: ResourceSpec, version: Version, id: string, body: unknown): Promise<unknown> {
+    return this.transport.request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true });
+  }
+
+  /** POST of a new record: never repeated once it may have arrived (it would create twice). */
+  async createRecord(spec: ResourceSpec, version: Version, body: unknown): Promise<ApiRecord | undefined> {
+    const reply = await this.transport.request('POST', this.transport.url(`${version}/${spec.path}`), { body, idempotent: false });
+    return reply === null ? undefined : unwrapSingle(spec, reply);
+  }
+
+  /** Pages of a list, each page's next address found by the resource's paging style. */
+  pages(spec: ResourceSpec): PageSource {
+    const style = PAGING_STYLES[spec.paging];
+    return {
+      fetch: async (url) => {
+        const body = await this.transport.get(this.transport.url(url));
+        const link = nextPageLink(body);
+        const records = attachSideloads(spec, body, unwrapList(spec, body));
+        return { records, next: style.next(url, link === null ? null : this.relativeLink(link), records.length) };
+      },
+    };
+  }
+
+  /**
+   * A paging link as an address relative to the base. A link to another origin stays absolute:
+   * the transport refuses it when it is followed, after the page that carried it is written.
+   */
+  private relativeLink(link: string): string {
+    const baseUrl = this.transport.baseUrl;
+    const url = new URL(link, baseUrl);
+    if (url.origin !== baseUrl.origin) return url.href;
+    const basePath = baseUrl.pathname.replace(/\/?$/, '/');
+    const path = url.pathname.startsWith(basePath) ? url.pathname.slice(basePath.length) : url.pathname.replace(/^\//, '');
+    return path + url.search;
+  }
+}
+
+/** An id that goes into a path: `.` and `..` would name another address (`tags/..` is the API root). */
+export function requireId(id: string, spec: { noun: string }): string {
+  const trimmed = id.trim();
+  if (trimmed === '') throw new UsageError(`the ${spec.noun} id is required`);
+  if (trimmed === '.' || trimmed === '..') throw new UsageError(`"${trimmed}" is not a ${spec.noun} id`);
+  return trimmed;
+}
+
+/** With include=content (notes, actions), each record carries its own items, found by id. */
+export function attachSideloads(spec: ResourceSpec, body: unknown, records: ApiRecord[]): ApiRecord[] {
+  if (!spec.sideloads || !body || typeof body !== 'object' || Array.isArray(body)) return records;
+  for (const { key, ids } of spec.sideloads) {
+    const items = (body as ApiRecord)[key];
+    if (!Array.isArray(items)) continue;
+    const byId = new Map<string, unknown>();
+    for (const item of items as Array<{ id?: unknown }>) byId.set(String(item.id), item);
+    for (const record of records) {
+      const wanted = record[ids];
+      if (Array.isArray(wanted)) record[key] = wanted.map((id) => byId.get(String(id))).filter((item) => item !== undefined);
+    }
+  }
+  return records;
+}

@@ -1,0 +1,80 @@
+/** The command tree: global options, then every command group, then the repeat rules over all of them. */
+import { Command, Option } from 'commander';
+import { checkRepeats } from './repeats.js';
+import type { Io } from '../core/io.js';
+import { FORMATS, sanitizeForTerminal } from '../output/index.js';
+import { VERSION } from '../core/version.js';
+import { RESOURCES, VERSIONS } from '../api/catalogue/index.js';
+import { makeAction, type Action } from './action.js';
+import { addExamples } from './help.js';
+import { addReadGroup } from '../commands/resources.js';
+import { addConversationsGroup } from '../commands/conversations/index.js';
+import { addReportsGroup } from '../commands/reports/index.js';
+import { addApiCommand } from '../commands/api.js';
+import { addSandboxCommand } from '../commands/sandbox.js';
+import { addCompletionCommand } from '../commands/completion.js';
+import { addConfigCommands } from '../commands/config/index.js';
+
+/** Resource groups with verbs beyond list and get, by resource name. */
+const OWN_GROUPS: Readonly<Record<string, (program: Command, action: Action) => void>> = {
+  conversations: addConversationsGroup,
+  reports: addReportsGroup,
+};
+
+export function buildProgram(io: Io): Command {
+  const program = new Command('carectl')
+    .description('Query and update the social customer-care platform from the terminal and from scripts.')
+    .version(VERSION, '-V, --version', 'print the version')
+    .usage('[global options] <resource> <verb> [arguments] [options]')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout.stream.write(text),
+      writeErr: (text) => io.stderr.stream.write(text),
+      // One line: commander puts its "(Did you mean …?)" on a line of its own.
+      // Arguments may come from data ($(…)): their control characters are shown, not acted on.
+      outputError: (text, write) => write(`carectl: ${sanitizeForTerminal(text.replace(/^error: /, '').replace(/\n\(Did you mean/, ' (did you mean').trimEnd())}\n`),
+    })
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .showSuggestionAfterError(true);
+
+  program
+    .addOption(new Option('-o, --output <format>', `output format: ${FORMATS.join(', ')} (default: table on a terminal, tsv otherwise)`))
+    .option('--columns <list>', 'columns for table/csv/tsv, comma-separated; dotted paths allowed (author.id, tags.name)')
+    .option('--no-header', 'csv/tsv/table without the header row')
+    .option('--no-escape-formulas', "csv: do not prefix cells starting with = + - @ with '")
+    .option('--limit <n>', 'stop after N records in all (across pages)')
+    .option('--page-size <n>', 'records per request, 1-50 (default: 50)')
+    .option('--resume <token>', 'continue a list from the token it printed (csv/tsv: without the header, for >>)')
+    .option('--api-version <v>', `version segment: ${VERSIONS.join(', ')}; must be one the resource exists in (default: its newest)`)
+    .option('--request-timeout <duration>', 'time limit of each request (default: 30s)')
+    .option('--retries <n>', 'retries of a failed idempotent request (default: 3)')
+    .option('--verbose', 'trace HTTP requests on stderr (credentials redacted)')
+    .option('--quiet', 'no progress or notices on stderr')
+    .option('--color', 'force colour on')
+    .option('--no-color', 'force colour off (also NO_COLOR)')
+    .option('--insecure-http', 'allow a plain-http base address on a non-loopback host')
+    .option('--base-url <url>', 'API base address, without a version segment (CARECTL_BASE_URL)')
+    .option('--user <name>', 'user name or API key (CARECTL_USER)')
+    .option('--profile <name>', 'configuration profile (CARECTL_PROFILE; default: default)')
+    .option('--sandbox', 'start the embedded sandbox on a free loopback port and use it');
+  // --color and --no-color share one attribute: undefined unless given.
+  program.setOptionValueWithSource('color', undefined, 'default');
+
+  addExamples(program, [
+    'carectl --sandbox conversations list --status unread',
+    'carectl conversations get 500002 --include content -o json',
+    'carectl conversations list --priority --newest 7d..today -o csv > urgent.csv',
+    'carectl reports create --account 1001 --from yesterday --to yesterday --download nightly.xlsx',
+  ]);
+
+  const action = makeAction(io);
+  // One group per resource, in the catalogue's order; a group with verbs of its own registers them all.
+  for (const spec of RESOURCES) (OWN_GROUPS[spec.name] ?? ((p, a) => addReadGroup(p, spec, a)))(program, action);
+  addConfigCommands(program, action);
+  addApiCommand(program, action);
+  addSandboxCommand(program, action);
+  addCompletionCommand(program, action);
+  // Last, so that it covers every option of every command.
+  checkRepeats(program);
+  return program;
+}

@@ -1,0 +1,89 @@
+/** `reports create`: the POST body from the flags, the POST itself, then the wait if asked. */
+import type { ApiClient, ApiRecord } from '../../api/client.js';
+import { DATE_TYPES, REPORT_FORMATS, type Version } from '../../api/catalogue/index.js';
+import type { Context } from '../../cli/context.js';
+import { CarectlError, NetworkError, UsageError } from '../../core/errors.js';
+import { parseDate, parseEnum } from '../../core/parse.js';
+import { checkedDestination } from './destination.js';
+import { printReport, reports, reportsVersion, shellWord, timeoutOf } from './shared.js';
+import { waitAndDownload } from './wait.js';
+
+export interface CreateOptions {
+  account: string | undefined;
+  channel: string | undefined;
+  from: string | undefined;
+  to: string | undefined;
+  dateType: string | undefined;
+  format: string | undefined;
+  wait: boolean;
+  download: string | undefined;
+  timeout: string | undefined;
+}
+
+interface CreateRequest {
+  body: Record<string, unknown>;
+  /** For the hint after an unclear POST outcome. */
+  listCommand: string;
+}
+
+export async function createReport(ctx: Context, opts: CreateOptions): Promise<void> {
+  const request = createRequest(ctx, opts);
+  const downloadTo = await checkedDestination(ctx, opts.download, '--download');
+  const waits = opts.wait || downloadTo !== undefined;
+  if (!waits && opts.timeout !== undefined) throw new UsageError('--timeout limits the wait: use it with --wait or --download');
+  const timeoutMs = timeoutOf(opts.timeout);
+  const printer = await ctx.printer();
+  const version = await reportsVersion(ctx);
+
+  const api = await ctx.api();
+  const created = await postReport(api, version, request);
+  if (!waits) return printReport(ctx, printer, created);
+  await waitAndDownload(ctx, api, version, String(created.id), { timeoutMs, downloadTo, printer });
+}
+
+/** The POST body from the flags; every mistake is a UsageError before anything is sent. */
+function createRequest(ctx: Context, opts: CreateOptions): CreateRequest {
+  const account = nonEmpty(opts.account, '--account');
+  const channel = nonEmpty(opts.channel, '--channel');
+  if ((account === undefined) === (channel === undefined)) throw new UsageError('give exactly one of --account ID or --channel ID');
+  if (opts.from === undefined || opts.to === undefined) throw new UsageError('--from DATE and --to DATE are both required');
+  const from = parseDate(opts.from, '--from', ctx.io.now());
+  const to = parseDate(opts.to, '--to', ctx.io.now());
+  if (from > to) throw new UsageError(`--from ${from} is after --to ${to}`);
+  const dateType = parseEnum(opts.dateType ?? 'created_date', '--date-type', DATE_TYPES);
+  const format = opts.format === undefined ? undefined : parseEnum(opts.format, '--format', REPORT_FORMATS);
+  const target = account !== undefined ? { account: accountId(account) } : { channel };
+  return {
+    body: { ...target, date_from: from, date_to: to, date_type: dateType, ...(format && { format }) },
+    listCommand: account !== undefined ? `carectl reports list --account ${shellWord(account)}` : `carectl reports list --channel ${shellWord(channel!)}`,
+  };
+}
+
+function nonEmpty(value: string | undefined, flag: string): string | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (text === '') throw new UsageError(`${flag}: needs an id`);
+  return text;
+}
+
+/** Account ids are numbers in the service's replies; a numeric one is sent as a number too. */
+function accountId(id: string): string | number {
+  return /^\d+$/.test(id) && Number.isSafeInteger(Number(id)) ? Number(id) : id;
+}
+
+/** POST once (never retried once it may have arrived): a duplicate report is worse than an error. */
+async function postReport(api: ApiClient, version: Version, request: CreateRequest): Promise<ApiRecord> {
+  let record: ApiRecord | undefined;
+  try {
+    record = await api.createRecord(reports, version, request.body);
+  } catch (err) {
+    if (err instanceof NetworkError && err.maybeSent) {
+      throw new CarectlError(`${err.message}; the report may have been created all the same: look with ${request.listCommand} before trying again`);
+    }
+    throw err;
+  }
+  if (record?.id === undefined || record.id === null || record.id === '') {
+    throw new CarectlError(`the service accepted the report but its reply named no report id; look with ${request.listCommand}`);
+  }
+  return record;
+}

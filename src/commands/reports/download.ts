@@ -1,0 +1,77 @@
+/** `reports download ID`, and saving a generated report's file (also for wait --download). */
+import { basename, join } from 'node:path';
+import type { ApiRecord } from '../../api/client.js';
+import type { Context } from '../../cli/context.js';
+import { CarectlError, InterruptedError, ReportFailedError } from '../../core/errors.js';
+import { VERSION } from '../../core/version.js';
+import { createByteProgress, download, formatBytes, type DownloadTarget } from '../../http/download.js';
+import { checkedDestination, withPartialFile, type Destination } from './destination.js';
+import { reportState } from './polling.js';
+import { fetchReport, MAX_RETRY_WAIT_MS, reportId, reportsVersion, shellWord } from './shared.js';
+
+export interface DownloadOptions {
+  id: string;
+  file: string | undefined;
+}
+
+export async function downloadReport(ctx: Context, opts: DownloadOptions): Promise<void> {
+  const id = reportId(opts.id);
+  const given = await checkedDestination(ctx, opts.file, '--file');
+  const destination = given ?? (await withPartialFile(ctx, { kind: 'folder', path: ctx.io.cwd, shown: '' }, '--file'));
+  const version = await reportsVersion(ctx);
+  const record = await fetchReport(await ctx.api(), version, id);
+  const state = reportState(record);
+  if (state === 'failed') throw new ReportFailedError(`report ${id} failed: ${String(record.failure)}`);
+  const resume = `carectl reports download ${id}${given ? ` --file ${shellWord(given.shown)}` : ''}`;
+  if (state !== 'generated') {
+    throw new CarectlError(`report ${id} is still ${state}; wait for it with: carectl reports wait ${id} --download ${shellWord(given?.shown ?? '.')}`);
+  }
+  await saveReport(ctx, id, record, destination, resume);
+}
+
+export async function saveReport(ctx: Context, id: string, record: ApiRecord, destination: Destination, resume: string): Promise<void> {
+  const url = record.download;
+  if (typeof url !== 'string' || url === '') throw new CarectlError(`report ${id} is generated but has no download address`);
+  const target: DownloadTarget =
+    destination.kind === 'stdout'
+      ? { stdout: ctx.io.stdout.stream }
+      : { file: destination.kind === 'folder' ? join(destination.path, defaultFileName(id, url)) : destination.path, partial: destination.partial };
+  const bar = createByteProgress(ctx.io.stderr, ctx.globals.quiet === true, `report ${id}`, ctx.io.now);
+  // Bytes already on stdout cannot be taken back (and are never repeated by a retry), so a
+  // failure after them must say the output is incomplete rather than that nothing was saved.
+  let onStdout = 0;
+  let bytes: number;
+  try {
+    bytes = await download({
+      url,
+      target,
+      userAgent: `carectl/${VERSION}`,
+      idleTimeoutMs: ctx.requestTimeoutMs,
+      retries: ctx.retries,
+      maxRetryWaitMs: MAX_RETRY_WAIT_MS,
+      now: ctx.io.now,
+      sleep: ctx.io.sleep,
+      signal: ctx.io.signal,
+      onProgress: (received, total) => {
+        if ('stdout' in target) onStdout = received;
+        bar.update(received, total);
+      },
+      ...(ctx.trace && { trace: ctx.trace }),
+    });
+  } catch (err) {
+    const outcome = onStdout > 0 ? `the output on stdout is incomplete (${onStdout} bytes)` : 'nothing was saved';
+    if (err instanceof InterruptedError) throw new InterruptedError(`interrupted while downloading report ${id}; ${outcome}; start again with: ${resume}`);
+    if (err instanceof CarectlError) throw new CarectlError(`${err.message}; ${outcome}; try again with: ${resume}`, err.exitCode);
+    throw err;
+  } finally {
+    bar.finish();
+  }
+  if ('file' in target) ctx.notice(`report ${id}: saved ${formatBytes(bytes)} to ${destination.kind === 'folder' ? join(destination.shown, basename(target.file)) : destination.shown}`);
+}
+
+/** `report-ID.EXT`, the extension taken from the download address (the record names no format). */
+export function defaultFileName(id: string, downloadUrl: string): string {
+  const pathname = URL.canParse(downloadUrl) ? new URL(downloadUrl).pathname : '';
+  const extension = /\.([A-Za-z0-9]{1,8})$/.exec(pathname)?.[1]?.toLowerCase() ?? 'bin';
+  return `report-${id.replace(/[^A-Za-z0-9_-]/g, '_')}.${extension}`;
+}

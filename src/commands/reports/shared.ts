@@ -1,0 +1,42 @@
+/** What the report verbs share: the resource, its version, reading one report, printing it. */
+import { requireId, type ApiClient, type ApiRecord } from '../../api/client.js';
+import { resourceByName, type Version } from '../../api/catalogue/index.js';
+import type { Context } from '../../cli/context.js';
+import { parseDuration } from '../../core/parse.js';
+import { writeText } from '../../output/index.js';
+import type { Printer } from '../../output/printer.js';
+import { REPORT_STATE_FIELDS } from './polling.js';
+
+export const reports = resourceByName('reports');
+export const DEFAULT_TIMEOUT = '30m';
+export const MAX_RETRY_WAIT_MS = 60_000;
+
+export function reportId(raw: string): string {
+  return requireId(raw, reports);
+}
+
+/** The report with the fields that tell its state. */
+export function fetchReport(api: ApiClient, version: Version, id: string): Promise<ApiRecord> {
+  return api.fetchRecord(reports, version, id, [['fields', REPORT_STATE_FIELDS.join(',')]]);
+}
+
+/** The id alone for table/csv/tsv (`id=$(carectl reports create …)`); the whole record for json/ndjson. */
+export async function printReport(ctx: Context, printer: Printer, record: ApiRecord): Promise<void> {
+  if (!printer.wholeRecords) return writeText(ctx.io.stdout.stream, `${String(record.id)}\n`);
+  const writer = printer.writer('single', []);
+  await writer.write(record);
+  await writer.end();
+}
+
+export function timeoutOf(timeout: string | undefined): number {
+  return parseDuration(timeout ?? DEFAULT_TIMEOUT, '--timeout');
+}
+
+export function reportsVersion(ctx: Context): Promise<Version> {
+  return ctx.apiVersion(reports.versions, 'v1.1');
+}
+
+/** A word the shell reads back unchanged (for the commands printed in messages). */
+export function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}

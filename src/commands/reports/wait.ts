@@ -1,0 +1,46 @@
+/** `reports wait ID`, and the wait (then download) that create --wait shares with it. */
+import type { ApiClient } from '../../api/client.js';
+import type { Version } from '../../api/catalogue/index.js';
+import type { Context } from '../../cli/context.js';
+import type { Printer } from '../../output/printer.js';
+import { checkedDestination, type Destination } from './destination.js';
+import { saveReport } from './download.js';
+import { createWaitProgress, waitForReport } from './polling.js';
+import { fetchReport, printReport, reportId, reportsVersion, shellWord, timeoutOf } from './shared.js';
+
+export interface WaitOptions {
+  id: string;
+  download: string | undefined;
+  timeout: string | undefined;
+}
+
+export async function waitCommand(ctx: Context, opts: WaitOptions): Promise<void> {
+  const id = reportId(opts.id);
+  const downloadTo = await checkedDestination(ctx, opts.download, '--download');
+  const timeoutMs = timeoutOf(opts.timeout);
+  const printer = await ctx.printer();
+  const version = await reportsVersion(ctx);
+  await waitAndDownload(ctx, await ctx.api(), version, id, { timeoutMs, downloadTo, printer });
+}
+
+export interface WaitPlan {
+  timeoutMs: number;
+  downloadTo: Destination | undefined;
+  printer: Printer;
+}
+
+export async function waitAndDownload(ctx: Context, api: ApiClient, version: Version, id: string, plan: WaitPlan): Promise<void> {
+  const resume = `carectl reports wait ${id}${plan.downloadTo ? ` --download ${shellWord(plan.downloadTo.shown)}` : ''}`;
+  const record = await waitForReport({
+    reportId: id,
+    fetch: () => fetchReport(api, version, id),
+    now: ctx.io.now,
+    sleep: ctx.io.sleep,
+    signal: ctx.io.signal,
+    timeoutMs: plan.timeoutMs,
+    resumeCommand: resume,
+    progress: createWaitProgress(ctx.io.stderr, ctx.globals.quiet === true, id),
+  });
+  if (plan.downloadTo) await saveReport(ctx, id, record, plan.downloadTo, resume);
+  if (plan.downloadTo?.kind !== 'stdout') await printReport(ctx, plan.printer, record);
+}

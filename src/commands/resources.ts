@@ -1,0 +1,164 @@
+/**
+ * The read verbs, `list` and `get`, generated for any resource from its description in the
+ * catalogue; a group with verbs of its own (conversations, reports) adds them to its group.
+ */
+import { Option, type Command } from 'commander';
+import { requireId } from '../api/client.js';
+import { defaultVersion, type FilterSpec, type ResourceSpec, type Version } from '../api/catalogue/index.js';
+import { runList, startPoint } from '../api/list-run.js';
+import { resumeAsOf } from '../api/paging.js';
+import { listPlan } from '../api/plans.js';
+import { BOTH_GIVEN, fieldsParam, filterParams, knownFields, offFlagOf, parseFieldsFlag, resolveColumns, type FilterValues } from '../api/query.js';
+import { UsageError } from '../core/errors.js';
+import { LIST_USES, type Action, type RawOptions } from '../cli/action.js';
+import type { Context } from '../cli/context.js';
+import { addExamples } from '../cli/help.js';
+import { readIds } from '../cli/ids.js';
+import { repeatable } from '../cli/repeats.js';
+
+/** A group of a resource with only the read verbs its description names. */
+export function addReadGroup(program: Command, spec: ResourceSpec, action: Action, description = `read ${spec.noun}s`): Command {
+  const group = program.command(spec.name).description(description);
+  if (spec.verbs.includes('list')) addListVerb(group, spec, action);
+  if (spec.verbs.includes('get')) addGetVerb(group, spec, action);
+  return group;
+}
+
+/** `list`'s options: the resource's filters by flag, --fields, and the ids of a list by ids. */
+export interface ListOptions {
+  filters: FilterValues;
+  fields: string | undefined;
+  /** Ids as arguments and --id values, in order (lists by ids only). */
+  ids: string[];
+}
+
+/** `get`'s options: the filters that shape a single reply (include), --fields, the id. */
+export interface GetOptions {
+  filters: FilterValues;
+  fields: string | undefined;
+  id: string;
+}
+
+/** Commander's property name for a long flag (`assigned-to` → `assignedTo`). */
+function optionKey(flag: string): string {
+  return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+function readFilters(raw: RawOptions, filters: readonly FilterSpec[]): FilterValues {
+  const values: Record<string, unknown> = {};
+  for (const filter of filters) {
+    for (const flag of [filter.flag, ...(filter.kind === 'switch' && filter.offFlag ? [filter.offFlag] : [])]) {
+      const value = raw[optionKey(flag)];
+      if (value !== undefined) values[flag] = value;
+    }
+  }
+  return values as FilterValues;
+}
+
+export function addListVerb(group: Command, spec: ResourceSpec, action: Action): void {
+  const list = group
+    .command(spec.listByIds ? 'list [ids...]' : 'list')
+    .description(spec.listByIds ? `list ${spec.noun}s by id (ids as arguments, --id LIST, or - for stdin)` : `list ${spec.noun}s, all pages`);
+  if (spec.listByIds) list.option('--id <list>', 'comma-separated ids');
+  addFilterOptions(list, spec.filters);
+  list.option('--fields <list>', `fields to fetch and show: ${spec.fields.join(', ')}`);
+  addExamples(list, spec.examples.list);
+  const read = (raw: RawOptions, args: readonly unknown[]): ListOptions => ({
+    filters: readFilters(raw, spec.filters),
+    fields: raw.fields as string | undefined,
+    ids: spec.listByIds ? [...((args[0] as string[] | undefined) ?? []), ...((raw.id as string | undefined)?.split(',') ?? [])] : [],
+  });
+  list.action(action(read, (ctx, opts) => listResource(ctx, spec, opts), LIST_USES));
+}
+
+export function addGetVerb(group: Command, spec: ResourceSpec, action: Action): void {
+  const onGet = spec.filters.filter((f) => f.onGet);
+  const get = group.command('get <id>').description(`show one ${spec.noun}`);
+  addFilterOptions(get, onGet);
+  get.option('--fields <list>', `fields to fetch and show: ${[...spec.fields, ...(spec.singleFields ?? [])].join(', ')}`);
+  addExamples(get, spec.examples.get);
+  const read = (raw: RawOptions, args: readonly unknown[]): GetOptions => ({ filters: readFilters(raw, onGet), fields: raw.fields as string | undefined, id: args[0] as string });
+  get.action(action(read, (ctx, opts) => getResource(ctx, spec, opts), ['columns']));
+}
+
+function addFilterOptions(command: Command, filters: readonly FilterSpec[]): void {
+  for (const filter of filters) {
+    switch (filter.kind) {
+      case 'switch': {
+        command.addOption(new Option(`--${filter.flag}`, filter.help));
+        command.addOption(new Option(`--${offFlagOf(filter)}`, filter.offHelp));
+        // `--x` and `--no-x` share one commander value (the last wins); both given is a conflict.
+        const seen = new Set<string>();
+        for (const name of [filter.flag, offFlagOf(filter)]) {
+          command.on(`option:${name}`, () => {
+            seen.add(name);
+            if (seen.size === 2 && !filter.offFlag) command.setOptionValue(optionKey(filter.flag), BOTH_GIVEN);
+          });
+        }
+        break;
+      }
+      case 'text':
+      case 'enum': {
+        const values =
+          filter.kind === 'enum' ? ` (${filter.values.join(', ')}${filter.repeat ? '; comma-separated' : ''})` : filter.examples ? ` (such as ${filter.examples.join(', ')})` : '';
+        const option = new Option(`--${filter.flag} <${filter.valueName}>`, `${filter.help}${values}`);
+        if (filter.repeat) repeatable(option).argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
+        command.addOption(option);
+        break;
+      }
+      case 'range':
+        command.addOption(new Option(`--${filter.flag} <range>`, filter.help));
+        break;
+    }
+  }
+}
+
+/** Parameters of the filters given, after the checks that must precede any request. */
+function checkedFilterParams(spec: ResourceSpec, version: Version, values: FilterValues, filters: readonly FilterSpec[], now: number): Array<[string, string]> {
+  for (const filter of filters) {
+    if (filter.versions && !filter.versions.includes(version) && values[filter.flag] !== undefined) {
+      throw new UsageError(`--${filter.flag} needs --api-version ${filter.versions.join(' or ')} (using ${version})`);
+    }
+  }
+  return filterParams(spec, values, now, filters);
+}
+
+async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions): Promise<void> {
+  const printer = await ctx.printer();
+  const version = await ctx.apiVersion(spec.versions, defaultVersion(spec));
+  const fields = parseFieldsFlag(spec, 'list', opts.fields);
+  const columns = resolveColumns([...knownFields(spec, 'list'), ...(spec.sideColumns ?? [])], spec.defaultColumns, ctx.globals.columns, fields);
+  // A resumed list resolves `today` and `7d` as the run it continues did.
+  const asOf = resumeAsOf(ctx.globals.resume) ?? ctx.io.now();
+  const query = [...checkedFilterParams(spec, version, opts.filters, spec.filters, asOf), ...fieldsParam(spec, 'list', printer.wholeRecords, columns, fields)];
+  const limit = ctx.limit;
+  const ids = spec.listByIds ? await readIds(ctx, opts.ids, '--id') : undefined;
+  const plan = { ...listPlan(spec, version, query, { pageSize: ctx.pageSize, limit }, ids), asOf };
+  const start = startPoint(plan, ctx.globals.resume);
+
+  const api = await ctx.api();
+  const header = printer.continuableHeader;
+  const written = await runList({
+    plan,
+    source: api.pages(spec),
+    writer: printer.writer('list', columns, { continues: start.header }),
+    start,
+    ...(header !== undefined && { header }),
+    ...(limit !== undefined && { limit }),
+    notice: (message) => ctx.notice(message),
+  });
+  if (written === 0) ctx.notice(`no ${spec.noun}s found`);
+}
+
+async function getResource(ctx: Context, spec: ResourceSpec, opts: GetOptions): Promise<void> {
+  const printer = await ctx.printer();
+  const version = await ctx.apiVersion(spec.versions, defaultVersion(spec));
+  const fields = parseFieldsFlag(spec, 'single', opts.fields);
+  const columns = resolveColumns([...knownFields(spec, 'single'), ...(spec.sideColumns ?? [])], spec.defaultColumns, ctx.globals.columns, fields);
+  const onGet = spec.filters.filter((f) => f.onGet);
+  const query = [...checkedFilterParams(spec, version, opts.filters, onGet, ctx.io.now()), ...fieldsParam(spec, 'single', printer.wholeRecords, columns, fields)];
+  const record = await (await ctx.api()).fetchRecord(spec, version, requireId(opts.id, spec), query);
+  const writer = printer.writer('single', columns);
+  await writer.write(record);
+  await writer.end();
+}

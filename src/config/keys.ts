@@ -1,0 +1,13 @@
+/** The settings a profile, a flag or the environment can give, and their environment variables. */
+export const SETTING_KEYS = ['base-url', 'user', 'password', 'output', 'api-version'] as const;
+export type SettingKey = (typeof SETTING_KEYS)[number];
+
+export const ENVIRONMENT: Record<SettingKey, string> = {
+  'base-url': 'CARECTL_BASE_URL',
+  user: 'CARECTL_USER',
+  password: 'CARECTL_PASSWORD',
+  output: 'CARECTL_OUTPUT',
+  'api-version': 'CARECTL_API_VERSION',
+};
+
+export type ProfileValues = Partial<Record<SettingKey, string>>;

@@ -1,0 +1,2 @@
+/** The HTTP methods `carectl api` sends. */
+export const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
