@@ -10,7 +10,7 @@
  * Switches take no value and are left alone (`--x --no-x` has its own conflict check).
  * Only values from the command line count: commander reports their source as 'cli', while a
  * default (passed to the parser as `previous`) is replaced; the environment and the profile are
- * read later, by src/settings.ts.
+ * read later, by src/config/settings.ts.
  */
 import type { Command, Option } from 'commander';
 import { UsageError } from '../core/errors.js';

@@ -84,7 +84,7 @@ function describeArgument(argument: Argument): ArgumentDoc {
 }
 
 /**
- * The lines after "$ " in the text that commands add after their help (src/commands/resource.ts
+ * The lines after "$ " in the text that commands add after their help (src/cli/help.ts
  * addExamples). Commander keeps that text as 'afterHelp' listeners, so they are asked to write it.
  */
 function examplesOf(command: Command): string[] {

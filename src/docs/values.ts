@@ -1,6 +1,6 @@
 /**
  * The words an option accepts, for completion and the man page. Commands check
- * their values themselves (src/parse.ts) rather than with commander's choices(), which would
+ * their values themselves (src/core/parse.ts) rather than with commander's choices(), which would
  * change the error messages, so the values come from the same data the commands check against.
  */
 import type { Option } from 'commander';
@@ -33,7 +33,7 @@ export function optionValues(path: readonly string[], option: Option): readonly 
   return resourceFilterValues(path, option.long) ?? COMMAND_VALUES[`${path.join(' ')} ${option.long}`];
 }
 
-/** The values of src/resources.ts's enum filters, or a text filter's examples, on the list verb (and get, for filters it shares). */
+/** The values of the catalogue's enum filters, or a text filter's examples, on the list verb (and get, for filters it shares). */
 function resourceFilterValues(path: readonly string[], long: string): readonly string[] | undefined {
   const [name, verb] = path;
   const spec = RESOURCES.find((resource) => resource.name === name);
