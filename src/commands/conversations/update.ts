@@ -208,8 +208,23 @@ async function sendPatch(api: ApiClient, version: Version, id: string, body: Pat
 /** The current tags of a conversation, as ids (the single reply carries {id, url} references). */
 async function currentTagIds(api: ApiClient, version: Version, id: string): Promise<string[]> {
   const record = await api.fetchRecord(conversations, version, id, [['fields', 'tags']]);
-  const tags = Array.isArray(record.tags) ? (record.tags as Array<{ id?: unknown }>) : [];
-  return tags.map((tag) => String(tag.id));
+  const tags: unknown = record.tags;
+  // tag_ids replaces the whole list: guessing at a reply we cannot read would wipe the tags.
+  const usable = Array.isArray(tags) && tags.every((tag) => typeof (tag as { id?: unknown } | null)?.id === 'string' && (tag as { id: string }).id !== '');
+  if (!usable) {
+    throw new CarectlError(
+      `the service sent no usable tags list for conversation ${id} (tags: ${describeValue(tags)}); nothing was sent, so its tags are kept: set the list explicitly with --tags LIST`,
+    );
+  }
+  return (tags as Array<{ id: string }>).map((tag) => tag.id);
+}
+
+/** A short description of an unexpected value, for messages (never the whole value). */
+function describeValue(value: unknown): string {
+  if (value === undefined) return 'missing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list with entries that have no string id';
+  return `a ${typeof value}`;
 }
 
 /** The exit code of the first failure, with a one-line summary. */
