@@ -61,19 +61,20 @@ describe('followPages', () => {
     assert.deepEqual(source.fetched, ['p0/0', 'p0/1']);
   });
 
-  test('stops at an empty page even when it carries a next link', async () => {
+  test('follows an empty page that carries a next link, and stops at a second one in a row', async () => {
     const source: PageSource = { fetch: async (url) => ({ records: [], next: `${url}x` }) };
-    const pages = [];
-    for await (const page of followPages(source, 'a')) pages.push(page);
-    assert.equal(pages.length, 1);
-    assert.equal(pages[0]?.next, null);
+    const pages: string[] = [];
+    await assert.rejects(async () => {
+      for await (const page of followPages(source, 'a')) pages.push(page.url);
+    }, /a second empty page in a row \(ax\)/);
+    assert.deepEqual(pages, ['a']);
   });
 
   test('refuses a next link that points at the same page', async () => {
     const source: PageSource = { fetch: async () => ({ records: [{ id: 1 }], next: 'a' }) };
     await assert.rejects(async () => {
       for await (const _ of followPages(source, 'a')) void _;
-    }, /same page/);
+    }, /a page already read \(a\)/);
   });
 });
 

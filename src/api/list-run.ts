@@ -4,6 +4,7 @@
  */
 import { ApiError, InterruptedError, NetworkError } from '../core/errors.js';
 import type { RecordWriter } from '../output/index.js';
+import { PagingError } from './page-guard.js';
 import { cursorAfterPage, decodeResumeToken, encodeResumeToken, planPages, startOf, type Cursor, type ListPlan, type PageSource, type ResumePoint } from './paging.js';
 
 export interface ListRunOptions {
@@ -60,6 +61,6 @@ export async function runList(options: ListRunOptions): Promise<number> {
 
 /** Failures that a later run can get past: the network, the service's own trouble, Ctrl-C. */
 function isResumable(err: unknown): boolean {
-  if (err instanceof NetworkError || err instanceof InterruptedError) return true;
+  if (err instanceof NetworkError || err instanceof InterruptedError || err instanceof PagingError) return true;
   return err instanceof ApiError && (err.status >= 500 || err.status === 429);
 }

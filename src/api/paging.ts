@@ -1,4 +1,5 @@
-import { CarectlError, UsageError } from '../core/errors.js';
+import { UsageError } from '../core/errors.js';
+import { PageGuard } from './page-guard.js';
 import type { PagingStyle } from './catalogue/index.js';
 /**
  * Paging. The three paging styles of the service differ in how the first request sets its size
@@ -46,6 +47,8 @@ export interface Page {
   records: Record<string, unknown>[];
   /** The next page's address (relative), or null on the last page. */
   next: string | null;
+  /** The next link was refused (it would loop): a run continuing this list reads this page again. */
+  nextRefused?: boolean;
 }
 
 export interface PageSource {
@@ -61,25 +64,35 @@ export function nextPageLink(body: unknown): string | null {
 }
 
 /**
- * Follows next_page from `first`. While the caller writes one page, the next is already being
- * fetched, unless `budget` says the records in hand are all the caller will take: a page that
- * is not needed is never requested.
+ * Follows next_page from `first`, an empty page's included. While the caller writes one page, the
+ * next is already being fetched, unless `budget` says the records in hand are all the caller will
+ * take: a page that is not needed is never requested. `guard` (one per run) ends paging that
+ * would loop; its refusal comes after the pages before it.
  */
-export async function* followPages(source: PageSource, first: string, budget = Infinity): AsyncGenerator<Page> {
+export async function* followPages(source: PageSource, first: string, budget = Infinity, guard = new PageGuard()): AsyncGenerator<Page> {
   let url = first;
+  guard.enter(url);
   let pending = source.fetch(url);
   let taken = 0;
+  let previous: string | undefined;
   for (;;) {
     const page = await pending;
+    previous = guard.follow(previous, page.records, url, page.next !== null);
     taken += page.records.length;
-    const next = page.records.length > 0 ? page.next : null;
-    if (next === url) throw new CarectlError(`the service sent a next_page link that points at the same page (${url})`);
+    const next = page.next;
+    let nextRefused = false;
     if (next !== null && taken < budget) {
-      pending = source.fetch(next);
+      try {
+        guard.enter(next);
+        pending = source.fetch(next);
+      } catch (err) {
+        pending = Promise.reject(err);
+        nextRefused = true;
+      }
       // Awaited on the next turn; until then a failure must not count as unhandled.
       pending.catch(() => undefined);
     }
-    yield { url, records: page.records, next };
+    yield { url, records: page.records, next, ...(nextRefused && { nextRefused }) };
     if (next === null || taken >= budget) return;
     url = next;
   }
@@ -110,10 +123,11 @@ export interface ListPlan {
  */
 export async function* planPages(source: PageSource, plan: ListPlan, start: Cursor, budget = Infinity): AsyncGenerator<Page & { phase: number; skip: number }> {
   let remaining = budget;
+  const guard = new PageGuard();
   for (let phase = start.phase; phase < plan.phases.length && remaining > 0; phase++) {
     const first = phase === start.phase ? start.url : (plan.phases[phase] as string);
     let skip = phase === start.phase ? start.skip : 0;
-    for await (const page of followPages(source, first, remaining + skip)) {
+    for await (const page of followPages(source, first, remaining + skip, guard)) {
       yield { ...page, phase, skip };
       remaining -= Math.max(0, page.records.length - skip);
       skip = 0;
@@ -127,7 +141,8 @@ export function startOf(plan: ListPlan): Cursor {
 }
 
 /** The cursor after a written page: its next link, else the next phase, else null (done). */
-export function cursorAfterPage(plan: ListPlan, page: { phase: number; next: string | null }): Cursor | null {
+export function cursorAfterPage(plan: ListPlan, page: Page & { phase: number }): Cursor | null {
+  if (page.nextRefused) return { phase: page.phase, url: page.url, skip: page.records.length };
   if (page.next !== null) return { phase: page.phase, url: page.next, skip: 0 };
   const phase = page.phase + 1;
   return phase < plan.phases.length ? { phase, url: plan.phases[phase] as string, skip: 0 } : null;
