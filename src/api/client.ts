@@ -6,7 +6,7 @@
 import { UsageError } from '../core/errors.js';
 import type { QueryParams, Transport } from '../http/transport.js';
 import { unwrapList, unwrapSingle, type ResourceSpec, type Version } from './catalogue/index.js';
-import { nextPageLink, PAGING_STYLES, type PageSource } from './paging.js';
+import { nextPageLink, nextStep, type PageSource } from './paging.js';
 
 export type ApiRecord = Record<string, unknown>;
 
@@ -38,13 +38,13 @@ export class ApiClient {
 
   /** Pages of a list, each page's next address found by the resource's paging style. */
   pages(spec: ResourceSpec): PageSource {
-    const style = PAGING_STYLES[spec.paging];
+    const rules = { style: spec.paging, ...(spec.sortDates && { defaultSort: spec.sortDates.default }) };
     return {
-      fetch: async (url) => {
+      fetch: async (url, base) => {
         const body = await this.transport.get(this.transport.url(url));
         const link = nextPageLink(body);
         const records = attachSideloads(spec, body, unwrapList(spec, body));
-        return { records, next: style.next(url, link === null ? null : this.relativeLink(link), records.length) };
+        return { records, ...nextStep(rules, base, url, link === null ? null : this.relativeLink(link), records.length) };
       },
     };
   }

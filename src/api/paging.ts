@@ -1,5 +1,6 @@
 import { UsageError } from '../core/errors.js';
-import { PageGuard } from './page-guard.js';
+import { PageGuard, PagingError } from './page-guard.js';
+import { linkChanges, rebuiltLink, type LinkRules } from './links.js';
 import type { PagingStyle } from './catalogue/index.js';
 /**
  * Paging. The three paging styles of the service differ in how the first request sets its size
@@ -16,18 +17,39 @@ import type { PagingStyle } from './catalogue/index.js';
 export interface PagingStyleSpec {
   /** Query parameter setting the page size on the first request. */
   sizeParam: string | null;
-  /** The address of the page after `current`, given the reply's next_page link (relative). */
-  next(current: string, link: string | null, count: number): string | null;
 }
 
-const followLink = (_current: string, link: string | null): string | null => link;
-
 export const PAGING_STYLES: Record<PagingStyle, PagingStyleSpec> = {
-  skip: { sizeParam: 'page_size', next: followLink },
-  offset: { sizeParam: 'limit', next: (current, link, count) => (link === null ? null : withParam(current, 'offset', offsetOf(current) + count)) },
-  token: { sizeParam: 'page_size', next: followLink },
-  none: { sizeParam: null, next: () => null },
+  skip: { sizeParam: 'page_size' },
+  offset: { sizeParam: 'limit' },
+  token: { sizeParam: 'page_size' },
+  none: { sizeParam: null },
 };
+
+/** Where a list goes after a page: the next address, or null; `refusal` when the link cannot be followed. */
+export interface NextStep {
+  next: string | null;
+  refusal?: PagingError;
+}
+
+/**
+ * The address of the page after `current` (read from the query `base`), given the reply's
+ * next_page link (relative; absolute when it names another origin, which the transport refuses).
+ * skip: the link, or when it drops or changes the query's filters, the query rebuilt with the
+ * link's cursor. offset: the link only says more follow; its links drop the filters, so the next
+ * address is the current one with the offset advanced. token: the link as given (a page_token
+ * must not be modified), or a refusal when it changes the query.
+ */
+export function nextStep(rules: LinkRules, base: string, current: string, link: string | null, count: number): NextStep {
+  if (link === null || rules.style === 'none') return { next: null };
+  if (rules.style === 'offset') return { next: withParam(current, 'offset', offsetOf(current) + count) };
+  if (/^[a-z][a-z0-9+.-]*:/i.test(link)) return { next: link };
+  const changes = linkChanges(base, link, rules);
+  if (changes.length === 0) return { next: link };
+  if (rules.style === 'skip') return { next: rebuiltLink(base, link, rules) };
+  const refusal = new PagingError(`the service sent a next_page link that ${changes.join(', ')} of the query (${link}); a page_token link is followed only as given, so the list stops here`);
+  return { next: null, refusal };
+}
 
 function offsetOf(address: string): number {
   return Number(new URLSearchParams(address.split('?')[1] ?? '').get('offset') ?? 0);
@@ -52,8 +74,8 @@ export interface Page {
 }
 
 export interface PageSource {
-  /** Fetches one page: records plus the raw next link. */
-  fetch(url: string): Promise<{ records: Record<string, unknown>[]; next: string | null }>;
+  /** Fetches the page at `url` of the list asked for by `base`: records and where to go next. */
+  fetch(url: string, base: string): Promise<{ records: Record<string, unknown>[] } & NextStep>;
 }
 
 /** `paging.next_page` of a reply, when there is one (never prev_page). */
@@ -69,10 +91,10 @@ export function nextPageLink(body: unknown): string | null {
  * take: a page that is not needed is never requested. `guard` (one per run) ends paging that
  * would loop; its refusal comes after the pages before it.
  */
-export async function* followPages(source: PageSource, first: string, budget = Infinity, guard = new PageGuard()): AsyncGenerator<Page> {
+export async function* followPages(source: PageSource, first: string, budget = Infinity, guard = new PageGuard(), base = first): AsyncGenerator<Page> {
   let url = first;
   guard.enter(url);
-  let pending = source.fetch(url);
+  let pending = source.fetch(url, base);
   let taken = 0;
   let previous: string | undefined;
   for (;;) {
@@ -80,11 +102,12 @@ export async function* followPages(source: PageSource, first: string, budget = I
     previous = guard.follow(previous, page.records, url, page.next !== null);
     taken += page.records.length;
     const next = page.next;
-    let nextRefused = false;
-    if (next !== null && taken < budget) {
+    let nextRefused = page.refusal !== undefined;
+    if (page.refusal) pending = Promise.reject(page.refusal);
+    else if (next !== null && taken < budget) {
       try {
         guard.enter(next);
-        pending = source.fetch(next);
+        pending = source.fetch(next, base);
       } catch (err) {
         pending = Promise.reject(err);
         nextRefused = true;
@@ -93,6 +116,7 @@ export async function* followPages(source: PageSource, first: string, budget = I
       pending.catch(() => undefined);
     }
     yield { url, records: page.records, next, ...(nextRefused && { nextRefused }) };
+    if (nextRefused) await pending;
     if (next === null || taken >= budget) return;
     url = next;
   }
@@ -127,7 +151,7 @@ export async function* planPages(source: PageSource, plan: ListPlan, start: Curs
   for (let phase = start.phase; phase < plan.phases.length && remaining > 0; phase++) {
     const first = phase === start.phase ? start.url : (plan.phases[phase] as string);
     let skip = phase === start.phase ? start.skip : 0;
-    for await (const page of followPages(source, first, remaining + skip, guard)) {
+    for await (const page of followPages(source, first, remaining + skip, guard, plan.phases[phase] as string)) {
       yield { ...page, phase, skip };
       remaining -= Math.max(0, page.records.length - skip);
       skip = 0;
