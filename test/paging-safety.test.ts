@@ -149,3 +149,23 @@ describe('a next_page link that drops or changes the query is never followed as 
     });
   });
 });
+
+describe('conversations list without --status or --priority (the union of two queries)', () => {
+  test('prints a conversation once when its priority changed between the two queries', async () => {
+    const { result, api } = await against((_request, params) => {
+      const priority = params.get('is_priority');
+      // 3 moved from priority to not while the list ran, and shows in both queries.
+      return { json: { conversations: conversations(...(priority === 'true' ? [1, 2, 3] : [3, 4, 5])), paging: { next_page: null } } };
+    }, ['conversations', 'list', '-o', 'ndjson', '--fields', 'status']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, idLines([1, 2, 3, 4, 5]));
+    assert.equal(api.requests.length, 2);
+  });
+
+  test('--sort there is a usage error and sends nothing', async () => {
+    const { result, api } = await against(() => ({ json: {} }), ['conversations', 'list', '--sort', '-oldest_sort_date']);
+    assert.equal(result.code, 2);
+    assert.equal(result.stderr, 'carectl: --sort: add --status or --priority/--no-priority; without them the list joins two queries, one after the other, which cannot be merged by a date the service does not return\n');
+    assert.equal(api.requests.length, 0);
+  });
+});

@@ -439,7 +439,7 @@ describe('filters become parameters', () => {
   });
 
   test('repeated and switch filters', async () => {
-    const q = await firstQuery(['conversations', 'list', '--private', '--queue', '3,4', '--queue', '5', '--include', 'content,notes', '--sort', '-newest_sort_date']);
+    const q = await firstQuery(['conversations', 'list', '--status', 'unread', '--private', '--queue', '3,4', '--queue', '5', '--include', 'content,notes', '--sort', '-newest_sort_date']);
     assert.deepEqual(q.getAll('queue_id'), ['3', '4', '5']);
     assert.deepEqual(q.getAll('include'), ['content', 'notes']);
     assert.equal(q.get('contains_private'), 'true');

@@ -30,12 +30,20 @@ export async function runList(options: ListRunOptions): Promise<number> {
   let written = 0;
   // The header the output holds once records went out, and still holds for a run continuing it.
   const token = (at: Cursor): string => encodeResumeToken(plan, at, start.header ?? (written > 0 ? options.header : undefined));
+  // A union's ids written by its earlier phases; memory: one id per record of those phases.
+  const seen = plan.union ? new Set<string>() : undefined;
   try {
     for await (const page of planPages(options.source, plan, cursor, limit)) {
       let i = page.skip;
+      const last = page.phase === plan.phases.length - 1;
       for (; i < page.records.length && written < limit; i++) {
-        await writer.write(page.records[i] as Record<string, unknown>);
-        written++;
+        const record = page.records[i] as Record<string, unknown>;
+        const id = String(record.id);
+        if (!seen?.has(id)) {
+          await writer.write(record);
+          written++;
+          if (seen && !last) seen.add(id);
+        }
         cursor = { phase: page.phase, url: page.url, skip: i + 1 };
       }
       if (i >= page.records.length) cursor = cursorAfterPage(plan, page);

@@ -139,6 +139,11 @@ export interface ListPlan {
   asOf?: number;
   /** What a resumed run must repeat for its plan to match, for the refusal's message. */
   sameCommand?: string;
+  /**
+   * The phases are overlapping queries of one list (a conversation's priority may change between
+   * them): a record whose id an earlier phase wrote is left out.
+   */
+  union?: boolean;
 }
 
 /**

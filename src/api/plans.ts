@@ -30,7 +30,7 @@ export function listPlan(spec: ResourceSpec, version: Version, query: QueryParam
   }
   const required = spec.requireOneOf;
   if (required && !query.some(([key]) => required.params.includes(key))) {
-    return { phases: required.union.values.map((value) => address([[required.union.param, value], ...base])) };
+    return { phases: required.union.values.map((value) => address([[required.union.param, value], ...base])), union: true };
   }
   return { phases: [address(base)] };
 }

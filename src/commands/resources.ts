@@ -131,6 +131,7 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
   // A resumed list resolves `today` and `7d` as the run it continues did.
   const asOf = resumeAsOf(ctx.globals.resume) ?? ctx.io.now();
   const query = [...checkedFilterParams(spec, version, opts.filters, spec.filters, asOf), ...fieldsParam(spec, 'list', printer.wholeRecords, columns, fields)];
+  refuseUnionSort(spec, query);
   const limit = ctx.limit;
   const ids = spec.listByIds ? await readIds(ctx, opts.ids, '--id') : undefined;
   const plan = { ...listPlan(spec, version, query, { pageSize: ctx.pageSize, limit }, ids), asOf };
@@ -148,6 +149,21 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
     notice: (message) => ctx.notice(message),
   });
   if (written === 0) ctx.notice(`no ${spec.noun}s found`);
+}
+
+/**
+ * A list that is the union of two queries (conversations without --status or --priority) comes
+ * out as the first query, then the second: sorting it would need a merge by a date the service
+ * does not return.
+ */
+function refuseUnionSort(spec: ResourceSpec, query: ReadonlyArray<readonly [string, string]>): void {
+  const { requireOneOf: required, sortDates } = spec;
+  if (!required || !sortDates || query.some(([key]) => required.params.includes(key)) || !query.some(([key]) => key === sortDates.param)) return;
+  const flags = spec.filters.filter((f) => required.params.includes(f.param)).map((f) => (f.kind === 'switch' ? `--${f.flag}/--${offFlagOf(f)}` : `--${f.flag}`));
+  const sortFlag = spec.filters.find((f) => f.param === sortDates.param)?.flag ?? sortDates.param;
+  throw new UsageError(
+    `--${sortFlag}: add ${flags.join(' or ')}; without them the list joins two queries, one after the other, which cannot be merged by a date the service does not return`,
+  );
 }
 
 async function getResource(ctx: Context, spec: ResourceSpec, opts: GetOptions): Promise<void> {
