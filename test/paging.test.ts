@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ApiError, UsageError } from '../src/core/errors.js';
 import { runList, startPoint } from '../src/api/list-run.js';
-import { decodeResumeToken, encodeResumeToken, followPages, nextPageLink, resumeAsOf, type ListPlan, type PageSource } from '../src/api/paging.js';
+import { followPages, nextPageLink, type ListPlan, type PageSource } from '../src/api/paging.js';
+import { decodeResumeToken, encodeResumeToken, resumeAsOf } from '../src/api/resume-token.js';
 import type { RecordWriter } from '../src/output/index.js';
 
 /** Pages of `size` numbered records at addresses `p<phase>/<n>`; `fail` makes one address fail once. */

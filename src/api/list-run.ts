@@ -5,7 +5,8 @@
 import { ApiError, InterruptedError, NetworkError } from '../core/errors.js';
 import type { RecordWriter } from '../output/index.js';
 import { PagingError } from './page-guard.js';
-import { cursorAfterPage, decodeResumeToken, encodeResumeToken, planPages, startOf, type Cursor, type ListPlan, type PageSource, type ResumePoint } from './paging.js';
+import { cursorAfterPage, planPages, startOf, type Cursor, type ListPlan, type PageSource } from './paging.js';
+import { decodeResumeToken, encodeResumeToken, type ResumePoint } from './resume-token.js';
 
 export interface ListRunOptions {
   plan: ListPlan;
@@ -53,7 +54,9 @@ export async function runList(options: ListRunOptions): Promise<number> {
     // Close what was started (a json array stays valid); a list that failed before its first
     // record prints nothing, so `> out.json` never looks like an empty success.
     if (written > 0) await writer.end().catch(() => undefined);
-    if (isResumable(err) && cursor) {
+    // A list that failed before its first record left nothing to continue: the same command
+    // (with the same --resume, if it had one) starts it again.
+    if (isResumable(err) && cursor && written > 0) {
       // Part of the error, not a notice: --quiet cron jobs must still learn how to continue.
       const records = `${written} record${written === 1 ? '' : 's'}`;
       (err as Error).message += `; the list stopped after ${records}: to continue, run the same command with --resume ${token(cursor)}`;

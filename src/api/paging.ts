@@ -1,4 +1,3 @@
-import { UsageError } from '../core/errors.js';
 import { PageGuard, PagingError } from './page-guard.js';
 import { linkChanges, rebuiltLink, type LinkRules } from './links.js';
 import type { PagingStyle } from './catalogue/index.js';
@@ -127,6 +126,8 @@ export interface Cursor {
   phase: number;
   url: string;
   skip: number;
+  /** The last day (days since 1970) of the date slice the page belongs to, when the phase was sliced. */
+  end?: number;
 }
 
 /** A list as a sequence of first-page addresses; the plan's fingerprint ties resume tokens to it. */
@@ -175,82 +176,4 @@ export function cursorAfterPage(plan: ListPlan, page: Page & { phase: number }):
   if (page.next !== null) return { phase: page.phase, url: page.next, skip: 0 };
   const phase = page.phase + 1;
   return phase < plan.phases.length ? { phase, url: plan.phases[phase] as string, skip: 0 } : null;
-}
-
-/** Where a resumed list starts, and the header the output it continues already starts with. */
-export interface ResumePoint extends Cursor {
-  /** 'csv' or 'tsv' when such a header went out before this point: a continuation leaves it out. */
-  header?: string;
-}
-
-/** Resume tokens: self-contained (the cursor itself) and bound to the plan they came from. */
-export function encodeResumeToken(plan: ListPlan, cursor: Cursor, header?: string): string {
-  const payload = JSON.stringify({
-    v: 1, f: fingerprint(plan), p: cursor.phase, u: cursor.url, s: cursor.skip,
-    ...(header !== undefined && { h: header }),
-    ...(plan.asOf !== undefined && { n: plan.asOf }),
-  });
-  return Buffer.from(payload).toString('base64url');
-}
-
-interface TokenPayload { v?: unknown; f?: unknown; p?: unknown; u?: unknown; s?: unknown; h?: unknown; n?: unknown }
-
-function parseToken(token: string): TokenPayload | undefined {
-  try {
-    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown;
-    return parsed !== null && typeof parsed === 'object' ? (parsed as TokenPayload) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The moment the token's list resolved its relative dates at, to build the same plan again. */
-export function resumeAsOf(token: string | undefined): number | undefined {
-  const n = token === undefined ? undefined : parseToken(token)?.n;
-  return typeof n === 'number' && Number.isFinite(n) ? n : undefined;
-}
-
-export function decodeResumeToken(plan: ListPlan, token: string): ResumePoint {
-  const { v, f, p, u, s, h } = parseToken(token) ?? {};
-  if (v !== 1 || typeof p !== 'number' || typeof u !== 'string' || typeof s !== 'number' || p < 0 || p >= plan.phases.length || s < 0) {
-    throw new UsageError('--resume: not a token carectl printed');
-  }
-  if (f !== fingerprint(plan)) {
-    throw new UsageError(`--resume: the token belongs to a different command; run the same command that printed it (${plan.sameCommand ?? 'the same resource and filters'})`);
-  }
-  // This run's page size, not the one of the run that stopped (a --limit 2 run asked for pages
-  // of 2): the address keeps its place (skip, offset or token), which counts records, not pages.
-  return { phase: p, url: withPageSizeOf(plan.phases[p] as string, u), skip: s, ...(typeof h === 'string' && { header: h }) };
-}
-
-/** `address` with the page size that `model` asks for, where both carry one. */
-function withPageSizeOf(model: string, address: string): string {
-  const wanted = new URLSearchParams(model.split('?')[1] ?? '');
-  const present = new URLSearchParams(address.split('?')[1] ?? '');
-  let result = address;
-  for (const { sizeParam } of Object.values(PAGING_STYLES)) {
-    const size = sizeParam === null ? null : wanted.get(sizeParam);
-    if (sizeParam !== null && size !== null && present.has(sizeParam) && present.get(sizeParam) !== size) result = withParam(result, sizeParam, size);
-  }
-  return result;
-}
-
-/**
- * FNV-1a over the phases without their page size: short, stable, enough to catch a token pasted
- * onto another command, and still accepting the same command with another --limit or --page-size.
- */
-function fingerprint(plan: ListPlan): string {
-  let hash = 0x811c9dc5;
-  for (const char of plan.phases.map(withoutPageSize).join('\n')) {
-    hash ^= char.codePointAt(0) as number;
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash.toString(36);
-}
-
-function withoutPageSize(address: string): string {
-  const [path, query = ''] = address.split('?', 2) as [string, string?];
-  const params = new URLSearchParams(query);
-  for (const style of Object.values(PAGING_STYLES)) if (style.sizeParam) params.delete(style.sizeParam);
-  return `${path}?${params.toString()}`;
 }

@@ -6,7 +6,7 @@ import { Option, type Command } from 'commander';
 import { requireId } from '../api/client.js';
 import { defaultVersion, type FilterSpec, type ResourceSpec, type Version } from '../api/catalogue/index.js';
 import { runList, startPoint } from '../api/list-run.js';
-import { resumeAsOf } from '../api/paging.js';
+import { resumeAsOf } from '../api/resume-token.js';
 import { listPlan } from '../api/plans.js';
 import { BOTH_GIVEN, fieldsParam, filterParams, knownFields, offFlagOf, parseFieldsFlag, resolveColumns, type FilterValues } from '../api/query.js';
 import { UsageError } from '../core/errors.js';
