@@ -34,9 +34,13 @@ export interface GlobalOptions {
   user?: string;
   profile?: string;
   sandbox?: boolean;
+  parallel?: string;
 }
 
 export const DEFAULT_PAGE_SIZE = 50;
+export const DEFAULT_PARALLEL = 8;
+export const MIN_PARALLEL = 1;
+export const MAX_PARALLEL = 32;
 export const MAX_PAGE_SIZE = 50;
 const DEFAULT_REQUEST_TIMEOUT = '30s';
 const DEFAULT_RETRIES = 3;
@@ -53,6 +57,8 @@ export class Context {
   private transportInstance: Transport | undefined;
   private connectionPromise: Promise<Connection> | undefined;
   private closers: Array<() => Promise<void>> = [];
+  /** Set once parallel() has been read: the transport keeps that many connections. */
+  private parallelValue: number | undefined;
 
   constructor(
     readonly io: Io,
@@ -61,7 +67,7 @@ export class Context {
     this.settings = new Settings({
       io,
       profileName: globals.profile,
-      flags: { 'base-url': globals.baseUrl, user: globals.user, output: globals.output, 'api-version': globals.apiVersion },
+      flags: { 'base-url': globals.baseUrl, user: globals.user, output: globals.output, 'api-version': globals.apiVersion, parallel: globals.parallel },
     });
     if (globals.verbose) this.trace = (line) => io.stderr.stream.write(`${sanitizeForTerminal(line)}\n`);
   }
@@ -88,6 +94,17 @@ export class Context {
 
   get retries(): number {
     return this.globals.retries === undefined ? DEFAULT_RETRIES : parseIntInRange(this.globals.retries, '--retries', 0, 10);
+  }
+
+  /**
+   * The most requests in flight at once (--parallel, CARECTL_PARALLEL, the profile, else 8),
+   * checked before anything is sent; a bad value names where it came from.
+   */
+  async parallel(): Promise<number> {
+    const chosen = await this.settings.lookup('parallel');
+    const source = chosen?.source.startsWith('profile') ? `parallel in ${chosen.source}` : chosen?.source;
+    this.parallelValue = chosen === undefined ? DEFAULT_PARALLEL : parseIntInRange(chosen.value, source as string, MIN_PARALLEL, MAX_PARALLEL);
+    return this.parallelValue;
   }
 
   /** The output policy: table on a terminal, tsv otherwise, unless a flag, the environment or the profile says. */
@@ -183,6 +200,7 @@ export class Context {
       userAgent: `carectl/${VERSION} (node ${process.version}; ${process.platform})`,
       requestTimeoutMs: this.requestTimeoutMs,
       retries: this.retries,
+      connections: Math.max(4, this.parallelValue ?? 0),
       maxRetryWaitMs: MAX_RETRY_WAIT_MS,
       sleep: this.io.sleep,
       now: this.io.now,

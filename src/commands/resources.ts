@@ -136,6 +136,7 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
   const ids = spec.listByIds ? await readIds(ctx, opts.ids, '--id') : undefined;
   const plan = { ...listPlan(spec, version, query, { pageSize: ctx.pageSize, limit }, ids), asOf };
   const start = startPoint(plan, ctx.globals.resume);
+  await ctx.parallel();
 
   const api = await ctx.api();
   const header = printer.continuableHeader;

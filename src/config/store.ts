@@ -1,6 +1,6 @@
 /**
  * The profile file: `$XDG_CONFIG_HOME/carectl/config.json` (default `~/.config/carectl/`), a
- * JSON object `{profiles: {<name>: {base-url, user, password, output, api-version}}}`.
+ * JSON object `{profiles: {<name>: {base-url, user, password, output, api-version, parallel}}}`.
  *
  * It holds a password, so the folder is 0700 and the file 0600 whatever the umask. Reading
  * never writes: a missing file is an empty configuration (conf is not even loaded, so cron jobs
@@ -47,6 +47,8 @@ const PROFILE_PROPERTIES = {
   password: { type: 'string', minLength: 1 },
   output: { enum: [...FORMATS] },
   'api-version': { enum: [...VERSIONS] },
+  // A number as text, checked (1-32) where it is used, naming the profile.
+  parallel: { type: 'string', pattern: '^[0-9]+$' },
 } satisfies Record<SettingKey, object>;
 
 /** Unknown keys are errors rather than silently ignored typos (`baseurl`). */

@@ -70,6 +70,7 @@ export const SETTING_TEXT: Record<SettingKey, string> = {
   password: 'The password. There is no flag for it; people can use `carectl login` instead.',
   output: 'The default output format (`-o`).',
   'api-version': 'The version segment to use (`--api-version`).',
+  parallel: 'The most requests a list or an update batch keeps in flight at once, 1 to 32 (`--parallel`); 8 when unset.',
 };
 
 export const OTHER_ENVIRONMENT: Term[] = [

@@ -28,6 +28,8 @@ export interface TransportConfig {
   /** Receives one line per request and response when --verbose is on. */
   trace?: (line: string) => void;
   random?: () => number;
+  /** Connections kept to the origin (default 4): as many as requests a command keeps in flight. */
+  connections?: number;
 }
 
 export interface RequestOptions {
@@ -81,7 +83,7 @@ export class Transport {
     for (const [key, value] of options.query ?? []) url.searchParams.append(key, value);
     const { Agent } = await loadUndici();
     this.throwIfStopped();
-    const dispatcher = (this.dispatcher ??= new Agent({ keepAliveTimeout: 10_000, connections: 4 }));
+    const dispatcher = (this.dispatcher ??= new Agent({ keepAliveTimeout: 10_000, connections: this.config.connections ?? 4 }));
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     const headers: Record<string, string> = {
       authorization: this.authorization,

@@ -70,7 +70,7 @@ export function addUpdateVerb(group: Command, action: Action): void {
     'carectl conversations list --status unread --tag spam --columns id --no-header | carectl conversations update - --status closing --close-reason spam',
     "carectl conversations update 500002 --status on_hold --tags '' --dry-run",
   ]);
-  update.action(action(readOptions, updateConversations, ['columns']));
+  update.action(action(readOptions, updateConversations, ['columns', 'parallel']));
 }
 
 /** The flags as an UpdatePlan; every mistake is a UsageError (exit 2, nothing sent). */
@@ -126,6 +126,7 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
   // Checked here so the message does not offer an --id flag this command lacks.
   if (args.every((id) => id.trim() === '')) throw new UsageError('ids: give at least one conversation id, or - to read them from stdin');
   const ids = (await readIds(ctx, args, '-')).map((id) => requireId(id, conversations));
+  await ctx.parallel();
   const api = await ctx.api();
 
   const outcomes: Outcome[] = [];
