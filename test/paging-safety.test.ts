@@ -100,7 +100,7 @@ const idLines = (ids: number[]): string => ids.map((id) => `${JSON.stringify({ i
 
 describe('a next_page link that drops or changes the query is never followed as it is', () => {
   test('skip paging: the filters are put back, with the link\'s cursor', async () => {
-    const argv = ['conversations', 'list', '--status', 'unread', '--channel', '202', '--oldest', '2026-01-01..2026-01-31', '--fields', 'status', '-o', 'ndjson'];
+    const argv = ['conversations', 'list', '--status', 'unread', '--channel', '202', '--oldest', '2026-01-01..2026-01-31', '--fields', 'status', '-o', 'ndjson', '--parallel', '1'];
     const { result, api } = await against((_request, params, base) => {
       const skip = Number(params.get('skip') ?? 0);
       // Each link drops another filter, or widens the date range; the last is a keyset link.

@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { apiRequests, openSandbox, runCli, sandboxEnv, type RunOptions } from './helpers.js';
+import { apiRequests, fakeClock, openSandbox, runCli, sandboxEnv, type RunOptions } from './helpers.js';
+import { keysetData, keysetReply, later } from './keyset.js';
+import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted.js';
 
 let sandbox: Sandbox;
 before(async () => {
@@ -59,5 +61,201 @@ describe('--parallel, CARECTL_PARALLEL and the profile key parallel', () => {
     const result = await cli(['tags', 'get', '7001', '--parallel', '4']);
     assert.equal(result.code, 2);
     assert.equal(result.stderr, 'carectl: --parallel: `carectl tags get` does not take it\n');
+  });
+});
+
+/** ids of ndjson/csv/tsv output, for counting. */
+const idsOf = (stdout: string): string[] => stdout.trimEnd().split('\n').map((line) => (line.startsWith('{') ? (JSON.parse(line) as { id: string }).id : line.split(/[\t,]/)[0] as string));
+
+describe('a list in parallel prints exactly what it prints one request at a time', () => {
+  const lists: Array<[string, string[]]> = [
+    ['the union of the two priority queries', ['conversations', 'list']],
+    ['a date range, sliced', ['conversations', 'list', '--oldest', '2025-08-03..2026-05-31']],
+    ['a union with an open range', ['conversations', 'list', '--oldest', '2026-01-01..']],
+    ['a descending sort with a range', ['conversations', 'list', '--status', 'closed', '--sort', '-oldest_sort_date', '--oldest', 'gt:2025-07-01,lt:2026-06-01']],
+    ['newest_sort_date', ['conversations', 'list', '--no-priority', '--sort', 'newest_sort_date', '--newest', '2025-09-01..2026-03-01']],
+  ];
+  for (const [what, list] of lists) {
+    test(`${what}: every format, byte for byte`, async () => {
+      for (const format of ['csv', 'ndjson', 'json', 'table', 'tsv']) {
+        const argv = [...list, '-o', format, '--page-size', '7'];
+        const one = await cli([...argv, '--parallel', '1']);
+        assert.equal(one.code, 0, one.stderr);
+        const mark = sandbox.requests.length;
+        const many = await cli(argv, { stdoutTTY: format === 'table', columns: 200 });
+        const oneTable = format === 'table' ? await cli([...argv, '--parallel', '1'], { stdoutTTY: true, columns: 200 }) : one;
+        assert.equal(many.code, 0, many.stderr);
+        assert.equal(many.stdout, oneTable.stdout, `${what}, ${format}`);
+        assert.equal(many.stderr, oneTable.stderr);
+        if (format === 'ndjson') {
+          const ids = idsOf(many.stdout);
+          assert.equal(new Set(ids).size, ids.length, 'each record once');
+          const slices = new Set(apiRequests(sandbox, mark).map((r) => new URL(r.url, 'http://x').searchParams.getAll('oldest_sort_date_gte').join() + new URL(r.url, 'http://x').searchParams.get('is_priority')));
+          if (list.includes('--oldest') || list.length === 2) assert.ok(slices.size > 1, `${what}: more than one part (${[...slices].join(' ')})`);
+        }
+      }
+    });
+  }
+
+  test('the records of the sandbox, each exactly once, in the order of the service', async () => {
+    const one = await cli(['conversations', 'list', '--oldest', '2025-06-01..2026-07-01', '--columns', 'id', '--no-header', '--parallel', '1']);
+    const many = await cli(['conversations', 'list', '--oldest', '2025-06-01..2026-07-01', '--columns', 'id', '--no-header', '--parallel', '32', '--page-size', '3']);
+    assert.equal(many.stdout, one.stdout);
+    assert.equal(new Set(idsOf(many.stdout)).size, sandbox.data.conversations.length);
+  });
+});
+
+describe('a list without a date range, on a service with keyset links', () => {
+  const data = keysetData(1500);
+  let api: ScriptedApi;
+  before(async () => {
+    let base = '';
+    api = await scriptedApi((request) => keysetReply(data, request, base));
+    base = api.baseUrl;
+  });
+  after(() => api.close());
+  const run = (argv: string[], options: RunOptions = {}) => runCli(argv, { env: scriptedEnv(api), ...options });
+
+  test('is cut into slices once its first page links on, and prints the same', async () => {
+    for (const list of [['conversations', 'list'], ['conversations', 'list', '--status', 'unread', '--sort', '-oldest_sort_date'], ['conversations', 'list', '--priority', '--oldest', '..2026-03-01']]) {
+      const argv = [...list, '-o', 'ndjson', '--fields', 'status,is_priority'];
+      const one = await run([...argv, '--parallel', '1']);
+      assert.equal(one.code, 0, one.stderr);
+      const mark = api.requests.length;
+      const many = await run(argv);
+      assert.equal(many.code, 0, many.stderr);
+      assert.equal(many.stdout, one.stdout, list.join(' '));
+      const ids = idsOf(many.stdout);
+      assert.equal(new Set(ids).size, ids.length, 'each record once');
+      // Slices were cut from the keyset position: requests bounded on both sides by a day.
+      const sliced = api.requests.slice(mark).filter((r) => /oldest_sort_date_gte=\d{4}-\d\d-\d\d(&|$)/.test(r.url) && /oldest_sort_date_lte=\d{4}-\d\d-\d\d(&|$)/.test(r.url));
+      assert.ok(sliced.length >= 4, `${list.join(' ')}: ${sliced.length} slice requests`);
+    }
+    const all = idsOf((await run(['conversations', 'list', '-o', 'ndjson', '--fields', 'status'])).stdout);
+    assert.equal(new Set(all).size, data.length);
+  });
+
+  test('a short list pays for no more than its page', async () => {
+    const mark = api.requests.length;
+    const result = await run(['conversations', 'list', '--status', 'closed', '--oldest', '..2025-07-10', '--columns', 'id', '--no-header']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.ok(idsOf(result.stdout).length < 50);
+    assert.equal(api.requests.length - mark, 1);
+  });
+
+  test('--limit in parallel prints the first records and fetches little more than it needs', async () => {
+    const argv = ['conversations', 'list', '--no-priority', '-o', 'ndjson', '--fields', 'status', '--page-size', '20'];
+    const full = await run([...argv, '--parallel', '1']);
+    for (const limit of [5, 30, 200]) {
+      const mark = api.requests.length;
+      const result = await run([...argv, '--limit', String(limit)]);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, full.stdout.split('\n').slice(0, limit).map((line) => `${line}\n`).join(''));
+      const fetched = api.requests.slice(mark).reduce((sum, r) => sum + Number(new URL(r.url, 'http://x').searchParams.get('page_size')), 0);
+      assert.ok(fetched <= limit + 8 * 20, `--limit ${limit}: ${fetched} records asked for`);
+      // Batches of --limit with --resume add up to the whole list.
+      const token = /--resume (\S+)$/m.exec(result.stderr)?.[1] as string;
+      const rest = await run([...argv, '--resume', token]);
+      assert.equal(result.stdout + rest.stdout, full.stdout, `--limit ${limit}, then --resume`);
+    }
+  });
+});
+
+describe('a service that answers 429 past 2 requests in flight', () => {
+  test('the run lowers its window, waits as asked, and completes with the same output', async () => {
+    const data = keysetData(900);
+    let base = '';
+    let inFlight = 0;
+    let refused = 0;
+    const api = await scriptedApi((request, res) => {
+      inFlight++;
+      const over = inFlight > 2;
+      if (over) refused++;
+      return later(res, 5, () => (over ? { status: 429, headers: { 'retry-after': '1' }, json: { status: 'error', message: 'Too many requests' } } : keysetReply(data, request, base)), () => inFlight--);
+    });
+    base = api.baseUrl;
+    try {
+      const argv = ['conversations', 'list', '-o', 'csv', '--page-size', '20'];
+      const one = await runCli([...argv, '--parallel', '1'], { env: scriptedEnv(api) });
+      assert.equal(one.code, 0, one.stderr);
+      assert.equal(refused, 0);
+      const clock = fakeClock();
+      const many = await runCli([...argv, '--verbose', '--retries', '0'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
+      assert.equal(many.code, 0, many.stderr.split('\n').filter((line) => !line.startsWith('>') && !line.startsWith('<')).join('\n'));
+      assert.equal(many.stdout, one.stdout);
+      assert.ok(refused > 0, 'the service refused some requests');
+      // Each change of the window is shown with --verbose; every request waited the second asked.
+      assert.match(many.stderr, /^ {2}parallel: 8 → 4 requests in flight \(429: too many requests; every request waits 1000 ms\)$/m);
+      assert.ok(clock.slept.includes(1000));
+      assert.ok(clock.slept.every((ms) => ms <= 1000), clock.slept.join());
+    } finally {
+      await api.close();
+    }
+  });
+});
+
+describe('--resume after a parallel run that failed part-way', () => {
+  const tokenOf = (stderr: string): string | undefined => /--resume (\S+)$/m.exec(stderr)?.[1];
+
+  test('sliced by a date range (the sandbox failing after N pages): the two runs add up to the whole list', async () => {
+    let resumed = 0;
+    for (const list of [['conversations', 'list', '--oldest', '2025-08-01..2026-06-30'], ['conversations', 'list', '--status', 'unread', '--sort', '-oldest_sort_date', '--oldest', '2025-07-01..']]) {
+      for (const format of ['ndjson', 'csv']) {
+        const argv = [...list, '-o', format, '--page-size', '5'];
+        const full = await cli([...argv, '--parallel', '1']);
+        for (const failAfter of [3, 9, 20]) {
+          sandbox.setFaults({ failListAfterPages: failAfter });
+          const first = await cli([...argv, '--retries', '0']);
+          sandbox.setFaults(undefined);
+          if (first.code === 0) {
+            assert.equal(first.stdout, full.stdout, 'fewer pages than that');
+            continue;
+          }
+          assert.equal(first.code, 1, first.stderr);
+          const token = tokenOf(first.stderr);
+          if (token === undefined) {
+            assert.equal(first.stdout, '', 'no token: nothing was written');
+            continue;
+          }
+          const rest = await cli([...argv, '--resume', token]);
+          assert.equal(rest.code, 0, rest.stderr);
+          assert.equal(first.stdout + rest.stdout, full.stdout, `${list.join(' ')} ${format}, failing after ${failAfter} pages`);
+          resumed++;
+        }
+      }
+    }
+    assert.ok(resumed >= 6, `${resumed} runs resumed`);
+  });
+
+  test('sliced at keyset positions: a token names the slice, and the resumed run reads the rest of the phase too', async () => {
+    const data = keysetData(1200);
+    let base = '';
+    let failAfter = Infinity;
+    let served = 0;
+    const api = await scriptedApi((request) => (++served > failAfter ? { status: 503, json: { status: 'error', message: 'down' } } : keysetReply(data, request, base)));
+    base = api.baseUrl;
+    try {
+      const run = (argv: string[]) => runCli(argv, { env: scriptedEnv(api) });
+      const argv = ['conversations', 'list', '-o', 'ndjson', '--fields', 'status', '--page-size', '10', '--retries', '0'];
+      const full = await run([...argv, '--parallel', '1']);
+      let resumed = 0;
+      for (const after of [6, 15, 40, 80]) {
+        served = 0;
+        failAfter = after;
+        const first = await run(argv);
+        failAfter = Infinity;
+        assert.equal(first.code, 1, first.stderr);
+        const token = tokenOf(first.stderr);
+        if (token === undefined) continue;
+        assert.ok(token.length <= 120, `a short token: ${token}`);
+        const rest = await run([...argv, '--resume', token]);
+        assert.equal(rest.code, 0, rest.stderr);
+        assert.equal(first.stdout + rest.stdout, full.stdout, `failing after ${after} pages`);
+        resumed++;
+      }
+      assert.ok(resumed >= 3, `${resumed} runs resumed`);
+    } finally {
+      await api.close();
+    }
   });
 });

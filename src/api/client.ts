@@ -40,8 +40,8 @@ export class ApiClient {
   pages(spec: ResourceSpec): PageSource {
     const rules = { style: spec.paging, ...(spec.sortDates && { defaultSort: spec.sortDates.default }) };
     return {
-      fetch: async (url, base) => {
-        const body = await this.transport.get(this.transport.url(url));
+      fetch: async (url, base, throttle) => {
+        const body = await this.transport.request('GET', this.transport.url(url), { idempotent: true, ...(throttle && { throttle }) });
         const link = nextPageLink(body);
         const records = attachSideloads(spec, body, unwrapList(spec, body));
         return { records, ...nextStep(rules, base, url, link === null ? null : this.relativeLink(link), records.length) };

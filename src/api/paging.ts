@@ -1,4 +1,6 @@
-import { PageGuard, PagingError } from './page-guard.js';
+import type { Throttle } from '../http/transport.js';
+import { PagingError } from './page-guard.js';
+import type { SliceRule } from './slices.js';
 import { linkChanges, rebuiltLink, type LinkRules } from './links.js';
 import type { PagingStyle } from './catalogue/index.js';
 /**
@@ -74,7 +76,7 @@ export interface Page {
 
 export interface PageSource {
   /** Fetches the page at `url` of the list asked for by `base`: records and where to go next. */
-  fetch(url: string, base: string): Promise<{ records: Record<string, unknown>[] } & NextStep>;
+  fetch(url: string, base: string, throttle?: Throttle): Promise<{ records: Record<string, unknown>[] } & NextStep>;
 }
 
 /** `paging.next_page` of a reply, when there is one (never prev_page). */
@@ -82,43 +84,6 @@ export function nextPageLink(body: unknown): string | null {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return null;
   const paging = (body as { paging?: { next_page?: unknown } }).paging;
   return typeof paging?.next_page === 'string' && paging.next_page !== '' ? paging.next_page : null;
-}
-
-/**
- * Follows next_page from `first`, an empty page's included. While the caller writes one page, the
- * next is already being fetched, unless `budget` says the records in hand are all the caller will
- * take: a page that is not needed is never requested. `guard` (one per run) ends paging that
- * would loop; its refusal comes after the pages before it.
- */
-export async function* followPages(source: PageSource, first: string, budget = Infinity, guard = new PageGuard(), base = first): AsyncGenerator<Page> {
-  let url = first;
-  guard.enter(url);
-  let pending = source.fetch(url, base);
-  let taken = 0;
-  let previous: string | undefined;
-  for (;;) {
-    const page = await pending;
-    previous = guard.follow(previous, page.records, url, page.next !== null);
-    taken += page.records.length;
-    const next = page.next;
-    let nextRefused = page.refusal !== undefined;
-    if (page.refusal) pending = Promise.reject(page.refusal);
-    else if (next !== null && taken < budget) {
-      try {
-        guard.enter(next);
-        pending = source.fetch(next, base);
-      } catch (err) {
-        pending = Promise.reject(err);
-        nextRefused = true;
-      }
-      // Awaited on the next turn; until then a failure must not count as unhandled.
-      pending.catch(() => undefined);
-    }
-    yield { url, records: page.records, next, ...(nextRefused && { nextRefused }) };
-    if (nextRefused) await pending;
-    if (next === null || taken >= budget) return;
-    url = next;
-  }
 }
 
 /** Where a list continues: phase, page address and how many records of that page are done. */
@@ -145,35 +110,10 @@ export interface ListPlan {
    * them): a record whose id an earlier phase wrote is left out.
    */
   union?: boolean;
-}
-
-/**
- * Runs a plan from `start`, yielding each record with the cursor that follows it. The cursor is
- * advanced by the caller only once a record is written (see ListProgress).
- */
-export async function* planPages(source: PageSource, plan: ListPlan, start: Cursor, budget = Infinity): AsyncGenerator<Page & { phase: number; skip: number }> {
-  let remaining = budget;
-  const guard = new PageGuard();
-  for (let phase = start.phase; phase < plan.phases.length && remaining > 0; phase++) {
-    const first = phase === start.phase ? start.url : (plan.phases[phase] as string);
-    let skip = phase === start.phase ? start.skip : 0;
-    for await (const page of followPages(source, first, remaining + skip, guard, plan.phases[phase] as string)) {
-      yield { ...page, phase, skip };
-      remaining -= Math.max(0, page.records.length - skip);
-      skip = 0;
-      if (remaining <= 0) return;
-    }
-  }
+  /** The phases can be cut into date slices of this sort date, written in its order. */
+  slicing?: SliceRule;
 }
 
 export function startOf(plan: ListPlan): Cursor {
   return { phase: 0, url: plan.phases[0] ?? '', skip: 0 };
-}
-
-/** The cursor after a written page: its next link, else the next phase, else null (done). */
-export function cursorAfterPage(plan: ListPlan, page: Page & { phase: number }): Cursor | null {
-  if (page.nextRefused) return { phase: page.phase, url: page.url, skip: page.records.length };
-  if (page.next !== null) return { phase: page.phase, url: page.next, skip: 0 };
-  const phase = page.phase + 1;
-  return phase < plan.phases.length ? { phase, url: plan.phases[phase] as string, skip: 0 } : null;
 }

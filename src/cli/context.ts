@@ -12,6 +12,7 @@ import { checkBaseUrl } from '../config/base-url.js';
 import { Settings } from '../config/settings.js';
 import { Transport } from '../http/transport.js';
 import { ApiClient } from '../api/client.js';
+import { Scheduler } from '../api/scheduler.js';
 import { VERSION } from '../core/version.js';
 
 /** Global options as commander parsed them (strings, unvalidated). */
@@ -105,6 +106,12 @@ export class Context {
     const source = chosen?.source.startsWith('profile') ? `parallel in ${chosen.source}` : chosen?.source;
     this.parallelValue = chosen === undefined ? DEFAULT_PARALLEL : parseIntInRange(chosen.value, source as string, MIN_PARALLEL, MAX_PARALLEL);
     return this.parallelValue;
+  }
+
+  /** The one concurrency mechanism of the command: up to parallel() requests in flight, adapting to 429s. */
+  async scheduler(): Promise<Scheduler> {
+    const parallel = await this.parallel();
+    return new Scheduler({ parallel, now: this.io.now, sleep: this.io.sleep, signal: this.io.signal, ...(this.trace && { trace: this.trace }) });
   }
 
   /** The output policy: table on a terminal, tsv otherwise, unless a flag, the environment or the profile says. */

@@ -136,7 +136,7 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
   const ids = spec.listByIds ? await readIds(ctx, opts.ids, '--id') : undefined;
   const plan = { ...listPlan(spec, version, query, { pageSize: ctx.pageSize, limit }, ids), asOf };
   const start = startPoint(plan, ctx.globals.resume);
-  await ctx.parallel();
+  const scheduler = await ctx.scheduler();
 
   const api = await ctx.api();
   const header = printer.continuableHeader;
@@ -145,6 +145,8 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
     source: api.pages(spec),
     writer: printer.writer('list', columns, { continues: start.header }),
     start,
+    scheduler,
+    pageSize: Math.min(ctx.pageSize, limit ?? Infinity),
     ...(header !== undefined && { header }),
     ...(limit !== undefined && { limit }),
     notice: (message) => ctx.notice(message),

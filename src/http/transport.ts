@@ -37,7 +37,15 @@ export interface RequestOptions {
   body?: unknown;
   /** GET and the absolute-valued PATCH may be repeated; the report POST may not. */
   idempotent: boolean;
+  /**
+   * Told of a 429 with the wait it asks for (Retry-After, else the back-off); answers true when
+   * it took the request back (a scheduler lowering its concurrency, waiting, then letting it go
+   * again), and the attempt does not count against --retries. False: the usual retry rules.
+   */
+  throttle?: Throttle;
 }
+
+export type Throttle = (waitMs: number) => Promise<boolean>;
 
 export class Transport {
   private dispatcher: Dispatcher | undefined;
@@ -133,6 +141,10 @@ export class Transport {
       this.trace(`< ${status} (${this.config.now() - started} ms)`);
       if (status >= 200 && status < 300) return parseJson(text);
       const error = new ApiError(status, errorMessage(status, text));
+      if (status === 429 && (await this.throttled(options, attempt, responseHeaders['retry-after']))) {
+        attempt--;
+        continue;
+      }
       if (options.idempotent && RETRYABLE_STATUSES.has(status) && attempt < this.config.retries) {
         await this.wait(attempt, responseHeaders['retry-after'], error);
         continue;
@@ -150,6 +162,14 @@ export class Transport {
     const dispatcher = this.dispatcher;
     this.dispatcher = undefined;
     await dispatcher?.destroy();
+  }
+
+  /** A 429 handed to the request's throttle; false when there is none or the wait is too long. */
+  private async throttled(options: RequestOptions, attempt: number, retryAfter: string | string[] | undefined): Promise<boolean> {
+    if (!options.throttle) return false;
+    const header = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
+    const delay = retryDelayMs({ attempt, retryAfter: header, now: this.config.now(), capMs: this.config.maxRetryWaitMs, random: this.config.random ?? Math.random });
+    return delay !== 'too-long' && (await options.throttle(delay));
   }
 
   private async wait(attempt: number, retryAfter: string | string[] | undefined, cause?: ApiError): Promise<void> {
