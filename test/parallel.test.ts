@@ -259,3 +259,79 @@ describe('--resume after a parallel run that failed part-way', () => {
     }
   });
 });
+
+describe('conversations update in parallel', () => {
+  /** A service of conversations 1..n whose replies take a few ms, so that requests overlap. */
+  async function slowService(options: { limit?: number } = {}): Promise<ScriptedApi & { inFlightPeak: () => number; patches: Map<string, number> }> {
+    let inFlight = 0;
+    let peak = 0;
+    const patches = new Map<string, number>();
+    const api = await scriptedApi((request, res) => {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      const over = options.limit !== undefined && inFlight > options.limit;
+      const id = /conversations\/(\d+)/.exec(request.url)?.[1] as string;
+      if (request.method === 'PATCH' && !over) patches.set(id, (patches.get(id) ?? 0) + 1);
+      return later(res, 3 + (Number(id) % 4), () => {
+        if (over) return { status: 429, headers: { 'retry-after': '1' }, json: { status: 'error', message: 'slow down' } };
+        if (id === '13') return { status: 404, json: { status: 'error', message: `No conversation with id '13'` } };
+        if (id === '21') return { status: 403, json: { status: 'error', message: 'no permission for 21' } };
+        return request.method === 'PATCH' ? { json: { conversation: { id, url: `/v1.3/conversations/${id}` } } } : { json: { conversation: { id, tags: [{ id: '7001' }] } } };
+      }, () => inFlight--);
+    });
+    return Object.assign(api, { inFlightPeak: () => peak, patches });
+  }
+  const ids = Array.from({ length: 30 }, (_, i) => String(i + 1));
+
+  test('rows in input order, each PATCH sent once, the exit code of the first failure in input order', async () => {
+    const api = await slowService();
+    try {
+      const result = await runCli(['conversations', 'update', ...ids, '--status', 'on_hold', '--parallel', '6', '--columns', 'id,result'], { env: scriptedEnv(api) });
+      assert.equal(result.code, 4, 'the 404 of id 13 comes before the 403 of id 21');
+      assert.deepEqual(result.stdout.trimEnd().split('\n').map((line) => line.split('\t')[0]), ['id', ...ids]);
+      assert.match(result.stdout, /\n13\tNo conversation with id '13' \(HTTP 404\)\n/);
+      assert.match(result.stderr, /^carectl: 2 of 30 updates failed \(first: 13: /);
+      assert.equal(api.patches.size, 28);
+      assert.ok([...api.patches.values()].every((n) => n === 1), 'one PATCH per id');
+      assert.ok(api.inFlightPeak() > 1 && api.inFlightPeak() <= 6, `at most 6 in flight (${api.inFlightPeak()})`);
+    } finally {
+      await api.close();
+    }
+  });
+
+  test('a service that refuses past 2 in flight: the batch slows down and completes', async () => {
+    const api = await slowService({ limit: 2 });
+    try {
+      const clock = fakeClock();
+      const some = ids.filter((id) => id !== '13' && id !== '21');
+      const result = await runCli(['conversations', 'update', ...some, '--status', 'on_hold', '--retries', '0', '--columns', 'id,result', '--no-header'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, some.map((id) => `${id}\tok\n`).join(''));
+      assert.ok(some.every((id) => api.patches.get(id) === 1), 'each id patched once');
+    } finally {
+      await api.close();
+    }
+  });
+
+  test('Ctrl-C sends no new id, lets those under way finish, and says how many were done', async () => {
+    const api = await slowService();
+    try {
+      const controller = new AbortController();
+      const result = await runCli(['conversations', 'update', ...ids, '--status', 'on_hold', '--parallel', '4', '--columns', 'id,result', '--no-header'], {
+        env: scriptedEnv(api),
+        signal: controller.signal,
+        onStdout: () => controller.abort(),
+      });
+      assert.equal(result.code, 130);
+      const rows = result.stdout.trimEnd().split('\n');
+      const done = rows.length;
+      // The four ids under way when the first row came out were finished, not cut short.
+      assert.ok(done >= 4 && done < ids.length, `${done} done`);
+      assert.deepEqual(rows, ids.slice(0, done).map((id) => `${id}\tok`), 'rows in input order');
+      assert.equal(result.stderr, `carectl: interrupted after ${done} of 30 conversations; an update is safe to repeat, so the same command can simply run again\n`);
+      assert.deepEqual([...api.patches.keys()].sort((a, b) => Number(a) - Number(b)), ids.slice(0, done), 'a PATCH for each id done, none for the others');
+    } finally {
+      await api.close();
+    }
+  });
+});

@@ -4,7 +4,7 @@
  * knows nothing of the command line; the transport below it knows nothing of resources.
  */
 import { UsageError } from '../core/errors.js';
-import type { QueryParams, Transport } from '../http/transport.js';
+import type { QueryParams, Throttle, Transport } from '../http/transport.js';
 import { unwrapList, unwrapSingle, type ResourceSpec, type Version } from './catalogue/index.js';
 import { nextPageLink, nextStep, type PageSource } from './paging.js';
 
@@ -19,15 +19,15 @@ export class ApiClient {
   }
 
   /** One record, unwrapped, with its side-loaded items attached. */
-  async fetchRecord(spec: ResourceSpec, version: Version, id: string, query: QueryParams): Promise<ApiRecord> {
-    const body = await this.transport.get(this.recordUrl(spec, version, id, query));
+  async fetchRecord(spec: ResourceSpec, version: Version, id: string, query: QueryParams, throttle?: Throttle): Promise<ApiRecord> {
+    const body = await this.transport.request('GET', this.recordUrl(spec, version, id, query), { idempotent: true, ...(throttle && { throttle }) });
     const record = unwrapSingle(spec, body);
     return attachSideloads(spec, body, [record])[0] as ApiRecord;
   }
 
   /** PATCH of one record; the body is absolute (it replaces), so it may be repeated. */
-  async patchRecord(spec: ResourceSpec, version: Version, id: string, body: unknown): Promise<unknown> {
-    return this.transport.request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true });
+  async patchRecord(spec: ResourceSpec, version: Version, id: string, body: unknown, throttle?: Throttle): Promise<unknown> {
+    return this.transport.request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true, ...(throttle && { throttle }) });
   }
 
   /** POST of a new record: never repeated once it may have arrived (it would create twice). */

@@ -55,7 +55,8 @@ export interface Connection {
 
 export class Context {
   readonly settings: Settings;
-  private transportInstance: Transport | undefined;
+  private transportInstance: Promise<Transport> | undefined;
+  private lastingTransport: Promise<Transport> | undefined;
   private connectionPromise: Promise<Connection> | undefined;
   private closers: Array<() => Promise<void>> = [];
   /** Set once parallel() has been read: the transport keeps that many connections. */
@@ -197,8 +198,20 @@ export class Context {
     return { baseUrl, user, password };
   }
 
-  async transport(): Promise<Transport> {
-    if (this.transportInstance) return this.transportInstance;
+  /**
+   * The HTTP transport. With `finishInFlight`, Ctrl-C does not cut its requests short: a batch
+   * stops sending new ones and lets those under way finish (a second Ctrl-C still ends at once).
+   */
+  async transport(options: { finishInFlight?: boolean } = {}): Promise<Transport> {
+    if (options.finishInFlight) {
+      this.lastingTransport ??= this.makeTransport(new AbortController().signal);
+      return this.lastingTransport;
+    }
+    this.transportInstance ??= this.makeTransport(this.io.signal);
+    return this.transportInstance;
+  }
+
+  private async makeTransport(signal: AbortSignal): Promise<Transport> {
     const { baseUrl, user, password } = await this.connection();
     const transport = new Transport({
       baseUrl,
@@ -211,17 +224,16 @@ export class Context {
       maxRetryWaitMs: MAX_RETRY_WAIT_MS,
       sleep: this.io.sleep,
       now: this.io.now,
-      signal: this.io.signal,
+      signal,
       ...(this.trace && { trace: this.trace }),
     });
-    this.transportInstance = transport;
     this.onClose(() => transport.close());
     return transport;
   }
 
   /** The API client over this command's transport. */
-  async api(): Promise<ApiClient> {
-    return new ApiClient(await this.transport());
+  async api(options: { finishInFlight?: boolean } = {}): Promise<ApiClient> {
+    return new ApiClient(await this.transport(options));
   }
 
   private async startSandbox(): Promise<Connection> {
