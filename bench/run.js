@@ -4,6 +4,7 @@
  *
  *   npm run bench                                       # build, then measure package.json's bin
  *   node bench/run.js --only startup,lookup --runs 41   # some measures, more runs
+ *   node bench/run.js --only parallel --parallel-runs 5 # lists and batches in parallel (bench/parallel.js)
  *   node bench/run.js --without-extra-ca-certs          # node's start-up without NODE_EXTRA_CA_CERTS
  *
  * Timings are medians of runs interleaved with their baseline, so a busy moment on the machine
@@ -14,14 +15,16 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT, startSandboxServer, timeNode } from './lib/processes.js';
+import { parallelMeasures } from './parallel.js';
 import { limitRow, median, mib, ms, printTable, ratioRow } from './lib/table.js';
 
-const MEASURES = ['startup', 'lookup', 'streaming', 'memory', 'polling'];
+const MEASURES = ['startup', 'lookup', 'streaming', 'memory', 'polling', 'parallel'];
 const { values: flags } = parseArgs({
   options: {
     entry: { type: 'string', default: JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).bin.carectl },
     runs: { type: 'string', default: '21' },
     'stream-runs': { type: 'string', default: '5' },
+    'parallel-runs': { type: 'string', default: '3' },
     only: { type: 'string', default: MEASURES.join(',') },
     'without-extra-ca-certs': { type: 'boolean', default: false },
   },
@@ -202,7 +205,10 @@ function warnIfBundleIsStale() {
   }
 }
 
-const sections = { startup, lookup, streaming, memory, polling };
+/** Requests in parallel: bench/parallel.js. */
+const parallel = () => parallelMeasures({ entry, env: cleanEnv, scratch, runs: Number(flags['parallel-runs']), interleaved });
+
+const sections = { startup, lookup, streaming, memory, polling, parallel };
 const caNote = extraCaCerts ? `NODE_EXTRA_CA_CERTS ${flags['without-extra-ca-certs'] ? 'unset for the runs' : 'set (node start-up includes it)'}` : 'no NODE_EXTRA_CA_CERTS';
 console.log(`carectl bench: ${flags.entry}, node ${process.version}, ${cpus().length} CPUs, load ${loadavg()[0].toFixed(2)}, ${caNote}; ` +
   `medians of ${runs} runs (exports: ${streamRuns})`);

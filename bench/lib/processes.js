@@ -16,7 +16,7 @@ const PEAK_RSS_PRELOAD = fileURLToPath(new URL('../peak-rss.cjs', import.meta.ur
  * peakRssFile: when given, the child is preloaded with bench/peak-rss.cjs writing its peak RSS there.
  * The result has the exit time (endedAt, Date.now()) and stderr line by line with arrival times.
  */
-export async function timeNode(args, { env = process.env, stdout = 'ignore', peakRssFile } = {}) {
+export async function timeNode(args, { env = process.env, stdout = 'ignore', peakRssFile, okCodes = [0] } = {}) {
   const fd = stdout !== 'ignore' && stdout !== 'capture' ? openSync(stdout, 'w') : undefined;
   const nodeArgs = peakRssFile ? ['--require', PEAK_RSS_PRELOAD, ...args] : args;
   const childEnv = peakRssFile ? { ...env, BENCH_PEAK_RSS_FILE: peakRssFile } : env;
@@ -41,7 +41,7 @@ export async function timeNode(args, { env = process.env, stdout = 'ignore', pea
   const [code] = await once(child, 'close');
   const stderr = stderrLines.map(({ line }) => `${line}\n`).join('');
   const result = { ms, endedAt, code, stdout: Buffer.concat(out).toString('utf8'), stderr, stderrLines };
-  if (code !== 0) throw new Error(`node ${args.join(' ')} exited with ${code}:\n${result.stderr}`);
+  if (!okCodes.includes(code)) throw new Error(`node ${args.join(' ')} exited with ${code}:\n${result.stderr}`);
   if (peakRssFile) {
     result.peakRssKb = Number(readFileSync(peakRssFile, 'utf8'));
     rmSync(peakRssFile);
@@ -54,13 +54,20 @@ process.on('exit', () => {
   for (const child of servers) child.kill('SIGTERM');
 });
 
+/** The options `carectl sandbox` of the entry under test takes (`--latency`, `--rate-limit`, …). */
+export async function sandboxOptions(entry) {
+  const help = await timeNode([entry, 'sandbox', '--help'], { stdout: 'capture' });
+  return new Set(help.stdout.match(/--[a-z-]+/g));
+}
+
 /**
  * Starts `carectl sandbox` (the entry under test) in its own process, so its CPU time is not
  * charged to the client measured. Returns the connection as the CARECTL_* variables its banner
  * exports, and stop().
  */
-export async function startSandboxServer(entry, { conversations, reportDelayMs = 3000 }) {
-  const child = spawn(process.execPath, [entry, 'sandbox', '--port', '0', '--conversations', String(conversations), '--report-delay', `${reportDelayMs}ms`], {
+export async function startSandboxServer(entry, { conversations, reportDelayMs = 3000, latencyMs, rateLimit }) {
+  const extra = [...(latencyMs === undefined ? [] : ['--latency', `${latencyMs}ms`]), ...(rateLimit === undefined ? [] : ['--rate-limit', String(rateLimit)])];
+  const child = spawn(process.execPath, [entry, 'sandbox', '--port', '0', '--conversations', String(conversations), '--report-delay', `${reportDelayMs}ms`, ...extra], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

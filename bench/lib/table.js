@@ -18,13 +18,24 @@ export function ratioRow(measure, carectl, baseline, target, show) {
   return { measure, carectl: show(carectl), baseline: show(baseline), ratio: `${ratio.toFixed(2)}×`, target: `≤ ${target}×`, pass: ratio <= target };
 }
 
+/** A row where carectl must be `target` times faster than the baseline (ratio: baseline / carectl). */
+export function speedupRow(measure, carectl, baseline, target, show) {
+  const ratio = baseline / carectl;
+  return { measure, carectl: show(carectl), baseline: show(baseline), ratio: `${ratio.toFixed(2)}×`, target: `≥ ${target}×`, pass: ratio >= target };
+}
+
+/** A measure this entry cannot take (an option it lacks), with the reason as its note. */
+export function skippedRow(measure, target, note) {
+  return { measure, carectl: '–', baseline: '–', ratio: '–', target, pass: true, skipped: true, note };
+}
+
 export function limitRow(measure, value, limit, show) {
   return { measure, carectl: show(value), baseline: '–', ratio: '–', target: `≤ ${show(limit)}`, pass: value <= limit };
 }
 
 export function printTable(rows) {
   const headers = { measure: 'measure', carectl: 'carectl', baseline: 'baseline', ratio: 'ratio', target: 'target', result: 'result' };
-  const cells = rows.map((row) => ({ ...row, result: row.pass ? 'pass' : 'FAIL' }));
+  const cells = rows.map((row) => ({ ...row, result: row.skipped ? 'skipped' : row.pass ? 'pass' : 'FAIL' }));
   const keys = Object.keys(headers);
   const widths = keys.map((key) => Math.max(headers[key].length, ...cells.map((row) => row[key].length)));
   const line = (row) => keys.map((key, i) => (i === 0 ? row[key].padEnd(widths[i]) : row[key].padStart(widths[i]))).join('  ');

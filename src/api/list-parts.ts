@@ -2,9 +2,9 @@
  * The parts of a list run, fetched through the scheduler and handed to the single writer in
  * order. A part is a chain of pages (each next address comes from the page before it): a phase
  * of the plan, or a date slice of one. Parts ahead of the writer run concurrently when the plan
- * allows it (the two priority queries of a union, slices of the sort date), each holding at
- * most a few pages, all of them together a bounded number, and never more records than --limit
- * still needs. A slice is split while the window has room: a part not started yet at any day, a
+ * allows it (the two priority queries of a union, slices of the sort date), holding together
+ * at most 4 pages per slot of the window (the parts nearest the writer first), and never more
+ * records than --limit still needs. A slice is split while the window has room: a part not started yet at any day, a
  * part under way only where the service's links say how far it got (the keyset date bound).
  */
 import type { ListPlan, NextStep, PageSource } from './paging.js';
@@ -44,8 +44,10 @@ export class ListParts {
     const { plan, start, scheduler } = options;
     this.rule = plan.slicing;
     this.lookAhead = (plan.union === true || plan.slicing !== undefined) && scheduler.parallel > 1;
-    this.bufferCap = this.lookAhead ? 4 : 1;
+    // Pages held or asked for ahead of the writer: 4 per slot of the window, the parts nearest
+    // the writer first. One at a time, a part reads one page ahead, as one request at a time would.
     this.maxHeld = 4 * scheduler.parallel;
+    this.bufferCap = this.lookAhead ? this.maxHeld : 1;
     this.parts.push(...initialParts(plan, start));
     this.sliceRanges();
   }

@@ -3,10 +3,10 @@
  * the most urgent first (a lower priority number), each holding its slot until it settles.
  *
  * The window adapts to the service as TCP's congestion window and the AWS SDK's adaptive retry
- * mode do: a 429 halves it (once per window: the other 429s of the same burst say nothing new),
- * every request waits out the Retry-After, and the refused request is sent again without
- * counting against --retries; the window grows back by one after GROWTH times its size of
- * answers in a row. So a run never fails for pressure it caused itself. A 429 with one request
+ * mode do: a 429 halves it, and each further 429 of requests sent before that (the same burst)
+ * takes one more off; every request waits out the Retry-After, and the refused request is sent
+ * again without counting against --retries; the window grows back by one after GROWTH times its
+ * size of answers in a row. So a run never fails for pressure it caused itself. A 429 with one request
  * in flight is not ours: the transport's own retry rules apply, as they do with --parallel 1
  * (which hands requests no throttle at all).
  */
@@ -30,7 +30,7 @@ export interface Slot {
 }
 
 /** Answers in a row, per slot of the window, before it grows by one. */
-export const GROWTH = 8;
+export const GROWTH = 10;
 
 interface Waiter {
   priority: number;
@@ -44,6 +44,8 @@ interface Held {
   /** The window's epoch when the slot was taken: a 429 from an older epoch does not halve it again. */
   epoch: number;
   held: boolean;
+  /** Another slot was held at some moment while this one was: its requests may have crowded the service. */
+  crowded: boolean;
 }
 
 export class Scheduler {
@@ -51,6 +53,7 @@ export class Scheduler {
   private current: number;
   private inFlight = 0;
   private readonly waiting: Waiter[] = [];
+  private readonly holders = new Set<Held>();
   private order = 0;
   private pausedUntil = 0;
   private pausing = false;
@@ -77,7 +80,8 @@ export class Scheduler {
   /** Runs `task` once a slot is free, holding it until the task settles. */
   async run<T>(priority: number, task: (slot: Slot) => Promise<T>): Promise<T> {
     await this.acquire(priority);
-    const held: Held = { priority, epoch: this.epoch, held: true };
+    const held: Held = { priority, epoch: this.epoch, held: true, crowded: false };
+    this.hold(held);
     const slot: Slot = { throttle: this.parallel > 1 ? (waitMs) => this.throttled(held, waitMs) : undefined };
     let ok = false;
     try {
@@ -85,9 +89,15 @@ export class Scheduler {
       ok = true;
       return value;
     } finally {
-      if (held.held) this.release();
+      if (held.held) this.release(held);
       if (ok) this.answer();
     }
+  }
+
+  private hold(held: Held): void {
+    held.held = true;
+    this.holders.add(held);
+    if (this.holders.size > 1) for (const other of this.holders) other.crowded = true;
   }
 
   private acquire(priority: number): Promise<void> {
@@ -102,7 +112,9 @@ export class Scheduler {
     });
   }
 
-  private release(): void {
+  private release(held: Held): void {
+    held.held = false;
+    this.holders.delete(held);
     this.inFlight--;
     this.dispatch();
   }
@@ -134,21 +146,29 @@ export class Scheduler {
     }
   }
 
-  /** A 429 on a request of `held`'s task: take it back if the pressure may be ours. */
+  /**
+   * A 429 on a request of `held`'s task: taken back when the pressure may be ours, that is when
+   * another of our requests was in flight at some moment since this task took its slot. Alone,
+   * the transport's own retry rules apply (a service that refuses even one request at a time).
+   */
   private async throttled(held: Held, waitMs: number): Promise<boolean> {
-    if (this.current <= 1 && this.inFlight <= 1) return false;
+    if (!held.crowded) return false;
+    const before = this.current;
     if (held.epoch === this.epoch) {
-      const before = this.current;
       this.current = Math.max(1, Math.ceil(before / 2));
       this.epoch++;
-      this.answered = 0;
       this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (429: too many requests; every request waits ${waitMs} ms)`);
+    } else if (before > 1) {
+      // Another 429 of the same burst: the service was over by one more.
+      this.current = before - 1;
+      this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (another 429 of the same burst)`);
     }
+    this.answered = 0;
     this.pausedUntil = Math.max(this.pausedUntil, this.options.now() + waitMs);
-    held.held = false;
-    this.release();
+    this.release(held);
     await this.acquire(held.priority);
-    held.held = true;
+    held.crowded = false;
+    this.hold(held);
     held.epoch = this.epoch;
     return true;
   }

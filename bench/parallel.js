@@ -1,0 +1,100 @@
+/**
+ * Requests in parallel (issue 15 item 9), against `carectl sandbox --latency 50ms`, a service as
+ * far away as a real one: an export of 5,000 conversations with the default --parallel against
+ * the sequential fetch loop, the same with a date range, an update of 100 ids against
+ * --parallel 1, the peak RSS of a parallel 20k export against --parallel 1, and an export
+ * against a service that answers 429 past 2 requests in flight. The sandbox options appeared
+ * after --parallel did: with an entry whose sandbox lacks them, those rows say so.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { sandboxOptions, startSandboxServer, timeNode } from './lib/processes.js';
+import { limitRow, median, mib, ms, ratioRow, skippedRow, speedupRow } from './lib/table.js';
+
+const LATENCY_MS = 50;
+const RECORDS = 5_000;
+const LARGE = 20_000;
+const UPDATES = 100;
+const FIELDS = 'status,is_priority,contains_private,tags,author,channels,assigned_to,handling_times,close_reason';
+const day = (offset) => new Date(Date.now() - offset * 86_400_000).toISOString().slice(0, 10);
+/** The range of the ranged export, as carectl's `--oldest 180d..today` resolves it. */
+const RANGE = { flag: '180d..today', gte: day(180), lte: day(0) };
+
+/** The first pages carectl asks for (both priorities), for the fetch loop; with the range, bounded. */
+const firstPages = (range) =>
+  ['true', 'false'].map((priority) => `v1.3/conversations?${new URLSearchParams({
+    is_priority: priority, fields: FIELDS, page_size: '50', ...(range && { oldest_sort_date_gte: range.gte, oldest_sort_date_lte: range.lte }),
+  })}`);
+
+export async function parallelMeasures({ entry, env, scratch, runs, interleaved }) {
+  const carectl = (...args) => [entry, ...args];
+  const options = await sandboxOptions(entry);
+  const rows = [];
+  const latency = options.has('--latency');
+  const lines = (file) => readFileSync(file, 'utf8').split('\n').length - 1;
+  const toFile = (name, extra = {}) => ({ stdout: join(scratch, `${name}.out`), ...extra });
+
+  if (!latency) {
+    const note = 'this `carectl sandbox` has no --latency yet (it comes with the sandbox work): run the bench on the merged tree';
+    for (const measure of ['latency 50 ms: 5k export vs fetch loop', 'latency 50 ms: 5k export, date range', `latency 50 ms: update of ${UPDATES} ids`]) rows.push(skippedRow(measure, '≥ 6×', note));
+  } else {
+    const sandbox = await startSandboxServer(entry, { conversations: RECORDS, latencyMs: LATENCY_MS });
+    try {
+      const all = { env: { ...env, ...sandbox.env } };
+      const exportArgs = ['conversations', 'list', '-o', 'ndjson', '--fields', FIELDS];
+      const r = await interleaved(runs, {
+        carectl: carectl(...exportArgs),
+        loop: ['bench/baselines/fetch-loop.js', ...firstPages()],
+        carectlRange: carectl(...exportArgs, '--oldest', RANGE.flag),
+        loopRange: ['bench/baselines/fetch-loop.js', ...firstPages(RANGE)],
+      }, Object.fromEntries(['carectl', 'loop', 'carectlRange', 'loopRange'].map((name) => [name, { ...all, ...toFile(name) }])));
+      if (lines(join(scratch, 'carectl.out')) !== RECORDS) throw new Error('the parallel export missed records');
+      if (lines(join(scratch, 'carectlRange.out')) !== lines(join(scratch, 'loopRange.out'))) throw new Error('the ranged export differs from the fetch loop');
+      const t = (name) => median(r[name].map((x) => x.ms));
+      rows.push(speedupRow(`latency ${LATENCY_MS} ms: ${RECORDS / 1000}k export vs fetch loop`, t('carectl'), t('loop'), 6, ms));
+      rows.push(speedupRow(`latency ${LATENCY_MS} ms: ${RECORDS / 1000}k export, --oldest ${RANGE.flag}`, t('carectlRange'), t('loopRange'), 6, ms));
+
+      // Ids that update cleanly (the demo key may not manage every channel), found once.
+      const listed = await timeNode(carectl('conversations', 'list', '--status', 'unread', '--columns', 'id', '--no-header', '--limit', String(3 * UPDATES)), { ...all, stdout: 'capture' });
+      const tried = await timeNode(carectl('conversations', 'update', ...listed.stdout.trim().split('\n'), '--status', 'on_hold', '--columns', 'id,result', '--no-header'), { ...all, stdout: 'capture', okCodes: [0, 1, 3] });
+      const ids = tried.stdout.trim().split('\n').filter((line) => line.endsWith('\tok')).map((line) => line.split('\t')[0]).slice(0, UPDATES);
+      if (ids.length < UPDATES) throw new Error(`only ${ids.length} conversations update cleanly`);
+      const update = ['conversations', 'update', ...ids, '--status', 'on_hold'];
+      const u = await interleaved(runs, { parallel: carectl(...update), one: carectl(...update, '--parallel', '1') }, { all });
+      rows.push(speedupRow(`latency ${LATENCY_MS} ms: update of ${UPDATES} ids vs --parallel 1`, median(u.parallel.map((x) => x.ms)), median(u.one.map((x) => x.ms)), 6, ms));
+    } finally {
+      await sandbox.stop();
+    }
+  }
+
+  // Memory: what parts ahead of the writer hold stays bounded (no latency needed).
+  const big = await startSandboxServer(entry, { conversations: LARGE });
+  try {
+    const rss = (name) => ({ env: { ...env, ...big.env }, ...toFile(name, { peakRssFile: join(scratch, `${name}.rss`) }) });
+    // A date range, so that the export runs in slices whatever links the sandbox sends.
+    const args = ['conversations', 'list', '-o', 'ndjson', '--oldest', '400d..today'];
+    const m = await interleaved(runs, { parallel: carectl(...args), one: carectl(...args, '--parallel', '1') }, { parallel: rss('parallel'), one: rss('one') });
+    if (readFileSync(join(scratch, 'parallel.out'), 'utf8') !== readFileSync(join(scratch, 'one.out'), 'utf8')) throw new Error('the parallel export differs from --parallel 1');
+    const peak = (results) => median(results.map((x) => x.peakRssKb));
+    rows.push(ratioRow(`peak RSS: ${LARGE / 1000}k export, default --parallel vs --parallel 1`, peak(m.parallel), peak(m.one), 1.5, mib));
+  } finally {
+    await big.stop();
+  }
+
+  if (!options.has('--rate-limit') || !latency) {
+    rows.push(skippedRow('429 past 2 in flight: share of 429 answers', '≤ 10 %', 'this `carectl sandbox` has no --rate-limit yet: run the bench on the merged tree'));
+  } else {
+    const limited = await startSandboxServer(entry, { conversations: RECORDS, latencyMs: LATENCY_MS, rateLimit: 2 });
+    try {
+      const run = await timeNode(carectl('conversations', 'list', '-o', 'ndjson', '--verbose'), { env: { ...env, ...limited.env }, ...toFile('limited') });
+      if (lines(join(scratch, 'limited.out')) !== RECORDS) throw new Error('the rate-limited export missed records');
+      const answers = run.stderrLines.filter(({ line }) => /^< \d{3} /.test(line));
+      const refused = answers.filter(({ line }) => line.startsWith('< 429 ')).length;
+      const share = (100 * refused) / answers.length;
+      rows.push({ ...limitRow('429 past 2 in flight: share of 429 answers', share, 10, (v) => `${v.toFixed(1)} %`), note: `completed in ${ms(run.ms)}, ${refused} of ${answers.length} answers were 429` });
+    } finally {
+      await limited.stop();
+    }
+  }
+  return rows;
+}
