@@ -19,13 +19,13 @@ const END = Date.UTC(2026, 5, 30);
 const YEAR = 365 * 86_400_000;
 const STATUSES = ['unread', 'assigned', 'closed'];
 
-/** `count` records: a fixed pseudo-random spread, every fifth one sharing the date of the one before. */
-export function keysetData(count: number): KeysetRecord[] {
+/** `count` records: a fixed pseudo-random spread over the year before `end`, every fifth one sharing the date of the one before. */
+export function keysetData(count: number, end = END): KeysetRecord[] {
   let seed = 7;
   const next = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const records: KeysetRecord[] = [];
   for (let i = 0; i < count; i++) {
-    const at = i % 5 === 4 ? (records[i - 1] as KeysetRecord).at : END - Math.floor(next() * YEAR / 1000) * 1000;
+    const at = i % 5 === 4 ? (records[i - 1] as KeysetRecord).at : end - Math.floor(next() * YEAR / 1000) * 1000;
     records.push({ id: String(700000 + i), is_priority: next() < 0.25, status: STATUSES[Math.floor(next() * 3)] as string, at });
   }
   return records;

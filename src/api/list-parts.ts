@@ -2,9 +2,9 @@
  * The parts of a list run, fetched through the scheduler and handed to the single writer in
  * order. A part is a chain of pages (each next address comes from the page before it): a phase
  * of the plan, or a date slice of one. Parts ahead of the writer run concurrently when the plan
- * allows it (the two priority queries of a union, slices of the sort date), holding together
- * at most 4 pages per slot of the window (the parts nearest the writer first), and never more
- * records than --limit still needs. A slice is split while the window has room: a part not started yet at any day, a
+ * allows it (the two priority queries of a union, slices of the sort date), within a budget of
+ * pages held (4 per slot of the window, the parts nearest the writer first; at most twice that
+ * in all), and never more records than --limit still needs. A slice is split while the window has room: a part not started yet at any day, a
  * part under way only where the service's links say how far it got (the keyset date bound).
  */
 import type { ListPlan, NextStep, PageSource } from './paging.js';
@@ -44,8 +44,8 @@ export class ListParts {
     const { plan, start, scheduler } = options;
     this.rule = plan.slicing;
     this.lookAhead = (plan.union === true || plan.slicing !== undefined) && scheduler.parallel > 1;
-    // Pages held or asked for ahead of the writer: 4 per slot of the window, the parts nearest
-    // the writer first. One at a time, a part reads one page ahead, as one request at a time would.
+    // The page budget ahead of the writer: 4 per slot of the window, the parts nearest the writer
+    // first. One at a time, a part reads one page ahead, as one request at a time would.
     this.maxHeld = 4 * scheduler.parallel;
     this.bufferCap = this.lookAhead ? this.maxHeld : 1;
     this.parts.push(...initialParts(plan, start));
@@ -107,42 +107,50 @@ export class ListParts {
   private pump(): void {
     if (this.stopped) return;
     let waiting = this.ready();
-    while (this.lookAhead && this.options.scheduler.spare > waiting.length && this.roomAhead(this.holding(), waiting.length) && this.splitWidest()) {
-      waiting = this.ready();
+    while (this.lookAhead && this.options.scheduler.spare > waiting.length && this.splitWidest()) {
+      const more = this.ready();
+      // A cut whose new part may not start now (the page budget) waits: no cutting ever finer.
+      if (more.length <= waiting.length) break;
+      waiting = more;
     }
     for (const part of waiting) this.fetch(part);
   }
 
-  /** The parts that may ask for their next page now, in order. */
+  /**
+   * The parts that may ask for their next page now, in order. The writer's part always may
+   * (unless --limit has what it needs in hand). A part ahead of it may while the pages held or
+   * asked for by it and the parts before it stay within the budget, so parts far ahead never
+   * hold back those the writer needs next; all of them together hold at most twice the budget.
+   */
   private ready(): Part[] {
     const ready: Part[] = [];
-    const holding = this.holding();
+    const total = this.holding(this.parts.length);
+    let before = 0;
     for (let i = this.writerAt; i < this.parts.length; i++) {
       const part = this.parts[i] as Part;
+      before += part.buffer.length + (part.inFlight ? 1 : 0);
       if (part.inFlight || part.next === null || part.error !== undefined || part.buffer.length >= this.bufferCap) continue;
       if (i === this.writerAt) {
         const inHand = this.pageLeft + part.buffer.reduce((sum, page) => sum + page.records.length - page.skip, 0);
         if (this.written + inHand < this.options.limit) ready.push(part);
-      } else if (this.lookAhead && this.roomAhead(holding, ready.length)) ready.push(part);
+        continue;
+      }
+      const more = ready.length;
+      const wanted = this.written + total.records + (total.inFlight + more + 1) * this.options.pageSize <= this.options.limit;
+      if (this.lookAhead && wanted && before + more < this.maxHeld && total.pages + more < 2 * this.maxHeld) ready.push(part);
     }
     return ready;
   }
 
-  /** Pages held or asked for, the records among them, and the requests in flight. */
-  private holding(): { pages: number; records: number; inFlight: number } {
+  /** Pages held or asked for by the parts before `end`, the records among them, and the requests in flight. */
+  private holding(end: number): { pages: number; records: number; inFlight: number } {
     const holding = { pages: 0, records: this.pageLeft, inFlight: 0 };
-    for (const part of this.parts) {
+    for (const part of this.parts.slice(0, end)) {
       holding.pages += part.buffer.length + (part.inFlight ? 1 : 0);
       holding.inFlight += part.inFlight ? 1 : 0;
       for (const page of part.buffer) holding.records += page.records.length - page.skip;
     }
     return holding;
-  }
-
-  /** Room for another page ahead of the writer, `more` besides: under the page budget, and --limit still wants it. */
-  private roomAhead(holding: { pages: number; records: number; inFlight: number }, more: number): boolean {
-    if (holding.pages + more >= this.maxHeld) return false;
-    return this.written + holding.records + (holding.inFlight + more + 1) * this.options.pageSize <= this.options.limit;
   }
 
   private fetch(part: Part): void {
@@ -205,9 +213,10 @@ export class ListParts {
   }
 
   /**
-   * The days a part has still to read, when both ends are known. An open far end is the run's
-   * day ascending; descending, the oldest record's, asked for once (`probe`) when a part under
-   * way needs it: a list that ends on its first page pays for no probe.
+   * The days a part has still to read, when both ends are known. An open far end is asked for
+   * once (`probe`) when a part under way needs it, so a list that ends on its first page pays
+   * for no probe: descending, the oldest record's day; ascending, the newest's (the run's day
+   * until the answer comes, or when it says nothing).
    */
   private remaining(part: Part, probe: boolean): { lo: number; hi: number } | undefined {
     const rule = this.rule;
@@ -216,12 +225,10 @@ export class ListParts {
     const position = underWay ? positionOf(part.next, part.base, part.recordsRead, rule) : undefined;
     if (underWay && position === undefined) return undefined;
     const phaseDays = daysOf(this.options.plan.phases[part.phase] as string, rule.field);
-    let far: number | undefined;
-    if (!rule.descending) far = this.options.plan.asOf === undefined ? undefined : dayOf(this.options.plan.asOf);
-    else if ((part.lo ?? phaseDays.lo) === undefined) {
-      far = this.far.get(part.phase) ?? undefined;
-      if (probe && !this.far.has(part.phase)) this.probe(part.phase);
-    }
+    const open = rule.descending ? (part.lo ?? phaseDays.lo) === undefined : (part.hi ?? phaseDays.hi) === undefined;
+    if (open && probe && underWay && !this.far.has(part.phase)) this.probe(part.phase);
+    let far = this.far.get(part.phase) ?? undefined;
+    if (far === undefined && !rule.descending && this.options.plan.asOf !== undefined) far = dayOf(this.options.plan.asOf);
     return remainingDays({ lo: part.lo, hi: part.hi, position, underWay }, phaseDays, rule, far);
   }
 
@@ -244,8 +251,14 @@ export class ListParts {
 
   /** Splits the part with the most days left in two; false when none has two days left. */
   private splitWidest(): boolean {
+    // Each phase with pages left gets its share of the window: the first to answer does not
+    // take every slot while another, as long, still waits for its first page.
+    const active = new Map<number, number>();
+    for (const part of this.parts.slice(this.writerAt)) if (part.next !== null) active.set(part.phase, (active.get(part.phase) ?? 0) + 1);
+    const share = Math.ceil(this.options.scheduler.window / Math.max(1, active.size));
     let best: { part: Part; lo: number; hi: number } | undefined;
     for (const part of this.parts.slice(this.writerAt)) {
+      if ((active.get(part.phase) ?? 0) >= share) continue;
       const span = this.remaining(part, true);
       if (span && span.hi > span.lo && (!best || span.hi - span.lo > best.hi - best.lo)) best = { part, ...span };
     }
