@@ -3,9 +3,10 @@
  * order. A part is a chain of pages (each next address comes from the page before it): a phase
  * of the plan, or a date slice of one. Parts ahead of the writer run concurrently when the plan
  * allows it (the two priority queries of a union, slices of the sort date), within a budget of
- * pages held (4 per slot of the window, the parts nearest the writer first; at most twice that
- * in all), and never more records than --limit still needs. A slice is split while the window has room: a part not started yet at any day, a
- * part under way only where the service's links say how far it got (the keyset date bound).
+ * pages held (4 per slot of the window, the parts nearest the writer first, 5 in all), and never
+ * more records than --limit still needs. A slice is cut in two while the window has room: a part
+ * not started yet at any day, a part under way only where the service's links say how far it got
+ * (the keyset date bound).
  */
 import type { ListPlan, NextStep, PageSource } from './paging.js';
 import { PageGuard } from './page-guard.js';
@@ -47,7 +48,7 @@ export class ListParts {
     // The page budget ahead of the writer: 4 per slot of the window, the parts nearest the writer
     // first. One at a time, a part reads one page ahead, as one request at a time would.
     this.maxHeld = 4 * scheduler.parallel;
-    this.bufferCap = this.lookAhead ? this.maxHeld : 1;
+    this.bufferCap = this.lookAhead ? 4 : 1;
     this.parts.push(...initialParts(plan, start));
     this.sliceRanges();
   }
@@ -104,8 +105,17 @@ export class ListParts {
     }
   }
 
+  /** Starts what may start now; a fault in it fails the writer's part rather than going unseen. */
   private pump(): void {
     if (this.stopped) return;
+    try {
+      this.start();
+    } catch (err) {
+      this.fail(this.parts[this.writerAt] as Part, err);
+    }
+  }
+
+  private start(): void {
     let waiting = this.ready();
     while (this.lookAhead && this.options.scheduler.spare > waiting.length && this.splitWidest()) {
       const more = this.ready();
@@ -117,35 +127,37 @@ export class ListParts {
   }
 
   /**
-   * The parts that may ask for their next page now, in order. The writer's part always may
-   * (unless --limit has what it needs in hand). A part ahead of it may while the pages held or
-   * asked for by it and the parts before it stay within the budget, so parts far ahead never
-   * hold back those the writer needs next; all of them together hold at most twice the budget.
+   * The parts that may ask for their next page now, in order. The writer's part may read a few
+   * pages ahead (unless --limit has what it needs in hand). A part ahead of it may while the pages
+   * held or asked for by it and the parts before it stay within the budget, so parts far ahead
+   * never hold back those the writer needs next; all of them together hold at most the budget
+   * and one page per slot of the window more.
    */
   private ready(): Part[] {
     const ready: Part[] = [];
-    const total = this.holding(this.parts.length);
+    const total = this.holding();
     let before = 0;
     for (let i = this.writerAt; i < this.parts.length; i++) {
       const part = this.parts[i] as Part;
       before += part.buffer.length + (part.inFlight ? 1 : 0);
-      if (part.inFlight || part.next === null || part.error !== undefined || part.buffer.length >= this.bufferCap) continue;
+      if (part.inFlight || part.next === null || part.error !== undefined) continue;
       if (i === this.writerAt) {
+        if (part.buffer.length >= this.bufferCap) continue;
         const inHand = this.pageLeft + part.buffer.reduce((sum, page) => sum + page.records.length - page.skip, 0);
         if (this.written + inHand < this.options.limit) ready.push(part);
         continue;
       }
       const more = ready.length;
       const wanted = this.written + total.records + (total.inFlight + more + 1) * this.options.pageSize <= this.options.limit;
-      if (this.lookAhead && wanted && before + more < this.maxHeld && total.pages + more < 2 * this.maxHeld) ready.push(part);
+      if (this.lookAhead && wanted && before + more < this.maxHeld && total.pages + more < this.maxHeld + this.options.scheduler.parallel) ready.push(part);
     }
     return ready;
   }
 
-  /** Pages held or asked for by the parts before `end`, the records among them, and the requests in flight. */
-  private holding(end: number): { pages: number; records: number; inFlight: number } {
+  /** Pages held or asked for, the records among them, and the requests in flight (parts behind the writer hold none). */
+  private holding(): { pages: number; records: number; inFlight: number } {
     const holding = { pages: 0, records: this.pageLeft, inFlight: 0 };
-    for (const part of this.parts.slice(0, end)) {
+    for (const part of this.parts.slice(this.writerAt)) {
       holding.pages += part.buffer.length + (part.inFlight ? 1 : 0);
       holding.inFlight += part.inFlight ? 1 : 0;
       for (const page of part.buffer) holding.records += page.records.length - page.skip;
