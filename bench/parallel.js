@@ -86,7 +86,8 @@ export async function parallelMeasures({ entry, env, scratch, runs, interleaved 
   } else {
     const limited = await startSandboxServer(entry, { conversations: RECORDS, latencyMs: LATENCY_MS, rateLimit: 2 });
     try {
-      const run = await timeNode(carectl('conversations', 'list', '-o', 'ndjson', '--verbose'), { env: { ...env, ...limited.env }, ...toFile('limited') });
+      // In date slices, so that more than two requests would be in flight whatever links the sandbox sends.
+      const run = await timeNode(carectl('conversations', 'list', '-o', 'ndjson', '--verbose', '--oldest', '400d..today'), { env: { ...env, ...limited.env }, ...toFile('limited') });
       if (lines(join(scratch, 'limited.out')) !== RECORDS) throw new Error('the rate-limited export missed records');
       const answers = run.stderrLines.filter(({ line }) => /^< \d{3} /.test(line));
       const refused = answers.filter(({ line }) => line.startsWith('< 429 ')).length;
