@@ -31,6 +31,7 @@ export interface GlobalOptions {
   color?: boolean;
   insecureHttp?: boolean;
   baseUrl?: string;
+  annotationsUrl?: string;
   user?: string;
   profile?: string;
   sandbox?: boolean;
@@ -44,6 +45,8 @@ const MAX_RETRY_WAIT_MS = 60_000;
 
 export interface Connection {
   baseUrl: URL;
+  /** The api/1 form's base address when it lives apart from the base address (the user named it). */
+  annotationsUrl?: URL;
   user: string;
   password: string;
 }
@@ -51,6 +54,9 @@ export interface Connection {
 export class Context {
   readonly settings: Settings;
   private transportInstance: Transport | undefined;
+  private annotationsTransport: Transport | undefined;
+  /** The resolved connection, once connection() has settled. */
+  private connectionNow: Connection | undefined;
   private connectionPromise: Promise<Connection> | undefined;
   private closers: Array<() => Promise<void>> = [];
 
@@ -61,7 +67,7 @@ export class Context {
     this.settings = new Settings({
       io,
       profileName: globals.profile,
-      flags: { 'base-url': globals.baseUrl, user: globals.user, output: globals.output, 'api-version': globals.apiVersion },
+      flags: { 'base-url': globals.baseUrl, user: globals.user, output: globals.output, 'api-version': globals.apiVersion, 'annotations-url': globals.annotationsUrl },
     });
     if (globals.verbose) this.trace = (line) => io.stderr.stream.write(`${sanitizeForTerminal(line)}\n`);
   }
@@ -147,7 +153,7 @@ export class Context {
 
   /** Where to send requests and with which credentials (the sandbox's own with --sandbox). */
   connection(): Promise<Connection> {
-    this.connectionPromise ??= this.resolveConnection();
+    this.connectionPromise ??= this.resolveConnection().then((connection) => (this.connectionNow = connection));
     return this.connectionPromise;
   }
 
@@ -163,6 +169,8 @@ export class Context {
       throw new UsageError('no base address: pass --base-url URL, set CARECTL_BASE_URL, or run `carectl login --base-url URL`');
     }
     const baseUrl = checkBaseUrl(base.value, this.globals.insecureHttp === true, base.source);
+    const annotations = await this.settings.lookup('annotations-url');
+    const annotationsUrl = annotations && checkBaseUrl(annotations.value, this.globals.insecureHttp === true, annotations.source);
     const user = await this.settings.get('user');
     const password = await this.settings.get('password');
     if (!user || !password) {
@@ -170,12 +178,17 @@ export class Context {
         `no credentials for ${baseUrl.origin}: for scripts and cron set CARECTL_USER and CARECTL_PASSWORD; people can run \`carectl login\``,
       );
     }
-    return { baseUrl, user, password };
+    return { baseUrl, ...(annotationsUrl && annotationsUrl.href !== baseUrl.href && { annotationsUrl }), user, password };
   }
 
   async transport(): Promise<Transport> {
-    if (this.transportInstance) return this.transportInstance;
-    const { baseUrl, user, password } = await this.connection();
+    this.transportInstance ??= this.newTransport((await this.connection()).baseUrl);
+    return this.transportInstance;
+  }
+
+  /** A transport to one base address with this command's credentials, retries, trace and clock. */
+  private newTransport(baseUrl: URL): Transport {
+    const { user, password } = this.connectionNow as Connection;
     const transport = new Transport({
       baseUrl,
       user,
@@ -189,14 +202,16 @@ export class Context {
       signal: this.io.signal,
       ...(this.trace && { trace: this.trace }),
     });
-    this.transportInstance = transport;
     this.onClose(() => transport.close());
     return transport;
   }
 
-  /** The API client over this command's transport. */
+  /** The API client: the api/1 form goes to --annotations-url when it names another address. */
   async api(): Promise<ApiClient> {
-    return new ApiClient(await this.transport());
+    const main = await this.transport();
+    const { annotationsUrl } = await this.connection();
+    this.annotationsTransport ??= annotationsUrl && this.newTransport(annotationsUrl);
+    return new ApiClient(main, this.annotationsTransport);
   }
 
   private async startSandbox(): Promise<Connection> {

@@ -54,6 +54,7 @@ export function buildProgram(io: Io): Command {
     .option('--no-color', 'force colour off (also NO_COLOR)')
     .option('--insecure-http', 'allow a plain-http base address on a non-loopback host')
     .option('--base-url <url>', 'API base address, without a version segment (CARECTL_BASE_URL)')
+    .option('--annotations-url <url>', 'base address of the api/1 form (annotation types, annotations) when it has a host of its own (CARECTL_ANNOTATIONS_URL; default: the base address)')
     .option('--user <name>', 'user name or API key (CARECTL_USER)')
     .option('--profile <name>', 'configuration profile (CARECTL_PROFILE; default: default)')
     .option('--sandbox', 'start the embedded sandbox on a free loopback port and use it');

@@ -140,7 +140,7 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
   const header = printer.continuableHeader;
   const written = await runList({
     plan,
-    source: api.pages(spec),
+    source: api.pages(spec, version),
     writer: printer.writer('list', columns, { continues: start.header }),
     start,
     ...(header !== undefined && { header }),

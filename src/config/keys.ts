@@ -1,5 +1,5 @@
 /** The settings a profile, a flag or the environment can give, and their environment variables. */
-export const SETTING_KEYS = ['base-url', 'user', 'password', 'output', 'api-version'] as const;
+export const SETTING_KEYS = ['base-url', 'user', 'password', 'output', 'api-version', 'annotations-url'] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
 export const ENVIRONMENT: Record<SettingKey, string> = {
@@ -8,6 +8,7 @@ export const ENVIRONMENT: Record<SettingKey, string> = {
   password: 'CARECTL_PASSWORD',
   output: 'CARECTL_OUTPUT',
   'api-version': 'CARECTL_API_VERSION',
+  'annotations-url': 'CARECTL_ANNOTATIONS_URL',
 };
 
 export type ProfileValues = Partial<Record<SettingKey, string>>;

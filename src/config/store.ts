@@ -47,6 +47,7 @@ const PROFILE_PROPERTIES = {
   password: { type: 'string', minLength: 1 },
   output: { enum: [...FORMATS] },
   'api-version': { enum: [...VERSIONS] },
+  'annotations-url': { type: 'string', minLength: 1 },
 } satisfies Record<SettingKey, object>;
 
 /** Unknown keys are errors rather than silently ignored typos (`baseurl`). */

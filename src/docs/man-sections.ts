@@ -70,6 +70,7 @@ export const SETTING_TEXT: Record<SettingKey, string> = {
   password: 'The password. There is no flag for it; people can use `carectl login` instead.',
   output: 'The default output format (`-o`).',
   'api-version': 'The version segment to use (`--api-version`).',
+  'annotations-url': 'The base address of the `api/1` form (annotation types, annotations) when the service serves it from a host of its own (`--annotations-url`); the credentials are sent there too. Default: the base address.',
 };
 
 export const OTHER_ENVIRONMENT: Term[] = [

@@ -17,7 +17,7 @@ import type { ConfigStore } from '../../config/store.js';
 import { ask } from '../../config/terminal.js';
 
 /** What `config set|get|unset` accept; the password is managed by login and logout only. */
-const CONFIG_KEYS = ['base-url', 'user', 'output', 'api-version'] as const;
+const CONFIG_KEYS = ['base-url', 'user', 'output', 'api-version', 'annotations-url'] as const;
 type ConfigKey = (typeof CONFIG_KEYS)[number];
 const CREDENTIALS: readonly SettingKey[] = ['user', 'password'];
 /** Shown for a stored password: fixed, so not even its length shows. */
@@ -111,6 +111,9 @@ async function loginCommand(ctx: Context, opts: { passwordStdin: boolean }): Pro
   const base = await ctx.settings.lookup('base-url');
   if (base === undefined) throw new UsageError('login: give the service address with --base-url URL (or CARECTL_BASE_URL)');
   const baseUrl = checkBaseUrl(base.value, ctx.globals.insecureHttp === true, base.source);
+  // The api/1 address given with this login (flag, environment or profile) is stored with it.
+  const annotations = await ctx.settings.lookup('annotations-url');
+  if (annotations !== undefined) checkBaseUrl(annotations.value, ctx.globals.insecureHttp === true, annotations.source);
 
   let user = await ctx.settings.get('user');
   if (user === undefined) {
@@ -122,7 +125,7 @@ async function loginCommand(ctx: Context, opts: { passwordStdin: boolean }): Pro
   if (password === '') throw new UsageError('login: the password is empty');
 
   await checkCredentials(ctx, base.value, user, password);
-  await store.set(profile, { 'base-url': base.value, user, password });
+  await store.set(profile, { 'base-url': base.value, user, password, ...(annotations !== undefined && { 'annotations-url': annotations.value }) });
   ctx.notice(`logged in to ${baseUrl.origin} as ${user}; stored in profile "${profile}" (${store.path})`);
 }
 
@@ -181,7 +184,8 @@ function configKey(key: string, verb: string): ConfigKey {
 function checkValue(ctx: Context, key: ConfigKey, value: string): string {
   switch (key) {
     case 'base-url':
-      checkBaseUrl(value, ctx.globals.insecureHttp === true, 'base-url');
+    case 'annotations-url':
+      checkBaseUrl(value, ctx.globals.insecureHttp === true, key);
       return value;
     case 'user':
       checkUser(value);
