@@ -64,5 +64,9 @@ export async function main(): Promise<number> {
     sleep: realSleep,
     signal: controller.signal,
   };
-  return stopper.exitCode(await run(process.argv.slice(2), io));
+  const code = stopper.exitCode(await run(process.argv.slice(2), io));
+  // A stopped command whose stdout reader is not reading would wait for it forever. What the
+  // reader has not taken is dropped; the resume line already counts only what it did take.
+  if (controller.signal.aborted && process.stdout.writableLength > 0) process.exit(code);
+  return code;
 }

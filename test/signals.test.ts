@@ -322,3 +322,44 @@ describe('carectl sandbox', () => {
     }
   });
 });
+
+describe('a stop signal while the reader of stdout is not reading', () => {
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    test(`${signal}: the process ends at once (${code}) with the resume line, and resuming loses and repeats nothing`, async () => {
+      const big = await openSandbox({ conversations: 600 });
+      try {
+        const argv = ['conversations', 'list', '-o', 'ndjson', '--include', 'content'];
+        const clean = await runCli(argv, { sandbox: big });
+        assert.equal(clean.code, 0);
+        assert.ok(clean.stdout.length > 1_000_000, 'more output than the pipe holds');
+
+        const { child, done } = carectl(argv, sandboxEnv(big));
+        child.stdout.pause();
+        // Wait until the child stops asking for pages: it is blocked on its full stdout.
+        let seen = -1;
+        while (seen !== big.requests.length) {
+          seen = big.requests.length;
+          await new Promise((resolve) => setTimeout(resolve, 400));
+        }
+        assert.ok(seen > 0 && seen < 24, `${seen} pages requested before the reader stopped`);
+        child.kill(signal);
+        // Only now read what reached the pipe; the child must end without a reader.
+        const ended = await Promise.race([
+          new Promise<boolean>((resolve) => child.on('exit', () => resolve(true))),
+          new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000)),
+        ]);
+        child.stdout.resume();
+        const result = await done;
+        assert.ok(ended, 'ended within 5 s of the signal while its stdout was full');
+        assert.equal(result.code, code, result.stderr);
+        assert.match(result.stderr, /^carectl: interrupted; the list stopped after \d+ records?: to continue, run the same command with --resume \S+$/m);
+        const token = /--resume (\S+)/.exec(result.stderr)?.[1] as string;
+        const rest = await runCli([...argv, '--resume', token], { sandbox: big });
+        assert.equal(rest.code, 0, rest.stderr);
+        assert.equal(result.stdout + rest.stdout, clean.stdout);
+      } finally {
+        await big.close();
+      }
+    });
+  }
+});

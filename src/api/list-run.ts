@@ -29,13 +29,19 @@ export async function runList(options: ListRunOptions): Promise<number> {
   let written = 0;
   // The header the output holds once records went out, and still holds for a run continuing it.
   const token = (at: Cursor): string => encodeResumeToken(plan, at, start.header ?? (written > 0 ? options.header : undefined));
+  // The cursor before each record the stream has not handed on yet (a reader that stopped
+  // reading): after a stop, the resumed run starts at the first of them.
+  const undelivered: Cursor[] = [];
+  let deliveredBefore = 0;
   try {
     for await (const page of planPages(options.source, plan, cursor, limit)) {
       let i = page.skip;
       for (; i < page.records.length && written < limit; i++) {
+        undelivered.push({ phase: page.phase, url: page.url, skip: i });
         await writer.write(page.records[i] as Record<string, unknown>);
         written++;
         cursor = { phase: page.phase, url: page.url, skip: i + 1 };
+        for (const delivered = writer.delivered?.() ?? written; deliveredBefore < delivered; deliveredBefore++) undelivered.shift();
       }
       if (i >= page.records.length) cursor = cursorAfterPage(plan, page);
       await writer.endPage();
@@ -44,6 +50,11 @@ export async function runList(options: ListRunOptions): Promise<number> {
     // Close what was started (a json array stays valid); a list that failed before its first
     // record prints nothing, so `> out.json` never looks like an empty success.
     if (written > 0) await writer.end().catch(() => undefined);
+    const delivered = writer.delivered?.() ?? written;
+    if (delivered < written && undelivered.length > 0) {
+      cursor = undelivered[Math.max(0, delivered - deliveredBefore)] as Cursor;
+      written = delivered;
+    }
     if (isResumable(err) && cursor) {
       // Part of the error, not a notice: --quiet cron jobs must still learn how to continue.
       const records = `${written} record${written === 1 ? '' : 's'}`;

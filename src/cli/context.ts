@@ -113,6 +113,7 @@ export class Context {
       header: this.globals.header,
       escapeFormulas: this.globals.escapeFormulas,
       color: this.colorFor(this.io.stdout),
+      signal: this.io.signal,
     });
   }
 

@@ -13,6 +13,8 @@ export interface PrinterSettings {
   header: boolean;
   escapeFormulas: boolean;
   color: boolean;
+  /** Ctrl-C: a writer waiting for a reader that is not reading gives up. */
+  signal: AbortSignal;
 }
 
 export class Printer {

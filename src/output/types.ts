@@ -15,6 +15,8 @@ export interface WriterOptions {
   escapeFormulas: boolean;
   /** Bold table header; only when true. */
   color: boolean;
+  /** A stop signal: a write waiting for a reader that is not reading gives up (InterruptedError). */
+  signal?: AbortSignal;
 }
 
 export interface RecordWriter {
@@ -22,6 +24,11 @@ export interface RecordWriter {
   write(record: Record<string, unknown>): Promise<void>;
   /** Page boundary hint: the table writer may buffer up to a page and flush here. Others: no-op. */
   endPage(): Promise<void>;
+  /**
+   * How many records the stream has handed on to the system, for writers that write each record
+   * at once: after a stop, the records a resumed run must not repeat. Undefined: all written.
+   */
+  delivered?(): number;
   /** Finishes the document (json closing bracket, pending table rows). Never ends the underlying stream. */
   end(): Promise<void>;
 }
