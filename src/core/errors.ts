@@ -66,6 +66,16 @@ export class NetworkError extends CarectlError {
   }
 }
 
+/**
+ * A successful reply that is not what the API sends (another envelope, records that are not
+ * objects or have no id): a proxy's page or a service in trouble, so worth another try later.
+ */
+export class BadReplyError extends CarectlError {
+  constructor(message: string) {
+    super(message, ExitCode.failure);
+  }
+}
+
 export class AuthError extends CarectlError {
   constructor(message: string) {
     super(message, ExitCode.auth);

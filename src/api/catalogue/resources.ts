@@ -192,6 +192,7 @@ export const RESOURCES: readonly ResourceSpec[] = [
     fields: ['type_id', 'value', 'created_date', 'moderator_id'],
     fieldsParam: false,
     defaultColumns: ['type_id', 'value', 'created_date', 'moderator_id'],
+    idless: true,
     paging: 'token',
     verbs: ['list'],
     examples: { list: ['carectl annotations list', 'carectl annotations list -o csv > annotations.csv'] },

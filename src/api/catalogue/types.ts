@@ -80,6 +80,8 @@ export interface ResourceSpec {
   defaultColumns: readonly string[];
   paging: PagingStyle;
   filters: readonly FilterSpec[];
+  /** Records without an `id` (annotations): not refused for lacking one. */
+  idless?: boolean;
   /** Verbs generated for this resource. */
   verbs: readonly ('list' | 'get')[];
   /** Lists selected by ids (authors): the parameter, and how many ids one request may carry. */
