@@ -62,6 +62,7 @@ export async function download(options: DownloadOptions): Promise<number> {
   const { Agent, interceptors } = await loadUndici();
   // A fresh agent with no default headers: nothing of the API connection can leak into it.
   const dispatcher = new Agent({ connections: 1 }).compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS }));
+  let waitedMs = 0;
   try {
     for (let attempt = 0; ; attempt++) {
       try {
@@ -69,7 +70,7 @@ export async function download(options: DownloadOptions): Promise<number> {
       } catch (err) {
         if (options.signal.aborted) throw new InterruptedError();
         if (!(err instanceof TransientDownloadError) || attempt >= options.retries) throw finalError(err);
-        await waitBeforeRetry(attempt, err, options);
+        waitedMs += await waitBeforeRetry(attempt, waitedMs, err, options);
       }
     }
   } catch (err) {
@@ -263,13 +264,16 @@ function stdoutSink(stream: Writable): Sink {
   };
 }
 
-async function waitBeforeRetry(attempt: number, err: TransientDownloadError, options: DownloadOptions): Promise<void> {
-  const delay = retryDelayMs({ attempt, retryAfter: err.retryAfter, now: options.now(), capMs: options.maxRetryWaitMs, random: options.random ?? Math.random });
+/** Waits before another attempt; resolves to the milliseconds waited. */
+async function waitBeforeRetry(attempt: number, waitedMs: number, err: TransientDownloadError, options: DownloadOptions): Promise<number> {
+  const random = options.random ?? Math.random;
+  const delay = retryDelayMs({ attempt, retryAfter: err.retryAfter, now: options.now(), capMs: options.maxRetryWaitMs, random, retries: options.retries, waitedMs });
   if (delay === 'too-long') throw new CarectlError(`${err.message}; it asked to retry after ${err.retryAfter}, longer than carectl waits`);
   options.trace?.(`  retrying in ${delay} ms`);
   await options.sleep(delay, options.signal).catch(() => {
     throw new InterruptedError();
   });
+  return delay;
 }
 
 function finalError(err: unknown): unknown {

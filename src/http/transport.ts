@@ -27,6 +27,7 @@ export interface TransportConfig {
   signal: AbortSignal;
   /** Receives one line per request and response when --verbose is on. */
   trace?: (line: string) => void;
+  /** The backoff's random draw, 0 ≤ r < 1 (default Math.random). */
   random?: () => number;
 }
 
@@ -89,6 +90,7 @@ export class Transport {
       accept: 'application/json',
     };
     if (body !== undefined) headers['content-type'] = 'application/json';
+    let waitedMs = 0;
 
     for (let attempt = 0; ; attempt++) {
       this.throwIfStopped();
@@ -123,7 +125,7 @@ export class Transport {
         if (!retryable || attempt >= this.config.retries) {
           throw new NetworkError(`${method} ${url.origin}${url.pathname} failed: ${reason}`, !neverSent);
         }
-        await this.wait(attempt, undefined);
+        waitedMs += await this.wait(attempt, undefined, waitedMs);
         continue;
       } finally {
         deadline.clear();
@@ -132,7 +134,7 @@ export class Transport {
       if (status >= 200 && status < 300) return parseJson(text);
       const error = new ApiError(status, errorMessage(status, text));
       if (options.idempotent && RETRYABLE_STATUSES.has(status) && attempt < this.config.retries) {
-        await this.wait(attempt, responseHeaders['retry-after'], error);
+        waitedMs += await this.wait(attempt, responseHeaders['retry-after'], waitedMs, error);
         continue;
       }
       throw error;
@@ -150,11 +152,13 @@ export class Transport {
     await dispatcher?.destroy();
   }
 
-  private async wait(attempt: number, retryAfter: string | string[] | undefined, cause?: ApiError): Promise<void> {
+  /** Waits before another attempt; resolves to the milliseconds waited. */
+  private async wait(attempt: number, retryAfter: string | string[] | undefined, waitedMs: number, cause?: ApiError): Promise<number> {
     const header = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
     const now = this.config.now();
     const capMs = this.config.maxRetryWaitMs;
-    const delay = retryDelayMs({ attempt, retryAfter: header, now, capMs, random: this.config.random ?? Math.random });
+    const random = this.config.random ?? Math.random;
+    const delay = retryDelayMs({ attempt, retryAfter: header, now, capMs, random, retries: this.config.retries, waitedMs });
     if (delay === 'too-long') {
       const askedSeconds = Math.ceil((parseRetryAfter(header, now) ?? 0) / 1000);
       throw new ApiError(
@@ -169,6 +173,7 @@ export class Transport {
       this.throwIfStopped();
       throw new InterruptedError();
     }
+    return delay;
   }
 
   private throwIfStopped(interruptMessage?: string): void {
