@@ -1,14 +1,17 @@
 /**
  * HTTP transport: one keep-alive connection pool (undici) to the base address, Basic auth,
- * JSON replies, typed errors, and retries of idempotent requests.
+ * JSON replies, typed errors, and retries of idempotent requests. Every error message and trace line it makes passes through
+ * redact(): nothing it hands on holds the password, its Base64 form or a URL's credentials.
  *
  * Retries are our own loop rather than undici's RetryAgent: the waits go through the injected
  * sleep (tests never wait for real), a Retry-After beyond the cap fails instead of sleeping for
  * hours, and a non-idempotent POST must only be retried when it provably never left.
  */
 import type { Dispatcher } from 'undici';
-import { ApiError, CarectlError, InterruptedError, NetworkError } from '../errors.js';
+import { ApiError, BadReplyError, CarectlError, InterruptedError, MAY_HAVE_BEEN_APPLIED, NetworkError } from '../errors.js';
 import { loadUndici } from './undici.js';
+import { basicCredentialForms, redact, redactReply, stripUserinfo } from './redact.js';
+import { errorMessage, MAX_REPLY_BYTES, parseReply, readBounded, redirectMessage, ReplyTooLargeError } from './reply.js';
 import { isNeverSentError, parseRetryAfter, retryDelayMs, RETRYABLE_STATUSES } from './retry.js';
 
 export type QueryParams = ReadonlyArray<readonly [string, string]>;
@@ -29,7 +32,12 @@ export interface TransportConfig {
   trace?: (line: string) => void;
   /** The backoff's random draw, 0 ≤ r < 1 (default Math.random). */
   random?: () => number;
+  /** The largest reply body read (default 64 MiB); a larger one is a BadReplyError, retried. */
+  maxReplyBytes?: number;
 }
+
+/** Replies of a gateway that may have passed the request on before failing. */
+const GATEWAY_FAILURES: ReadonlySet<number> = new Set([500, 502, 504]);
 
 export interface RequestOptions {
   query?: QueryParams;
@@ -48,10 +56,13 @@ export class Transport {
    */
   private readonly lifetime = new AbortController();
   readonly baseUrl: URL;
+  /** The credentials (the API's and the proxy's) in every form they could be echoed in. */
+  readonly secrets: readonly string[];
 
   constructor(private readonly config: TransportConfig) {
     this.baseUrl = config.baseUrl;
     this.authorization = 'Basic ' + Buffer.from(`${config.user}:${config.password}`).toString('base64');
+    this.secrets = basicCredentialForms(config.user, config.password);
     const interrupt = config.signal;
     if (interrupt.aborted) this.lifetime.abort(interrupt.reason);
     else interrupt.addEventListener('abort', () => this.lifetime.abort(interrupt.reason), { once: true });
@@ -69,6 +80,11 @@ export class Transport {
    * Accepts a paging link from a reply. Credentials go only to the base address's origin, so a
    * link elsewhere is refused rather than followed.
    */
+  /** The text with the credentials and any URL's userinfo taken out: for anything printed. */
+  redact(text: string): string {
+    return redact(text, this.secrets);
+  }
+
   sameOriginUrl(link: string): URL {
     const url = new URL(link, this.baseUrl);
     if (url.origin !== this.baseUrl.origin) {
@@ -90,15 +106,20 @@ export class Transport {
       accept: 'application/json',
     };
     if (body !== undefined) headers['content-type'] = 'application/json';
+    const shown = `${method} ${stripUserinfo(`${url.origin}${url.pathname}`)}`;
+    // A change (PATCH, POST) that an attempt may have delivered before it failed.
+    const write = method !== 'GET' && method !== 'HEAD';
+    let reached = false;
     let waitedMs = 0;
+    const maxReplyBytes = this.config.maxReplyBytes ?? MAX_REPLY_BYTES;
 
     for (let attempt = 0; ; attempt++) {
       this.throwIfStopped();
       const started = this.config.now();
-      this.trace(`> ${method} ${url.href}`);
+      this.trace(`> ${method} ${stripUserinfo(url)}`);
       this.trace(`> authorization: Basic [redacted]`);
-      let status: number;
-      let responseHeaders: Record<string, string | string[] | undefined>;
+      let status: number | undefined;
+      let responseHeaders: Record<string, string | string[] | undefined> = {};
       let text: string;
       const deadline = attemptDeadline(this.lifetime.signal, this.config.requestTimeoutMs);
       try {
@@ -112,33 +133,64 @@ export class Transport {
         });
         status = reply.statusCode;
         responseHeaders = reply.headers;
-        text = await reply.body.text();
+        text = await readBounded(reply.body, maxReplyBytes, reply.headers['content-length']);
       } catch (err) {
         // The attempt is over: its timer must not outlive it into the wait before the next one.
         deadline.clear();
-        // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
-        this.throwIfStopped(options.idempotent ? undefined : `interrupted while ${method} ${url.origin}${url.pathname} was in flight: it may have reached the service`);
-        const neverSent = isNeverSentError(err);
-        const reason = describeNetworkError(err, this.config.requestTimeoutMs);
-        this.trace(`< ${reason} (${this.config.now() - started} ms)`);
-        const retryable = options.idempotent || neverSent;
-        if (!retryable || attempt >= this.config.retries) {
-          throw new NetworkError(`${method} ${url.origin}${url.pathname} failed: ${reason}`, !neverSent);
+        let failure: NetworkError;
+        let retryable: boolean;
+        if (err instanceof ReplyTooLargeError && status !== undefined) {
+          this.trace(`< ${status}, ${err.message} (${this.config.now() - started} ms)`);
+          reached ||= write && (status < 400 || GATEWAY_FAILURES.has(status));
+          failure = new BadReplyError(`${shown}: ${err.message}`);
+          retryable = options.idempotent;
+        } else {
+          // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
+          this.throwIfStopped(options.idempotent ? undefined : `interrupted while ${shown} was in flight: it may have reached the service`);
+          const neverSent = isNeverSentError(err);
+          const reason = this.redact(describeNetworkError(err, this.config.requestTimeoutMs));
+          this.trace(`< ${reason} (${this.config.now() - started} ms)`);
+          reached ||= write && !neverSent;
+          failure = new NetworkError(`${shown} failed: ${reason}`, !neverSent);
+          retryable = (options.idempotent || neverSent) && !isProxyRefusal(err);
         }
+        if (!retryable || attempt >= this.config.retries) throw this.finalError(failure, write && reached);
         waitedMs += await this.wait(attempt, undefined, waitedMs);
         continue;
       } finally {
         deadline.clear();
       }
       this.trace(`< ${status} (${this.config.now() - started} ms)`);
-      if (status >= 200 && status < 300) return parseJson(text);
-      const error = new ApiError(status, errorMessage(status, text));
+      if (status >= 200 && status < 300) {
+        const parsed = parseReply(text, responseHeaders['content-type']);
+        if (parsed.ok) return redactReply(parsed.value, text, this.secrets);
+        reached ||= write;
+        this.trace(`< ${parsed.reason}`);
+        const error = new BadReplyError(`${shown}: ${this.redact(parsed.reason)}`);
+        if (!options.idempotent || attempt >= this.config.retries) throw this.finalError(error, write && reached);
+        waitedMs += await this.wait(attempt, undefined, waitedMs);
+        continue;
+      }
+      if (status >= 300 && status < 400) {
+        throw this.finalError(new ApiError(status, this.redact(redirectMessage(status, text, responseHeaders.location, url))), write && reached);
+      }
+      reached ||= write && GATEWAY_FAILURES.has(status);
+      const error = new ApiError(status, this.redact(errorMessage(status, text)));
       if (options.idempotent && RETRYABLE_STATUSES.has(status) && attempt < this.config.retries) {
         waitedMs += await this.wait(attempt, responseHeaders['retry-after'], waitedMs, error);
         continue;
       }
-      throw error;
+      throw this.finalError(error, write && reached);
     }
+  }
+
+  /** The error a request ends with: a write that may have been applied says so, and is flagged. */
+  private finalError(error: ApiError | NetworkError, mayHaveBeenApplied: boolean): ApiError | NetworkError {
+    if (!mayHaveBeenApplied) return error;
+    const message = `${error.message}; ${MAY_HAVE_BEEN_APPLIED} (an attempt ended after the request was sent)`;
+    if (error instanceof ApiError) return new ApiError(error.status, message, { mayHaveBeenApplied });
+    if (error instanceof BadReplyError) return new BadReplyError(message, { mayHaveBeenApplied });
+    return new NetworkError(message, error.maybeSent, { mayHaveBeenApplied });
   }
 
   get(url: URL): Promise<unknown> {
@@ -163,7 +215,7 @@ export class Transport {
       const askedSeconds = Math.ceil((parseRetryAfter(header, now) ?? 0) / 1000);
       throw new ApiError(
         cause?.status ?? 503,
-        `${cause?.message ?? 'the service is unavailable'}; it asked to wait ${askedSeconds} s before a retry (Retry-After: ${header}), more than the ${Math.round(capMs / 1000)} s carectl waits: try again later`,
+        this.redact(`${cause?.message ?? 'the service is unavailable'}; it asked to wait ${askedSeconds} s before a retry (Retry-After: ${header}), more than the ${Math.round(capMs / 1000)} s carectl waits: try again later`),
       );
     }
     this.trace(`  retrying in ${delay} ms`);
@@ -182,7 +234,7 @@ export class Transport {
   }
 
   private trace(line: string): void {
-    this.config.trace?.(line);
+    this.config.trace?.(this.redact(line));
   }
 }
 
@@ -193,24 +245,13 @@ export class TransportClosedError extends CarectlError {
   }
 }
 
-function parseJson(text: string): unknown {
-  if (text === '') return null;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new CarectlError('the service sent a reply that is not JSON');
-  }
-}
-
-/** The spec's error body is {status: "error", message}; anything else falls back to the status. */
-function errorMessage(status: number, text: string): string {
-  try {
-    const body = JSON.parse(text) as { message?: unknown };
-    if (typeof body?.message === 'string' && body.message !== '') return `${body.message} (HTTP ${status})`;
-  } catch {
-    // not JSON: fall through to the plain status
-  }
-  return `the service answered HTTP ${status}`;
+/**
+ * A proxy that refused the request (its credentials, its rules): asking again gets the same
+ * answer, so it is not retried.
+ */
+function isProxyRefusal(err: unknown): boolean {
+  const message = (err as { message?: string } | undefined)?.message ?? '';
+  return /^Proxy Authentication Required|^Proxy response \((?:407|403)\)/.test(message);
 }
 
 /**
@@ -239,6 +280,8 @@ function describeNetworkError(err: unknown, timeoutMs: number): string {
   if (e?.name === 'TimeoutError' || e?.code === 'UND_ERR_HEADERS_TIMEOUT' || e?.code === 'UND_ERR_BODY_TIMEOUT') {
     return `no answer within ${timeoutMs} ms`;
   }
+  const proxyStatus = /^Proxy response \((\d+)\) !== 200/.exec(e?.message ?? '')?.[1] ?? (/^Proxy Authentication Required/.test(e?.message ?? '') ? '407' : undefined);
+  if (proxyStatus !== undefined) return `the proxy refused the request (HTTP ${proxyStatus}${proxyStatus === '407' ? ': proxy credentials missing or wrong' : ''})`;
   const code = e?.code ?? e?.cause?.code;
   return code ? `${code}${e?.message ? ` (${e.message})` : ''}` : (e?.message ?? String(err));
 }
