@@ -48,7 +48,6 @@ const LAZY = {
         Object.assign(Dispatcher.prototype, require('undici/lib/api/index.js'));
         module.exports = {
           Agent: require('undici/lib/dispatcher/agent.js'),
-          interceptors: { redirect: require('undici/lib/interceptor/redirect.js') },
         };`,
     },
   },

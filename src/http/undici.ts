@@ -5,7 +5,6 @@
  */
 export interface Undici {
   Agent: typeof import('undici').Agent;
-  interceptors: Pick<typeof import('undici').interceptors, 'redirect'>;
 }
 
 let loading: Promise<Undici> | undefined;
