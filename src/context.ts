@@ -9,6 +9,7 @@ import { parseDuration, parseEnum, parseIntInRange } from './parse.js';
 import { VERSIONS } from './resources.js';
 import { Settings, checkBaseUrl } from './settings.js';
 import { Transport } from './http/transport.js';
+import { proxyFromEnv } from './http/proxy.js';
 import { VERSION } from './version.js';
 
 /** Global options as commander parsed them (strings, unvalidated). */
@@ -187,6 +188,7 @@ export class Context {
       sleep: this.io.sleep,
       now: this.io.now,
       signal: this.io.signal,
+      proxy: proxyFromEnv(this.io.env),
       ...(this.trace && { trace: this.trace }),
     });
     this.transportInstance = transport;

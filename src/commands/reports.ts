@@ -10,6 +10,7 @@ import type { Context } from '../context.js';
 import { CarectlError, InterruptedError, NetworkError, ReportFailedError, UsageError, systemReason } from '../errors.js';
 import { createByteProgress, download, formatBytes, PartialFile, type DownloadTarget } from '../http/download.js';
 import type { Transport } from '../http/transport.js';
+import { proxyFromEnv } from '../http/proxy.js';
 import { writeText, type Format } from '../output/index.js';
 import { parseDate, parseDuration, parseEnum } from '../parse.js';
 import { createWaitProgress, REPORT_STATE_FIELDS, reportState, waitForReport } from '../reports/wait.js';
@@ -254,6 +255,7 @@ async function saveReport(ctx: Context, id: string, record: Record<string, unkno
       now: ctx.io.now,
       sleep: ctx.io.sleep,
       signal: ctx.io.signal,
+      proxy: proxyFromEnv(ctx.io.env),
       onProgress: (received, total) => {
         if ('stdout' in target) onStdout = received;
         bar.update(received, total);

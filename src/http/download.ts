@@ -18,6 +18,7 @@ import { ApiError, CarectlError, InterruptedError, NetworkError, isBrokenPipe } 
 import { StreamSink } from '../output/stream-sink.js';
 import type { PartialFile } from './partial-file.js';
 import { formatBytes } from './progress.js';
+import { createDispatcher, type ProxySettings } from './proxy.js';
 import { redact, stripUserinfo } from './redact.js';
 import { RETRYABLE_STATUSES, retryDelayMs } from './retry.js';
 import { loadUndici, type Undici } from './undici.js';
@@ -50,6 +51,8 @@ export interface DownloadOptions {
   trace?: (line: string) => void;
   /** The largest file accepted, in bytes (default MAX_DOWNLOAD_BYTES). */
   maxBytes?: number;
+  /** The proxies of the environment (proxyFromEnv(io.env)); none when absent. */
+  proxy?: ProxySettings;
 }
 
 /** A failure that a fresh attempt may not repeat, with what the service said about waiting. */
@@ -72,7 +75,7 @@ const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]
 /** Downloads to the target; resolves to the number of bytes written. */
 export async function download(options: DownloadOptions): Promise<number> {
   const url = checkedUrl(options.url);
-  const dispatchers = new Dispatchers(await loadUndici());
+  const dispatchers = new Dispatchers(await loadUndici(), options.proxy);
   let waitedMs = 0;
   try {
     for (let attempt = 0; ; attempt++) {
@@ -94,16 +97,19 @@ export async function download(options: DownloadOptions): Promise<number> {
 }
 
 /**
- * One connection per scheme. Fresh, with no default headers: nothing of the API connection can
- * leak into them.
+ * One connection per scheme, through its proxy if the environment names one. Fresh, with no
+ * default headers: nothing of the API connection can leak into them.
  */
 class Dispatchers {
   readonly #made = new Map<string, Dispatcher>();
-  constructor(private readonly undici: Undici) {}
+  constructor(
+    private readonly undici: Undici,
+    private readonly proxy: ProxySettings | undefined,
+  ) {}
 
   for(url: URL): Dispatcher {
     let dispatcher = this.#made.get(url.protocol);
-    if (!dispatcher) this.#made.set(url.protocol, (dispatcher = new this.undici.Agent({ connections: 1 })));
+    if (!dispatcher) this.#made.set(url.protocol, (dispatcher = createDispatcher(this.undici, url, this.proxy, { connections: 1 })));
     return dispatcher;
   }
 

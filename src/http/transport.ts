@@ -1,6 +1,7 @@
 /**
  * HTTP transport: one keep-alive connection pool (undici) to the base address, Basic auth,
- * JSON replies, typed errors, and retries of idempotent requests. Every error message and trace line it makes passes through
+ * JSON replies, typed errors, and retries of idempotent requests; through the proxy the
+ * environment names (proxy.ts). Every error message and trace line it makes passes through
  * redact(): nothing it hands on holds the password, its Base64 form or a URL's credentials.
  *
  * Retries are our own loop rather than undici's RetryAgent: the waits go through the injected
@@ -10,6 +11,7 @@
 import type { Dispatcher } from 'undici';
 import { ApiError, BadReplyError, CarectlError, InterruptedError, MAY_HAVE_BEEN_APPLIED, NetworkError } from '../errors.js';
 import { loadUndici } from './undici.js';
+import { createDispatcher, proxySecrets, type ProxySettings } from './proxy.js';
 import { basicCredentialForms, redact, redactReply, stripUserinfo } from './redact.js';
 import { errorMessage, MAX_REPLY_BYTES, parseReply, readBounded, redirectMessage, ReplyTooLargeError } from './reply.js';
 import { isNeverSentError, parseRetryAfter, retryDelayMs, RETRYABLE_STATUSES } from './retry.js';
@@ -34,6 +36,8 @@ export interface TransportConfig {
   random?: () => number;
   /** The largest reply body read (default 64 MiB); a larger one is a BadReplyError, retried. */
   maxReplyBytes?: number;
+  /** The proxies of the environment (proxyFromEnv(io.env)); none when absent. */
+  proxy?: ProxySettings;
 }
 
 /** Replies of a gateway that may have passed the request on before failing. */
@@ -62,7 +66,7 @@ export class Transport {
   constructor(private readonly config: TransportConfig) {
     this.baseUrl = config.baseUrl;
     this.authorization = 'Basic ' + Buffer.from(`${config.user}:${config.password}`).toString('base64');
-    this.secrets = basicCredentialForms(config.user, config.password);
+    this.secrets = [...basicCredentialForms(config.user, config.password), ...proxySecrets(config.proxy)];
     const interrupt = config.signal;
     if (interrupt.aborted) this.lifetime.abort(interrupt.reason);
     else interrupt.addEventListener('abort', () => this.lifetime.abort(interrupt.reason), { once: true });
@@ -96,9 +100,9 @@ export class Transport {
   async request(method: string, url: URL, options: RequestOptions): Promise<unknown> {
     this.sameOriginUrl(url.href);
     for (const [key, value] of options.query ?? []) url.searchParams.append(key, value);
-    const { Agent } = await loadUndici();
+    const undici = await loadUndici();
     this.throwIfStopped();
-    const dispatcher = (this.dispatcher ??= new Agent({ keepAliveTimeout: 10_000, connections: 4 }));
+    const dispatcher = (this.dispatcher ??= createDispatcher(undici, this.baseUrl, this.config.proxy, { keepAliveTimeout: 10_000, connections: 4 }));
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     const headers: Record<string, string> = {
       authorization: this.authorization,
