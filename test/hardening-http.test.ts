@@ -12,7 +12,7 @@ import { ApiError, BadReplyError, MAY_HAVE_BEEN_APPLIED, mayHaveBeenApplied, Net
 import { basicCredentialForms, redact, redactError, stripUserinfo } from '../src/http/redact.js';
 import { errorMessage } from '../src/http/reply.js';
 import { Transport, type TransportConfig } from '../src/http/transport.js';
-import { fakeClock, runCli, type RunResult } from './helpers.js';
+import { fakeClock, openSandbox, runCli, type RunResult } from './helpers.js';
 import { endless, json, serve, type Served } from './scripted-server.js';
 
 const USER = 'agent@example.com';
@@ -390,5 +390,52 @@ describe('retries span a real hiccup', () => {
         assert.deepEqual(clock.slept, [2000, 2000, 2000]);
       },
     );
+  });
+});
+
+describe('a list whose page is not JSON ends with a --resume token', () => {
+  test('tags list: an HTML page after retries stops the list; --resume then completes it exactly', async () => {
+    const sandbox = await openSandbox();
+    // In front of the sandbox, answering list pages with HTML while `broken` (a captive portal, a proxy's error page).
+    let broken = false;
+    let pages = 0;
+    const front = await serve((req, res) => {
+      const isPage = /^\/v1\.3\/tags\?/.test(req.url ?? '');
+      if (isPage && broken && ++pages > 2) return void (res.writeHead(200, { 'content-type': 'text/html' }), res.end('<html>login</html>'));
+      fetch(`${sandbox.baseUrl}${req.url}`, { headers: { authorization: req.headers.authorization ?? '' } })
+        .then(async (reply) => {
+          const text = (await reply.text()).split(sandbox.baseUrl).join(front.url);
+          res.writeHead(reply.status, { 'content-type': 'application/json' });
+          res.end(text);
+        })
+        .catch(() => res.writeHead(502).end());
+    });
+    const run = async (argv: string[]): Promise<RunResult & { slept: number[] }> => {
+      const clock = fakeClock();
+      const result = await runCli(argv, {
+        env: { CARECTL_BASE_URL: front.url, CARECTL_USER: sandbox.user, CARECTL_PASSWORD: sandbox.password },
+        now: clock.now,
+        sleep: clock.sleep,
+      });
+      return { ...result, slept: clock.slept };
+    };
+    try {
+      const argv = ['tags', 'list', '--page-size', '5', '-o', 'ndjson'];
+      const full = await run(argv);
+      assert.equal(full.code, 0, full.stderr);
+      broken = true;
+      const first = await run([...argv, '--retries', '1']);
+      assert.equal(first.code, 1);
+      assert.match(first.stderr, /^carectl: GET \S+\/v1\.3\/tags: the service sent a reply that is not JSON \(text\/html\); the list stopped after 10 records: to continue, run the same command with --resume \S+\n$/);
+      assert.equal(first.slept.length, 1, 'the page was retried once');
+      const token = /--resume (\S+)/.exec(first.stderr)![1]!;
+      broken = false;
+      const rest = await run([...argv, '--resume', token]);
+      assert.equal(rest.code, 0, rest.stderr);
+      assert.equal(first.stdout + rest.stdout, full.stdout);
+    } finally {
+      await front.close();
+      await sandbox.close();
+    }
   });
 });

@@ -14,7 +14,7 @@ export const REDACTED = '[redacted]';
  */
 const MIN_SECRET_LENGTH = 3;
 /** In records, where a replaced word is lost data, a secret must be longer still to be searched for. */
-const MIN_SECRET_LENGTH_IN_DATA = 6;
+const MIN_SECRET_LENGTH_IN_DATA = 8;
 
 /**
  * The forms in which a Basic credential can be echoed: the password as given and percent-encoded
@@ -85,8 +85,7 @@ export function redactReply(value: unknown, rawText: string, secrets: readonly s
   const present = secrets
     .filter((secret) => secret.length >= MIN_SECRET_LENGTH_IN_DATA && rawText.includes(secret))
     .sort((a, b) => b.length - a.length);
-  USERINFO_WITH_PASSWORD.lastIndex = 0;
-  if (present.length === 0 && !USERINFO_WITH_PASSWORD.test(rawText)) return value;
+  if (present.length === 0 && !hasUserinfoWithPassword(rawText)) return value;
   const clean = (text: string): string => {
     let out = text.replace(USERINFO_WITH_PASSWORD, '$1');
     for (const secret of present) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
@@ -101,6 +100,26 @@ export function redactReply(value: unknown, rawText: string, secrets: readonly s
     return node;
   };
   return walk(value);
+}
+
+/**
+ * Whether some `scheme://user:pw@` is in the text: a look at each `://` (a page holds a few dozen
+ * links), where a regular expression over the whole page would cost more than parsing it.
+ */
+function hasUserinfoWithPassword(text: string): boolean {
+  for (let at = text.indexOf('://'); at !== -1; at = text.indexOf('://', at + 3)) {
+    let colon = false;
+    for (let i = at + 3; i < text.length; i++) {
+      const c = text[i]!;
+      if (c === '@') {
+        if (colon) return true;
+        break;
+      }
+      if (c === ':') colon = true;
+      else if (c === '/' || c === '?' || c === '#' || c === '"' || c === ' ' || c === '\\' || c === '\n') break;
+    }
+  }
+  return false;
 }
 
 function unique(items: string[]): string[] {
