@@ -111,8 +111,9 @@ export class Transport {
     };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const shown = `${method} ${stripUserinfo(`${url.origin}${url.pathname}`)}`;
-    // A change (PATCH, POST) that an attempt may have delivered before it failed.
-    const write = method !== 'GET' && method !== 'HEAD';
+    // A retried change (the absolute-valued PATCH) that an attempt may have delivered before the
+    // last one failed. A POST that is never repeated has its own word for it (NetworkError.maybeSent).
+    const write = options.idempotent && method !== 'GET' && method !== 'HEAD';
     let reached = false;
     let waitedMs = 0;
     const maxReplyBytes = this.config.maxReplyBytes ?? MAX_REPLY_BYTES;
