@@ -48,7 +48,10 @@ const LAZY = {
         Object.assign(Dispatcher.prototype, require('undici/lib/api/index.js'));
         module.exports = {
           Agent: require('undici/lib/dispatcher/agent.js'),
-          interceptors: { redirect: require('undici/lib/interceptor/redirect.js') },
+          // Loaded on first use: only a run with a proxy variable set needs it.
+          get EnvHttpProxyAgent() {
+            return require('undici/lib/dispatcher/env-http-proxy-agent.js');
+          },
         };`,
     },
   },

@@ -1,7 +1,7 @@
 /** Replies that are not what the API sends: refused with a clear error, never printed as blank rows. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { runCli } from './helpers.js';
+import { fakeClock, runCli } from './helpers.js';
 import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted.js';
 
 /** Second pages of the tags list, by scenario (the first page is always good). */
@@ -45,9 +45,27 @@ describe('records that are not objects or have no id', () => {
   }
 
   test('a get whose record has no id: exit 1 with a clear message, nothing printed', async () => {
-    const out = await runCli(['tags', 'get', '7001', '-o', 'json'], { env: { ...scriptedEnv(api), CARECTL_BASE_URL: `${api.baseUrl}/no-id` } });
+    const out = await runCli(['tags', 'get', '7001', '-o', 'json', '--retries', '0'], { env: { ...scriptedEnv(api), CARECTL_BASE_URL: `${api.baseUrl}/no-id` } });
     assert.equal(out.code, 1);
     assert.equal(out.stdout, '');
-    assert.match(out.stderr, /^carectl: unexpected reply: the "tag" record has no id\n$/);
+    assert.match(out.stderr, /^carectl: GET http:\/\/127\.0\.0\.1:\d+\/no-id\/v1\.3\/tags\/7001: unexpected reply: the "tag" record has no id\n$/);
+  });
+});
+
+describe('a reply without the expected envelope is retried like a transient failure', () => {
+  test('a wrong envelope key, then the right one: the list completes', async () => {
+    let calls = 0;
+    const api = await scriptedApi(() => (++calls === 1 ? { json: { html: '<h1>proxy</h1>' } } : { json: { tags: [{ id: '1', name: 'a', is_active: true }], paging: {} } }));
+    try {
+      const clock = fakeClock();
+      const out = await runCli(['tags', 'list', '-o', 'csv', '--verbose'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
+      assert.equal(out.code, 0, out.stderr);
+      assert.equal(out.stdout, 'id,name,is_active\r\n1,a,true\r\n');
+      assert.equal(calls, 2);
+      assert.match(out.stderr, /unexpected reply: no "tags" list/);
+      assert.match(out.stderr, /retrying in \d+ ms/);
+    } finally {
+      await api.close();
+    }
   });
 });

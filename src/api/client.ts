@@ -32,7 +32,7 @@ export class ApiClient {
 
   /** One record, unwrapped, with its side-loaded items attached. */
   async fetchRecord(spec: ResourceSpec, version: Version, id: string, query: QueryParams): Promise<ApiRecord> {
-    const body = await this.transportFor(version).get(this.recordUrl(spec, version, id, query));
+    const body = await this.transportFor(version).get(this.recordUrl(spec, version, id, query), (reply) => unwrapSingle(spec, reply));
     const record = unwrapSingle(spec, body);
     return attachSideloads(spec, body, [record])[0] as ApiRecord;
   }
@@ -55,7 +55,7 @@ export class ApiClient {
     const transport = this.transportFor(version);
     return {
       fetch: async (url) => {
-        const body = await transport.get(transport.url(url));
+        const body = await transport.get(transport.url(url), (reply) => unwrapList(spec, reply));
         const link = nextPageLink(body);
         const records = attachSideloads(spec, body, unwrapList(spec, body));
         return { records, next: style.next(url, link === null ? null : relativeLink(transport.baseUrl, link), records.length) };

@@ -2,7 +2,7 @@
  * Streams a list plan into an output writer: --limit, --resume, and the resume token printed
  * when the list stops early, whether by --limit or by a failure after retries.
  */
-import { ApiError, BadReplyError, InterruptedError, NetworkError } from '../core/errors.js';
+import { ApiError, InterruptedError, NetworkError } from '../core/errors.js';
 import type { RecordWriter } from '../output/index.js';
 import { cursorAfterPage, decodeResumeToken, encodeResumeToken, planPages, startOf, type Cursor, type ListPlan, type PageSource, type ResumePoint } from './paging.js';
 
@@ -71,6 +71,6 @@ export async function runList(options: ListRunOptions): Promise<number> {
 
 /** Failures that a later run can get past: the network, the service's own trouble, Ctrl-C. */
 function isResumable(err: unknown): boolean {
-  if (err instanceof NetworkError || err instanceof InterruptedError || err instanceof BadReplyError) return true;
+  if (err instanceof NetworkError || err instanceof InterruptedError) return true;
   return err instanceof ApiError && (err.status >= 500 || err.status === 429);
 }

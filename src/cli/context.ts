@@ -11,6 +11,7 @@ import { VERSIONS } from '../api/catalogue/index.js';
 import { checkBaseUrl } from '../config/base-url.js';
 import { Settings } from '../config/settings.js';
 import { Transport } from '../http/transport.js';
+import { proxyFromEnv } from '../http/proxy.js';
 import { ApiClient } from '../api/client.js';
 import { VERSION } from '../core/version.js';
 
@@ -201,10 +202,16 @@ export class Context {
       sleep: this.io.sleep,
       now: this.io.now,
       signal: this.io.signal,
+      proxy: proxyFromEnv(this.io.env),
       ...(this.trace && { trace: this.trace }),
     });
     this.onClose(() => transport.close());
     return transport;
+  }
+
+  /** Every form of the credentials in use (API and proxy), for redacting what is printed. */
+  secrets(): string[] {
+    return [...(this.transportInstance?.secrets ?? []), ...(this.annotationsTransport?.secrets ?? [])];
   }
 
   /** The API client: the api/1 form goes to --annotations-url when it names another address. */
