@@ -28,6 +28,11 @@ export interface SandboxOptions {
   /** Injected clock (ms), default Date.now; drives the report lifecycle and snapshots. */
   now?: () => number;
   faults?: FaultOptions;
+  /**
+   * Added to every reply of the API listener, as from a distant service (real timers, even with
+   * an injected clock); close() cuts pending replies short. Default 0.
+   */
+  latencyMs?: number;
 }
 
 export interface RecordedRequest {
@@ -53,7 +58,7 @@ export interface Sandbox {
   /** The live state. */
   data: SandboxData;
   setFaults(faults: FaultOptions | undefined): void;
-  /** Closes both listeners and their open keep-alive sockets. */
+  /** Closes the listeners and their open sockets, without waiting for delayed replies. */
   close(): Promise<void>;
 }
 
@@ -92,7 +97,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   };
   const faults = new FaultPlan(options.faults);
   const requests: RecordedRequest[] = [];
-  const timers = new Set<NodeJS.Timeout>();
+  const latencyMs = options.latencyMs ?? 0;
+  /** Pending sleeps (latency, slow faults, trickled downloads): close() wakes them all. */
+  const sleepers = new Map<NodeJS.Timeout, () => void>();
+  let closed = false;
 
   const track = (listener: RecordedRequest['listener'], req: IncomingMessage, res: ServerResponse): RecordedRequest => {
     const record: RecordedRequest = { listener, method: req.method ?? '', url: req.url ?? '', status: 0 };
@@ -104,19 +112,23 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     return record;
   };
 
+  /** A real timer, woken early by close(): callers check `closed` after it. */
   const sleep = (ms: number): Promise<void> =>
     new Promise((resolve) => {
+      if (closed) return resolve();
       const timer = setTimeout(() => {
-        timers.delete(timer);
+        sleepers.delete(timer);
         resolve();
       }, ms);
-      timers.add(timer);
+      sleepers.set(timer, resolve);
     });
 
   const serveApi = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const record = track('api', req, res);
     const body = await readBody(req);
     if (body !== '') record.body = body;
+    if (latencyMs > 0) await sleep(latencyMs);
+    if (closed) return;
     const fault = faults.draw();
     if (fault === 'drop') return void req.socket.destroy();
     if (fault === 'slow') await sleep(faults.current.slowMs ?? 2000);
@@ -126,7 +138,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       const retryAfter = faults.current.retryAfter === 'date' ? new Date(now() + seconds * 1000).toUTCString() : String(seconds);
       return sendProblem(res, new HttpProblem(status, message, status === 429 ? { 'retry-after': retryAfter } : {}));
     }
-    if (res.destroyed) return;
+    if (closed || res.destroyed) return;
     const reply = answerApi(runtime, faults, { method: req.method ?? '', url: req.url ?? '/', authorization: req.headers.authorization, body }, now());
     if ('drop' in reply) return void req.socket.destroy();
     sendJson(res, reply.status, reply.body, reply.headers);
@@ -166,11 +178,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   };
 
   const trickle = async (res: ServerResponse, bytes: Buffer, pauseMs: number): Promise<void> => {
-    for (let at = 0; at < bytes.length && !res.destroyed; at += 1024) {
+    for (let at = 0; at < bytes.length && !res.destroyed && !closed; at += 1024) {
       res.write(bytes.subarray(at, at + 1024));
       await sleep(pauseMs);
     }
-    if (!res.destroyed) res.end();
+    if (!res.destroyed && !closed) res.end();
   };
 
   const api = createServer((req, res) => {
@@ -201,8 +213,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     data,
     setFaults: (next) => faults.set(next),
     async close() {
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
+      closed = true;
+      for (const [timer, wake] of sleepers) {
+        clearTimeout(timer);
+        wake();
+      }
+      sleepers.clear();
       await Promise.all([stop(api), stop(downloads)]);
     },
   };
