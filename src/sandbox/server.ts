@@ -33,6 +33,13 @@ export interface SandboxOptions {
    * an injected clock); close() cuts pending replies short. Default 0.
    */
   latencyMs?: number;
+  /**
+   * At most this many requests in flight on the API listener: a request arriving while more than
+   * that are in flight (itself included) is answered 429 with `Retry-After: 1`. A request is in
+   * flight from its arrival until its reply is finished (latency included) or its connection
+   * closes; refused ones count too. Default: no limit.
+   */
+  rateLimit?: number;
 }
 
 export interface RecordedRequest {
@@ -98,6 +105,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const faults = new FaultPlan(options.faults);
   const requests: RecordedRequest[] = [];
   const latencyMs = options.latencyMs ?? 0;
+  if (!(Number.isFinite(latencyMs) && latencyMs >= 0)) throw new RangeError(`latencyMs must be a number of milliseconds, got ${latencyMs}`);
+  const rateLimit = options.rateLimit;
+  if (rateLimit !== undefined && !(Number.isSafeInteger(rateLimit) && rateLimit >= 1)) throw new RangeError(`rateLimit must be a positive integer, got ${rateLimit}`);
+  let inFlight = 0;
   /** Pending sleeps (latency, slow faults, trickled downloads): close() wakes them all. */
   const sleepers = new Map<NodeJS.Timeout, () => void>();
   let closed = false;
@@ -123,12 +134,21 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       sleepers.set(timer, resolve);
     });
 
+  /** Counts the request in flight until its reply is finished or its connection closes; true when it is one too many. */
+  const overLimit = (res: ServerResponse): boolean => {
+    inFlight++;
+    res.once('close', () => inFlight--);
+    return rateLimit !== undefined && inFlight > rateLimit;
+  };
+
   const serveApi = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const refused = overLimit(res);
     const record = track('api', req, res);
     const body = await readBody(req);
     if (body !== '') record.body = body;
     if (latencyMs > 0) await sleep(latencyMs);
     if (closed) return;
+    if (refused) return sendProblem(res, new HttpProblem(429, `Too many requests: more than ${rateLimit} in flight; retry later`, { 'retry-after': '1' }));
     const fault = faults.draw();
     if (fault === 'drop') return void req.socket.destroy();
     if (fault === 'slow') await sleep(faults.current.slowMs ?? 2000);
