@@ -5,8 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { type IncomingHttpHeaders, request } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { describe, test } from 'node:test';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../src/sandbox/index.js';
+import { apiRequests } from './helpers.js';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -33,6 +35,30 @@ async function call(sandbox: Sandbox, path: string, init: { auth?: boolean; sign
   const response = await fetch(path.startsWith('http') ? path : sandbox.baseUrl + path, { headers, ...(init.signal && { signal: init.signal }) });
   const text = await response.text();
   return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text), elapsed: performance.now() - started };
+}
+
+async function get(sandbox: Sandbox, path: string): Promise<Json> {
+  const answer = await call(sandbox, path);
+  assert.equal(answer.status, 200, `${path}: ${JSON.stringify(answer.body)}`);
+  return answer.body;
+}
+
+/** Follows next_page to the end; returns the records and the links followed. */
+async function walk(sandbox: Sandbox, first: string, key: string): Promise<{ records: Json[]; links: string[] }> {
+  const records: Json[] = [];
+  const links: string[] = [];
+  for (let next: string | null = first; next !== null; ) {
+    const body: Json = await get(sandbox, next);
+    records.push(...body[key]);
+    next = body.paging.next_page;
+    if (next !== null) links.push(next);
+    assert.ok(links.length < 2000, 'paging does not end');
+  }
+  return { records, links };
+}
+
+function ids(records: ReadonlyArray<{ id: unknown }>): string[] {
+  return records.map((record) => String(record.id));
 }
 
 function assertError(answer: Answer, status: number, message?: RegExp): void {
@@ -225,5 +251,101 @@ describe('sandbox rate limit', () => {
     await assert.rejects(startSandbox({ rateLimit: 0 }), RangeError);
     await assert.rejects(startSandbox({ rateLimit: 1.5 }), RangeError);
     await assert.rejects(startSandbox({ latencyMs: -1 }), RangeError);
+  });
+});
+
+describe('sandbox annotations port', () => {
+  test('api/1 is served on its own origin, with links and record urls there; the main port answers 404 for it', async () => {
+    await withSandbox({ annotationsPort: 0 }, async (sandbox) => {
+      const main = new URL(sandbox.baseUrl);
+      const own = new URL(sandbox.annotationsUrl);
+      assert.equal(own.hostname, main.hostname);
+      assert.notEqual(own.port, main.port);
+      assert.notEqual(sandbox.annotationsUrl, sandbox.downloadBaseUrl);
+      for (const [endpoint, key, records] of [
+        ['annotation-types', 'annotationtypes', sandbox.data.annotationTypes],
+        ['annotations', 'annotations', sandbox.data.annotations],
+      ] as const) {
+        const { records: walked, links } = await walk(sandbox, `${sandbox.annotationsUrl}/api/1/${endpoint}?page_size=3`, key);
+        assert.deepEqual(ids(walked), ids(records), endpoint);
+        assert.ok(links.length >= 2, endpoint);
+        for (const link of links) assert.ok(link.startsWith(`${sandbox.annotationsUrl}/api/1/${endpoint}?`), link);
+        for (const record of walked) assert.equal(record.url, `${sandbox.annotationsUrl}/api/1/${endpoint}/${encodeURIComponent(record.id)}`);
+        assert.equal((await get(sandbox, walked[0].url))[key === 'annotations' ? 'annotation' : 'annotationtype'].id, walked[0].id);
+        assertError(await call(sandbox, `/api/1/${endpoint}`), 404);
+        assertError(await call(sandbox, `/api/1/${endpoint}/${encodeURIComponent(walked[0].id)}`), 404);
+      }
+      // The versioned API stays on the main port only.
+      assert.equal((await call(sandbox, '/v1.3/tags')).status, 200);
+      assertError(await call(sandbox, `${sandbox.annotationsUrl}/v1.3/tags`), 404);
+      assertError(await call(sandbox, `${sandbox.annotationsUrl}/`), 404);
+    });
+  });
+
+  test('the annotations port asks for the same Basic credentials and logs its requests as "annotations"', async () => {
+    await withSandbox({ annotationsPort: 0 }, async (sandbox) => {
+      const url = `${sandbox.annotationsUrl}/api/1/annotations`;
+      const missing = await call(sandbox, url, { auth: false });
+      assertError(missing, 401);
+      assert.equal(missing.headers.get('www-authenticate'), 'Basic realm="carectl-sandbox"');
+      const wrong = await fetch(url, { headers: { authorization: authHeader(sandbox, 'wrong') } });
+      assert.equal(wrong.status, 401);
+      await wrong.text();
+      assert.equal((await call(sandbox, url)).status, 200);
+      await call(sandbox, '/v1.3/tags');
+      assert.deepEqual(
+        sandbox.requests.map((r) => [r.listener, r.url, r.status]),
+        [
+          ['annotations', '/api/1/annotations', 401],
+          ['annotations', '/api/1/annotations', 401],
+          ['annotations', '/api/1/annotations', 200],
+          ['api', '/v1.3/tags', 200],
+        ],
+      );
+      assert.deepEqual(apiRequests(sandbox).map((r) => r.url), ['/v1.3/tags'], "helpers' apiRequests() still means the main listener");
+    });
+  });
+
+  test('latency, rate limit and faults apply there too; the limit counts both API listeners together', async () => {
+    await withSandbox({ annotationsPort: 0, latencyMs: 200, rateLimit: 1 }, async (sandbox) => {
+      const delayed = await call(sandbox, `${sandbox.annotationsUrl}/api/1/annotation-types`);
+      assert.equal(delayed.status, 200);
+      assert.ok(delayed.elapsed >= 200, `the reply came after ${delayed.elapsed.toFixed(1)} ms`);
+      await finished(sandbox, 0);
+      const held = hold(sandbox, '/v1.3/tags');
+      await arrivals(sandbox, 2);
+      const refused = await call(sandbox, `${sandbox.annotationsUrl}/api/1/annotations`);
+      assertError(refused, 429);
+      assert.equal(refused.headers.get('retry-after'), '1');
+      assert.equal((await held.release()).status, 200);
+      assert.deepEqual(sandbox.requests.map((r) => [r.listener, r.status]), [['annotations', 200], ['api', 200], ['annotations', 429]]);
+    });
+    await withSandbox({ annotationsPort: 0, faults: { rate: 1, kinds: ['503'] } }, async (sandbox) => {
+      assertError(await call(sandbox, `${sandbox.annotationsUrl}/api/1/annotations`), 503);
+    });
+  });
+
+  test('without annotationsPort, api/1 stays on the main port and annotationsUrl is baseUrl', async () => {
+    await withSandbox({}, async (sandbox) => {
+      assert.equal(sandbox.annotationsUrl, sandbox.baseUrl);
+      const body = await get(sandbox, '/api/1/annotations?page_size=2');
+      assert.ok(body.paging.next_page.startsWith(`${sandbox.baseUrl}/api/1/annotations?`));
+      assert.deepEqual(sandbox.requests.map((r) => r.listener), ['api']);
+    });
+  });
+
+  test('a taken annotations port fails the start with EADDRINUSE, naming that listener', async () => {
+    const occupant = createServer();
+    await new Promise<void>((resolve) => occupant.listen(0, '127.0.0.1', resolve));
+    const { port } = occupant.address() as AddressInfo;
+    try {
+      await assert.rejects(startSandbox({ annotationsPort: port }), (error: NodeJS.ErrnoException & { listener?: string }) => {
+        assert.equal(error.code, 'EADDRINUSE');
+        assert.equal(error.listener, 'annotations');
+        return true;
+      });
+    } finally {
+      await new Promise((resolve) => occupant.close(resolve));
+    }
   });
 });

@@ -112,6 +112,6 @@ export function tokenPage<T>(ctx: RequestContext, items: readonly T[], endpoint:
   const params = new URLSearchParams({ page_size: String(size), page_token: encodePageToken(seed, endpoint, next) });
   return {
     items: items.slice(start, next),
-    paging: { next_page: next < items.length ? `${ctx.runtime.baseUrl}/api/1/${endpoint}?${params}` : null },
+    paging: { next_page: next < items.length ? `${ctx.runtime.api1BaseUrl}/api/1/${endpoint}?${params}` : null },
   };
 }

@@ -1,4 +1,7 @@
-/** The two listeners: the API (with faults and auth) and the report download host (another origin). */
+/**
+ * The listeners: the API (with faults and auth), the report download host (another origin) and,
+ * with annotationsPort, api/1 on a host of its own.
+ */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Runtime } from './context.js';
@@ -29,21 +32,28 @@ export interface SandboxOptions {
   now?: () => number;
   faults?: FaultOptions;
   /**
-   * Added to every reply of the API listener, as from a distant service (real timers, even with
+   * Added to every reply of the API listener(s), as from a distant service (real timers, even with
    * an injected clock); close() cuts pending replies short. Default 0.
    */
   latencyMs?: number;
   /**
-   * At most this many requests in flight on the API listener: a request arriving while more than
+   * At most this many requests in flight on the API listener(s), counted together: a request arriving while more than
    * that are in flight (itself included) is answered 429 with `Retry-After: 1`. A request is in
    * flight from its arrival until its reply is finished (latency included) or its connection
    * closes; refused ones count too. Default: no limit.
    */
   rateLimit?: number;
+  /**
+   * Serve api/1 (annotation-types, annotations) on a listener of its own at this port (0: a free
+   * one), as the real service does on a host of its own; the API listener then answers 404 there.
+   * Default: api/1 on the API listener.
+   */
+  annotationsPort?: number;
 }
 
 export interface RecordedRequest {
-  listener: 'api' | 'download';
+  /** 'api': the main API listener; 'annotations': api/1 on its own listener (annotationsPort). */
+  listener: 'api' | 'annotations' | 'download';
   method: string;
   /** Path and query as received. */
   url: string;
@@ -58,6 +68,8 @@ export interface Sandbox {
   baseUrl: string;
   /** The download listener: another origin (different port). */
   downloadBaseUrl: string;
+  /** Where api/1 is served: baseUrl, or the annotations listener's origin with annotationsPort. */
+  annotationsUrl: string;
   user: string;
   password: string;
   /** Every request received, in order; tests may reset it with `requests.length = 0`. */
@@ -97,6 +109,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const runtime: Runtime = {
     data,
     baseUrl: '',
+    api1BaseUrl: '',
+    api1OwnListener: options.annotationsPort !== undefined,
     downloadBaseUrl: '',
     now,
     reportDelayMs: options.reportDelayMs ?? 3000,
@@ -141,9 +155,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     return rateLimit !== undefined && inFlight > rateLimit;
   };
 
-  const serveApi = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const serveApi = async (listener: 'api' | 'annotations', req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const refused = overLimit(res);
-    const record = track('api', req, res);
+    const record = track(listener, req, res);
     const body = await readBody(req);
     if (body !== '') record.body = body;
     if (latencyMs > 0) await sleep(latencyMs);
@@ -159,7 +173,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return sendProblem(res, new HttpProblem(status, message, status === 429 ? { 'retry-after': retryAfter } : {}));
     }
     if (closed || res.destroyed) return;
-    const reply = answerApi(runtime, faults, { method: req.method ?? '', url: req.url ?? '/', authorization: req.headers.authorization, body }, now());
+    const reply = answerApi(runtime, faults, { listener, method: req.method ?? '', url: req.url ?? '/', authorization: req.headers.authorization, body }, now());
     if ('drop' in reply) return void req.socket.destroy();
     sendJson(res, reply.status, reply.body, reply.headers);
   };
@@ -205,12 +219,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (!res.destroyed && !closed) res.end();
   };
 
-  const api = createServer((req, res) => {
-    serveApi(req, res).catch((error: Error) => {
-      if (!res.headersSent && !res.destroyed) sendJson(res, 500, { status: 'error', message: `Internal sandbox error: ${error.message}` });
+  const apiServer = (listener: 'api' | 'annotations'): Server =>
+    createServer((req, res) => {
+      serveApi(listener, req, res).catch((error: Error) => {
+        if (!res.headersSent && !res.destroyed) sendJson(res, 500, { status: 'error', message: `Internal sandbox error: ${error.message}` });
+      });
     });
-  });
+  const api = apiServer('api');
   const downloads = createServer(serveDownload);
+  const annotations = options.annotationsPort === undefined ? undefined : apiServer('annotations');
+  const servers = [api, downloads, ...(annotations ? [annotations] : [])];
   const stop = (server: Server): Promise<void> =>
     new Promise((resolve) => {
       server.close(() => resolve());
@@ -223,10 +241,20 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   });
   runtime.baseUrl = origin(host, apiPort);
   runtime.downloadBaseUrl = origin(host, downloadPort);
+  runtime.api1BaseUrl = runtime.baseUrl;
+  if (annotations) {
+    const annotationsPort = await listen(annotations, options.annotationsPort!, host).catch(async (error: Error) => {
+      await Promise.all([stop(api), stop(downloads)]);
+      // Says which port was taken: the caller may have given two.
+      throw Object.assign(error, { listener: 'annotations' });
+    });
+    runtime.api1BaseUrl = origin(host, annotationsPort);
+  }
 
   return {
     baseUrl: runtime.baseUrl,
     downloadBaseUrl: runtime.downloadBaseUrl,
+    annotationsUrl: runtime.api1BaseUrl,
     user: DEMO_USER,
     password: DEMO_PASSWORD,
     requests,
@@ -239,7 +267,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         wake();
       }
       sleepers.clear();
-      await Promise.all([stop(api), stop(downloads)]);
+      await Promise.all(servers.map(stop));
     },
   };
 }
