@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { type IncomingHttpHeaders, request } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
 import { describe, test } from 'node:test';
-import { type Sandbox, type SandboxOptions, startSandbox } from '../src/sandbox/index.js';
+import { type ConversationRecord, type Sandbox, type SandboxOptions, startSandbox } from '../src/sandbox/index.js';
 import { apiRequests } from './helpers.js';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -347,5 +347,204 @@ describe('sandbox annotations port', () => {
     } finally {
       await new Promise((resolve) => occupant.close(resolve));
     }
+  });
+});
+
+type SortField = 'oldest_sort_date' | 'newest_sort_date';
+const SORTS = ['oldest_sort_date', '-oldest_sort_date', 'newest_sort_date', '-newest_sort_date'] as const;
+
+function fieldOf(sort: string): SortField {
+  return sort.replace(/^-/, '') as SortField;
+}
+
+function dateOf(conversation: ConversationRecord, field: SortField): number {
+  return field === 'oldest_sort_date' ? conversation.oldestMs : conversation.newestMs;
+}
+
+/** The order the service promises: by the sort date, ties by id; descending is the exact reverse. */
+function ordered(conversations: readonly ConversationRecord[], sort: string): ConversationRecord[] {
+  const field = fieldOf(sort);
+  const ascending = [...conversations].sort((a, b) => dateOf(a, field) - dateOf(b, field) || a.seq - b.seq);
+  return sort.startsWith('-') ? ascending.reverse() : ascending;
+}
+
+/** `YYYY-MM-DDTHH:MM:SS`, as the links write dates. */
+function datetime(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 19);
+}
+
+/**
+ * Walks from the first page and checks every next_page link against the records before it: the
+ * keyset bound is the last record's sort date, skip the number of records at that date so far.
+ */
+async function walkKeyset(sandbox: Sandbox, first: string, sort: string): Promise<{ records: Json[]; links: URL[] }> {
+  const field = fieldOf(sort);
+  const side = sort.startsWith('-') ? 'lte' : 'gte';
+  const { records, links } = await walk(sandbox, first, 'conversations');
+  const urls = links.map((link) => new URL(link));
+  let seen = 0;
+  for (const link of urls) {
+    assert.ok(link.search.includes(`${field}_${side}=`), `${link}`);
+    const bound = link.searchParams.get(`${field}_${side}`)!;
+    assert.match(link.search, new RegExp(`${field}_${side}=\\d{4}-\\d{2}-\\d{2}T\\d{2}%3A\\d{2}%3A\\d{2}(&|$)`), 'colons URL-encoded');
+    assert.equal(link.searchParams.get('sort'), sort);
+    // The page before this link ends with a record dated `bound`; skip counts that date's records so far.
+    const pageSize = Number(link.searchParams.get('page_size'));
+    seen += pageSize;
+    const before = records.slice(0, seen).map((record) => sandbox.data.byId.conversations.get(record.id)!);
+    assert.equal(bound, datetime(dateOf(before[before.length - 1]!, field)));
+    assert.equal(link.searchParams.get('skip'), String(before.filter((c) => datetime(dateOf(c, field)) === bound).length), `${link}`);
+  }
+  return { records, links: urls };
+}
+
+describe('sandbox conversation keyset paging', () => {
+  test('next_page has the documented form: the sort date of the last record, URL-encoded, then skip, sort and page_size', async () => {
+    await withSandbox({}, async (sandbox) => {
+      const body = await get(sandbox, '/v1.3/conversations?is_priority=true&page_size=4');
+      const expected = ordered(sandbox.data.conversations.filter((c) => c.is_priority), 'oldest_sort_date');
+      assert.deepEqual(ids(body.conversations), ids(expected.slice(0, 4)));
+      const date = expected[3]!.oldestMs;
+      const skip = expected.slice(0, 4).filter((c) => c.oldestMs === date).length;
+      assert.equal(
+        body.paging.next_page,
+        `${sandbox.baseUrl}/v1.3/conversations?is_priority=true&page_size=4&oldest_sort_date_gte=${datetime(date).replace(/:/g, '%3A')}&skip=${skip}&sort=oldest_sort_date`,
+      );
+      const descending = await get(sandbox, '/v1.2/conversations?status=unread&sort=-newest_sort_date&page_size=3&fields=status');
+      const unread = ordered(sandbox.data.conversations.filter((c) => c.status === 'unread'), '-newest_sort_date');
+      const last = unread[2]!.newestMs;
+      assert.equal(
+        descending.paging.next_page,
+        `${sandbox.baseUrl}/v1.2/conversations?status=unread&sort=-newest_sort_date&page_size=3&fields=status&newest_sort_date_lte=${datetime(last).replace(/:/g, '%3A')}&skip=${unread.slice(0, 3).filter((c) => c.newestMs === last).length}`,
+      );
+      assert.equal(typeof descending.paging.prev_page, 'string');
+    });
+  });
+
+  test('the link replaces the query\'s bounds on the keyset side and keeps the other side as given', async () => {
+    await withSandbox({}, async (sandbox) => {
+      const cases = [
+        ['oldest_sort_date', 'oldest_sort_date_gt=2023-09-01&oldest_sort_date_lt=2024-03-01', 'gte', { oldest_sort_date_lt: '2024-03-01' }, ['oldest_sort_date_gt']],
+        ['oldest_sort_date', 'oldest_sort_date_gte=2023-09-01&oldest_sort_date_lte=2024-03-01', 'gte', { oldest_sort_date_lte: '2024-03-01' }, []],
+        ['-oldest_sort_date', 'oldest_sort_date_gte=2023-09-01&oldest_sort_date_lt=2024-03-01', 'lte', { oldest_sort_date_gte: '2023-09-01' }, ['oldest_sort_date_lt']],
+        ['newest_sort_date', 'newest_sort_date_gte=2023-09-01&newest_sort_date_lte=2024-03-01', 'gte', { newest_sort_date_lte: '2024-03-01' }, []],
+        ['-newest_sort_date', 'newest_sort_date_gt=2023-09-01&newest_sort_date_lte=2024-03-01', 'lte', { newest_sort_date_gt: '2023-09-01' }, []],
+        // A filter on the other date field stays as given; the keyset bound is on the sort field.
+        ['oldest_sort_date', 'newest_sort_date_gte=2023-09-01&newest_sort_date_lt=2024-03-01', 'gte', { newest_sort_date_gte: '2023-09-01', newest_sort_date_lt: '2024-03-01' }, []],
+        ['-newest_sort_date', 'oldest_sort_date_gte=2023-09-01&oldest_sort_date_lte=2024-03-01', 'lte', { oldest_sort_date_gte: '2023-09-01', oldest_sort_date_lte: '2024-03-01' }, []],
+      ] as const;
+      for (const [sort, bounds, side, kept, gone] of cases) {
+        const first = `/v1.3/conversations?is_priority=false&${bounds}&sort=${sort}&page_size=20&fields=status`;
+        const body = await get(sandbox, first);
+        const link = new URL(body.paging.next_page);
+        for (const [name, value] of Object.entries(kept)) assert.equal(link.searchParams.get(name), value, `${sort} ${bounds}: ${name}`);
+        for (const name of gone) assert.equal(link.searchParams.get(name), null, `${sort} ${bounds}: ${name}`);
+        assert.match(link.searchParams.get(`${fieldOf(sort)}_${side}`)!, /T/, `${sort} ${bounds}`);
+        assert.equal(link.searchParams.getAll(`${fieldOf(sort)}_${side}`).length, 1);
+        assert.equal(link.searchParams.get('fields'), 'status');
+        assert.equal(link.searchParams.get('is_priority'), 'false');
+        // Following the links gives exactly what the query asks for.
+        const params = new URLSearchParams(bounds);
+        const inRange = (c: ConversationRecord): boolean =>
+          [...params].every(([name, value]) => {
+            const ms = dateOf(c, name.startsWith('oldest') ? 'oldest_sort_date' : 'newest_sort_date');
+            const day = Date.parse(`${value}T00:00:00Z`);
+            const modifier = name.slice(name.lastIndexOf('_') + 1);
+            return modifier === 'gte' ? ms >= day : modifier === 'gt' ? ms >= day + 86_400_000 : modifier === 'lt' ? ms < day : ms < day + 86_400_000;
+          });
+        const expected = ordered(sandbox.data.conversations.filter((c) => !c.is_priority && inRange(c)), sort);
+        assert.ok(expected.length > 40, `${sort} ${bounds}: several pages`);
+        const { records } = await walkKeyset(sandbox, first, sort);
+        assert.deepEqual(ids(records), ids(expected), `${sort} ${bounds}`);
+      }
+    });
+  });
+
+  test('following next_page from the first page yields every conversation exactly once, in order, for each sort', async () => {
+    await withSandbox({}, async (sandbox) => {
+      let tied = 0;
+      for (const sort of SORTS) {
+        for (const priority of [true, false]) {
+          const expected = ordered(sandbox.data.conversations.filter((c) => c.is_priority === priority), sort);
+          const { records, links } = await walkKeyset(sandbox, `/v1.3/conversations?is_priority=${priority}&sort=${sort}&page_size=7`, sort);
+          assert.deepEqual(ids(records), ids(expected), `${sort} is_priority=${priority}`);
+          tied += links.filter((link) => Number(link.searchParams.get('skip')) > 1).length;
+        }
+      }
+      assert.ok(tied > 0, 'some page ended inside a run of records sharing a sort date');
+    });
+  });
+
+  test('more records at one sort date than a page holds: every one exactly once, in order, both fields and directions', async () => {
+    await withSandbox({}, async (sandbox) => {
+      // Before the first list request (the sorted indexes are built then): 120 and 55 unprioritised
+      // conversations share one oldest and one newest sort date each.
+      const crowd = sandbox.data.conversations.filter((c) => !c.is_priority && c.seq > 500100);
+      const one = Date.parse('2024-02-20T11:58:34Z');
+      const other = Date.parse('2024-04-02T08:00:00Z');
+      crowd.slice(0, 120).forEach((c) => Object.assign(c, { oldestMs: one, newestMs: one }));
+      crowd.slice(120, 175).forEach((c) => Object.assign(c, { oldestMs: other, newestMs: other + 3_600_000 }));
+      for (const sort of SORTS) {
+        for (const pageSize of [7, 50]) {
+          const expected = ordered(sandbox.data.conversations.filter((c) => !c.is_priority), sort);
+          const { records, links } = await walkKeyset(sandbox, `/v1.3/conversations?is_priority=false&sort=${sort}&page_size=${pageSize}`, sort);
+          assert.deepEqual(ids(records), ids(expected), `${sort} page_size=${pageSize}`);
+          // Consecutive links inside the crowd carry the same date with a growing skip.
+          const side = sort.startsWith('-') ? 'lte' : 'gte';
+          const atOne = links.filter((link) => link.searchParams.get(`${fieldOf(sort)}_${side}`) === '2024-02-20T11:58:34');
+          assert.ok(atOne.length >= (pageSize === 7 ? 16 : 2), `${sort} page_size=${pageSize}: ${atOne.length} links at the crowded date`);
+          const skips = atOne.map((link) => Number(link.searchParams.get('skip')));
+          assert.deepEqual(skips, [...skips].sort((a, b) => a - b));
+          assert.ok(skips[skips.length - 1]! > pageSize, `${sort} page_size=${pageSize}: skip ${skips.join(',')} goes past one page`);
+        }
+      }
+    });
+  });
+
+  test('a first request with its own skip keeps working, and its links go on from there', async () => {
+    await withSandbox({}, async (sandbox) => {
+      const expected = ordered(sandbox.data.conversations.filter((c) => c.is_priority), 'oldest_sort_date');
+      const body = await get(sandbox, '/v1.3/conversations?is_priority=true&page_size=5&skip=3');
+      assert.deepEqual(ids(body.conversations), ids(expected.slice(3, 8)));
+      const { records } = await walk(sandbox, body.paging.next_page, 'conversations');
+      assert.deepEqual(ids(records), ids(expected.slice(8)));
+      const bounded = ordered(sandbox.data.conversations.filter((c) => c.is_priority && c.oldestMs >= Date.parse('2024-01-01T00:00:00Z')), '-oldest_sort_date');
+      const { records: all } = await walk(sandbox, '/v1.3/conversations?is_priority=true&oldest_sort_date_gte=2024-01-01&sort=-oldest_sort_date&page_size=6&skip=10', 'conversations');
+      assert.deepEqual(ids(all), ids(bounded.slice(10)));
+      const empty = await get(sandbox, `/v1.3/conversations?is_priority=true&skip=${expected.length}`);
+      assert.deepEqual(empty.conversations, []);
+      assert.equal(empty.paging.next_page, null);
+      assert.equal(typeof empty.paging.prev_page, 'string');
+    });
+  });
+
+  test('datetime bounds are accepted as links write them; users\' YYYY-MM-DD still works; the two fields stay apart', async () => {
+    await withSandbox({}, async (sandbox) => {
+      const target = ordered(sandbox.data.conversations.filter((c) => c.is_priority), 'oldest_sort_date')[20]!;
+      const from = datetime(target.oldestMs);
+      const exact = await get(sandbox, `/v1.3/conversations?is_priority=true&oldest_sort_date_gte=${encodeURIComponent(from)}&page_size=50`);
+      assert.deepEqual(
+        ids(exact.conversations),
+        ids(ordered(sandbox.data.conversations.filter((c) => c.is_priority && c.oldestMs >= target.oldestMs), 'oldest_sort_date').slice(0, 50)),
+      );
+      // The raw colon is read the same as %3A.
+      const raw = await get(sandbox, `/v1.3/conversations?is_priority=true&oldest_sort_date_gte=${from}&page_size=50`);
+      assert.deepEqual(ids(raw.conversations), ids(exact.conversations));
+      const day = await get(sandbox, `/v1.3/conversations?is_priority=true&oldest_sort_date_gte=${from.slice(0, 10)}&page_size=50`);
+      assert.deepEqual(
+        ids(day.conversations),
+        ids(ordered(sandbox.data.conversations.filter((c) => c.is_priority && datetime(c.oldestMs).slice(0, 10) >= from.slice(0, 10)), 'oldest_sort_date').slice(0, 50)),
+      );
+      assertError(await call(sandbox, '/v1.3/conversations?is_priority=true&oldest_sort_date_gte=2024-02-20T25:00:00'), 400);
+      assertError(await call(sandbox, '/v1.3/conversations?is_priority=true&oldest_sort_date_gte=2024-02-20T11%3A58'), 400);
+      // Both date fields in one query is refused, unless it is a link's keyset bound (datetime, keyset side, with skip).
+      const combined = /^oldest_sort_date cannot be combined with newest_sort_date$/;
+      assertError(await call(sandbox, '/v1.3/conversations?is_priority=true&newest_sort_date_gte=2024-01-01&oldest_sort_date_gte=2024-02-01'), 400, combined);
+      assertError(await call(sandbox, `/v1.3/conversations?is_priority=true&newest_sort_date_gte=2024-01-01&oldest_sort_date_gte=${from}`), 400, combined);
+      assertError(await call(sandbox, `/v1.3/conversations?is_priority=true&newest_sort_date_gte=2024-01-01&oldest_sort_date_lte=${from}&skip=1`), 400, combined);
+      assertError(await call(sandbox, `/v1.3/conversations?is_priority=true&newest_sort_date_gte=2024-01-01&oldest_sort_date_gte=${from}&skip=1&sort=newest_sort_date`), 400, combined);
+      assert.equal((await call(sandbox, `/v1.3/conversations?is_priority=true&newest_sort_date_gte=2024-01-01&oldest_sort_date_gte=${from}&skip=1`)).status, 200);
+      assert.equal((await call(sandbox, `/v1.3/conversations?is_priority=true&newest_sort_date_gte=2024-01-01&oldest_sort_date_lte=${from}&skip=1&sort=-oldest_sort_date`)).status, 200);
+    });
   });
 });

@@ -28,7 +28,7 @@ export interface SandboxOptions {
   conversations?: number;
   /** Time from POST to final state, default 3000 (queued for the first half, generating for the second). */
   reportDelayMs?: number;
-  /** Injected clock (ms), default Date.now; drives the report lifecycle and snapshots. */
+  /** Injected clock (ms), default Date.now; drives the report lifecycle. */
   now?: () => number;
   faults?: FaultOptions;
   /**
