@@ -8,7 +8,7 @@ import { type IncomingHttpHeaders, request } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
 import { describe, test } from 'node:test';
 import { type ConversationRecord, type Sandbox, type SandboxOptions, startSandbox } from '../src/sandbox/index.js';
-import { apiRequests } from './helpers.js';
+import { apiRequests, runCli } from './helpers.js';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -546,5 +546,113 @@ describe('sandbox conversation keyset paging', () => {
       assert.equal((await call(sandbox, `/v1.3/conversations?is_priority=true&newest_sort_date_gte=2024-01-01&oldest_sort_date_gte=${from}&skip=1`)).status, 200);
       assert.equal((await call(sandbox, `/v1.3/conversations?is_priority=true&newest_sort_date_gte=2024-01-01&oldest_sort_date_lte=${from}&skip=1&sort=-oldest_sort_date`)).status, 200);
     });
+  });
+});
+
+/** Runs `carectl sandbox ARGS` in-process until the banner is out; stop() ends it like Ctrl-C. */
+async function carectlSandbox(args: string[]): Promise<{ banner: string; stop(): Promise<{ code: number; stderr: string }> }> {
+  const controller = new AbortController();
+  let output = '';
+  let shown!: () => void;
+  const bannerOut = new Promise<void>((resolve) => (shown = resolve));
+  const running = runCli(['sandbox', ...args], {
+    signal: controller.signal,
+    onStdout: (chunk) => {
+      output += chunk;
+      if (output.includes('\n\n')) shown();
+    },
+  });
+  const ended = await Promise.race([bannerOut.then(() => undefined), running]);
+  assert.equal(ended, undefined, `carectl sandbox ended early: ${JSON.stringify(ended)}`);
+  return {
+    banner: output,
+    stop: async () => {
+      controller.abort();
+      return running;
+    },
+  };
+}
+
+/** A Sandbox-shaped handle on the addresses a banner printed, for the helpers above. */
+function fromBanner(banner: string): Sandbox {
+  const base = /listening on (http:\/\/\S+)/.exec(banner)![1]!;
+  return {
+    baseUrl: base,
+    annotationsUrl: /^api\/1 \(annotation types, annotations\) on (http:\/\/\S+)$/m.exec(banner)?.[1] ?? base,
+    user: /^user: (.*)$/m.exec(banner)![1]!,
+    password: /^password: (.*)$/m.exec(banner)![1]!,
+  } as Sandbox;
+}
+
+describe('carectl sandbox --latency, --rate-limit, --annotations-port', () => {
+  test('the options reach the server, and the banner gives the annotations address', async () => {
+    const run = await carectlSandbox(['--latency', '300ms', '--rate-limit', '1', '--annotations-port', '0']);
+    let stopped = false;
+    try {
+      const sandbox = fromBanner(run.banner);
+      assert.notEqual(sandbox.annotationsUrl, sandbox.baseUrl, run.banner);
+      assert.match(run.banner, /^carectl sandbox listening on http:\/\/127\.0\.0\.1:\d+ \(report downloads on http:\/\/127\.0\.0\.1:\d+\)\napi\/1 \(annotation types, annotations\) on http:\/\/127\.0\.0\.1:\d+\nuser: /);
+      const annotations = await call(sandbox, `${sandbox.annotationsUrl}/api/1/annotations`);
+      assert.equal(annotations.status, 200);
+      assert.ok(annotations.elapsed >= 300, `the reply came after ${annotations.elapsed.toFixed(1)} ms`);
+      assert.ok(annotations.body.paging.next_page.startsWith(`${sandbox.annotationsUrl}/api/1/annotations?`));
+      assertError(await call(sandbox, '/api/1/annotations'), 404);
+      // One request held in flight: the next is one too many.
+      const held = hold(sandbox, '/v1.3/tags');
+      let refused: Answer | undefined;
+      for (let tries = 0; tries < 5 && refused?.status !== 429; tries++) refused = await call(sandbox, '/v1.3/tags');
+      assertError(refused!, 429);
+      assert.equal(refused!.headers.get('retry-after'), '1');
+      assert.equal((await held.release()).status, 200);
+      const result = await run.stop();
+      stopped = true;
+      assert.equal(result.code, 130, result.stderr);
+    } finally {
+      if (!stopped) await run.stop();
+    }
+  });
+
+  test('without --annotations-port the banner has no api/1 line and api/1 stays on --port', async () => {
+    const run = await carectlSandbox(['--port', '0']);
+    try {
+      assert.doesNotMatch(run.banner, /api\/1/);
+      const sandbox = fromBanner(run.banner);
+      assert.equal((await call(sandbox, '/api/1/annotation-types')).status, 200);
+    } finally {
+      await run.stop();
+    }
+  });
+
+  test('bad values: one line naming the flag, exit 2, nothing started', async () => {
+    for (const [flag, value] of [
+      ['--latency', '5'],
+      ['--latency', '0ms'],
+      ['--latency', 'soon'],
+      ['--rate-limit', '0'],
+      ['--rate-limit', '2.5'],
+      ['--rate-limit', 'many'],
+      ['--annotations-port', '-1'],
+      ['--annotations-port', '65536'],
+      ['--annotations-port', 'x'],
+    ] as const) {
+      const result = await runCli(['sandbox', flag, value]);
+      assert.equal(result.code, 2, `${flag} ${value}: ${result.stderr}`);
+      assert.equal(result.stdout, '');
+      assert.match(result.stderr, new RegExp(`^carectl: ${flag}: [^\n]*\n$`), `${flag} ${value}`);
+    }
+  });
+
+  test('--annotations-port N already in use: one line naming that flag, exit 1', async () => {
+    const occupant = createServer();
+    await new Promise<void>((resolve) => occupant.listen(0, '127.0.0.1', resolve));
+    const { port } = occupant.address() as AddressInfo;
+    try {
+      const result = await runCli(['sandbox', '--annotations-port', String(port)]);
+      assert.equal(result.code, 1);
+      assert.equal(result.stderr, `carectl: sandbox: port ${port} is already in use; choose another --annotations-port, or 0 for a free one\n`);
+      assert.equal(result.stdout, '');
+    } finally {
+      await new Promise((resolve) => occupant.close(resolve));
+    }
   });
 });
