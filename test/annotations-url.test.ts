@@ -102,3 +102,24 @@ describe('--annotations-url', () => {
     }
   });
 });
+
+describe('against the sandbox with api/1 on a port of its own', () => {
+  test('every annotation type and annotation is listed from that port, none from the main one', async () => {
+    const { openSandbox, sandboxEnv } = await import('./helpers.js');
+    const sandbox = await openSandbox({ annotationsPort: 0 });
+    try {
+      const env = { ...sandboxEnv(sandbox), CARECTL_ANNOTATIONS_URL: sandbox.annotationsUrl };
+      const without = await runCli(['annotations', 'list', '-o', 'ndjson'], { env: sandboxEnv(sandbox) });
+      assert.equal(without.code, 4, 'the main port answers 404 for api/1');
+      const from = sandbox.requests.length;
+      const out = await runCli(['annotations', 'list', '-o', 'ndjson', '--page-size', '7'], { env });
+      assert.equal(out.code, 0, out.stderr);
+      const requests = sandbox.requests.slice(from);
+      assert.ok(requests.length > 1, 'several pages');
+      assert.ok(requests.every((r) => r.listener === 'annotations'), JSON.stringify(requests.map((r) => r.listener)));
+      assert.equal(out.stdout.trim().split('\n').length, sandbox.data.annotations.length);
+    } finally {
+      await sandbox.close();
+    }
+  });
+});
