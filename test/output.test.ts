@@ -441,14 +441,26 @@ describe('table', () => {
     assert.equal(await render('table', [], { columns: peopleColumns }), '');
   });
 
-  it('widens columns for longer values on later pages; on a terminal only into the room left, cutting the rest', async () => {
-    const later: Row = { id: 333, name: 'A much longer name here', author: { id: 9 }, channels: [] };
+  it("keeps the first page's widths for later pages: longer text is cut, a longer id is shown whole, the last column runs on", async () => {
+    const later: Row[] = [
+      { id: 333, name: 'A much longer name here', author: { id: 9 }, channels: [{ name: 'a much longer channel name' }] },
+      { id: 4, name: 'Alan Turing', author: { id: 10 }, channels: [] },
+    ];
     const firstPage = 'ID  NAME          AUTHOR.ID  CHANNELS.0.NAME\n' + '1   Ada           7          mail\n' + '22  Grace Hopper  8\n';
-    assert.equal(await render('table', [people, [later]], { columns: peopleColumns }), firstPage + '333  A much longer name here  9\n');
-    // The first page takes all 44 columns: nothing to widen into.
-    assert.equal(await render('table', [people, [later]], { columns: peopleColumns }, 44), firstPage + '3…  A much long…  9\n');
-    // Four to spare: the first column that needs room gets it first.
-    assert.equal(await render('table', [people, [later]], { columns: peopleColumns }, 48), firstPage + '333  A much longer …  9\n');
+    // Off a terminal the last column is not cut; the id pushes its row's name cell, which makes room.
+    assert.equal(
+      await render('table', [people, later], { columns: peopleColumns }),
+      firstPage + '333  A much lon…  9          a much longer channel name\n' + '4   Alan Turing   10\n',
+    );
+    // On a terminal the last column is cut at its edge.
+    assert.equal(
+      await render('table', [people, later], { columns: peopleColumns }, 44),
+      firstPage + '333  A much lon…  9          a much longer…\n' + '4   Alan Turing   10\n',
+    );
+    assert.equal(
+      await render('table', [people, later], { columns: peopleColumns }, 48),
+      firstPage + '333  A much lon…  9          a much longer chan…\n' + '4   Alan Turing   10\n',
+    );
   });
 
   it('writes each page at endPage(), the first with the header', async () => {
@@ -520,11 +532,11 @@ describe('table', () => {
     );
   });
 
-  it('shrinks the widest columns to fit the terminal width', async () => {
+  it('shrinks free text to fit the terminal width, never the ids', async () => {
     const output = await render('table', [people], { columns: peopleColumns }, 30);
     assert.equal(
       output,
-      'ID  NAME     AUTHOR…  CHANNE…\n' + '1   Ada      7        mail\n' + '22  Grace …  8\n',
+      'ID  NAME     AUTHOR.ID  CHANN…\n' + '1   Ada      7          mail\n' + '22  Grace…   8\n',
     );
     for (const line of output.split('\n')) assert.ok(line.length <= 30, line);
   });

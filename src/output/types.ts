@@ -15,6 +15,11 @@ export interface WriterOptions {
   escapeFormulas: boolean;
   /** Bold table header; only when true. */
   color: boolean;
+  /**
+   * table: columns whose cells wrap within the column instead of being cut with '…', keeping
+   * the whole text on the grid. Default: ['result'] (the update command's messages).
+   */
+  wrap?: string[];
 }
 
 export interface RecordWriter {
