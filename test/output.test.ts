@@ -532,11 +532,11 @@ describe('table', () => {
     );
   });
 
-  it('shrinks free text to fit the terminal width, never the ids', async () => {
+  it('shrinks free text and the blank under long headers to fit the terminal width, never the ids', async () => {
     const output = await render('table', [people], { columns: peopleColumns }, 30);
     assert.equal(
       output,
-      'ID  NAME     AUTHOR.ID  CHANN…\n' + '1   Ada      7          mail\n' + '22  Grace…   8\n',
+      'ID  NAME      AUTHOR…  CHANNE…\n' + '1   Ada       7        mail\n' + '22  Grace H…  8\n',
     );
     for (const line of output.split('\n')) assert.ok(line.length <= 30, line);
   });

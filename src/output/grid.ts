@@ -1,7 +1,7 @@
 /**
  * How a list table's columns get their widths: measured once, on the first window of rows, and
- * kept for the whole output (one grid). Fitting a terminal cuts free text first; ids and other
- * short identifiers, numbers, booleans and dates are never cut.
+ * kept for the whole output (one grid). Fitting a terminal cuts free text; ids and other short
+ * identifiers, numbers, booleans and dates are never cut.
  */
 import { displayWidth } from './width.js';
 
@@ -75,17 +75,14 @@ function sum(values: readonly number[]): number {
 }
 
 /**
- * Lowers the columns that have a floor, widest first, until the widths fit `budget` or every
- * such column is at its floor. Lowering the widest first is capping them all at one limit, so
+ * Lowers the columns, widest first, until the widths fit `budget` or every column is at its
+ * floor. Lowering the widest first is capping them all at one limit, so
  * this finds the largest limit that fits; the few columns the rounding leaves go back to the
  * capped columns, left to right.
  */
-function shrink(widths: number[], floors: readonly (number | undefined)[], budget: number): number[] {
+function shrink(widths: number[], floors: readonly number[], budget: number): number[] {
   const capped = (limit: number): number[] =>
-    widths.map((width, index) => {
-      const floor = floors[index];
-      return floor === undefined ? width : Math.max(Math.min(floor, width), Math.min(width, limit));
-    });
+    widths.map((width, index) => Math.max(Math.min(floors[index] as number, width), Math.min(width, limit)));
   if (sum(widths) <= budget) return widths;
   let low = 0;
   let high = Math.max(0, ...widths);
@@ -100,7 +97,7 @@ function shrink(widths: number[], floors: readonly (number | undefined)[], budge
   const result = capped(low);
   let spare = budget - sum(result);
   return result.map((width, index) => {
-    if (spare === 0 || width !== low || width >= (widths[index] as number) || floors[index] === undefined) return width;
+    if (spare === 0 || width !== low || width >= (widths[index] as number)) return width;
     spare -= 1;
     return width + 1;
   });
@@ -108,9 +105,11 @@ function shrink(widths: number[], floors: readonly (number | undefined)[], budge
 
 /**
  * The widths of the columns: natural (the header and the widest cell of the first window), and
- * with `terminalColumns` fitted to it: free text shrinks first, down to MIN_SHRUNK_WIDTH; then
- * the headers of other columns that are wider than their values; key and fixed values are never
- * cut (the table is then wider than the terminal).
+ * with `terminalColumns` fitted to it, widest first: free text down to MIN_SHRUNK_WIDTH, and the
+ * blank part under a header wider than its column's values (down to the values, or to
+ * MIN_SHRUNK_WIDTH of the header). So free text is what gets cut, the long headers of narrow
+ * columns only once the text is as narrow as they are, and a key or fixed value never (the table
+ * is then wider than the terminal).
  */
 export function columnWidths(
   measures: readonly ColumnMeasure[],
@@ -120,19 +119,10 @@ export function columnWidths(
 ): number[] {
   const natural = measures.map(({ header, values }) => Math.max(1, header, values));
   if (!terminalColumns) return natural;
-  const budget = terminalColumns - gap * (natural.length - 1);
-  const widths = shrink(
-    natural,
-    policies.map(({ kind }, index) => (kind === 'text' ? Math.min(natural[index] as number, MIN_SHRUNK_WIDTH) : undefined)),
-    budget,
-  );
-  return shrink(
-    widths,
-    policies.map(({ kind }, index) => {
-      if (kind === 'text') return undefined;
-      const { header, values } = measures[index] as ColumnMeasure;
-      return Math.max(1, values, Math.min(header, MIN_SHRUNK_WIDTH));
-    }),
-    budget,
-  );
+  const floors = measures.map(({ header, values }, index) => {
+    const width = natural[index] as number;
+    if ((policies[index] as ColumnPolicy).kind === 'text') return Math.min(width, MIN_SHRUNK_WIDTH);
+    return Math.max(1, values, Math.min(header, MIN_SHRUNK_WIDTH));
+  });
+  return shrink(natural, floors, terminalColumns - gap * (natural.length - 1));
 }
