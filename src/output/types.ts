@@ -17,6 +17,11 @@ export interface WriterOptions {
   color: boolean;
   /** A stop signal: a write waiting for a reader that is not reading gives up (InterruptedError). */
   signal?: AbortSignal;
+  /**
+   * table: columns whose cells wrap within the column instead of being cut with '…', keeping
+   * the whole text on the grid. Default: ['result'] (the update command's messages).
+   */
+  wrap?: string[];
 }
 
 export interface RecordWriter {
