@@ -47,7 +47,7 @@ export const VALUE_SYNTAX: Term[] = [
   },
   {
     term: 'DURATION',
-    paragraphs: ['A number followed by `ms`, `s`, `m` or `h`: `500ms`, `90s`, `1.5m`, `1h`.'],
+    paragraphs: ['A number followed by `ms`, `s`, `m` or `h`: `500ms`, `90s`, `1.5m`, `1h`; or several of them from the largest unit down, each unit once: `1h30m`, `2m30s`, `1m30s500ms`.'],
   },
 ];
 
