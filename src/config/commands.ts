@@ -196,15 +196,21 @@ async function setCommand(ctx: Context, key: string, value: string): Promise<voi
   const checked = checkValue(ctx, configKeyName, value);
   const store = await openStore(ctx);
   const profile = ctx.settings.profileName;
-  const values: ProfileValues = { [configKeyName]: checked };
-  const stored = await store.profile(profile);
-  // Stored credentials belong to their address, and the password to its user: moving the
-  // profile elsewhere drops both, another user name drops the password.
-  const movesAddress = configKeyName === 'base-url' && stored.password !== undefined && !sameOrigin(stored['base-url'], checked);
-  const changesUser = configKeyName === 'user' && stored.password !== undefined && stored.user !== checked;
-  if (movesAddress) for (const credential of CREDENTIALS) values[credential] = undefined;
-  if (changesUser) values.password = undefined;
-  await store.set(profile, values);
+  let movesAddress = false;
+  let changesUser = false;
+  let stored: ProfileValues = {};
+  // Decided on what is stored when the write lock is held, not on an earlier read.
+  await store.set(profile, (current) => {
+    stored = current;
+    const values: ProfileValues = { [configKeyName]: checked };
+    // Stored credentials belong to their address, and the password to its user: moving the
+    // profile elsewhere drops both, another user name drops the password.
+    movesAddress = configKeyName === 'base-url' && stored.password !== undefined && !sameOrigin(stored['base-url'], checked);
+    changesUser = configKeyName === 'user' && stored.password !== undefined && stored.user !== checked;
+    if (movesAddress) for (const credential of CREDENTIALS) values[credential] = undefined;
+    if (changesUser) values.password = undefined;
+    return values;
+  });
   if (movesAddress) ctx.notice(`removed the stored credentials of profile "${profile}": they were for another address; run \`carectl login\` for ${checked}`);
   if (changesUser) ctx.notice(`removed the stored password of profile "${profile}": it was ${stored.user ?? 'another user'}'s; run \`carectl login\` as ${checked}`);
 }
