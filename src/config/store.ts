@@ -2,10 +2,10 @@
  * The profile file: `$XDG_CONFIG_HOME/carectl/config.json` (default `~/.config/carectl/`), a
  * JSON object `{profiles: {<name>: {base-url, user, password, output, api-version}}}`.
  *
- * It holds a password, so the folder is 0700 and the file 0600 whatever the umask. Reading
- * never writes: a missing file is an empty configuration (conf is not even loaded, so cron jobs
- * stay fast), and a corrupt or invalid file is a UsageError naming the path, left as it is for
- * the user to repair.
+ * It holds a password, so the folder is 0700 and the file 0600 whatever the umask; a looser one
+ * is refused or tightened as permissions.ts says. Reading never writes: a missing file is an
+ * empty configuration (conf is not even loaded, so cron jobs stay fast), and a corrupt or
+ * invalid file is a UsageError naming the path, left as it is for the user to repair.
  *
  * Writers take a lock beside the file (lock.ts) around read-modify-write, so carectl runs that
  * change the file at once keep each other's changes.
@@ -21,6 +21,7 @@ import { FORMATS } from '../output/types.js';
 import { VERSIONS } from '../resources.js';
 import { CONFIG_FILE_NAME, PROFILE_NAME, checkProfileName, configDirectory, type ProfileValues, type SettingKey } from '../settings.js';
 import { withLock } from './lock.js';
+import { refuseExposedPassword, refuseWritableByOthers } from './permissions.js';
 
 interface ConfigData {
   profiles?: Record<string, ProfileValues>;
@@ -115,7 +116,11 @@ class FileConfigStore implements ConfigStore {
 
   private async read(): Promise<ConfigData> {
     if (!existsSync(this.path)) return {};
-    return (await this.open()).store;
+    refuseWritableByOthers(this.folder, 'folder');
+    const stats = refuseWritableByOthers(this.path, 'file');
+    const data = (await this.open()).store;
+    refuseExposedPassword(this.path, stats, data.profiles);
+    return data;
   }
 
   /**
@@ -146,17 +151,22 @@ class FileConfigStore implements ConfigStore {
    * The folder is 0700 and an existing file 0600 before anything is written, even when they
    * existed before or the umask would loosen them. conf's atomic write sets the file's mode, but
    * its other writes (under a Snap, where SNAP is set) keep an existing file's mode. The folder
-   * comes first: the lock file is made in it.
+   * comes first: the lock file is made in it. A folder or file that others can write is refused
+   * rather than tightened (permissions.ts): what it holds may not be the user's.
    */
   private prepareFolder(): void {
     this.prepare(() => {
       mkdirSync(path.dirname(this.folder), { recursive: true });
       mkdirSync(this.folder, { recursive: true, mode: FOLDER_MODE });
+    });
+    refuseWritableByOthers(this.folder, 'folder');
+    this.prepare(() => {
       if ((statSync(this.folder).mode & 0o777) !== FOLDER_MODE) chmodSync(this.folder, FOLDER_MODE);
     });
   }
 
   private tightenFile(): void {
+    refuseWritableByOthers(this.path, 'file');
     this.prepare(() => {
       if (existsSync(this.path) && (statSync(this.path).mode & 0o777) !== FILE_MODE) chmodSync(this.path, FILE_MODE);
     });
