@@ -27,7 +27,7 @@ const CHECK_PATH = 'v1.3/tags';
 export function addConfigCommands(program: Command, action: Action): void {
   const login = program
     .command('login')
-    .description('check credentials with one request and store them in the profile (with --base-url URL and --user NAME)')
+    .description('check credentials with one request and store them in the profile (--base-url URL and --user NAME, or asked for on a terminal)')
     .option('--password-stdin', 'read the password from standard input (for scripts; otherwise it is asked for on the terminal)');
   addExamples(login, [
     'carectl login --base-url https://api.example.com --user alice',
@@ -105,13 +105,19 @@ async function loginCommand(ctx: Context, opts: Options): Promise<void> {
   const profile = ctx.settings.profileName;
   // A corrupt config file stops the login here, before anything is sent or asked.
   await store.profile(profile);
-  const base = await ctx.settings.lookup('base-url');
-  if (base === undefined) throw new UsageError('login: give the service address with --base-url URL (or CARECTL_BASE_URL)');
+  // The address and user are asked for only where the question can be seen and answered.
+  const canAsk = !fromStdin && ctx.io.stdin.isTTY && ctx.io.stderr.isTTY;
+  let base = await ctx.settings.lookup('base-url');
+  if (base === undefined) {
+    if (!canAsk) throw new UsageError('login: give the service address with --base-url URL (or CARECTL_BASE_URL)');
+    base = { value: (await ask(ctx.io, 'base address (https://host): ', { secret: false })).trim(), source: 'base address' };
+  }
   const baseUrl = checkBaseUrl(base.value, ctx.globals.insecureHttp === true, base.source);
 
   let user = await ctx.settings.get('user');
   if (user === undefined) {
     if (fromStdin) throw new UsageError('login: --password-stdin reads only the password; give the user with --user NAME (or CARECTL_USER)');
+    if (!canAsk) throw new UsageError('login: no terminal to ask for the user; give it with --user NAME (or CARECTL_USER)');
     user = await ask(ctx.io, `user for ${baseUrl.origin}: `, { secret: false });
   }
   checkUser(user);
