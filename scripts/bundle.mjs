@@ -57,6 +57,8 @@ const LAZY = {
   },
   // conf is ESM; src/ takes its default export, the Conf class.
   conf: { file: 'conf.cjs', entry: { contents: "module.exports = require('conf').default;" } },
+  // login's questions on a terminal only
+  read: { file: 'read.cjs', entry: { contents: "module.exports = require('read');" } },
   './sandbox/index.js': { file: 'sandbox.cjs', entry: { path: 'src/sandbox/index.ts' } },
   '../sandbox/index.js': { file: 'sandbox.cjs', entry: { path: 'src/sandbox/index.ts' } },
 };

@@ -14,7 +14,10 @@ export interface RunOptions {
   sandbox?: Sandbox;
   /** Extra or overriding environment variables (undefined removes one). */
   env?: Record<string, string | undefined>;
-  stdin?: string;
+  /** What stdin holds, or a stream of its own (a fake terminal, see stdinTTY). */
+  stdin?: string | Readable;
+  /** Whether stdin is a terminal (default: when no stdin is given). */
+  stdinTTY?: boolean;
   stdoutTTY?: boolean;
   stderrTTY?: boolean;
   columns?: number;
@@ -24,6 +27,8 @@ export interface RunOptions {
   cwd?: string;
   /** Called with each chunk written to stdout, as it is written (to act part-way through output). */
   onStdout?: (chunk: string) => void;
+  /** The same for stderr (to answer a question when it is asked). */
+  onStderr?: (chunk: string) => void;
 }
 
 export class Collector extends Writable {
@@ -53,7 +58,7 @@ export function sandboxEnv(sandbox: Sandbox): Record<string, string> {
 
 export async function runCli(argv: string[], options: RunOptions = {}): Promise<RunResult> {
   const stdout = new Collector(options.onStdout);
-  const stderr = new Collector();
+  const stderr = new Collector(options.onStderr);
   const env: Record<string, string | undefined> = {
     PATH: process.env.PATH,
     ...(options.sandbox ? sandboxEnv(options.sandbox) : { XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' }),
@@ -62,7 +67,10 @@ export async function runCli(argv: string[], options: RunOptions = {}): Promise<
   const io: Io = {
     stdout: { stream: stdout, isTTY: options.stdoutTTY ?? false, ...(options.columns !== undefined && { columns: options.columns }) },
     stderr: { stream: stderr, isTTY: options.stderrTTY ?? false },
-    stdin: { stream: Readable.from(options.stdin === undefined ? [] : [options.stdin]), isTTY: options.stdin === undefined },
+    stdin: {
+      stream: options.stdin instanceof Readable ? options.stdin : Readable.from(options.stdin === undefined ? [] : [options.stdin]),
+      isTTY: options.stdinTTY ?? options.stdin === undefined,
+    },
     env,
     cwd: options.cwd ?? process.cwd(),
     now: options.now ?? (() => Date.now()),

@@ -168,6 +168,9 @@ export class Context {
     }
     const base = await this.settings.lookup('base-url');
     if (base === undefined) {
+      // A profile asked for by name that the file lacks is a typo to name, not a missing address.
+      const chosen = this.globals.profile !== undefined ? '--profile' : this.io.env.CARECTL_PROFILE ? 'CARECTL_PROFILE' : undefined;
+      if (chosen !== undefined) await (await import('../config/profiles.js')).refuseUnknownProfile(this.io, this.settings.profileName, chosen);
       throw new UsageError('no base address: pass --base-url URL, set CARECTL_BASE_URL, or run `carectl login --base-url URL`');
     }
     const baseUrl = checkBaseUrl(base.value, this.globals.insecureHttp === true, base.source);

@@ -47,7 +47,7 @@ export const VALUE_SYNTAX: Term[] = [
   },
   {
     term: 'DURATION',
-    paragraphs: ['A number followed by `ms`, `s`, `m` or `h`: `500ms`, `90s`, `1.5m`, `1h`.'],
+    paragraphs: ['A number followed by `ms`, `s`, `m` or `h`: `500ms`, `90s`, `1.5m`, `1h`; or several of them from the largest unit down, each unit once: `1h30m`, `2m30s`, `1m30s500ms`.'],
   },
 ];
 
@@ -84,7 +84,7 @@ export const FILES: Term[] = [
   {
     term: '$XDG_CONFIG_HOME/carectl/config.json',
     paragraphs: [
-      'The profiles written by `carectl login` and `carectl config set`: base address, user, password, output format and API version per profile. The file is written with mode 0600 in a folder with mode 0700; it defaults to `~/.config/carectl/config.json`. A damaged file is reported with its path and never silently replaced.',
+      'The profiles written by `carectl login` and `carectl config set`: base address, user, password, output format and API version per profile. The file is written with mode 0600 in a folder with mode 0700; it defaults to `~/.config/carectl/config.json`. A damaged file is reported with its path and never silently replaced. As ssh does, carectl refuses a folder or file that others can write or that belongs to another user, and a file holding a password that others can read, naming the `chmod` that fixes it (exit 2); a command that writes the file tightens it to 0600. Runs that change the file at once take turns through a lock file beside it (`config.json.lock`); one left by a run that died is taken over after 10 seconds.',
     ],
   },
 ];
