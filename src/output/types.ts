@@ -15,6 +15,17 @@ export interface WriterOptions {
   escapeFormulas: boolean;
   /** Bold table header; only when true. */
   color: boolean;
+  /** table, one record: every field of the record rather than `columns` (`get` without --columns). */
+  everyField?: boolean;
+}
+
+/**
+ * A column the service does not send, computed from a record's fields (a report's state). Shown by
+ * table, csv and tsv like any column; json and ndjson print records as the service sent them.
+ */
+export interface ComputedColumn {
+  readonly name: string;
+  from(record: Readonly<Record<string, unknown>>): unknown;
 }
 
 export interface RecordWriter {

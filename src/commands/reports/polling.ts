@@ -5,29 +5,13 @@
  */
 import { CarectlError, ExitCode, InterruptedError, ReportFailedError, ReportTimeoutError } from '../../core/errors.js';
 import type { OutStream } from '../../core/io.js';
+import { reportState, type ReportState } from '../../api/catalogue/index.js';
 import { sanitizeForTerminal } from '../../output/index.js';
-
-export type ReportState = 'queued' | 'generating' | 'generated' | 'failed';
-
-/** The fields whose presence tells the state (the single reply is only {id, url} without them). */
-export const REPORT_STATE_FIELDS = ['generation_start_date', 'generated_date', 'download', 'failure'] as const;
 
 /** First wait 250 ms, then ×1.5 up to 0.9 s: quick for fast reports, ~1 request/s for slow ones, and a ready report noticed within a second even with the request time. */
 export const POLL_FIRST_MS = 250;
 export const POLL_FACTOR = 1.5;
 export const POLL_CAP_MS = 900;
-
-/** The lifecycle state a report record shows (spec: Report lifecycle). */
-export function reportState(record: Record<string, unknown>): ReportState {
-  if (isSet(record.failure)) return 'failed';
-  if (isSet(record.generated_date)) return 'generated';
-  if (isSet(record.generation_start_date)) return 'generating';
-  return 'queued';
-}
-
-function isSet(value: unknown): boolean {
-  return value !== undefined && value !== null && value !== '';
-}
 
 export function nextPollDelay(previous: number | undefined): number {
   return previous === undefined ? POLL_FIRST_MS : Math.min(POLL_CAP_MS, Math.round(previous * POLL_FACTOR));
