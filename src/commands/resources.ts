@@ -139,16 +139,22 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
 
   const api = await ctx.api();
   const header = printer.continuableHeader;
-  const written = await runList({
-    plan,
-    source: api.pages(spec),
-    writer: printer.writer('list', columns, { continues: start.header, computed: spec.computed, picked }),
-    start,
-    ...(header !== undefined && { header }),
-    ...(limit !== undefined && { limit }),
-    notice: (message) => ctx.notice(message),
-  });
-  if (written === 0) ctx.notice(`no ${spec.noun}s found`);
+  const live = ctx.liveCount(printer.writer('list', columns, { continues: start.header, computed: spec.computed, picked }), `${spec.noun}s`);
+  try {
+    const written = await runList({
+      plan,
+      source: api.pages(spec),
+      writer: live.writer,
+      start,
+      ...(header !== undefined && { header }),
+      ...(limit !== undefined && { limit }),
+      notice: (message) => ctx.notice(message),
+    });
+    if (written === 0) ctx.notice(`no ${spec.noun}s found`);
+  } finally {
+    // Before the error line, should the list have failed.
+    live.clear();
+  }
 }
 
 async function getResource(ctx: Context, spec: ResourceSpec, opts: GetOptions): Promise<void> {

@@ -7,6 +7,8 @@ import { CarectlError, ExitCode, InterruptedError, ReportFailedError, ReportTime
 import type { OutStream } from '../../core/io.js';
 import { reportState, type ReportState } from '../../api/catalogue/index.js';
 import { sanitizeForTerminal } from '../../output/index.js';
+import { CLEAR_LINE } from '../../output/progress.js';
+import { fitLine } from '../../output/text-width.js';
 
 /** First wait 250 ms, then ×1.5 up to 0.9 s: quick for fast reports, ~1 request/s for slow ones, and a ready report noticed within a second even with the request time. */
 export const POLL_FIRST_MS = 250;
@@ -96,27 +98,34 @@ export function formatElapsed(ms: number): string {
   return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m`;
 }
 
-/** Moves to the start of the line and clears it: the live line redraws in place. */
-export const CLEAR_LINE = '\r\x1b[2K';
+/** A state change is drawn at once; the elapsed time of the same state at most this often. */
+export const WAIT_REDRAW_EVERY_MS = 500;
 
 /**
- * On a terminal, one live line (`report 60001: generating (4s)`) redrawn after every poll and
- * cleared at the end, leaving a final line when the report is generated. Elsewhere (logs, cron
- * mail), one plain line per state change. With --quiet, nothing.
+ * On a terminal, one live line (`report 60001: generating (4s)`) cut to the width of stderr,
+ * redrawn when the state changes and otherwise at most every WAIT_REDRAW_EVERY_MS, and cleared at
+ * the end, leaving a final line when the report is generated. Elsewhere (logs, cron mail), one
+ * plain line per state change. With --quiet, nothing.
  */
 export function createWaitProgress(stderr: OutStream, quiet: boolean, reportId: string): WaitProgress {
   const line = (state: ReportState, elapsedMs: number): string => sanitizeForTerminal(`report ${reportId}: ${state} (${formatElapsed(elapsedMs)})`);
   if (quiet) return { polled: () => undefined, finish: () => undefined };
   if (stderr.isTTY) {
-    let drawn = false;
+    let drawn: { state: ReportState; text: string; at: number } | undefined;
+    const draw = (state: ReportState, elapsedMs: number, end = ''): void => {
+      const text = fitLine(line(state, elapsedMs), stderr.columns);
+      stderr.stream.write(`${CLEAR_LINE}${text}${end}`);
+      drawn = { state, text, at: elapsedMs };
+    };
     return {
       polled(state, elapsedMs) {
-        stderr.stream.write(`${CLEAR_LINE}${line(state, elapsedMs)}`);
-        drawn = true;
+        if (drawn && drawn.state === state && (elapsedMs - drawn.at < WAIT_REDRAW_EVERY_MS || fitLine(line(state, elapsedMs), stderr.columns) === drawn.text)) return;
+        draw(state, elapsedMs);
       },
       finish(state, elapsedMs) {
         if (!drawn) return;
-        stderr.stream.write(state === 'generated' ? `${CLEAR_LINE}${line(state, elapsedMs)}\n` : CLEAR_LINE);
+        if (state === 'generated') draw(state, elapsedMs, '\n');
+        else stderr.stream.write(CLEAR_LINE);
       },
     };
   }
