@@ -2,8 +2,8 @@
  * The commander tree as plain data for the man page and the completion scripts, read at run time
  * so that every command, option and example added to the tree shows up in both.
  */
-import type { EventEmitter } from 'node:events';
 import type { Argument, Command, Option } from 'commander';
+import { examplesOf } from '../cli/help.js';
 import { optionValues } from './values.js';
 
 export interface OptionDoc {
@@ -51,9 +51,9 @@ export function describeCommand(command: Command, path: readonly string[] = []):
     description: help.commandDescription(command),
     arguments: command.registeredArguments.map(describeArgument),
     options: help.visibleOptions(command).map((option) => describeOption(path, option, help.optionDescription(option))),
-    // command.commands leaves out commander's implicit `help` command, which needs no documenting
-    commands: command.commands.map((sub) => describeCommand(sub, [...path, sub.name()])),
-    examples: examplesOf(command),
+    // hidden commands (what the completion scripts run) are not documented
+    commands: help.visibleCommands(command).map((sub) => describeCommand(sub, [...path, sub.name()])),
+    examples: [...examplesOf(command)],
   };
 }
 
@@ -81,15 +81,4 @@ function describeOption(path: readonly string[], option: Option, description: st
 
 function describeArgument(argument: Argument): ArgumentDoc {
   return { name: argument.name(), ...(argument.argChoices && { values: argument.argChoices }) };
-}
-
-/**
- * The lines after "$ " in the text that commands add after their help (src/cli/help.ts
- * addExamples). Commander keeps that text as 'afterHelp' listeners, so they are asked to write it.
- */
-function examplesOf(command: Command): string[] {
-  let text = '';
-  // Command extends EventEmitter at run time; commander's typings do not say so.
-  (command as unknown as EventEmitter).emit('afterHelp', { error: false, command, write: (chunk: string) => (text += chunk) });
-  return [...text.matchAll(/^ *\$ (.+)$/gm)].map((match) => (match[1] as string).trim());
 }
