@@ -51,6 +51,20 @@ describe('live count of a list', () => {
     assert.equal(drawn(stderr.text).length, lines.length, 'clear after the end draws nothing more');
   });
 
+  test('cleared for a notice part-way, the count is drawn again with the next record', async () => {
+    const stderr = new Collector();
+    let now = 0;
+    const live = withLiveCount(recorder(), { stderr: { stream: stderr, isTTY: true }, stdout: { stream: new Collector(), isTTY: false }, now: () => now, noun: 'users' });
+    now = 1500;
+    await live.writer.write({ id: 1 });
+    live.clear();
+    stderr.write('a notice\n');
+    now += 1;
+    await live.writer.write({ id: 2 });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(stderr.text, `${CLEAR_LINE}1 users (1/s)${CLEAR_LINE}a notice\n${CLEAR_LINE}2 users (1/s)`);
+  });
+
   test('a list done within a second shows nothing; stderr not a terminal never does', async () => {
     for (const [isTTY, ms] of [[true, 999], [false, 5000]] as const) {
       const stderr = new Collector();

@@ -148,7 +148,11 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
       start,
       ...(header !== undefined && { header }),
       ...(limit !== undefined && { limit }),
-      notice: (message) => ctx.notice(message),
+      // A notice takes the live line's place; the count comes back with the next records.
+      notice: (message) => {
+        live.clear();
+        ctx.notice(message);
+      },
     });
     if (written === 0) ctx.notice(`no ${spec.noun}s found`);
   } finally {
