@@ -389,10 +389,12 @@ describe('a 200 KB cell', () => {
     assert.equal(lines.slice(1).map((line) => line.slice(4)).join(' '), words.trimEnd());
   });
 
-  it('is shown whole by a single record (get)', { timeout: 10_000 }, async () => {
+  it('is shown whole, wrapped, by a single record (get)', { timeout: 10_000 }, async () => {
     for (const value of [spaces, words, cjk]) {
       const output = await table([[{ id: 1, text: value }]], { shape: 'single', columns: ['id', 'text'], header: false }, 80);
-      assert.equal(output, `id    1\ntext  ${value.trimEnd()}\n`);
+      // On a terminal the one-record view wraps long values under themselves: every character stays.
+      assert.ok(output.startsWith('id    1\ntext  '), output.slice(0, 40));
+      assert.equal(output.replace(/\s+/g, ''), `id1text${value}`.replace(/\s+/g, ''));
     }
   });
 });

@@ -6,6 +6,8 @@ import { AuthError, UsageError } from '../core/errors.js';
 import type { Io, OutStream } from '../core/io.js';
 import { FORMATS, sanitizeForTerminal, type Format } from '../output/index.js';
 import { Printer } from '../output/printer.js';
+import { withLiveCount, type LiveCount } from '../output/progress.js';
+import type { RecordWriter } from '../output/types.js';
 import { parseDuration, parseEnum, parseIntInRange } from '../core/parse.js';
 import { VERSIONS } from '../api/catalogue/index.js';
 import { checkBaseUrl } from '../config/base-url.js';
@@ -149,6 +151,15 @@ export class Context {
   /** Progress and notices: suppressed by --quiet. Text from the service is sanitised. */
   notice(message: string): void {
     if (!this.globals.quiet) this.io.stderr.stream.write(`${sanitizeForTerminal(message)}\n`);
+  }
+
+  /**
+   * The records of a list through a live count on stderr (src/output/progress.ts). Not with
+   * --quiet, nor with --verbose, whose trace lines are the progress there.
+   */
+  liveCount(writer: RecordWriter, noun: string): LiveCount {
+    if (this.globals.quiet || this.globals.verbose) return { writer, clear: () => undefined };
+    return withLiveCount(writer, { stderr: this.io.stderr, stdout: this.io.stdout, now: this.io.now, noun });
   }
 
   // ---- connection ----

@@ -12,3 +12,6 @@ export const ENVIRONMENT: Record<SettingKey, string> = {
 };
 
 export type ProfileValues = Partial<Record<SettingKey, string>>;
+
+/** What `config set|get|unset` accept; the password is managed by login and logout only. */
+export const CONFIG_KEYS = ['base-url', 'user', 'output', 'api-version', 'annotations-url'] as const satisfies readonly SettingKey[];

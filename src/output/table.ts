@@ -180,45 +180,7 @@ class ListTableWriter implements RecordWriter {
   }
 }
 
-/** One record as KEY/VALUE lines; values are never cut. */
-class KeyValueTableWriter implements RecordWriter {
-  readonly #sink: StreamSink;
-  readonly #fields: { key: string; get: ValueGetter }[];
-  readonly #header: boolean;
-  readonly #style: Promise<((text: string) => string) | undefined>;
-
-  constructor(opts: WriterOptions) {
-    this.#sink = new StreamSink(opts.out.stream, opts.signal);
-    this.#fields = opts.columns.map((column) => ({
-      key: sanitizeForTerminal(column),
-      get: pathGetter(column),
-    }));
-    this.#header = opts.header;
-    this.#style = opts.header ? headerStyle(opts) : Promise.resolve(undefined);
-  }
-
-  async write(record: Record<string, unknown>): Promise<void> {
-    const rows = this.#fields.map(({ key, get }) => [key, sanitizeForTerminal(cellText(get(record)))] as const);
-    const style = await this.#style;
-    const head = this.#header ? [['KEY', 'VALUE'] as const] : [];
-    const keyWidth = Math.max(0, ...[...head, ...rows].map(([key]) => displayWidth(key)));
-    const line = (key: string, value: string, styled?: (text: string) => string): string => {
-      const padding = value === '' ? '' : ' '.repeat(keyWidth - displayWidth(key) + GAP);
-      const shown = styled ? [styled(key), value === '' ? '' : styled(value)] : [key, value];
-      return trimTrailingSpaces(shown[0] + padding + shown[1]) + '\n';
-    };
-    let text = head.map(([key, value]) => line(key, value, style)).join('');
-    for (const [key, value] of rows) text += line(key, value);
-    await this.#sink.write(text);
-  }
-
-  async endPage(): Promise<void> {}
-
-  async end(): Promise<void> {
-    await this.#sink.end();
-  }
-}
-
 export function createTableWriter(opts: WriterOptions): RecordWriter {
-  return opts.shape === 'single' ? new KeyValueTableWriter(opts) : new ListTableWriter(opts);
+  // One record in table form is the describe view (create-writer.ts).
+  return new ListTableWriter(opts);
 }

@@ -22,6 +22,17 @@ export interface WriterOptions {
    * the whole text on the grid. Default: ['result'] (the update command's messages).
    */
   wrap?: string[];
+  /** table, one record: every field of the record rather than `columns` (`get` without --columns). */
+  everyField?: boolean;
+}
+
+/**
+ * A column the service does not send, computed from a record's fields (a report's state). Shown by
+ * table, csv and tsv like any column; json and ndjson print records as the service sent them.
+ */
+export interface ComputedColumn {
+  readonly name: string;
+  from(record: Readonly<Record<string, unknown>>): unknown;
 }
 
 export interface RecordWriter {

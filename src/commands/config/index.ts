@@ -10,14 +10,12 @@ import { FORMATS, sanitizeForTerminal, writeText } from '../../output/index.js';
 import { parseEnum } from '../../core/parse.js';
 import { VERSIONS } from '../../api/catalogue/index.js';
 import { checkBaseUrl, sameOrigin } from '../../config/base-url.js';
-import type { ProfileValues, SettingKey } from '../../config/keys.js';
+import { CONFIG_KEYS, type ProfileValues, type SettingKey } from '../../config/keys.js';
 import { noOptions, type Action, type CommandBody, type OptionReader } from '../../cli/action.js';
 import { addExamples } from '../../cli/help.js';
 import type { ConfigStore } from '../../config/store.js';
 import { ask } from '../../config/terminal.js';
 
-/** What `config set|get|unset` accept; the password is managed by login and logout only. */
-const CONFIG_KEYS = ['base-url', 'user', 'output', 'api-version', 'annotations-url'] as const;
 type ConfigKey = (typeof CONFIG_KEYS)[number];
 const CREDENTIALS: readonly SettingKey[] = ['user', 'password'];
 /** Shown for a stored password: fixed, so not even its length shows. */

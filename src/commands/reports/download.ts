@@ -1,13 +1,13 @@
 /** `reports download ID`, and saving a generated report's file (also for wait --download). */
 import { basename, join } from 'node:path';
 import type { ApiRecord } from '../../api/client.js';
+import { reportState } from '../../api/catalogue/index.js';
 import type { Context } from '../../cli/context.js';
 import { CarectlError, InterruptedError, ReportFailedError } from '../../core/errors.js';
 import { VERSION } from '../../core/version.js';
 import { createByteProgress, download, formatBytes, type DownloadTarget } from '../../http/download.js';
 import { proxyFromEnv } from '../../http/proxy.js';
 import { checkedDestination, withPartialFile, type Destination } from './destination.js';
-import { reportState } from './polling.js';
 import { fetchReport, MAX_RETRY_WAIT_MS, reportId, reportsVersion, shellWord } from './shared.js';
 
 export interface DownloadOptions {
