@@ -5,13 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { openSandbox, runCli } from './helpers.js';
+import { runCli, useConfigHome } from './helpers.js';
+
 
 const BIN = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
 
@@ -20,20 +19,8 @@ let home: string;
 let folder: string;
 let configFile: string;
 let lockFile: string;
-const homes: string[] = [];
-
-before(async () => {
-  sandbox = await openSandbox();
-});
-after(async () => {
-  await sandbox.close();
-  for (const dir of homes) rmSync(dir, { recursive: true, force: true });
-});
-beforeEach(() => {
-  home = mkdtempSync(path.join(tmpdir(), 'carectl-config-lock-'));
-  homes.push(home);
-  folder = path.join(home, 'carectl');
-  configFile = path.join(folder, 'config.json');
+useConfigHome('carectl-config-lock-', (fixture) => {
+  ({ sandbox, home, folder, configFile } = fixture);
   lockFile = `${configFile}.lock`;
 });
 

@@ -3,13 +3,11 @@
  * line editing of any shell prompt; Ctrl-C, Ctrl-D and a stop signal end it cleanly.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { apiRequests, openSandbox, runCli, type RunResult } from './helpers.js';
+import { apiRequests, runCli, type RunResult, useConfigHome } from './helpers.js';
 
 const LEFT = '\u001b[D';
 const HOME = '\u001b[H';
@@ -21,20 +19,7 @@ const CTRL_D = '\u0004';
 let sandbox: Sandbox;
 let home: string;
 let configFile: string;
-const homes: string[] = [];
-
-before(async () => {
-  sandbox = await openSandbox();
-});
-after(async () => {
-  await sandbox.close();
-  for (const dir of homes) rmSync(dir, { recursive: true, force: true });
-});
-beforeEach(() => {
-  home = mkdtempSync(path.join(tmpdir(), 'carectl-login-'));
-  homes.push(home);
-  configFile = path.join(home, 'carectl', 'config.json');
-});
+useConfigHome('carectl-login-', (fixture) => ({ sandbox, home, configFile } = fixture));
 
 /** A terminal's input: keys are written to it; raw mode switches are recorded. */
 class FakeTerminal extends PassThrough {

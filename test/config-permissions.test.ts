@@ -4,32 +4,17 @@
  * others can read is refused too; writing the file tightens it.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, chownSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { openSandbox, runCli, type RunResult } from './helpers.js';
+import { runCli, type RunResult, useConfigHome } from './helpers.js';
 
 let sandbox: Sandbox;
 let home: string;
 let folder: string;
 let configFile: string;
-const homes: string[] = [];
-
-before(async () => {
-  sandbox = await openSandbox();
-});
-after(async () => {
-  await sandbox.close();
-  for (const dir of homes) rmSync(dir, { recursive: true, force: true });
-});
-beforeEach(() => {
-  home = mkdtempSync(path.join(tmpdir(), 'carectl-config-modes-'));
-  homes.push(home);
-  folder = path.join(home, 'carectl');
-  configFile = path.join(folder, 'config.json');
-});
+useConfigHome('carectl-config-modes-', (fixture) => ({ sandbox, home, folder, configFile } = fixture));
 
 function run(argv: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<RunResult> {
   return runCli(argv, { ...(options.stdin !== undefined && { stdin: options.stdin }), env: { XDG_CONFIG_HOME: home, ...options.env } });

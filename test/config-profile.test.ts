@@ -1,29 +1,15 @@
 /** A --profile or CARECTL_PROFILE that the config file lacks is named as such, with the profiles it has. */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { openSandbox, runCli } from './helpers.js';
+import { runCli, useConfigHome } from './helpers.js';
 
 let sandbox: Sandbox;
 let home: string;
 let configFile: string;
-const homes: string[] = [];
-
-before(async () => {
-  sandbox = await openSandbox();
-});
-after(async () => {
-  await sandbox.close();
-  for (const dir of homes) rmSync(dir, { recursive: true, force: true });
-});
-beforeEach(() => {
-  home = mkdtempSync(path.join(tmpdir(), 'carectl-profile-'));
-  homes.push(home);
-  configFile = path.join(home, 'carectl', 'config.json');
-});
+useConfigHome('carectl-profile-', (fixture) => ({ sandbox, home, configFile } = fixture));
 
 describe('a --profile that the config file lacks', () => {
   function writeProfiles(profiles: object): void {

@@ -1,5 +1,9 @@
 /** Runs carectl in-process against a sandbox on loopback, capturing what a user would see. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
+import { after, before, beforeEach } from 'node:test';
 import { realSleep, type Io } from '../src/core/io.js';
 import { run } from '../src/main.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/index.js';
@@ -108,4 +112,33 @@ export function fakeClock(start = Date.UTC(2026, 5, 30, 12, 0, 0)): { now: () =>
     },
     slept,
   };
+}
+
+/** Where a test's own config file lives: a fresh XDG_CONFIG_HOME for each test. */
+export interface ConfigHome {
+  sandbox: Sandbox;
+  home: string;
+  folder: string;
+  configFile: string;
+}
+
+/**
+ * One sandbox for the test file and a fresh, empty XDG_CONFIG_HOME for each test, all removed
+ * afterwards; `use` receives them before each test.
+ */
+export function useConfigHome(prefix: string, use: (fixture: ConfigHome) => void): void {
+  let sandbox: Sandbox;
+  const homes: string[] = [];
+  before(async () => {
+    sandbox = await openSandbox();
+  });
+  after(async () => {
+    await sandbox.close();
+    for (const dir of homes) rmSync(dir, { recursive: true, force: true });
+  });
+  beforeEach(() => {
+    const home = mkdtempSync(join(tmpdir(), prefix));
+    homes.push(home);
+    use({ sandbox, home, folder: join(home, 'carectl'), configFile: join(home, 'carectl', 'config.json') });
+  });
 }

@@ -123,15 +123,22 @@ function checkedFilterParams(spec: ResourceSpec, version: Version, values: Filte
   return filterParams(spec, values, now, filters);
 }
 
-async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions): Promise<void> {
+/** What a read asks for and shows: the printer, the version, and the columns and fields of its output. */
+async function readShape(ctx: Context, spec: ResourceSpec, shape: 'list' | 'single', fieldsFlag: string | undefined) {
   const printer = await ctx.printer();
   const version = await ctx.apiVersion(spec.versions, defaultVersion(spec));
-  const fields = parseFieldsFlag(spec, 'list', opts.fields);
+  const fields = parseFieldsFlag(spec, shape, fieldsFlag);
   const picked = ctx.globals.columns !== undefined || fields !== undefined;
-  const columns = resolveColumns(columnNames(spec, 'list'), spec.defaultColumns, ctx.globals.columns, fields);
+  const columns = resolveColumns(columnNames(spec, shape), spec.defaultColumns, ctx.globals.columns, fields);
+  const fieldsQuery = fieldsParam(spec, shape, printer.needsAllFields(shape, picked), columns, fields);
+  return { printer, version, picked, columns, fieldsQuery };
+}
+
+async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions): Promise<void> {
+  const { printer, version, picked, columns, fieldsQuery } = await readShape(ctx, spec, 'list', opts.fields);
   // A resumed list resolves `today` and `7d` as the run it continues did.
   const asOf = resumeAsOf(ctx.globals.resume) ?? ctx.io.now();
-  const query = [...checkedFilterParams(spec, version, opts.filters, spec.filters, asOf), ...fieldsParam(spec, 'list', printer.needsAllFields('list', picked), columns, fields)];
+  const query = [...checkedFilterParams(spec, version, opts.filters, spec.filters, asOf), ...fieldsQuery];
   const limit = ctx.limit;
   const ids = spec.listByIds ? await readIds(ctx, opts.ids, '--id') : undefined;
   const plan = { ...listPlan(spec, version, query, { pageSize: ctx.pageSize, limit }, ids), asOf };
@@ -162,13 +169,9 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
 }
 
 async function getResource(ctx: Context, spec: ResourceSpec, opts: GetOptions): Promise<void> {
-  const printer = await ctx.printer();
-  const version = await ctx.apiVersion(spec.versions, defaultVersion(spec));
-  const fields = parseFieldsFlag(spec, 'single', opts.fields);
-  const picked = ctx.globals.columns !== undefined || fields !== undefined;
-  const columns = resolveColumns(columnNames(spec, 'single'), spec.defaultColumns, ctx.globals.columns, fields);
+  const { printer, version, picked, columns, fieldsQuery } = await readShape(ctx, spec, 'single', opts.fields);
   const onGet = spec.filters.filter((f) => f.onGet);
-  const query = [...checkedFilterParams(spec, version, opts.filters, onGet, ctx.io.now()), ...fieldsParam(spec, 'single', printer.needsAllFields('single', picked), columns, fields)];
+  const query = [...checkedFilterParams(spec, version, opts.filters, onGet, ctx.io.now()), ...fieldsQuery];
   const record = await (await ctx.api()).fetchRecord(spec, version, requireId(opts.id, spec), query);
   const writer = printer.writer('single', columns, { computed: spec.computed, picked });
   await writer.write(record);
