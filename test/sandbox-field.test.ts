@@ -9,39 +9,7 @@ import { type AddressInfo, createServer } from 'node:net';
 import { describe, test } from 'node:test';
 import { type ConversationRecord, type Sandbox, type SandboxOptions, startSandbox } from '../src/sandbox/index.js';
 import { apiRequests, runCli } from './helpers.js';
-
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-const ANCHOR = '2024-06-30';
-const NOON = Date.parse(`${ANCHOR}T12:00:00Z`);
-
-function authHeader(sandbox: Sandbox, password = sandbox.password): string {
-  return `Basic ${Buffer.from(`${sandbox.user}:${password}`).toString('base64')}`;
-}
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: Json;
-  /** Milliseconds from sending to the whole reply read. */
-  elapsed: number;
-}
-
-/** path is relative to baseUrl unless it is absolute. */
-async function call(sandbox: Sandbox, path: string, init: { auth?: boolean; signal?: AbortSignal } = {}): Promise<Answer> {
-  const headers = new Headers();
-  if (init.auth !== false) headers.set('authorization', authHeader(sandbox));
-  const started = performance.now();
-  const response = await fetch(path.startsWith('http') ? path : sandbox.baseUrl + path, { headers, ...(init.signal && { signal: init.signal }) });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text), elapsed: performance.now() - started };
-}
-
-async function get(sandbox: Sandbox, path: string): Promise<Json> {
-  const answer = await call(sandbox, path);
-  assert.equal(answer.status, 200, `${path}: ${JSON.stringify(answer.body)}`);
-  return answer.body;
-}
+import { ANCHOR, NOON, authHeader, call, get, type Answer, type Json } from './sandbox-client.js';
 
 /** Follows next_page to the end; returns the records and the links followed. */
 async function walk(sandbox: Sandbox, first: string, key: string): Promise<{ records: Json[]; links: string[] }> {

@@ -13,37 +13,7 @@ import {
   startSandbox,
 } from '../src/sandbox/index.js';
 import { runCli } from './helpers.js';
-
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-const ANCHOR = '2024-06-30';
-const NOON = Date.parse(`${ANCHOR}T12:00:00Z`);
-
-function authHeader(sandbox: Sandbox, password = sandbox.password): string {
-  return `Basic ${Buffer.from(`${sandbox.user}:${password}`).toString('base64')}`;
-}
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: Json;
-}
-
-/** path is relative to baseUrl unless it is absolute (a paging link). */
-async function call(sandbox: Sandbox, path: string, init: RequestInit & { auth?: boolean } = {}): Promise<Answer> {
-  const headers = new Headers(init.headers);
-  if (init.auth !== false && !headers.has('authorization')) headers.set('authorization', authHeader(sandbox));
-  if (init.body !== undefined) headers.set('content-type', 'application/json');
-  const response = await fetch(path.startsWith('http') ? path : sandbox.baseUrl + path, { ...init, headers });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
-}
-
-async function get(sandbox: Sandbox, path: string): Promise<Json> {
-  const answer = await call(sandbox, path);
-  assert.equal(answer.status, 200, `${path}: ${JSON.stringify(answer.body)}`);
-  return answer.body;
-}
+import { ANCHOR, NOON, authHeader, call, get, type Answer, type Json } from './sandbox-client.js';
 
 function assertError(answer: Answer, status: number, message?: RegExp): void {
   assert.equal(answer.status, status, JSON.stringify(answer.body));

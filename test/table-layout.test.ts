@@ -4,30 +4,16 @@
  * it shows.
  */
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { createWriter } from '../src/output/index.js';
 import type { WriterOptions } from '../src/output/index.js';
 import { columnPolicy } from '../src/output/grid.js';
 import { cutToWidth, displayWidth } from '../src/output/width.js';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { openSandbox, runCli } from './helpers.js';
+import { Collector, openSandbox, runCli } from './helpers.js';
 
 type Row = Record<string, unknown>;
 
-class Collector extends Writable {
-  readonly chunks: string[] = [];
-  constructor() {
-    super({ decodeStrings: false });
-  }
-  override _write(chunk: unknown, _encoding: BufferEncoding, done: (error?: Error) => void): void {
-    this.chunks.push(String(chunk));
-    done();
-  }
-  get text(): string {
-    return this.chunks.join('');
-  }
-}
 
 /** Writes the pages to a table writer (endPage() after each) and returns what reached stdout. */
 async function table(pages: Row[][], overrides: Partial<WriterOptions> = {}, terminalColumns?: number): Promise<string> {
