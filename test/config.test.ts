@@ -168,7 +168,7 @@ describe('config file', () => {
   const broken: Array<[string, string, RegExp]> = [
     ['not JSON', '{"profiles": {"default": {"password": "hunter2-corrupt"', /not valid JSON/],
     ['a bad value', '{"profiles": {"default": {"output": "xml", "password": "hunter2-corrupt"}}}', /profiles\/default\/output/],
-    ['an unknown key', '{"profiles": {"default": {"baseurl": "https://x.example", "password": "hunter2-corrupt"}}, "colour": 1}', /not a valid carectl configuration: .*\(unknown: colour \(top level\), baseurl \(profile "default"\); a profile takes base-url, user, password, output, api-version, annotations-url\)/],
+    ['an unknown key', '{"profiles": {"default": {"baseurl": "https://x.example", "password": "hunter2-corrupt"}}, "colour": 1}', /not a valid carectl configuration: .*\(unknown: colour \(top level\), baseurl \(profile "default"\); a profile takes base-url, user, password, output, api-version, annotations-url, parallel\)/],
     ['a bad profile name', '{"profiles": {"__proto__x": {"password": "hunter2-corrupt"}}}', /not a valid carectl configuration/],
   ];
   for (const [what, content, reason] of broken) {

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ApiError, UsageError } from '../src/core/errors.js';
 import { runList, startPoint } from '../src/api/list-run.js';
-import { decodeResumeToken, encodeResumeToken, followPages, nextPageLink, resumeAsOf, type ListPlan, type PageSource } from '../src/api/paging.js';
+import { nextPageLink, type ListPlan, type PageSource } from '../src/api/paging.js';
+import { decodeResumeToken, encodeResumeToken, resumeAsOf } from '../src/api/resume-token.js';
 import type { RecordWriter } from '../src/output/index.js';
 
 /** Pages of `size` numbered records at addresses `p<phase>/<n>`; `fail` makes one address fail once. */
@@ -52,28 +53,19 @@ describe('nextPageLink', () => {
   });
 });
 
-describe('followPages', () => {
-  test('prefetches the next page but never one beyond the budget', async () => {
-    const source = memorySource([23], 5);
-    const seen: string[] = [];
-    for await (const page of followPages(source, 'p0/0', 10)) seen.push(page.url);
-    assert.deepEqual(seen, ['p0/0', 'p0/1']);
-    assert.deepEqual(source.fetched, ['p0/0', 'p0/1']);
-  });
-
-  test('stops at an empty page even when it carries a next link', async () => {
-    const source: PageSource = { fetch: async (url) => ({ records: [], next: `${url}x` }) };
-    const pages = [];
-    for await (const page of followPages(source, 'a')) pages.push(page);
-    assert.equal(pages.length, 1);
-    assert.equal(pages[0]?.next, null);
+describe('runList over pages that would not end', () => {
+  test('follows an empty page that carries a next link, and stops at a second one in a row', async () => {
+    const fetched: string[] = [];
+    const source: PageSource = { fetch: async (url) => (fetched.push(url), { records: [], next: `${url}x` }) };
+    await assert.rejects(runList({ plan: { phases: ['a'] }, source, writer: collector(), start: startPoint({ phases: ['a'] }, undefined), notice: () => undefined }), /a second empty page in a row \(ax\)/);
+    assert.deepEqual(fetched, ['a', 'ax']);
   });
 
   test('refuses a next link that points at the same page', async () => {
     const source: PageSource = { fetch: async () => ({ records: [{ id: 1 }], next: 'a' }) };
-    await assert.rejects(async () => {
-      for await (const _ of followPages(source, 'a')) void _;
-    }, /same page/);
+    const writer = collector();
+    await assert.rejects(runList({ plan: { phases: ['a'] }, source, writer, start: startPoint({ phases: ['a'] }, undefined), notice: () => undefined }), /a page already read \(a\)/);
+    assert.deepEqual(writer.ids, ['1']);
   });
 });
 

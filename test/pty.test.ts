@@ -69,10 +69,10 @@ describe('in a pseudo-terminal', { skip }, () => {
   }
 
   test('a long list shows a live count on the terminal, gone at the end; --quiet shows none', async () => {
-    // each page takes 100 ms: the list runs for about two seconds
+    // each page takes 100 ms, one at a time: the list runs for about two seconds
     sandbox.setFaults({ rate: 1, kinds: ['slow'], slowMs: 100 });
     try {
-      const argv = ['conversations', 'list', '--status', 'unread', '--page-size', '5', '-o', 'csv'];
+      const argv = ['--parallel', '1', 'conversations', 'list', '--status', 'unread', '--page-size', '5', '-o', 'csv'];
       const live = await runInPty(argv, { columns: 80, env, redirect: '> /dev/null' });
       assert.equal(live.code, 0, live.screen);
       const drawn = live.screen.split(CLEAR_LINE).slice(1);

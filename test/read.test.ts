@@ -344,7 +344,8 @@ describe('paging', () => {
     const priority = await oracleList('v1.3/conversations?is_priority=true&page_size=50');
     const normal = await oracleList('v1.3/conversations?is_priority=false&page_size=50');
     const start = sandbox.requests.length;
-    const out = await runCli(['conversations', 'list', '--columns', 'id', '--no-header'], { sandbox });
+    // One request at a time: the queries one after the other.
+    const out = await runCli(['conversations', 'list', '--columns', 'id', '--no-header', '--parallel', '1'], { sandbox });
     assert.equal(out.code, 0, out.stderr);
     const ids = out.stdout.trimEnd().split('\n');
     assert.deepEqual(ids, [...priority, ...normal].map((c) => String(c.id)));
@@ -372,7 +373,7 @@ describe('filters become parameters', () => {
   };
 
   test('FROM..TO is _gte and _lte', async () => {
-    const q = await firstQuery(['conversations', 'list', '--status', 'closed', '--oldest', '2026-01-01..2026-03-31']);
+    const q = await firstQuery(['conversations', 'list', '--status', 'closed', '--oldest', '2026-01-01..2026-03-31', '--parallel', '1']);
     assert.equal(q.get('oldest_sort_date_gte'), '2026-01-01');
     assert.equal(q.get('oldest_sort_date_lte'), '2026-03-31');
   });
@@ -441,7 +442,7 @@ describe('filters become parameters', () => {
   });
 
   test('repeated and switch filters', async () => {
-    const q = await firstQuery(['conversations', 'list', '--private', '--queue', '3,4', '--queue', '5', '--include', 'content,notes', '--sort', '-newest_sort_date']);
+    const q = await firstQuery(['conversations', 'list', '--status', 'unread', '--private', '--queue', '3,4', '--queue', '5', '--include', 'content,notes', '--sort', '-newest_sort_date']);
     assert.deepEqual(q.getAll('queue_id'), ['3', '4', '5']);
     assert.deepEqual(q.getAll('include'), ['content', 'notes']);
     assert.equal(q.get('contains_private'), 'true');

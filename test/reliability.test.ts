@@ -502,10 +502,31 @@ async function assertResumes(args: string[], failAfterPages: number, format: 'nd
 describe('resumable lists: a hard failure, then --resume, gives the clean run exactly', () => {
   test('skip paging (tags, queues)', async () => {
     await assertResumes(['tags', 'list', '--page-size', '10'], 3);
-    await assertResumes(['tags', 'list', '--page-size', '10'], 0);
     await assertResumes(['queues', 'list', '--page-size', '7'], 4, 'tsv');
-    // Nothing was printed before the failure, so the resumed run starts with the header.
-    await assertResumes(['queues', 'list', '--page-size', '7'], 0, 'tsv');
+  });
+
+  test('a list that fails before its first record prints no token: the same command starts it again', async () => {
+    for (const argv of [['tags', 'list', '-o', 'ndjson'], ['queues', 'list', '-o', 'tsv'], ['conversations', 'list', '-o', 'csv']]) {
+      sandbox.setFaults({ failListAfterPages: 0 });
+      const failed = await cli([...argv, '--retries', '0']);
+      sandbox.setFaults(undefined);
+      assert.equal(failed.code, 1);
+      assert.equal(failed.stdout, '');
+      assert.match(failed.stderr, /^carectl: [^\n]*\(HTTP 500\)\n$/);
+      assert.doesNotMatch(failed.stderr, /--resume/);
+    }
+  });
+
+  test('a token holds the cursor, not the whole address', async () => {
+    const argv = ['conversations', 'list', '--fields', 'status,tags,author,channels,assigned_to', '-o', 'ndjson', '--page-size', '10'];
+    const full = await cli(argv);
+    const count = full.stdout.split('\n').length - 1;
+    assert.ok(count > 30, `${count} records`);
+    const first = await cli([...argv, '--limit', String(count - 3)]);
+    const token = /--resume (\S+)$/m.exec(first.stderr)?.[1] as string;
+    assert.ok(token.length <= 100, `${token.length} characters: ${token}`);
+    const rest = await cli([...argv, '--resume', token]);
+    assert.equal(first.stdout + rest.stdout, full.stdout);
   });
 
   test('offset paging (users)', async () => {
@@ -524,14 +545,14 @@ describe('resumable lists: a hard failure, then --resume, gives the clean run ex
     await assertResumes(['authors', 'list', ...ids, '--page-size', '7'], 4, 'tsv');
   });
 
-  test('the two-phase conversation union, failing in the first and in the second phase', async () => {
+  test('the two-phase conversation union, failing in the first and in the second phase (one request at a time)', async () => {
     const mark = sandbox.requests.length;
-    assert.equal((await cli(['conversations', 'list', '--page-size', '10', '-o', 'ndjson'])).code, 0);
+    assert.equal((await cli(['conversations', 'list', '--page-size', '10', '-o', 'ndjson', '--parallel', '1'])).code, 0);
     const pages = apiRequests(sandbox, mark).map((r) => r.url);
     const firstPhase = pages.filter((url) => url.includes('is_priority=true')).length;
     assert.ok(firstPhase >= 2 && pages.length - firstPhase >= 2, 'both phases span several pages');
-    for (const failAfter of [1, firstPhase, firstPhase + 1]) await assertResumes(['conversations', 'list', '--page-size', '10'], failAfter);
-    await assertResumes(['conversations', 'list', '--page-size', '10'], firstPhase + 1, 'tsv');
+    for (const failAfter of [1, firstPhase, firstPhase + 1]) await assertResumes(['conversations', 'list', '--page-size', '10', '--parallel', '1'], failAfter);
+    await assertResumes(['conversations', 'list', '--page-size', '10', '--parallel', '1'], firstPhase + 1, 'tsv');
   });
 
   test('--limit prints the same kind of token: batches of the same command add up to the clean run', async () => {
@@ -654,16 +675,23 @@ describe('a full export under 25% injected faults', () => {
     assert.equal(new Set(ids).size, 120);
 
     for (const seed of [1, 2, 3]) {
+      // One request at a time, each faulted request is followed by one wait of the fake sleep.
       sandbox.setFaults({ rate: 0.25, seed, slowMs: 5 });
       cliClock.slept.length = 0;
       const mark = sandbox.requests.length;
-      const result = await cli([...argv, '--retries', '10']);
+      const result = await cli([...argv, '--retries', '10', '--parallel', '1']);
       assert.equal(result.code, 0, result.stderr);
       assert.equal(result.stdout, clean.stdout, `seed ${seed}`);
       const faulted = apiRequests(sandbox, mark).filter((r) => r.status !== 200);
       assert.ok(faulted.length >= 2, `seed ${seed}: faults were injected (${faulted.length})`);
-      // Every faulted request was followed by one wait of the fake sleep, and nothing else was.
       assert.equal(cliClock.slept.length, faulted.length);
+      // With requests in parallel, slices and all: the same records in the same order.
+      sandbox.setFaults({ rate: 0.25, seed, slowMs: 5 });
+      const parallel = await cli([...argv, '--retries', '10', '--oldest', '2025-06-01..2026-07-31']);
+      sandbox.setFaults(undefined);
+      const cleanRange = await cli([...argv, '--oldest', '2025-06-01..2026-07-31', '--parallel', '1']);
+      assert.equal(parallel.code, 0, parallel.stderr);
+      assert.equal(parallel.stdout, cleanRange.stdout, `seed ${seed}, in parallel`);
     }
   });
 });

@@ -329,8 +329,10 @@ describe('a stop signal while the reader of stdout is not reading', () => {
       const big = await openSandbox({ conversations: 600 });
       try {
         const argv = ['conversations', 'list', '-o', 'ndjson', '--include', 'content'];
+        const before = big.requests.length;
         const clean = await runCli(argv, { sandbox: big });
         assert.equal(clean.code, 0);
+        const allPages = big.requests.length - before;
         assert.ok(clean.stdout.length > 1_000_000, 'more output than the pipe holds');
 
         const { child, done } = carectl(argv, sandboxEnv(big));
@@ -341,7 +343,8 @@ describe('a stop signal while the reader of stdout is not reading', () => {
           seen = big.requests.length;
           await new Promise((resolve) => setTimeout(resolve, 400));
         }
-        assert.ok(seen > 0 && seen < 24, `${seen} pages requested before the reader stopped`);
+        const requested = seen - before - allPages;
+        assert.ok(requested > 0 && requested < allPages, `${requested} of ${allPages} pages requested before the reader stopped`);
         child.kill(signal);
         // Only now read what reached the pipe; the child must end without a reader.
         const ended = await Promise.race([
@@ -352,11 +355,13 @@ describe('a stop signal while the reader of stdout is not reading', () => {
         const result = await done;
         assert.ok(ended, 'ended within 5 s of the signal while its stdout was full');
         assert.equal(result.code, code, result.stderr);
-        assert.match(result.stderr, /^carectl: interrupted; the list stopped after \d+ records?: to continue, run the same command with --resume \S+$/m);
+        assert.match(result.stderr, /^carectl: interrupted; stdout was not being read, so its last line may be cut off; the list stopped after \d+ records?: to continue, run the same command with --resume \S+$/m);
         const token = /--resume (\S+)/.exec(result.stderr)?.[1] as string;
         const rest = await runCli([...argv, '--resume', token], { sandbox: big });
         assert.equal(rest.code, 0, rest.stderr);
-        assert.equal(result.stdout + rest.stdout, clean.stdout);
+        // The system may have taken part of a record before the stop: that cut line is all that differs.
+        const complete = result.stdout.slice(0, result.stdout.lastIndexOf('\n') + 1);
+        assert.equal(complete + rest.stdout, clean.stdout);
       } finally {
         await big.close();
       }

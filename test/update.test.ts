@@ -145,9 +145,10 @@ describe('conversations update: batches', () => {
     const result = await runCli(['conversations', 'update', '-', '--status', 'on_hold'], { sandbox, stdin: `\n  ${a!.id}  \n\n\t${b!.id}\r\n   \n` });
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, `${HEADER}${a!.id}\ton_hold\t${a!.tag_ids.join(',')}\tok\n${b!.id}\ton_hold\t${b!.tag_ids.join(',')}\tok\n`);
+    // One PATCH per id; with several ids in flight, not necessarily in input order.
     assert.deepEqual(
-      patches(from).map((p) => p.url),
-      [`/v1.3/conversations/${a!.id}`, `/v1.3/conversations/${b!.id}`],
+      patches(from).map((p) => p.url).sort(),
+      [`/v1.3/conversations/${a!.id}`, `/v1.3/conversations/${b!.id}`].sort(),
     );
     assert.equal((await readBack(b!.id)).status, 'on_hold');
   });
@@ -159,9 +160,10 @@ describe('conversations update: batches', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, `${HEADER}${a!.id}\ton_hold\t${a!.tag_ids.join(',')}\tok\n${b!.id}\ton_hold\t${b!.tag_ids.join(',')}\tok\n`);
     assert.equal(result.stderr, `ids: ${a!.id} was given more than once; each id is taken once\n`);
+    // One PATCH per id; with several ids in flight, not necessarily in input order.
     assert.deepEqual(
-      patches(from).map((p) => p.url),
-      [`/v1.3/conversations/${a!.id}`, `/v1.3/conversations/${b!.id}`],
+      patches(from).map((p) => p.url).sort(),
+      [`/v1.3/conversations/${a!.id}`, `/v1.3/conversations/${b!.id}`].sort(),
     );
     assert.equal((await runCli(['conversations', 'update', a!.id, a!.id, '--status', 'on_hold', '--quiet'], { sandbox })).stderr, '');
     const many = ['9001', '9002', '9003', '9004', '9005', '9006', '9007'];
@@ -183,8 +185,8 @@ describe('conversations update: batches', () => {
     );
     assert.equal(result.stderr, `carectl: 1 of 3 updates failed (first: ${locked}: ${denied})\n`);
     assert.deepEqual(
-      patches(from).map((p) => p.url),
-      [a!.id, locked, b!.id].map((id) => `/v1.3/conversations/${id}`),
+      patches(from).map((p) => p.url).sort(),
+      [a!.id, locked, b!.id].map((id) => `/v1.3/conversations/${id}`).sort(),
     );
     assert.equal((await readBack(b!.id)).status, 'on_hold');
     assert.notEqual((await readBack(locked)).status, 'on_hold');

@@ -4,9 +4,9 @@
  * knows nothing of the command line; the transport below it knows nothing of resources.
  */
 import { UsageError } from '../core/errors.js';
-import type { QueryParams, Transport } from '../http/transport.js';
+import type { QueryParams, Throttle, Transport } from '../http/transport.js';
 import { unwrapList, unwrapSingle, type ResourceSpec, type Version } from './catalogue/index.js';
-import { nextPageLink, PAGING_STYLES, type PageSource } from './paging.js';
+import { nextPageLink, nextStep, type PageSource } from './paging.js';
 
 export type ApiRecord = Record<string, unknown>;
 
@@ -31,15 +31,16 @@ export class ApiClient {
   }
 
   /** One record, unwrapped, with its side-loaded items attached. */
-  async fetchRecord(spec: ResourceSpec, version: Version, id: string, query: QueryParams): Promise<ApiRecord> {
-    const body = await this.transportFor(version).get(this.recordUrl(spec, version, id, query), (reply) => unwrapSingle(spec, reply));
+  async fetchRecord(spec: ResourceSpec, version: Version, id: string, query: QueryParams, throttle?: Throttle): Promise<ApiRecord> {
+    const check = (reply: unknown): void => void unwrapSingle(spec, reply);
+    const body = await this.transportFor(version).request('GET', this.recordUrl(spec, version, id, query), { idempotent: true, check, ...(throttle && { throttle }) });
     const record = unwrapSingle(spec, body);
     return attachSideloads(spec, body, [record])[0] as ApiRecord;
   }
 
   /** PATCH of one record; the body is absolute (it replaces), so it may be repeated. */
-  async patchRecord(spec: ResourceSpec, version: Version, id: string, body: unknown): Promise<unknown> {
-    return this.transportFor(version).request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true });
+  async patchRecord(spec: ResourceSpec, version: Version, id: string, body: unknown, throttle?: Throttle): Promise<unknown> {
+    return this.transportFor(version).request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true, ...(throttle && { throttle }) });
   }
 
   /** POST of a new record: never repeated once it may have arrived (it would create twice). */
@@ -51,18 +52,18 @@ export class ApiClient {
 
   /** Pages of a list, each page's next address found by the resource's paging style. */
   pages(spec: ResourceSpec, version: Version): PageSource {
-    const style = PAGING_STYLES[spec.paging];
+    const rules = { style: spec.paging, ...(spec.sortDates && { defaultSort: spec.sortDates.default }) };
     const transport = this.transportFor(version);
+    const check = (reply: unknown): void => void unwrapList(spec, reply);
     return {
-      fetch: async (url) => {
-        const body = await transport.get(transport.url(url), (reply) => unwrapList(spec, reply));
+      fetch: async (url, base, throttle) => {
+        const body = await transport.request('GET', transport.url(url), { idempotent: true, check, ...(throttle && { throttle }) });
         const link = nextPageLink(body);
         const records = attachSideloads(spec, body, unwrapList(spec, body));
-        return { records, next: style.next(url, link === null ? null : relativeLink(transport.baseUrl, link), records.length) };
+        return { records, ...nextStep(rules, base, url, link === null ? null : relativeLink(transport.baseUrl, link), records.length) };
       },
     };
   }
-
 }
 
 /**

@@ -1,10 +1,17 @@
 /**
- * Streams a list plan into an output writer: --limit, --resume, and the resume token printed
- * when the list stops early, whether by --limit or by a failure after retries.
+ * Streams a list plan into an output writer, the single writer of its parts (src/api/list-parts.ts)
+ * in order: --limit, --resume, a union's records written once, and the resume token printed when
+ * the list stops early, whether by --limit or by a failure after retries.
  */
 import { ApiError, InterruptedError, NetworkError } from '../core/errors.js';
+import { realSleep } from '../core/io.js';
 import type { RecordWriter } from '../output/index.js';
-import { cursorAfterPage, decodeResumeToken, encodeResumeToken, planPages, startOf, type Cursor, type ListPlan, type PageSource, type ResumePoint } from './paging.js';
+import { ListParts } from './list-parts.js';
+import type { Part, TakenPage } from './part.js';
+import { PagingError } from './page-guard.js';
+import { startOf, type Cursor, type ListPlan, type PageSource } from './paging.js';
+import { decodeResumeToken, encodeResumeToken, type ResumePoint } from './resume-token.js';
+import { Scheduler } from './scheduler.js';
 
 export interface ListRunOptions {
   plan: ListPlan;
@@ -15,6 +22,10 @@ export interface ListRunOptions {
   /** 'csv' or 'tsv' when the writer starts the output with such a header, for the resume token. */
   header?: string;
   limit?: number;
+  /** Records per page asked for (the writer's pages are this size, whatever the parts' pages). */
+  pageSize?: number;
+  /** Up to its window of requests in flight; default one at a time. */
+  scheduler?: Scheduler;
   notice(message: string): void;
 }
 
@@ -24,7 +35,9 @@ export function startPoint(plan: ListPlan, resume: string | undefined): ResumePo
 }
 
 export async function runList(options: ListRunOptions): Promise<number> {
-  const { plan, writer, start, limit = Infinity } = options;
+  const { plan, writer, start, limit = Infinity, pageSize = 50 } = options;
+  const scheduler = options.scheduler ?? new Scheduler({ parallel: 1, now: () => Date.now(), sleep: realSleep });
+  const run = new ListParts({ plan, source: options.source, scheduler, start, pageSize, limit });
   let cursor: Cursor | null = start;
   let written = 0;
   // The header the output holds once records went out, and still holds for a run continuing it.
@@ -33,20 +46,60 @@ export async function runList(options: ListRunOptions): Promise<number> {
   // reading): after a stop, the resumed run starts at the first of them.
   const undelivered: Cursor[] = [];
   let deliveredBefore = 0;
+  /** A record is being written: stopped now, part of it may already be out. */
+  let writing = false;
+  // A union's ids written by its earlier phases; memory: one id per record of those phases.
+  const seen = plan.union ? new Set<string>() : undefined;
+  // The writer gets a page boundary every pageSize records of a phase, as the service's pages
+  // would give it: a table lays out the same rows the same way, however the parts were cut.
+  let phase = start.phase;
+  let counted = start.skip;
+  const endPhase = async (): Promise<void> => {
+    if (counted % pageSize !== 0 || counted === 0) await writer.endPage();
+  };
+  const at = (part: Part, url: string, skip: number): Cursor => {
+    const end = run.endOf(part);
+    return { phase: part.phase, url, skip, ...(end !== undefined && { end }) };
+  };
+  const after = (index: number, part: Part, page: TakenPage): Cursor | null => {
+    if (page.nextRefused) return at(part, page.url, page.records.length);
+    if (page.next !== null) return at(part, page.next, 0);
+    const following = run.parts[index + 1];
+    return following ? at(following, following.first, 0) : null;
+  };
   try {
-    for await (const page of planPages(options.source, plan, cursor, limit)) {
-      let i = page.skip;
-      for (; i < page.records.length && written < limit; i++) {
-        undelivered.push({ phase: page.phase, url: page.url, skip: i });
-        await writer.write(page.records[i] as Record<string, unknown>);
-        written++;
-        cursor = { phase: page.phase, url: page.url, skip: i + 1 };
-        for (const delivered = writer.delivered?.() ?? written; deliveredBefore < delivered; deliveredBefore++) undelivered.shift();
+    parts: for (let index = 0; index < run.parts.length; index++) {
+      const part = run.parts[index] as Part;
+      if (part.phase !== phase) {
+        await endPhase();
+        phase = part.phase;
+        counted = 0;
       }
-      if (i >= page.records.length) cursor = cursorAfterPage(plan, page);
-      await writer.endPage();
+      const last = part.phase === plan.phases.length - 1;
+      for (let page = await run.take(index); page !== null; page = await run.take(index)) {
+        let i = page.skip;
+        for (; i < page.records.length && written < limit; i++) {
+          const record = page.records[i] as Record<string, unknown>;
+          const id = String(record.id);
+          if (!seen?.has(id)) {
+            undelivered.push(at(part, page.url, i));
+            writing = true;
+            await writer.write(record);
+            writing = false;
+            run.written = ++written;
+            for (const delivered = writer.delivered?.() ?? written; deliveredBefore < delivered; deliveredBefore++) undelivered.shift();
+            if (seen && !last) seen.add(id);
+          }
+          cursor = at(part, page.url, i + 1);
+          if (++counted % pageSize === 0) await writer.endPage();
+        }
+        if (i >= page.records.length) cursor = after(index, part, page);
+        if (written >= limit) break parts;
+      }
     }
+    await endPhase();
   } catch (err) {
+    run.stop();
     // Close what was started (a json array stays valid); a list that failed before its first
     // record prints nothing, so `> out.json` never looks like an empty success.
     if (written > 0) await writer.end().catch(() => undefined);
@@ -55,13 +108,18 @@ export async function runList(options: ListRunOptions): Promise<number> {
       cursor = undelivered[Math.max(0, delivered - deliveredBefore)] as Cursor;
       written = delivered;
     }
-    if (isResumable(err) && cursor) {
+    // The system may have taken part of the record being written: that cut line is not output.
+    if (writing && err instanceof InterruptedError) (err as Error).message += '; stdout was not being read, so its last line may be cut off';
+    // A list that failed before its first record left nothing to continue: the same command
+    // (with the same --resume, if it had one) starts it again.
+    if (isResumable(err) && cursor && written > 0) {
       // Part of the error, not a notice: --quiet cron jobs must still learn how to continue.
       const records = `${written} record${written === 1 ? '' : 's'}`;
       (err as Error).message += `; the list stopped after ${records}: to continue, run the same command with --resume ${token(cursor)}`;
     }
     throw err;
   }
+  run.stop();
   await writer.end();
   if (written >= limit && cursor) {
     options.notice(`stopped at --limit ${limit}; more may follow: run the same command with --resume ${token(cursor)}`);
@@ -69,8 +127,8 @@ export async function runList(options: ListRunOptions): Promise<number> {
   return written;
 }
 
-/** Failures that a later run can get past: the network, the service's own trouble, Ctrl-C. */
+/** Failures that a later run can get past: the network, the service's own trouble, paging that would loop, Ctrl-C. */
 function isResumable(err: unknown): boolean {
-  if (err instanceof NetworkError || err instanceof InterruptedError) return true;
+  if (err instanceof NetworkError || err instanceof InterruptedError || err instanceof PagingError) return true;
   return err instanceof ApiError && (err.status >= 500 || err.status === 429);
 }

@@ -1,4 +1,7 @@
-import { CarectlError, UsageError } from '../core/errors.js';
+import type { Throttle } from '../http/transport.js';
+import { PagingError } from './page-guard.js';
+import type { SliceRule } from './slices.js';
+import { linkChanges, rebuiltLink, type LinkRules } from './links.js';
 import type { PagingStyle } from './catalogue/index.js';
 /**
  * Paging. The three paging styles of the service differ in how the first request sets its size
@@ -15,18 +18,39 @@ import type { PagingStyle } from './catalogue/index.js';
 export interface PagingStyleSpec {
   /** Query parameter setting the page size on the first request. */
   sizeParam: string | null;
-  /** The address of the page after `current`, given the reply's next_page link (relative). */
-  next(current: string, link: string | null, count: number): string | null;
 }
 
-const followLink = (_current: string, link: string | null): string | null => link;
-
 export const PAGING_STYLES: Record<PagingStyle, PagingStyleSpec> = {
-  skip: { sizeParam: 'page_size', next: followLink },
-  offset: { sizeParam: 'limit', next: (current, link, count) => (link === null ? null : withParam(current, 'offset', offsetOf(current) + count)) },
-  token: { sizeParam: 'page_size', next: followLink },
-  none: { sizeParam: null, next: () => null },
+  skip: { sizeParam: 'page_size' },
+  offset: { sizeParam: 'limit' },
+  token: { sizeParam: 'page_size' },
+  none: { sizeParam: null },
 };
+
+/** Where a list goes after a page: the next address, or null; `refusal` when the link cannot be followed. */
+export interface NextStep {
+  next: string | null;
+  refusal?: PagingError;
+}
+
+/**
+ * The address of the page after `current` (read from the query `base`), given the reply's
+ * next_page link (relative; absolute when it names another origin, which the transport refuses).
+ * skip: the link, or when it drops or changes the query's filters, the query rebuilt with the
+ * link's cursor. offset: the link only says more follow; its links drop the filters, so the next
+ * address is the current one with the offset advanced. token: the link as given (a page_token
+ * must not be modified), or a refusal when it changes the query.
+ */
+export function nextStep(rules: LinkRules, base: string, current: string, link: string | null, count: number): NextStep {
+  if (link === null || rules.style === 'none') return { next: null };
+  if (rules.style === 'offset') return { next: withParam(current, 'offset', offsetOf(current) + count) };
+  if (/^[a-z][a-z0-9+.-]*:/i.test(link)) return { next: link };
+  const changes = linkChanges(base, link, rules);
+  if (changes.length === 0) return { next: link };
+  if (rules.style === 'skip') return { next: rebuiltLink(base, link, rules) };
+  const refusal = new PagingError(`the service sent a next_page link that ${changes.join(', ')} of the query (${link}); a page_token link is followed only as given, so the list stops here`);
+  return { next: null, refusal };
+}
 
 function offsetOf(address: string): number {
   return Number(new URLSearchParams(address.split('?')[1] ?? '').get('offset') ?? 0);
@@ -46,11 +70,13 @@ export interface Page {
   records: Record<string, unknown>[];
   /** The next page's address (relative), or null on the last page. */
   next: string | null;
+  /** The next link was refused (it would loop): a run continuing this list reads this page again. */
+  nextRefused?: boolean;
 }
 
 export interface PageSource {
-  /** Fetches one page: records plus the raw next link. */
-  fetch(url: string): Promise<{ records: Record<string, unknown>[]; next: string | null }>;
+  /** Fetches the page at `url` of the list asked for by `base`: records and where to go next. */
+  fetch(url: string, base: string, throttle?: Throttle): Promise<{ records: Record<string, unknown>[] } & NextStep>;
 }
 
 /** `paging.next_page` of a reply, when there is one (never prev_page). */
@@ -60,36 +86,13 @@ export function nextPageLink(body: unknown): string | null {
   return typeof paging?.next_page === 'string' && paging.next_page !== '' ? paging.next_page : null;
 }
 
-/**
- * Follows next_page from `first`. While the caller writes one page, the next is already being
- * fetched, unless `budget` says the records in hand are all the caller will take: a page that
- * is not needed is never requested.
- */
-export async function* followPages(source: PageSource, first: string, budget = Infinity): AsyncGenerator<Page> {
-  let url = first;
-  let pending = source.fetch(url);
-  let taken = 0;
-  for (;;) {
-    const page = await pending;
-    taken += page.records.length;
-    const next = page.records.length > 0 ? page.next : null;
-    if (next === url) throw new CarectlError(`the service sent a next_page link that points at the same page (${url})`);
-    if (next !== null && taken < budget) {
-      pending = source.fetch(next);
-      // Awaited on the next turn; until then a failure must not count as unhandled.
-      pending.catch(() => undefined);
-    }
-    yield { url, records: page.records, next };
-    if (next === null || taken >= budget) return;
-    url = next;
-  }
-}
-
 /** Where a list continues: phase, page address and how many records of that page are done. */
 export interface Cursor {
   phase: number;
   url: string;
   skip: number;
+  /** The last day (days since 1970) of the date slice the page belongs to, when the phase was sliced. */
+  end?: number;
 }
 
 /** A list as a sequence of first-page addresses; the plan's fingerprint ties resume tokens to it. */
@@ -102,111 +105,15 @@ export interface ListPlan {
   asOf?: number;
   /** What a resumed run must repeat for its plan to match, for the refusal's message. */
   sameCommand?: string;
-}
-
-/**
- * Runs a plan from `start`, yielding each record with the cursor that follows it. The cursor is
- * advanced by the caller only once a record is written (see ListProgress).
- */
-export async function* planPages(source: PageSource, plan: ListPlan, start: Cursor, budget = Infinity): AsyncGenerator<Page & { phase: number; skip: number }> {
-  let remaining = budget;
-  for (let phase = start.phase; phase < plan.phases.length && remaining > 0; phase++) {
-    const first = phase === start.phase ? start.url : (plan.phases[phase] as string);
-    let skip = phase === start.phase ? start.skip : 0;
-    for await (const page of followPages(source, first, remaining + skip)) {
-      yield { ...page, phase, skip };
-      remaining -= Math.max(0, page.records.length - skip);
-      skip = 0;
-      if (remaining <= 0) return;
-    }
-  }
+  /**
+   * The phases are overlapping queries of one list (a conversation's priority may change between
+   * them): a record whose id an earlier phase wrote is left out.
+   */
+  union?: boolean;
+  /** The phases can be cut into date slices of this sort date, written in its order. */
+  slicing?: SliceRule;
 }
 
 export function startOf(plan: ListPlan): Cursor {
   return { phase: 0, url: plan.phases[0] ?? '', skip: 0 };
-}
-
-/** The cursor after a written page: its next link, else the next phase, else null (done). */
-export function cursorAfterPage(plan: ListPlan, page: { phase: number; next: string | null }): Cursor | null {
-  if (page.next !== null) return { phase: page.phase, url: page.next, skip: 0 };
-  const phase = page.phase + 1;
-  return phase < plan.phases.length ? { phase, url: plan.phases[phase] as string, skip: 0 } : null;
-}
-
-/** Where a resumed list starts, and the header the output it continues already starts with. */
-export interface ResumePoint extends Cursor {
-  /** 'csv' or 'tsv' when such a header went out before this point: a continuation leaves it out. */
-  header?: string;
-}
-
-/** Resume tokens: self-contained (the cursor itself) and bound to the plan they came from. */
-export function encodeResumeToken(plan: ListPlan, cursor: Cursor, header?: string): string {
-  const payload = JSON.stringify({
-    v: 1, f: fingerprint(plan), p: cursor.phase, u: cursor.url, s: cursor.skip,
-    ...(header !== undefined && { h: header }),
-    ...(plan.asOf !== undefined && { n: plan.asOf }),
-  });
-  return Buffer.from(payload).toString('base64url');
-}
-
-interface TokenPayload { v?: unknown; f?: unknown; p?: unknown; u?: unknown; s?: unknown; h?: unknown; n?: unknown }
-
-function parseToken(token: string): TokenPayload | undefined {
-  try {
-    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown;
-    return parsed !== null && typeof parsed === 'object' ? (parsed as TokenPayload) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The moment the token's list resolved its relative dates at, to build the same plan again. */
-export function resumeAsOf(token: string | undefined): number | undefined {
-  const n = token === undefined ? undefined : parseToken(token)?.n;
-  return typeof n === 'number' && Number.isFinite(n) ? n : undefined;
-}
-
-export function decodeResumeToken(plan: ListPlan, token: string): ResumePoint {
-  const { v, f, p, u, s, h } = parseToken(token) ?? {};
-  if (v !== 1 || typeof p !== 'number' || typeof u !== 'string' || typeof s !== 'number' || p < 0 || p >= plan.phases.length || s < 0) {
-    throw new UsageError('--resume: not a token carectl printed');
-  }
-  if (f !== fingerprint(plan)) {
-    throw new UsageError(`--resume: the token belongs to a different command; run the same command that printed it (${plan.sameCommand ?? 'the same resource and filters'})`);
-  }
-  // This run's page size, not the one of the run that stopped (a --limit 2 run asked for pages
-  // of 2): the address keeps its place (skip, offset or token), which counts records, not pages.
-  return { phase: p, url: withPageSizeOf(plan.phases[p] as string, u), skip: s, ...(typeof h === 'string' && { header: h }) };
-}
-
-/** `address` with the page size that `model` asks for, where both carry one. */
-function withPageSizeOf(model: string, address: string): string {
-  const wanted = new URLSearchParams(model.split('?')[1] ?? '');
-  const present = new URLSearchParams(address.split('?')[1] ?? '');
-  let result = address;
-  for (const { sizeParam } of Object.values(PAGING_STYLES)) {
-    const size = sizeParam === null ? null : wanted.get(sizeParam);
-    if (sizeParam !== null && size !== null && present.has(sizeParam) && present.get(sizeParam) !== size) result = withParam(result, sizeParam, size);
-  }
-  return result;
-}
-
-/**
- * FNV-1a over the phases without their page size: short, stable, enough to catch a token pasted
- * onto another command, and still accepting the same command with another --limit or --page-size.
- */
-function fingerprint(plan: ListPlan): string {
-  let hash = 0x811c9dc5;
-  for (const char of plan.phases.map(withoutPageSize).join('\n')) {
-    hash ^= char.codePointAt(0) as number;
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash.toString(36);
-}
-
-function withoutPageSize(address: string): string {
-  const [path, query = ''] = address.split('?', 2) as [string, string?];
-  const params = new URLSearchParams(query);
-  for (const style of Object.values(PAGING_STYLES)) if (style.sizeParam) params.delete(style.sizeParam);
-  return `${path}?${params.toString()}`;
 }

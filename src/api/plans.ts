@@ -2,6 +2,7 @@
 import type { QueryParams } from '../http/transport.js';
 import type { ResourceSpec, Version } from './catalogue/index.js';
 import { PAGING_STYLES, type ListPlan } from './paging.js';
+import { sliceRule } from './slices.js';
 
 export interface PlanSize {
   pageSize: number;
@@ -28,9 +29,11 @@ export function listPlan(spec: ResourceSpec, version: Version, query: QueryParam
     for (let i = 0; i < ids.length; i += chunk) chunks.push(address([[spec.listByIds.param, ids.slice(i, i + chunk).join(',')], ...base]));
     return { phases: chunks, sameCommand: 'the same ids, filters and --page-size' };
   }
+  const slicing = sliceRule(spec, query);
+  const sliced = slicing ? { slicing } : {};
   const required = spec.requireOneOf;
   if (required && !query.some(([key]) => required.params.includes(key))) {
-    return { phases: required.union.values.map((value) => address([[required.union.param, value], ...base])) };
+    return { phases: required.union.values.map((value) => address([[required.union.param, value], ...base])), union: true, ...sliced };
   }
-  return { phases: [address(base)] };
+  return { phases: [address(base)], ...sliced };
 }

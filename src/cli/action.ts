@@ -17,20 +17,21 @@ export type CommandBody<O> = (ctx: Context, opts: O) => Promise<void>;
  * Global options that only some commands act on. A command names those it takes; given to any
  * other, they are a usage error rather than silently ignored (`tags get 7001 --resume T`).
  */
-export type GlobalUse = 'limit' | 'page-size' | 'resume' | 'columns';
+export type GlobalUse = 'limit' | 'page-size' | 'resume' | 'columns' | 'parallel';
 export type Action = <O>(read: OptionReader<O>, body: CommandBody<O>, takes?: readonly GlobalUse[]) => (...commanderArgs: unknown[]) => Promise<void>;
 
 /** For verbs that take no options or arguments of their own. */
 export const noOptions: OptionReader<undefined> = () => undefined;
 
 /** What a list of records takes: all of them. */
-export const LIST_USES: readonly GlobalUse[] = ['limit', 'page-size', 'resume', 'columns'];
+export const LIST_USES: readonly GlobalUse[] = ['limit', 'page-size', 'resume', 'columns', 'parallel'];
 
 const GIVEN: Readonly<Record<GlobalUse, (globals: GlobalOptions) => boolean>> = {
   limit: (globals) => globals.limit !== undefined,
   'page-size': (globals) => globals.pageSize !== undefined,
   resume: (globals) => globals.resume !== undefined,
   columns: (globals) => globals.columns !== undefined,
+  parallel: (globals) => globals.parallel !== undefined,
 };
 
 function checkUses(command: Command, globals: GlobalOptions, takes: readonly GlobalUse[]): void {

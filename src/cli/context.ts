@@ -15,6 +15,7 @@ import { Settings } from '../config/settings.js';
 import { Transport } from '../http/transport.js';
 import { proxyFromEnv } from '../http/proxy.js';
 import { ApiClient } from '../api/client.js';
+import { Scheduler } from '../api/scheduler.js';
 import { VERSION } from '../core/version.js';
 
 /** Global options as commander parsed them (strings, unvalidated). */
@@ -38,9 +39,13 @@ export interface GlobalOptions {
   user?: string;
   profile?: string;
   sandbox?: boolean;
+  parallel?: string;
 }
 
 export const DEFAULT_PAGE_SIZE = 50;
+export const DEFAULT_PARALLEL = 8;
+export const MIN_PARALLEL = 1;
+export const MAX_PARALLEL = 32;
 export const MAX_PAGE_SIZE = 50;
 const DEFAULT_REQUEST_TIMEOUT = '30s';
 const DEFAULT_RETRIES = 3;
@@ -56,12 +61,14 @@ export interface Connection {
 
 export class Context {
   readonly settings: Settings;
-  private transportInstance: Transport | undefined;
-  private annotationsTransport: Transport | undefined;
-  /** The resolved connection, once connection() has settled. */
-  private connectionNow: Connection | undefined;
+  /** Transports by base address (and whether Ctrl-C cuts their requests short). */
+  private readonly transports = new Map<string, Promise<Transport>>();
+  /** Every transport made, for the credentials to redact. */
+  private readonly made: Transport[] = [];
   private connectionPromise: Promise<Connection> | undefined;
   private closers: Array<() => Promise<void>> = [];
+  /** Set once parallel() has been read: the transport keeps that many connections. */
+  private parallelValue: number | undefined;
 
   constructor(
     readonly io: Io,
@@ -70,7 +77,7 @@ export class Context {
     this.settings = new Settings({
       io,
       profileName: globals.profile,
-      flags: { 'base-url': globals.baseUrl, user: globals.user, output: globals.output, 'api-version': globals.apiVersion, 'annotations-url': globals.annotationsUrl },
+      flags: { 'base-url': globals.baseUrl, user: globals.user, output: globals.output, 'api-version': globals.apiVersion, 'annotations-url': globals.annotationsUrl, parallel: globals.parallel },
     });
     if (globals.verbose) this.trace = (line) => io.stderr.stream.write(`${sanitizeForTerminal(line)}\n`);
   }
@@ -97,6 +104,23 @@ export class Context {
 
   get retries(): number {
     return this.globals.retries === undefined ? DEFAULT_RETRIES : parseIntInRange(this.globals.retries, '--retries', 0, 10);
+  }
+
+  /**
+   * The most requests in flight at once (--parallel, CARECTL_PARALLEL, the profile, else 8),
+   * checked before anything is sent; a bad value names where it came from.
+   */
+  async parallel(): Promise<number> {
+    const chosen = await this.settings.lookup('parallel');
+    const source = chosen?.source.startsWith('profile') ? `parallel in ${chosen.source}` : chosen?.source;
+    this.parallelValue = chosen === undefined ? DEFAULT_PARALLEL : parseIntInRange(chosen.value, source as string, MIN_PARALLEL, MAX_PARALLEL);
+    return this.parallelValue;
+  }
+
+  /** The one concurrency mechanism of the command: up to parallel() requests in flight, adapting to 429s. */
+  async scheduler(): Promise<Scheduler> {
+    const parallel = await this.parallel();
+    return new Scheduler({ parallel, now: this.io.now, sleep: this.io.sleep, signal: this.io.signal, ...(this.trace && { trace: this.trace }) });
   }
 
   /** The output policy: table on a terminal, tsv otherwise, unless a flag, the environment or the profile says. */
@@ -166,7 +190,7 @@ export class Context {
 
   /** Where to send requests and with which credentials (the sandbox's own with --sandbox). */
   connection(): Promise<Connection> {
-    this.connectionPromise ??= this.resolveConnection().then((connection) => (this.connectionNow = connection));
+    this.connectionPromise ??= this.resolveConnection();
     return this.connectionPromise;
   }
 
@@ -197,14 +221,27 @@ export class Context {
     return { baseUrl, ...(annotationsUrl && annotationsUrl.href !== baseUrl.href && { annotationsUrl }), user, password };
   }
 
-  async transport(): Promise<Transport> {
-    this.transportInstance ??= this.newTransport((await this.connection()).baseUrl);
-    return this.transportInstance;
+  /**
+   * The HTTP transport. With `finishInFlight`, Ctrl-C does not cut its requests short: a batch
+   * stops sending new ones and lets those under way finish (a second Ctrl-C still ends at once).
+   */
+  async transport(options: { finishInFlight?: boolean } = {}): Promise<Transport> {
+    return this.transportTo((await this.connection()).baseUrl, options.finishInFlight === true);
+  }
+
+  private transportTo(baseUrl: URL, finishInFlight: boolean): Promise<Transport> {
+    const key = `${finishInFlight ? 'lasting ' : ''}${baseUrl.href}`;
+    let transport = this.transports.get(key);
+    if (transport === undefined) {
+      transport = this.makeTransport(baseUrl, finishInFlight ? new AbortController().signal : this.io.signal);
+      this.transports.set(key, transport);
+    }
+    return transport;
   }
 
   /** A transport to one base address with this command's credentials, retries, trace and clock. */
-  private newTransport(baseUrl: URL): Transport {
-    const { user, password } = this.connectionNow as Connection;
+  private async makeTransport(baseUrl: URL, signal: AbortSignal): Promise<Transport> {
+    const { user, password } = await this.connection();
     const transport = new Transport({
       baseUrl,
       user,
@@ -212,28 +249,30 @@ export class Context {
       userAgent: `carectl/${VERSION} (node ${process.version}; ${process.platform})`,
       requestTimeoutMs: this.requestTimeoutMs,
       retries: this.retries,
+      connections: Math.max(4, this.parallelValue ?? 0),
       maxRetryWaitMs: MAX_RETRY_WAIT_MS,
       sleep: this.io.sleep,
       now: this.io.now,
-      signal: this.io.signal,
+      signal,
       proxy: proxyFromEnv(this.io.env),
       ...(this.trace && { trace: this.trace }),
     });
+    this.made.push(transport);
     this.onClose(() => transport.close());
     return transport;
   }
 
   /** Every form of the credentials in use (API and proxy), for redacting what is printed. */
   secrets(): string[] {
-    return [...(this.transportInstance?.secrets ?? []), ...(this.annotationsTransport?.secrets ?? [])];
+    return this.made.flatMap((transport) => transport.secrets);
   }
 
   /** The API client: the api/1 form goes to --annotations-url when it names another address. */
-  async api(): Promise<ApiClient> {
-    const main = await this.transport();
-    const { annotationsUrl } = await this.connection();
-    this.annotationsTransport ??= annotationsUrl && this.newTransport(annotationsUrl);
-    return new ApiClient(main, this.annotationsTransport);
+  async api(options: { finishInFlight?: boolean } = {}): Promise<ApiClient> {
+    const { baseUrl, annotationsUrl } = await this.connection();
+    const finishInFlight = options.finishInFlight === true;
+    const main = await this.transportTo(baseUrl, finishInFlight);
+    return new ApiClient(main, annotationsUrl ? await this.transportTo(annotationsUrl, finishInFlight) : main);
   }
 
   private async startSandbox(): Promise<Connection> {

@@ -8,9 +8,10 @@ import path from 'node:path';
 import { text } from 'node:stream/consumers';
 import type { Command } from 'commander';
 import type { Context } from '../cli/context.js';
-import { CarectlError, UsageError } from '../core/errors.js';
+import { UsageError } from '../core/errors.js';
 import { safeJsonStringify, writeText } from '../output/index.js';
 import { nextPageLink } from '../api/paging.js';
+import { PageGuard } from '../api/page-guard.js';
 import { parseEnum } from '../core/parse.js';
 import type { Action, RawOptions } from '../cli/action.js';
 import { addExamples } from '../cli/help.js';
@@ -78,14 +79,16 @@ async function apiCommand(ctx: Context, opts: ApiOptions): Promise<void> {
     await printJson(ctx, reply, ctx.io.stdout.isTTY ? 2 : undefined);
     return;
   }
-  const read = new Set<string>();
+  // The same guard as the lists: empty pages are followed, loops and repeated pages end it.
+  const guard = new PageGuard();
+  let previous: string | undefined;
   for (let page: URL | null = url; page !== null; ) {
-    read.add(page.href);
+    guard.enter(page.href);
     const reply = await transport.get(page);
+    const link = nextPageLink(reply);
+    previous = guard.follow(previous, recordsOf(reply), page.href, link !== null);
     await printJson(ctx, reply);
-    const link = hasRecords(reply) ? nextPageLink(reply) : null;
     page = link === null ? null : transport.sameOriginUrl(link);
-    if (page !== null && read.has(page.href)) throw new CarectlError(`the service sent a next_page link back to a page already read (${page.href})`);
   }
 }
 
@@ -94,10 +97,11 @@ async function printJson(ctx: Context, reply: unknown, indent?: number): Promise
   if (reply !== null) await writeText(ctx.io.stdout.stream, `${safeJsonStringify(reply, indent)}\n`);
 }
 
-/** Like the list commands, paging stops at a page without records even if it links further. */
-function hasRecords(reply: unknown): boolean {
-  if (!reply || typeof reply !== 'object') return false;
-  return Object.values(reply).some((value) => Array.isArray(value) && value.length > 0);
+/** The records of a page: the reply's first array (the reply itself when it is one). */
+function recordsOf(reply: unknown): unknown[] {
+  if (Array.isArray(reply)) return reply;
+  if (!reply || typeof reply !== 'object') return [];
+  return (Object.values(reply).find(Array.isArray) as unknown[] | undefined) ?? [];
 }
 
 /** -d JSON, @FILE or @-: parsed here, so invalid JSON is a usage error and nothing is sent. */

@@ -6,7 +6,7 @@ import { Option, type Command } from 'commander';
 import { requireId } from '../api/client.js';
 import { defaultVersion, type FilterSpec, type ResourceSpec, type Version } from '../api/catalogue/index.js';
 import { runList, startPoint } from '../api/list-run.js';
-import { resumeAsOf } from '../api/paging.js';
+import { resumeAsOf } from '../api/resume-token.js';
 import { listPlan } from '../api/plans.js';
 import { BOTH_GIVEN, columnNames, fieldsParam, filterParams, offFlagOf, parseFieldsFlag, resolveColumns, type FilterValues } from '../api/query.js';
 import { UsageError } from '../core/errors.js';
@@ -139,10 +139,12 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
   // A resumed list resolves `today` and `7d` as the run it continues did.
   const asOf = resumeAsOf(ctx.globals.resume) ?? ctx.io.now();
   const query = [...checkedFilterParams(spec, version, opts.filters, spec.filters, asOf), ...fieldsQuery];
+  refuseUnionSort(spec, query);
   const limit = ctx.limit;
   const ids = spec.listByIds ? await readIds(ctx, opts.ids, '--id') : undefined;
   const plan = { ...listPlan(spec, version, query, { pageSize: ctx.pageSize, limit }, ids), asOf };
   const start = startPoint(plan, ctx.globals.resume);
+  const scheduler = await ctx.scheduler();
 
   const api = await ctx.api();
   const header = printer.continuableHeader;
@@ -153,6 +155,8 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
       source: api.pages(spec, version),
       writer: live.writer,
       start,
+      scheduler,
+      pageSize: Math.min(ctx.pageSize, limit ?? Infinity),
       ...(header !== undefined && { header }),
       ...(limit !== undefined && { limit }),
       // A notice takes the live line's place; the count comes back with the next records.
@@ -166,6 +170,21 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
     // Before the error line, should the list have failed.
     live.clear();
   }
+}
+
+/**
+ * A list that is the union of two queries (conversations without --status or --priority) comes
+ * out as the first query, then the second: sorting it would need a merge by a date the service
+ * does not return.
+ */
+function refuseUnionSort(spec: ResourceSpec, query: ReadonlyArray<readonly [string, string]>): void {
+  const { requireOneOf: required, sortDates } = spec;
+  if (!required || !sortDates || query.some(([key]) => required.params.includes(key)) || !query.some(([key]) => key === sortDates.param)) return;
+  const flags = spec.filters.filter((f) => required.params.includes(f.param)).map((f) => (f.kind === 'switch' ? `--${f.flag}/--${offFlagOf(f)}` : `--${f.flag}`));
+  const sortFlag = spec.filters.find((f) => f.param === sortDates.param)?.flag ?? sortDates.param;
+  throw new UsageError(
+    `--${sortFlag}: add ${flags.join(' or ')}; without them the list joins two queries, one after the other, which cannot be merged by a date the service does not return`,
+  );
 }
 
 async function getResource(ctx: Context, spec: ResourceSpec, opts: GetOptions): Promise<void> {

@@ -1,6 +1,6 @@
 /**
  * The profile file: `$XDG_CONFIG_HOME/carectl/config.json` (default `~/.config/carectl/`), a
- * JSON object `{profiles: {<name>: {base-url, user, password, output, api-version}}}`.
+ * JSON object `{profiles: {<name>: {base-url, user, password, output, api-version, parallel}}}`.
  *
  * It holds a password, so the folder is 0700 and the file 0600 whatever the umask; a looser one
  * is refused or tightened as permissions.ts says. Reading never writes: a missing file is an
@@ -56,6 +56,8 @@ const PROFILE_PROPERTIES = {
   output: { enum: [...FORMATS] },
   'api-version': { enum: [...VERSIONS] },
   'annotations-url': { type: 'string', minLength: 1 },
+  // A number as text, checked (1-32) where it is used, naming the profile.
+  parallel: { type: 'string', pattern: '^[0-9]+$' },
 } satisfies Record<SettingKey, object>;
 
 /** Unknown keys are errors rather than silently ignored typos (`baseurl`). */

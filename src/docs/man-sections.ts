@@ -71,6 +71,7 @@ export const SETTING_TEXT: Record<SettingKey, string> = {
   output: 'The default output format (`-o`).',
   'api-version': 'The version segment to use (`--api-version`).',
   'annotations-url': 'The base address of the `api/1` form (annotation types, annotations) when the service serves it from a host of its own (`--annotations-url`); the credentials are sent there too. Default: the base address.',
+  parallel: 'The most requests a list or an update batch keeps in flight at once, 1 to 32 (`--parallel`); 8 when unset.',
 };
 
 export const OTHER_ENVIRONMENT: Term[] = [

@@ -39,6 +39,8 @@ export interface TransportConfig {
   maxReplyBytes?: number;
   /** The proxies of the environment (proxyFromEnv(io.env)); none when absent. */
   proxy?: ProxySettings;
+  /** Connections kept to the origin (default 4): as many as requests a command keeps in flight. */
+  connections?: number;
 }
 
 /** Replies of a gateway that may have passed the request on before failing. */
@@ -54,7 +56,15 @@ export interface RequestOptions {
    * counts as a bad reply, retried like any other.
    */
   check?: (value: unknown) => void;
+  /**
+   * Told of a 429 with the wait it asks for (Retry-After, else the back-off); answers true when
+   * it took the request back (a scheduler lowering its concurrency, waiting, then letting it go
+   * again), and the attempt does not count against --retries. False: the usual retry rules.
+   */
+  throttle?: Throttle;
 }
+
+export type Throttle = (waitMs: number) => Promise<boolean>;
 
 export class Transport {
   private dispatcher: Dispatcher | undefined;
@@ -108,7 +118,7 @@ export class Transport {
     for (const [key, value] of options.query ?? []) url.searchParams.append(key, value);
     const undici = await loadUndici();
     this.throwIfStopped();
-    const dispatcher = (this.dispatcher ??= createDispatcher(undici, this.baseUrl, this.config.proxy, { keepAliveTimeout: 10_000, connections: 4 }));
+    const dispatcher = (this.dispatcher ??= createDispatcher(undici, this.baseUrl, this.config.proxy, { keepAliveTimeout: 10_000, connections: this.config.connections ?? 4 }));
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     const headers: Record<string, string> = {
       authorization: this.authorization,
@@ -189,6 +199,10 @@ export class Transport {
       }
       reached ||= write && GATEWAY_FAILURES.has(status);
       const error = new ApiError(status, this.redact(errorMessage(status, text)));
+      if (status === 429 && (await this.throttled(options, attempt, responseHeaders['retry-after']))) {
+        attempt--;
+        continue;
+      }
       if (options.idempotent && RETRYABLE_STATUSES.has(status) && attempt < this.config.retries) {
         waitedMs += await this.wait(attempt, responseHeaders['retry-after'], waitedMs, error);
         continue;
@@ -226,6 +240,14 @@ export class Transport {
     const dispatcher = this.dispatcher;
     this.dispatcher = undefined;
     await dispatcher?.destroy();
+  }
+
+  /** A 429 handed to the request's throttle; false when there is none or the wait is too long. */
+  private async throttled(options: RequestOptions, attempt: number, retryAfter: string | string[] | undefined): Promise<boolean> {
+    if (!options.throttle) return false;
+    const header = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
+    const delay = retryDelayMs({ attempt, retryAfter: header, now: this.config.now(), capMs: this.config.maxRetryWaitMs, random: this.config.random ?? Math.random });
+    return delay !== 'too-long' && (await options.throttle(delay));
   }
 
   /** Waits before another attempt; resolves to the milliseconds waited. */

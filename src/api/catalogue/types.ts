@@ -104,6 +104,12 @@ export interface ResourceSpec {
    * once per value of `union.param` (spec rule 1: is_priority true, then false).
    */
   requireOneOf?: { params: readonly string[]; union: { param: string; values: readonly string[] } };
+  /**
+   * Lists ordered by a date the query can bound (conversations): the sort parameter, the date
+   * fields, and the order when none is asked for. Their links may tighten those bounds, and a
+   * list can be split into slices of the sort date.
+   */
+  sortDates?: { param: string; fields: readonly string[]; default: string };
   /** Pairs of flags that cannot be used together. */
   conflicts?: readonly (readonly [string, string])[];
   examples: { list?: readonly string[]; get?: readonly string[] };

@@ -4,10 +4,10 @@
  */
 import { text } from 'node:stream/consumers';
 import type { Command } from 'commander';
-import { Context } from '../../cli/context.js';
+import { Context, MAX_PARALLEL, MIN_PARALLEL } from '../../cli/context.js';
 import { ApiError, AuthError, CarectlError, ExitCode, UsageError } from '../../core/errors.js';
 import { FORMATS, sanitizeForTerminal, writeText } from '../../output/index.js';
-import { parseEnum } from '../../core/parse.js';
+import { parseEnum, parseIntInRange } from '../../core/parse.js';
 import { VERSIONS } from '../../api/catalogue/index.js';
 import { checkBaseUrl, sameOrigin } from '../../config/base-url.js';
 import { CONFIG_KEYS, type ProfileValues, type SettingKey } from '../../config/keys.js';
@@ -198,6 +198,8 @@ function checkValue(ctx: Context, key: ConfigKey, value: string): string {
       return parseEnum(value, 'output', FORMATS);
     case 'api-version':
       return parseEnum(value, 'api-version', VERSIONS);
+    case 'parallel':
+      return String(parseIntInRange(value, 'parallel', MIN_PARALLEL, MAX_PARALLEL));
   }
 }
 

@@ -1,10 +1,12 @@
 /**
- * `conversations update ID…`: PATCH the status of conversations, one id at a time, keeping their
+ * `conversations update ID…`: PATCH the status of conversations, up to --parallel ids at once, keeping their
  * tags unless told otherwise. The service's tag_ids replaces the whole list, so every PATCH is
  * built from the conversation's current tags (read first) unless --tags gives the new list.
  */
 import type { Command } from 'commander';
 import { requireId, type ApiClient } from '../../api/client.js';
+import { inOrder, type Slot } from '../../api/scheduler.js';
+import type { Throttle } from '../../http/transport.js';
 import { PATCH_VERSIONS, resourceByName, UPDATE_STATUSES, type Version } from '../../api/catalogue/index.js';
 import { resolveColumns } from '../../api/query.js';
 import type { Action, RawOptions } from '../../cli/action.js';
@@ -70,7 +72,7 @@ export function addUpdateVerb(group: Command, action: Action): void {
     'carectl conversations list --status unread --tag spam --columns id --no-header | carectl conversations update - --status closing --close-reason spam',
     "carectl conversations update 500002 --status on_hold --tags '' --dry-run",
   ]);
-  update.action(action(readOptions, updateConversations, ['columns']));
+  update.action(action(readOptions, updateConversations, ['columns', 'parallel']));
 }
 
 /** The flags as an UpdatePlan; every mistake is a UsageError (exit 2, nothing sent). */
@@ -126,41 +128,45 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
   // Checked here so the message does not offer an --id flag this command lacks.
   if (args.every((id) => id.trim() === '')) throw new UsageError('ids: give at least one conversation id, or - to read them from stdin');
   const ids = (await readIds(ctx, args, '-')).map((id) => requireId(id, conversations));
-  const api = await ctx.api();
+  const scheduler = await ctx.scheduler();
+  // Ctrl-C stops sending new ids; an id already under way finishes (its GET and its PATCH).
+  const api = await ctx.api({ finishInFlight: true });
 
-  const outcomes: Outcome[] = [];
-  for (const id of ids) {
+  // Up to --parallel ids at once, each its own GET then PATCH; rows in input order.
+  const update = async (id: string, slot: Slot): Promise<Outcome & { body?: PatchBody }> => {
     try {
-      if (ctx.io.signal.aborted) throw new InterruptedError();
-      const body = await buildPatch(api, version, plan, id);
-      const url = api.recordUrl(conversations, version, id);
-      if (results) {
-        await sendPatch(api, version, id, body, tagOrigins(plan, body.tag_ids));
-        await results.write({ id, status: body.status, tags: body.tag_ids, result: 'ok' });
-      } else if (writer) {
-        await writer.write({ id, method: 'PATCH', path: url.pathname, body });
-      } else {
-        await writeText(ctx.io.stdout.stream, `PATCH ${url.pathname} ${JSON.stringify(body)}\n`);
-      }
-      outcomes.push({ id });
+      const body = await buildPatch(api, version, plan, id, slot.throttle);
+      if (results) await sendPatch(api, version, id, body, tagOrigins(plan, body.tag_ids), slot.throttle);
+      return { id, body };
     } catch (err) {
-      if (err instanceof InterruptedError) {
-        await writer?.end();
-        throw new InterruptedError(interruptedMessage(outcomes.length, ids.length));
-      }
-      if (!(err instanceof CarectlError)) throw err;
-      outcomes.push({ id, error: err });
-      // A dry run prints requests, not result records: the failure goes to stderr.
-      if (results) await results.write({ id, status: null, tags: null, result: err.message });
-      else ctx.io.stderr.stream.write(`carectl: ${sanitizeForTerminal(`${id}: ${err.message}`)}\n`);
+      if (!(err instanceof CarectlError) || err instanceof InterruptedError) throw err;
+      return { id, error: err };
     }
+  };
+  const outcomes: Outcome[] = [];
+  const report = async ({ id, body, error }: Outcome & { body?: PatchBody }): Promise<void> => {
+    outcomes.push({ id, ...(error && { error }) });
+    const path = api.recordUrl(conversations, version, id).pathname;
+    if (error) {
+      // A dry run prints requests, not result records: the failure goes to stderr.
+      if (results) await results.write({ id, status: null, tags: null, result: error.message });
+      else ctx.io.stderr.stream.write(`carectl: ${sanitizeForTerminal(`${id}: ${error.message}`)}\n`);
+    } else if (results) await results.write({ id, status: body?.status, tags: body?.tag_ids, result: 'ok' });
+    else if (writer) await writer.write({ id, method: 'PATCH', path, body });
+    else await writeText(ctx.io.stdout.stream, `PATCH ${path} ${JSON.stringify(body)}\n`);
+  };
+  let done = 0;
+  try {
+    done = await inOrder(scheduler, ids, update, report, { stop: ctx.io.signal });
+  } finally {
+    await writer?.end();
   }
-  await writer?.end();
+  if (ctx.io.signal.aborted && done < ids.length) throw new InterruptedError(interruptedMessage(done, ids.length));
   throwIfAnyFailed(outcomes, dryRun);
 }
 
-async function buildPatch(api: ApiClient, version: Version, plan: UpdatePlan, id: string): Promise<PatchBody> {
-  const current = 'replace' in plan.tags ? undefined : await currentTagIds(api, version, id);
+async function buildPatch(api: ApiClient, version: Version, plan: UpdatePlan, id: string, throttle?: Throttle): Promise<PatchBody> {
+  const current = 'replace' in plan.tags ? undefined : await currentTagIds(api, version, id, throttle);
   return patchBody(plan, newTagIds(plan, current));
 }
 
@@ -193,9 +199,9 @@ export function refusedTagHint(message: string, sent: TagOrigins): string | unde
   return hints.length > 0 ? hints.join('; or ') : undefined;
 }
 
-async function sendPatch(api: ApiClient, version: Version, id: string, body: PatchBody, origins: TagOrigins): Promise<void> {
+async function sendPatch(api: ApiClient, version: Version, id: string, body: PatchBody, origins: TagOrigins, throttle?: Throttle): Promise<void> {
   try {
-    await api.patchRecord(conversations, version, id, body);
+    await api.patchRecord(conversations, version, id, body, throttle);
   } catch (err) {
     if (err instanceof ApiError && err.status === 400 && /\btag/i.test(err.message)) {
       const hint = refusedTagHint(err.message, origins);
@@ -206,8 +212,8 @@ async function sendPatch(api: ApiClient, version: Version, id: string, body: Pat
 }
 
 /** The current tags of a conversation, as ids (the single reply carries {id, url} references). */
-async function currentTagIds(api: ApiClient, version: Version, id: string): Promise<string[]> {
-  const record = await api.fetchRecord(conversations, version, id, [['fields', 'tags']]);
+async function currentTagIds(api: ApiClient, version: Version, id: string, throttle?: Throttle): Promise<string[]> {
+  const record = await api.fetchRecord(conversations, version, id, [['fields', 'tags']], throttle);
   const tags: unknown = record.tags;
   // tag_ids replaces the whole list: guessing at a reply we cannot read would wipe the tags.
   const usable = Array.isArray(tags) && tags.every((tag) => typeof (tag as { id?: unknown } | null)?.id === 'string' && (tag as { id: string }).id !== '');

@@ -1,0 +1,153 @@
+/**
+ * A next_page link against the query it continues. A link may move the paging cursor (skip,
+ * offset, page_token, the page size) and tighten a date bound (a snapshot's upper bound, or the
+ * keyset form's `<sort date>_gte=<last record's date>`, `_lte` when descending); anything else it
+ * drops, changes or adds is a change of the list asked for, and is never followed as it is.
+ */
+import type { PagingStyle } from './catalogue/index.js';
+
+/** Parameters that only move through a list, by paging style. */
+export const CURSOR_PARAMS: Readonly<Record<PagingStyle, readonly string[]>> = {
+  skip: ['skip', 'page_size'],
+  offset: ['offset', 'limit'],
+  token: ['page_token', 'page_size'],
+  none: [],
+};
+
+const BOUND = /^(.+)_(gte|gt|lte|lt)$/;
+const DATE = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}):(\d{2}))?$/;
+const DAY_MS = 86_400_000;
+
+/** A date bound's value as ms and its granularity, or undefined when it is not a date. */
+function parseDate(text: string): { ms: number; span: number } | undefined {
+  const m = DATE.exec(text);
+  if (!m) return undefined;
+  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0));
+  return Number.isNaN(ms) ? undefined : { ms, span: m[4] === undefined ? DAY_MS : 1000 };
+}
+
+/** One side of a date range: the first and last moment in (ms), with the parameter that says so. */
+interface Side {
+  at: number;
+  key: string;
+  value: string;
+}
+
+export interface DateRange {
+  lo?: Side;
+  hi?: Side;
+  /** A bound whose value is not a date. */
+  invalid?: string;
+}
+
+/** The bounds of `field` in `params` as one range (a date-only lte covers its whole day). */
+export function dateRange(params: URLSearchParams, field: string): DateRange {
+  const range: DateRange = {};
+  for (const [key, value] of params) {
+    const m = BOUND.exec(key);
+    if (!m || m[1] !== field) continue;
+    const date = parseDate(value);
+    if (!date) {
+      range.invalid = key;
+      continue;
+    }
+    const op = m[2];
+    if (op === 'gte' || op === 'gt') {
+      const at = op === 'gte' ? date.ms : date.ms + date.span;
+      if (!range.lo || at > range.lo.at) range.lo = { at, key, value };
+    } else {
+      const at = op === 'lte' ? date.ms + date.span - 1 : date.ms - 1;
+      if (!range.hi || at < range.hi.at) range.hi = { at, key, value };
+    }
+  }
+  return range;
+}
+
+function boundFields(...all: URLSearchParams[]): Set<string> {
+  const fields = new Set<string>();
+  for (const params of all) for (const key of params.keys()) {
+    const m = BOUND.exec(key);
+    if (m && parseDateKeyed(params, key)) fields.add(m[1] as string);
+  }
+  return fields;
+}
+
+/** Only parameters with date values count as bounds (`is_priority_gt=x` would be an ordinary filter). */
+function parseDateKeyed(params: URLSearchParams, key: string): boolean {
+  return params.getAll(key).some((value) => parseDate(value) !== undefined);
+}
+
+const split = (address: string): [string, URLSearchParams] => {
+  const at = address.indexOf('?');
+  return at < 0 ? [address, new URLSearchParams()] : [address.slice(0, at), new URLSearchParams(address.slice(at + 1))];
+};
+
+export interface LinkRules {
+  style: PagingStyle;
+  /** The sort a link may add to a query that has none: the service's default. */
+  defaultSort?: string;
+}
+
+/** What a link changes in the query `base` beyond the cursor and tighter date bounds; [] when nothing. */
+export function linkChanges(base: string, link: string, rules: LinkRules): string[] {
+  const [basePath, baseParams] = split(base);
+  const [linkPath, linkParams] = split(link);
+  const changes: string[] = [];
+  if (linkPath !== basePath) changes.push(`goes to ${linkPath}`);
+  const cursor = new Set(CURSOR_PARAMS[rules.style]);
+  const dates = boundFields(baseParams, linkParams);
+  const isBound = (key: string): boolean => dates.has(BOUND.exec(key)?.[1] ?? '');
+  const keys = new Set([...baseParams.keys(), ...linkParams.keys()]);
+  for (const key of keys) {
+    if (cursor.has(key) || isBound(key)) continue;
+    const wanted = baseParams.getAll(key);
+    const given = linkParams.getAll(key);
+    if (key === 'sort' && wanted.length === 0 && given.length === 1 && given[0] === rules.defaultSort) continue;
+    if (sameValues(wanted, given)) continue;
+    changes.push(given.length === 0 ? `drops ${key}` : wanted.length === 0 ? `adds ${key}` : `changes ${key}`);
+  }
+  for (const field of dates) {
+    const want = dateRange(baseParams, field);
+    const got = dateRange(linkParams, field);
+    if (got.invalid) changes.push(`changes ${got.invalid}`);
+    else if (!within(got, want)) changes.push(`widens the ${field} range`);
+  }
+  return changes;
+}
+
+/** Whether `inner` lies within `outer` (a missing side is open). */
+function within(inner: DateRange, outer: DateRange): boolean {
+  const loOk = !outer.lo || (inner.lo !== undefined && inner.lo.at >= outer.lo.at);
+  const hiOk = !outer.hi || (inner.hi !== undefined && inner.hi.at <= outer.hi.at);
+  return loOk && hiOk;
+}
+
+function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  const sorted = [...b].sort();
+  return [...a].sort().every((value, i) => value === sorted[i]);
+}
+
+/**
+ * `base` (path and filters) with the link's cursor, and per date field the tighter bound of each
+ * side: a link that dropped or changed a filter, made the list it would have listed.
+ */
+export function rebuiltLink(base: string, link: string, rules: LinkRules): string {
+  const [path, baseParams] = split(base);
+  const [, linkParams] = split(link);
+  const dates = boundFields(baseParams, linkParams);
+  const cursor = new Set(CURSOR_PARAMS[rules.style]);
+  const params = new URLSearchParams();
+  for (const [key, value] of baseParams) {
+    if (!cursor.has(key) && !dates.has(BOUND.exec(key)?.[1] ?? '')) params.append(key, value);
+  }
+  for (const field of dates) {
+    const want = dateRange(baseParams, field);
+    const got = dateRange(linkParams, field);
+    const lo = !got.invalid && got.lo && (!want.lo || got.lo.at >= want.lo.at) ? got.lo : want.lo;
+    const hi = !got.invalid && got.hi && (!want.hi || got.hi.at <= want.hi.at) ? got.hi : want.hi;
+    for (const side of [lo, hi]) if (side) params.append(side.key, side.value);
+  }
+  for (const key of cursor) for (const value of linkParams.getAll(key)) params.append(key, value);
+  return `${path}?${params.toString()}`;
+}

@@ -1,0 +1,69 @@
+/**
+ * What keeps paging from looping: a service's next_page links are followed, even from an empty
+ * page, but never back to a page already read in the run (A→A, A→B→A, …), and never on from a
+ * page that repeats the ids of the page before it (two empty pages in a row included). Lists and
+ * `carectl api --paginate` use the same guard.
+ */
+import { CarectlError } from '../core/errors.js';
+
+/** A list that cannot go on safely: like a network failure, a later run may get past it. */
+export class PagingError extends CarectlError {}
+
+/**
+ * An address with its query parameters in a canonical order (by name; repeated names keep their
+ * order), so `?a=1&b=2` and `?b=2&a=1` are the same page. Relative and absolute addresses alike.
+ */
+export function normalisedAddress(address: string): string {
+  const at = address.indexOf('?');
+  if (at < 0) return address;
+  const params = [...new URLSearchParams(address.slice(at + 1))];
+  params.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `${address.slice(0, at)}?${new URLSearchParams(params).toString()}`;
+}
+
+/** The ids of a page's records, as one comparable string. */
+export function idsOf(records: readonly unknown[]): string {
+  return records.map((record) => {
+    const id = (record as { id?: unknown } | null)?.id;
+    return typeof id === 'string' || typeof id === 'number' ? String(id) : JSON.stringify(record);
+  }).join('\u0000');
+}
+
+/** 53 bits of an address: the guard keeps a number per page read, not the address itself. */
+function hash53(text: string): number {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ code, 2654435761);
+    h2 = Math.imul(h2 ^ code, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+}
+
+export class PageGuard {
+  private readonly read = new Set<number>();
+
+  /** Before a page is requested: refuses an address already read in this run. */
+  enter(address: string, shown = address): void {
+    const key = hash53(normalisedAddress(address));
+    if (this.read.has(key)) throw new PagingError(`the service sent a next_page link back to a page already read (${shown})`);
+    this.read.add(key);
+  }
+
+  /**
+   * After a page was read, before it is written: refuses a page whose ids are those of the page
+   * before it in the same chain (`previous`, from an earlier call), and a second empty page in a
+   * row that links on. Answers this page's ids, for the next call.
+   */
+  follow(previous: string | undefined, records: readonly unknown[], address: string, linksOn: boolean): string {
+    const ids = idsOf(records);
+    if (previous !== undefined && previous === ids && (records.length > 0 || linksOn)) {
+      const what = records.length === 0 ? 'a second empty page in a row' : 'the same records as the page before it';
+      throw new PagingError(`the service sent ${what} (${address}) with a link to more: paging would not end`);
+    }
+    return ids;
+  }
+}

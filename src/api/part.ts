@@ -1,0 +1,113 @@
+/**
+ * The parts of a list run: chains of pages, each a phase of the plan or a date slice of one, in
+ * the order they are written. Made here: the parts a run starts with (a resumed run: the slice it
+ * stopped in, from its cursor, then the rest of that phase), and the cut of a part in two.
+ */
+import type { ListPlan } from './paging.js';
+import type { ResumePoint } from './resume-token.js';
+import { narrowed, type SliceRule } from './slices.js';
+
+/** A page as the writer takes it. */
+export interface TakenPage {
+  url: string;
+  records: Record<string, unknown>[];
+  next: string | null;
+  /** Its records already written by the run this one continues. */
+  skip: number;
+  /** The next link was refused: a run continuing the list reads this page again. */
+  nextRefused?: boolean;
+}
+
+export interface Part {
+  phase: number;
+  /** Order among the parts, as the scheduler's priority. */
+  readonly key: number;
+  /** The slice's first and last day; undefined: the phase's own bound. */
+  lo?: number;
+  hi?: number;
+  /** The address of its first page, for a token pointing at its start. */
+  first: string;
+  /** The query its links are checked against. */
+  base: string;
+  next: string | null;
+  /** Records of the next page written by the run this one continues (its first page only). */
+  skipFirst: number;
+  /** Pages read; a resumed part counts as under way. */
+  pagesRead: number;
+  /** Records read in this run. */
+  recordsRead: number;
+  inFlight: boolean;
+  error?: unknown;
+  buffer: TakenPage[];
+  lastIds?: string;
+  /** The address the guard already knows as read (on arrival of the page that linked to it). */
+  entered?: string;
+}
+
+/** Parts' order keys: the phase, then the first day of the slice in its sort order. */
+const PHASE = 2 ** 24;
+
+export const phaseKey = (phase: number): number => phase * PHASE;
+
+function rankOf(rule: SliceRule | undefined, lo: number | undefined, hi: number | undefined): number {
+  const day = rule?.descending ? hi : lo;
+  if (day === undefined) return 0;
+  return rule?.descending ? PHASE / 2 - day : day + 1;
+}
+
+export function newPart(phase: number, lo: number | undefined, hi: number | undefined, first: string, rule?: SliceRule): Part {
+  return {
+    phase, key: phaseKey(phase) + rankOf(rule, lo, hi), ...(lo !== undefined && { lo }), ...(hi !== undefined && { hi }),
+    first, base: first, next: first, skipFirst: 0, pagesRead: 0, recordsRead: 0, inFlight: false, buffer: [],
+  };
+}
+
+/** The parts a run starts with: one per phase from `start`; a resumed slice, then the rest of its phase. */
+export function initialParts(plan: ListPlan, start: ResumePoint): Part[] {
+  const rule = plan.slicing;
+  const parts: Part[] = [];
+  for (let phase = start.phase; phase < plan.phases.length; phase++) {
+    const address = plan.phases[phase] as string;
+    const resumed = phase === start.phase && (start.url !== address || start.skip > 0 || start.end !== undefined);
+    if (!resumed) {
+      parts.push(newPart(phase, undefined, undefined, address));
+      continue;
+    }
+    const end = start.end;
+    const [lo, hi] = rule?.descending ? [end, undefined] : [undefined, end];
+    // A page read before its slice was cut reaches past the slice's end: narrowed to it.
+    const part = newPart(phase, lo, hi, rule && end !== undefined ? narrowed(start.url, rule.field, lo, hi) : start.url);
+    part.base = rule ? narrowed(address, rule.field, lo, hi) : address;
+    part.skipFirst = start.skip;
+    part.pagesRead = start.url === address ? 0 : 1;
+    parts.push(part);
+    if (end !== undefined && rule) {
+      const [restLo, restHi] = rule.descending ? [undefined, end - 1] : [end + 1, undefined];
+      parts.push(newPart(phase, restLo, restHi, narrowed(address, rule.field, restLo, restHi), rule));
+    }
+  }
+  return parts;
+}
+
+/** The last day of each of `slices` (at most `parallel`) equal slices of span, but the last. */
+export function sliceCuts(span: { lo: number; hi: number }, parallel: number): number[] {
+  const days = span.hi - span.lo + 1;
+  const slices = Math.min(parallel, days);
+  return Array.from({ length: slices - 1 }, (_, i) => span.lo + Math.floor((days * (i + 1)) / slices) - 1);
+}
+
+/**
+ * Cuts `part` after day `mid` (ascending; descending, before mid + 1): it keeps the side it reads
+ * first, its next address narrowed to it; the other side is a new part from `phaseAddress`.
+ */
+export function splitPart(part: Part, mid: number, phaseAddress: string, rule: SliceRule): Part {
+  const [keepLo, keepHi, restLo, restHi] = rule.descending ? [mid + 1, part.hi, part.lo, mid] : [part.lo, mid, mid + 1, part.hi];
+  const rest = newPart(part.phase, restLo, restHi, narrowed(phaseAddress, rule.field, restLo, restHi), rule);
+  if (keepLo !== undefined) part.lo = keepLo;
+  if (keepHi !== undefined) part.hi = keepHi;
+  const [narrowLo, narrowHi] = rule.descending ? [keepLo, undefined] : [undefined, keepHi];
+  part.base = narrowed(part.base, rule.field, narrowLo, narrowHi);
+  part.next = narrowed(part.next as string, rule.field, narrowLo, narrowHi);
+  if (part.pagesRead === 0) part.first = part.next;
+  return rest;
+}

@@ -1,0 +1,202 @@
+/**
+ * The one concurrency mechanism of a command: up to a window of tasks in flight (--parallel),
+ * the most urgent first (a lower priority number), each holding its slot until it settles.
+ *
+ * The window adapts to the service as TCP's congestion window and the AWS SDK's adaptive retry
+ * mode do: a 429 halves it (once per window: the other 429s of the same burst say nothing new),
+ * every request waits out the Retry-After, and the refused request is sent again without
+ * counting against --retries; the window grows back by one after GROWTH times its size of
+ * answers in a row. So a run never fails for pressure it caused itself. A 429 with one request
+ * in flight is not ours: the transport's own retry rules apply, as they do with --parallel 1
+ * (which hands requests no throttle at all).
+ */
+import { InterruptedError } from '../core/errors.js';
+import type { Throttle } from '../http/transport.js';
+
+export interface SchedulerOptions {
+  /** Most tasks in flight (--parallel). */
+  parallel: number;
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Ctrl-C: tasks not started yet are never started (they reject with InterruptedError). */
+  signal?: AbortSignal;
+  /** --verbose: one line per change of the window. */
+  trace?: (line: string) => void;
+}
+
+/** What a running task passes to each of its requests. */
+export interface Slot {
+  readonly throttle: Throttle | undefined;
+}
+
+/** Answers in a row, per slot of the window, before it grows by one. */
+export const GROWTH = 8;
+
+interface Waiter {
+  priority: number;
+  order: number;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+interface Held {
+  priority: number;
+  /** The window's epoch when the slot was taken: a 429 from an older epoch does not halve it again. */
+  epoch: number;
+  held: boolean;
+}
+
+export class Scheduler {
+  readonly parallel: number;
+  private current: number;
+  private inFlight = 0;
+  private readonly waiting: Waiter[] = [];
+  private order = 0;
+  private pausedUntil = 0;
+  private pausing = false;
+  private epoch = 0;
+  private answered = 0;
+
+  constructor(private readonly options: SchedulerOptions) {
+    this.parallel = options.parallel;
+    this.current = options.parallel;
+    options.signal?.addEventListener('abort', () => this.dispatch(), { once: true });
+  }
+
+  /** The current window: most tasks in flight now. */
+  get window(): number {
+    return this.current;
+  }
+
+  /** Slots that a task submitted now would take at once (none while paused). */
+  get spare(): number {
+    if (this.pausing || this.pausedUntil > this.options.now()) return 0;
+    return Math.max(0, this.current - this.inFlight - this.waiting.length);
+  }
+
+  /** Runs `task` once a slot is free, holding it until the task settles. */
+  async run<T>(priority: number, task: (slot: Slot) => Promise<T>): Promise<T> {
+    await this.acquire(priority);
+    const held: Held = { priority, epoch: this.epoch, held: true };
+    const slot: Slot = { throttle: this.parallel > 1 ? (waitMs) => this.throttled(held, waitMs) : undefined };
+    let ok = false;
+    try {
+      const value = await task(slot);
+      ok = true;
+      return value;
+    } finally {
+      if (held.held) this.release();
+      if (ok) this.answer();
+    }
+  }
+
+  private acquire(priority: number): Promise<void> {
+    if (this.options.signal?.aborted) return Promise.reject(new InterruptedError());
+    return new Promise((resolve, reject) => {
+      const waiter = { priority, order: this.order++, resolve, reject };
+      // Sorted by priority, then first come first served.
+      let at = this.waiting.length;
+      while (at > 0 && (this.waiting[at - 1] as Waiter).priority > priority) at--;
+      this.waiting.splice(at, 0, waiter);
+      this.dispatch();
+    });
+  }
+
+  private release(): void {
+    this.inFlight--;
+    this.dispatch();
+  }
+
+  private dispatch(): void {
+    if (this.options.signal?.aborted) {
+      for (const waiter of this.waiting.splice(0)) waiter.reject(new InterruptedError());
+      return;
+    }
+    const wait = this.pausedUntil - this.options.now();
+    if (wait > 0) {
+      if (this.pausing) return;
+      this.pausing = true;
+      this.options.sleep(wait, this.options.signal).then(
+        () => {
+          this.pausing = false;
+          this.dispatch();
+        },
+        () => {
+          this.pausing = false;
+          for (const waiter of this.waiting.splice(0)) waiter.reject(new InterruptedError());
+        },
+      );
+      return;
+    }
+    while (this.inFlight < this.current && this.waiting.length > 0) {
+      this.inFlight++;
+      (this.waiting.shift() as Waiter).resolve();
+    }
+  }
+
+  /** A 429 on a request of `held`'s task: take it back if the pressure may be ours. */
+  private async throttled(held: Held, waitMs: number): Promise<boolean> {
+    if (this.current <= 1 && this.inFlight <= 1) return false;
+    if (held.epoch === this.epoch) {
+      const before = this.current;
+      this.current = Math.max(1, Math.ceil(before / 2));
+      this.epoch++;
+      this.answered = 0;
+      this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (429: too many requests; every request waits ${waitMs} ms)`);
+    }
+    this.pausedUntil = Math.max(this.pausedUntil, this.options.now() + waitMs);
+    held.held = false;
+    this.release();
+    await this.acquire(held.priority);
+    held.held = true;
+    held.epoch = this.epoch;
+    return true;
+  }
+
+  private answer(): void {
+    if (this.current >= this.parallel) return;
+    this.answered++;
+    if (this.answered < GROWTH * this.current) return;
+    this.answered = 0;
+    this.current++;
+    this.options.trace?.(`  parallel: ${this.current - 1} → ${this.current} requests in flight (${GROWTH * (this.current - 1)} answered in a row)`);
+    this.dispatch();
+  }
+}
+
+/**
+ * Runs `task` for each item, up to the scheduler's window at once, started in input order, and
+ * hands each result to `deliver` in input order (a single writer). At most `ahead` results wait
+ * for their turn. When `stop` aborts, no further item is started; those already started finish
+ * and are delivered, those still waiting for a slot are dropped. Answers how many were delivered.
+ */
+export async function inOrder<I, R>(
+  scheduler: Scheduler,
+  items: readonly I[],
+  task: (item: I, slot: Slot) => Promise<R>,
+  deliver: (result: R, item: I, index: number) => Promise<void>,
+  options: { stop?: AbortSignal; ahead?: number } = {},
+): Promise<number> {
+  type Outcome = { ok: true; value: R } | { ok: false; error: unknown };
+  const ahead = options.ahead ?? 2 * scheduler.parallel;
+  const started: Array<Promise<Outcome>> = [];
+  const start = (index: number): void => {
+    const item = items[index] as I;
+    started[index] = scheduler.run(index, (slot) => task(item, slot)).then(
+      (value): Outcome => ({ ok: true, value }),
+      (error: unknown): Outcome => ({ ok: false, error }),
+    );
+  };
+  let delivered = 0;
+  for (let index = 0; index < items.length; index++) {
+    while (started.length < items.length && started.length < index + ahead && !options.stop?.aborted) start(started.length);
+    if (index >= started.length) break;
+    const outcome = await (started[index] as Promise<Outcome>);
+    // Stopped while it waited for a slot: it never ran.
+    if (!outcome.ok && outcome.error instanceof InterruptedError && options.stop?.aborted) continue;
+    if (!outcome.ok) throw outcome.error;
+    await deliver(outcome.value, items[index] as I, index);
+    delivered++;
+  }
+  return delivered;
+}

@@ -1,0 +1,129 @@
+/**
+ * Date slices: a list ordered by a date it can be bounded by (conversations by their sort date)
+ * is the concatenation, in that order, of the same list bounded to consecutive day ranges. Days
+ * are the granularity of the date parameters (YYYY-MM-DD, UTC); a slice is `<field>_gte=FIRST`
+ * and `<field>_lte=LAST`, each day in exactly one slice.
+ */
+import type { ResourceSpec } from './catalogue/index.js';
+import { dateRange } from './links.js';
+
+export const DAY_MS = 86_400_000;
+
+/** The sort date of a list and its direction: the order its slices are written in. */
+export interface SliceRule {
+  field: string;
+  descending: boolean;
+}
+
+export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
+export const dayText = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
+
+const split = (address: string): [string, URLSearchParams] => {
+  const at = address.indexOf('?');
+  return at < 0 ? [address, new URLSearchParams()] : [address.slice(0, at), new URLSearchParams(address.slice(at + 1))];
+};
+
+/**
+ * How a list of `spec` with `query` can be sliced: by its sort field (the `sort` asked for, else
+ * the resource's default), unless the query bounds another date field (the two cannot be
+ * combined) or sorts by several fields.
+ */
+export function sliceRule(spec: ResourceSpec, query: ReadonlyArray<readonly [string, string]>): SliceRule | undefined {
+  const dates = spec.sortDates;
+  if (!dates || spec.paging !== 'skip') return undefined;
+  const sorts = query.filter(([key]) => key === dates.param).map(([, value]) => value);
+  const sort = sorts[0] ?? dates.default;
+  if (sorts.length > 1 || sort.includes(',')) return undefined;
+  const field = sort.replace(/^-/, '');
+  if (!dates.fields.includes(field)) return undefined;
+  if (query.some(([key]) => dates.fields.some((other) => other !== field && key.startsWith(`${other}_`)))) return undefined;
+  return { field, descending: sort.startsWith('-') };
+}
+
+/** The first and last day the address's bounds on `field` allow (undefined: open). */
+export function daysOf(address: string, field: string): { lo?: number; hi?: number } {
+  const range = dateRange(split(address)[1], field);
+  return { ...(range.lo && { lo: dayOf(range.lo.at) }), ...(range.hi && { hi: dayOf(range.hi.at) }) };
+}
+
+/**
+ * Where a chain of pages has got to, from its next address: the day of the keyset bound on the
+ * side it moves (`_gte` with a time when ascending, `_lte` descending), which says that every
+ * record before it was read, and `skip` those at that very second. It is a keyset bound only if
+ * it is tighter than the chain's own query (`base`) and its skip is less than the records the
+ * chain has read (`read`): a snapshot's pinned `_lte` with a skip that counts every record read
+ * is no position. Undefined when there is none (a plain skip link).
+ */
+export function positionOf(address: string, base: string, read: number, rule: SliceRule): number | undefined {
+  const params = split(address)[1];
+  const own = dateRange(split(base)[1], rule.field);
+  const range = dateRange(params, rule.field);
+  const side = rule.descending ? range.hi : range.lo;
+  if (!side?.value.includes('T') || !(Number(params.get('skip') ?? 0) < read)) return undefined;
+  const tighter = rule.descending ? !own.hi || side.at < own.hi.at : !own.lo || side.at > own.lo.at;
+  return tighter ? dayOf(side.at) : undefined;
+}
+
+/** `address` with its bounds on `field` narrowed to the days lo..hi; a side already as tight keeps its own. */
+export function narrowed(address: string, field: string, lo: number | undefined, hi: number | undefined): string {
+  const [path, params] = split(address);
+  const range = dateRange(params, field);
+  const setLo = lo !== undefined && !(range.lo && range.lo.at >= lo * DAY_MS);
+  const setHi = hi !== undefined && !(range.hi && range.hi.at <= (hi + 1) * DAY_MS - 1);
+  const result = new URLSearchParams();
+  for (const [key, value] of params) {
+    const bound = /_(gte|gt|lte|lt)$/.exec(key);
+    const side = bound && key === `${field}_${bound[1]}` ? (bound[1]!.startsWith('g') ? 'lo' : 'hi') : undefined;
+    if ((side === 'lo' && setLo) || (side === 'hi' && setHi)) continue;
+    result.append(key, value);
+  }
+  if (setLo) result.append(`${field}_gte`, dayText(lo as number));
+  if (setHi) result.append(`${field}_lte`, dayText(hi as number));
+  return `${path}?${result.toString()}`;
+}
+
+/**
+ * The far end of a sort date's list, asked for with one record of it in the other order: the
+ * address, and the day its reply's next link says that record has (the keyset bound), if any.
+ */
+export function farEndProbe(address: string, rule: SliceRule): string {
+  const [path, params] = split(address);
+  params.set('sort', rule.descending ? rule.field : `-${rule.field}`);
+  params.set('page_size', '1');
+  return `${path}?${params.toString()}`;
+}
+
+export function farEndOf(link: string | null, rule: SliceRule): number | undefined {
+  if (link === null) return undefined;
+  const range = dateRange(split(link)[1], rule.field);
+  // Descending the list ends at its oldest record: the probe's _gte. Ascending, its newest: the
+  // probe's _lte (a snapshot's pinned bound is no earlier than the newest record either).
+  const side = rule.descending ? range.lo : range.hi;
+  return side?.value.includes('T') ? dayOf(side.at) : undefined;
+}
+
+/** What a part knows of its days: the slice's own, the phase's, and where it has got to. */
+export interface PartDays {
+  lo?: number | undefined;
+  hi?: number | undefined;
+  /** Where it has got to (positionOf), when it is under way. */
+  position?: number | undefined;
+  underWay: boolean;
+}
+
+/**
+ * The days a part has still to read, when both ends are known: its slice, else the phase's
+ * bound, else the list's far end (`far`: ascending, today at the latest).
+ */
+export function remainingDays(part: PartDays, phase: { lo?: number; hi?: number }, rule: SliceRule, far: number | undefined): { lo: number; hi: number } | undefined {
+  let lo = part.lo ?? phase.lo;
+  let hi = part.hi ?? phase.hi;
+  if (part.underWay) {
+    if (part.position === undefined) return undefined;
+    if (rule.descending) hi = hi === undefined ? part.position : Math.min(hi, part.position);
+    else lo = lo === undefined ? part.position : Math.max(lo, part.position);
+  }
+  if (rule.descending) lo ??= far;
+  else hi ??= far;
+  return lo === undefined || hi === undefined ? undefined : { lo, hi };
+}

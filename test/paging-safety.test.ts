@@ -1,0 +1,171 @@
+/**
+ * Paging against a service whose links cannot be trusted (a scripted API): empty pages are
+ * followed, loops and repeated pages end the list with an error and a --resume token, and links
+ * that drop the query's filters are repaired where the paging style allows it.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { runCli, type RunResult } from './helpers.js';
+import { scriptedApi, scriptedEnv, type ScriptedApi, type ScriptedReply, type ScriptedRequest } from './scripted.js';
+
+type Answer = (request: ScriptedRequest, params: URLSearchParams, base: string) => ScriptedReply | undefined;
+
+/** Runs `argv` against a scripted API answering with `answer`, then closes it. */
+async function against(answer: Answer, argv: string[], run?: (api: ScriptedApi, result: RunResult) => Promise<void>): Promise<{ result: RunResult; api: ScriptedApi }> {
+  let base = '';
+  const api = await scriptedApi((request) => answer(request, new URL(request.url, 'http://x').searchParams, base));
+  base = api.baseUrl;
+  try {
+    const result = await runCli(argv, { env: scriptedEnv(api) });
+    await run?.(api, result);
+    return { result, api };
+  } finally {
+    await api.close();
+  }
+}
+
+const tags = (...ids: number[]): Array<{ id: string; name: string; is_active: boolean }> => ids.map((id) => ({ id: String(id), name: `t${id}`, is_active: true }));
+const lines = (ids: number[]): string => ids.map((id) => `${JSON.stringify({ id: String(id), name: `t${id}`, is_active: true })}\n`).join('');
+const tokenOf = (stderr: string): string | undefined => /--resume (\S+)/.exec(stderr)?.[1];
+
+describe('paging follows what a service sends, but never loops', () => {
+  test('an empty page that carries a next_page is followed', async () => {
+    const { result, api } = await against((_request, params, base) => {
+      const skip = params.get('skip');
+      if (skip === null) return { json: { tags: tags(1, 2), paging: { next_page: `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50&skip=2` } } };
+      if (skip === '2') return { json: { tags: [], paging: { next_page: `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50&skip=3` } } };
+      return { json: { tags: tags(3), paging: { next_page: null } } };
+    }, ['tags', 'list', '-o', 'ndjson']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, lines([1, 2, 3]));
+    assert.equal(api.requests.length, 3);
+  });
+
+  test('a link back to a page already read (A→B→A) ends the list with an error and a token that continues it', async () => {
+    let fixed = false;
+    const answer: Answer = (_request, params, base) => {
+      const skip = params.get('skip');
+      if (skip === null) return { json: { tags: tags(1, 2), paging: { next_page: `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50&skip=2` } } };
+      if (skip === '2') return { json: { tags: tags(3, 4), paging: { next_page: fixed ? `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50&skip=4` : `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50` } } };
+      return { json: { tags: tags(5), paging: { next_page: null } } };
+    };
+    await against(answer, ['tags', 'list', '-o', 'ndjson'], async (api, result) => {
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, /^carectl: the service sent a next_page link back to a page already read \(v1\.3\/tags\?fields=name%2Cis_active&page_size=50\); the list stopped after 4 records: to continue, run the same command with --resume \S+\n$/);
+      assert.equal(result.stdout, lines([1, 2, 3, 4]));
+      assert.equal(api.requests.length, 2, 'the page already read is not asked for again');
+      fixed = true;
+      const rest = await runCli(['tags', 'list', '-o', 'ndjson', '--resume', tokenOf(result.stderr) as string], { env: scriptedEnv(api) });
+      assert.equal(rest.code, 0, rest.stderr);
+      assert.equal(result.stdout + rest.stdout, lines([1, 2, 3, 4, 5]));
+    });
+  });
+
+  test('the same address with its query in another order is the same page', async () => {
+    const { result, api } = await against((_request, params, base) => {
+      if (params.get('skip') === null) return { json: { tags: tags(1), paging: { next_page: `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50&skip=1` } } };
+      return { json: { tags: tags(2), paging: { next_page: `${base}/v1.3/tags?skip=1&page_size=50&fields=name%2Cis_active` } } };
+    }, ['tags', 'list', '-o', 'ndjson']);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /a page already read \(v1\.3\/tags\?skip=1&page_size=50&fields=name%2Cis_active\).*--resume \S+\n$/);
+    assert.equal(result.stdout, lines([1, 2]));
+    assert.equal(api.requests.length, 2);
+  });
+
+  test('a page that repeats the ids of the page before it is not written, and ends the list', async () => {
+    const { result } = await against((_request, params, base) => {
+      const skip = Number(params.get('skip') ?? 0);
+      return { json: { tags: tags(1, 2), paging: { next_page: `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50&skip=${skip + 2}` } } };
+    }, ['tags', 'list', '-o', 'ndjson']);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /^carectl: the service sent the same records as the page before it \(v1\.3\/tags\?fields=name%2Cis_active&page_size=50&skip=2\) with a link to more: paging would not end; the list stopped after 2 records: .*--resume \S+\n$/);
+    assert.equal(result.stdout, lines([1, 2]));
+  });
+
+  test('empty pages that go on linking end at the second one in a row', async () => {
+    const { result, api } = await against((_request, params, base) => {
+      const skip = Number(params.get('skip') ?? 0);
+      return { json: { tags: skip === 0 ? tags(1) : [], paging: { next_page: `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50&skip=${skip + 1}` } } };
+    }, ['tags', 'list', '-o', 'ndjson']);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /a second empty page in a row .*--resume \S+\n$/);
+    assert.equal(result.stdout, lines([1]));
+    assert.equal(api.requests.length, 3);
+  });
+});
+
+/** A conversation record with just an id (the scripted service ignores fields). */
+const conversations = (...ids: number[]): Array<{ id: string }> => ids.map((id) => ({ id: String(id) }));
+const idLines = (ids: number[]): string => ids.map((id) => `${JSON.stringify({ id: String(id) })}\n`).join('');
+
+describe('a next_page link that drops or changes the query is never followed as it is', () => {
+  test('skip paging: the filters are put back, with the link\'s cursor', async () => {
+    const argv = ['conversations', 'list', '--status', 'unread', '--channel', '202', '--oldest', '2026-01-01..2026-01-31', '--fields', 'status', '-o', 'ndjson', '--parallel', '1'];
+    const { result, api } = await against((_request, params, base) => {
+      const skip = Number(params.get('skip') ?? 0);
+      // Each link drops another filter, or widens the date range; the last is a keyset link.
+      const links = [
+        `${base}/v1.3/conversations?status=unread&fields=status&page_size=50&skip=2`,
+        `${base}/v1.3/conversations?status=closed&channel=202&fields=status&oldest_sort_date_gte=2026-01-01&page_size=50&skip=4`,
+        `${base}/v1.3/conversations?status=unread&channel=202&channel=203&fields=status&oldest_sort_date_gte=2025-01-01&oldest_sort_date_lte=2026-01-31&page_size=50&skip=6`,
+        `${base}/v1.3/conversations?status=unread&channel=202&fields=status&oldest_sort_date_gte=2026-01-20T10%3A00%3A00&oldest_sort_date_lte=2026-01-31T23%3A59%3A59&sort=oldest_sort_date&page_size=50&skip=1`,
+        null,
+      ];
+      const index = params.has('oldest_sort_date_gte') && params.get('oldest_sort_date_gte')!.includes('T') ? 4 : skip / 2;
+      return { json: { conversations: conversations(index * 2 + 1, index * 2 + 2), paging: { next_page: links[index] } } };
+    }, argv);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, idLines([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
+    const sent = api.requests.map((r) => new URL(r.url, 'http://x').searchParams);
+    for (const params of sent) {
+      assert.deepEqual(params.getAll('status'), ['unread']);
+      assert.deepEqual(params.getAll('channel'), ['202']);
+      assert.equal(params.get('oldest_sort_date_lte')?.slice(0, 10), '2026-01-31');
+      assert.ok(params.get('oldest_sort_date_gte')! >= '2026-01-01', params.toString());
+    }
+    assert.deepEqual(sent.map((p) => p.get('skip')), [null, '2', '4', '6', '1']);
+    // The keyset link (a tighter date bound, the default sort) is followed as given.
+    assert.match(api.requests[4]!.url, /oldest_sort_date_gte=2026-01-20T10%3A00%3A00&oldest_sort_date_lte=2026-01-31T23%3A59%3A59&sort=oldest_sort_date&page_size=50&skip=1$/);
+  });
+
+  test('token paging: a link that changes the query ends the list with an error and a token', async () => {
+    let fixed = false;
+    const answer: Answer = (request, params, base) => {
+      const token = params.get('page_token');
+      const types = (...ids: number[]): unknown[] => ids.map((id) => ({ id: String(id), name: `n${id}`, format: 'short', is_active: true }));
+      if (token === null) return { json: { annotationtypes: types(1, 2), paging: { next_page: `${base}/api/1/annotation-types?page_size=50&page_token=AA${fixed ? '' : '&is_active=true'}` } } };
+      assert.equal(request.url, '/api/1/annotation-types?page_size=50&page_token=AA');
+      return { json: { annotationtypes: types(3), paging: { next_page: null } } };
+    };
+    await against(answer, ['annotation-types', 'list', '--columns', 'id', '--no-header'], async (api, result) => {
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, /^carectl: the service sent a next_page link that adds is_active of the query \(api\/1\/annotation-types\?page_size=50&page_token=AA&is_active=true\); a page_token link is followed only as given, so the list stops here; the list stopped after 2 records: to continue, run the same command with --resume \S+\n$/);
+      assert.equal(result.stdout, '1\n2\n');
+      assert.equal(api.requests.length, 1);
+      fixed = true;
+      const rest = await runCli(['annotation-types', 'list', '--columns', 'id', '--no-header', '--resume', tokenOf(result.stderr) as string], { env: scriptedEnv(api) });
+      assert.equal(rest.code, 0, rest.stderr);
+      assert.equal(result.stdout + rest.stdout, '1\n2\n3\n');
+    });
+  });
+});
+
+describe('conversations list without --status or --priority (the union of two queries)', () => {
+  test('prints a conversation once when its priority changed between the two queries', async () => {
+    const { result, api } = await against((_request, params) => {
+      const priority = params.get('is_priority');
+      // 3 moved from priority to not while the list ran, and shows in both queries.
+      return { json: { conversations: conversations(...(priority === 'true' ? [1, 2, 3] : [3, 4, 5])), paging: { next_page: null } } };
+    }, ['conversations', 'list', '-o', 'ndjson', '--fields', 'status']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, idLines([1, 2, 3, 4, 5]));
+    assert.equal(api.requests.length, 2);
+  });
+
+  test('--sort there is a usage error and sends nothing', async () => {
+    const { result, api } = await against(() => ({ json: {} }), ['conversations', 'list', '--sort', '-oldest_sort_date']);
+    assert.equal(result.code, 2);
+    assert.equal(result.stderr, 'carectl: --sort: add --status or --priority/--no-priority; without them the list joins two queries, one after the other, which cannot be merged by a date the service does not return\n');
+    assert.equal(api.requests.length, 0);
+  });
+});

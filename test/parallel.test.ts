@@ -1,0 +1,337 @@
+/**
+ * --parallel: where the setting comes from and how a bad value is refused; lists and update
+ * batches with several requests in flight give the same output as one at a time.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Sandbox } from '../src/sandbox/index.js';
+import { apiRequests, fakeClock, openSandbox, runCli, sandboxEnv, type RunOptions } from './helpers.js';
+import { keysetData, keysetReply, later } from './keyset.js';
+import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted.js';
+
+let sandbox: Sandbox;
+before(async () => {
+  sandbox = await openSandbox({ conversations: 400 });
+});
+after(async () => {
+  await sandbox.close();
+});
+
+const cli = (argv: string[], options: RunOptions = {}) => runCli(argv, { sandbox, ...options });
+
+describe('--parallel, CARECTL_PARALLEL and the profile key parallel', () => {
+  test('a bad value is a one-line usage error naming where it came from and the range; nothing is sent', async () => {
+    const home = mkdtempSync(path.join(tmpdir(), 'carectl-parallel-'));
+    mkdirSync(path.join(home, 'carectl'));
+    writeFileSync(path.join(home, 'carectl', 'config.json'), JSON.stringify({ profiles: { default: { parallel: '40' } } }));
+    const cases: Array<[string[], Record<string, string>, string]> = [
+      [['--parallel', '0'], {}, '--parallel: must be an integer from 1 to 32 (got "0")'],
+      [['--parallel', 'many'], {}, '--parallel: must be an integer from 1 to 32 (got "many")'],
+      [[], { CARECTL_PARALLEL: '33' }, 'CARECTL_PARALLEL: must be an integer from 1 to 32 (got "33")'],
+      [[], { XDG_CONFIG_HOME: home }, 'parallel in profile "default": must be an integer from 1 to 32 (got "40")'],
+    ];
+    for (const [flags, env, message] of cases) {
+      for (const command of [['conversations', 'list'], ['conversations', 'update', '500002', '--status', 'on_hold']]) {
+        const mark = sandbox.requests.length;
+        const result = await cli([...command, ...flags], { env });
+        assert.equal(result.code, 2, `${command.join(' ')} ${flags.join(' ')}`);
+        assert.equal(result.stderr, `carectl: ${message}\n`);
+        assert.equal(apiRequests(sandbox, mark).length, 0);
+      }
+    }
+    // The flag wins over the environment, the environment over the profile.
+    assert.equal((await cli(['tags', 'list', '--parallel', '2'], { env: { CARECTL_PARALLEL: '33' } })).code, 0);
+    assert.equal((await cli(['tags', 'list'], { env: { CARECTL_PARALLEL: '3', XDG_CONFIG_HOME: home } })).code, 0);
+  });
+
+  test('config set parallel checks the value and stores it; get reads it back', async () => {
+    const home = mkdtempSync(path.join(tmpdir(), 'carectl-parallel-'));
+    const env = { ...sandboxEnv(sandbox), XDG_CONFIG_HOME: home };
+    const refused = await runCli(['config', 'set', 'parallel', '0'], { env });
+    assert.equal(refused.code, 2);
+    assert.equal(refused.stderr, 'carectl: parallel: must be an integer from 1 to 32 (got "0")\n');
+    assert.equal((await runCli(['config', 'set', 'parallel', '12'], { env })).code, 0);
+    assert.equal((await runCli(['config', 'get', 'parallel'], { env })).stdout, '12\n');
+  });
+
+  test('a command that sends one request does not take --parallel', async () => {
+    const result = await cli(['tags', 'get', '7001', '--parallel', '4']);
+    assert.equal(result.code, 2);
+    assert.equal(result.stderr, 'carectl: --parallel: `carectl tags get` does not take it\n');
+  });
+});
+
+/** ids of ndjson/csv/tsv output, for counting. */
+const idsOf = (stdout: string): string[] => stdout.trimEnd().split('\n').map((line) => (line.startsWith('{') ? (JSON.parse(line) as { id: string }).id : line.split(/[\t,]/)[0] as string));
+
+describe('a list in parallel prints exactly what it prints one request at a time', () => {
+  const lists: Array<[string, string[]]> = [
+    ['the union of the two priority queries', ['conversations', 'list']],
+    ['a date range, sliced', ['conversations', 'list', '--oldest', '2025-08-03..2026-05-31']],
+    ['a union with an open range', ['conversations', 'list', '--oldest', '2026-01-01..']],
+    ['a descending sort with a range', ['conversations', 'list', '--status', 'closed', '--sort', '-oldest_sort_date', '--oldest', 'gt:2025-07-01,lt:2026-06-01']],
+    ['newest_sort_date', ['conversations', 'list', '--no-priority', '--sort', 'newest_sort_date', '--newest', '2025-09-01..2026-03-01']],
+  ];
+  for (const [what, list] of lists) {
+    test(`${what}: every format, byte for byte`, async () => {
+      for (const format of ['csv', 'ndjson', 'json', 'table', 'tsv']) {
+        const argv = [...list, '-o', format, '--page-size', '7'];
+        const one = await cli([...argv, '--parallel', '1']);
+        assert.equal(one.code, 0, one.stderr);
+        const mark = sandbox.requests.length;
+        const many = await cli(argv, { stdoutTTY: format === 'table', columns: 200 });
+        const oneTable = format === 'table' ? await cli([...argv, '--parallel', '1'], { stdoutTTY: true, columns: 200 }) : one;
+        assert.equal(many.code, 0, many.stderr);
+        assert.equal(many.stdout, oneTable.stdout, `${what}, ${format}`);
+        assert.equal(many.stderr, oneTable.stderr);
+        if (format === 'ndjson') {
+          const ids = idsOf(many.stdout);
+          assert.equal(new Set(ids).size, ids.length, 'each record once');
+          const slices = new Set(apiRequests(sandbox, mark).map((r) => new URL(r.url, 'http://x').searchParams.getAll('oldest_sort_date_gte').join() + new URL(r.url, 'http://x').searchParams.get('is_priority')));
+          if (list.includes('--oldest') || list.length === 2) assert.ok(slices.size > 1, `${what}: more than one part (${[...slices].join(' ')})`);
+        }
+      }
+    });
+  }
+
+  test('the records of the sandbox, each exactly once, in the order of the service', async () => {
+    const one = await cli(['conversations', 'list', '--oldest', '2025-06-01..2026-07-01', '--columns', 'id', '--no-header', '--parallel', '1']);
+    const many = await cli(['conversations', 'list', '--oldest', '2025-06-01..2026-07-01', '--columns', 'id', '--no-header', '--parallel', '32', '--page-size', '3']);
+    assert.equal(many.stdout, one.stdout);
+    assert.equal(new Set(idsOf(many.stdout)).size, sandbox.data.conversations.length);
+  });
+});
+
+describe('a list without a date range, on a service with keyset links', () => {
+  const data = keysetData(1500);
+  let api: ScriptedApi;
+  before(async () => {
+    let base = '';
+    api = await scriptedApi((request) => keysetReply(data, request, base));
+    base = api.baseUrl;
+  });
+  after(() => api.close());
+  const run = (argv: string[], options: RunOptions = {}) => runCli(argv, { env: scriptedEnv(api), ...options });
+
+  test('is cut into slices once its first page links on, and prints the same', async () => {
+    for (const list of [['conversations', 'list'], ['conversations', 'list', '--status', 'unread', '--sort', '-oldest_sort_date'], ['conversations', 'list', '--priority', '--oldest', '..2026-03-01']]) {
+      const argv = [...list, '-o', 'ndjson', '--fields', 'status,is_priority'];
+      const one = await run([...argv, '--parallel', '1']);
+      assert.equal(one.code, 0, one.stderr);
+      const mark = api.requests.length;
+      const many = await run(argv);
+      assert.equal(many.code, 0, many.stderr);
+      assert.equal(many.stdout, one.stdout, list.join(' '));
+      const ids = idsOf(many.stdout);
+      assert.equal(new Set(ids).size, ids.length, 'each record once');
+      // Slices were cut from the keyset position: requests bounded on both sides by a day.
+      const sliced = api.requests.slice(mark).filter((r) => /oldest_sort_date_gte=\d{4}-\d\d-\d\d(&|$)/.test(r.url) && /oldest_sort_date_lte=\d{4}-\d\d-\d\d(&|$)/.test(r.url));
+      assert.ok(sliced.length >= 4, `${list.join(' ')}: ${sliced.length} slice requests`);
+    }
+    const all = idsOf((await run(['conversations', 'list', '-o', 'ndjson', '--fields', 'status'])).stdout);
+    assert.equal(new Set(all).size, data.length);
+  });
+
+  test('a short list pays for no more than its page', async () => {
+    const mark = api.requests.length;
+    const result = await run(['conversations', 'list', '--status', 'closed', '--oldest', '..2025-07-10', '--columns', 'id', '--no-header']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.ok(idsOf(result.stdout).length < 50);
+    assert.equal(api.requests.length - mark, 1);
+  });
+
+  test('--limit in parallel prints the first records and fetches little more than it needs', async () => {
+    const argv = ['conversations', 'list', '--no-priority', '-o', 'ndjson', '--fields', 'status', '--page-size', '20'];
+    const full = await run([...argv, '--parallel', '1']);
+    for (const limit of [5, 30, 200]) {
+      const mark = api.requests.length;
+      const result = await run([...argv, '--limit', String(limit)]);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, full.stdout.split('\n').slice(0, limit).map((line) => `${line}\n`).join(''));
+      const fetched = api.requests.slice(mark).reduce((sum, r) => sum + Number(new URL(r.url, 'http://x').searchParams.get('page_size')), 0);
+      assert.ok(fetched <= limit + 8 * 20, `--limit ${limit}: ${fetched} records asked for`);
+      // Batches of --limit with --resume add up to the whole list.
+      const token = /--resume (\S+)$/m.exec(result.stderr)?.[1] as string;
+      const rest = await run([...argv, '--resume', token]);
+      assert.equal(result.stdout + rest.stdout, full.stdout, `--limit ${limit}, then --resume`);
+    }
+  });
+});
+
+describe('a service that answers 429 past 2 requests in flight', () => {
+  test('the run lowers its window, waits as asked, and completes with the same output', async () => {
+    const data = keysetData(900);
+    let base = '';
+    let inFlight = 0;
+    let refused = 0;
+    const api = await scriptedApi((request, res) => {
+      inFlight++;
+      const over = inFlight > 2;
+      if (over) refused++;
+      return later(res, 5, () => (over ? { status: 429, headers: { 'retry-after': '1' }, json: { status: 'error', message: 'Too many requests' } } : keysetReply(data, request, base)), () => inFlight--);
+    });
+    base = api.baseUrl;
+    try {
+      const argv = ['conversations', 'list', '-o', 'csv', '--page-size', '20'];
+      const one = await runCli([...argv, '--parallel', '1'], { env: scriptedEnv(api) });
+      assert.equal(one.code, 0, one.stderr);
+      assert.equal(refused, 0);
+      const clock = fakeClock();
+      const many = await runCli([...argv, '--verbose', '--retries', '0'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
+      assert.equal(many.code, 0, many.stderr.split('\n').filter((line) => !line.startsWith('>') && !line.startsWith('<')).join('\n'));
+      assert.equal(many.stdout, one.stdout);
+      assert.ok(refused > 0, 'the service refused some requests');
+      // Each change of the window is shown with --verbose; every request waited the second asked.
+      assert.match(many.stderr, /^ {2}parallel: 8 → 4 requests in flight \(429: too many requests; every request waits 1000 ms\)$/m);
+      assert.ok(clock.slept.includes(1000));
+      assert.ok(clock.slept.every((ms) => ms <= 1000), clock.slept.join());
+    } finally {
+      await api.close();
+    }
+  });
+});
+
+describe('--resume after a parallel run that failed part-way', () => {
+  const tokenOf = (stderr: string): string | undefined => /--resume (\S+)$/m.exec(stderr)?.[1];
+
+  test('sliced by a date range (the sandbox failing after N pages): the two runs add up to the whole list', async () => {
+    let resumed = 0;
+    for (const list of [['conversations', 'list', '--oldest', '2025-08-01..2026-06-30'], ['conversations', 'list', '--status', 'unread', '--sort', '-oldest_sort_date', '--oldest', '2025-07-01..']]) {
+      for (const format of ['ndjson', 'csv']) {
+        const argv = [...list, '-o', format, '--page-size', '5'];
+        const full = await cli([...argv, '--parallel', '1']);
+        for (const failAfter of [3, 9, 20]) {
+          sandbox.setFaults({ failListAfterPages: failAfter });
+          const first = await cli([...argv, '--retries', '0']);
+          sandbox.setFaults(undefined);
+          if (first.code === 0) {
+            assert.equal(first.stdout, full.stdout, 'fewer pages than that');
+            continue;
+          }
+          assert.equal(first.code, 1, first.stderr);
+          const token = tokenOf(first.stderr);
+          if (token === undefined) {
+            assert.equal(first.stdout, '', 'no token: nothing was written');
+            continue;
+          }
+          const rest = await cli([...argv, '--resume', token]);
+          assert.equal(rest.code, 0, rest.stderr);
+          assert.equal(first.stdout + rest.stdout, full.stdout, `${list.join(' ')} ${format}, failing after ${failAfter} pages`);
+          resumed++;
+        }
+      }
+    }
+    assert.ok(resumed >= 6, `${resumed} runs resumed`);
+  });
+
+  test('sliced at keyset positions: a token names the slice, and the resumed run reads the rest of the phase too', async () => {
+    const data = keysetData(1200);
+    let base = '';
+    let failAfter = Infinity;
+    let served = 0;
+    const api = await scriptedApi((request) => (++served > failAfter ? { status: 503, json: { status: 'error', message: 'down' } } : keysetReply(data, request, base)));
+    base = api.baseUrl;
+    try {
+      const run = (argv: string[]) => runCli(argv, { env: scriptedEnv(api) });
+      const argv = ['conversations', 'list', '-o', 'ndjson', '--fields', 'status', '--page-size', '10', '--retries', '0'];
+      const full = await run([...argv, '--parallel', '1']);
+      let resumed = 0;
+      for (const after of [6, 15, 40, 80]) {
+        served = 0;
+        failAfter = after;
+        const first = await run(argv);
+        failAfter = Infinity;
+        assert.equal(first.code, 1, first.stderr);
+        const token = tokenOf(first.stderr);
+        if (token === undefined) continue;
+        assert.ok(token.length <= 120, `a short token: ${token}`);
+        const rest = await run([...argv, '--resume', token]);
+        assert.equal(rest.code, 0, rest.stderr);
+        assert.equal(first.stdout + rest.stdout, full.stdout, `failing after ${after} pages`);
+        resumed++;
+      }
+      assert.ok(resumed >= 3, `${resumed} runs resumed`);
+    } finally {
+      await api.close();
+    }
+  });
+});
+
+describe('conversations update in parallel', () => {
+  /** A service of conversations 1..n whose replies take a few ms, so that requests overlap. */
+  async function slowService(options: { limit?: number } = {}): Promise<ScriptedApi & { inFlightPeak: () => number; patches: Map<string, number> }> {
+    let inFlight = 0;
+    let peak = 0;
+    const patches = new Map<string, number>();
+    const api = await scriptedApi((request, res) => {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      const over = options.limit !== undefined && inFlight > options.limit;
+      const id = /conversations\/(\d+)/.exec(request.url)?.[1] as string;
+      if (request.method === 'PATCH' && !over) patches.set(id, (patches.get(id) ?? 0) + 1);
+      return later(res, 3 + (Number(id) % 4), () => {
+        if (over) return { status: 429, headers: { 'retry-after': '1' }, json: { status: 'error', message: 'slow down' } };
+        if (id === '13') return { status: 404, json: { status: 'error', message: `No conversation with id '13'` } };
+        if (id === '21') return { status: 403, json: { status: 'error', message: 'no permission for 21' } };
+        return request.method === 'PATCH' ? { json: { conversation: { id, url: `/v1.3/conversations/${id}` } } } : { json: { conversation: { id, tags: [{ id: '7001' }] } } };
+      }, () => inFlight--);
+    });
+    return Object.assign(api, { inFlightPeak: () => peak, patches });
+  }
+  const ids = Array.from({ length: 30 }, (_, i) => String(i + 1));
+
+  test('rows in input order, each PATCH sent once, the exit code of the first failure in input order', async () => {
+    const api = await slowService();
+    try {
+      const result = await runCli(['conversations', 'update', ...ids, '--status', 'on_hold', '--parallel', '6', '--columns', 'id,result'], { env: scriptedEnv(api) });
+      assert.equal(result.code, 4, 'the 404 of id 13 comes before the 403 of id 21');
+      assert.deepEqual(result.stdout.trimEnd().split('\n').map((line) => line.split('\t')[0]), ['id', ...ids]);
+      assert.match(result.stdout, /\n13\tNo conversation with id '13' \(HTTP 404\)\n/);
+      assert.match(result.stderr, /^carectl: 2 of 30 updates failed \(first: 13: /);
+      assert.equal(api.patches.size, 28);
+      assert.ok([...api.patches.values()].every((n) => n === 1), 'one PATCH per id');
+      assert.ok(api.inFlightPeak() > 1 && api.inFlightPeak() <= 6, `at most 6 in flight (${api.inFlightPeak()})`);
+    } finally {
+      await api.close();
+    }
+  });
+
+  test('a service that refuses past 2 in flight: the batch slows down and completes', async () => {
+    const api = await slowService({ limit: 2 });
+    try {
+      const clock = fakeClock();
+      const some = ids.filter((id) => id !== '13' && id !== '21');
+      const result = await runCli(['conversations', 'update', ...some, '--status', 'on_hold', '--retries', '0', '--columns', 'id,result', '--no-header'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, some.map((id) => `${id}\tok\n`).join(''));
+      assert.ok(some.every((id) => api.patches.get(id) === 1), 'each id patched once');
+    } finally {
+      await api.close();
+    }
+  });
+
+  test('Ctrl-C sends no new id, lets those under way finish, and says how many were done', async () => {
+    const api = await slowService();
+    try {
+      const controller = new AbortController();
+      const result = await runCli(['conversations', 'update', ...ids, '--status', 'on_hold', '--parallel', '4', '--columns', 'id,result', '--no-header'], {
+        env: scriptedEnv(api),
+        signal: controller.signal,
+        onStdout: () => controller.abort(),
+      });
+      assert.equal(result.code, 130);
+      const rows = result.stdout.trimEnd().split('\n');
+      const done = rows.length;
+      // The four ids under way when the first row came out were finished, not cut short.
+      assert.ok(done >= 4 && done < ids.length, `${done} done`);
+      assert.deepEqual(rows, ids.slice(0, done).map((id) => `${id}\tok`), 'rows in input order');
+      assert.equal(result.stderr, `carectl: interrupted after ${done} of 30 conversations; an update is safe to repeat, so the same command can simply run again\n`);
+      assert.deepEqual([...api.patches.keys()].sort((a, b) => Number(a) - Number(b)), ids.slice(0, done), 'a PATCH for each id done, none for the others');
+    } finally {
+      await api.close();
+    }
+  });
+});
