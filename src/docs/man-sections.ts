@@ -78,6 +78,8 @@ export const OTHER_ENVIRONMENT: Term[] = [
   { term: 'CARECTL_PROFILE', paragraphs: ['The profile of the configuration file to use (`--profile`); `default` when unset.'] },
   { term: 'NO_COLOR', paragraphs: ['When set to a non-empty value, no colour is used (as https://no-color.org asks); `--color` still forces it.'] },
   { term: 'FORCE_COLOR', paragraphs: ['When set to a value other than `0` or `false`, colour is used even when the output is not a terminal; `0` or `false` turns it off even on a terminal.'] },
+  { term: 'HTTPS_PROXY, HTTP_PROXY, NO_PROXY', paragraphs: ['Proxies, as curl and gh read them (upper or lower case): HTTPS_PROXY for https addresses (through CONNECT), HTTP_PROXY for plain http ones (sent in absolute form), NO_PROXY for hosts to reach directly. They apply to the API and to report downloads. Credentials in a proxy URL (`http://user:password@proxy:3128`) are sent to the proxy only and never printed.'] },
+  { term: 'NODE_EXTRA_CA_CERTS', paragraphs: ['A PEM file of extra certificate authorities that node trusts besides its own, for a corporate CA or a proxy that inspects TLS.'] },
   { term: 'XDG_CONFIG_HOME', paragraphs: ['The folder that holds the `carectl` configuration folder; `~/.config` when unset or not an absolute path.'] },
 ];
 
