@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { carectlTree } from '../src/docs/carectl-man.js';
 import { allCommands } from '../src/docs/tree.js';
 import { exampleLines } from '../src/cli/help.js';
-import { displayWidth } from '../src/output/text-width.js';
+import { displayWidth } from '../src/output/width.js';
 import { runCli } from './helpers.js';
 
 const tree = carectlTree();

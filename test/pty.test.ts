@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CLEAR_LINE } from '../src/output/progress.js';
-import { displayWidth } from '../src/output/text-width.js';
+import { displayWidth } from '../src/output/width.js';
 import { FIXTURES, type Sandbox } from '../src/sandbox/index.js';
 import { openSandbox, sandboxEnv } from './helpers.js';
 import { ptyRunner, runInPty } from './pty.js';
@@ -62,7 +62,7 @@ describe('in a pseudo-terminal', { skip }, () => {
         const { code, screen } = await runInPty(argv, { columns, env });
         assert.equal(code, 0, screen);
         assertFits(screen, columns, argv.join(' '));
-        widest = Math.max(widest, ...lines(screen).map(displayWidth));
+        widest = Math.max(widest, ...lines(screen).map((line) => displayWidth(line)));
       }
       assert.ok(widest > columns - 10, `widest line ${widest}`);
     });

@@ -129,10 +129,6 @@ export function exitCodeForStatus(status: number): ExitCode {
   return ExitCode.failure;
 }
 
-export function exitCodeOf(err: unknown): ExitCode {
-  return err instanceof CarectlError ? err.exitCode : ExitCode.failure;
-}
-
 /**
  * `carectl … | head -1`: the reader left; that is how pipelines end, not a failure. EIO is the
  * same for a terminal that hung up (SIGHUP): nobody is left to read the output.

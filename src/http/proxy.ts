@@ -11,7 +11,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { UsageError } from '../core/errors.js';
-import { basicCredentialForms, stripUserinfo } from './redact.js';
+import { basicCredentialForms } from './redact.js';
 import type { Undici } from './undici.js';
 
 export interface ProxySettings {
@@ -75,11 +75,6 @@ export function proxySecrets(proxy: ProxySettings | undefined): string[] {
     }
   }
   return secrets;
-}
-
-/** The proxy as it may be shown: without its credentials. */
-export function shownProxy(value: string): string {
-  return stripUserinfo(value);
 }
 
 /**

@@ -8,7 +8,8 @@ import { pathGetter } from './cells.js';
 import { sanitizeForTerminal } from './sanitize.js';
 import { StreamSink } from './stream-sink.js';
 import { boldWhen } from './style.js';
-import { displayWidth, hangingLines } from './text-width.js';
+import { hangingLines } from './text-width.js';
+import { displayWidth } from './width.js';
 import type { RecordWriter, WriterOptions } from './types.js';
 
 const GAP = '  ';

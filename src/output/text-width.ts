@@ -1,38 +1,20 @@
 /**
- * Text measured in terminal columns: one line cut to a width (live status lines), and text wrapped
- * to a width with a hanging indent (help, `get`, content blocks). Text is expected sanitised
- * (src/output/sanitize.ts): no control characters, no escape sequences.
+ * Lines for people, measured in terminal columns (src/output/width.ts): one line cut to a width
+ * (live status lines), and text wrapped at spaces with a hanging indent (help, `get`, content
+ * blocks). Text is expected sanitised (src/output/sanitize.ts): no control characters.
  */
 
-/** Combining marks, zero-width spaces and joiners, variation selectors: no column of their own. */
-const ZERO_WIDTH = /^[\p{Mn}\p{Me}\u200b-\u200f\u2060-\u2064\ufe00-\ufe0f\ufeff]$/u;
-/** East Asian wide and full-width characters and most emoji: two columns. */
-const WIDE = /^[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1f64f}\u{1f900}-\u{1f9ff}\u{20000}-\u{3fffd}]$/u;
-const ELLIPSIS = '…';
+import { codePointWidth, displayWidth, ELLIPSIS } from './width.js';
+
 /** hangingLines leaves a value at least this many columns, however deep its indent. */
 const MIN_ROOM = 20;
-
-/** Columns one code point takes. */
-export function charWidth(char: string): number {
-  if (ZERO_WIDTH.test(char)) return 0;
-  return WIDE.test(char) ? 2 : 1;
-}
-
-/** Columns a line of text takes. */
-export function displayWidth(text: string): number {
-  // The common case, measured without splitting into code points.
-  if (/^[\x20-\x7e]*$/.test(text)) return text.length;
-  let width = 0;
-  for (const char of text) width += charWidth(char);
-  return width;
-}
 
 /** The longest start of `text` that takes at most `width` columns. */
 function headOf(text: string, width: number): string {
   let used = 0;
   let end = 0;
   for (const char of text) {
-    const next = used + charWidth(char);
+    const next = used + codePointWidth(char.codePointAt(0) as number);
     if (next > width) break;
     used = next;
     end += char.length;
