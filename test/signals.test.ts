@@ -368,3 +368,13 @@ describe('a stop signal while the reader of stdout is not reading', () => {
     });
   }
 });
+
+describe('a wide --parallel in a real process', () => {
+  test('--parallel 32 --quiet: nothing at all on stderr (no listener warning from node)', async () => {
+    const { done } = carectl(['--parallel', '32', '--quiet', 'conversations', 'list', '-o', 'csv', '--page-size', '5'], sandboxEnv(sandbox));
+    const result = await done;
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stderr, '');
+    assert.equal(result.stdout.trim().split('\n').length, 121);
+  });
+});

@@ -8,6 +8,7 @@
  * sleep (tests never wait for real), a Retry-After beyond the cap fails instead of sleeping for
  * hours, and a non-idempotent POST must only be retried when it provably never left.
  */
+import { setMaxListeners } from 'node:events';
 import type { Dispatcher } from 'undici';
 import { ApiError, BadReplyError, CarectlError, InterruptedError, MAY_HAVE_BEEN_APPLIED, NetworkError } from '../core/errors.js';
 import { loadUndici } from './undici.js';
@@ -84,6 +85,8 @@ export class Transport {
     this.authorization = 'Basic ' + Buffer.from(`${config.user}:${config.password}`).toString('base64');
     this.secrets = [...basicCredentialForms(config.user, config.password), ...proxySecrets(config.proxy)];
     const interrupt = config.signal;
+    // Each request in flight listens to it (up to 32 with --parallel, and their waits): not a leak.
+    setMaxListeners(0, this.lifetime.signal);
     if (interrupt.aborted) this.lifetime.abort(interrupt.reason);
     else interrupt.addEventListener('abort', () => this.lifetime.abort(interrupt.reason), { once: true });
   }
