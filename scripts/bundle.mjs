@@ -11,7 +11,7 @@
  * - A V8 code cache, made here by running a few commands: compiling the bundle is the largest
  *   single cost left at start-up. A cache from another node/V8 version is rejected by V8 and
  *   the entry then compiles as usual.
- * - What only some commands need (undici, conf, cli-table3, the sandbox) is a file of its own,
+ * - What only some commands need (undici, conf, chalk, the sandbox) is a file of its own,
  *   required by the dynamic import() calls in src/ when first used, with a code cache of its own.
  * - undici's file holds only the parts carectl uses (src/http/undici.ts): its index also loads
  *   fetch, WebSocket, the mocks and cache stores, and the http2 client loads node:http2 (and with
@@ -48,13 +48,17 @@ const LAZY = {
         Object.assign(Dispatcher.prototype, require('undici/lib/api/index.js'));
         module.exports = {
           Agent: require('undici/lib/dispatcher/agent.js'),
-          interceptors: { redirect: require('undici/lib/interceptor/redirect.js') },
+          // Loaded on first use: only a run with a proxy variable set needs it.
+          get EnvHttpProxyAgent() {
+            return require('undici/lib/dispatcher/env-http-proxy-agent.js');
+          },
         };`,
     },
   },
   // conf is ESM; src/ takes its default export, the Conf class.
   conf: { file: 'conf.cjs', entry: { contents: "module.exports = require('conf').default;" } },
-  'cli-table3': { file: 'cli-table3.cjs', entry: { contents: "module.exports = require('cli-table3');" } },
+  // login's questions on a terminal only
+  read: { file: 'read.cjs', entry: { contents: "module.exports = require('read');" } },
   './sandbox/index.js': { file: 'sandbox.cjs', entry: { path: 'src/sandbox/index.ts' } },
   '../sandbox/index.js': { file: 'sandbox.cjs', entry: { path: 'src/sandbox/index.ts' } },
 };

@@ -7,6 +7,7 @@ import { keepDashValuesWithOptions } from './cli/argv.js';
 import { buildProgram } from './cli/program.js';
 import { CarectlError, ExitCode, isBrokenPipe } from './core/errors.js';
 import type { Io } from './core/io.js';
+import { redact } from './http/redact.js';
 import { sanitizeForTerminal } from './output/index.js';
 
 export async function run(argv: string[], io: Io): Promise<number> {
@@ -28,7 +29,7 @@ export function reportFailure(io: Io, err: unknown, verbose: boolean): number {
   }
   if (isBrokenPipe(err)) return ExitCode.ok;
   if (err instanceof CarectlError) {
-    io.stderr.stream.write(`carectl: ${sanitizeForTerminal(err.message)}\n`);
+    io.stderr.stream.write(`carectl: ${sanitizeForTerminal(redact(err.message))}\n`);
     return err.exitCode;
   }
   const detail = verbose && err instanceof Error && err.stack ? err.stack : String((err as Error)?.message ?? err);

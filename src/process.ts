@@ -2,6 +2,7 @@
  * The real process as carectl's Io: stdio with TTY flags, the environment, the clock, and an
  * abort signal raised by Ctrl-C (SIGINT), SIGTERM or SIGHUP.
  */
+import { setMaxListeners } from 'node:events';
 import { realSleep, type Io } from './core/io.js';
 import { ExitCode } from './core/errors.js';
 import { removePartialFiles } from './http/download.js';
@@ -40,6 +41,8 @@ export function createStopper(actions: { abort(): void; cleanUp(): void; exit(co
 
 export async function main(): Promise<number> {
   const controller = new AbortController();
+  // Every request, wait and writer of a parallel run listens for the stop: not a leak.
+  setMaxListeners(0, controller.signal);
   const stopper = createStopper({ abort: () => controller.abort(), cleanUp: removePartialFiles, exit: (code) => process.exit(code) });
   for (const signal of STOP_SIGNALS) process.on(signal, () => stopper.stop(signal));
   // Write errors reach the command through its writer (StreamSink), which ends output quietly for
@@ -64,5 +67,9 @@ export async function main(): Promise<number> {
     sleep: realSleep,
     signal: controller.signal,
   };
-  return stopper.exitCode(await run(process.argv.slice(2), io));
+  const code = stopper.exitCode(await run(process.argv.slice(2), io));
+  // A stopped command whose stdout reader is not reading would wait for it forever. What the
+  // reader has not taken is dropped; the resume line already counts only what it did take.
+  if (controller.signal.aborted && process.stdout.writableLength > 0) process.exit(code);
+  return code;
 }

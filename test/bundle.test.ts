@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,6 +48,15 @@ describe('the bundled command', () => {
     assert.equal(stderr, '', 'V8 accepted the flags bin/carectl.js sets');
     assert.ok(loaded.includes('http'), 'the list of loaded built-ins is read');
     for (const unused of ['http2', 'tls', 'zlib']) assert.ok(!loaded.includes(unused), `${unused} was loaded`);
+  });
+
+  test("keeps login's prompt library (read) out of the main bundle, in a lazy file of its own that loads", async () => {
+    const bundleFolder = fileURLToPath(new URL('../../dist/bundle/', import.meta.url));
+    const marker = 'default value must be string or number';
+    assert.ok(!(await readFile(join(bundleFolder, 'carectl.js'), 'utf8')).includes(marker));
+    assert.ok((await readFile(join(bundleFolder, 'read.cjs'), 'utf8')).includes(marker));
+    const { requireBundleFile } = createRequire(import.meta.url)(BIN) as { requireBundleFile(id: string): { read?: unknown } };
+    assert.equal(typeof requireBundleFile('./read.cjs').read, 'function');
   });
 
   test('pages through a list as the sources do', async () => {

@@ -6,9 +6,10 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { carectlManPage, carectlTree } from '../src/docs/carectl-man.js';
@@ -17,7 +18,9 @@ import { COMMAND_VALUES } from '../src/docs/values.js';
 import * as roff from '../src/docs/roff.js';
 import { allCommands, isLeaf } from '../src/docs/tree.js';
 import { FORMATS } from '../src/output/index.js';
-import { CONVERSATION_INCLUDES, CONVERSATION_STATUSES, PLATFORMS } from '../src/api/catalogue/index.js';
+import { CONTENT_ITEM, CONVERSATION_INCLUDES, CONVERSATION_STATUSES, PLATFORMS, VERSIONS, resourceByName } from '../src/api/catalogue/index.js';
+import { columnNames } from '../src/api/query.js';
+import { CONFIG_KEYS } from '../src/config/keys.js';
 import { VERSION } from '../src/core/version.js';
 import { runCli } from './helpers.js';
 import { describeRun, useSandboxShell } from './shell.js';
@@ -126,8 +129,17 @@ describe('help', () => {
 
 describe('completion', () => {
   let folder: string;
+  /** carectl on the PATH and a config file with two profiles, as the scripts meet them. */
+  let env: NodeJS.ProcessEnv;
   before(async () => {
     folder = await mkdtemp(join(tmpdir(), 'carectl-completion-'));
+    await mkdir(join(folder, 'bin'));
+    await mkdir(join(folder, 'config', 'carectl'), { recursive: true });
+    const carectl = join(folder, 'bin', 'carectl');
+    await writeFile(carectl, `#!/bin/sh\nexec "${process.execPath}" "${fileURLToPath(new URL('../../bin/carectl.js', import.meta.url))}" "$@"\n`);
+    await chmod(carectl, 0o755);
+    await writeFile(join(folder, 'config', 'carectl', 'config.json'), JSON.stringify({ profiles: { default: { output: 'json' }, staging: { user: 'ops' } } }));
+    env = { PATH: `${join(folder, 'bin')}:${process.env.PATH ?? ''}`, HOME: folder, XDG_CONFIG_HOME: join(folder, 'config') };
   });
   after(() => rm(folder, { recursive: true, force: true }));
 
@@ -148,7 +160,7 @@ describe('completion', () => {
       'offer() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}; COMPREPLY=(); "$function"; printf "%s\\n" "${COMPREPLY[*]-}"; }',
       ...cases.map((words) => `offer ${words.map((word) => `'${word}'`).join(' ')}`),
     ].join('\n');
-    const { stdout } = await run('bash', ['-c', driver], { cwd: folder });
+    const { stdout } = await run('bash', ['-c', driver], { cwd: folder, env });
     return stdout.split('\n').slice(0, cases.length).map((line) => (line === '' ? [] : line.split(' ')));
   }
 
@@ -188,6 +200,53 @@ describe('completion', () => {
     assert.deepEqual(offers[13], []);
   });
 
+  test('bash: later items of comma lists, config keys and values, profiles from the config file; file names where nothing else applies', async () => {
+    const file = await script('bash');
+    const offers = await bashOffers(file, [
+      ['carectl', 'conversations', 'list', '--include', 'content,'],
+      ['carectl', 'conversations', 'list', '--include', 'content,n'],
+      ['carectl', 'conversations', 'list', '--columns', 'id,'],
+      ['carectl', 'reports', 'list', '--columns', 'id,st'],
+      ['carectl', 'conversations', 'content', '500002', '--columns', 'te'],
+      ['carectl', 'conversations', 'get', '1', '--fields', 'status,ta'],
+      ['carectl', 'config', 'set', ''],
+      ['carectl', 'config', 'set', 'output', ''],
+      ['carectl', '--profile', 'staging', 'config', 'set', 'api-version', ''],
+      ['carectl', 'config', 'unset', 'o'],
+      ['carectl', '--profile', ''],
+      ['carectl', 'config', 'set', 'user', ''],
+    ]);
+    assert.deepEqual(offers[0]?.sort(), ['content,actions', 'content,notes']);
+    assert.deepEqual(offers[1], ['content,notes']);
+    const conversationColumns = columnNames(resourceByName('conversations'), 'list').filter((column) => column !== 'id');
+    assert.deepEqual(offers[2]?.sort(), conversationColumns.map((column) => `id,${column}`).sort());
+    assert.deepEqual(offers[3], ['id,state']);
+    assert.deepEqual(offers[4], CONTENT_ITEM.fields.filter((field) => field.startsWith('te')));
+    assert.deepEqual(offers[5], ['status,tags']);
+    assert.deepEqual(offers[6], [...CONFIG_KEYS]);
+    assert.deepEqual(offers[7], [...FORMATS]);
+    assert.deepEqual(offers[8], [...VERSIONS]);
+    assert.deepEqual(offers[9], ['output']);
+    assert.deepEqual(offers[10], ['default', 'staging']);
+    // any text: nothing offered, so bash completes file names (complete -o default)
+    assert.deepEqual(offers[11], []);
+    const { stdout } = await run('bash', ['-c', `source ${JSON.stringify(file)}; complete -p carectl`]);
+    assert.match(stdout, /^complete -o default -F \S+ carectl$/m);
+  });
+
+  test('the hidden __complete profiles prints the profile names, and nothing for a missing or broken config file', async () => {
+    const listed = await runCli(['__complete', 'profiles'], { env: { XDG_CONFIG_HOME: join(folder, 'config') } });
+    assert.deepEqual([listed.code, listed.stdout, listed.stderr], [0, 'default\nstaging\n', '']);
+    await mkdir(join(folder, 'broken', 'carectl'), { recursive: true });
+    await writeFile(join(folder, 'broken', 'carectl', 'config.json'), '{ not json');
+    for (const home of ['missing', 'broken']) {
+      const none = await runCli(['__complete', 'profiles'], { env: { XDG_CONFIG_HOME: join(folder, home) } });
+      assert.deepEqual([none.code, none.stdout, none.stderr], [0, '', ''], home);
+    }
+    assert.doesNotMatch((await runCli(['--help'])).stdout, /__complete/);
+    assert.ok(!carectlTree().commands.some((command) => command.path[0] === '__complete'), 'not in the man page or the scripts');
+  });
+
   test('zsh: the script parses, and its walker finds commands and values in zsh', { skip: installed('zsh') ? false : 'zsh is not installed' }, async () => {
     const file = await script('zsh');
     await run('zsh', ['-n', file]);
@@ -204,16 +263,55 @@ describe('completion', () => {
     assert.deepEqual(stdout.split('\n'), ['conversations list', CONVERSATION_STATUSES.join(' '), FORMATS.join(' '), '']);
   });
 
+  test('zsh: what _carectl hands to compadd and friends for lists, config values, profiles and file names', { skip: installed('zsh') ? false : 'zsh is not installed' }, async () => {
+    const file = await script('zsh');
+    // zsh's completion builtins work only inside completion: stand-ins print what they were given
+    const driver = [
+      'compdef() { :; }',
+      `source ${JSON.stringify(file)}`,
+      'compadd() { local -a out; while (( $# )); do case $1 in (-a) shift; out+=("${(@P)1}") ;; (--) shift; out+=("$@"); break ;; (-S|-P) shift ;; (-*) ;; (*) out+=("$1") ;; esac; shift; done; print -r -- "compadd ${out[*]}"; }',
+      'compset() { print -r -- "compset $*"; }',
+      '_files() { print -r -- files; }',
+      '_message() { print -r -- message; }',
+      '_describe() { local name=${@[-1]}; print -r -- "describe ${(P)name}"; }',
+      'offer() { local -a words; words=("$@"); CURRENT=$#; _carectl; }',
+      "offer carectl conversations list --include 'content,'",
+      "offer carectl config set output ''",
+      "offer carectl --profile ''",
+      "offer carectl conversations get 1 ''",
+      "offer carectl conversations list --limit ''",
+    ].join('\n');
+    const { stdout } = await run('zsh', ['-f', '-c', driver], { env });
+    assert.deepEqual(stdout.split('\n'), [
+      'compset -P *,',
+      `compadd ${CONVERSATION_INCLUDES.join(' ')}`,
+      `compadd ${FORMATS.join(' ')}`,
+      'compadd default staging',
+      'files',
+      'message',
+      '',
+    ]);
+  });
+
   test('fish: complete -C offers the same words', { skip: installed('fish') ? false : 'fish is not installed' }, async () => {
     const file = await script('fish');
     const offers = async (line: string): Promise<string[]> => {
-      const { stdout } = await run('fish', ['--no-config', '-c', `source ${JSON.stringify(file)}; complete -C${JSON.stringify(line)}`]);
+      const { stdout } = await run('fish', ['--no-config', '-c', `source ${JSON.stringify(file)}; complete -C${JSON.stringify(line)}`], { cwd: folder, env });
       return stdout.split('\n').filter(Boolean).map((entry) => entry.split('\t')[0] as string).sort();
     };
     assert.deepEqual(await offers('carectl conv'), ['conversations']);
     assert.deepEqual(await offers('carectl conversations list --status '), [...CONVERSATION_STATUSES].sort());
     assert.deepEqual(await offers('carectl -o '), [...FORMATS].sort());
     assert.deepEqual(await offers('carectl conversations update 1 --status '), ['closing', 'on_hold']);
+    assert.deepEqual(await offers('carectl conversations list --include content,'), ['content,actions', 'content,notes']);
+    assert.deepEqual(await offers('carectl reports list --columns id,st'), ['id,state']);
+    assert.deepEqual(await offers('carectl config set '), [...CONFIG_KEYS].sort());
+    assert.deepEqual(await offers('carectl config set api-version '), [...VERSIONS].sort());
+    assert.deepEqual(await offers('carectl --profile '), ['default', 'staging']);
+    // file names only where nothing else can come: an argument without a fixed set of words
+    assert.ok((await offers('carectl conversations get 1 ')).includes('carectl.fish'));
+    assert.ok(!(await offers('carectl conversations ')).includes('carectl.fish'));
+    assert.ok(!(await offers('carectl config set ')).includes('carectl.fish'));
   });
 
   test('an unknown shell is a usage error', async () => {

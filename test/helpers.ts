@@ -1,5 +1,9 @@
 /** Runs carectl in-process against a sandbox on loopback, capturing what a user would see. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
+import { after, before, beforeEach } from 'node:test';
 import { realSleep, type Io } from '../src/core/io.js';
 import { run } from '../src/main.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/index.js';
@@ -14,7 +18,10 @@ export interface RunOptions {
   sandbox?: Sandbox;
   /** Extra or overriding environment variables (undefined removes one). */
   env?: Record<string, string | undefined>;
-  stdin?: string;
+  /** What stdin holds, or a stream of its own (a fake terminal, see stdinTTY). */
+  stdin?: string | Readable;
+  /** Whether stdin is a terminal (default: when no stdin is given). */
+  stdinTTY?: boolean;
   stdoutTTY?: boolean;
   stderrTTY?: boolean;
   columns?: number;
@@ -24,6 +31,8 @@ export interface RunOptions {
   cwd?: string;
   /** Called with each chunk written to stdout, as it is written (to act part-way through output). */
   onStdout?: (chunk: string) => void;
+  /** The same for stderr (to answer a question when it is asked). */
+  onStderr?: (chunk: string) => void;
 }
 
 export class Collector extends Writable {
@@ -53,7 +62,7 @@ export function sandboxEnv(sandbox: Sandbox): Record<string, string> {
 
 export async function runCli(argv: string[], options: RunOptions = {}): Promise<RunResult> {
   const stdout = new Collector(options.onStdout);
-  const stderr = new Collector();
+  const stderr = new Collector(options.onStderr);
   const env: Record<string, string | undefined> = {
     PATH: process.env.PATH,
     ...(options.sandbox ? sandboxEnv(options.sandbox) : { XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' }),
@@ -62,7 +71,10 @@ export async function runCli(argv: string[], options: RunOptions = {}): Promise<
   const io: Io = {
     stdout: { stream: stdout, isTTY: options.stdoutTTY ?? false, ...(options.columns !== undefined && { columns: options.columns }) },
     stderr: { stream: stderr, isTTY: options.stderrTTY ?? false },
-    stdin: { stream: Readable.from(options.stdin === undefined ? [] : [options.stdin]), isTTY: options.stdin === undefined },
+    stdin: {
+      stream: options.stdin instanceof Readable ? options.stdin : Readable.from(options.stdin === undefined ? [] : [options.stdin]),
+      isTTY: options.stdinTTY ?? options.stdin === undefined,
+    },
     env,
     cwd: options.cwd ?? process.cwd(),
     now: options.now ?? (() => Date.now()),
@@ -100,4 +112,33 @@ export function fakeClock(start = Date.UTC(2026, 5, 30, 12, 0, 0)): { now: () =>
     },
     slept,
   };
+}
+
+/** Where a test's own config file lives: a fresh XDG_CONFIG_HOME for each test. */
+export interface ConfigHome {
+  sandbox: Sandbox;
+  home: string;
+  folder: string;
+  configFile: string;
+}
+
+/**
+ * One sandbox for the test file and a fresh, empty XDG_CONFIG_HOME for each test, all removed
+ * afterwards; `use` receives them before each test.
+ */
+export function useConfigHome(prefix: string, use: (fixture: ConfigHome) => void): void {
+  let sandbox: Sandbox;
+  const homes: string[] = [];
+  before(async () => {
+    sandbox = await openSandbox();
+  });
+  after(async () => {
+    await sandbox.close();
+    for (const dir of homes) rmSync(dir, { recursive: true, force: true });
+  });
+  beforeEach(() => {
+    const home = mkdtempSync(join(tmpdir(), prefix));
+    homes.push(home);
+    use({ sandbox, home, folder: join(home, 'carectl'), configFile: join(home, 'carectl', 'config.json') });
+  });
 }

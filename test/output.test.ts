@@ -16,6 +16,7 @@ import {
 import type { Format, WriterOptions } from '../src/output/index.js';
 import { StreamSink } from '../src/output/stream-sink.js';
 import { OutputError } from '../src/core/errors.js';
+import { runCli } from './helpers.js';
 
 type Row = Record<string, unknown>;
 
@@ -81,8 +82,13 @@ const people: Row[] = [
 ];
 const peopleColumns = ['id', 'name', 'author.id', 'channels.0.name'];
 
-/** C0 (except the LF that ends lines), DEL, C1 and bidi controls: what must never reach a terminal raw. */
-const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+/** C0 (except the LF that ends lines), DEL, C1, bidi controls and zero-width characters: what must never reach a terminal raw. */
+const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/;
+/** Every bidi control and zero-width character the contract names, in one string. */
+const BIDI_AND_ZERO_WIDTH = '\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u200b\u200c\u200d\u2060\ufeff';
+/** The same, as table, tsv and csv on a terminal show it. */
+const BIDI_AND_ZERO_WIDTH_SHOWN =
+  '\\u202a\\u202b\\u202c\\u202d\\u202e\\u2066\\u2067\\u2068\\u2069\\u200e\\u200f\\u061c\\u200b\\u200c\\u200d\\u2060\\ufeff';
 
 describe('valueAt', () => {
   const record = { id: 5, author: { id: 7, tags: ['x', 'y'] }, channels: [{ name: 'mail' }] };
@@ -156,6 +162,10 @@ describe('sanitizeForTerminal', () => {
     ['bidi override', 'abc\u202edcba', 'abc\\u202edcba'],
     ['bidi isolates', '\u2066x\u2069', '\\u2066x\\u2069'],
     ['line and paragraph separators', 'a\u2028b\u2029c', 'a\\u2028b\\u2029c'],
+    ['bidi marks', 'a\u200eb\u200fc\u061cd', 'a\\u200eb\\u200fc\\u061cd'],
+    ['a right-to-left mark hiding a file extension', 'invoice\u200ftxt.exe', 'invoice\\u200ftxt.exe'],
+    ['zero-width space, joiners, word joiner and BOM', 'p\u200ba\u200cy\u200dp\u2060a\ufeffl', 'p\\u200ba\\u200cy\\u200dp\\u2060a\\ufeffl'],
+    ['every bidi control and zero-width character', BIDI_AND_ZERO_WIDTH, BIDI_AND_ZERO_WIDTH_SHOWN],
   ];
   for (const [label, input, expected] of cases) {
     it(`shows ${label} visibly`, () => {
@@ -167,15 +177,31 @@ describe('sanitizeForTerminal', () => {
     const controls: number[] = [];
     for (let code = 0; code <= 0x9f; code++) if (code < 0x20 || code >= 0x7f) controls.push(code);
     controls.push(0x2028, 0x2029, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069);
+    controls.push(0x200e, 0x200f, 0x061c, 0x200b, 0x200c, 0x200d, 0x2060, 0xfeff);
     for (const code of controls) {
       const result = sanitizeForTerminal(`a${String.fromCharCode(code)}b`);
-      assert.doesNotMatch(result, /[\u0000-\u001f\u007f-\u009f\u2028-\u202e\u2066-\u2069]/, `U+${code.toString(16)}`);
+      assert.doesNotMatch(result, RAW_CONTROL, `U+${code.toString(16)}`);
+      assert.doesNotMatch(result, /[\n\u2028\u2029]/, `U+${code.toString(16)}`);
     }
   });
 
   it('leaves ordinary text, including non-ASCII, untouched', () => {
     const text = 'héllo 日本 👍 \\x1b';
     assert.equal(sanitizeForTerminal(text), text);
+  });
+});
+
+describe('errors on stderr', () => {
+  it('show bidi controls and zero-width characters from the arguments escaped', async () => {
+    const column = await runCli(['tags', 'list', '--columns', 'id,na\u200bme']);
+    assert.equal(column.code, 2);
+    assert.equal(
+      column.stderr,
+      'carectl: --columns: unknown column "na\\u200bme"; accepted: id, url, name, is_active (dotted paths allowed)\n',
+    );
+    const format = await runCli(['--output', 'ta\u202eble\u2069', 'tags', 'list']);
+    assert.equal(format.code, 2);
+    assert.equal(format.stderr, 'carectl: --output: "ta\\u202eble\\u2069" is not one of table, json, ndjson, csv, tsv\n');
   });
 });
 
@@ -231,6 +257,13 @@ describe('json', () => {
     }
     assert.deepEqual(JSON.parse(array), [record]);
     assert.deepEqual(JSON.parse(single), record);
+    assert.deepEqual(JSON.parse(line), record);
+  });
+
+  it('escapes bidi marks and zero-width characters too, with the same value', async () => {
+    const record = { text: 'invoice\u200ftxt.exe', [`k\u200b`]: `a${BIDI_AND_ZERO_WIDTH}b` };
+    const line = await render('ndjson', [[record]]);
+    assert.equal(line, `{"text":"invoice\\u200ftxt.exe","k\\u200b":"a${BIDI_AND_ZERO_WIDTH_SHOWN}b"}\n`);
     assert.deepEqual(JSON.parse(line), record);
   });
 
@@ -323,6 +356,12 @@ describe('csv', () => {
     assert.equal(csvField('=SUM(A1,B1)', false), '"=SUM(A1,B1)"');
   });
 
+  it('on a terminal shows bidi controls and zero-width characters escaped; off one keeps the exact text', async () => {
+    const record = { id: 'a\u200bb', name: `x${BIDI_AND_ZERO_WIDTH}y` };
+    assert.equal(await render('csv', [[record]], {}, 80), `id,name\r\na\\u200bb,x${BIDI_AND_ZERO_WIDTH_SHOWN}y\r\n`);
+    assert.equal(await render('csv', [[record]]), `id,name\r\na\u200bb,x${BIDI_AND_ZERO_WIDTH}y\r\n`);
+  });
+
   it('escapes header cells and record cells in the writer', async () => {
     assert.equal(
       await render('csv', [[{ '-x': '=cmd', id: '-7' }]], { columns: ['-x', 'id'] }),
@@ -356,6 +395,14 @@ describe('tsv', () => {
     assert.equal(tsvField('\x1b[31mred\u009b\x7f'), '\\x1b[31mred\\x9b\\x7f');
     assert.equal(tsvField('abc\u202edcba'), 'abc\\u202edcba');
     assert.equal(tsvField('=not a formula here'), '=not a formula here');
+  });
+
+  it('shows bidi controls and zero-width characters escaped, in values and in the header', async () => {
+    assert.equal(
+      await render('tsv', [[{ id: 'a\u200bb', 'na\u200dme': `x${BIDI_AND_ZERO_WIDTH}y` }]], { columns: ['id', 'na\u200dme'] }),
+      `id\tna\\u200dme\na\\u200bb\tx${BIDI_AND_ZERO_WIDTH_SHOWN}y\n`,
+    );
+    assert.equal(tsvField('invoice\u200ftxt.exe'), 'invoice\\u200ftxt.exe');
   });
 
   it('never writes a raw tab or newline inside a value', async () => {
@@ -394,14 +441,26 @@ describe('table', () => {
     assert.equal(await render('table', [], { columns: peopleColumns }), '');
   });
 
-  it('widens columns for longer values on later pages; on a terminal only into the room left, cutting the rest', async () => {
-    const later: Row = { id: 333, name: 'A much longer name here', author: { id: 9 }, channels: [] };
+  it("keeps the first page's widths for later pages: longer text is cut, a longer id is shown whole, the last column runs on", async () => {
+    const later: Row[] = [
+      { id: 333, name: 'A much longer name here', author: { id: 9 }, channels: [{ name: 'a much longer channel name' }] },
+      { id: 4, name: 'Alan Turing', author: { id: 10 }, channels: [] },
+    ];
     const firstPage = 'ID  NAME          AUTHOR.ID  CHANNELS.0.NAME\n' + '1   Ada           7          mail\n' + '22  Grace Hopper  8\n';
-    assert.equal(await render('table', [people, [later]], { columns: peopleColumns }), firstPage + '333  A much longer name here  9\n');
-    // The first page takes all 44 columns: nothing to widen into.
-    assert.equal(await render('table', [people, [later]], { columns: peopleColumns }, 44), firstPage + '3…  A much long…  9\n');
-    // Four to spare: the first column that needs room gets it first.
-    assert.equal(await render('table', [people, [later]], { columns: peopleColumns }, 48), firstPage + '333  A much longer …  9\n');
+    // Off a terminal the last column is not cut; the id pushes its row's name cell, which makes room.
+    assert.equal(
+      await render('table', [people, later], { columns: peopleColumns }),
+      firstPage + '333  A much lon…  9          a much longer channel name\n' + '4   Alan Turing   10\n',
+    );
+    // On a terminal the last column is cut at its edge.
+    assert.equal(
+      await render('table', [people, later], { columns: peopleColumns }, 44),
+      firstPage + '333  A much lon…  9          a much longer…\n' + '4   Alan Turing   10\n',
+    );
+    assert.equal(
+      await render('table', [people, later], { columns: peopleColumns }, 48),
+      firstPage + '333  A much lon…  9          a much longer chan…\n' + '4   Alan Turing   10\n',
+    );
   });
 
   it('writes each page at endPage(), the first with the header', async () => {
@@ -473,11 +532,11 @@ describe('table', () => {
     );
   });
 
-  it('shrinks the widest columns to fit the terminal width', async () => {
+  it('shrinks free text and the blank under long headers to fit the terminal width, never the ids', async () => {
     const output = await render('table', [people], { columns: peopleColumns }, 30);
     assert.equal(
       output,
-      'ID  NAME     AUTHOR…  CHANNE…\n' + '1   Ada      7        mail\n' + '22  Grace …  8\n',
+      'ID  NAME      AUTHOR…  CHANNE…\n' + '1   Ada       7        mail\n' + '22  Grace H…  8\n',
     );
     for (const line of output.split('\n')) assert.ok(line.length <= 30, line);
   });
@@ -488,25 +547,38 @@ describe('table', () => {
     assert.doesNotMatch(output, RAW_CONTROL);
   });
 
+  it('shows bidi controls and zero-width characters visibly, in cells and in the header', async () => {
+    const rows: Row[] = [
+      { id: 1, 'na\u200dme': 'invoice\u200ftxt.exe' },
+      { id: 2, 'na\u200dme': 'p\u200bay\ufeff' },
+      { id: 3, 'na\u200dme': `x${BIDI_AND_ZERO_WIDTH}y` },
+    ];
+    const output = await render('table', [rows], { columns: ['id', 'na\u200dme'] });
+    assert.equal(
+      output,
+      'ID  NA\\u200dME\n' + '1   invoice\\u200ftxt.exe\n' + '2   p\\u200bay\\ufeff\n' + `3   x${BIDI_AND_ZERO_WIDTH_SHOWN}y\n`,
+    );
+    assert.doesNotMatch(output, RAW_CONTROL);
+    // They take columns now that they are visible: the grid holds on a terminal too.
+    assert.equal(
+      await render('table', [[{ id: 1, name: 'a\u200bb' }, { id: 2, name: 'abcdefghij' }]], {}, 80),
+      'ID  NAME\n1   a\\u200bb\n2   abcdefghij\n',
+    );
+  });
+
   it('styles the header bold only when color is on', async () => {
     const colored = await render('table', [[{ id: 1, name: 'a' }]], { color: true });
     assert.equal(colored, '\x1b[1mID\x1b[22m  \x1b[1mNAME\x1b[22m\n1   a\n');
     assert.doesNotMatch(await render('table', [[{ id: 1, name: 'a' }]]), /\x1b/);
   });
 
-  it('prints a single record as a key/value table without truncating values', async () => {
+  it('prints a single record as key/value lines, every column, values never cut off a terminal', async () => {
     const columns = ['id', 'name', 'author.id', 'channels'];
     const longName = 'x'.repeat(80);
     const record = { ...people[0], name: longName };
-    const output = await render('table', [[record]], { shape: 'single', columns }, 20);
-    assert.equal(
-      output,
-      'KEY        VALUE\n' + 'id         1\n' + `name       ${longName}\n` + 'author.id  7\n' + 'channels   mail,chat\n',
-    );
-    assert.equal(
-      await render('table', [[{ id: 1, note: 'a\x07b' }]], { shape: 'single', columns: ['id', 'note'], header: false }),
-      'id    1\nnote  a\\x07b\n',
-    );
+    const output = await render('table', [[record]], { shape: 'single', columns });
+    assert.equal(output, 'id         1\n' + `name       ${longName}\n` + 'author.id  7\n' + 'channels   mail (3), chat (4)\n');
+    assert.equal(await render('table', [[{ id: 1, note: 'a\x07b' }]], { shape: 'single', columns: ['id', 'note'], header: false }), 'id    1\nnote  a\\x07b\n');
   });
 });
 

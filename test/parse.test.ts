@@ -18,7 +18,7 @@ const NOW = Date.UTC(2026, 10, 22, 13, 5);
 const DATE_FORMS = 'use YYYY-MM-DD, today, yesterday, Nd or Nw';
 const RANGE_FORMS =
   'use FROM..TO, FROM.., ..TO, or gt:DATE, gte:DATE, lt:DATE, lte:DATE (two joined by a comma)';
-const DURATION_FORMS = 'use a number with ms, s, m or h (e.g. 500ms, 90s, 10m, 1.5h)';
+const DURATION_FORMS = 'use a number with ms, s, m or h, or several from the largest unit down (e.g. 500ms, 90s, 10m, 1.5h, 1h30m)';
 
 function assertUsage(run: () => unknown, message: string): void {
   assert.throws(run, (err: unknown) => {
@@ -305,6 +305,15 @@ describe('parseDuration', () => {
     ['1.5h', 5_400_000],
     ['596h', 2_145_600_000],
     ['2147483647ms', 2_147_483_647],
+    // compound forms, largest unit first
+    ['1h30m', 5_400_000],
+    ['2m30s', 150_000],
+    ['1m30s500ms', 90_500],
+    ['1h0m1s', 3_601_000],
+    ['1h1ms', 3_600_001],
+    ['0h1s', 1000],
+    ['1.5m0.5s', 90_500],
+    ['595h59m59s', 2_145_599_000],
   ];
   for (const [text, want] of accepted) {
     it(`accepts ${text} as ${want}ms`, () => {
@@ -312,7 +321,9 @@ describe('parseDuration', () => {
     });
   }
 
-  for (const text of ['10', '5x', '-1s', '', '1.s', '.5s', 's', '1 h', '1H', '1e3ms', '10mins']) {
+  for (const text of ['10', '5x', '-1s', '', '1.s', '.5s', 's', '1 h', '1H', '1e3ms', '10mins',
+    // compound forms: each unit once, from the largest down, each with its number, nothing between
+    '30m1h', '1s1m', '500ms1s', '1h1h', '1m1m30s', '1h30', '1h 30m', '1h-30m', 'h30m', '1h30m5x', '1h,30m', '1hm']) {
     it(`rejects ${JSON.stringify(text)}`, () => {
       assertUsage(
         () => parseDuration(text, '--timeout'),
@@ -320,7 +331,7 @@ describe('parseDuration', () => {
       );
     });
   }
-  for (const text of ['0s', '0.0001s', '0.4ms']) {
+  for (const text of ['0s', '0.0001s', '0.4ms', '0h0m0s', '0m0.4ms']) {
     it(`rejects ${JSON.stringify(text)} as not positive`, () => {
       assertUsage(
         () => parseDuration(text, '--timeout'),
@@ -328,7 +339,7 @@ describe('parseDuration', () => {
       );
     });
   }
-  for (const text of ['597h', '2147483648ms']) {
+  for (const text of ['597h', '2147483648ms', '596h40m', '596h31m23s648ms']) {
     it(`rejects ${JSON.stringify(text)} as too long for a timer`, () => {
       assertUsage(
         () => parseDuration(text, '--timeout'),

@@ -125,9 +125,11 @@ describe('every resource, list and get, every format', () => {
         const out = await runCli([spec.name, 'get', id, '-o', format], { sandbox });
         assert.equal(out.code, 0, out.stderr);
         if (format === 'table') {
-          const lines = out.stdout.trimEnd().split('\n');
-          assert.deepEqual(lines.slice(1).map((l) => l.split(/\s+/)[0]), spec.defaultColumns, 'one KEY VALUE line per column');
-          assert.match(lines[1] as string, new RegExp(`^${spec.defaultColumns[0]}\\s+${id}$`));
+          // every field of the record, one `key  value` line each (nested ones under dotted keys)
+          const keys = out.stdout.trimEnd().split('\n').map((l) => l.split(/\s+/)[0] as string);
+          assert.match(out.stdout, new RegExp(`^id +${id.replace(/[.:]/g, '\\$&')}\n`));
+          for (const field of Object.keys(expected)) assert.ok(keys.some((key) => key === field || key.startsWith(`${field}.`)), `${spec.name} get: ${field} is shown`);
+          for (const computed of spec.computed ?? []) assert.ok(keys.includes(computed.name), `${spec.name} get: ${computed.name} is shown`);
         } else {
           const sep = format === 'csv' ? ',' : '\t';
           const lines = out.stdout.split(format === 'csv' ? '\r\n' : '\n');
@@ -252,9 +254,9 @@ describe('ids and colour', () => {
     assert.equal(new URL(request!.url, 'http://x').searchParams.get('id'), `${first},${second}`);
   });
 
-  test('on a terminal the default is a table: rows for a list, KEY/VALUE for one record', async () => {
+  test('on a terminal the default is a table: rows for a list, key/value lines for one record', async () => {
     const one = await runCli(['tags', 'get', '7005'], { sandbox, stdoutTTY: true, env: { NO_COLOR: '1' } });
-    assert.match(one.stdout, /^KEY +VALUE\nid +7005\nname +\S+\nis_active +true\n$/);
+    assert.match(one.stdout, /^id +7005\nurl +http:\S+\/v1\.3\/tags\/7005\nname +\S+\nis_active +true\n$/);
     const list = await runCli(['tags', 'list', '--limit', '2', '--quiet'], { sandbox, stdoutTTY: true, env: { NO_COLOR: '1' } });
     assert.match(list.stdout, /^ID +NAME +IS_ACTIVE\n\d+ +.+\n\d+ +.+\n$/);
   });

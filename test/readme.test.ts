@@ -1,7 +1,8 @@
 /**
  * Every carectl command in README.md runs as written against the sandbox. A command is a line
  * of a fenced code block that starts with `$ carectl `, or with `carectl ` in a sh/bash/shell
- * block; a line ending in a backslash continues on the next. Each runs in bash (see
+ * block; a line ending in a backslash continues on the next. A `mkdir -p` line of a shell block
+ * runs too, so that an install line that makes its folder first works on a fresh account. Each runs in bash (see
  * test/shell.ts), in document order and in one scratch folder, so a later line can read the
  * file an earlier one wrote. It must exit 0, or N when it ends with the comment `# exit N`;
  * `# exit 130` marks a command that runs until Ctrl-C, which the test sends after its first
@@ -45,7 +46,7 @@ function documentedCommands(markdown: string): DocumentedCommand[] {
     }
     pending = undefined;
     const prompted = /^\s*\$ (carectl\s[\s\S]*)$/.exec(text);
-    const bare = SHELL_LANGUAGES.has(fence.language) ? /^\s*(carectl\s[\s\S]*)$/.exec(text) : null;
+    const bare = SHELL_LANGUAGES.has(fence.language) ? /^\s*((?:carectl|mkdir -p)\s[\s\S]*)$/.exec(text) : null;
     const line = (prompted ?? bare)?.[1]?.trim();
     if (line === undefined) return;
     const exit = /#\s*exit\s+(\d+)\s*$/.exec(line);
@@ -55,7 +56,7 @@ function documentedCommands(markdown: string): DocumentedCommand[] {
 }
 
 describe('finding the commands of a Markdown file', () => {
-  test('takes $ carectl lines from any block, bare carectl lines from shell blocks, with continuations and # exit N', () => {
+  test('takes $ carectl lines from any block, bare carectl and mkdir -p lines from shell blocks, with continuations and # exit N', () => {
     const markdown = [
       'carectl outside a block',
       '```text',
@@ -67,6 +68,8 @@ describe('finding the commands of a Markdown file', () => {
       '  -o json',
       'npm install',
       'carectl conversations get 0  # exit 4',
+      'mkdir -p ~/.zfunc',
+      'mkdir ~/x',
       '```',
       '```crontab',
       '15 3 * * * carectl reports list',
@@ -76,6 +79,7 @@ describe('finding the commands of a Markdown file', () => {
       { line: 'carectl tags list', lineNumber: 3, expectedExit: 0 },
       { line: 'carectl conversations get 1 \\\n  -o json', lineNumber: 7, expectedExit: 0 },
       { line: 'carectl conversations get 0  # exit 4', lineNumber: 10, expectedExit: 4 },
+      { line: 'mkdir -p ~/.zfunc', lineNumber: 11, expectedExit: 0 },
     ]);
   });
 });

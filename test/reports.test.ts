@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import { download, PartialFile, removePartialFiles, type DownloadOptions, type DownloadTarget } from '../src/http/download.js';
-import { nextPollDelay, reportState, POLL_CAP_MS } from '../src/commands/reports/polling.js';
+import { nextPollDelay, POLL_CAP_MS } from '../src/commands/reports/polling.js';
+import { reportState } from '../src/api/catalogue/index.js';
 import { FIXTURES, reportFileContent, type ReportFormat, type ReportRecord, type Sandbox } from '../src/sandbox/index.js';
 import { Collector, apiRequests, fakeClock, openSandbox, runCli, type RunOptions } from './helpers.js';
 
@@ -136,7 +137,8 @@ describe('reports create --download: the whole way to a file', () => {
     const result = await cli([...CREATE, '--wait']);
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(clock.slept.slice(0, 6), [250, 375, 563, 845, 900, 900]);
-    assert.ok(clock.slept.every((ms) => ms <= POLL_CAP_MS));
+    // Within the first ten seconds no wait passes a second (later, a tenth of the time waited).
+    assert.ok(clock.slept.every((ms) => ms <= Math.max(POLL_CAP_MS, 1000)), clock.slept.join(','));
     const polls = apiRequests(sandbox, from).filter((r) => r.method === 'GET');
     assert.ok(polls.every((r) => r.url.endsWith('?fields=generation_start_date%2Cgenerated_date%2Cdownload%2Cfailure')), polls[0]?.url);
     // About one request a second over the wait (the first second polls faster).
@@ -157,7 +159,8 @@ describe('reports create --download: the whole way to a file', () => {
     const result = await cli([...CREATE, '--format', 'csv', '--download', folder], { stderrTTY: true });
     assert.equal(result.code, 0, result.stderr);
     const clear = '\r\x1b[2K';
-    assert.ok(result.stderr.startsWith(`${clear}report ${id}: queued (0s)${clear}report ${id}: queued (0s)`), JSON.stringify(result.stderr.slice(0, 80)));
+    // the same line is not drawn twice: the next redraw shows the next second
+    assert.ok(result.stderr.startsWith(`${clear}report ${id}: queued (0s)${clear}report ${id}: queued (1s)`), JSON.stringify(result.stderr.slice(0, 80)));
     assert.ok(result.stderr.includes(`${clear}report ${id}: generating (5s)${clear}report ${id}: generating (6s)`));
     assert.ok(result.stderr.includes(`${clear}report ${id}: generated (10s)\n`));
     assert.match(result.stderr, /\r\x1b\[2Kreport \d+ \[#{24}\] 100% {2}\d+\.\d KB \/ \d+\.\d KB/);
@@ -556,5 +559,56 @@ describe('waiting logic', () => {
     let delay: number | undefined;
     for (let i = 0; i < 8; i++) delays.push((delay = nextPollDelay(delay)));
     assert.deepEqual(delays, [250, 375, 563, 845, 900, 900, 900, 900]);
+  });
+});
+
+describe('polite polling on a long wait', () => {
+  /** Polls of a wait of `totalMs` for a report that never becomes ready, on the fake clock. */
+  const pollsOver = (totalMs: number): { polls: number; delays: Array<[number, number]> } => {
+    const delays: Array<[number, number]> = [];
+    let elapsed = 0;
+    let delay: number | undefined;
+    let polls = 1;
+    while (elapsed < totalMs) {
+      delay = nextPollDelay(delay, elapsed);
+      delays.push([elapsed, delay]);
+      elapsed += delay;
+      polls++;
+    }
+    return { polls, delays };
+  };
+
+  test('a ready report is noticed within 10 % of the time waited (at least 1 s), never more than one poll per 15 s', () => {
+    for (const [elapsed, delay] of pollsOver(45 * 60_000).delays) {
+      assert.ok(delay <= Math.max(1000, elapsed * 0.1), `${delay} ms after ${elapsed} ms`);
+      assert.ok(delay <= 15_000);
+    }
+    assert.equal(nextPollDelay(15_000, 60 * 60_000), 15_000);
+  });
+
+  test('a 45-minute wait sends about 200 requests, a 10-minute one about 60', () => {
+    const long = pollsOver(45 * 60_000).polls;
+    assert.ok(long >= 180 && long <= 230, `${long} polls in 45 minutes`);
+    const medium = pollsOver(10 * 60_000).polls;
+    assert.ok(medium >= 40 && medium <= 80, `${medium} polls in 10 minutes`);
+  });
+
+  test('end to end: a report ready after 10 minutes is noticed within a minute and costs under 80 polls', async () => {
+    const clock = fakeClock();
+    const sandbox = await openSandbox({ reportDelayMs: 10 * 60_000, now: clock.now });
+    try {
+      const from = sandbox.requests.length;
+      const out = await runCli(['reports', 'create', '--account', '1001', '--from', '2026-06-01', '--to', '2026-06-02', '--wait', '--quiet'], {
+        sandbox,
+        now: clock.now,
+        sleep: clock.sleep,
+      });
+      assert.equal(out.code, 0, out.stderr);
+      const polls = apiRequests(sandbox, from).filter((r) => r.method === 'GET').length;
+      assert.ok(polls <= 80, `${polls} polls`);
+      assert.ok(clock.slept.reduce((a, b) => a + b, 0) <= 10 * 60_000 * 1.1, 'noticed within 10 % of the wait');
+    } finally {
+      await sandbox.close();
+    }
   });
 });

@@ -13,37 +13,7 @@ import {
   startSandbox,
 } from '../src/sandbox/index.js';
 import { runCli } from './helpers.js';
-
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-const ANCHOR = '2024-06-30';
-const NOON = Date.parse(`${ANCHOR}T12:00:00Z`);
-
-function authHeader(sandbox: Sandbox, password = sandbox.password): string {
-  return `Basic ${Buffer.from(`${sandbox.user}:${password}`).toString('base64')}`;
-}
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: Json;
-}
-
-/** path is relative to baseUrl unless it is absolute (a paging link). */
-async function call(sandbox: Sandbox, path: string, init: RequestInit & { auth?: boolean } = {}): Promise<Answer> {
-  const headers = new Headers(init.headers);
-  if (init.auth !== false && !headers.has('authorization')) headers.set('authorization', authHeader(sandbox));
-  if (init.body !== undefined) headers.set('content-type', 'application/json');
-  const response = await fetch(path.startsWith('http') ? path : sandbox.baseUrl + path, { ...init, headers });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
-}
-
-async function get(sandbox: Sandbox, path: string): Promise<Json> {
-  const answer = await call(sandbox, path);
-  assert.equal(answer.status, 200, `${path}: ${JSON.stringify(answer.body)}`);
-  return answer.body;
-}
+import { ANCHOR, NOON, authHeader, call, get, type Answer, type Json } from './sandbox-client.js';
 
 function assertError(answer: Answer, status: number, message?: RegExp): void {
   assert.equal(answer.status, status, JSON.stringify(answer.body));
@@ -244,7 +214,7 @@ describe('sandbox (read-only behaviour)', () => {
     assert.equal(records.length + rest.records.length, sandbox.data.conversations.length);
   });
 
-  test('conversation links repeat query, sort, the pinned bound, page_size and skip; prev_page never ends', async () => {
+  test('conversation links repeat query, sort and page_size with the keyset bound and skip; prev_page never ends', async () => {
     const first = await get(sandbox, '/v1.3/conversations?status=closed&channel=202&page_size=5&fields=status');
     const next = new URL(first.paging.next_page);
     assert.equal(`${next.origin}${next.pathname}`, `${sandbox.baseUrl}/v1.3/conversations`);
@@ -253,25 +223,27 @@ describe('sandbox (read-only behaviour)', () => {
     assert.equal(next.searchParams.get('fields'), 'status');
     assert.equal(next.searchParams.get('sort'), 'oldest_sort_date');
     assert.equal(next.searchParams.get('page_size'), '5');
-    assert.equal(next.searchParams.get('skip'), '5');
-    // The snapshot is the time of the first request, or the newest record when the clock lags behind the data.
-    const pinned = new Date(Math.max(NOON, ...sandbox.data.conversations.map((c) => c.oldestMs))).toISOString().slice(0, 19);
-    assert.ok(pinned.startsWith(ANCHOR));
-    assert.equal(next.searchParams.get('oldest_sort_date_lte'), pinned);
-    assert.ok(first.paging.next_page.includes(`oldest_sort_date_lte=${pinned.replace(/:/g, '%3A')}`));
+    // The bound is the sort date of the page's last record; skip counts the records at that date already returned.
+    const matching = sandbox.data.conversations.filter((c) => c.status === 'closed' && c.channel_ids.includes('202')).sort(byOldest);
+    const last = matching[4]!;
+    const bound = new Date(last.oldestMs).toISOString().slice(0, 19);
+    assert.equal(next.searchParams.get('oldest_sort_date_gte'), bound);
+    assert.ok(first.paging.next_page.includes(`oldest_sort_date_gte=${bound.replace(/:/g, '%3A')}`));
+    assert.equal(next.searchParams.get('skip'), String(matching.slice(0, 5).filter((c) => c.oldestMs === last.oldestMs).length));
+    assert.equal(next.searchParams.get('oldest_sort_date_lte'), null, 'no bound the query did not have');
+    // prev_page of the first page is the first page again: following it never ends.
     assert.equal(new URL(first.paging.prev_page).searchParams.get('skip'), '0');
-
-    const second = await get(sandbox, first.paging.next_page);
-    const back = await get(sandbox, second.paging.prev_page);
+    const back = await get(sandbox, first.paging.prev_page);
     assert.deepEqual(ids(back.conversations), ids(first.conversations));
+    assert.equal(typeof back.paging.prev_page, 'string');
 
-    // A user's upper bound is kept when it is below the snapshot, and a newest_sort_date filter pins that field.
+    // A descending sort bounds from above (_lte) and keeps the other field's filter as given.
     const bounded = await get(sandbox, '/v1.1/conversations?is_priority=false&newest_sort_date_gte=2024-01-01&newest_sort_date_lt=2024-03-01&sort=-oldest_sort_date&page_size=3');
     const link = new URL(bounded.paging.next_page);
-    assert.equal(link.searchParams.get('newest_sort_date_lte'), '2024-02-29T23:59:59');
-    assert.equal(link.searchParams.get('newest_sort_date_lt'), null);
+    assert.equal(link.searchParams.get('newest_sort_date_lt'), '2024-03-01');
     assert.equal(link.searchParams.get('newest_sort_date_gte'), '2024-01-01');
-    assert.equal(link.searchParams.get('oldest_sort_date_lte'), null);
+    assert.equal(link.searchParams.get('newest_sort_date_lte'), null);
+    assert.match(link.searchParams.get('oldest_sort_date_lte') ?? '', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/);
     assert.equal(link.searchParams.get('sort'), '-oldest_sort_date');
     const { records } = await walk(sandbox, bounded.paging.next_page, 'conversations');
     const expected = sandbox.data.conversations

@@ -11,56 +11,71 @@ import { nextPageLink, nextStep, type PageSource } from './paging.js';
 export type ApiRecord = Record<string, unknown>;
 
 export class ApiClient {
-  constructor(readonly transport: Transport) {}
+  /**
+   * `annotations`: the transport to the api/1 form's own address (the real service serves it
+   * from a host of its own); its paging links are checked against that origin.
+   */
+  constructor(
+    readonly transport: Transport,
+    private readonly annotations: Transport = transport,
+  ) {}
+
+  /** Where a version's requests go. */
+  private transportFor(version: Version): Transport {
+    return version === 'api/1' ? this.annotations : this.transport;
+  }
 
   /** The address of one record (`v1.3/conversations/500001`). */
   recordUrl(spec: ResourceSpec, version: Version, id: string, query: QueryParams = []): URL {
-    return this.transport.url(`${version}/${spec.path}/${encodeURIComponent(id)}`, query);
+    return this.transportFor(version).url(`${version}/${spec.path}/${encodeURIComponent(id)}`, query);
   }
 
   /** One record, unwrapped, with its side-loaded items attached. */
   async fetchRecord(spec: ResourceSpec, version: Version, id: string, query: QueryParams, throttle?: Throttle): Promise<ApiRecord> {
-    const body = await this.transport.request('GET', this.recordUrl(spec, version, id, query), { idempotent: true, ...(throttle && { throttle }) });
+    const check = (reply: unknown): void => void unwrapSingle(spec, reply);
+    const body = await this.transportFor(version).request('GET', this.recordUrl(spec, version, id, query), { idempotent: true, check, ...(throttle && { throttle }) });
     const record = unwrapSingle(spec, body);
     return attachSideloads(spec, body, [record])[0] as ApiRecord;
   }
 
   /** PATCH of one record; the body is absolute (it replaces), so it may be repeated. */
   async patchRecord(spec: ResourceSpec, version: Version, id: string, body: unknown, throttle?: Throttle): Promise<unknown> {
-    return this.transport.request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true, ...(throttle && { throttle }) });
+    return this.transportFor(version).request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true, ...(throttle && { throttle }) });
   }
 
   /** POST of a new record: never repeated once it may have arrived (it would create twice). */
   async createRecord(spec: ResourceSpec, version: Version, body: unknown): Promise<ApiRecord | undefined> {
-    const reply = await this.transport.request('POST', this.transport.url(`${version}/${spec.path}`), { body, idempotent: false });
+    const transport = this.transportFor(version);
+    const reply = await transport.request('POST', transport.url(`${version}/${spec.path}`), { body, idempotent: false });
     return reply === null ? undefined : unwrapSingle(spec, reply);
   }
 
   /** Pages of a list, each page's next address found by the resource's paging style. */
-  pages(spec: ResourceSpec): PageSource {
+  pages(spec: ResourceSpec, version: Version): PageSource {
     const rules = { style: spec.paging, ...(spec.sortDates && { defaultSort: spec.sortDates.default }) };
+    const transport = this.transportFor(version);
+    const check = (reply: unknown): void => void unwrapList(spec, reply);
     return {
       fetch: async (url, base, throttle) => {
-        const body = await this.transport.request('GET', this.transport.url(url), { idempotent: true, ...(throttle && { throttle }) });
+        const body = await transport.request('GET', transport.url(url), { idempotent: true, check, ...(throttle && { throttle }) });
         const link = nextPageLink(body);
         const records = attachSideloads(spec, body, unwrapList(spec, body));
-        return { records, ...nextStep(rules, base, url, link === null ? null : this.relativeLink(link), records.length) };
+        return { records, ...nextStep(rules, base, url, link === null ? null : relativeLink(transport.baseUrl, link), records.length) };
       },
     };
   }
+}
 
-  /**
-   * A paging link as an address relative to the base. A link to another origin stays absolute:
-   * the transport refuses it when it is followed, after the page that carried it is written.
-   */
-  private relativeLink(link: string): string {
-    const baseUrl = this.transport.baseUrl;
-    const url = new URL(link, baseUrl);
-    if (url.origin !== baseUrl.origin) return url.href;
-    const basePath = baseUrl.pathname.replace(/\/?$/, '/');
-    const path = url.pathname.startsWith(basePath) ? url.pathname.slice(basePath.length) : url.pathname.replace(/^\//, '');
-    return path + url.search;
-  }
+/**
+ * A paging link as an address relative to the base. A link to another origin stays absolute:
+ * the transport refuses it when it is followed, after the page that carried it is written.
+ */
+function relativeLink(baseUrl: URL, link: string): string {
+  const url = new URL(link, baseUrl);
+  if (url.origin !== baseUrl.origin) return url.href;
+  const basePath = baseUrl.pathname.replace(/\/?$/, '/');
+  const path = url.pathname.startsWith(basePath) ? url.pathname.slice(basePath.length) : url.pathname.replace(/^\//, '');
+  return path + url.search;
 }
 
 /** An id that goes into a path: `.` and `..` would name another address (`tags/..` is the API root). */

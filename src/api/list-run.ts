@@ -42,6 +42,12 @@ export async function runList(options: ListRunOptions): Promise<number> {
   let written = 0;
   // The header the output holds once records went out, and still holds for a run continuing it.
   const token = (at: Cursor): string => encodeResumeToken(plan, at, start.header ?? (written > 0 ? options.header : undefined));
+  // The cursor before each record the stream has not handed on yet (a reader that stopped
+  // reading): after a stop, the resumed run starts at the first of them.
+  const undelivered: Cursor[] = [];
+  let deliveredBefore = 0;
+  /** A record is being written: stopped now, part of it may already be out. */
+  let writing = false;
   // A union's ids written by its earlier phases; memory: one id per record of those phases.
   const seen = plan.union ? new Set<string>() : undefined;
   // The writer gets a page boundary every pageSize records of a phase, as the service's pages
@@ -76,8 +82,12 @@ export async function runList(options: ListRunOptions): Promise<number> {
           const record = page.records[i] as Record<string, unknown>;
           const id = String(record.id);
           if (!seen?.has(id)) {
+            undelivered.push(at(part, page.url, i));
+            writing = true;
             await writer.write(record);
+            writing = false;
             run.written = ++written;
+            for (const delivered = writer.delivered?.() ?? written; deliveredBefore < delivered; deliveredBefore++) undelivered.shift();
             if (seen && !last) seen.add(id);
           }
           cursor = at(part, page.url, i + 1);
@@ -93,6 +103,13 @@ export async function runList(options: ListRunOptions): Promise<number> {
     // Close what was started (a json array stays valid); a list that failed before its first
     // record prints nothing, so `> out.json` never looks like an empty success.
     if (written > 0) await writer.end().catch(() => undefined);
+    const delivered = writer.delivered?.() ?? written;
+    if (delivered < written && undelivered.length > 0) {
+      cursor = undelivered[Math.max(0, delivered - deliveredBefore)] as Cursor;
+      written = delivered;
+    }
+    // The system may have taken part of the record being written: that cut line is not output.
+    if (writing && err instanceof InterruptedError) (err as Error).message += '; stdout was not being read, so its last line may be cut off';
     // A list that failed before its first record left nothing to continue: the same command
     // (with the same --resume, if it had one) starts it again.
     if (isResumable(err) && cursor && written > 0) {

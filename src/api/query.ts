@@ -73,6 +73,11 @@ export function knownFields(spec: ResourceSpec, shape: Shape): string[] {
   return ['id', 'url', ...spec.fields, ...(shape === 'single' ? (spec.singleFields ?? []) : [])];
 }
 
+/** Every column a user may name for this resource: its fields, side-loaded keys and computed columns. */
+export function columnNames(spec: ResourceSpec, shape: Shape): string[] {
+  return [...knownFields(spec, shape), ...(spec.sideColumns ?? []), ...(spec.computed ?? []).map((c) => c.name)];
+}
+
 export function requestableFields(spec: ResourceSpec, shape: Shape): string[] {
   return [...spec.fields, ...(shape === 'single' ? (spec.singleFields ?? []) : [])];
 }
@@ -106,13 +111,19 @@ export function resolveColumns(
 }
 
 /**
- * What to ask the service for: the fields the output shows, and always those --fields names.
- * Whole-record formats (json, ndjson) show every field unless --fields narrows them.
+ * What to ask the service for: the fields the output shows (a computed column's by the fields it
+ * is derived from), and always those --fields names. An output of whole records (`allFields`:
+ * json, ndjson, one record in table form) shows every field unless --fields narrows them.
  */
-export function fieldsParam(spec: ResourceSpec, shape: Shape, wholeRecords: boolean, columns: readonly string[], fields: string[] | undefined): QueryParams {
+export function fieldsParam(spec: ResourceSpec, shape: Shape, allFields: boolean, columns: readonly string[], fields: string[] | undefined): QueryParams {
   if (!spec.fieldsParam) return [];
   const requestable = requestableFields(spec, shape);
-  const wanted = wholeRecords ? (fields ?? requestable) : [...(fields ?? []), ...columns.map((c) => c.split('.')[0] ?? c)];
+  const computed = new Map((spec.computed ?? []).map((c) => [c.name, c.needs]));
+  const shown = columns.flatMap((column) => {
+    const head = column.split('.')[0] ?? column;
+    return computed.get(head) ?? [head];
+  });
+  const wanted = allFields ? (fields ?? requestable) : [...(fields ?? []), ...shown];
   const needed = unique(wanted.filter((f) => requestable.includes(f)));
   return needed.length > 0 ? [['fields', needed.join(',')]] : [];
 }

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { Context, type GlobalOptions } from './context.js';
 import { UsageError } from '../core/errors.js';
 import type { Io } from '../core/io.js';
+import { redactError } from '../http/redact.js';
 
 /** Commander's parsed options of one command, before a verb reads them. */
 export type RawOptions = Readonly<Record<string, unknown>>;
@@ -53,6 +54,9 @@ export function makeAction(io: Io): Action {
       try {
         ctx.checkGlobals();
         await body(ctx, read(command.opts(), commanderArgs.slice(0, -2)));
+      } catch (err) {
+        // Messages may carry what the service or a proxy echoed: never a credential.
+        throw redactError(err, ctx.secrets());
       } finally {
         await ctx.close();
       }

@@ -6,11 +6,14 @@ import { AuthError, UsageError } from '../core/errors.js';
 import type { Io, OutStream } from '../core/io.js';
 import { FORMATS, sanitizeForTerminal, type Format } from '../output/index.js';
 import { Printer } from '../output/printer.js';
+import { withLiveCount, type LiveCount } from '../output/progress.js';
+import type { RecordWriter } from '../output/types.js';
 import { parseDuration, parseEnum, parseIntInRange } from '../core/parse.js';
 import { VERSIONS } from '../api/catalogue/index.js';
 import { checkBaseUrl } from '../config/base-url.js';
 import { Settings } from '../config/settings.js';
 import { Transport } from '../http/transport.js';
+import { proxyFromEnv } from '../http/proxy.js';
 import { ApiClient } from '../api/client.js';
 import { Scheduler } from '../api/scheduler.js';
 import { VERSION } from '../core/version.js';
@@ -32,6 +35,7 @@ export interface GlobalOptions {
   color?: boolean;
   insecureHttp?: boolean;
   baseUrl?: string;
+  annotationsUrl?: string;
   user?: string;
   profile?: string;
   sandbox?: boolean;
@@ -49,14 +53,18 @@ const MAX_RETRY_WAIT_MS = 60_000;
 
 export interface Connection {
   baseUrl: URL;
+  /** The api/1 form's base address when it lives apart from the base address (the user named it). */
+  annotationsUrl?: URL;
   user: string;
   password: string;
 }
 
 export class Context {
   readonly settings: Settings;
-  private transportInstance: Promise<Transport> | undefined;
-  private lastingTransport: Promise<Transport> | undefined;
+  /** Transports by base address (and whether Ctrl-C cuts their requests short). */
+  private readonly transports = new Map<string, Promise<Transport>>();
+  /** Every transport made, for the credentials to redact. */
+  private readonly made: Transport[] = [];
   private connectionPromise: Promise<Connection> | undefined;
   private closers: Array<() => Promise<void>> = [];
   /** Set once parallel() has been read: the transport keeps that many connections. */
@@ -69,7 +77,7 @@ export class Context {
     this.settings = new Settings({
       io,
       profileName: globals.profile,
-      flags: { 'base-url': globals.baseUrl, user: globals.user, output: globals.output, 'api-version': globals.apiVersion, parallel: globals.parallel },
+      flags: { 'base-url': globals.baseUrl, user: globals.user, output: globals.output, 'api-version': globals.apiVersion, 'annotations-url': globals.annotationsUrl, parallel: globals.parallel },
     });
     if (globals.verbose) this.trace = (line) => io.stderr.stream.write(`${sanitizeForTerminal(line)}\n`);
   }
@@ -132,6 +140,7 @@ export class Context {
       header: this.globals.header,
       escapeFormulas: this.globals.escapeFormulas,
       color: this.colorFor(this.io.stdout),
+      signal: this.io.signal,
     });
   }
 
@@ -168,6 +177,15 @@ export class Context {
     if (!this.globals.quiet) this.io.stderr.stream.write(`${sanitizeForTerminal(message)}\n`);
   }
 
+  /**
+   * The records of a list through a live count on stderr (src/output/progress.ts). Not with
+   * --quiet, nor with --verbose, whose trace lines are the progress there.
+   */
+  liveCount(writer: RecordWriter, noun: string): LiveCount {
+    if (this.globals.quiet || this.globals.verbose) return { writer, clear: () => undefined };
+    return withLiveCount(writer, { stderr: this.io.stderr, stdout: this.io.stdout, now: this.io.now, noun });
+  }
+
   // ---- connection ----
 
   /** Where to send requests and with which credentials (the sandbox's own with --sandbox). */
@@ -185,9 +203,14 @@ export class Context {
     }
     const base = await this.settings.lookup('base-url');
     if (base === undefined) {
+      // A profile asked for by name that the file lacks is a typo to name, not a missing address.
+      const chosen = this.globals.profile !== undefined ? '--profile' : this.io.env.CARECTL_PROFILE ? 'CARECTL_PROFILE' : undefined;
+      if (chosen !== undefined) await (await import('../config/profiles.js')).refuseUnknownProfile(this.io, this.settings.profileName, chosen);
       throw new UsageError('no base address: pass --base-url URL, set CARECTL_BASE_URL, or run `carectl login --base-url URL`');
     }
     const baseUrl = checkBaseUrl(base.value, this.globals.insecureHttp === true, base.source);
+    const annotations = await this.settings.lookup('annotations-url');
+    const annotationsUrl = annotations && checkBaseUrl(annotations.value, this.globals.insecureHttp === true, annotations.source);
     const user = await this.settings.get('user');
     const password = await this.settings.get('password');
     if (!user || !password) {
@@ -195,7 +218,7 @@ export class Context {
         `no credentials for ${baseUrl.origin}: for scripts and cron set CARECTL_USER and CARECTL_PASSWORD; people can run \`carectl login\``,
       );
     }
-    return { baseUrl, user, password };
+    return { baseUrl, ...(annotationsUrl && annotationsUrl.href !== baseUrl.href && { annotationsUrl }), user, password };
   }
 
   /**
@@ -203,16 +226,22 @@ export class Context {
    * stops sending new ones and lets those under way finish (a second Ctrl-C still ends at once).
    */
   async transport(options: { finishInFlight?: boolean } = {}): Promise<Transport> {
-    if (options.finishInFlight) {
-      this.lastingTransport ??= this.makeTransport(new AbortController().signal);
-      return this.lastingTransport;
-    }
-    this.transportInstance ??= this.makeTransport(this.io.signal);
-    return this.transportInstance;
+    return this.transportTo((await this.connection()).baseUrl, options.finishInFlight === true);
   }
 
-  private async makeTransport(signal: AbortSignal): Promise<Transport> {
-    const { baseUrl, user, password } = await this.connection();
+  private transportTo(baseUrl: URL, finishInFlight: boolean): Promise<Transport> {
+    const key = `${finishInFlight ? 'lasting ' : ''}${baseUrl.href}`;
+    let transport = this.transports.get(key);
+    if (transport === undefined) {
+      transport = this.makeTransport(baseUrl, finishInFlight ? new AbortController().signal : this.io.signal);
+      this.transports.set(key, transport);
+    }
+    return transport;
+  }
+
+  /** A transport to one base address with this command's credentials, retries, trace and clock. */
+  private async makeTransport(baseUrl: URL, signal: AbortSignal): Promise<Transport> {
+    const { user, password } = await this.connection();
     const transport = new Transport({
       baseUrl,
       user,
@@ -225,15 +254,25 @@ export class Context {
       sleep: this.io.sleep,
       now: this.io.now,
       signal,
+      proxy: proxyFromEnv(this.io.env),
       ...(this.trace && { trace: this.trace }),
     });
+    this.made.push(transport);
     this.onClose(() => transport.close());
     return transport;
   }
 
-  /** The API client over this command's transport. */
+  /** Every form of the credentials in use (API and proxy), for redacting what is printed. */
+  secrets(): string[] {
+    return this.made.flatMap((transport) => transport.secrets);
+  }
+
+  /** The API client: the api/1 form goes to --annotations-url when it names another address. */
   async api(options: { finishInFlight?: boolean } = {}): Promise<ApiClient> {
-    return new ApiClient(await this.transport(options));
+    const { baseUrl, annotationsUrl } = await this.connection();
+    const finishInFlight = options.finishInFlight === true;
+    const main = await this.transportTo(baseUrl, finishInFlight);
+    return new ApiClient(main, annotationsUrl ? await this.transportTo(annotationsUrl, finishInFlight) : main);
   }
 
   private async startSandbox(): Promise<Connection> {

@@ -1,6 +1,180 @@
-/** Help text additions shared by every command. */
-import type { Command } from 'commander';
+/**
+ * carectl's help, laid out by commander's Help with a formatHelp of its own: a command's
+ * subcommands first, its own options, one line about the global options (all of them in the root
+ * help's summary and in `carectl help options`), and examples, all wrapped to the terminal's width.
+ * `carectl` and `carectl GROUP` print the help on stdout and succeed: asking for the list of
+ * commands is not a mistake.
+ */
+import { Command, type Help, type HelpContext, type Option } from 'commander';
+import { UsageError } from '../core/errors.js';
+import { writeText } from '../output/index.js';
+import { wrapText } from '../output/text-width.js';
+import type { Action } from './action.js';
 
+/** Commander wraps a description only when at least this much room is left beside its term. */
+const MIN_WIDTH_TO_WRAP = 24;
+const INDENT = '  ';
+
+export class CarectlCommand extends Command {
+  override createCommand(name?: string): Command {
+    // One help command, carectl's own (`carectl help conversations list`): none per group.
+    return new CarectlCommand(name).helpCommand(false);
+  }
+
+  /** Commander shows a group's help on stderr, as a failure, when no verb is given: carectl on stdout. */
+  override help(context?: HelpContext): never;
+  override help(cb: (str: string) => string): never;
+  override help(context?: HelpContext | ((str: string) => string)): never {
+    return typeof context === 'function' ? super.help(context) : super.help({ ...context, error: false });
+  }
+}
+
+const EXAMPLES = new WeakMap<Command, readonly string[]>();
+
+/** Command lines shown under "Examples:" in the command's help (and in the man page). */
 export function addExamples(command: Command, examples: readonly string[] | undefined): void {
-  if (examples?.length) command.addHelpText('after', `\nExamples:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n`);
+  if (examples?.length) EXAMPLES.set(command, [...examplesOf(command), ...examples]);
+}
+
+export function examplesOf(command: Command): readonly string[] {
+  return EXAMPLES.get(command) ?? [];
+}
+
+/** The help settings for commander's configureHelp. */
+export const HELP_CONFIGURATION: Partial<Help> = {
+  sortSubcommands: false,
+  showGlobalOptions: false,
+  minWidthToWrap: MIN_WIDTH_TO_WRAP,
+  formatHelp: (command, helper) => formatHelp(command, helper),
+};
+
+function rootOf(command: Command): Command {
+  let root = command;
+  while (root.parent) root = root.parent;
+  return root;
+}
+
+/** -h/--help and -V/--version: options of the help, not settings of a command. */
+function isHelpOrVersion(option: Option): boolean {
+  return option.long === '--help' || option.long === '--version';
+}
+
+function section(heading: string, lines: readonly string[]): string[] {
+  return lines.length === 0 ? [] : [heading, ...lines, ''];
+}
+
+/** `-o <format>`, `--columns <list>`: how an option is typed, shortest form first. */
+function optionWord(option: Option): string {
+  const value = /[<[][^>\]]+[>\]]/.exec(option.flags)?.[0];
+  return [option.short ?? option.long, value].filter(Boolean).join(' ');
+}
+
+/** Text wrapped to the help's width, each line indented. */
+function paragraph(text: string, width: number, indent = ''): string[] {
+  return wrapText(text, width - indent.length).map((line) => indent + line);
+}
+
+/**
+ * An example command line; a line too long for the terminal goes on under a backslash, so it can
+ * still be copied into a shell as it is. Words in quotes stay whole.
+ */
+export function exampleLines(example: string, width: number): string[] {
+  const first = `${INDENT}$ `;
+  const next = `${INDENT}    `;
+  const words = example.match(/(?:[^\s'"]+|'[^']*'|"(?:\\.|[^"\\])*")+/g) ?? [example];
+  const lines: string[] = [];
+  let line = first;
+  for (const word of words) {
+    const empty = line === first || line === next;
+    // room for ' \' at the end of a line that goes on
+    if (!empty && line.length + 1 + word.length + 2 > width) {
+      lines.push(`${line} \\`);
+      line = next + word;
+    } else {
+      line += (empty ? '' : ' ') + word;
+    }
+  }
+  return [...lines, line];
+}
+
+function formatHelp(command: Command, helper: Help): string {
+  const width = helper.helpWidth ?? 80;
+  const root = rootOf(command);
+  const isRoot = command === root;
+  const own = helper.visibleOptions(command).filter((option) => !isRoot || isHelpOrVersion(option));
+  const termWidth = Math.max(
+    helper.longestSubcommandTermLength(command, helper),
+    helper.longestArgumentTermLength(command, helper),
+    ...own.map((option) => helper.optionTerm(option).length),
+  );
+  const item = (term: string, description: string): string => helper.formatItem(term, termWidth, description, helper);
+  const usage = wrapText(`Usage: ${helper.commandUsage(command)}`, width).map((line, index) => (index === 0 ? line : `       ${line}`));
+  const description = helper.commandDescription(command);
+  const examples = examplesOf(command);
+  return [
+    ...usage,
+    '',
+    ...(description ? [...paragraph(description, width), ''] : []),
+    ...section('Commands:', helper.visibleCommands(command).map((sub) => item(helper.subcommandTerm(sub), helper.subcommandDescription(sub)))),
+    ...section('Arguments:', helper.visibleArguments(command).map((argument) => item(helper.argumentTerm(argument), helper.argumentDescription(argument)))),
+    ...section('Options:', own.map((option) => item(helper.optionTerm(option), helper.optionDescription(option)))),
+    ...globalOptionsNote(root, isRoot, helper, width),
+    ...section('Examples:', examples.flatMap((example) => exampleLines(example, width))),
+  ].join('\n');
+}
+
+/** Root: every global option by name, once. Elsewhere: one line saying where they are. */
+function globalOptionsNote(root: Command, isRoot: boolean, helper: Help, width: number): string[] {
+  const globals = helper.visibleOptions(root).filter((option) => !isHelpOrVersion(option));
+  if (globals.length === 0) return [];
+  if (!isRoot) {
+    const some = globals.slice(0, 3).map(optionWord).join(', ');
+    return [...paragraph(`Global options (${some}, …) apply here too: carectl help options lists them.`, width), ''];
+  }
+  // An option and its value stay on one line.
+  const words = globals.map((option) => optionWord(option).replaceAll(' ', '\u00a0')).join(', ');
+  return section('Global options (carectl help options describes each):', paragraph(words, width, INDENT).map((line) => line.replaceAll('\u00a0', ' ')));
+}
+
+/** `carectl help options`: every global option with its description. */
+function globalOptionsHelp(root: Command): string {
+  const helper = root.createHelp();
+  helper.prepareContext({ helpWidth: root.configureOutput().getOutHelpWidth?.() ?? 80 });
+  const width = helper.helpWidth ?? 80;
+  const options = helper.visibleOptions(root);
+  const termWidth = Math.max(...options.map((option) => helper.optionTerm(option).length));
+  return [
+    ...paragraph('Global options: they apply to every command, given before or after its words (carectl -o json tags list, carectl tags list -o json).', width),
+    '',
+    ...options.map((option) => helper.formatItem(helper.optionTerm(option), termWidth, helper.optionDescription(option), helper)),
+    '',
+  ].join('\n');
+}
+
+/** The commands that `words` name from the root, or a usage error naming the first unknown one. */
+function commandAt(root: Command, words: readonly string[]): Command {
+  let command = root;
+  for (const [index, word] of words.entries()) {
+    const next = command.commands.find((sub) => sub.name() === word || sub.aliases().includes(word));
+    if (!next) throw new UsageError(`help: no command "${['carectl', ...words.slice(0, index + 1)].join(' ')}"; carectl help lists the commands`);
+    command = next;
+  }
+  return command;
+}
+
+/** `carectl help [COMMAND…]` and `carectl help options`. */
+export function addHelpCommand(program: Command, action: Action): void {
+  const help = program
+    .command('help [command...]')
+    .description('show the help of carectl or of a command (help conversations list), or every global option (help options)');
+  addExamples(help, ['carectl help conversations list', 'carectl help options']);
+  help.action(
+    action(
+      (_raw, args) => (args[0] as string[] | undefined) ?? [],
+      async (ctx, words) => {
+        if (words.length === 1 && words[0] === 'options') return writeText(ctx.io.stdout.stream, globalOptionsHelp(program));
+        commandAt(program, words).outputHelp();
+      },
+    ),
+  );
 }

@@ -1,12 +1,12 @@
 /** The command tree: global options, then every command group, then the repeat rules over all of them. */
-import { Command, Option } from 'commander';
+import { Option, type Command } from 'commander';
 import { checkRepeats } from './repeats.js';
 import type { Io } from '../core/io.js';
 import { FORMATS, sanitizeForTerminal } from '../output/index.js';
 import { VERSION } from '../core/version.js';
 import { RESOURCES, VERSIONS } from '../api/catalogue/index.js';
 import { makeAction, type Action } from './action.js';
-import { addExamples } from './help.js';
+import { addExamples, addHelpCommand, CarectlCommand, HELP_CONFIGURATION } from './help.js';
 import { addReadGroup } from '../commands/resources.js';
 import { addConversationsGroup } from '../commands/conversations/index.js';
 import { addReportsGroup } from '../commands/reports/index.js';
@@ -22,7 +22,7 @@ const OWN_GROUPS: Readonly<Record<string, (program: Command, action: Action) => 
 };
 
 export function buildProgram(io: Io): Command {
-  const program = new Command('carectl')
+  const program = new CarectlCommand('carectl')
     .description('Query and update the social customer-care platform from the terminal and from scripts.')
     .version(VERSION, '-V, --version', 'print the version')
     .usage('[global options] <resource> <verb> [arguments] [options]')
@@ -33,8 +33,11 @@ export function buildProgram(io: Io): Command {
       // One line: commander puts its "(Did you mean …?)" on a line of its own.
       // Arguments may come from data ($(…)): their control characters are shown, not acted on.
       outputError: (text, write) => write(`carectl: ${sanitizeForTerminal(text.replace(/^error: /, '').replace(/\n\(Did you mean/, ' (did you mean').trimEnd())}\n`),
+      // Help fits the terminal it is read on; 80 columns elsewhere.
+      getOutHelpWidth: () => io.stdout.columns ?? 80,
+      getErrHelpWidth: () => io.stderr.columns ?? 80,
     })
-    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .configureHelp(HELP_CONFIGURATION)
     .showSuggestionAfterError(true);
 
   program
@@ -55,6 +58,7 @@ export function buildProgram(io: Io): Command {
     .option('--no-color', 'force colour off (also NO_COLOR)')
     .option('--insecure-http', 'allow a plain-http base address on a non-loopback host')
     .option('--base-url <url>', 'API base address, without a version segment (CARECTL_BASE_URL)')
+    .option('--annotations-url <url>', 'base address of the api/1 form (annotation types, annotations) when it has a host of its own (CARECTL_ANNOTATIONS_URL; default: the base address)')
     .option('--user <name>', 'user name or API key (CARECTL_USER)')
     .option('--profile <name>', 'configuration profile (CARECTL_PROFILE; default: default)')
     .option('--sandbox', 'start the embedded sandbox on a free loopback port and use it');
@@ -75,6 +79,7 @@ export function buildProgram(io: Io): Command {
   addApiCommand(program, action);
   addSandboxCommand(program, action);
   addCompletionCommand(program, action);
+  addHelpCommand(program, action);
   // Last, so that it covers every option of every command.
   checkRepeats(program);
   return program;

@@ -1,8 +1,13 @@
-/** `carectl completion bash|zsh|fish`: a completion script generated from the command tree. */
+/**
+ * `carectl completion bash|zsh|fish`: a completion script generated from the command tree; and
+ * the hidden `carectl __complete profiles` that the scripts run for the profile names of the
+ * config file at the moment of completing.
+ */
 import { Argument, type Command } from 'commander';
 import { completionScript, SHELLS, type Shell } from '../docs/completion.js';
 import { writeText } from '../output/index.js';
 import type { Action } from '../cli/action.js';
+import type { Context } from '../cli/context.js';
 import { addExamples } from '../cli/help.js';
 
 export function addCompletionCommand(program: Command, action: Action): void {
@@ -11,11 +16,29 @@ export function addCompletionCommand(program: Command, action: Action): void {
     .description('print a shell completion script for bash, zsh or fish')
     // choices() also tells the completion scripts which words the argument can be
     .addArgument(new Argument('<shell>', 'the shell to complete in').choices(SHELLS));
+  // The folders may not exist yet on a fresh account.
   addExamples(command, [
+    'mkdir -p ~/.local/share/bash-completion/completions',
     'carectl completion bash > ~/.local/share/bash-completion/completions/carectl',
+    'mkdir -p ~/.zfunc',
     'carectl completion zsh > ~/.zfunc/_carectl',
+    'mkdir -p ~/.config/fish/completions',
     'carectl completion fish > ~/.config/fish/completions/carectl.fish',
   ]);
   // The script is made when asked for, so it covers every command of the tree by then.
   command.action(action((_raw, args) => args[0] as Shell, async (ctx, shell) => writeText(ctx.io.stdout.stream, completionScript(shell, program))));
+
+  program
+    .command('__complete <what>', { hidden: true })
+    .description('words for the completion scripts: profiles (the profile names of the config file)')
+    .action(action((_raw, args) => args[0] as string, completeWords));
+}
+
+/** One word a line; nothing at all rather than an error, which a shell would print mid-line. */
+async function completeWords(ctx: Context, what: string): Promise<void> {
+  if (what !== 'profiles') return;
+  const { openConfig } = await import('../config/store.js');
+  const profiles = await openConfig(ctx.io).list().catch(() => ({}));
+  const names = Object.keys(profiles);
+  if (names.length > 0) await writeText(ctx.io.stdout.stream, `${names.join('\n')}\n`);
 }

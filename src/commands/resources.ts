@@ -8,7 +8,7 @@ import { defaultVersion, type FilterSpec, type ResourceSpec, type Version } from
 import { runList, startPoint } from '../api/list-run.js';
 import { resumeAsOf } from '../api/resume-token.js';
 import { listPlan } from '../api/plans.js';
-import { BOTH_GIVEN, fieldsParam, filterParams, knownFields, offFlagOf, parseFieldsFlag, resolveColumns, type FilterValues } from '../api/query.js';
+import { BOTH_GIVEN, columnNames, fieldsParam, filterParams, offFlagOf, parseFieldsFlag, resolveColumns, type FilterValues } from '../api/query.js';
 import { UsageError } from '../core/errors.js';
 import { LIST_USES, type Action, type RawOptions } from '../cli/action.js';
 import type { Context } from '../cli/context.js';
@@ -123,14 +123,22 @@ function checkedFilterParams(spec: ResourceSpec, version: Version, values: Filte
   return filterParams(spec, values, now, filters);
 }
 
-async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions): Promise<void> {
+/** What a read asks for and shows: the printer, the version, and the columns and fields of its output. */
+async function readShape(ctx: Context, spec: ResourceSpec, shape: 'list' | 'single', fieldsFlag: string | undefined) {
   const printer = await ctx.printer();
   const version = await ctx.apiVersion(spec.versions, defaultVersion(spec));
-  const fields = parseFieldsFlag(spec, 'list', opts.fields);
-  const columns = resolveColumns([...knownFields(spec, 'list'), ...(spec.sideColumns ?? [])], spec.defaultColumns, ctx.globals.columns, fields);
+  const fields = parseFieldsFlag(spec, shape, fieldsFlag);
+  const picked = ctx.globals.columns !== undefined || fields !== undefined;
+  const columns = resolveColumns(columnNames(spec, shape), spec.defaultColumns, ctx.globals.columns, fields);
+  const fieldsQuery = fieldsParam(spec, shape, printer.needsAllFields(shape, picked), columns, fields);
+  return { printer, version, picked, columns, fieldsQuery };
+}
+
+async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions): Promise<void> {
+  const { printer, version, picked, columns, fieldsQuery } = await readShape(ctx, spec, 'list', opts.fields);
   // A resumed list resolves `today` and `7d` as the run it continues did.
   const asOf = resumeAsOf(ctx.globals.resume) ?? ctx.io.now();
-  const query = [...checkedFilterParams(spec, version, opts.filters, spec.filters, asOf), ...fieldsParam(spec, 'list', printer.wholeRecords, columns, fields)];
+  const query = [...checkedFilterParams(spec, version, opts.filters, spec.filters, asOf), ...fieldsQuery];
   refuseUnionSort(spec, query);
   const limit = ctx.limit;
   const ids = spec.listByIds ? await readIds(ctx, opts.ids, '--id') : undefined;
@@ -140,18 +148,28 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
 
   const api = await ctx.api();
   const header = printer.continuableHeader;
-  const written = await runList({
-    plan,
-    source: api.pages(spec),
-    writer: printer.writer('list', columns, { continues: start.header }),
-    start,
-    scheduler,
-    pageSize: Math.min(ctx.pageSize, limit ?? Infinity),
-    ...(header !== undefined && { header }),
-    ...(limit !== undefined && { limit }),
-    notice: (message) => ctx.notice(message),
-  });
-  if (written === 0) ctx.notice(`no ${spec.noun}s found`);
+  const live = ctx.liveCount(printer.writer('list', columns, { continues: start.header, computed: spec.computed, picked }), `${spec.noun}s`);
+  try {
+    const written = await runList({
+      plan,
+      source: api.pages(spec, version),
+      writer: live.writer,
+      start,
+      scheduler,
+      pageSize: Math.min(ctx.pageSize, limit ?? Infinity),
+      ...(header !== undefined && { header }),
+      ...(limit !== undefined && { limit }),
+      // A notice takes the live line's place; the count comes back with the next records.
+      notice: (message) => {
+        live.clear();
+        ctx.notice(message);
+      },
+    });
+    if (written === 0) ctx.notice(`no ${spec.noun}s found`);
+  } finally {
+    // Before the error line, should the list have failed.
+    live.clear();
+  }
 }
 
 /**
@@ -170,14 +188,11 @@ function refuseUnionSort(spec: ResourceSpec, query: ReadonlyArray<readonly [stri
 }
 
 async function getResource(ctx: Context, spec: ResourceSpec, opts: GetOptions): Promise<void> {
-  const printer = await ctx.printer();
-  const version = await ctx.apiVersion(spec.versions, defaultVersion(spec));
-  const fields = parseFieldsFlag(spec, 'single', opts.fields);
-  const columns = resolveColumns([...knownFields(spec, 'single'), ...(spec.sideColumns ?? [])], spec.defaultColumns, ctx.globals.columns, fields);
+  const { printer, version, picked, columns, fieldsQuery } = await readShape(ctx, spec, 'single', opts.fields);
   const onGet = spec.filters.filter((f) => f.onGet);
-  const query = [...checkedFilterParams(spec, version, opts.filters, onGet, ctx.io.now()), ...fieldsParam(spec, 'single', printer.wholeRecords, columns, fields)];
+  const query = [...checkedFilterParams(spec, version, opts.filters, onGet, ctx.io.now()), ...fieldsQuery];
   const record = await (await ctx.api()).fetchRecord(spec, version, requireId(opts.id, spec), query);
-  const writer = printer.writer('single', columns);
+  const writer = printer.writer('single', columns, { computed: spec.computed, picked });
   await writer.write(record);
   await writer.end();
 }

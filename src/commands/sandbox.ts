@@ -13,7 +13,13 @@ interface SandboxOptions {
   conversations?: string;
   reportDelay?: string;
   faults?: string;
+  latency?: string;
+  rateLimit?: string;
+  annotationsPort?: string;
 }
+
+/** Far above any useful --parallel; the limit is there to be reached. */
+const MAX_RATE_LIMIT = 10_000;
 
 export function addSandboxCommand(program: Command, action: Action): void {
   const command = program
@@ -23,11 +29,15 @@ export function addSandboxCommand(program: Command, action: Action): void {
     .option('--seed <n>', 'demo data seed (default: 1)')
     .option('--conversations <n>', `number of demo conversations, ${DEMO_CONVERSATIONS.min}-${DEMO_CONVERSATIONS.max} (default: ${DEMO_CONVERSATIONS.default})`)
     .option('--report-delay <duration>', 'time a report takes to generate (default: 3s)')
-    .option('--faults <rate>', 'share of requests answered with a transient fault, 0-1 (default: 0)');
+    .option('--faults <rate>', 'share of requests answered with a transient fault, 0-1 (default: 0)')
+    .option('--latency <duration>', 'added to every API reply, as from a distant service (default: none)')
+    .option('--rate-limit <n>', `answer 429 with Retry-After: 1 past N requests in flight, 1-${MAX_RATE_LIMIT} (default: no limit)`)
+    .option('--annotations-port <n>', 'serve api/1 (annotation types, annotations) on a port of its own, 0 for a free one (default: on --port)');
   addExamples(command, [
     'carectl sandbox --port 8080',
     'carectl sandbox --faults 0.25 --report-delay 10s',
     'carectl sandbox --conversations 100000',
+    'carectl sandbox --latency 150ms --rate-limit 8 --annotations-port 0',
   ]);
   command.action(
     action((raw: RawOptions) => raw as SandboxOptions, async (ctx, opts) => {
@@ -37,21 +47,34 @@ export function addSandboxCommand(program: Command, action: Action): void {
         opts.conversations === undefined ? DEMO_CONVERSATIONS.default : parseIntInRange(opts.conversations, '--conversations', DEMO_CONVERSATIONS.min, DEMO_CONVERSATIONS.max);
       const reportDelayMs = opts.reportDelay === undefined ? 3000 : parseDuration(opts.reportDelay, '--report-delay');
       const rate = opts.faults === undefined ? 0 : parseRate(opts.faults);
+      const latencyMs = opts.latency === undefined ? undefined : parseDuration(opts.latency, '--latency');
+      const rateLimit = opts.rateLimit === undefined ? undefined : parseIntInRange(opts.rateLimit, '--rate-limit', 1, MAX_RATE_LIMIT);
+      const annotationsPort = opts.annotationsPort === undefined ? undefined : parseIntInRange(opts.annotationsPort, '--annotations-port', 0, 65535);
       const { startSandbox } = await import('../sandbox/index.js');
-      const sandbox = await startSandbox({ port, seed, conversations, reportDelayMs, now: ctx.io.now, ...(rate > 0 && { faults: { rate } }) }).catch((err: unknown) => {
+      const sandbox = await startSandbox({
+        port, seed, conversations, reportDelayMs, now: ctx.io.now,
+        ...(rate > 0 && { faults: { rate } }),
+        ...(latencyMs !== undefined && { latencyMs }),
+        ...(rateLimit !== undefined && { rateLimit }),
+        ...(annotationsPort !== undefined && { annotationsPort }),
+      }).catch((err: unknown) => {
         // A taken port is the machine's state, not a mistake in the command line: exit 1, with the way out.
-        if ((err as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE') throw new CarectlError(`sandbox: port ${port} is already in use; choose another --port, or 0 for a free one`);
+        if ((err as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE') {
+          const [flag, taken] = (err as { listener?: string }).listener === 'annotations' ? ['--annotations-port', annotationsPort] : ['--port', port];
+          throw new CarectlError(`sandbox: port ${taken} is already in use; choose another ${flag}, or 0 for a free one`);
+        }
         throw err;
       });
       ctx.onClose(() => sandbox.close());
       ctx.io.stdout.stream.write(
         [
           `carectl sandbox listening on ${sandbox.baseUrl} (report downloads on ${sandbox.downloadBaseUrl})`,
+          ...(annotationsPort !== undefined ? [`api/1 (annotation types, annotations) on ${sandbox.annotationsUrl}`] : []),
           `user: ${sandbox.user}`,
           `password: ${sandbox.password}`,
           '',
           'Use it from another terminal:',
-          `  export CARECTL_BASE_URL=${sandbox.baseUrl} CARECTL_USER=${sandbox.user} CARECTL_PASSWORD=${sandbox.password}`,
+          `  export CARECTL_BASE_URL=${sandbox.baseUrl} CARECTL_USER=${sandbox.user} CARECTL_PASSWORD=${sandbox.password}${annotationsPort !== undefined ? ` CARECTL_ANNOTATIONS_URL=${sandbox.annotationsUrl}` : ''}`,
           '  carectl conversations list --status unread',
           '',
         ].join('\n'),

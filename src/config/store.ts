@@ -2,13 +2,17 @@
  * The profile file: `$XDG_CONFIG_HOME/carectl/config.json` (default `~/.config/carectl/`), a
  * JSON object `{profiles: {<name>: {base-url, user, password, output, api-version, parallel}}}`.
  *
- * It holds a password, so the folder is 0700 and the file 0600 whatever the umask. Reading
- * never writes: a missing file is an empty configuration (conf is not even loaded, so cron jobs
- * stay fast), and a corrupt or invalid file is a UsageError naming the path, left as it is for
- * the user to repair.
+ * It holds a password, so the folder is 0700 and the file 0600 whatever the umask; a looser one
+ * is refused or tightened as permissions.ts says. Reading never writes: a missing file is an
+ * empty configuration (conf is not even loaded, so cron jobs stay fast), and a corrupt or
+ * invalid file is a UsageError naming the path, left as it is for the user to repair.
+ *
+ * Writers take a lock beside the file (lock.ts) around read-modify-write, so carectl runs that
+ * change the file at once keep each other's changes.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
+import { isDeepStrictEqual } from 'node:util';
 import path from 'node:path';
 import type { default as Conf, Schema } from 'conf';
 import { UsageError } from '../core/errors.js';
@@ -17,6 +21,8 @@ import { FORMATS } from '../output/types.js';
 import { VERSIONS } from '../api/catalogue/index.js';
 import type { ProfileValues, SettingKey } from './keys.js';
 import { CONFIG_FILE_NAME, PROFILE_NAME, checkProfileName, configDirectory } from './paths.js';
+import { withLock } from './lock.js';
+import { refuseExposedPassword, refuseWritableByOthers } from './permissions.js';
 
 interface ConfigData {
   profiles?: Record<string, ProfileValues>;
@@ -31,10 +37,12 @@ export interface ConfigStore {
   list(): Promise<Record<string, ProfileValues>>;
   /**
    * Stores values in a profile (creating file, folder and profile as needed); a key given as
-   * undefined is removed in the same write.
+   * undefined is removed in the same write. Given a function, it is called with the profile's
+   * stored values, read under the write lock, and answers the values to store: a change that
+   * depends on what is stored sees what another carectl run stored just before.
    */
-  set(name: string, values: ProfileValues): Promise<void>;
-  /** Removes keys from a profile; answers which of them were stored. */
+  set(name: string, values: ProfileValues | ((stored: ProfileValues) => ProfileValues)): Promise<void>;
+  /** Removes keys from a profile (under the write lock); answers which of them were stored. */
   unset(name: string, keys: readonly SettingKey[]): Promise<SettingKey[]>;
 }
 
@@ -47,6 +55,7 @@ const PROFILE_PROPERTIES = {
   password: { type: 'string', minLength: 1 },
   output: { enum: [...FORMATS] },
   'api-version': { enum: [...VERSIONS] },
+  'annotations-url': { type: 'string', minLength: 1 },
   // A number as text, checked (1-32) where it is used, naming the profile.
   parallel: { type: 'string', pattern: '^[0-9]+$' },
 } satisfies Record<SettingKey, object>;
@@ -61,13 +70,16 @@ const SCHEMA: Schema<ConfigData> = {
 };
 
 export function openConfig(io: Io): ConfigStore {
-  return new FileConfigStore(configDirectory(io.env));
+  return new FileConfigStore(configDirectory(io.env), io.signal);
 }
 
 class FileConfigStore implements ConfigStore {
   readonly path: string;
 
-  constructor(private readonly folder: string) {
+  constructor(
+    private readonly folder: string,
+    private readonly signal: AbortSignal,
+  ) {
     this.path = path.join(folder, CONFIG_FILE_NAME);
   }
 
@@ -80,10 +92,11 @@ class FileConfigStore implements ConfigStore {
     return { ...(await this.read()).profiles };
   }
 
-  async set(name: string, values: ProfileValues): Promise<void> {
+  async set(name: string, values: ProfileValues | ((stored: ProfileValues) => ProfileValues)): Promise<void> {
     checkProfileName(name);
     await this.update((profiles) => {
-      const profile: ProfileValues = { ...profiles[name], ...values };
+      const changes = typeof values === 'function' ? values({ ...profiles[name] }) : values;
+      const profile: ProfileValues = { ...profiles[name], ...changes };
       for (const key of Object.keys(profile) as SettingKey[]) if (profile[key] === undefined) delete profile[key];
       if (Object.keys(profile).length === 0) delete profiles[name];
       else profiles[name] = profile;
@@ -91,43 +104,81 @@ class FileConfigStore implements ConfigStore {
   }
 
   async unset(name: string, keys: readonly SettingKey[]): Promise<SettingKey[]> {
-    const stored = await this.profile(name);
-    const removed = keys.filter((key) => stored[key] !== undefined);
-    // Nothing to remove: the file is left alone (and not created).
-    if (removed.length > 0) await this.set(name, Object.fromEntries(removed.map((key) => [key, undefined])));
+    checkProfileName(name);
+    // No file: nothing to remove, and the file is not created.
+    if (!existsSync(this.path)) return [];
+    let removed: SettingKey[] = [];
+    await this.update((profiles) => {
+      const profile: ProfileValues = { ...profiles[name] };
+      removed = keys.filter((key) => profile[key] !== undefined);
+      for (const key of removed) delete profile[key];
+      if (Object.keys(profile).length === 0) delete profiles[name];
+      else profiles[name] = profile;
+    });
     return removed;
   }
 
   private async read(): Promise<ConfigData> {
     if (!existsSync(this.path)) return {};
-    return (await this.open()).store;
+    refuseWritableByOthers(this.folder, 'folder');
+    const stats = refuseWritableByOthers(this.path, 'file');
+    const data = (await this.open()).store;
+    refuseExposedPassword(this.path, stats, data.profiles);
+    return data;
   }
 
+  /**
+   * Read-modify-write under the lock: the file is read after the lock is taken and written before
+   * it is released. A change that changes nothing writes nothing. conf is set up (and its schema
+   * compiled, the slow part) before the lock, so the lock is held for milliseconds.
+   */
   private async update(change: (profiles: Record<string, ProfileValues>) => void): Promise<void> {
-    this.tightenModes();
+    this.prepareFolder();
+    this.tightenFile();
     const conf = await this.open();
-    const data = structuredClone(conf.store);
-    const profiles = { ...data.profiles };
-    change(profiles);
-    try {
-      // validated against the schema, then written atomically with FILE_MODE
-      conf.store = { ...data, profiles };
-    } catch (err) {
-      throw new UsageError(`cannot write ${this.path}: ${describe(err)}`);
-    }
+    await withLock(this.path, { signal: this.signal }, () => {
+      // conf reads and checks the file again on each read of store: what is there now
+      const data = structuredClone(readStore(conf, this.path));
+      const profiles = structuredClone({ ...data.profiles });
+      change(profiles);
+      if (isDeepStrictEqual(profiles, { ...data.profiles })) return;
+      try {
+        // validated against the schema, then written atomically with FILE_MODE
+        conf.store = { ...data, profiles };
+      } catch (err) {
+        throw new UsageError(`cannot write ${this.path}: ${describe(err)}`);
+      }
+    });
   }
 
   /**
    * The folder is 0700 and an existing file 0600 before anything is written, even when they
    * existed before or the umask would loosen them. conf's atomic write sets the file's mode, but
-   * its other writes (under a Snap, where SNAP is set) keep an existing file's mode.
+   * its other writes (under a Snap, where SNAP is set) keep an existing file's mode. The folder
+   * comes first: the lock file is made in it. A folder or file that others can write is refused
+   * rather than tightened (permissions.ts): what it holds may not be the user's.
    */
-  private tightenModes(): void {
-    try {
+  private prepareFolder(): void {
+    this.prepare(() => {
       mkdirSync(path.dirname(this.folder), { recursive: true });
       mkdirSync(this.folder, { recursive: true, mode: FOLDER_MODE });
+    });
+    refuseWritableByOthers(this.folder, 'folder');
+    this.prepare(() => {
       if ((statSync(this.folder).mode & 0o777) !== FOLDER_MODE) chmodSync(this.folder, FOLDER_MODE);
+    });
+  }
+
+  private tightenFile(): void {
+    refuseWritableByOthers(this.path, 'file');
+    this.prepare(() => {
       if (existsSync(this.path) && (statSync(this.path).mode & 0o777) !== FILE_MODE) chmodSync(this.path, FILE_MODE);
+    });
+  }
+
+  private prepare(step: () => void): void {
+    try {
+      step();
     } catch (err) {
       throw new UsageError(`cannot prepare ${this.path}: ${describe(err)}`);
     }
@@ -148,9 +199,22 @@ class FileConfigStore implements ConfigStore {
         configFileMode: FILE_MODE,
       });
     } catch (err) {
-      throw new UsageError(`${this.path}: ${describe(err)}${unknownKeys(this.path)}; fix or remove the file (carectl leaves it as it is)`);
+      throw invalidFile(this.path, err);
     }
   }
+}
+
+/** What conf reads from the file now (the getter reads and checks it each time). */
+function readStore(conf: Conf<ConfigData>, file: string): ConfigData {
+  try {
+    return conf.store;
+  } catch (err) {
+    throw invalidFile(file, err);
+  }
+}
+
+function invalidFile(file: string, err: unknown): UsageError {
+  return new UsageError(`${file}: ${describe(err)}${unknownKeys(file)}; fix or remove the file (carectl leaves it as it is)`);
 }
 
 /**

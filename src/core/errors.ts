@@ -47,12 +47,32 @@ export class UsageError extends CarectlError {
   }
 }
 
+/** For a request that changes something (PATCH, POST): whether the change may have been made. */
+export interface WriteOutcome {
+  /**
+   * True when a failed write may have been applied all the same: an attempt broke off after the
+   * request was sent, or a gateway answered for a service that may have acted on it. The message
+   * then says so (MAY_HAVE_BEEN_APPLIED); false for a read and for a write that surely did nothing.
+   */
+  mayHaveBeenApplied?: boolean;
+}
+
+/** The words every "may have been applied" error carries, so that callers and tests can find them. */
+export const MAY_HAVE_BEEN_APPLIED = 'the change may have been applied';
+
+/** Whether a failed write may have been applied (see WriteOutcome). */
+export function mayHaveBeenApplied(err: unknown): boolean {
+  return (err instanceof ApiError || err instanceof NetworkError) && err.mayHaveBeenApplied;
+}
+
 /** The service answered with an error body (or a non-2xx status). */
 export class ApiError extends CarectlError {
   readonly status: number;
-  constructor(status: number, message: string) {
+  readonly mayHaveBeenApplied: boolean;
+  constructor(status: number, message: string, outcome: WriteOutcome = {}) {
     super(message, exitCodeForStatus(status));
     this.status = status;
+    this.mayHaveBeenApplied = outcome.mayHaveBeenApplied === true;
   }
 }
 
@@ -60,9 +80,22 @@ export class ApiError extends CarectlError {
 export class NetworkError extends CarectlError {
   /** True when the request may have reached the server (matters for non-idempotent POST). */
   readonly maybeSent: boolean;
-  constructor(message: string, maybeSent: boolean) {
+  readonly mayHaveBeenApplied: boolean;
+  constructor(message: string, maybeSent: boolean, outcome: WriteOutcome = {}) {
     super(message, ExitCode.failure);
     this.maybeSent = maybeSent;
+    this.mayHaveBeenApplied = outcome.mayHaveBeenApplied === true;
+  }
+}
+
+/**
+ * A reply that arrived but cannot be used: not JSON, nested too deep, or larger than carectl
+ * reads. Transient like a dropped connection (a proxy's error page, a truncated body), so it is
+ * retried, and a list that ends on it can be resumed.
+ */
+export class BadReplyError extends NetworkError {
+  constructor(message: string, outcome: WriteOutcome = {}) {
+    super(message, true, outcome);
   }
 }
 
@@ -94,10 +127,6 @@ export function exitCodeForStatus(status: number): ExitCode {
   if (status === 401 || status === 403) return ExitCode.auth;
   if (status === 404) return ExitCode.notFound;
   return ExitCode.failure;
-}
-
-export function exitCodeOf(err: unknown): ExitCode {
-  return err instanceof CarectlError ? err.exitCode : ExitCode.failure;
 }
 
 /**

@@ -9,7 +9,7 @@ const DAY_MS = 86_400_000;
 const DATE_FORMS = 'use YYYY-MM-DD, today, yesterday, Nd or Nw';
 const RANGE_FORMS =
   'use FROM..TO, FROM.., ..TO, or gt:DATE, gte:DATE, lt:DATE, lte:DATE (two joined by a comma)';
-const DURATION_FORMS = 'use a number with ms, s, m or h (e.g. 500ms, 90s, 10m, 1.5h)';
+const DURATION_FORMS = 'use a number with ms, s, m or h, or several from the largest unit down (e.g. 500ms, 90s, 10m, 1.5h, 1h30m)';
 /** setTimeout fires at once for longer delays, so a longer duration could never be honoured. */
 const MAX_DURATION_MS = 2 ** 31 - 1;
 
@@ -131,15 +131,32 @@ export function rangeParams(param: string, bounds: Bound[]): Array<[string, stri
   return bounds.map((bound): [string, string] => [`${param}_${bound.op}`, bound.date]);
 }
 
+/** Each unit's length, largest first: a compound duration names its units in this order. */
+const DURATION_UNITS = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 } as const;
+const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/y;
+
 /**
- * DURATION: number (integer or decimal) + ms|s|m|h → whole milliseconds (rounded). Positive only,
- * and no longer than a timer can wait (about 596h).
+ * DURATION: number (integer or decimal) + ms|s|m|h, or several such parts from the largest unit
+ * down, each unit at most once (`1h30m`, `1m30s500ms`) → whole milliseconds (rounded). Positive
+ * only, and no longer than a timer can wait (about 596h).
  */
 export function parseDuration(text: string, flag: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text.trim());
-  if (!match) throw new UsageError(`${flag}: "${text}" is not a duration; ${DURATION_FORMS}`);
-  const unitMs = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] as 'ms' | 's' | 'm' | 'h'];
-  const ms = Math.round(Number(match[1]) * unitMs);
+  const value = text.trim();
+  const units = Object.keys(DURATION_UNITS);
+  let total = 0;
+  let previous = -1;
+  DURATION_PART.lastIndex = 0;
+  while (DURATION_PART.lastIndex < value.length) {
+    const part = DURATION_PART.exec(value);
+    const unit = units.indexOf(part?.[2] ?? '');
+    if (!part || unit <= previous) {
+      throw new UsageError(`${flag}: "${text}" is not a duration; ${DURATION_FORMS}`);
+    }
+    previous = unit;
+    total += Number(part[1]) * DURATION_UNITS[part[2] as keyof typeof DURATION_UNITS];
+  }
+  if (previous === -1) throw new UsageError(`${flag}: "${text}" is not a duration; ${DURATION_FORMS}`);
+  const ms = Math.round(total);
   if (ms < 1) throw new UsageError(`${flag}: "${text}" must be at least 1ms; ${DURATION_FORMS}`);
   if (ms > MAX_DURATION_MS) {
     throw new UsageError(

@@ -6,18 +6,50 @@ export function pathKey(command: CommandDoc): string {
   return command.path.join(' ');
 }
 
-/** What an option's value can be: its words, a file name, or any text. */
-export type ValueKind = { kind: 'words'; words: readonly string[] } | { kind: 'path' } | { kind: 'text' };
+/**
+ * What an option's value can be: one of its words (`list`: a comma-separated list of them), a
+ * profile name of the config file, a file name, or any text.
+ */
+export type ValueKind = { kind: 'words'; words: readonly string[]; list: boolean } | { kind: 'profiles' } | { kind: 'path' } | { kind: 'text' };
 
 export function valueKind(option: OptionDoc): ValueKind | undefined {
   if (option.valueName === undefined) return undefined;
-  if (option.values) return { kind: 'words', words: option.values };
+  if (option.dynamic === 'profiles') return { kind: 'profiles' };
+  if (option.values) return { kind: 'words', words: option.values, list: option.list };
   return option.isPath ? { kind: 'path' } : { kind: 'text' };
 }
 
-/** The words of the first positional argument that has a fixed set. */
-export function argumentWords(command: CommandDoc): readonly string[] {
-  return command.arguments.find((argument) => argument.values)?.values ?? [];
+/** A value of an option the command itself does not declare: carectl's --columns, with this command's columns. */
+export interface ExtraValue {
+  names: readonly string[];
+  kind: ValueKind;
+}
+
+export function extraValues(command: CommandDoc): ExtraValue[] {
+  return command.columns ? [{ names: ['--columns'], kind: { kind: 'words', words: command.columns, list: true } }] : [];
+}
+
+/** Every option of the command with a value, its own and the extra ones. */
+export function valueOptions(command: CommandDoc): ExtraValue[] {
+  const own = completedOptions(command).flatMap((option) => {
+    const kind = valueKind(option);
+    return kind ? [{ names: option.names, kind }] : [];
+  });
+  return [...own, ...extraValues(command)];
+}
+
+/** The words of a positional argument: at `index`, after an argument `previous` when they depend on it. */
+export interface ArgumentWords {
+  index: number;
+  previous?: string;
+  words: readonly string[];
+}
+
+export function argumentWords(command: CommandDoc): ArgumentWords[] {
+  return command.arguments.flatMap((argument, index) => [
+    ...(argument.words ? [{ index, words: argument.words }] : []),
+    ...Object.entries(argument.after ?? {}).map(([previous, words]) => ({ index, previous, words })),
+  ]);
 }
 
 /** One line of help, for the shells that show descriptions. */
@@ -29,3 +61,6 @@ export function summary(description: string): string {
 export function completedOptions(command: CommandDoc): OptionDoc[] {
   return command.path.length === 0 ? command.options : command.options.filter((option) => !option.names.includes('--help'));
 }
+
+/** The hidden command the scripts run for the profile names (src/commands/completion.ts). */
+export const PROFILES_COMMAND = 'carectl __complete profiles 2>/dev/null';

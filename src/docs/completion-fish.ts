@@ -1,15 +1,20 @@
 /**
  * fish completion: `complete` rules conditioned on the command that the words typed so far name,
- * found by a walker over the tree's subcommands and the options that take a value.
+ * found by a walker over the tree's subcommands and the options that take a value. File names
+ * are offered only where nothing else is: for a command's arguments without a fixed set of words.
  */
-import { argumentWords, completedOptions, pathKey, summary, valueKind } from './completion-data.js';
+import { argumentWords, completedOptions, extraValues, pathKey, PROFILES_COMMAND, summary, valueKind, valueOptions, type ValueKind } from './completion-data.js';
 import type { CommandDoc, OptionDoc } from './tree.js';
 
 export function fishScript(commands: readonly CommandDoc[]): string {
   const rules = commands.flatMap((command) => [
     ...command.commands.map((sub) => `complete -c carectl -n ${quote(`__carectl_at ${quote(pathKey(command))}`)} -a ${quote(lastWord(sub))} -d ${quote(summary(sub.description))}`),
     ...completedOptions(command).map((option) => optionRule(command, option)),
-    ...(argumentWords(command).length > 0 ? [`complete -c carectl -n ${quote(`__carectl_at ${quote(pathKey(command))}`)} -a ${quote(argumentWords(command).join(' '))}`] : []),
+    ...extraValues(command).flatMap(({ names, kind }) => names.map((name) => `complete -c carectl -n ${quote(`__carectl_at ${quote(pathKey(command))}`)} ${nameFlag(name)}${valueFlags(kind)}`)),
+    ...argumentWords(command).map(({ index, previous, words }) => {
+      const condition = `__carectl_at ${quote(pathKey(command))}; and __carectl_argument ${index}${previous === undefined ? '' : ` ${quote(previous)}`}`;
+      return `complete -c carectl -n ${quote(condition)} -a ${quote(words.join(' '))}`;
+    }),
   ]);
   return `# fish completion for carectl, generated from its command tree by \`carectl completion fish\`.
 # Load it with:  carectl completion fish | source
@@ -28,6 +33,13 @@ ${switchTable([[valueOptionPatterns(commands), 'return 0']])}
     return 1
 end
 
+function __carectl_has_words --description 'whether the arguments of a carectl command have a fixed set of words'
+    switch $argv[1]
+${switchTable([[commands.filter((command) => argumentWords(command).length > 0).map((command) => quote(pathKey(command))).join(' ') || "''", 'return 0']])}
+    end
+    return 1
+end
+
 function __carectl_find_value --description 'whether an option of a carectl command or of one above it takes a value'
     set -l at $argv[1]
     while true
@@ -37,10 +49,11 @@ function __carectl_find_value --description 'whether an option of a carectl comm
     end
 end
 
-function __carectl_path --description 'the carectl command that the words typed so far name'
+function __carectl_walk --description 'the carectl command that the words typed so far name, then its positional arguments'
     set -l words (commandline -opc)
     set -e words[1]
     set -l at ''
+    set -l args
     set -l skip 0
     for word in $words
         if test $skip = 1
@@ -52,12 +65,19 @@ function __carectl_path --description 'the carectl command that the words typed 
             case '-?*'
                 __carectl_find_value "$at" $word; and set skip 1
             case '*'
-                if contains -- $word (__carectl_commands "$at")
+                if test (count $args) = 0; and contains -- $word (__carectl_commands "$at")
                     set at (string trim -- "$at $word")
+                else
+                    set -a args $word
                 end
         end
     end
-    echo $at
+    printf '%s\\n' "$at" $args
+end
+
+function __carectl_path --description 'the carectl command that the words typed so far name'
+    set -l walked (__carectl_walk)
+    echo $walked[1]
 end
 
 function __carectl_at --description 'whether the words typed so far name this carectl command'
@@ -70,7 +90,28 @@ function __carectl_under --description 'whether the words typed so far name this
     test "$at" = "$argv[1]"; or string match -q -- "$argv[1] *" "$at"
 end
 
-complete -c carectl -f
+function __carectl_argument --description 'whether the argument being typed is the Nth (from 0), after this one'
+    set -l walked (__carectl_walk)
+    set -l count (math (count $walked) - 1)
+    test $count = $argv[1]; or return 1
+    test (count $argv) = 1; or test "$walked[-1]" = "$argv[2]"
+end
+
+function __carectl_wants_files --description 'whether nothing but a file name can come next'
+    set -l at (__carectl_path)
+    set -l subcommands (__carectl_commands "$at")
+    test (count $subcommands) = 0; and not __carectl_has_words "$at"
+end
+
+function __carectl_list_items --description 'the items of a comma-separated list, after those typed so far'
+    set -l token (commandline -ct)
+    set -l done (string match -r '^.*,' -- $token)
+    for word in $argv
+        contains -- $word (string split , -- $done); or printf '%s%s\\n' "$done" $word
+    end
+end
+
+complete -c carectl -n 'not __carectl_wants_files' -f
 ${rules.join('\n')}
 `;
 }
@@ -78,17 +119,32 @@ ${rules.join('\n')}
 /** carectl's own options apply everywhere; a command's options to it and the commands below it. */
 function optionRule(command: CommandDoc, option: OptionDoc): string {
   const condition = command.path.length === 0 ? '' : ` -n ${quote(`__carectl_under ${quote(pathKey(command))}`)}`;
-  const names = option.names.map((name) => (name.startsWith('--') ? `-l ${quote(name.slice(2))}` : `-s ${quote(name.slice(1))}`)).join(' ');
+  const names = option.names.map(nameFlag).join(' ');
   const kind = valueKind(option);
-  const value = !kind ? '' : kind.kind === 'words' ? ` -x -a ${quote(kind.words.join(' '))}` : kind.kind === 'path' ? ' -r -F' : ' -x';
-  return `complete -c carectl${condition} ${names}${value} -d ${quote(summary(option.description))}`;
+  return `complete -c carectl${condition} ${names}${kind ? valueFlags(kind) : ''} -d ${quote(summary(option.description))}`;
+}
+
+function nameFlag(name: string): string {
+  return name.startsWith('--') ? `-l ${quote(name.slice(2))}` : `-s ${quote(name.slice(1))}`;
+}
+
+/** What follows an option: its words (items of a list), profile names, a file name, or any text. */
+function valueFlags(kind: ValueKind): string {
+  switch (kind.kind) {
+    case 'words':
+      return kind.list ? ` -x -a ${quote(`(__carectl_list_items ${kind.words.join(' ')})`)}` : ` -x -a ${quote(kind.words.join(' '))}`;
+    case 'profiles':
+      return ` -x -a ${quote(`(${PROFILES_COMMAND})`)}`;
+    case 'path':
+      return ' -r -F';
+    case 'text':
+      return ' -x';
+  }
 }
 
 /** Every 'command|option' that takes a value, as case patterns. */
 function valueOptionPatterns(commands: readonly CommandDoc[]): string {
-  return commands
-    .flatMap((command) => completedOptions(command).filter((option) => valueKind(option)).flatMap((option) => option.names.map((name) => quote(`${pathKey(command)}|${name}`))))
-    .join(' ');
+  return commands.flatMap((command) => valueOptions(command).flatMap(({ names }) => names.map((name) => quote(`${pathKey(command)}|${name}`)))).join(' ');
 }
 
 function switchTable(entries: ReadonlyArray<readonly [string, string]>): string {

@@ -3,8 +3,12 @@
  * the tree as case tables and the walker; each adds its own front end (COMPREPLY and compgen for
  * bash, _describe and compadd for zsh). Names the core uses are chosen to avoid zsh's special
  * parameters (path, commands, options, status).
+ *
+ * An option's value, as the core's __carectl_value holds it: its words ('a b c'), ',a b c' for a
+ * comma-separated list of them, '<path>' for a file name, '<profiles>' for a profile of the config
+ * file, '' for any text.
  */
-import { argumentWords, completedOptions, pathKey, summary, valueKind } from './completion-data.js';
+import { argumentWords, completedOptions, pathKey, PROFILES_COMMAND, summary, valueOptions, type ValueKind } from './completion-data.js';
 import type { CommandDoc } from './tree.js';
 
 export function bashScript(commands: readonly CommandDoc[]): string {
@@ -20,8 +24,34 @@ __carectl_names() {
   done
 }
 
+# COMPREPLY for the value of an option: words, items of a comma list, file or profile names.
+__carectl_complete_value() {
+  local cur=$2 done='' word words=''
+  case $1 in
+    '<path>')
+      compopt -o filenames 2>/dev/null
+      COMPREPLY=($(compgen -f -- "$cur")) ;;
+    '<profiles>')
+      COMPREPLY=($(compgen -W "$(${PROFILES_COMMAND})" -- "$cur")) ;;
+    ,*)
+      # the items typed so far stay; the one being typed is completed, leaving out those already there
+      if [[ $cur == *,* ]]; then
+        done=\${cur%,*},
+        cur=\${cur##*,}
+      fi
+      for word in \${1#,}; do
+        [[ ,$done == *,$word,* ]] || words+="$word "
+      done
+      compopt -o nospace 2>/dev/null
+      COMPREPLY=($(compgen -W "$words" -P "$done" -- "$cur")) ;;
+    *)
+      COMPREPLY=($(compgen -W "$1" -- "$cur")) ;;
+  esac
+}
+
 _carectl() {
-  local cur=\${COMP_WORDS[COMP_CWORD]} prev=\${COMP_WORDS[COMP_CWORD-1]} flag='' at words __carectl_value
+  local cur=\${COMP_WORDS[COMP_CWORD]} prev=\${COMP_WORDS[COMP_CWORD-1]} flag='' at words __carectl_value __carectl_at
+  local -a __carectl_args
   # bash splits --flag=value at '=' into three words
   if [[ $cur == '=' && $prev == -* ]]; then
     flag=$prev
@@ -31,26 +61,23 @@ _carectl() {
   elif [[ $prev == -* ]]; then
     flag=$prev
   fi
-  at=$(__carectl_path "\${COMP_WORDS[@]:1:COMP_CWORD-1}")
+  __carectl_walk "\${COMP_WORDS[@]:1:COMP_CWORD-1}"
+  at=$__carectl_at
   if [[ -n $flag ]] && __carectl_find_value "$at" "$flag"; then
-    if [[ $__carectl_value == '<path>' ]]; then
-      compopt -o filenames 2>/dev/null
-      COMPREPLY=($(compgen -f -- "$cur"))
-    else
-      COMPREPLY=($(compgen -W "$__carectl_value" -- "$cur"))
-    fi
+    __carectl_complete_value "$__carectl_value" "$cur"
     return 0
   fi
   if [[ $cur == -* ]]; then
     words=$(__carectl_all_options "$at" | __carectl_names)
   else
     words=$(__carectl_commands "$at" | __carectl_names)
-    [[ -z $words ]] && words=$(__carectl_arguments "$at")
+    [[ -z $words ]] && words=$(__carectl_argument_words "$at")
   fi
+  # nothing to offer: bash completes file names (complete -o default)
   COMPREPLY=($(compgen -W "$words" -- "$cur"))
 }
 
-complete -F _carectl carectl
+complete -o default -F _carectl carectl
 `;
 }
 
@@ -61,18 +88,26 @@ export function zshScript(commands: readonly CommandDoc[]): string {
 # or save it as _carectl in a folder of $fpath.
 ${core(commands)}
 _carectl() {
-  local cur=\${words[CURRENT]} prev=\${words[CURRENT-1]} flag='' at __carectl_value
-  local -a found
+  local cur=\${words[CURRENT]} prev=\${words[CURRENT-1]} flag='' at __carectl_value __carectl_at
+  local -a found __carectl_args
   if [[ $cur == --*=* ]]; then
     flag=\${cur%%=*}
     compset -P '*='
   elif [[ $prev == -* ]]; then
     flag=$prev
   fi
-  at=$(__carectl_path "\${(@)words[2,CURRENT-1]}")
+  __carectl_walk "\${(@)words[2,CURRENT-1]}"
+  at=$__carectl_at
   if [[ -n $flag ]] && __carectl_find_value "$at" "$flag"; then
     case $__carectl_value in
       '<path>') _files ;;
+      '<profiles>')
+        found=(\${(f)"$(${PROFILES_COMMAND})"})
+        compadd -a found ;;
+      ,*)
+        # complete the item after the last comma; a comma typed next stays, a space removes it
+        compset -P '*,'
+        compadd -q -S , -- \${=\${__carectl_value#,}} ;;
       '') _message -e values 'value' ;;
       *) compadd -- \${=__carectl_value} ;;
     esac
@@ -86,9 +121,13 @@ _carectl() {
   found=(\${(f)"$(__carectl_commands "$at")"})
   if (( \${#found} )); then
     _describe -t commands 'command' found
+    return
+  fi
+  found=(\${=$(__carectl_argument_words "$at")})
+  if (( \${#found} )); then
+    compadd -a found
   else
-    found=(\${=$(__carectl_arguments "$at")})
-    (( \${#found} )) && compadd -a found
+    _files
   fi
 }
 
@@ -117,15 +156,24 @@ ${caseTable(commands, (command) => completedOptions(command).flatMap((option) =>
   esac
 }
 
-# The words a command's positional argument can be.
-__carectl_arguments() {
-  case $1 in
-${caseTable(commands, (command) => [...argumentWords(command)])}
+# The words the next positional argument of a command ($1) can be, given $2 arguments so far
+# and the last of them ($3).
+__carectl_positional() {
+  case "$1|$2|$3" in
+${argumentTable(commands)}
   esac
 }
 
-# Sets __carectl_value to what the option ($2) of the command ($1) takes: its words, '' for
-# any text, '<path>' for a file name. Fails when that command has no such option with a value.
+# The words the next positional argument of the command ($1) can be, after the arguments the
+# walker found.
+__carectl_argument_words() {
+  local count=\${#__carectl_args[@]} last=''
+  (( count > 0 )) && last=\${__carectl_args[-1]}
+  __carectl_positional "$1" "$count" "$last"
+}
+
+# Sets __carectl_value to what the option ($2) of the command ($1) takes (see the top of the
+# script). Fails when that command has no such option with a value.
 __carectl_option_value() {
   case "$1|$2" in
 ${valueTable(commands)}
@@ -169,9 +217,12 @@ __carectl_has_command() {
   return 1
 }
 
-# The command that the words (carectl's arguments so far) name, skipping options and their values.
-__carectl_path() {
-  local at='' skip='' word
+# Walks the words (carectl's arguments so far), skipping options and their values: sets
+# __carectl_at to the command they name and __carectl_args to the positional arguments after it.
+__carectl_walk() {
+  local skip='' word
+  __carectl_at=''
+  __carectl_args=()
   for word in "$@"; do
     if [ -n "$skip" ]; then
       skip=''
@@ -179,11 +230,23 @@ __carectl_path() {
     fi
     case $word in
       --*=*) ;;
-      -?*) __carectl_find_value "$at" "$word" && skip=1 ;;
-      *) __carectl_has_command "$at" "$word" && at=\${at:+$at }$word ;;
+      -?*) __carectl_find_value "$__carectl_at" "$word" && skip=1 ;;
+      *)
+        if (( \${#__carectl_args[@]} == 0 )) && __carectl_has_command "$__carectl_at" "$word"; then
+          __carectl_at=\${__carectl_at:+$__carectl_at }$word
+        else
+          __carectl_args+=("$word")
+        fi ;;
     esac
   done
-  printf '%s\\n' "$at"
+}
+
+# The command that the words name.
+__carectl_path() {
+  local __carectl_at
+  local -a __carectl_args
+  __carectl_walk "$@"
+  printf '%s\\n' "$__carectl_at"
 }
 `;
 }
@@ -197,18 +260,33 @@ function caseTable(commands: readonly CommandDoc[], linesOf: (command: CommandDo
     .join('\n');
 }
 
+/** `'config set|1|output') printf …`; an argument whose words do not depend on the one before matches any. */
+function argumentTable(commands: readonly CommandDoc[]): string {
+  return commands
+    .flatMap((command) =>
+      argumentWords(command).map(({ index, previous, words }) => {
+        const pattern = previous === undefined ? `${quote(`${pathKey(command)}|${index}|`)}*` : quote(`${pathKey(command)}|${index}|${previous}`);
+        return `    ${pattern}) printf '%s\\n' ${quote(words.join(' '))} ;;`;
+      }),
+    )
+    .join('\n');
+}
+
 function valueTable(commands: readonly CommandDoc[]): string {
-  const entries: string[] = [];
-  for (const command of commands) {
-    for (const option of completedOptions(command)) {
-      const kind = valueKind(option);
-      if (!kind) continue;
-      const value = kind.kind === 'words' ? kind.words.join(' ') : kind.kind === 'path' ? '<path>' : '';
-      const patterns = option.names.map((name) => quote(`${pathKey(command)}|${name}`)).join('|');
-      entries.push(`    ${patterns}) __carectl_value=${quote(value)} ;;`);
-    }
-  }
-  return entries.join('\n');
+  return commands
+    .flatMap((command) =>
+      valueOptions(command).map(({ names, kind }) => {
+        const patterns = names.map((name) => quote(`${pathKey(command)}|${name}`)).join('|');
+        return `    ${patterns}) __carectl_value=${quote(valueWord(kind))} ;;`;
+      }),
+    )
+    .join('\n');
+}
+
+/** The option's value as __carectl_value holds it (see the top of the file). */
+function valueWord(kind: ValueKind): string {
+  if (kind.kind === 'words') return `${kind.list ? ',' : ''}${kind.words.join(' ')}`;
+  return kind.kind === 'path' ? '<path>' : kind.kind === 'profiles' ? '<profiles>' : '';
 }
 
 /** A word in single quotes for sh. */

@@ -49,7 +49,7 @@ export const VALUE_SYNTAX: Term[] = [
   },
   {
     term: 'DURATION',
-    paragraphs: ['A number followed by `ms`, `s`, `m` or `h`: `500ms`, `90s`, `1.5m`, `1h`.'],
+    paragraphs: ['A number followed by `ms`, `s`, `m` or `h`: `500ms`, `90s`, `1.5m`, `1h`; or several of them from the largest unit down, each unit once: `1h30m`, `2m30s`, `1m30s500ms`.'],
   },
 ];
 
@@ -72,6 +72,7 @@ export const SETTING_TEXT: Record<SettingKey, string> = {
   password: 'The password. There is no flag for it; people can use `carectl login` instead.',
   output: 'The default output format (`-o`).',
   'api-version': 'The version segment to use (`--api-version`).',
+  'annotations-url': 'The base address of the `api/1` form (annotation types, annotations) when the service serves it from a host of its own (`--annotations-url`); the credentials are sent there too. Default: the base address.',
   parallel: 'The most requests a list or an update batch keeps in flight at once, 1 to 32 (`--parallel`); 8 when unset.',
 };
 
@@ -79,6 +80,8 @@ export const OTHER_ENVIRONMENT: Term[] = [
   { term: 'CARECTL_PROFILE', paragraphs: ['The profile of the configuration file to use (`--profile`); `default` when unset.'] },
   { term: 'NO_COLOR', paragraphs: ['When set to a non-empty value, no colour is used (as https://no-color.org asks); `--color` still forces it.'] },
   { term: 'FORCE_COLOR', paragraphs: ['When set to a value other than `0` or `false`, colour is used even when the output is not a terminal; `0` or `false` turns it off even on a terminal.'] },
+  { term: 'HTTPS_PROXY, HTTP_PROXY, NO_PROXY', paragraphs: ['Proxies, as curl and gh read them (upper or lower case): HTTPS_PROXY for https addresses (through CONNECT), HTTP_PROXY for plain http ones (sent in absolute form), NO_PROXY for hosts to reach directly. They apply to the API and to report downloads. Credentials in a proxy URL (`http://user:password@proxy:3128`) are sent to the proxy only and never printed.'] },
+  { term: 'NODE_EXTRA_CA_CERTS', paragraphs: ['A PEM file of extra certificate authorities that node trusts besides its own, for a corporate CA or a proxy that inspects TLS.'] },
   { term: 'XDG_CONFIG_HOME', paragraphs: ['The folder that holds the `carectl` configuration folder; `~/.config` when unset or not an absolute path.'] },
 ];
 
@@ -86,7 +89,7 @@ export const FILES: Term[] = [
   {
     term: '$XDG_CONFIG_HOME/carectl/config.json',
     paragraphs: [
-      'The profiles written by `carectl login` and `carectl config set`: base address, user, password, output format and API version per profile. The file is written with mode 0600 in a folder with mode 0700; it defaults to `~/.config/carectl/config.json`. A damaged file is reported with its path and never silently replaced.',
+      'The profiles written by `carectl login` and `carectl config set`: base address, user, password, output format and API version per profile. The file is written with mode 0600 in a folder with mode 0700; it defaults to `~/.config/carectl/config.json`. A damaged file is reported with its path and never silently replaced. As ssh does, carectl refuses a folder or file that others can write or that belongs to another user, and a file holding a password that others can read, naming the `chmod` that fixes it (exit 2); a command that writes the file tightens it to 0600. Runs that change the file at once take turns through a lock file beside it (`config.json.lock`); one left by a run that died is taken over after 10 seconds.',
     ],
   },
 ];

@@ -2,9 +2,9 @@
  * The commander tree as plain data for the man page and the completion scripts, read at run time
  * so that every command, option and example added to the tree shows up in both.
  */
-import type { EventEmitter } from 'node:events';
 import type { Argument, Command, Option } from 'commander';
-import { optionValues } from './values.js';
+import { examplesOf } from '../cli/help.js';
+import { ARGUMENT_VALUES, columnValues, DYNAMIC_VALUES, optionValues, type ArgumentValues } from './values.js';
 
 export interface OptionDoc {
   /** As declared: '-o, --output <format>'. */
@@ -17,13 +17,16 @@ export interface OptionDoc {
   description: string;
   /** The words the value can be, when it is one of a known set. */
   values?: readonly string[];
+  /** The value is a comma-separated LIST: each item is one of the words. */
+  list: boolean;
+  /** Words read from the config file when completing (profile names). */
+  dynamic?: 'profiles';
   /** The value names a file or folder, so shells complete file names. */
   isPath: boolean;
 }
 
-export interface ArgumentDoc {
+export interface ArgumentDoc extends ArgumentValues {
   name: string;
-  values?: readonly string[];
 }
 
 export interface CommandDoc {
@@ -38,6 +41,8 @@ export interface CommandDoc {
   commands: CommandDoc[];
   /** The command lines of its help's Examples: section. */
   examples: string[];
+  /** The columns the global --columns can name here, for the commands that print records. */
+  columns?: readonly string[];
 }
 
 /** Option values named like these are file paths. */
@@ -49,11 +54,12 @@ export function describeCommand(command: Command, path: readonly string[] = []):
     path,
     usage: help.commandUsage(command),
     description: help.commandDescription(command),
-    arguments: command.registeredArguments.map(describeArgument),
+    arguments: command.registeredArguments.map((argument, index) => describeArgument(argument, ARGUMENT_VALUES[path.join(' ')]?.[index])),
     options: help.visibleOptions(command).map((option) => describeOption(path, option, help.optionDescription(option))),
-    // command.commands leaves out commander's implicit `help` command, which needs no documenting
-    commands: command.commands.map((sub) => describeCommand(sub, [...path, sub.name()])),
-    examples: examplesOf(command),
+    // hidden commands (what the completion scripts run) are not documented
+    commands: help.visibleCommands(command).map((sub) => describeCommand(sub, [...path, sub.name()])),
+    examples: [...examplesOf(command)],
+    ...(columnValues(path) && { columns: columnValues(path) }),
   };
 }
 
@@ -69,27 +75,20 @@ export function isLeaf(command: CommandDoc): boolean {
 function describeOption(path: readonly string[], option: Option, description: string): OptionDoc {
   const valueName = /[<[]([^>\]]+)[>\]]/.exec(option.flags)?.[1]?.replace(/\.\.\.$/, '');
   const values = optionValues(path, option);
+  const dynamic = path.length === 0 && option.long !== undefined ? DYNAMIC_VALUES[option.long] : undefined;
   return {
     flags: option.flags,
     names: [option.short, option.long].filter((name): name is string => name !== undefined),
     ...(valueName !== undefined && { valueName }),
     description,
     ...(values && { values }),
+    list: valueName === 'list',
+    ...(dynamic && { dynamic }),
     isPath: valueName !== undefined && PATH_VALUE_NAMES.has(valueName.toLowerCase()),
   };
 }
 
-function describeArgument(argument: Argument): ArgumentDoc {
-  return { name: argument.name(), ...(argument.argChoices && { values: argument.argChoices }) };
-}
-
-/**
- * The lines after "$ " in the text that commands add after their help (src/cli/help.ts
- * addExamples). Commander keeps that text as 'afterHelp' listeners, so they are asked to write it.
- */
-function examplesOf(command: Command): string[] {
-  let text = '';
-  // Command extends EventEmitter at run time; commander's typings do not say so.
-  (command as unknown as EventEmitter).emit('afterHelp', { error: false, command, write: (chunk: string) => (text += chunk) });
-  return [...text.matchAll(/^ *\$ (.+)$/gm)].map((match) => (match[1] as string).trim());
+function describeArgument(argument: Argument, values: ArgumentValues | undefined): ArgumentDoc {
+  const words = argument.argChoices ?? values?.words;
+  return { name: argument.name(), ...(words && { words }), ...(values?.after && { after: values.after }) };
 }

@@ -1,11 +1,13 @@
 /**
- * The words an option accepts, for completion and the man page. Commands check
+ * The words an option or argument accepts, for completion and the man page. Commands check
  * their values themselves (src/core/parse.ts) rather than with commander's choices(), which would
  * change the error messages, so the values come from the same data the commands check against.
  */
 import type { Option } from 'commander';
 import { FORMATS } from '../output/index.js';
-import { DATE_TYPES, REPORT_FORMATS, RESOURCES, UPDATE_STATUSES, VERSIONS } from '../api/catalogue/index.js';
+import { CONTENT_ITEM, DATE_TYPES, REPORT_FORMATS, RESOURCES, UPDATE_STATUSES, VERSIONS } from '../api/catalogue/index.js';
+import { columnNames, requestableFields } from '../api/query.js';
+import { CONFIG_KEYS } from '../config/keys.js';
 import { METHODS } from '../http/methods.js';
 
 /** Options of carectl itself (global options), by long name. */
@@ -13,6 +15,9 @@ const GLOBAL_VALUES: Readonly<Record<string, readonly string[]>> = {
   '--output': FORMATS,
   '--api-version': VERSIONS,
 };
+
+/** Global options whose words are read when completing: the profiles of the config file. */
+export const DYNAMIC_VALUES: Readonly<Record<string, 'profiles'>> = { '--profile': 'profiles' };
 
 /**
  * Values that verbs with their own logic check against the catalogue's lists of the two writes
@@ -26,6 +31,21 @@ export const COMMAND_VALUES: Readonly<Record<string, readonly string[]>> = {
   'api --method': METHODS,
 };
 
+/** The words of positional arguments, by command path: one entry per argument, in order. */
+export interface ArgumentValues {
+  words?: readonly string[];
+  /** Words that depend on the argument before (`config set output <value>`). */
+  after?: Readonly<Record<string, readonly string[]>>;
+}
+
+const CONFIG_VALUES: Readonly<Record<string, readonly string[]>> = { output: FORMATS, 'api-version': VERSIONS };
+
+export const ARGUMENT_VALUES: Readonly<Record<string, readonly ArgumentValues[]>> = {
+  'config set': [{ words: CONFIG_KEYS }, { after: CONFIG_VALUES }],
+  'config get': [{ words: CONFIG_KEYS }],
+  'config unset': [{ words: CONFIG_KEYS }],
+};
+
 export function optionValues(path: readonly string[], option: Option): readonly string[] | undefined {
   if (option.argChoices) return option.argChoices;
   if (option.long === undefined) return undefined;
@@ -33,10 +53,21 @@ export function optionValues(path: readonly string[], option: Option): readonly 
   return resourceFilterValues(path, option.long) ?? COMMAND_VALUES[`${path.join(' ')} ${option.long}`];
 }
 
-/** The values of the catalogue's enum filters, or a text filter's examples, on the list verb (and get, for filters it shares). */
+/** The words of the global --columns at a command that prints records with columns. */
+export function columnValues(path: readonly string[]): readonly string[] | undefined {
+  const [name, verb] = path;
+  if (path.length !== 2) return undefined;
+  if (name === 'conversations' && verb === 'content') return CONTENT_ITEM.fields;
+  const spec = RESOURCES.find((resource) => resource.name === name);
+  if (!spec || (verb !== 'list' && verb !== 'get')) return undefined;
+  return columnNames(spec, verb === 'get' ? 'single' : 'list');
+}
+
+/** The values of the catalogue's enum filters, a text filter's examples, or --fields, on the list verb (and get, for what it shares). */
 function resourceFilterValues(path: readonly string[], long: string): readonly string[] | undefined {
   const [name, verb] = path;
   const spec = RESOURCES.find((resource) => resource.name === name);
+  if (spec && long === '--fields' && (verb === 'list' || verb === 'get')) return requestableFields(spec, verb === 'get' ? 'single' : 'list');
   for (const filter of spec?.filters ?? []) {
     const values = filter.kind === 'enum' ? filter.values : filter.kind === 'text' ? filter.examples : undefined;
     if (values === undefined || `--${filter.flag}` !== long) continue;

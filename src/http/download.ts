@@ -6,18 +6,29 @@
  * before anything is sent), flushed to disk, and renamed into place only when complete: a failed
  * or interrupted download leaves nothing at PATH (and no temporary file). PATH `-` streams to
  * standard output.
+ *
+ * A download ends, one way or another: one that stalls (no byte for idleTimeoutMs) is cut off,
+ * one that grows past maxBytes (4 GiB) fails at once, and so does a redirect that cannot lead to
+ * the file (another scheme, a loop, more than 5 hops). Redirects are followed here, hop by hop,
+ * so that those are told apart from a transient failure worth another attempt.
  */
-import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { open, rename, rm, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { ApiError, CarectlError, InterruptedError, NetworkError, isBrokenPipe } from '../core/errors.js';
-import type { OutStream } from '../core/io.js';
 import { StreamSink } from '../output/stream-sink.js';
+import type { PartialFile } from './partial-file.js';
+import { formatBytes } from './progress.js';
+import { createDispatcher, type ProxySettings } from './proxy.js';
+import { redact, stripUserinfo } from './redact.js';
 import { RETRYABLE_STATUSES, retryDelayMs } from './retry.js';
-import { loadUndici } from './undici.js';
+import { loadUndici, type Undici } from './undici.js';
+
+// What callers of download() also need, from the modules they now live in.
+export { PartialFile, removePartialFiles } from './partial-file.js';
+export { createByteProgress, formatBytes } from './progress.js';
+
+/** The largest file downloaded: a report is never near it, an endless or runaway body is. */
+export const MAX_DOWNLOAD_BYTES = 4 * 1024 ** 3;
 
 /** Where the bytes go: a file (absolute path, through its temporary file) or standard output. */
 export type DownloadTarget = { file: string; partial: PartialFile } | { stdout: Writable };
@@ -38,6 +49,10 @@ export interface DownloadOptions {
   random?: () => number;
   /** --verbose: one line per request, reply and wait. */
   trace?: (line: string) => void;
+  /** The largest file accepted, in bytes (default MAX_DOWNLOAD_BYTES). */
+  maxBytes?: number;
+  /** The proxies of the environment (proxyFromEnv(io.env)); none when absent. */
+  proxy?: ProxySettings;
 }
 
 /** A failure that a fresh attempt may not repeat, with what the service said about waiting. */
@@ -55,21 +70,21 @@ class TransientDownloadError extends CarectlError {
 class StdoutStarted extends CarectlError {}
 
 const MAX_REDIRECTIONS = 5;
+const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
 /** Downloads to the target; resolves to the number of bytes written. */
 export async function download(options: DownloadOptions): Promise<number> {
   const url = checkedUrl(options.url);
-  const { Agent, interceptors } = await loadUndici();
-  // A fresh agent with no default headers: nothing of the API connection can leak into it.
-  const dispatcher = new Agent({ connections: 1 }).compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS }));
+  const dispatchers = new Dispatchers(await loadUndici(), options.proxy);
+  let waitedMs = 0;
   try {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await attemptDownload(dispatcher, url, options);
+        return await attemptDownload(dispatchers, url, options);
       } catch (err) {
         if (options.signal.aborted) throw new InterruptedError();
         if (!(err instanceof TransientDownloadError) || attempt >= options.retries) throw finalError(err);
-        await waitBeforeRetry(attempt, err, options);
+        waitedMs += await waitBeforeRetry(attempt, waitedMs, err, options);
       }
     }
   } catch (err) {
@@ -77,7 +92,29 @@ export async function download(options: DownloadOptions): Promise<number> {
     if ('partial' in options.target) await options.target.partial.discard().catch(() => undefined);
     throw err;
   } finally {
-    await dispatcher.destroy().catch(() => undefined);
+    await dispatchers.destroy();
+  }
+}
+
+/**
+ * One connection per scheme, through its proxy if the environment names one. Fresh, with no
+ * default headers: nothing of the API connection can leak into them.
+ */
+class Dispatchers {
+  readonly #made = new Map<string, Dispatcher>();
+  constructor(
+    private readonly undici: Undici,
+    private readonly proxy: ProxySettings | undefined,
+  ) {}
+
+  for(url: URL): Dispatcher {
+    let dispatcher = this.#made.get(url.protocol);
+    if (!dispatcher) this.#made.set(url.protocol, (dispatcher = createDispatcher(this.undici, url, this.proxy, { connections: 1 })));
+    return dispatcher;
+  }
+
+  async destroy(): Promise<void> {
+    await Promise.all([...this.#made.values()].map((d) => d.destroy().catch(() => undefined)));
   }
 }
 
@@ -86,46 +123,82 @@ function checkedUrl(text: string): URL {
   try {
     url = new URL(text);
   } catch {
-    throw new CarectlError(`the report's download address is not a URL: ${text}`);
+    throw new CarectlError(`the report's download address is not a URL: ${redact(text)}`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new CarectlError(`refusing a download address with scheme ${url.protocol}`);
   return url;
 }
 
-async function attemptDownload(dispatcher: Dispatcher, url: URL, options: DownloadOptions): Promise<number> {
-  let reply: Dispatcher.ResponseData;
-  const started = options.now();
-  // A signed address may carry its signature in the query: a bearer secret, kept out of logs.
-  options.trace?.(`> GET ${url.origin}${url.pathname}${url.search ? '?[redacted]' : ''} (download: no credentials)`);
-  try {
-    reply = await dispatcher.request({
-      origin: url.origin,
-      path: url.pathname + url.search,
-      method: 'GET',
-      headers: { 'user-agent': options.userAgent, accept: '*/*' },
-      headersTimeout: options.idleTimeoutMs,
-      bodyTimeout: options.idleTimeoutMs,
-      signal: options.signal,
-    });
-  } catch (err) {
-    options.trace?.(`< ${describe(err)} (${options.now() - started} ms)`);
-    throw new TransientDownloadError(`download from ${url.origin} failed: ${describe(err)}`, undefined, undefined);
+/**
+ * An address as printed: no credentials, and no query (a signed address carries its signature
+ * there, a bearer secret kept out of logs).
+ */
+function shown(url: URL): string {
+  return `${stripUserinfo(`${url.protocol}//${url.host}${url.pathname}`)}${url.search ? '?[redacted]' : ''}`;
+}
+
+/** The reply to a GET of the file, redirects followed; the redirects that cannot lead anywhere fail for good. */
+async function fetchFile(dispatchers: Dispatchers, start: URL, options: DownloadOptions): Promise<{ reply: Dispatcher.ResponseData; url: URL }> {
+  const visited = new Set<string>([start.href]);
+  for (let url = start, hops = 0; ; hops++) {
+    const started = options.now();
+    options.trace?.(`> GET ${shown(url)} (download: no credentials)`);
+    let reply: Dispatcher.ResponseData;
+    try {
+      reply = await dispatchers.for(url).request({
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: 'GET',
+        headers: { 'user-agent': options.userAgent, accept: '*/*' },
+        headersTimeout: options.idleTimeoutMs,
+        bodyTimeout: options.idleTimeoutMs,
+        signal: options.signal,
+      });
+    } catch (err) {
+      options.trace?.(`< ${describe(err, options)} (${options.now() - started} ms)`);
+      throw new TransientDownloadError(`download from ${url.origin} failed: ${describe(err, options)}`, undefined, undefined);
+    }
+    options.trace?.(`< ${reply.statusCode} (${options.now() - started} ms)`);
+    const location = header(reply.headers.location);
+    if (!REDIRECT_STATUSES.has(reply.statusCode) || location === undefined) return { reply, url };
+    await reply.body.dump().catch(() => undefined);
+    const next = URL.canParse(location, url.href) ? new URL(location, url.href) : undefined;
+    const from = `download from ${url.origin} was redirected`;
+    if (next === undefined) throw new CarectlError(`${from} to an address that is not a URL: ${redact(location)}`);
+    if (next.protocol !== 'https:' && next.protocol !== 'http:') throw new CarectlError(`${from} to ${shown(next)}: refusing scheme ${next.protocol}`);
+    if (visited.has(next.href)) throw new CarectlError(`${from} in a loop (back to ${shown(next)})`);
+    if (hops >= MAX_REDIRECTIONS) throw new CarectlError(`${from} more than ${MAX_REDIRECTIONS} times (last to ${shown(next)})`);
+    visited.add(next.href);
+    url = next;
   }
-  options.trace?.(`< ${reply.statusCode} (${options.now() - started} ms)`);
+}
+
+async function attemptDownload(dispatchers: Dispatchers, start: URL, options: DownloadOptions): Promise<number> {
+  const { reply, url } = await fetchFile(dispatchers, start, options);
   if (reply.statusCode < 200 || reply.statusCode >= 300) {
     await reply.body.dump().catch(() => undefined);
     const message = `download from ${url.origin} answered HTTP ${reply.statusCode}`;
     if (RETRYABLE_STATUSES.has(reply.statusCode)) throw new TransientDownloadError(message, header(reply.headers['retry-after']), reply.statusCode);
     throw new ApiError(reply.statusCode, message);
   }
+  const maxBytes = options.maxBytes ?? MAX_DOWNLOAD_BYTES;
+  const tooLarge = (): CarectlError => new CarectlError(`download from ${url.origin} is larger than ${formatBytes(maxBytes)}, more than carectl downloads: stopped`);
   const length = Number(header(reply.headers['content-length']));
   const total = Number.isSafeInteger(length) && length >= 0 ? length : undefined;
+  if (total !== undefined && total > maxBytes) {
+    reply.body.destroy();
+    throw tooLarge();
+  }
   const sink = 'file' in options.target ? await fileSink(options.target.partial, options.target.file) : stdoutSink(options.target.stdout);
   let received = 0;
   try {
     options.onProgress?.(0, total);
     try {
       for await (const chunk of reply.body) {
+        if (received + (chunk as Buffer).length > maxBytes) {
+          reply.body.destroy();
+          throw tooLarge();
+        }
         await sink.write(chunk as Buffer);
         received += (chunk as Buffer).length;
         options.onProgress?.(received, total);
@@ -133,7 +206,7 @@ async function attemptDownload(dispatcher: Dispatcher, url: URL, options: Downlo
     } catch (err) {
       // A reader that left (`--file - | head`) ends the download quietly, like any pipeline.
       if (err instanceof CarectlError || isBrokenPipe(err)) throw err;
-      const message = `download from ${url.origin} broke off after ${received} bytes: ${describe(err)}`;
+      const message = `download from ${url.origin} broke off after ${received} bytes: ${describe(err, options)}`;
       throw received > 0 && 'stdout' in options.target ? new StdoutStarted(message) : new TransientDownloadError(message, undefined, undefined);
     }
     if (total !== undefined && received !== total) {
@@ -153,91 +226,6 @@ interface Sink {
   commit(): Promise<void>;
   /** Ends a failed attempt (a file's bytes stay until the next attempt empties it, or discard). */
   discard(): Promise<void>;
-}
-
-/** Temporary files of downloads in progress, for removePartialFiles(). */
-const partialFiles = new Set<string>();
-
-/**
- * Removes the temporary files of unfinished downloads, synchronously: for a process that must
- * end at once (a second Ctrl-C) and cannot wait for the download to clean up after itself.
- */
-export function removePartialFiles(): void {
-  for (const file of partialFiles) {
-    try {
-      rmSync(file, { force: true });
-    } catch {
-      // Ending at once matters more than one file that cannot be removed.
-    }
-  }
-  partialFiles.clear();
-}
-
-/**
- * The temporary file a download is written into: `NAME.partial-<random>` in the destination's
- * folder, so the final rename stays on one file system. It is created before any request, so a
- * destination that cannot be written is found before a report is requested and waited for; its
- * owner discards it however the command ends (a no-op once committed), and removePartialFiles()
- * covers a forced stop.
- */
-export class PartialFile {
-  #offset = 0;
-  #closed = false;
-  #done = false;
-
-  private constructor(
-    readonly path: string,
-    private readonly handle: FileHandle,
-  ) {}
-
-  /** Rejects with the system's error when the folder cannot be written. */
-  static async create(folder: string, name: string): Promise<PartialFile> {
-    const path = join(folder, `${name}.partial-${randomBytes(6).toString('hex')}`);
-    // Registered first: a forced stop while open() runs still finds the file.
-    partialFiles.add(path);
-    try {
-      return new PartialFile(path, await open(path, 'wx'));
-    } catch (err) {
-      partialFiles.delete(path);
-      throw err;
-    }
-  }
-
-  /** Empties the file for a fresh attempt. */
-  async restart(): Promise<void> {
-    await this.handle.truncate(0);
-    this.#offset = 0;
-  }
-
-  async write(chunk: Buffer): Promise<void> {
-    // At an explicit offset: truncate() does not move the file position back.
-    await this.handle.write(chunk, 0, chunk.length, this.#offset);
-    this.#offset += chunk.length;
-  }
-
-  /** Flushes to disk and renames the file to `to`. */
-  async commit(to: string): Promise<void> {
-    await this.handle.sync();
-    await this.#close();
-    await rename(this.path, to);
-    this.#done = true;
-    partialFiles.delete(this.path);
-  }
-
-  /** Removes the file (nothing once committed or discarded). */
-  async discard(): Promise<void> {
-    if (this.#done) return;
-    this.#done = true;
-    await this.#close().catch(() => undefined);
-    await rm(this.path, { force: true });
-    partialFiles.delete(this.path);
-  }
-
-  async #close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    await this.handle.close();
-  }
 }
 
 /** One attempt's writes into the partial file; errors name PATH, which is what the user gave. */
@@ -263,13 +251,16 @@ function stdoutSink(stream: Writable): Sink {
   };
 }
 
-async function waitBeforeRetry(attempt: number, err: TransientDownloadError, options: DownloadOptions): Promise<void> {
-  const delay = retryDelayMs({ attempt, retryAfter: err.retryAfter, now: options.now(), capMs: options.maxRetryWaitMs, random: options.random ?? Math.random });
+/** Waits before another attempt; resolves to the milliseconds waited. */
+async function waitBeforeRetry(attempt: number, waitedMs: number, err: TransientDownloadError, options: DownloadOptions): Promise<number> {
+  const random = options.random ?? Math.random;
+  const delay = retryDelayMs({ attempt, retryAfter: err.retryAfter, now: options.now(), capMs: options.maxRetryWaitMs, random, retries: options.retries, waitedMs });
   if (delay === 'too-long') throw new CarectlError(`${err.message}; it asked to retry after ${err.retryAfter}, longer than carectl waits`);
   options.trace?.(`  retrying in ${delay} ms`);
   await options.sleep(delay, options.signal).catch(() => {
     throw new InterruptedError();
   });
+  return delay;
 }
 
 function finalError(err: unknown): unknown {
@@ -283,50 +274,9 @@ function header(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function describe(err: unknown): string {
+function describe(err: unknown, options?: Pick<DownloadOptions, 'idleTimeoutMs'>): string {
   const e = err as { code?: string; message?: string; cause?: { code?: string } } | undefined;
   const code = e?.code ?? e?.cause?.code;
-  return code && e?.message && !e.message.includes(code) ? `${code} (${e.message})` : (e?.message ?? String(err));
-}
-
-/**
- * A byte progress bar on a terminal (`[#####-----]  48%  1.2 MB / 2.5 MB`), redrawn at most
- * every 100 ms and cleared when done. Off a terminal or with --quiet: nothing.
- */
-export function createByteProgress(stderr: OutStream, quiet: boolean, label: string, now: () => number): { update(received: number, total: number | undefined): void; finish(): void } {
-  if (quiet || !stderr.isTTY) return { update: () => undefined, finish: () => undefined };
-  const BAR_WIDTH = 24;
-  let lastDraw = -Infinity;
-  let drawn = false;
-  return {
-    update(received, total) {
-      const complete = total !== undefined && received >= total;
-      if (!complete && now() - lastDraw < 100) return;
-      lastDraw = now();
-      drawn = true;
-      let text = `${label} ${formatBytes(received)}`;
-      if (total !== undefined && total > 0) {
-        const ratio = Math.min(1, received / total);
-        const filled = Math.round(ratio * BAR_WIDTH);
-        text = `${label} [${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}] ${String(Math.floor(ratio * 100)).padStart(3)}%  ${formatBytes(received)} / ${formatBytes(total)}`;
-      }
-      stderr.stream.write(`\r\x1b[2K${text}`);
-    },
-    finish() {
-      if (drawn) stderr.stream.write('\r\x1b[2K');
-    },
-  };
-}
-
-/** 512 B, 12.3 KB, 4.5 MB (powers of 1024). */
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(1)} ${units[unit]}`;
+  if (options && (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')) return `no byte arrived for ${options.idleTimeoutMs} ms (${code})`;
+  return redact(code && e?.message && !e.message.includes(code) ? `${code} (${e.message})` : (e?.message ?? String(err)));
 }

@@ -3,7 +3,15 @@
 /** Throttling and transient server trouble; other 4xx are the caller's fault and not retried. */
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);
 
-const BASE_DELAY_MS = 250;
+/** The first backoff's ceiling; each later one doubles it (up to the cap). */
+export const BASE_DELAY_MS = 500;
+
+/**
+ * The least time the backoff waits spread over, when the service gives no Retry-After: the last
+ * retry's wait makes up what the earlier, jittered ones left short, so that with the default 3
+ * retries a service that is away for a few seconds (a restart, a failover) is still waited out.
+ */
+export const MIN_RETRY_SPAN_MS = 5_000;
 
 /** Errors raised before any byte of the request could reach the server. */
 const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -20,18 +28,28 @@ export interface RetryDelayInput {
   now: number;
   capMs: number;
   random: () => number;
+  /** The retries allowed in all: the wait before the last of them makes up MIN_RETRY_SPAN_MS. */
+  retries?: number;
+  /** What the waits before this one came to. */
+  waitedMs?: number;
 }
 
 /**
  * Retry-After (delta-seconds or HTTP-date) when the service sent one, else exponential backoff
- * with full jitter (a random wait between 0 and min(cap, base·2^attempt)). A Retry-After longer
- * than the cap answers 'too-long': failing clearly beats sleeping for hours in a cron job.
+ * with full jitter: a random wait between 0 and min(cap, 500 ms·2^attempt). The wait before the
+ * last retry adds what the earlier waits fell short of MIN_RETRY_SPAN_MS, so all the waits
+ * together come to at least 5 s (the jitter on top still spreads clients apart); never more than
+ * the cap. A Retry-After longer than the cap answers 'too-long': failing clearly beats sleeping
+ * for hours in a cron job.
  */
 export function retryDelayMs(input: RetryDelayInput): number | 'too-long' {
   const asked = parseRetryAfter(input.retryAfter, input.now);
   if (asked !== undefined) return asked > input.capMs ? 'too-long' : asked;
   const ceiling = Math.min(input.capMs, BASE_DELAY_MS * 2 ** input.attempt);
-  return Math.round(input.random() * ceiling);
+  const jitter = Math.round(input.random() * ceiling);
+  const last = input.retries !== undefined && input.attempt === input.retries - 1;
+  const shortfall = last ? Math.max(0, MIN_RETRY_SPAN_MS - (input.waitedMs ?? 0)) : 0;
+  return Math.min(input.capMs, shortfall + jitter);
 }
 
 export function parseRetryAfter(value: string | undefined, now: number): number | undefined {

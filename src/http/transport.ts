@@ -1,15 +1,22 @@
 /**
  * HTTP transport: one keep-alive connection pool (undici) to the base address, Basic auth,
- * JSON replies, typed errors, and retries of idempotent requests.
+ * JSON replies, typed errors, and retries of idempotent requests; through the proxy the
+ * environment names (proxy.ts). Every error message and trace line it makes passes through
+ * redact(): nothing it hands on holds the password, its Base64 form or a URL's credentials.
  *
  * Retries are our own loop rather than undici's RetryAgent: the waits go through the injected
  * sleep (tests never wait for real), a Retry-After beyond the cap fails instead of sleeping for
  * hours, and a non-idempotent POST must only be retried when it provably never left.
  */
+import { setMaxListeners } from 'node:events';
 import type { Dispatcher } from 'undici';
-import { ApiError, CarectlError, InterruptedError, NetworkError } from '../core/errors.js';
+import { ApiError, BadReplyError, CarectlError, InterruptedError, MAY_HAVE_BEEN_APPLIED, NetworkError } from '../core/errors.js';
 import { loadUndici } from './undici.js';
+import { createDispatcher, proxySecrets, type ProxySettings } from './proxy.js';
+import { basicCredentialForms, redact, redactReply, stripUserinfo } from './redact.js';
+import { errorMessage, MAX_REPLY_BYTES, parseReply, readBounded, redirectMessage, ReplyTooLargeError } from './reply.js';
 import { isNeverSentError, parseRetryAfter, retryDelayMs, RETRYABLE_STATUSES } from './retry.js';
+import { attemptDeadline, describeNetworkError, isProxyRefusal } from './attempt.js';
 
 export type QueryParams = ReadonlyArray<readonly [string, string]>;
 
@@ -27,16 +34,29 @@ export interface TransportConfig {
   signal: AbortSignal;
   /** Receives one line per request and response when --verbose is on. */
   trace?: (line: string) => void;
+  /** The backoff's random draw, 0 ≤ r < 1 (default Math.random). */
   random?: () => number;
+  /** The largest reply body read (default 64 MiB); a larger one is a BadReplyError, retried. */
+  maxReplyBytes?: number;
+  /** The proxies of the environment (proxyFromEnv(io.env)); none when absent. */
+  proxy?: ProxySettings;
   /** Connections kept to the origin (default 4): as many as requests a command keeps in flight. */
   connections?: number;
 }
+
+/** Replies of a gateway that may have passed the request on before failing. */
+const GATEWAY_FAILURES: ReadonlySet<number> = new Set([500, 502, 504]);
 
 export interface RequestOptions {
   query?: QueryParams;
   body?: unknown;
   /** GET and the absolute-valued PATCH may be repeated; the report POST may not. */
   idempotent: boolean;
+  /**
+   * Checks a successful reply's JSON (its envelope, its records): a BadReplyError thrown here
+   * counts as a bad reply, retried like any other.
+   */
+  check?: (value: unknown) => void;
   /**
    * Told of a 429 with the wait it asks for (Retry-After, else the back-off); answers true when
    * it took the request back (a scheduler lowering its concurrency, waiting, then letting it go
@@ -57,11 +77,16 @@ export class Transport {
    */
   private readonly lifetime = new AbortController();
   readonly baseUrl: URL;
+  /** The credentials (the API's and the proxy's) in every form they could be echoed in. */
+  readonly secrets: readonly string[];
 
   constructor(private readonly config: TransportConfig) {
     this.baseUrl = config.baseUrl;
     this.authorization = 'Basic ' + Buffer.from(`${config.user}:${config.password}`).toString('base64');
+    this.secrets = [...basicCredentialForms(config.user, config.password), ...proxySecrets(config.proxy)];
     const interrupt = config.signal;
+    // Each request in flight listens to it (up to 32 with --parallel, and their waits): not a leak.
+    setMaxListeners(0, this.lifetime.signal);
     if (interrupt.aborted) this.lifetime.abort(interrupt.reason);
     else interrupt.addEventListener('abort', () => this.lifetime.abort(interrupt.reason), { once: true });
   }
@@ -78,6 +103,11 @@ export class Transport {
    * Accepts a paging link from a reply. Credentials go only to the base address's origin, so a
    * link elsewhere is refused rather than followed.
    */
+  /** The text with the credentials and any URL's userinfo taken out: for anything printed. */
+  redact(text: string): string {
+    return redact(text, this.secrets);
+  }
+
   sameOriginUrl(link: string): URL {
     const url = new URL(link, this.baseUrl);
     if (url.origin !== this.baseUrl.origin) {
@@ -89,9 +119,9 @@ export class Transport {
   async request(method: string, url: URL, options: RequestOptions): Promise<unknown> {
     this.sameOriginUrl(url.href);
     for (const [key, value] of options.query ?? []) url.searchParams.append(key, value);
-    const { Agent } = await loadUndici();
+    const undici = await loadUndici();
     this.throwIfStopped();
-    const dispatcher = (this.dispatcher ??= new Agent({ keepAliveTimeout: 10_000, connections: this.config.connections ?? 4 }));
+    const dispatcher = (this.dispatcher ??= createDispatcher(undici, this.baseUrl, this.config.proxy, { keepAliveTimeout: 10_000, connections: this.config.connections ?? 4 }));
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     const headers: Record<string, string> = {
       authorization: this.authorization,
@@ -99,14 +129,21 @@ export class Transport {
       accept: 'application/json',
     };
     if (body !== undefined) headers['content-type'] = 'application/json';
+    const shown = `${method} ${stripUserinfo(`${url.origin}${url.pathname}`)}`;
+    // A retried change (the absolute-valued PATCH) that an attempt may have delivered before the
+    // last one failed. A POST that is never repeated has its own word for it (NetworkError.maybeSent).
+    const write = options.idempotent && method !== 'GET' && method !== 'HEAD';
+    let reached = false;
+    let waitedMs = 0;
+    const maxReplyBytes = this.config.maxReplyBytes ?? MAX_REPLY_BYTES;
 
     for (let attempt = 0; ; attempt++) {
       this.throwIfStopped();
       const started = this.config.now();
-      this.trace(`> ${method} ${url.href}`);
+      this.trace(`> ${method} ${stripUserinfo(url)}`);
       this.trace(`> authorization: Basic [redacted]`);
-      let status: number;
-      let responseHeaders: Record<string, string | string[] | undefined>;
+      let status: number | undefined;
+      let responseHeaders: Record<string, string | string[] | undefined> = {};
       let text: string;
       const deadline = attemptDeadline(this.lifetime.signal, this.config.requestTimeoutMs);
       try {
@@ -120,41 +157,85 @@ export class Transport {
         });
         status = reply.statusCode;
         responseHeaders = reply.headers;
-        text = await reply.body.text();
+        text = await readBounded(reply.body, maxReplyBytes, reply.headers['content-length']);
       } catch (err) {
         // The attempt is over: its timer must not outlive it into the wait before the next one.
         deadline.clear();
-        // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
-        this.throwIfStopped(options.idempotent ? undefined : `interrupted while ${method} ${url.origin}${url.pathname} was in flight: it may have reached the service`);
-        const neverSent = isNeverSentError(err);
-        const reason = describeNetworkError(err, this.config.requestTimeoutMs);
-        this.trace(`< ${reason} (${this.config.now() - started} ms)`);
-        const retryable = options.idempotent || neverSent;
-        if (!retryable || attempt >= this.config.retries) {
-          throw new NetworkError(`${method} ${url.origin}${url.pathname} failed: ${reason}`, !neverSent);
+        let failure: NetworkError;
+        let retryable: boolean;
+        if (err instanceof ReplyTooLargeError && status !== undefined) {
+          this.trace(`< ${status}, ${err.message} (${this.config.now() - started} ms)`);
+          reached ||= write && (status < 400 || GATEWAY_FAILURES.has(status));
+          failure = new BadReplyError(`${shown}: ${err.message}`);
+          retryable = options.idempotent;
+        } else {
+          // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
+          this.throwIfStopped(options.idempotent ? undefined : `interrupted while ${shown} was in flight: it may have reached the service`);
+          const neverSent = isNeverSentError(err);
+          const reason = this.redact(describeNetworkError(err, this.config.requestTimeoutMs));
+          this.trace(`< ${reason} (${this.config.now() - started} ms)`);
+          reached ||= write && !neverSent;
+          failure = new NetworkError(`${shown} failed: ${reason}`, !neverSent);
+          retryable = (options.idempotent || neverSent) && !isProxyRefusal(err);
         }
-        await this.wait(attempt, undefined);
+        if (!retryable || attempt >= this.config.retries) throw this.finalError(failure, write && reached);
+        waitedMs += await this.wait(attempt, undefined, waitedMs);
         continue;
       } finally {
         deadline.clear();
       }
       this.trace(`< ${status} (${this.config.now() - started} ms)`);
-      if (status >= 200 && status < 300) return parseJson(text);
-      const error = new ApiError(status, errorMessage(status, text));
+      if (status >= 200 && status < 300) {
+        const parsed = parseReply(text, responseHeaders['content-type']);
+        const value = parsed.ok ? redactReply(parsed.value, text, this.secrets) : undefined;
+        const reason = parsed.ok ? this.refusal(options.check, value) : parsed.reason;
+        if (reason === undefined) return value;
+        reached ||= write;
+        this.trace(`< ${reason}`);
+        const error = new BadReplyError(`${shown}: ${this.redact(reason)}`);
+        if (!options.idempotent || attempt >= this.config.retries) throw this.finalError(error, write && reached);
+        waitedMs += await this.wait(attempt, undefined, waitedMs);
+        continue;
+      }
+      if (status >= 300 && status < 400) {
+        throw this.finalError(new ApiError(status, this.redact(redirectMessage(status, text, responseHeaders.location, url))), write && reached);
+      }
+      reached ||= write && GATEWAY_FAILURES.has(status);
+      const error = new ApiError(status, this.redact(errorMessage(status, text)));
       if (status === 429 && (await this.throttled(options, attempt, responseHeaders['retry-after']))) {
         attempt--;
         continue;
       }
       if (options.idempotent && RETRYABLE_STATUSES.has(status) && attempt < this.config.retries) {
-        await this.wait(attempt, responseHeaders['retry-after'], error);
+        waitedMs += await this.wait(attempt, responseHeaders['retry-after'], waitedMs, error);
         continue;
       }
-      throw error;
+      throw this.finalError(error, write && reached);
     }
   }
 
-  get(url: URL): Promise<unknown> {
-    return this.request('GET', url, { idempotent: true });
+  /** The error a request ends with: a write that may have been applied says so, and is flagged. */
+  private finalError(error: ApiError | NetworkError, mayHaveBeenApplied: boolean): ApiError | NetworkError {
+    if (!mayHaveBeenApplied) return error;
+    const message = `${error.message}; ${MAY_HAVE_BEEN_APPLIED} (an attempt ended after the request was sent)`;
+    if (error instanceof ApiError) return new ApiError(error.status, message, { mayHaveBeenApplied });
+    if (error instanceof BadReplyError) return new BadReplyError(message, { mayHaveBeenApplied });
+    return new NetworkError(message, error.maybeSent, { mayHaveBeenApplied });
+  }
+
+  get(url: URL, check?: (value: unknown) => void): Promise<unknown> {
+    return this.request('GET', url, { idempotent: true, ...(check && { check }) });
+  }
+
+  /** Why `check` refuses a reply, or undefined when it takes it. */
+  private refusal(check: ((value: unknown) => void) | undefined, value: unknown): string | undefined {
+    try {
+      check?.(value);
+      return undefined;
+    } catch (err) {
+      if (err instanceof BadReplyError) return err.message;
+      throw err;
+    }
   }
 
   async close(): Promise<void> {
@@ -172,16 +253,18 @@ export class Transport {
     return delay !== 'too-long' && (await options.throttle(delay));
   }
 
-  private async wait(attempt: number, retryAfter: string | string[] | undefined, cause?: ApiError): Promise<void> {
+  /** Waits before another attempt; resolves to the milliseconds waited. */
+  private async wait(attempt: number, retryAfter: string | string[] | undefined, waitedMs: number, cause?: ApiError): Promise<number> {
     const header = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
     const now = this.config.now();
     const capMs = this.config.maxRetryWaitMs;
-    const delay = retryDelayMs({ attempt, retryAfter: header, now, capMs, random: this.config.random ?? Math.random });
+    const random = this.config.random ?? Math.random;
+    const delay = retryDelayMs({ attempt, retryAfter: header, now, capMs, random, retries: this.config.retries, waitedMs });
     if (delay === 'too-long') {
       const askedSeconds = Math.ceil((parseRetryAfter(header, now) ?? 0) / 1000);
       throw new ApiError(
         cause?.status ?? 503,
-        `${cause?.message ?? 'the service is unavailable'}; it asked to wait ${askedSeconds} s before a retry (Retry-After: ${header}), more than the ${Math.round(capMs / 1000)} s carectl waits: try again later`,
+        this.redact(`${cause?.message ?? 'the service is unavailable'}; it asked to wait ${askedSeconds} s before a retry (Retry-After: ${header}), more than the ${Math.round(capMs / 1000)} s carectl waits: try again later`),
       );
     }
     this.trace(`  retrying in ${delay} ms`);
@@ -191,6 +274,7 @@ export class Transport {
       this.throwIfStopped();
       throw new InterruptedError();
     }
+    return delay;
   }
 
   private throwIfStopped(interruptMessage?: string): void {
@@ -199,7 +283,7 @@ export class Transport {
   }
 
   private trace(line: string): void {
-    this.config.trace?.(line);
+    this.config.trace?.(this.redact(line));
   }
 }
 
@@ -208,54 +292,4 @@ export class TransportClosedError extends CarectlError {
   constructor() {
     super('the connection was closed before the request ended');
   }
-}
-
-function parseJson(text: string): unknown {
-  if (text === '') return null;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new CarectlError('the service sent a reply that is not JSON');
-  }
-}
-
-/** The spec's error body is {status: "error", message}; anything else falls back to the status. */
-function errorMessage(status: number, text: string): string {
-  try {
-    const body = JSON.parse(text) as { message?: unknown };
-    if (typeof body?.message === 'string' && body.message !== '') return `${body.message} (HTTP ${status})`;
-  } catch {
-    // not JSON: fall through to the plain status
-  }
-  return `the service answered HTTP ${status}`;
-}
-
-/**
- * The signal for one attempt: aborted by Ctrl-C or when the attempt runs past its time. Cleared
- * as soon as the attempt ends. AbortSignal.timeout would keep each attempt's timer and signal
- * alive for the whole timeout: hundreds of them in a long export, held until V8's next full
- * collection and enough to grow a streaming export's memory by megabytes.
- */
-function attemptDeadline(interrupt: AbortSignal, timeoutMs: number): { signal: AbortSignal; clear(): void } {
-  const controller = new AbortController();
-  const onInterrupt = (): void => controller.abort(interrupt.reason);
-  if (interrupt.aborted) onInterrupt();
-  else interrupt.addEventListener('abort', onInterrupt, { once: true });
-  const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
-  return {
-    signal: controller.signal,
-    clear: () => {
-      clearTimeout(timer);
-      interrupt.removeEventListener('abort', onInterrupt);
-    },
-  };
-}
-
-function describeNetworkError(err: unknown, timeoutMs: number): string {
-  const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string } };
-  if (e?.name === 'TimeoutError' || e?.code === 'UND_ERR_HEADERS_TIMEOUT' || e?.code === 'UND_ERR_BODY_TIMEOUT') {
-    return `no answer within ${timeoutMs} ms`;
-  }
-  const code = e?.code ?? e?.cause?.code;
-  return code ? `${code}${e?.message ? ` (${e.message})` : ''}` : (e?.message ?? String(err));
 }

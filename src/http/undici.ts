@@ -5,7 +5,8 @@
  */
 export interface Undici {
   Agent: typeof import('undici').Agent;
-  interceptors: Pick<typeof import('undici').interceptors, 'redirect'>;
+  /** Only when a proxy variable is set (a getter in the bundle: the proxy code loads on first use). */
+  EnvHttpProxyAgent: typeof import('undici').EnvHttpProxyAgent;
 }
 
 let loading: Promise<Undici> | undefined;

@@ -20,7 +20,7 @@ class DelimitedWriter implements RecordWriter {
   #pendingHeader: string;
 
   constructor(opts: WriterOptions, dialect: Dialect) {
-    this.#sink = new StreamSink(opts.out.stream);
+    this.#sink = new StreamSink(opts.out.stream, opts.signal);
     this.#dialect = dialect;
     this.#getters = opts.columns.map(pathGetter);
     this.#pendingHeader = opts.header ? this.#line(opts.columns) : '';
@@ -32,6 +32,10 @@ class DelimitedWriter implements RecordWriter {
   }
 
   async endPage(): Promise<void> {}
+
+  delivered(): number {
+    return this.#sink.handled;
+  }
 
   async end(): Promise<void> {
     const header = this.#takeHeader();

@@ -18,6 +18,10 @@ class DocumentPerRecordWriter implements RecordWriter {
 
   async endPage(): Promise<void> {}
 
+  delivered(): number {
+    return this.#sink.handled;
+  }
+
   async end(): Promise<void> {
     await this.#sink.end();
   }
@@ -41,6 +45,10 @@ class JsonArrayWriter implements RecordWriter {
 
   async endPage(): Promise<void> {}
 
+  delivered(): number {
+    return this.#sink.handled;
+  }
+
   async end(): Promise<void> {
     await this.#sink.write(this.#count === 0 ? '[]\n' : '\n]\n');
     await this.#sink.end();
@@ -48,14 +56,14 @@ class JsonArrayWriter implements RecordWriter {
 }
 
 export function createJsonWriter(opts: WriterOptions): RecordWriter {
-  const sink = new StreamSink(opts.out.stream);
+  const sink = new StreamSink(opts.out.stream, opts.signal);
   if (opts.shape === 'list') return new JsonArrayWriter(sink);
   return new DocumentPerRecordWriter(sink, (record) => safeJsonStringify(record, 2) + '\n');
 }
 
 export function createNdjsonWriter(opts: WriterOptions): RecordWriter {
   return new DocumentPerRecordWriter(
-    new StreamSink(opts.out.stream),
+    new StreamSink(opts.out.stream, opts.signal),
     (record) => safeJsonStringify(record) + '\n',
   );
 }

@@ -1,11 +1,13 @@
 /**
  * The output policy, decided in one place (as kubectl's PrintFlags): which writer a format
- * gets, whether it prints whole records (and so needs every field from the service), and the
- * csv/tsv header that a continued (--resume) run leaves out.
+ * gets, which fields it needs from the service, the csv/tsv header that a continued (--resume)
+ * run leaves out, and how records read on a terminal.
  */
 import type { OutStream } from '../core/io.js';
+import { createBlockWriter, type BlockWriter } from './blocks.js';
+import { withComputed } from './computed.js';
 import { createWriter } from './create-writer.js';
-import type { Format, RecordWriter } from './types.js';
+import type { ComputedColumn, Format, RecordWriter } from './types.js';
 
 export interface PrinterSettings {
   out: OutStream;
@@ -13,6 +15,19 @@ export interface PrinterSettings {
   header: boolean;
   escapeFormulas: boolean;
   color: boolean;
+  /** Ctrl-C: a writer waiting for a reader that is not reading gives up. */
+  signal: AbortSignal;
+}
+
+export type Shape = 'list' | 'single';
+
+export interface WriterChoices {
+  /** The header the output being continued already starts with (from a resume token); not written twice. */
+  continues?: string | undefined;
+  /** Columns computed from the record (a report's state), for the formats that show columns. */
+  computed?: readonly ComputedColumn[] | undefined;
+  /** The user chose what to show (--columns or --fields): one record in table form shows those, not every field. */
+  picked?: boolean;
 }
 
 export class Printer {
@@ -21,9 +36,18 @@ export class Printer {
     private readonly settings: PrinterSettings,
   ) {}
 
-  /** json and ndjson print whole records: the service is asked for every field, not the columns'. */
+  /** json and ndjson print whole records, as the service sent them. */
   get wholeRecords(): boolean {
     return this.format === 'json' || this.format === 'ndjson';
+  }
+
+  /**
+   * Whether the service must be asked for every field rather than the shown columns': json and
+   * ndjson print whole records, and one record in table form (`get`) shows every field unless
+   * the user picked what to show.
+   */
+  needsAllFields(shape: Shape, picked: boolean): boolean {
+    return this.wholeRecords || (this.format === 'table' && shape === 'single' && !picked);
   }
 
   /**
@@ -34,12 +58,25 @@ export class Printer {
     return (this.format === 'csv' || this.format === 'tsv') && this.settings.header ? this.format : undefined;
   }
 
+  /** A writer for records of this shape. */
+  writer(shape: Shape, columns: string[], choices: WriterChoices = {}): RecordWriter {
+    const continued = choices.continues !== undefined && choices.continues === this.continuableHeader;
+    const writer = createWriter(this.format, {
+      ...this.settings,
+      shape,
+      columns,
+      header: this.settings.header && !continued,
+      everyField: this.needsAllFields(shape, choices.picked === true),
+    });
+    return this.wholeRecords ? writer : withComputed(writer, choices.computed ?? []);
+  }
+
   /**
-   * A writer for records of this shape. `continues`: the header the output being continued
-   * already starts with (from a resume token); the same header is not written twice.
+   * Records that are text to read (a conversation's thread) as blocks of wrapped text: in table
+   * form on a terminal, unless the user picked columns. undefined: rows, as for any list.
    */
-  writer(shape: 'list' | 'single', columns: string[], { continues }: { continues?: string | undefined } = {}): RecordWriter {
-    const continued = continues !== undefined && continues === this.continuableHeader;
-    return createWriter(this.format, { ...this.settings, shape, columns, header: this.settings.header && !continued });
+  blockWriter(picked: boolean): BlockWriter | undefined {
+    if (this.format !== 'table' || !this.settings.out.isTTY || picked) return undefined;
+    return createBlockWriter(this.settings.out, this.settings.color);
   }
 }

@@ -1,22 +1,30 @@
 import type { Writable } from 'node:stream';
-import { OutputError, isBrokenPipe } from '../core/errors.js';
+import { InterruptedError, OutputError, isBrokenPipe } from '../core/errors.js';
 
 /**
  * Writes whole chunks to a stream, honouring backpressure and turning stream errors into rejected
  * promises instead of an unhandled 'error' event: EPIPE as it is (the reader went away, which
- * ends output quietly), a failed system write (a full disk) as an OutputError.
+ * ends output quietly), a failed system write (a full disk) as an OutputError. A stop signal
+ * ends a wait for a reader that is not reading (InterruptedError), so Ctrl-C never hangs.
  */
+/** How long a stopped command still waits for a reader that is not reading. */
+const STOP_GRACE_MS = 200;
+
 export class StreamSink {
   readonly #stream: Writable;
   #failure: Error | undefined;
   /** Settles when the stream has handled the most recent chunk (its write callback ran). */
   #lastWrite: Promise<void> = Promise.resolve();
+  /** How many writes the stream has handed on (their callbacks ran). */
+  #handled = 0;
+  readonly #signal: AbortSignal | undefined;
   readonly #recordFailure = (error: Error): void => {
     this.#failure ??= error;
   };
 
-  constructor(stream: Writable) {
+  constructor(stream: Writable, signal?: AbortSignal) {
     this.#stream = stream;
+    this.#signal = signal;
     // Kept until end(): an error may surface after write() already resolved.
     stream.on('error', this.#recordFailure);
   }
@@ -27,18 +35,46 @@ export class StreamSink {
     this.#lastWrite = new Promise((resolve) => {
       accepted = this.#stream.write(text, (error) => {
         if (error) this.#recordFailure(error);
+        else this.#handled++;
         resolve();
       });
     });
-    if (!accepted) await this.#drained();
+    if (!accepted) await this.#untilStopped(this.#drained());
     this.#throwIfFailed();
+  }
+
+  /** Writes handed on to the system so far: what a reader that stops reading now still gets. */
+  get handled(): number {
+    return this.#handled;
   }
 
   /** Waits until the last chunk was handled, then stops listening; rejects with any stream error. */
   async end(): Promise<void> {
-    await this.#lastWrite;
+    await this.#untilStopped(this.#lastWrite);
     this.#stream.off('error', this.#recordFailure);
     this.#throwIfFailed();
+  }
+
+  /**
+   * `wait`, unless a stop signal came and the stream still has not moved a moment later: then an
+   * InterruptedError. The moment lets a write that is merely in progress finish as usual.
+   */
+  #untilStopped(wait: Promise<void>): Promise<void> {
+    const signal = this.#signal;
+    if (signal === undefined) return wait;
+    return new Promise((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const giveUp = (): void => {
+        timer = setTimeout(() => reject(new InterruptedError()), STOP_GRACE_MS);
+      };
+      if (signal.aborted) giveUp();
+      else signal.addEventListener('abort', giveUp, { once: true });
+      void wait.then(() => {
+        signal.removeEventListener('abort', giveUp);
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   #drained(): Promise<void> {

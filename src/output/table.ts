@@ -1,159 +1,148 @@
-import type CliTable3 from 'cli-table3';
 import { cellText, pathGetter } from './cells.js';
 import type { ValueGetter } from './cells.js';
+import { columnPolicy, columnWidths, widestCell } from './grid.js';
+import type { ColumnPolicy } from './grid.js';
 import { sanitizeForTerminal } from './sanitize.js';
 import { StreamSink } from './stream-sink.js';
 import type { RecordWriter, WriterOptions } from './types.js';
+import { cutToWidth, displayWidth, trimTrailingSpaces, wrapToWidth } from './width.js';
 
 /**
- * Borderless kubectl/gh-style tables laid out by cli-table3: columns two spaces apart,
- * upper-case header, no frame, no trailing blanks.
+ * Borderless kubectl/gh-style tables: columns two spaces apart, upper-case header, no frame, no
+ * trailing blanks. Laid out here, in time linear in what is shown: every cell is cut to what can
+ * be shown before anything measures it.
  */
-const GAP = '  ';
-/** Fitting to the terminal never shrinks a column below this (a narrower one stays as it is). */
-const MIN_SHRUNK_WIDTH = 6;
+const GAP = 2;
 /** Safety valve for callers that never call endPage(): a "page" ends here. */
 const MAX_BUFFERED_ROWS = 1000;
-const ELLIPSIS = '…';
-
-const BORDERLESS: CliTable3.TableConstructorOptions = {
-  chars: {
-    top: '',
-    'top-mid': '',
-    'top-left': '',
-    'top-right': '',
-    bottom: '',
-    'bottom-mid': '',
-    'bottom-left': '',
-    'bottom-right': '',
-    left: '',
-    'left-mid': '',
-    mid: '',
-    'mid-mid': '',
-    right: '',
-    'right-mid': '',
-    middle: GAP,
-  },
-  // No head/border colours: cli-table3 would colour through @colors/colors, which ignores our
-  // color setting; the header is styled with chalk before layout instead.
-  style: { 'padding-left': 0, 'padding-right': 0, head: [], border: [] },
-  truncate: ELLIPSIS,
-};
-
-/** cli-table3 is loaded on first use, so commands printing other formats do not pay for it. */
-let tableClass: Promise<CliTable3> | undefined;
-function loadTableClass(): Promise<CliTable3> {
-  tableClass ??= import('cli-table3').then((module) => module.default);
-  return tableClass;
-}
-
 /**
- * cli-table3 truncates non-ASCII text by dropping one UTF-16 unit at a time and re-measuring the
- * rest, milliseconds per long cell. Every code point but a zero-width one takes a column, so
- * text is first cut a few code points past its column width, with no visible difference; the
- * ellipsis keeps the cut marked should the kept part fit (text heavy in zero-width characters).
+ * No cell is shown wider than this, on a terminal or off one (the rest is cut, marked with '…'):
+ * what a table can usefully show, and the bound on what laying it out costs.
  */
-function boundedForColumn(text: string, width: number): string {
-  const limit = width + 8;
-  if (text.length <= limit) return text;
-  const chars = Array.from(text);
-  return chars.length <= limit ? text : chars.slice(0, limit).join('') + ELLIPSIS;
-}
-
-interface Layout {
-  /** Lines ending in '\n', trailing blanks removed (cli-table3 pads the last column too). */
-  text: string;
-  widths: number[];
-}
-
-/**
- * Lays the rows out; without `widths`, columns take their natural width. Cells are expected
- * sanitized already: cli-table3 treats escape sequences as zero-width.
- */
-async function layOut(rows: string[][], head: string[] | undefined, widths?: number[]): Promise<Layout> {
-  const Table = await loadTableClass();
-  // A copy: cli-table3 writes the widths it settles on back into options.colWidths.
-  const table = new Table({ ...BORDERLESS, head: head ?? [], colWidths: widths ? [...widths] : [] });
-  const bounded = widths
-    ? rows.map((row) => row.map((cell, index) => boundedForColumn(cell, widths[index] ?? 0)))
-    : rows;
-  table.push(...bounded);
-  return {
-    text: table.toString().replace(/ +$/gm, '') + '\n',
-    widths: table.options.colWidths.map((width) => width ?? 0),
-  };
-}
+export const MAX_CELL_WIDTH = 4096;
+/** Columns whose cells wrap when WriterOptions.wrap is not given: `conversations update`'s messages. */
+export const DEFAULT_WRAP_COLUMNS: readonly string[] = ['result'];
 
 /** Header names, bold when colour is on; chalk is loaded only then. */
-async function headerCells(names: string[], opts: WriterOptions): Promise<string[]> {
-  if (!opts.color) return names;
+async function headerStyle(opts: WriterOptions): Promise<((text: string) => string) | undefined> {
+  if (!opts.color) return undefined;
   const { Chalk } = await import('chalk');
   const chalk = new Chalk({ level: 1 });
-  return names.map((name) => chalk.bold(name));
+  return (text) => chalk.bold(text);
 }
 
-function sum(values: number[]): number {
-  return values.reduce((total, value) => total + value, 0);
+/** The terminal's width when stdout is one and says how wide it is. */
+function terminalWidth(opts: WriterOptions): number | undefined {
+  const { isTTY, columns } = opts.out;
+  return isTTY && columns !== undefined && columns > 0 ? columns : undefined;
+}
+
+/** A line being assembled: text, and the terminal column where it ends. */
+class Line {
+  text = '';
+  end = 0;
+
+  /** Adds `shown` (of `width` columns) at column `at`, after spaces up to it. */
+  put(at: number, shown: string, width: number): void {
+    this.text += ' '.repeat(Math.max(0, at - this.end)) + shown;
+    this.end = Math.max(at, this.end) + width;
+  }
 }
 
 /**
- * Shrinks the widest columns until the table fits the terminal. Shrinking the widest first is
- * the same as capping every column at one limit, so this finds the largest limit that fits.
+ * One grid: the widths fixed, each row laid out on it. A cell wider than its column is cut with
+ * '…', or wrapped within the column when its column wraps; a key or fixed value is shown whole,
+ * and the cells after it in that row make room (the row's next free-text cell is cut shorter), so
+ * the following rows and columns stay on the grid.
  */
-function fitToTerminal(widths: number[], terminalColumns: number | undefined): number[] {
-  if (!terminalColumns) return widths;
-  const budget = terminalColumns - GAP.length * (widths.length - 1);
-  const capped = (limit: number): number[] => widths.map((width) => Math.min(width, limit));
-  let limit = Math.max(0, ...widths);
-  while (limit > MIN_SHRUNK_WIDTH && sum(capped(limit)) > budget) limit -= 1;
-  return capped(limit);
+class Grid {
+  readonly #widths: number[];
+  readonly #starts: number[];
+  readonly #policies: readonly ColumnPolicy[];
+  /** How far the last column may reach: to the terminal's edge, or the cell bound off a terminal. */
+  readonly #lastRight: number;
+
+  constructor(widths: number[], policies: readonly ColumnPolicy[], terminalColumns: number | undefined) {
+    this.#widths = widths;
+    this.#policies = policies;
+    let start = 0;
+    this.#starts = widths.map((width) => {
+      const at = start;
+      start += width + GAP;
+      return at;
+    });
+    const lastStart = this.#starts.at(-1) ?? 0;
+    const lastWidth = widths.at(-1) ?? 0;
+    this.#lastRight = terminalColumns ? Math.max(lastStart + lastWidth, terminalColumns) : lastStart + MAX_CELL_WIDTH;
+  }
+
+  /** One row as lines ending in '\n'; `style` (the header's bold) wraps each shown cell. */
+  row(cells: readonly string[], header = false, style?: (text: string) => string): string {
+    const first = new Line();
+    /** Continuation lines of wrapped cells. */
+    const more: Line[] = [];
+    const last = cells.length - 1;
+    for (let index = 0; index <= last; index++) {
+      const text = cells[index] as string;
+      if (text === '') continue;
+      const policy = this.#policies[index] as ColumnPolicy;
+      const gridStart = this.#starts[index] as number;
+      const start = index === 0 ? 0 : Math.max(gridStart, first.end + GAP);
+      const right = index === last ? this.#lastRight : gridStart + (this.#widths[index] as number);
+      const room = Math.max(1, right - start);
+      let shown: string;
+      if (!header && policy.wrap && displayWidth(text, room) > room) {
+        const [head = '', ...rest] = wrapToWidth(text, room);
+        shown = head;
+        rest.forEach((line, at) => {
+          const continuation = (more[at] ??= new Line());
+          continuation.put(gridStart, line, displayWidth(line));
+        });
+      } else {
+        shown = !header && policy.keeps(text) ? text : cutToWidth(text, room);
+      }
+      first.put(start, style ? style(shown) : shown, displayWidth(shown));
+    }
+    return [first, ...more].map((line) => trimTrailingSpaces(line.text) + '\n').join('');
+  }
 }
 
 /**
- * Widens columns to `wanted`, never narrows them (rows already printed keep their alignment), and
- * on a terminal only into the room left: the first columns to need it get it first.
- */
-function widen(widths: number[], wanted: number[], terminalColumns: number | undefined): number[] {
-  let room = terminalColumns ? terminalColumns - GAP.length * (widths.length - 1) - sum(widths) : Infinity;
-  return widths.map((width, index) => {
-    const extra = Math.max(0, Math.min((wanted[index] ?? 0) - width, room));
-    room -= extra;
-    return width + extra;
-  });
-}
-
-/** At least the columns `text` takes: one per printable ASCII character, else at most two per UTF-16 unit. */
-function widthBound(text: string): number {
-  return /^[\x20-\x7e]*$/.test(text) ? text.length : text.length * 2;
-}
-
-/**
- * Rows of a list, laid out a page at a time: one cli-table3 table per page rather than per row.
- * Widths come from the header and the first page; a later page with longer cells widens them
- * where there is room, so nothing is cut that fits.
+ * Rows of a list on one grid. The first window of rows (the first page, or MAX_BUFFERED_ROWS
+ * rows without endPage()) fixes the columns' widths and policies; every later row is laid out on
+ * them, so columns never move part-way down the output. Later rows go out a page at a time.
  */
 class ListTableWriter implements RecordWriter {
   readonly #sink: StreamSink;
+  readonly #columns: string[];
   readonly #getters: ValueGetter[];
-  readonly #head: Promise<string[] | undefined>;
+  readonly #wrap: ReadonlySet<string>;
+  readonly #header: string[] | undefined;
+  readonly #style: Promise<((text: string) => string) | undefined>;
   readonly #terminalColumns: number | undefined;
   #page: string[][] = [];
-  #widths: number[] | undefined;
+  #grid: Grid | undefined;
 
   constructor(opts: WriterOptions) {
-    this.#sink = new StreamSink(opts.out.stream);
+    this.#sink = new StreamSink(opts.out.stream, opts.signal);
+    this.#columns = opts.columns;
     this.#getters = opts.columns.map(pathGetter);
-    this.#head = opts.header
-      ? headerCells(
-          opts.columns.map((column) => sanitizeForTerminal(column.toUpperCase())),
-          opts,
-        )
-      : Promise.resolve(undefined);
-    this.#terminalColumns = opts.out.columns;
+    this.#wrap = new Set(opts.wrap ?? DEFAULT_WRAP_COLUMNS);
+    this.#header = opts.header
+      ? opts.columns.map((column) => cutToWidth(sanitizeForTerminal(column.toUpperCase()), MAX_CELL_WIDTH))
+      : undefined;
+    this.#style = opts.header ? headerStyle(opts) : Promise.resolve(undefined);
+    this.#terminalColumns = terminalWidth(opts);
   }
 
   async write(record: Record<string, unknown>): Promise<void> {
-    this.#page.push(this.#getters.map((get) => sanitizeForTerminal(cellText(get(record)))));
+    this.#page.push(
+      this.#getters.map((get, index) => {
+        const text = sanitizeForTerminal(cellText(get(record)));
+        // Wrapped cells are kept whole; any other is cut to the most a table shows, right away.
+        return this.#wrap.has(this.#columns[index] as string) ? text : cutToWidth(text, MAX_CELL_WIDTH);
+      }),
+    );
     if (this.#page.length >= MAX_BUFFERED_ROWS) await this.endPage();
   }
 
@@ -162,12 +151,13 @@ class ListTableWriter implements RecordWriter {
     const rows = this.#page;
     if (rows.length === 0) return;
     this.#page = [];
-    if (this.#widths) {
-      const { text } = await layOut(rows, undefined, await this.#widthsFor(rows, this.#widths));
-      await this.#sink.write(text);
-    } else {
-      await this.#writeFirstPage(rows);
+    let text = '';
+    if (!this.#grid) {
+      this.#grid = this.#gridFor(rows);
+      if (this.#header) text += this.#grid.row(this.#header, true, await this.#style);
     }
+    for (const row of rows) text += this.#grid.row(row);
+    await this.#sink.write(text);
   }
 
   /** An empty list prints nothing, not even the header: the caller says so on stderr. */
@@ -176,55 +166,21 @@ class ListTableWriter implements RecordWriter {
     await this.#sink.end();
   }
 
-  /** The widths for a later page; measured only when a cell may be wider than its column. */
-  async #widthsFor(rows: string[][], widths: number[]): Promise<number[]> {
-    if (!rows.some((row) => row.some((cell, index) => widthBound(cell) > (widths[index] ?? 0)))) return widths;
-    const natural = (await layOut(rows, undefined)).widths;
-    this.#widths = widen(widths, natural, this.#terminalColumns);
-    return this.#widths;
-  }
-
-  async #writeFirstPage(rows: string[][]): Promise<void> {
-    const head = await this.#head;
-    let layout = await layOut(rows, head);
-    const fitted = fitToTerminal(layout.widths, this.#terminalColumns);
-    if (fitted.some((width, index) => width !== layout.widths[index])) {
-      layout = await layOut(rows, head, fitted);
-    }
-    this.#widths = fitted;
-    await this.#sink.write(layout.text);
-  }
-}
-
-/** One record as KEY/VALUE lines; values are never truncated. */
-class KeyValueTableWriter implements RecordWriter {
-  readonly #sink: StreamSink;
-  readonly #fields: { key: string; get: ValueGetter }[];
-  readonly #head: Promise<string[] | undefined>;
-
-  constructor(opts: WriterOptions) {
-    this.#sink = new StreamSink(opts.out.stream);
-    this.#fields = opts.columns.map((column) => ({
-      key: sanitizeForTerminal(column),
-      get: pathGetter(column),
-    }));
-    this.#head = opts.header ? headerCells(['KEY', 'VALUE'], opts) : Promise.resolve(undefined);
-  }
-
-  async write(record: Record<string, unknown>): Promise<void> {
-    const rows = this.#fields.map(({ key, get }) => [key, sanitizeForTerminal(cellText(get(record)))]);
-    // Natural widths (no terminal fitting): the value column is never cut.
-    const { text } = await layOut(rows, await this.#head);
-    await this.#sink.write(text);
-  }
-
-  async endPage(): Promise<void> {}
-
-  async end(): Promise<void> {
-    await this.#sink.end();
+  #gridFor(rows: readonly string[][]): Grid {
+    const policies: ColumnPolicy[] = [];
+    const measures = this.#columns.map((column, index) => {
+      const cells = rows.map((row) => row[index] as string);
+      policies.push(columnPolicy(column, cells, this.#wrap.has(column)));
+      return {
+        header: this.#header ? displayWidth(this.#header[index] as string) : 0,
+        values: widestCell(cells, MAX_CELL_WIDTH),
+      };
+    });
+    return new Grid(columnWidths(measures, policies, GAP, this.#terminalColumns), policies, this.#terminalColumns);
   }
 }
 
 export function createTableWriter(opts: WriterOptions): RecordWriter {
-  return opts.shape === 'single' ? new KeyValueTableWriter(opts) : new ListTableWriter(opts);
+  // One record in table form is the describe view (create-writer.ts).
+  return new ListTableWriter(opts);
 }

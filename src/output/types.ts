@@ -15,6 +15,24 @@ export interface WriterOptions {
   escapeFormulas: boolean;
   /** Bold table header; only when true. */
   color: boolean;
+  /** A stop signal: a write waiting for a reader that is not reading gives up (InterruptedError). */
+  signal?: AbortSignal;
+  /**
+   * table: columns whose cells wrap within the column instead of being cut with '…', keeping
+   * the whole text on the grid. Default: ['result'] (the update command's messages).
+   */
+  wrap?: string[];
+  /** table, one record: every field of the record rather than `columns` (`get` without --columns). */
+  everyField?: boolean;
+}
+
+/**
+ * A column the service does not send, computed from a record's fields (a report's state). Shown by
+ * table, csv and tsv like any column; json and ndjson print records as the service sent them.
+ */
+export interface ComputedColumn {
+  readonly name: string;
+  from(record: Readonly<Record<string, unknown>>): unknown;
 }
 
 export interface RecordWriter {
@@ -22,6 +40,11 @@ export interface RecordWriter {
   write(record: Record<string, unknown>): Promise<void>;
   /** Page boundary hint: the table writer may buffer up to a page and flush here. Others: no-op. */
   endPage(): Promise<void>;
+  /**
+   * How many records the stream has handed on to the system, for writers that write each record
+   * at once: after a stop, the records a resumed run must not repeat. Undefined: all written.
+   */
+  delivered?(): number;
   /** Finishes the document (json closing bracket, pending table rows). Never ends the underlying stream. */
   end(): Promise<void>;
 }

@@ -30,7 +30,7 @@ export interface Collection<R> {
 
 export function collectionUrl(ctx: RequestContext, resource: ResourceName | Api1Endpoint): string {
   return resource === 'annotation-types' || resource === 'annotations'
-    ? `${ctx.runtime.baseUrl}/api/1/${resource}`
+    ? `${ctx.runtime.api1BaseUrl}/api/1/${resource}`
     : resourceUrl(ctx, resource);
 }
 

@@ -23,6 +23,10 @@ export const RESOURCE_VERSIONS: Readonly<Record<ResourceName, readonly ApiVersio
 export interface Runtime {
   data: SandboxData;
   baseUrl: string;
+  /** The origin serving api/1: baseUrl, or the annotations listener's when it has one. */
+  api1BaseUrl: string;
+  /** api/1 has a listener of its own (annotationsPort): the main listener answers 404 there. */
+  api1OwnListener: boolean;
   downloadBaseUrl: string;
   now(): number;
   reportDelayMs: number;

@@ -1,16 +1,16 @@
 /**
- * Conversations: the list with its filters, sort, snapshot-pinned skip paging and side loading,
+ * Conversations: the list with its filters, sort, keyset paging and side loading,
  * the single GET, and the v1.3 PATCH.
  */
 import { readBoolean, readList } from './collection.js';
 import { actionsOf, contentOf, notesOf } from './content.js';
 import { type RequestContext, ref, resourceUrl } from './context.js';
-import { type Range, floorToSecond, formatDateTime, formatDateTimeMillis, readRange } from './dates.js';
+import { RANGE_MODIFIERS, type Range, type RangeModifier, formatDateTime, formatDateTimeMillis, inRange, readRange } from './dates.js';
 import { type Wire, parseFields, project } from './fields.js';
 import { MICROBLOG_PLACEHOLDER_DATE, MICROBLOG_PLACEHOLDER_LINK } from './fixtures.js';
 import { HttpProblem, parseJsonObject } from './http.js';
 import { type ActionRecord, CONVERSATION_STATUSES, type ContentItemRecord, type ConversationRecord, type ConversationStatus, type NoteRecord, type SandboxData } from './model.js';
-import { skipPage } from './paging.js';
+import { keysetPage, skipPage } from './paging.js';
 
 const CONVERSATION_FIELDS = [
   'channels', 'status', 'tags', 'is_priority', 'contains_private', 'assigned_to', 'author', 'url', 'handling_times', 'close_reason', 'reports', 'id',
@@ -99,14 +99,40 @@ function parseIncludes(query: URLSearchParams): Set<Include> {
 }
 
 interface ListQuery {
+  /** Every filter except the keyset side's bound on the sort field (see seek). */
   matches(conversation: ConversationRecord): boolean;
   /** The normalised filters, for the snapshot cache. */
   filterKey: string;
   sort: SortKey[];
   sortText: string;
-  /** The date field the snapshot bound applies to: the filtered field, else the (first) sort field. */
-  rangeField: SortField;
-  range: Range;
+  /**
+   * One sort field: the request's bound on its keyset side (ascending: _gte/_gt, the lowest
+   * date; descending: _lte/_lt, the highest). It is where the page starts, not a filter, so every
+   * page of a query shares one snapshot and finds its start by binary search.
+   */
+  seek: number | undefined;
+}
+
+/** The parameters of a date field's range filter, modifiers in order. */
+function rangeKeys(field: SortField, modifiers: readonly RangeModifier[] = RANGE_MODIFIERS): string[] {
+  return modifiers.map((modifier) => `${field}_${modifier}`);
+}
+
+/**
+ * A next_page link of a query that filters one date field and sorts by the other: its only bound
+ * on the sort field is the keyset one, a datetime on the keyset side, with skip. That is not the
+ * combination of the two fields that the spec forbids.
+ */
+function isKeysetCursor(query: URLSearchParams, key: SortKey): boolean {
+  const given = rangeKeys(key.field).filter((name) => query.has(name));
+  const name = `${key.field}_${key.descending ? 'lte' : 'gte'}`;
+  const values = query.getAll(name);
+  return query.has('skip') && given.length === 1 && given[0] === name && values.length === 1 && values[0]!.includes('T');
+}
+
+/** A range as cache-key text: bounds beyond the data's extremes are the same as none. */
+function rangeKey(range: Range | undefined, extremes: Range): unknown {
+  return range && [range.lo <= extremes.lo ? '' : range.lo, range.hi >= extremes.hi ? '' : range.hi];
 }
 
 function parseListQuery(ctx: RequestContext): ListQuery {
@@ -119,10 +145,22 @@ function parseListQuery(ctx: RequestContext): ListQuery {
     throw new HttpProblem(400, `Unknown status '${status}'; accepted: ${CONVERSATION_STATUSES.join(', ')}`);
   }
   if (priority === undefined && status === null) throw new HttpProblem(400, 'Either is_priority or status must be supplied');
-  const oldest = readRange(query, 'oldest_sort_date');
-  const newest = readRange(query, 'newest_sort_date');
-  if (oldest && newest) throw new HttpProblem(400, 'oldest_sort_date cannot be combined with newest_sort_date');
   const sort = parseSort(query);
+  const single = sort.keys.length === 1 ? sort.keys[0]! : undefined;
+  // Every bound is checked; the two fields together only in a paging link's keyset form.
+  if (readRange(query, 'oldest_sort_date') && readRange(query, 'newest_sort_date') && !(single && isKeysetCursor(query, single))) {
+    throw new HttpProblem(400, 'oldest_sort_date cannot be combined with newest_sort_date');
+  }
+  const seekKeys = single ? rangeKeys(single.field, single.descending ? ['lte', 'lt'] : ['gte', 'gt']) : [];
+  const filters = new URLSearchParams(query);
+  const seekQuery = new URLSearchParams();
+  for (const key of seekKeys) {
+    for (const value of query.getAll(key)) seekQuery.append(key, value);
+    filters.delete(key);
+  }
+  const seekRange = single && readRange(seekQuery, single.field);
+  const oldest = readRange(filters, 'oldest_sort_date');
+  const newest = readRange(filters, 'newest_sort_date');
   const containsPrivate = readBoolean(query, 'contains_private');
   const channel = query.get('channel');
   const tagName = query.get('tag');
@@ -130,16 +168,7 @@ function parseListQuery(ctx: RequestContext): ListQuery {
   const assignedTo = query.get('assigned_to');
   const author = query.get('author');
   const queueIds = readList(query, 'queue_id');
-  const rangeField: SortField = oldest ? 'oldest_sort_date' : newest ? 'newest_sort_date' : sort.keys[0]!.field;
-
-  // The snapshot: records dated up to the first request (never below the newest record, so an
-  // injected clock in the past cannot hide demo data). Links pin it as <field>_lte.
   const index = indexOf(data);
-  const extremes = index.extremes(rangeField);
-  const snapshotMs = Math.max(floorToSecond(ctx.now), extremes.hi);
-  const userRange = oldest ?? newest ?? { lo: -Infinity, hi: Infinity };
-  const range = { lo: userRange.lo, hi: Math.min(userRange.hi, snapshotMs + 999) };
-  const keyRange = [range.lo <= extremes.lo ? '' : range.lo, range.hi >= extremes.hi ? '' : floorToSecond(range.hi)];
 
   return {
     matches: (conversation) =>
@@ -151,13 +180,15 @@ function parseListQuery(ctx: RequestContext): ListQuery {
       (assignedTo === null || conversation.assigned_to === assignedTo) &&
       (author === null || conversation.author_id === author) &&
       (queueIds.length === 0 || queueIds.includes(conversation.queue_id)) &&
-      sortMs(conversation, rangeField) >= range.lo &&
-      sortMs(conversation, rangeField) <= range.hi,
-    filterKey: JSON.stringify([status, priority, containsPrivate, channel, tagName, assignedTo, author, [...queueIds].sort(), rangeField, keyRange]),
+      inRange(oldest, conversation.oldestMs) &&
+      inRange(newest, conversation.newestMs),
+    filterKey: JSON.stringify([
+      status, priority, containsPrivate, channel, tagName, assignedTo, author, [...queueIds].sort(),
+      rangeKey(oldest, index.extremes('oldest_sort_date')), rangeKey(newest, index.extremes('newest_sort_date')),
+    ]),
     sort: sort.keys,
     sortText: sort.text,
-    rangeField,
-    range,
+    seek: seekRange ? (single!.descending ? seekRange.hi : seekRange.lo) : undefined,
   };
 }
 
@@ -284,13 +315,12 @@ export function listConversations(ctx: RequestContext): unknown {
   const fields = parseFields(ctx.query, CONVERSATION_FIELDS, 'conversations');
   const includes = parseIncludes(ctx.query);
   const all = selectConversations(ctx.runtime.data, query);
-  // Links repeat the query with the snapshot pinned as the upper bound of the date field in use.
-  const linkQuery = new URLSearchParams(ctx.query);
-  linkQuery.delete(`${query.rangeField}_lt`);
-  linkQuery.delete(`${query.rangeField}_lte`);
-  linkQuery.set(`${query.rangeField}_lte`, formatDateTime(floorToSecond(query.range.hi)));
-  linkQuery.set('sort', query.sortText);
-  const page = skipPage(ctx, all, resourceUrl(ctx, 'conversations'), { linkQuery, endlessPrev: true, withoutLinks: query.sort.length > 1 });
+  const url = resourceUrl(ctx, 'conversations');
+  const [first, ...more] = query.sort;
+  const page =
+    more.length > 0
+      ? skipPage(ctx, all, url, { withoutLinks: true })
+      : keysetPage(ctx, all, url, { field: first!.field, descending: first!.descending, sortText: query.sortText, dateOf: (c) => sortMs(c, first!.field), seek: query.seek });
   const wires = page.items.map((conversation) => project(conversationWire(conversation, ctx), fields));
   return { conversations: wires, paging: page.paging, ...sideLoad(ctx, page.items, wires, includes) };
 }

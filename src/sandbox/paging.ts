@@ -1,8 +1,9 @@
 /**
- * The three paging styles of the spec: skip (page_size/skip), users' limit/offset, and the
- * api/1 opaque page_token.
+ * The paging styles of the spec: skip (page_size/skip), the conversations' keyset form (a sort
+ * date bound plus skip), users' limit/offset, and the api/1 opaque page_token.
  */
 import type { RequestContext } from './context.js';
+import { formatDateTime } from './dates.js';
 import { HttpProblem } from './http.js';
 import { hash32 } from './random.js';
 
@@ -33,10 +34,6 @@ function readOffset(query: URLSearchParams, name: string): number {
 }
 
 export interface SkipOptions {
-  /** The query the links repeat (default: the request's query). */
-  linkQuery?: URLSearchParams;
-  /** Conversations: prev_page is always a link, at skip 0 pointing at skip 0 again. */
-  endlessPrev?: boolean;
   /** Several sort fields: the page is served but both links are null (spec rule 3). */
   withoutLinks?: boolean;
   /** Queues: the last page has neither link, prev_page included. */
@@ -48,19 +45,86 @@ export function skipPage<T>(ctx: RequestContext, items: readonly T[], collection
   const size = readSize(ctx.query, 'page_size', 25, 50);
   const skip = readOffset(ctx.query, 'skip');
   const link = (at: number): string => {
-    const params = new URLSearchParams(options.linkQuery ?? ctx.query);
+    const params = new URLSearchParams(ctx.query);
     params.set('page_size', String(size));
     params.set('skip', String(at));
     return `${collectionUrl}?${params}`;
   };
   const hasNext = skip + size < items.length;
-  const hasPrev = (skip > 0 || options.endlessPrev === true) && (hasNext || options.noLinksOnLastPage !== true);
+  const hasPrev = skip > 0 && (hasNext || options.noLinksOnLastPage !== true);
   return {
     items: items.slice(skip, skip + size),
     paging: {
       next_page: hasNext && !options.withoutLinks ? link(skip + size) : null,
       prev_page: hasPrev && !options.withoutLinks ? link(Math.max(0, skip - size)) : null,
     },
+  };
+}
+
+export interface Keyset<T> {
+  /** The sort field's parameter name: the link's bound is `<field>_gte` ascending, `<field>_lte` descending. */
+  field: string;
+  descending: boolean;
+  /** Text of the sort parameter the links carry. */
+  sortText: string;
+  /** A record's sort date (ms, whole seconds); the items are in sort order by it. */
+  dateOf(item: T): number;
+  /**
+   * The request's bound on the keyset side (ascending: the lowest date, from _gte/_gt;
+   * descending: the highest, from _lte/_lt): the page starts at the first record within it,
+   * plus skip. Undefined when the request has none.
+   */
+  seek: number | undefined;
+}
+
+/** The first index whose item satisfies `holds`, which is false up to some index and true from there. */
+function firstIndex<T>(items: readonly T[], holds: (item: T) => boolean): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (holds(items[mid]!)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/**
+ * Conversations, as the real service pages them: next_page bounds the sort date by the page's
+ * last record (`<field>_gte=<date>` ascending, `<field>_lte=<date>` descending, the date as
+ * YYYY-MM-DDTHH:MM:SS) and skips the records at exactly that date already returned. The bound
+ * replaces the request's own bounds on that side; everything else in the query is repeated,
+ * with sort and page_size. prev_page repeats the request with skip lowered by page_size, so it
+ * never ends (a quirk of the service): at skip 0 it points at the same page.
+ */
+export function keysetPage<T>(ctx: RequestContext, items: readonly T[], collectionUrl: string, keyset: Keyset<T>): Page<T> {
+  const size = readSize(ctx.query, 'page_size', 25, 50);
+  const skip = readOffset(ctx.query, 'skip');
+  const { field, descending, dateOf, seek } = keyset;
+  const within = (date: number): ((item: T) => boolean) => (descending ? (item) => dateOf(item) <= date : (item) => dateOf(item) >= date);
+  const start = (seek === undefined ? 0 : firstIndex(items, within(seek))) + skip;
+  const end = start + size;
+  const link = (edit: (params: URLSearchParams) => void): string => {
+    const params = new URLSearchParams(ctx.query);
+    edit(params);
+    params.set('sort', keyset.sortText);
+    params.set('page_size', String(size));
+    return `${collectionUrl}?${params}`;
+  };
+  let next: string | null = null;
+  if (end < items.length) {
+    const date = dateOf(items[end - 1]!);
+    const returned = end - firstIndex(items, within(date));
+    const [bound, other] = descending ? ['lte', 'lt'] : ['gte', 'gt'];
+    next = link((params) => {
+      params.delete(`${field}_${other}`);
+      params.set(`${field}_${bound}`, formatDateTime(date));
+      params.set('skip', String(returned));
+    });
+  }
+  return {
+    items: items.slice(start, end),
+    paging: { next_page: next, prev_page: link((params) => params.set('skip', String(Math.max(0, skip - size)))) },
   };
 }
 
@@ -112,6 +176,6 @@ export function tokenPage<T>(ctx: RequestContext, items: readonly T[], endpoint:
   const params = new URLSearchParams({ page_size: String(size), page_token: encodePageToken(seed, endpoint, next) });
   return {
     items: items.slice(start, next),
-    paging: { next_page: next < items.length ? `${ctx.runtime.baseUrl}/api/1/${endpoint}?${params}` : null },
+    paging: { next_page: next < items.length ? `${ctx.runtime.api1BaseUrl}/api/1/${endpoint}?${params}` : null },
   };
 }

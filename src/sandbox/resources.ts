@@ -196,7 +196,7 @@ export const authors: Collection<AuthorRecord> = {
 };
 
 function api1Url(ctx: RequestContext, endpoint: string, id: string): string {
-  return `${ctx.runtime.baseUrl}/api/1/${endpoint}/${encodeURIComponent(id)}`;
+  return `${ctx.runtime.api1BaseUrl}/api/1/${endpoint}/${encodeURIComponent(id)}`;
 }
 
 export const annotationTypes: Collection<AnnotationTypeRecord> = {

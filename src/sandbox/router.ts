@@ -9,6 +9,8 @@ import { createReport, reports } from './reports.js';
 import * as resources from './resources.js';
 
 export interface ApiRequest {
+  /** Which listener received it: 'annotations' serves api/1 only, and then 'api' serves no api/1. */
+  listener: 'api' | 'annotations';
   method: string;
   url: string;
   authorization: string | undefined;
@@ -85,9 +87,15 @@ interface Target {
   id: string | undefined;
 }
 
-function resolve(pathname: string): Target {
+function resolve(runtime: Runtime, listener: ApiRequest['listener'], pathname: string): Target {
   const segments = pathSegments(pathname);
   const [first, second, third, ...rest] = segments;
+  // api/1 on a host of its own (annotationsPort), as the real service has it: each listener
+  // answers 404 for the other's paths.
+  if (listener === 'annotations' && first !== 'api') throw new HttpProblem(404, `No such path: ${pathname} (this host serves api/1 only)`);
+  if (listener === 'api' && first === 'api' && runtime.api1OwnListener) {
+    throw new HttpProblem(404, `No such path: ${pathname} (api/1 is served at ${runtime.api1BaseUrl})`);
+  }
   if (first === 'api') {
     if (second !== '1') throw new HttpProblem(404, `Unknown API version 'api/${second ?? ''}'`);
     const endpoint = API1_ENDPOINTS[third ?? ''];
@@ -115,7 +123,7 @@ export function answerApi(runtime: Runtime, faults: FaultPlan, request: ApiReque
   try {
     checkCredentials(request.authorization);
     const url = requestTarget(request.url);
-    const { endpoint, version, id } = resolve(url.pathname);
+    const { endpoint, version, id } = resolve(runtime, request.listener, url.pathname);
     const ctx: RequestContext = { runtime, version, query: url.searchParams, now };
     const inVersion = (versions: readonly ApiVersion[] | undefined): boolean => versions?.includes(version as ApiVersion) === true;
     if (id === undefined) {

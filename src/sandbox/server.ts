@@ -1,4 +1,7 @@
-/** The two listeners: the API (with faults and auth) and the report download host (another origin). */
+/**
+ * The listeners: the API (with faults and auth), the report download host (another origin) and,
+ * with annotationsPort, api/1 on a host of its own.
+ */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Runtime } from './context.js';
@@ -25,13 +28,32 @@ export interface SandboxOptions {
   conversations?: number;
   /** Time from POST to final state, default 3000 (queued for the first half, generating for the second). */
   reportDelayMs?: number;
-  /** Injected clock (ms), default Date.now; drives the report lifecycle and snapshots. */
+  /** Injected clock (ms), default Date.now; drives the report lifecycle. */
   now?: () => number;
   faults?: FaultOptions;
+  /**
+   * Added to every reply of the API listener(s), as from a distant service (real timers, even with
+   * an injected clock); close() cuts pending replies short. Default 0.
+   */
+  latencyMs?: number;
+  /**
+   * At most this many requests in flight on the API listener(s), counted together: a request arriving while more than
+   * that are in flight (itself included) is answered 429 with `Retry-After: 1`. A request is in
+   * flight from its arrival until its reply is finished (latency included) or its connection
+   * closes; refused ones count too. Default: no limit.
+   */
+  rateLimit?: number;
+  /**
+   * Serve api/1 (annotation-types, annotations) on a listener of its own at this port (0: a free
+   * one), as the real service does on a host of its own; the API listener then answers 404 there.
+   * Default: api/1 on the API listener.
+   */
+  annotationsPort?: number;
 }
 
 export interface RecordedRequest {
-  listener: 'api' | 'download';
+  /** 'api': the main API listener; 'annotations': api/1 on its own listener (annotationsPort). */
+  listener: 'api' | 'annotations' | 'download';
   method: string;
   /** Path and query as received. */
   url: string;
@@ -46,6 +68,8 @@ export interface Sandbox {
   baseUrl: string;
   /** The download listener: another origin (different port). */
   downloadBaseUrl: string;
+  /** Where api/1 is served: baseUrl, or the annotations listener's origin with annotationsPort. */
+  annotationsUrl: string;
   user: string;
   password: string;
   /** Every request received, in order; tests may reset it with `requests.length = 0`. */
@@ -53,7 +77,7 @@ export interface Sandbox {
   /** The live state. */
   data: SandboxData;
   setFaults(faults: FaultOptions | undefined): void;
-  /** Closes both listeners and their open keep-alive sockets. */
+  /** Closes the listeners and their open sockets, without waiting for delayed replies. */
   close(): Promise<void>;
 }
 
@@ -85,6 +109,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const runtime: Runtime = {
     data,
     baseUrl: '',
+    api1BaseUrl: '',
+    api1OwnListener: options.annotationsPort !== undefined,
     downloadBaseUrl: '',
     now,
     reportDelayMs: options.reportDelayMs ?? 3000,
@@ -92,7 +118,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   };
   const faults = new FaultPlan(options.faults);
   const requests: RecordedRequest[] = [];
-  const timers = new Set<NodeJS.Timeout>();
+  const latencyMs = options.latencyMs ?? 0;
+  if (!(Number.isFinite(latencyMs) && latencyMs >= 0)) throw new RangeError(`latencyMs must be a number of milliseconds, got ${latencyMs}`);
+  const rateLimit = options.rateLimit;
+  if (rateLimit !== undefined && !(Number.isSafeInteger(rateLimit) && rateLimit >= 1)) throw new RangeError(`rateLimit must be a positive integer, got ${rateLimit}`);
+  let inFlight = 0;
+  /** Pending sleeps (latency, slow faults, trickled downloads): close() wakes them all. */
+  const sleepers = new Map<NodeJS.Timeout, () => void>();
+  let closed = false;
 
   const track = (listener: RecordedRequest['listener'], req: IncomingMessage, res: ServerResponse): RecordedRequest => {
     const record: RecordedRequest = { listener, method: req.method ?? '', url: req.url ?? '', status: 0 };
@@ -104,19 +137,32 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     return record;
   };
 
+  /** A real timer, woken early by close(): callers check `closed` after it. */
   const sleep = (ms: number): Promise<void> =>
     new Promise((resolve) => {
+      if (closed) return resolve();
       const timer = setTimeout(() => {
-        timers.delete(timer);
+        sleepers.delete(timer);
         resolve();
       }, ms);
-      timers.add(timer);
+      sleepers.set(timer, resolve);
     });
 
-  const serveApi = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const record = track('api', req, res);
+  /** Counts the request in flight until its reply is finished or its connection closes; true when it is one too many. */
+  const overLimit = (res: ServerResponse): boolean => {
+    inFlight++;
+    res.once('close', () => inFlight--);
+    return rateLimit !== undefined && inFlight > rateLimit;
+  };
+
+  const serveApi = async (listener: 'api' | 'annotations', req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const refused = overLimit(res);
+    const record = track(listener, req, res);
     const body = await readBody(req);
     if (body !== '') record.body = body;
+    if (latencyMs > 0) await sleep(latencyMs);
+    if (closed) return;
+    if (refused) return sendProblem(res, new HttpProblem(429, `Too many requests: more than ${rateLimit} in flight; retry later`, { 'retry-after': '1' }));
     const fault = faults.draw();
     if (fault === 'drop') return void req.socket.destroy();
     if (fault === 'slow') await sleep(faults.current.slowMs ?? 2000);
@@ -126,8 +172,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       const retryAfter = faults.current.retryAfter === 'date' ? new Date(now() + seconds * 1000).toUTCString() : String(seconds);
       return sendProblem(res, new HttpProblem(status, message, status === 429 ? { 'retry-after': retryAfter } : {}));
     }
-    if (res.destroyed) return;
-    const reply = answerApi(runtime, faults, { method: req.method ?? '', url: req.url ?? '/', authorization: req.headers.authorization, body }, now());
+    if (closed || res.destroyed) return;
+    const reply = answerApi(runtime, faults, { listener, method: req.method ?? '', url: req.url ?? '/', authorization: req.headers.authorization, body }, now());
     if ('drop' in reply) return void req.socket.destroy();
     sendJson(res, reply.status, reply.body, reply.headers);
   };
@@ -166,19 +212,23 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   };
 
   const trickle = async (res: ServerResponse, bytes: Buffer, pauseMs: number): Promise<void> => {
-    for (let at = 0; at < bytes.length && !res.destroyed; at += 1024) {
+    for (let at = 0; at < bytes.length && !res.destroyed && !closed; at += 1024) {
       res.write(bytes.subarray(at, at + 1024));
       await sleep(pauseMs);
     }
-    if (!res.destroyed) res.end();
+    if (!res.destroyed && !closed) res.end();
   };
 
-  const api = createServer((req, res) => {
-    serveApi(req, res).catch((error: Error) => {
-      if (!res.headersSent && !res.destroyed) sendJson(res, 500, { status: 'error', message: `Internal sandbox error: ${error.message}` });
+  const apiServer = (listener: 'api' | 'annotations'): Server =>
+    createServer((req, res) => {
+      serveApi(listener, req, res).catch((error: Error) => {
+        if (!res.headersSent && !res.destroyed) sendJson(res, 500, { status: 'error', message: `Internal sandbox error: ${error.message}` });
+      });
     });
-  });
+  const api = apiServer('api');
   const downloads = createServer(serveDownload);
+  const annotations = options.annotationsPort === undefined ? undefined : apiServer('annotations');
+  const servers = [api, downloads, ...(annotations ? [annotations] : [])];
   const stop = (server: Server): Promise<void> =>
     new Promise((resolve) => {
       server.close(() => resolve());
@@ -191,19 +241,33 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   });
   runtime.baseUrl = origin(host, apiPort);
   runtime.downloadBaseUrl = origin(host, downloadPort);
+  runtime.api1BaseUrl = runtime.baseUrl;
+  if (annotations) {
+    const annotationsPort = await listen(annotations, options.annotationsPort!, host).catch(async (error: Error) => {
+      await Promise.all([stop(api), stop(downloads)]);
+      // Says which port was taken: the caller may have given two.
+      throw Object.assign(error, { listener: 'annotations' });
+    });
+    runtime.api1BaseUrl = origin(host, annotationsPort);
+  }
 
   return {
     baseUrl: runtime.baseUrl,
     downloadBaseUrl: runtime.downloadBaseUrl,
+    annotationsUrl: runtime.api1BaseUrl,
     user: DEMO_USER,
     password: DEMO_PASSWORD,
     requests,
     data,
     setFaults: (next) => faults.set(next),
     async close() {
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
-      await Promise.all([stop(api), stop(downloads)]);
+      closed = true;
+      for (const [timer, wake] of sleepers) {
+        clearTimeout(timer);
+        wake();
+      }
+      sleepers.clear();
+      await Promise.all(servers.map(stop));
     },
   };
 }

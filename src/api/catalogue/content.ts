@@ -7,3 +7,30 @@ export const CONTENT_ITEM = {
   ],
   defaultColumns: ['id', 'created_date', 'platform', 'type', 'author.id', 'is_by_source', 'text'],
 } as const;
+
+/**
+ * Restricted content items of the microblog platform (spec: Content item) carry placeholders
+ * instead of data: a creation date fixed at the epoch, a link whose fragment says so, no text.
+ */
+export const PLACEHOLDER_CREATED_DATE = '1970-01-01T00:00:00';
+export const PLACEHOLDER_LINK_FRAGMENT = 'this-info-is-unavailable';
+
+type Item = Readonly<Record<string, unknown>>;
+
+/** The creation date is the placeholder: the import date is the only real timing. */
+export function hasPlaceholderDate(item: Item): boolean {
+  return typeof item.created_date === 'string' && item.created_date.startsWith(PLACEHOLDER_CREATED_DATE);
+}
+
+export function isPlaceholderLink(link: unknown): boolean {
+  if (typeof link !== 'string') return false;
+  const hash = link.indexOf('#');
+  return hash >= 0 && link.slice(hash + 1) === PLACEHOLDER_LINK_FRAGMENT;
+}
+
+/** When the item was written, as far as the record tells: the import date stands in for a placeholder. */
+export function itemTime(item: Item): string {
+  const created = typeof item.created_date === 'string' ? item.created_date : '';
+  if (hasPlaceholderDate(item) && typeof item.imported_date === 'string') return item.imported_date;
+  return created;
+}

@@ -3,4 +3,5 @@ export * from './types.js';
 export * from './resources.js';
 export * from './lookup.js';
 export * from './content.js';
+export * from './report-state.js';
 export * from './writes.js';

@@ -4,6 +4,7 @@
  * pages, what a table shows) is here; src/commands/ turns each entry into commands.
  */
 import type { BoundOp } from '../../core/parse.js';
+import { REPORT_STATE_COLUMN } from './report-state.js';
 import type { RangeFilter, ResourceSpec, Version } from './types.js';
 
 export const CONVERSATION_STATUSES = ['archived', 'on_hold', 'closing', 'closed', 'pending_approval', 'unread', 'assigned'] as const;
@@ -165,7 +166,8 @@ export const RESOURCES: readonly ResourceSpec[] = [
     noun: 'report',
     versions: ['v1.1'],
     fields: ['name', 'date_from', 'date_to', 'generated_by', 'account', 'channel', 'generation_start_date', 'generated_date', 'download', 'failure'],
-    defaultColumns: ['id', 'name', 'date_from', 'date_to', 'generated_date', 'failure'],
+    computed: [REPORT_STATE_COLUMN],
+    defaultColumns: ['id', 'name', 'state', 'date_from', 'date_to', 'generated_date', 'failure'],
     paging: 'skip',
     filters: [
       { kind: 'text', flag: 'account', param: 'account', valueName: 'id', help: 'only reports of this account' },
@@ -193,6 +195,7 @@ export const RESOURCES: readonly ResourceSpec[] = [
     fields: ['type_id', 'value', 'created_date', 'moderator_id'],
     fieldsParam: false,
     defaultColumns: ['type_id', 'value', 'created_date', 'moderator_id'],
+    idless: true,
     paging: 'token',
     verbs: ['list'],
     examples: { list: ['carectl annotations list', 'carectl annotations list -o csv > annotations.csv'] },

@@ -58,6 +58,17 @@ export interface RangeFilter extends FilterBase {
 
 export type FilterSpec = TextFilter | EnumFilter | SwitchFilter | RangeFilter;
 
+/**
+ * A column the service does not send, derived from fields it does (a report's state): shown by
+ * table, csv and tsv, requestable with --columns, its `needs` asked for whenever it is shown.
+ */
+export interface ComputedField {
+  name: string;
+  from(record: Readonly<Record<string, unknown>>): unknown;
+  /** The fields it is derived from. */
+  needs: readonly string[];
+}
+
 export interface ResourceSpec {
   /** Command name. */
   name: string;
@@ -73,6 +84,8 @@ export interface ResourceSpec {
   singleFields?: readonly string[];
   /** Top-level keys the client adds to each record (side loading), usable as columns. */
   sideColumns?: readonly string[];
+  /** Columns computed from the record's fields. */
+  computed?: readonly ComputedField[];
   /** Side-loaded top-level arrays (`include=content`) attached to each record by its id list. */
   sideloads?: readonly { key: string; ids: string }[];
   /** Whether the service takes a `fields` parameter (api/1 replies are always whole). */
@@ -80,6 +93,8 @@ export interface ResourceSpec {
   defaultColumns: readonly string[];
   paging: PagingStyle;
   filters: readonly FilterSpec[];
+  /** Records without an `id` (annotations): not refused for lacking one. */
+  idless?: boolean;
   /** Verbs generated for this resource. */
   verbs: readonly ('list' | 'get')[];
   /** Lists selected by ids (authors): the parameter, and how many ids one request may carry. */

@@ -10,14 +10,12 @@ import { FORMATS, sanitizeForTerminal, writeText } from '../../output/index.js';
 import { parseEnum, parseIntInRange } from '../../core/parse.js';
 import { VERSIONS } from '../../api/catalogue/index.js';
 import { checkBaseUrl, sameOrigin } from '../../config/base-url.js';
-import type { ProfileValues, SettingKey } from '../../config/keys.js';
+import { CONFIG_KEYS, type ProfileValues, type SettingKey } from '../../config/keys.js';
 import { noOptions, type Action, type CommandBody, type OptionReader } from '../../cli/action.js';
 import { addExamples } from '../../cli/help.js';
 import type { ConfigStore } from '../../config/store.js';
 import { ask } from '../../config/terminal.js';
 
-/** What `config set|get|unset` accept; the password is managed by login and logout only. */
-const CONFIG_KEYS = ['base-url', 'user', 'output', 'api-version', 'parallel'] as const;
 type ConfigKey = (typeof CONFIG_KEYS)[number];
 const CREDENTIALS: readonly SettingKey[] = ['user', 'password'];
 /** Shown for a stored password: fixed, so not even its length shows. */
@@ -28,7 +26,7 @@ const CHECK_PATH = 'v1.3/tags';
 export function addConfigCommands(program: Command, action: Action): void {
   const login = program
     .command('login')
-    .description('check credentials with one request and store them in the profile (with --base-url URL and --user NAME)')
+    .description('check credentials with one request and store them in the profile (--base-url URL and --user NAME, or asked for on a terminal)')
     .option('--password-stdin', 'read the password from standard input (for scripts; otherwise it is asked for on the terminal)');
   addExamples(login, [
     'carectl login --base-url https://api.example.com --user alice',
@@ -108,13 +106,22 @@ async function loginCommand(ctx: Context, opts: { passwordStdin: boolean }): Pro
   const profile = ctx.settings.profileName;
   // A corrupt config file stops the login here, before anything is sent or asked.
   await store.profile(profile);
-  const base = await ctx.settings.lookup('base-url');
-  if (base === undefined) throw new UsageError('login: give the service address with --base-url URL (or CARECTL_BASE_URL)');
+  // The address and user are asked for only where the question can be seen and answered.
+  const canAsk = !fromStdin && ctx.io.stdin.isTTY && ctx.io.stderr.isTTY;
+  let base = await ctx.settings.lookup('base-url');
+  if (base === undefined) {
+    if (!canAsk) throw new UsageError('login: give the service address with --base-url URL (or CARECTL_BASE_URL)');
+    base = { value: (await ask(ctx.io, 'base address (https://host): ', { secret: false })).trim(), source: 'base address' };
+  }
   const baseUrl = checkBaseUrl(base.value, ctx.globals.insecureHttp === true, base.source);
+  // The api/1 address given with this login (flag, environment or profile) is stored with it.
+  const annotations = await ctx.settings.lookup('annotations-url');
+  if (annotations !== undefined) checkBaseUrl(annotations.value, ctx.globals.insecureHttp === true, annotations.source);
 
   let user = await ctx.settings.get('user');
   if (user === undefined) {
     if (fromStdin) throw new UsageError('login: --password-stdin reads only the password; give the user with --user NAME (or CARECTL_USER)');
+    if (!canAsk) throw new UsageError('login: no terminal to ask for the user; give it with --user NAME (or CARECTL_USER)');
     user = await ask(ctx.io, `user for ${baseUrl.origin}: `, { secret: false });
   }
   checkUser(user);
@@ -122,7 +129,7 @@ async function loginCommand(ctx: Context, opts: { passwordStdin: boolean }): Pro
   if (password === '') throw new UsageError('login: the password is empty');
 
   await checkCredentials(ctx, base.value, user, password);
-  await store.set(profile, { 'base-url': base.value, user, password });
+  await store.set(profile, { 'base-url': base.value, user, password, ...(annotations !== undefined && { 'annotations-url': annotations.value }) });
   ctx.notice(`logged in to ${baseUrl.origin} as ${user}; stored in profile "${profile}" (${store.path})`);
 }
 
@@ -181,7 +188,8 @@ function configKey(key: string, verb: string): ConfigKey {
 function checkValue(ctx: Context, key: ConfigKey, value: string): string {
   switch (key) {
     case 'base-url':
-      checkBaseUrl(value, ctx.globals.insecureHttp === true, 'base-url');
+    case 'annotations-url':
+      checkBaseUrl(value, ctx.globals.insecureHttp === true, key);
       return value;
     case 'user':
       checkUser(value);
@@ -201,15 +209,21 @@ async function setCommand(ctx: Context, key: string, value: string): Promise<voi
   const checked = checkValue(ctx, configKeyName, value);
   const store = await openStore(ctx);
   const profile = ctx.settings.profileName;
-  const values: ProfileValues = { [configKeyName]: checked };
-  const stored = await store.profile(profile);
-  // Stored credentials belong to their address, and the password to its user: moving the
-  // profile elsewhere drops both, another user name drops the password.
-  const movesAddress = configKeyName === 'base-url' && stored.password !== undefined && !sameOrigin(stored['base-url'], checked);
-  const changesUser = configKeyName === 'user' && stored.password !== undefined && stored.user !== checked;
-  if (movesAddress) for (const credential of CREDENTIALS) values[credential] = undefined;
-  if (changesUser) values.password = undefined;
-  await store.set(profile, values);
+  let movesAddress = false;
+  let changesUser = false;
+  let stored: ProfileValues = {};
+  // Decided on what is stored when the write lock is held, not on an earlier read.
+  await store.set(profile, (current) => {
+    stored = current;
+    const values: ProfileValues = { [configKeyName]: checked };
+    // Stored credentials belong to their address, and the password to its user: moving the
+    // profile elsewhere drops both, another user name drops the password.
+    movesAddress = configKeyName === 'base-url' && stored.password !== undefined && !sameOrigin(stored['base-url'], checked);
+    changesUser = configKeyName === 'user' && stored.password !== undefined && stored.user !== checked;
+    if (movesAddress) for (const credential of CREDENTIALS) values[credential] = undefined;
+    if (changesUser) values.password = undefined;
+    return values;
+  });
   if (movesAddress) ctx.notice(`removed the stored credentials of profile "${profile}": they were for another address; run \`carectl login\` for ${checked}`);
   if (changesUser) ctx.notice(`removed the stored password of profile "${profile}": it was ${stored.user ?? 'another user'}'s; run \`carectl login\` as ${checked}`);
 }

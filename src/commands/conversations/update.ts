@@ -13,7 +13,7 @@ import type { Action, RawOptions } from '../../cli/action.js';
 import type { Context } from '../../cli/context.js';
 import { addExamples } from '../../cli/help.js';
 import { readIds } from '../../cli/ids.js';
-import { ApiError, CarectlError, InterruptedError, UsageError } from '../../core/errors.js';
+import { ApiError, CarectlError, InterruptedError, mayHaveBeenApplied, UsageError } from '../../core/errors.js';
 import { parseEnum, parseList } from '../../core/parse.js';
 import { sanitizeForTerminal, writeText } from '../../output/index.js';
 
@@ -134,13 +134,15 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
 
   // Up to --parallel ids at once, each its own GET then PATCH; rows in input order.
   const update = async (id: string, slot: Slot): Promise<Outcome & { body?: PatchBody }> => {
+    let body: PatchBody | undefined;
     try {
-      const body = await buildPatch(api, version, plan, id, slot.throttle);
+      body = await buildPatch(api, version, plan, id, slot.throttle);
       if (results) await sendPatch(api, version, id, body, tagOrigins(plan, body.tag_ids), slot.throttle);
       return { id, body };
     } catch (err) {
       if (!(err instanceof CarectlError) || err instanceof InterruptedError) throw err;
-      return { id, error: err };
+      // A PATCH that may have been applied keeps what it sent in its row: it may be the state now.
+      return { id, error: err, ...(body && mayHaveBeenApplied(err) && { body }) };
     }
   };
   const outcomes: Outcome[] = [];
@@ -149,7 +151,7 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
     const path = api.recordUrl(conversations, version, id).pathname;
     if (error) {
       // A dry run prints requests, not result records: the failure goes to stderr.
-      if (results) await results.write({ id, status: null, tags: null, result: error.message });
+      if (results) await results.write({ id, status: body?.status ?? null, tags: body?.tag_ids ?? null, result: error.message });
       else ctx.io.stderr.stream.write(`carectl: ${sanitizeForTerminal(`${id}: ${error.message}`)}\n`);
     } else if (results) await results.write({ id, status: body?.status, tags: body?.tag_ids, result: 'ok' });
     else if (writer) await writer.write({ id, method: 'PATCH', path, body });
@@ -239,7 +241,10 @@ function throwIfAnyFailed(outcomes: Outcome[], dryRun: boolean): void {
   const first = failures[0];
   if (!first?.error) return;
   const what = dryRun ? 'conversations could not be read' : 'updates failed';
-  throw new CarectlError(`${failures.length} of ${outcomes.length} ${what} (first: ${first.id}: ${first.error.message})`, first.error.exitCode);
+  const uncertain = failures.filter((o) => mayHaveBeenApplied(o.error)).length;
+  // Those are not known to have failed: repeating the same command is safe and settles them.
+  const maybe = uncertain > 0 ? `; ${uncertain} of them may have been applied: the update is safe to repeat, run the same command again` : '';
+  throw new CarectlError(`${failures.length} of ${outcomes.length} ${what} (first: ${first.id}: ${first.error.message})${maybe}`, first.error.exitCode);
 }
 
 function interruptedMessage(done: number, total: number): string {

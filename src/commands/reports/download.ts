@@ -1,12 +1,13 @@
 /** `reports download ID`, and saving a generated report's file (also for wait --download). */
 import { basename, join } from 'node:path';
 import type { ApiRecord } from '../../api/client.js';
+import { reportState } from '../../api/catalogue/index.js';
 import type { Context } from '../../cli/context.js';
 import { CarectlError, InterruptedError, ReportFailedError } from '../../core/errors.js';
 import { VERSION } from '../../core/version.js';
 import { createByteProgress, download, formatBytes, type DownloadTarget } from '../../http/download.js';
+import { proxyFromEnv } from '../../http/proxy.js';
 import { checkedDestination, withPartialFile, type Destination } from './destination.js';
-import { reportState } from './polling.js';
 import { fetchReport, MAX_RETRY_WAIT_MS, reportId, reportsVersion, shellWord } from './shared.js';
 
 export interface DownloadOptions {
@@ -49,6 +50,7 @@ export async function saveReport(ctx: Context, id: string, record: ApiRecord, de
       idleTimeoutMs: ctx.requestTimeoutMs,
       retries: ctx.retries,
       maxRetryWaitMs: MAX_RETRY_WAIT_MS,
+      proxy: proxyFromEnv(ctx.io.env),
       now: ctx.io.now,
       sleep: ctx.io.sleep,
       signal: ctx.io.signal,

@@ -1,36 +1,31 @@
 /**
  * Waiting for a report: poll its record until it is generated or failed, on a cadence that
- * notices a ready report within about a second at no more than about one request a second.
+ * notices a ready report within a second at first and within 10 % of the wait later on.
  * Time and sleep are injected, so tests run the whole lifecycle without waiting.
  */
 import { CarectlError, ExitCode, InterruptedError, ReportFailedError, ReportTimeoutError } from '../../core/errors.js';
 import type { OutStream } from '../../core/io.js';
+import { reportState, type ReportState } from '../../api/catalogue/index.js';
 import { sanitizeForTerminal } from '../../output/index.js';
+import { CLEAR_LINE } from '../../output/progress.js';
+import { fitLine } from '../../output/text-width.js';
 
-export type ReportState = 'queued' | 'generating' | 'generated' | 'failed';
-
-/** The fields whose presence tells the state (the single reply is only {id, url} without them). */
-export const REPORT_STATE_FIELDS = ['generation_start_date', 'generated_date', 'download', 'failure'] as const;
-
-/** First wait 250 ms, then ×1.5 up to 0.9 s: quick for fast reports, ~1 request/s for slow ones, and a ready report noticed within a second even with the request time. */
+/**
+ * First wait 250 ms, then ×1.5 up to 0.9 s: a quick report is noticed within a second. After
+ * that the wait grows with the time already waited (a tenth of it), so a ready report is
+ * noticed within 10 % of the wait, up to one request per 15 s: a 45-minute wait sends about
+ * 200 requests, not 3,000.
+ */
 export const POLL_FIRST_MS = 250;
 export const POLL_FACTOR = 1.5;
 export const POLL_CAP_MS = 900;
+export const POLL_SHARE_OF_WAIT = 0.1;
+export const POLL_LONG_CAP_MS = 15_000;
 
-/** The lifecycle state a report record shows (spec: Report lifecycle). */
-export function reportState(record: Record<string, unknown>): ReportState {
-  if (isSet(record.failure)) return 'failed';
-  if (isSet(record.generated_date)) return 'generated';
-  if (isSet(record.generation_start_date)) return 'generating';
-  return 'queued';
-}
-
-function isSet(value: unknown): boolean {
-  return value !== undefined && value !== null && value !== '';
-}
-
-export function nextPollDelay(previous: number | undefined): number {
-  return previous === undefined ? POLL_FIRST_MS : Math.min(POLL_CAP_MS, Math.round(previous * POLL_FACTOR));
+/** The wait before the next poll, given the previous wait and the time waited so far. */
+export function nextPollDelay(previous: number | undefined, elapsedMs = 0): number {
+  const quick = previous === undefined ? POLL_FIRST_MS : Math.min(POLL_CAP_MS, Math.round(previous * POLL_FACTOR));
+  return Math.min(POLL_LONG_CAP_MS, Math.max(quick, Math.floor(elapsedMs * POLL_SHARE_OF_WAIT)));
 }
 
 /** Shows the waiting on stderr; see createWaitProgress. */
@@ -77,7 +72,7 @@ export async function waitForReport(options: WaitOptions): Promise<Record<string
           `report ${reportId} is still ${state} after ${formatElapsed(options.timeoutMs)}; keep waiting with: ${options.resumeCommand}`,
         );
       }
-      delay = nextPollDelay(delay);
+      delay = nextPollDelay(delay, elapsed());
       // The last poll lands on the deadline, so a report ready just in time is not missed.
       await options.sleep(Math.min(delay, remaining), options.signal).catch((err: unknown) => {
         throw options.signal.aborted ? new InterruptedError() : err;
@@ -112,27 +107,34 @@ export function formatElapsed(ms: number): string {
   return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m`;
 }
 
-/** Moves to the start of the line and clears it: the live line redraws in place. */
-export const CLEAR_LINE = '\r\x1b[2K';
+/** A state change is drawn at once; the elapsed time of the same state at most this often. */
+export const WAIT_REDRAW_EVERY_MS = 500;
 
 /**
- * On a terminal, one live line (`report 60001: generating (4s)`) redrawn after every poll and
- * cleared at the end, leaving a final line when the report is generated. Elsewhere (logs, cron
- * mail), one plain line per state change. With --quiet, nothing.
+ * On a terminal, one live line (`report 60001: generating (4s)`) cut to the width of stderr,
+ * redrawn when the state changes and otherwise at most every WAIT_REDRAW_EVERY_MS, and cleared at
+ * the end, leaving a final line when the report is generated. Elsewhere (logs, cron mail), one
+ * plain line per state change. With --quiet, nothing.
  */
 export function createWaitProgress(stderr: OutStream, quiet: boolean, reportId: string): WaitProgress {
   const line = (state: ReportState, elapsedMs: number): string => sanitizeForTerminal(`report ${reportId}: ${state} (${formatElapsed(elapsedMs)})`);
   if (quiet) return { polled: () => undefined, finish: () => undefined };
   if (stderr.isTTY) {
-    let drawn = false;
+    let drawn: { state: ReportState; text: string; at: number } | undefined;
+    const draw = (state: ReportState, elapsedMs: number, end = ''): void => {
+      const text = fitLine(line(state, elapsedMs), stderr.columns);
+      stderr.stream.write(`${CLEAR_LINE}${text}${end}`);
+      drawn = { state, text, at: elapsedMs };
+    };
     return {
       polled(state, elapsedMs) {
-        stderr.stream.write(`${CLEAR_LINE}${line(state, elapsedMs)}`);
-        drawn = true;
+        if (drawn && drawn.state === state && (elapsedMs - drawn.at < WAIT_REDRAW_EVERY_MS || fitLine(line(state, elapsedMs), stderr.columns) === drawn.text)) return;
+        draw(state, elapsedMs);
       },
       finish(state, elapsedMs) {
         if (!drawn) return;
-        stderr.stream.write(state === 'generated' ? `${CLEAR_LINE}${line(state, elapsedMs)}\n` : CLEAR_LINE);
+        if (state === 'generated') draw(state, elapsedMs, '\n');
+        else stderr.stream.write(CLEAR_LINE);
       },
     };
   }

@@ -1,11 +1,10 @@
 /** What the report verbs share: the resource, its version, reading one report, printing it. */
 import { requireId, type ApiClient, type ApiRecord } from '../../api/client.js';
-import { resourceByName, type Version } from '../../api/catalogue/index.js';
+import { REPORT_STATE_FIELDS, resourceByName, type Version } from '../../api/catalogue/index.js';
 import type { Context } from '../../cli/context.js';
 import { parseDuration } from '../../core/parse.js';
 import { writeText } from '../../output/index.js';
 import type { Printer } from '../../output/printer.js';
-import { REPORT_STATE_FIELDS } from './polling.js';
 
 export const reports = resourceByName('reports');
 export const DEFAULT_TIMEOUT = '30m';

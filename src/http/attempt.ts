@@ -1,0 +1,42 @@
+/** One attempt of a request: its deadline, and how its failure is described and classed. */
+
+/**
+ * A proxy that refused the request (its credentials, its rules): asking again gets the same
+ * answer, so it is not retried.
+ */
+export function isProxyRefusal(err: unknown): boolean {
+  const message = (err as { message?: string } | undefined)?.message ?? '';
+  return /^Proxy Authentication Required|^Proxy response \((?:407|403)\)/.test(message);
+}
+
+/**
+ * The signal for one attempt: aborted by Ctrl-C or when the attempt runs past its time. Cleared
+ * as soon as the attempt ends. AbortSignal.timeout would keep each attempt's timer and signal
+ * alive for the whole timeout: hundreds of them in a long export, held until V8's next full
+ * collection and enough to grow a streaming export's memory by megabytes.
+ */
+export function attemptDeadline(interrupt: AbortSignal, timeoutMs: number): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const onInterrupt = (): void => controller.abort(interrupt.reason);
+  if (interrupt.aborted) onInterrupt();
+  else interrupt.addEventListener('abort', onInterrupt, { once: true });
+  const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+  return {
+    signal: controller.signal,
+    clear: () => {
+      clearTimeout(timer);
+      interrupt.removeEventListener('abort', onInterrupt);
+    },
+  };
+}
+
+export function describeNetworkError(err: unknown, timeoutMs: number): string {
+  const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string } };
+  if (e?.name === 'TimeoutError' || e?.code === 'UND_ERR_HEADERS_TIMEOUT' || e?.code === 'UND_ERR_BODY_TIMEOUT') {
+    return `no answer within ${timeoutMs} ms`;
+  }
+  const proxyStatus = /^Proxy response \((\d+)\) !== 200/.exec(e?.message ?? '')?.[1] ?? (/^Proxy Authentication Required/.test(e?.message ?? '') ? '407' : undefined);
+  if (proxyStatus !== undefined) return `the proxy refused the request (HTTP ${proxyStatus}${proxyStatus === '407' ? ': proxy credentials missing or wrong' : ''})`;
+  const code = e?.code ?? e?.cause?.code;
+  return code ? `${code}${e?.message ? ` (${e.message})` : ''}` : (e?.message ?? String(err));
+}

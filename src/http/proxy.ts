@@ -1,0 +1,96 @@
+/**
+ * The standard proxy variables, read as curl and gh read them: HTTPS_PROXY for https addresses,
+ * HTTP_PROXY for plain http ones (neither stands in for the other), NO_PROXY for the hosts that
+ * are reached directly; lower case first, then upper case; an empty value is unset. They come
+ * from the injected environment (Io.env), never from process.env.
+ *
+ * undici's EnvHttpProxyAgent does the routing: https goes through a CONNECT tunnel, plain http is
+ * sent in absolute form (`GET http://host/path`) as curl sends it (`proxyTunnel: false`; undici
+ * would otherwise tunnel http too, which common proxies refuse for ports other than 443).
+ * Credentials in the proxy URL (`http://u:p@proxy:3128`) go as Proxy-Authorization.
+ */
+import type { Dispatcher } from 'undici';
+import { UsageError } from '../core/errors.js';
+import { basicCredentialForms } from './redact.js';
+import type { Undici } from './undici.js';
+
+export interface ProxySettings {
+  /** For https addresses (HTTPS_PROXY). */
+  https?: string;
+  /** For plain http addresses (HTTP_PROXY). */
+  http?: string;
+  /** Hosts reached directly (NO_PROXY): names, domain suffixes, host:port, or `*`. */
+  noProxy?: string;
+}
+
+function variable(env: Readonly<Record<string, string | undefined>>, name: string): string | undefined {
+  const value = env[name.toLowerCase()] ?? env[name.toUpperCase()];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+/**
+ * The proxies the environment names, each checked to be a URL (a bare `host:port` means http).
+ * A value that is not one is a usage error naming the variable (never its credentials).
+ */
+export function proxyFromEnv(env: Readonly<Record<string, string | undefined>>): ProxySettings {
+  const settings: ProxySettings = {};
+  for (const [key, name] of [['https', 'HTTPS_PROXY'], ['http', 'HTTP_PROXY']] as const) {
+    const value = variable(env, name);
+    if (value !== undefined) settings[key] = proxyUrl(value, name).href;
+  }
+  const noProxy = variable(env, 'NO_PROXY');
+  if (noProxy !== undefined) settings.noProxy = noProxy;
+  return settings;
+}
+
+function proxyUrl(value: string, name: string): URL {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `http://${value}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw new UsageError(`${name}: not a proxy address (expected http://HOST:PORT)`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageError(`${name}: proxy scheme ${url.protocol} is not supported (use http:// or https://)`);
+  }
+  return url;
+}
+
+/** Whether a request to `url` goes through a proxy (NO_PROXY is applied by undici itself). */
+export function proxyFor(url: URL, proxy: ProxySettings | undefined): string | undefined {
+  return url.protocol === 'https:' ? proxy?.https : url.protocol === 'http:' ? proxy?.http : undefined;
+}
+
+/** The proxy URLs' credentials in every form they could be echoed in (see redact()). */
+export function proxySecrets(proxy: ProxySettings | undefined): string[] {
+  const secrets: string[] = [];
+  for (const value of [proxy?.https, proxy?.http]) {
+    if (value === undefined) continue;
+    const url = new URL(value);
+    if (url.password !== '') {
+      const user = decodeURIComponent(url.username);
+      const password = decodeURIComponent(url.password);
+      secrets.push(...basicCredentialForms(user, password), url.password);
+    }
+  }
+  return secrets;
+}
+
+/**
+ * A dispatcher for requests to `url`'s scheme: undici's EnvHttpProxyAgent when that scheme has a
+ * proxy, else a plain Agent (nothing of the proxy code is loaded for a direct connection).
+ */
+export function createDispatcher(undici: Undici, url: URL, proxy: ProxySettings | undefined, options: { connections: number; keepAliveTimeout?: number }): Dispatcher {
+  const via = proxyFor(url, proxy);
+  if (via === undefined) return new undici.Agent(options);
+  return new undici.EnvHttpProxyAgent({
+    ...options,
+    // The one proxy for this scheme; the other is never used by this dispatcher. Empty strings,
+    // not undefined: undici would read process.env for a missing one.
+    httpProxy: url.protocol === 'http:' ? via : '',
+    httpsProxy: url.protocol === 'https:' ? via : '',
+    noProxy: proxy?.noProxy ?? '',
+    proxyTunnel: false,
+  });
+}

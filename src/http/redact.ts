@@ -1,0 +1,127 @@
+/**
+ * Keeping credentials out of everything carectl prints. A service or a proxy may echo what it
+ * received (an error page quoting the Authorization header, a message naming the password), and
+ * a URL may carry `user:password@`: the transport passes every error message and trace line it
+ * makes through here, and the CLI passes the message it prints once more.
+ */
+
+/** What a secret is replaced with. */
+export const REDACTED = '[redacted]';
+
+/**
+ * Shorter passwords are not searched for: replacing every "ab" in a message would hide more than
+ * it protects (and such a password protects little).
+ */
+const MIN_SECRET_LENGTH = 3;
+/** In records, where a replaced word is lost data, a secret must be longer still to be searched for. */
+const MIN_SECRET_LENGTH_IN_DATA = 8;
+
+/**
+ * The forms in which a Basic credential can be echoed: the password as given and percent-encoded
+ * (in a URL), `user:password` in Base64 with and without its padding, and the whole header value.
+ */
+export function basicCredentialForms(user: string, password: string): string[] {
+  const forms: string[] = [];
+  if (password.length >= MIN_SECRET_LENGTH) forms.push(password, encodeURIComponent(password), JSON.stringify(password).slice(1, -1));
+  const base64 = Buffer.from(`${user}:${password}`).toString('base64');
+  forms.push(`Basic ${base64}`, base64, base64.replace(/=+$/, ''), Buffer.from(`${user}:${password}`).toString('base64url'));
+  return unique(forms.filter((form) => form.length >= MIN_SECRET_LENGTH));
+}
+
+/** The URL as text without its `user:password@` part. */
+export function stripUserinfo(url: URL | string): string {
+  let parsed: URL;
+  try {
+    parsed = typeof url === 'string' ? new URL(url) : new URL(url.href);
+  } catch {
+    return typeof url === 'string' ? stripUserinfoInText(url) : String(url);
+  }
+  if (parsed.username === '' && parsed.password === '') return parsed.href;
+  parsed.username = '';
+  parsed.password = '';
+  return parsed.href;
+}
+
+/** `scheme://user:pw@host` anywhere in a text loses its userinfo (`scheme://host`). */
+function stripUserinfoInText(text: string): string {
+  // The userinfo ends at the @ before the host; it holds no /, ? or # (they would end the authority).
+  return text.replace(USERINFO, '$1');
+}
+
+const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi;
+/** Userinfo with a password (`user:pw@`): the form worth rewriting inside data. */
+const USERINFO_WITH_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@:"]*:[^\s/?#@"]*@/gi;
+
+/**
+ * The text with every secret replaced by [redacted] and every URL's credentials removed. The
+ * longest secrets go first, so a form that contains another (`Basic <base64>`) is replaced whole.
+ */
+export function redact(text: string, secrets: readonly string[] = []): string {
+  let out = stripUserinfoInText(text);
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
+    if (secret.length >= MIN_SECRET_LENGTH && out.includes(secret)) out = out.split(secret).join(REDACTED);
+  }
+  // Whatever the header held, an echoed Authorization value is a credential.
+  return out.replace(/\b((?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:Basic|Bearer)\s+)[A-Za-z0-9+/=._~-]+/gi, `$1${REDACTED}`);
+}
+
+/**
+ * Redacts an error's message in place and returns the error (any other value unchanged): for the
+ * one place the CLI prints a failure.
+ */
+export function redactError<T>(err: T, secrets: readonly string[] = []): T {
+  if (err instanceof Error) {
+    const clean = redact(err.message, secrets);
+    if (clean !== err.message) err.message = clean;
+  }
+  return err;
+}
+
+/**
+ * A value parsed from a reply, with secrets replaced in its strings (keys and values). Only walks
+ * when the raw text holds one of them, so an ordinary page costs a substring search per secret.
+ */
+export function redactReply(value: unknown, rawText: string, secrets: readonly string[]): unknown {
+  const present = secrets
+    .filter((secret) => secret.length >= MIN_SECRET_LENGTH_IN_DATA && rawText.includes(secret))
+    .sort((a, b) => b.length - a.length);
+  if (present.length === 0 && !hasUserinfoWithPassword(rawText)) return value;
+  const clean = (text: string): string => {
+    let out = text.replace(USERINFO_WITH_PASSWORD, '$1');
+    for (const secret of present) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    return out;
+  };
+  const walk = (node: unknown): unknown => {
+    if (typeof node === 'string') return clean(node);
+    if (Array.isArray(node)) return node.map(walk);
+    if (node !== null && typeof node === 'object') {
+      return Object.fromEntries(Object.entries(node as Record<string, unknown>).map(([key, item]) => [clean(key), walk(item)]));
+    }
+    return node;
+  };
+  return walk(value);
+}
+
+/**
+ * Whether some `scheme://user:pw@` is in the text: a look at each `://` (a page holds a few dozen
+ * links), where a regular expression over the whole page would cost more than parsing it.
+ */
+function hasUserinfoWithPassword(text: string): boolean {
+  for (let at = text.indexOf('://'); at !== -1; at = text.indexOf('://', at + 3)) {
+    let colon = false;
+    for (let i = at + 3; i < text.length; i++) {
+      const c = text[i]!;
+      if (c === '@') {
+        if (colon) return true;
+        break;
+      }
+      if (c === ':') colon = true;
+      else if (c === '/' || c === '?' || c === '#' || c === '"' || c === ' ' || c === '\\' || c === '\n') break;
+    }
+  }
+  return false;
+}
+
+function unique(items: string[]): string[] {
+  return [...new Set(items)];
+}

@@ -1,0 +1,128 @@
+/**
+ * How a list table's columns get their widths: measured once, on the first window of rows, and
+ * kept for the whole output (one grid). Fitting a terminal cuts free text; ids and other short
+ * identifiers, numbers, booleans and dates are never cut.
+ */
+import { displayWidth } from './width.js';
+
+/**
+ * - key: `id`, `*.id`, `*_id`, and columns whose every value is a short identifier (a code such
+ *   as `on_hold`, `C-1042`, a UUID): values never cut.
+ * - fixed: numbers, booleans and dates: values never cut either (their natural width).
+ * - text: free text (names, tags, messages …): shrinks first to fit a terminal, cut with '…'.
+ * - empty: no value in the first window: only as wide as its header.
+ */
+export type ColumnKind = 'key' | 'fixed' | 'text' | 'empty';
+
+export interface ColumnPolicy {
+  kind: ColumnKind;
+  /** Cells wider than the column wrap within it instead of being cut (WriterOptions.wrap). */
+  wrap: boolean;
+  /** Whether a cell's text is shown whole even when wider than its column (the row then makes room). */
+  keeps(text: string): boolean;
+}
+
+/** Fitting to a terminal never shrinks a text column below this (a narrower one stays as it is). */
+export const MIN_SHRUNK_WIDTH = 6;
+
+const KEY_NAME = /(?:^|[._])id$/i;
+/** The free text the contract names, by the last part of the column's name. */
+const TEXT_NAME =
+  /(?:^|[._])(?:names?|titles?|subjects?|tags?|labels?|messages?|texts?|descriptions?|body|bodies|notes?|comments?|contents?|summary|reasons?|result)$/i;
+const SHORT_ID = /^[A-Za-z0-9][A-Za-z0-9_.:@#-]{0,39}$/;
+const NUMBER = /^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$/;
+const DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[-+]\d{2}(?::?\d{2})?)?)?$/;
+
+function isFixedValue(text: string): boolean {
+  return text === 'true' || text === 'false' || NUMBER.test(text) || DATE.test(text);
+}
+
+function isShortId(text: string): boolean {
+  return SHORT_ID.test(text);
+}
+
+const always = (): boolean => true;
+const never = (): boolean => false;
+
+/** The policy of column `name` from its name and its cells in the first window. */
+export function columnPolicy(name: string, cells: readonly string[], wrap: boolean): ColumnPolicy {
+  if (KEY_NAME.test(name)) return { kind: 'key', wrap, keeps: always };
+  const values = cells.filter((cell) => cell !== '');
+  if (values.length === 0) return { kind: 'empty', wrap, keeps: never };
+  if (!TEXT_NAME.test(name) && !wrap) {
+    if (values.every(isFixedValue)) return { kind: 'fixed', wrap, keeps: isFixedValue };
+    if (values.every(isShortId)) return { kind: 'key', wrap, keeps: isShortId };
+  }
+  return { kind: 'text', wrap, keeps: never };
+}
+
+export interface ColumnMeasure {
+  /** Columns the header takes (0 without a header). */
+  header: number;
+  /** Columns the widest cell of the first window takes (bounded). */
+  values: number;
+}
+
+/** The widest of `cells` in columns, counting no further than `limit`. */
+export function widestCell(cells: readonly string[], limit: number): number {
+  let widest = 0;
+  for (const cell of cells) widest = Math.max(widest, Math.min(limit, displayWidth(cell, limit)));
+  return widest;
+}
+
+function sum(values: readonly number[]): number {
+  return values.reduce((total, value) => total + value, 0);
+}
+
+/**
+ * Lowers the columns, widest first, until the widths fit `budget` or every column is at its
+ * floor. Lowering the widest first is capping them all at one limit, so
+ * this finds the largest limit that fits; the few columns the rounding leaves go back to the
+ * capped columns, left to right.
+ */
+function shrink(widths: number[], floors: readonly number[], budget: number): number[] {
+  const capped = (limit: number): number[] =>
+    widths.map((width, index) => Math.max(Math.min(floors[index] as number, width), Math.min(width, limit)));
+  if (sum(widths) <= budget) return widths;
+  let low = 0;
+  let high = Math.max(0, ...widths);
+  const fitted = capped(low);
+  if (sum(fitted) > budget) return fitted;
+  // Invariant: capped(low) fits, capped(high) does not.
+  while (high - low > 1) {
+    const middle = (low + high) >> 1;
+    if (sum(capped(middle)) <= budget) low = middle;
+    else high = middle;
+  }
+  const result = capped(low);
+  let spare = budget - sum(result);
+  return result.map((width, index) => {
+    if (spare === 0 || width !== low || width >= (widths[index] as number)) return width;
+    spare -= 1;
+    return width + 1;
+  });
+}
+
+/**
+ * The widths of the columns: natural (the header and the widest cell of the first window), and
+ * with `terminalColumns` fitted to it, widest first: free text down to MIN_SHRUNK_WIDTH, and the
+ * blank part under a header wider than its column's values (down to the values, or to
+ * MIN_SHRUNK_WIDTH of the header). So free text is what gets cut, the long headers of narrow
+ * columns only once the text is as narrow as they are, and a key or fixed value never (the table
+ * is then wider than the terminal).
+ */
+export function columnWidths(
+  measures: readonly ColumnMeasure[],
+  policies: readonly ColumnPolicy[],
+  gap: number,
+  terminalColumns: number | undefined,
+): number[] {
+  const natural = measures.map(({ header, values }) => Math.max(1, header, values));
+  if (!terminalColumns) return natural;
+  const floors = measures.map(({ header, values }, index) => {
+    const width = natural[index] as number;
+    if ((policies[index] as ColumnPolicy).kind === 'text') return Math.min(width, MIN_SHRUNK_WIDTH);
+    return Math.max(1, values, Math.min(header, MIN_SHRUNK_WIDTH));
+  });
+  return shrink(natural, floors, terminalColumns - gap * (natural.length - 1));
+}

@@ -1,0 +1,98 @@
+/**
+ * Lines for people, measured in terminal columns (src/output/width.ts): one line cut to a width
+ * (live status lines), and text wrapped at spaces with a hanging indent (help, `get`, content
+ * blocks). Text is expected sanitised (src/output/sanitize.ts): no control characters.
+ */
+
+import { codePointWidth, displayWidth, ELLIPSIS } from './width.js';
+
+/** hangingLines leaves a value at least this many columns, however deep its indent. */
+const MIN_ROOM = 20;
+
+/** The longest start of `text` that takes at most `width` columns. */
+function headOf(text: string, width: number): string {
+  let used = 0;
+  let end = 0;
+  for (const char of text) {
+    const next = used + codePointWidth(char.codePointAt(0) as number);
+    if (next > width) break;
+    used = next;
+    end += char.length;
+  }
+  return text.slice(0, end);
+}
+
+/**
+ * One line that fits a terminal `columns` wide without wrapping: cut to columns - 1 (a character
+ * in the last column makes some terminals wrap, and a redrawn live line would then pile up),
+ * with an ellipsis where it was cut. Unknown width: the text as it is.
+ */
+export function fitLine(text: string, columns: number | undefined): string {
+  if (columns === undefined || columns <= 1) return text;
+  const room = columns - 1;
+  if (displayWidth(text) <= room) return text;
+  return headOf(text, room - 1) + ELLIPSIS;
+}
+
+/**
+ * Wraps one paragraph at spaces into lines of at most `width` columns (the first line
+ * `firstWidth`); a word longer than a line (a URL) is cut across lines. Runs of spaces inside a
+ * line are kept; spaces at a break are dropped. Width undefined: the paragraph as one line.
+ */
+export function wrapText(text: string, width: number | undefined, firstWidth = width): string[] {
+  if (width === undefined || firstWidth === undefined || width < 1 || displayWidth(text) <= firstWidth) return [text];
+  const lines: string[] = [];
+  const room = (): number => Math.max(1, lines.length === 0 ? firstWidth : width);
+  let line = '';
+  let lineWidth = 0;
+  const breakLine = (): void => {
+    lines.push(line.trimEnd());
+    line = '';
+    lineWidth = 0;
+  };
+  for (const word of text.split(/( +)/)) {
+    if (word === '') continue;
+    const wordWidth = displayWidth(word);
+    if (word.startsWith(' ')) {
+      // spaces: kept inside a line, dropped at its ends
+      if (lineWidth > 0 && lineWidth + wordWidth < room()) {
+        line += word;
+        lineWidth += wordWidth;
+      } else if (lineWidth > 0) {
+        breakLine();
+      }
+      continue;
+    }
+    if (lineWidth > 0 && lineWidth + wordWidth > room()) breakLine();
+    let rest = word;
+    while (lineWidth + displayWidth(rest) > room()) {
+      const head = headOf(rest, room() - lineWidth) || Array.from(rest)[0]!;
+      line += head;
+      rest = rest.slice(head.length);
+      breakLine();
+    }
+    line += rest;
+    lineWidth += displayWidth(rest);
+  }
+  if (line.trimEnd() !== '' || lines.length === 0) lines.push(line.trimEnd());
+  return lines;
+}
+
+/**
+ * `first` then the wrapped lines of `text`, every line after the first indented by `indent`
+ * columns (a hanging indent: `name  value that goes on` / `      under the value`); `first` may be
+ * wider than the indent. Lines of the text (\n) each start a new line. Width undefined: no wrapping.
+ */
+export function hangingLines(first: string, text: string, width: number | undefined, indent = displayWidth(first)): string[] {
+  // Never narrower than this: a deep indent on a narrow terminal still leaves words room.
+  const room = width === undefined ? undefined : Math.max(width - indent, MIN_ROOM);
+  const firstRoom = width === undefined ? undefined : Math.max(width - displayWidth(first), MIN_ROOM);
+  const lines = text.split('\n').flatMap((paragraph, index) => wrapText(paragraph, room, index === 0 ? firstRoom : room));
+  const pad = ' '.repeat(indent);
+  return lines.map((line, index) => (index === 0 ? first + line : line === '' ? '' : pad + line).trimEnd());
+}
+
+/** 1250 → '1,250'. */
+export function groupDigits(value: number): string {
+  return String(Math.trunc(value)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}

@@ -1,0 +1,92 @@
+/**
+ * Help (contract: "At a terminal"): `carectl`, `carectl GROUP`, `--help` and `carectl help …`
+ * print on stdout and exit 0; a group's verbs come first; the global options are summarised once,
+ * `carectl help options` lists them all; everything fits the terminal's width.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { carectlTree } from '../src/docs/carectl-man.js';
+import { allCommands } from '../src/docs/tree.js';
+import { exampleLines } from '../src/cli/help.js';
+import { displayWidth } from '../src/output/width.js';
+import { runCli } from './helpers.js';
+
+const tree = carectlTree();
+const globalOptions = tree.options.filter((option) => !['--help', '--version'].some((name) => option.names.includes(name)));
+
+describe('help', () => {
+  test('carectl and carectl GROUP print their help on stdout and exit 0', async () => {
+    for (const argv of [[], ['conversations'], ['reports'], ['config'], ['--help'], ['help'], ['tags', '--help']]) {
+      const result = await runCli(argv);
+      assert.equal(result.code, 0, `${argv.join(' ')}: ${result.stderr}`);
+      assert.equal(result.stderr, '', argv.join(' '));
+      assert.match(result.stdout, new RegExp(`^Usage: carectl ${argv.filter((word) => !word.startsWith('-') && word !== 'help').join(' ')}`));
+    }
+    assert.equal((await runCli([])).stdout, (await runCli(['--help'])).stdout);
+    assert.equal((await runCli(['help'])).stdout, (await runCli(['--help'])).stdout);
+  });
+
+  test("a group's help lists its verbs first, then its options and one line about the global options", async () => {
+    const { stdout } = await runCli(['conversations']);
+    const commands = stdout.indexOf('\nCommands:\n');
+    const options = stdout.indexOf('\nOptions:\n');
+    assert.ok(commands > 0 && commands < options, stdout);
+    for (const verb of ['list', 'get', 'content', 'update']) assert.match(stdout.slice(commands, options), new RegExp(`\\n  ${verb} `));
+    assert.match(stdout, /Global options \(-o <format>, --columns <list>, --no-header, …\) apply here too:\s+carectl help options lists them\./);
+    assert.doesNotMatch(stdout, /trace HTTP requests/, 'the global options are not described again');
+  });
+
+  test('the root help names every global option once, without describing them; carectl help options describes them all', async () => {
+    const root = await runCli(['--help']);
+    const summary = root.stdout.slice(root.stdout.indexOf('Global options (carectl help options describes each):'));
+    for (const option of globalOptions) assert.ok(summary.includes(option.names.at(0) as string), option.flags);
+    assert.doesNotMatch(root.stdout, /trace HTTP requests/);
+    assert.ok(root.stdout.split('\n').length < 60, `${root.stdout.split('\n').length} lines`);
+
+    const all = await runCli(['help', 'options']);
+    assert.equal(all.code, 0, all.stderr);
+    for (const option of globalOptions) {
+      assert.match(all.stdout, new RegExp(`\\n  ${option.flags.replace(/[[\]]/g, '\\$&')} +\\S`), option.flags);
+      assert.ok(all.stdout.replace(/\s+/g, ' ').includes(option.description.replace(/\s+/g, ' ')), option.flags);
+    }
+  });
+
+  test('carectl help GROUP VERB is the verb\'s --help; an unknown command is a usage error', async () => {
+    for (const path of [['conversations', 'list'], ['reports', 'create'], ['config', 'set'], ['tags']]) {
+      const help = await runCli(['help', ...path]);
+      assert.equal(help.code, 0, help.stderr);
+      assert.equal(help.stdout, (await runCli([...path, '--help'])).stdout, path.join(' '));
+    }
+    const unknown = await runCli(['help', 'conversations', 'lst']);
+    assert.equal(unknown.code, 2);
+    assert.equal(unknown.stdout, '');
+    assert.match(unknown.stderr, /^carectl: help: no command "carectl conversations lst"/);
+  });
+
+  test('every help fits the terminal: 60 and 120 columns, 80 off a terminal', async () => {
+    const paths = [[], ...allCommands(tree).filter((command) => command.path.length > 0).map((command) => [...command.path])];
+    for (const columns of [60, 120, undefined]) {
+      const width = columns ?? 80;
+      let widest = 0;
+      for (const path of [...paths, ['help', 'options']]) {
+        const argv = path[0] === 'help' ? path : [...path, '--help'];
+        const { code, stdout } = await runCli(argv, columns === undefined ? {} : { stdoutTTY: true, columns });
+        assert.equal(code, 0);
+        for (const line of stdout.split('\n')) {
+          assert.ok(displayWidth(line) <= width, `carectl ${argv.join(' ')} at ${width} columns:\n${line}`);
+          widest = Math.max(widest, displayWidth(line));
+        }
+      }
+      assert.ok(widest > width - 10, `the help uses the width (${widest} of ${width})`);
+    }
+  });
+
+  test('an example too long for the terminal goes on under a backslash, quoted words whole', () => {
+    assert.deepEqual(exampleLines('carectl conversations list --priority --newest 7d..today -o csv > urgent.csv', 50), [
+      '  $ carectl conversations list --priority \\',
+      '      --newest 7d..today -o csv > urgent.csv',
+    ]);
+    assert.deepEqual(exampleLines(`carectl config path && ls -l "$(carectl config path)"`, 40), ['  $ carectl config path && ls -l \\', '      "$(carectl config path)"']);
+    assert.deepEqual(exampleLines('carectl tags list', 80), ['  $ carectl tags list']);
+  });
+});

@@ -1,0 +1,161 @@
+/**
+ * Live lines on a terminal's stderr: the count of a long list (redrawn at most about four times a
+ * second, gone when the list ends, nothing with --quiet or off a terminal) and the report wait
+ * line (cut to the width of stderr, not redrawn when nothing it shows changed). Clocks are fake.
+ */
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import { createWaitProgress } from '../src/commands/reports/polling.js';
+import { CLEAR_LINE, withLiveCount } from '../src/output/progress.js';
+import type { RecordWriter } from '../src/output/types.js';
+import type { Sandbox } from '../src/sandbox/index.js';
+import { openSandbox, runCli } from './helpers.js';
+
+class Collector extends Writable {
+  text = '';
+  override _write(chunk: Buffer | string, _encoding: BufferEncoding, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+/** The texts drawn on a live line, in order ('' for a clear that ends it). */
+function drawn(stderr: string): string[] {
+  return stderr.split(CLEAR_LINE).slice(1);
+}
+
+function recorder(): RecordWriter & { log: string[] } {
+  const log: string[] = [];
+  return { log, write: async (record) => void log.push(`write ${String(record.id)}`), endPage: async () => void log.push('page'), end: async () => void log.push('end') };
+}
+
+describe('live count of a list', () => {
+  test('nothing for the first second, then `N noun (R/s)` at most every 250 ms, cleared at the end', async () => {
+    const stderr = new Collector();
+    let now = 0;
+    const inner = recorder();
+    const live = withLiveCount(inner, { stderr: { stream: stderr, isTTY: true }, stdout: { stream: new Collector(), isTTY: false }, now: () => now, noun: 'conversations' });
+    for (let id = 1; id <= 2000; id++) {
+      now += 1; // a record a millisecond
+      await live.writer.write({ id });
+    }
+    await live.writer.end();
+    const lines = drawn(stderr.text);
+    assert.equal(lines[0], '1,000 conversations (1,000/s)');
+    assert.equal(lines.at(-1), '', 'cleared at the end');
+    assert.equal(lines.length - 1, 1 + Math.floor(1000 / 250), 'redrawn every 250 ms');
+    assert.ok(lines.slice(0, -1).every((line) => /^[\d,]+ conversations \([\d,]+\/s\)$/.test(line)));
+    assert.equal(inner.log.length, 2001, 'every record reached the writer, then end');
+    live.clear();
+    assert.equal(drawn(stderr.text).length, lines.length, 'clear after the end draws nothing more');
+  });
+
+  test('cleared for a notice part-way, the count is drawn again with the next record', async () => {
+    const stderr = new Collector();
+    let now = 0;
+    const live = withLiveCount(recorder(), { stderr: { stream: stderr, isTTY: true }, stdout: { stream: new Collector(), isTTY: false }, now: () => now, noun: 'users' });
+    now = 1500;
+    await live.writer.write({ id: 1 });
+    live.clear();
+    stderr.write('a notice\n');
+    now += 1;
+    await live.writer.write({ id: 2 });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(stderr.text, `${CLEAR_LINE}1 users (1/s)${CLEAR_LINE}a notice\n${CLEAR_LINE}2 users (1/s)`);
+  });
+
+  test('a list done within a second shows nothing; stderr not a terminal never does', async () => {
+    for (const [isTTY, ms] of [[true, 999], [false, 5000]] as const) {
+      const stderr = new Collector();
+      let now = 0;
+      const live = withLiveCount(recorder(), { stderr: { stream: stderr, isTTY }, stdout: { stream: new Collector(), isTTY: false }, now: () => now, noun: 'tags' });
+      for (let id = 0; id < 10; id++) {
+        now += ms / 10;
+        await live.writer.write({ id });
+      }
+      await live.writer.end();
+      assert.equal(stderr.text, '', `isTTY ${isTTY}`);
+    }
+  });
+
+  test('fits the width of stderr; steps aside while records are printed on the same terminal', async () => {
+    const stderr = new Collector();
+    let now = 0;
+    const output: string[] = [];
+    const inner: RecordWriter = { write: async () => void output.push(`[record after ${JSON.stringify(stderr.text.slice(-4))}]`), endPage: async () => undefined, end: async () => undefined };
+    const live = withLiveCount(inner, { stderr: { stream: stderr, isTTY: true, columns: 12 }, stdout: { stream: new Collector(), isTTY: true }, now: () => now, noun: 'conversations' });
+    now = 2000;
+    await live.writer.write({ id: 1 });
+    assert.equal(drawn(stderr.text)[0], '1 conversa…');
+    now += 10;
+    await live.writer.write({ id: 2 });
+    // cleared before the record, put back after it (not yet redrawn with the new count: 10 ms later)
+    assert.equal(output[1], `[record after ${JSON.stringify(CLEAR_LINE.slice(-4))}]`);
+    assert.ok(stderr.text.endsWith(`${CLEAR_LINE}1 conversa…`));
+  });
+});
+
+describe('live count, end to end', () => {
+  let sandbox: Sandbox;
+  before(async () => {
+    sandbox = await openSandbox();
+  });
+  after(() => sandbox.close());
+
+  /** A clock that moves 25 ms each time it is read: a list of a few hundred records runs for "seconds". */
+  function movingClock(): () => number {
+    let time = Date.UTC(2026, 5, 30, 12);
+    return () => (time += 25);
+  }
+
+  test('a list that runs for seconds shows the count on a terminal stderr and clears it when done', async () => {
+    const result = await runCli(['conversations', 'list', '--status', 'unread', '-o', 'csv'], { sandbox, stderrTTY: true, now: movingClock() });
+    assert.equal(result.code, 0, result.stderr);
+    const lines = drawn(result.stderr);
+    assert.ok(lines.length >= 2, JSON.stringify(result.stderr));
+    assert.match(lines[0]!, /^[\d,]+ conversations \([\d,]+\/s\)$/);
+    assert.equal(lines.at(-1), '', 'nothing left on the line');
+    const rows = result.stdout.trimEnd().split('\r\n').length - 1;
+    assert.ok(lines.slice(0, -1).every((line) => Number(line.split(' ')[0]!.replaceAll(',', '')) <= rows));
+  });
+
+  test('--quiet, --verbose or a stderr that is not a terminal: no live count', async () => {
+    for (const [args, tty] of [[['--quiet'], true], [[], false]] as const) {
+      const result = await runCli([...args, 'conversations', 'list', '--status', 'unread', '-o', 'csv'], { sandbox, stderrTTY: tty, now: movingClock() });
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stderr, '', `${args.join(' ')} tty ${tty}`);
+    }
+    const verbose = await runCli(['--verbose', 'conversations', 'list', '--status', 'unread', '-o', 'csv'], { sandbox, stderrTTY: true, now: movingClock() });
+    assert.ok(!verbose.stderr.includes(CLEAR_LINE));
+  });
+
+  test('a list that fails part-way clears the count before its error line', async () => {
+    sandbox.setFaults({ failListAfterPages: 4 });
+    try {
+      const result = await runCli(['--retries', '0', 'conversations', 'list', '--status', 'unread', '--page-size', '10', '-o', 'csv'], { sandbox, stderrTTY: true, now: movingClock() });
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, /conversations \([\d,]+\/s\)\r\x1b\[2Kcarectl: [^\r]*--resume \S+\n$/);
+    } finally {
+      sandbox.setFaults(undefined);
+    }
+  });
+});
+
+describe('report wait line', () => {
+  test('cut to the width of stderr; the same text is not drawn twice; cleared or finished at the end', () => {
+    const stderr = new Collector();
+    const progress = createWaitProgress({ stream: stderr, isTTY: true, columns: 24 }, false, '60001');
+    for (const ms of [0, 250, 625, 1188, 2033]) progress.polled('queued', ms);
+    progress.polled('generating', 2100);
+    progress.polled('generating', 2400);
+    progress.finish('generated', 3033);
+    // 23 columns of text: the seconds are cut off, so the queued line is drawn once
+    assert.deepEqual(drawn(stderr.text), ['report 60001: queued (…', 'report 60001: generati…', 'report 60001: generate…\n']);
+    const wide = new Collector();
+    const line = createWaitProgress({ stream: wide, isTTY: true, columns: 80 }, false, '60001');
+    for (const ms of [0, 250, 625, 1188, 2033]) line.polled('queued', ms);
+    line.finish('failed', 2100);
+    assert.deepEqual(drawn(wide.text), ['report 60001: queued (0s)', 'report 60001: queued (1s)', 'report 60001: queued (2s)', '']);
+  });
+});

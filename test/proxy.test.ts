@@ -1,0 +1,235 @@
+/**
+ * Proxies (issue 15 item 4): HTTPS_PROXY, HTTP_PROXY and NO_PROXY, in either case, from the
+ * injected environment, for the API and for report downloads. A small forward proxy on loopback
+ * takes absolute-form requests (plain http, as curl sends them) and CONNECT (https).
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createServer, request, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { proxyFromEnv } from '../src/http/proxy.js';
+import type { Sandbox } from '../src/sandbox/index.js';
+import { openSandbox, runCli, sandboxEnv } from './helpers.js';
+
+const BIN = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
+const PROXY_USER = 'proxy-user';
+const PROXY_PASSWORD = 'proxy-s3cret-pw';
+const PROXY_BASE64 = Buffer.from(`${PROXY_USER}:${PROXY_PASSWORD}`).toString('base64');
+
+interface Seen {
+  method: string;
+  target: string;
+  proxyAuthorization: string | undefined;
+  authorization: string | undefined;
+}
+
+interface Proxy {
+  url: string;
+  /** http://proxy-user:proxy-s3cret-pw@127.0.0.1:PORT */
+  withCredentials: string;
+  seen: Seen[];
+  /** What CONNECT is answered with (there is no TLS server to tunnel to here). */
+  connectReply: string;
+  /** When set, absolute-form requests get this reply instead of being forwarded. */
+  refuse?: { status: number; body: (headers: IncomingHttpHeaders) => string };
+  close(): Promise<void>;
+}
+
+/** A forward proxy: absolute-form requests are forwarded (hop-by-hop and proxy headers dropped). */
+async function forwardProxy(): Promise<Proxy> {
+  const seen: Seen[] = [];
+  const note = (method: string, target: string, headers: IncomingHttpHeaders): void => {
+    seen.push({ method, target, proxyAuthorization: headers['proxy-authorization'], authorization: headers.authorization });
+  };
+  const server = createServer((req, res) => {
+    note(req.method ?? '', req.url ?? '', req.headers);
+    if (!/^http:\/\//.test(req.url ?? '')) return void res.writeHead(400).end('not absolute-form');
+    if (proxy.refuse) {
+      res.writeHead(proxy.refuse.status, { 'content-type': 'application/json' });
+      return void res.end(proxy.refuse.body(req.headers));
+    }
+    const headers = { ...req.headers };
+    delete headers['proxy-authorization'];
+    delete headers['proxy-connection'];
+    const upstream = request(req.url!, { method: req.method, headers }, (reply) => {
+      res.writeHead(reply.statusCode ?? 502, reply.headers);
+      reply.pipe(res);
+    });
+    upstream.on('error', () => res.writeHead(502).end());
+    req.pipe(upstream);
+  });
+  server.on('connect', (req, socket) => {
+    note('CONNECT', req.url ?? '', req.headers);
+    socket.end(proxy.connectReply);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const proxy: Proxy = {
+    url: `http://127.0.0.1:${port}`,
+    withCredentials: `http://${PROXY_USER}:${PROXY_PASSWORD}@127.0.0.1:${port}`,
+    seen,
+    connectReply: 'HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n',
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+  return proxy;
+}
+
+function assertNoProxyCredential(text: string): void {
+  for (const secret of [PROXY_PASSWORD, PROXY_BASE64]) assert.ok(!text.includes(secret), `printed a proxy credential: ${text}`);
+}
+
+let sandbox: Sandbox;
+let proxy: Proxy;
+before(async () => {
+  sandbox = await openSandbox();
+  proxy = await forwardProxy();
+});
+after(async () => {
+  await proxy.close();
+  await sandbox.close();
+});
+beforeEach(() => {
+  proxy.seen.length = 0;
+  proxy.refuse = undefined;
+  proxy.connectReply = 'HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n';
+});
+
+const cli = (argv: string[], env: Record<string, string | undefined>): ReturnType<typeof runCli> => runCli(argv, { sandbox, env });
+
+describe('API requests through a proxy', () => {
+  test('HTTP_PROXY: plain http goes in absolute form with Proxy-Authorization, and the answer is the same', async () => {
+    const direct = await cli(['tags', 'get', '7001', '-o', 'json'], {});
+    const result = await cli(['--verbose', 'tags', 'get', '7001', '-o', 'json'], { HTTP_PROXY: proxy.withCredentials });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, direct.stdout);
+    assert.deepEqual(
+      proxy.seen.map(({ method, target }) => `${method} ${target.split("?")[0]}`),
+      [`GET ${sandbox.baseUrl}/v1.3/tags/7001`],
+    );
+    assert.equal(proxy.seen[0]!.proxyAuthorization, `Basic ${PROXY_BASE64}`);
+    assert.ok(proxy.seen[0]!.authorization?.startsWith('Basic '), 'the API credentials go to the API, through the proxy');
+    assertNoProxyCredential(result.stdout + result.stderr);
+  });
+
+  test('lower case http_proxy is honoured; HTTPS_PROXY alone leaves plain http direct', async () => {
+    assert.equal((await cli(['tags', 'get', '7001'], { http_proxy: proxy.url })).code, 0);
+    assert.equal(proxy.seen.length, 1);
+    proxy.seen.length = 0;
+    assert.equal((await cli(['tags', 'get', '7001'], { HTTPS_PROXY: proxy.url })).code, 0);
+    assert.equal(proxy.seen.length, 0);
+  });
+
+  test('NO_PROXY=127.0.0.1 (or no_proxy) bypasses the proxy', async () => {
+    for (const name of ['NO_PROXY', 'no_proxy']) {
+      const result = await cli(['tags', 'get', '7001'], { HTTP_PROXY: proxy.url, [name]: 'example.com,127.0.0.1' });
+      assert.equal(result.code, 0, result.stderr);
+    }
+    assert.deepEqual(proxy.seen, []);
+  });
+
+  test('the proxy variables of the process are not read: only the injected environment', async () => {
+    const saved = process.env.HTTP_PROXY;
+    process.env.HTTP_PROXY = proxy.url;
+    try {
+      assert.equal((await cli(['tags', 'get', '7001'], {})).code, 0);
+      assert.deepEqual(proxy.seen, []);
+    } finally {
+      if (saved === undefined) delete process.env.HTTP_PROXY;
+      else process.env.HTTP_PROXY = saved;
+    }
+  });
+
+  test('https goes through CONNECT host:443 with Proxy-Authorization; a refused tunnel fails clearly, without retries, credentials unprinted', async () => {
+    proxy.connectReply = 'HTTP/1.1 407 Proxy Authentication Required\r\ncontent-length: 0\r\n\r\n';
+    const result = await runCli(['--verbose', 'tags', 'get', '7001'], {
+      env: { CARECTL_BASE_URL: 'https://api.example.test', CARECTL_USER: 'u', CARECTL_PASSWORD: 'api-password', HTTPS_PROXY: proxy.withCredentials, XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
+    });
+    assert.equal(result.code, 1);
+    assert.deepEqual(
+      proxy.seen.map(({ method, target }) => `${method} ${target.split("?")[0]}`),
+      ['CONNECT api.example.test:443'],
+    );
+    assert.equal(proxy.seen[0]!.proxyAuthorization, `Basic ${PROXY_BASE64}`);
+    assert.equal(proxy.seen[0]!.authorization, undefined, 'the API credentials never reach the proxy in clear');
+    assert.match(result.stderr, /^carectl: GET https:\/\/api\.example\.test\/v1\.3\/tags\/7001 failed: the proxy refused the request \(HTTP 407: proxy credentials missing or wrong\)$/m);
+    assertNoProxyCredential(result.stderr);
+  });
+
+  test('a proxy that echoes its credentials in an error: the message holds none', async () => {
+    proxy.refuse = { status: 403, body: (headers) => JSON.stringify({ message: `denied: ${headers['proxy-authorization']} is not ${PROXY_PASSWORD}` }) };
+    const result = await cli(['--verbose', 'tags', 'get', '7001'], { HTTP_PROXY: proxy.withCredentials });
+    assert.equal(result.code, 3);
+    assert.match(result.stderr, /^carectl: denied: \[redacted\] is not \[redacted\] \(HTTP 403\)$/m);
+    assertNoProxyCredential(result.stderr);
+  });
+
+  test('a proxy address that is not one: exit 2, naming the variable and not its credentials', async () => {
+    const result = await cli(['tags', 'get', '7001'], { HTTPS_PROXY: `http://${PROXY_USER}:${PROXY_PASSWORD}@[not-a-host` });
+    assert.equal(result.code, 2);
+    assert.equal(result.stderr, 'carectl: HTTPS_PROXY: not a proxy address (expected http://HOST:PORT)\n');
+  });
+});
+
+describe('report downloads through a proxy', () => {
+  test('the download goes through HTTP_PROXY too, still without the API credentials', async () => {
+    const direct = await cli(['reports', 'download', '60001', '--file', '-'], {});
+    assert.equal(direct.code, 0, direct.stderr);
+    sandbox.setFaults({ redirectDownloads: true });
+    try {
+      const result = await cli(['reports', 'download', '60001', '--file', '-'], { HTTP_PROXY: proxy.withCredentials });
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, direct.stdout);
+    } finally {
+      sandbox.setFaults(undefined);
+    }
+    const downloads = proxy.seen.filter((s) => !s.target.startsWith(sandbox.baseUrl));
+    assert.deepEqual(
+      downloads.map((s) => s.target.replace(/^http:\/\/[^/]+/, '').split('/')[1]),
+      ['redirect', 'downloads'],
+    );
+    for (const hop of downloads) {
+      assert.equal(hop.authorization, undefined);
+      assert.equal(hop.proxyAuthorization, `Basic ${PROXY_BASE64}`);
+    }
+  });
+
+  test('NO_PROXY bypasses it for downloads as well', async () => {
+    const result = await cli(['reports', 'download', '60001', '--file', '-'], { HTTP_PROXY: proxy.url, NO_PROXY: '127.0.0.1' });
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(proxy.seen, []);
+  });
+});
+
+describe('proxyFromEnv', () => {
+  test('lower case first, empty is unset, a bare host:port is http', () => {
+    assert.deepEqual(proxyFromEnv({ https_proxy: 'proxy.example:3128', HTTPS_PROXY: 'http://other:1', HTTP_PROXY: '', no_proxy: ' .corp,localhost ' }), {
+      https: 'http://proxy.example:3128/',
+      noProxy: '.corp,localhost',
+    });
+    assert.deepEqual(proxyFromEnv({}), {});
+  });
+
+  test('a scheme other than http or https is refused', () => {
+    assert.throws(() => proxyFromEnv({ HTTPS_PROXY: 'socks5://127.0.0.1:1080' }), /HTTPS_PROXY: proxy scheme socks5: is not supported/);
+  });
+});
+
+describe('the bundled command through a proxy', () => {
+  test('bin/carectl.js honours HTTP_PROXY with its reduced undici', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'tags', 'get', '7001', '-o', 'json'], {
+      env: { PATH: process.env.PATH, ...sandboxEnv(sandbox), HTTP_PROXY: proxy.withCredentials },
+    });
+    assert.equal(stdout, (await cli(['tags', 'get', '7001', '-o', 'json'], {})).stdout);
+    assert.deepEqual(
+      proxy.seen.map(({ method, target }) => `${method} ${target.split("?")[0]}`),
+      [`GET ${sandbox.baseUrl}/v1.3/tags/7001`],
+    );
+  });
+});

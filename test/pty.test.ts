@@ -1,0 +1,89 @@
+/**
+ * What a person sees in a real terminal of a given size (test/pty.ts): carectl as a separate
+ * process on a pseudo-terminal, talking to this test's sandbox. Skipped, saying why, only where
+ * the machine has no way to make a pseudo-terminal.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { CLEAR_LINE } from '../src/output/progress.js';
+import { displayWidth } from '../src/output/width.js';
+import { FIXTURES, type Sandbox } from '../src/sandbox/index.js';
+import { openSandbox, sandboxEnv } from './helpers.js';
+import { ptyRunner, runInPty } from './pty.js';
+
+const runner = ptyRunner();
+const skip = typeof runner === 'string' ? runner : false;
+
+/** The lines as they stand on the screen (escape sequences of colour removed). */
+function lines(screen: string): string[] {
+  return screen.replace(/\x1b\[[\d;]*m/g, '').replace(/\n$/, '').split('\n');
+}
+
+function assertFits(screen: string, columns: number, what: string): void {
+  for (const line of lines(screen)) assert.ok(displayWidth(line) <= columns, `${what} at ${columns} columns:\n${line}`);
+}
+
+describe('in a pseudo-terminal', { skip }, () => {
+  let sandbox: Sandbox;
+  let env: Record<string, string>;
+  before(async () => {
+    sandbox = await openSandbox();
+    env = { ...sandboxEnv(sandbox), NO_COLOR: '1' };
+  });
+  after(() => sandbox.close());
+
+  test('conversations get at 80 columns: every field on a key/value line of its own, nothing past the edge', async () => {
+    const { code, screen } = await runInPty(['conversations', 'get', FIXTURES.multiPlatformConversationId], { columns: 80, env });
+    assert.equal(code, 0, screen);
+    assertFits(screen, 80, 'get');
+    const shown = lines(screen);
+    assert.match(shown[0]!, /^id {2,}500002$/);
+    for (const key of ['status', 'is_priority', 'tags', 'author.id', 'channels', 'assigned_to.id']) assert.ok(shown.some((line) => line.startsWith(`${key}  `)), key);
+    // with colour (a terminal, no NO_COLOR) the keys are bold
+    const coloured = await runInPty(['tags', 'get', '7005'], { columns: 80, env: sandboxEnv(sandbox) });
+    assert.match(coloured.screen, /^\x1b\[1mid\x1b\[22m {2,}7005\n/);
+  });
+
+  test('conversations content at 50 columns: blocks of wrapped text, placeholders said to be unavailable', async () => {
+    const { code, screen } = await runInPty(['conversations', 'content', FIXTURES.multiPlatformConversationId], { columns: 50, env });
+    assert.equal(code, 0, screen);
+    assertFits(screen, 50, 'content');
+    const blocks = screen.trimEnd().split('\n\n');
+    assert.equal(blocks.length, 4, screen);
+    assert.match(blocks[0]!, /time unavailable; imported/);
+    assert.match(blocks[0]!, /\n\(text unavailable\)\n/);
+    assert.match(blocks[2]!, /\nHi Sam, your flight is on time\.\n/);
+  });
+
+  for (const columns of [60, 120]) {
+    test(`help at ${columns} columns fits the terminal and uses its width`, async () => {
+      let widest = 0;
+      for (const argv of [['--help'], ['conversations'], ['conversations', 'list', '--help'], ['reports', 'create', '--help'], ['help', 'options']]) {
+        const { code, screen } = await runInPty(argv, { columns, env });
+        assert.equal(code, 0, screen);
+        assertFits(screen, columns, argv.join(' '));
+        widest = Math.max(widest, ...lines(screen).map((line) => displayWidth(line)));
+      }
+      assert.ok(widest > columns - 10, `widest line ${widest}`);
+    });
+  }
+
+  test('a long list shows a live count on the terminal, gone at the end; --quiet shows none', async () => {
+    // each page takes 100 ms, one at a time: the list runs for about two seconds
+    sandbox.setFaults({ rate: 1, kinds: ['slow'], slowMs: 100 });
+    try {
+      const argv = ['--parallel', '1', 'conversations', 'list', '--status', 'unread', '--page-size', '5', '-o', 'csv'];
+      const live = await runInPty(argv, { columns: 80, env, redirect: '> /dev/null' });
+      assert.equal(live.code, 0, live.screen);
+      const drawn = live.screen.split(CLEAR_LINE).slice(1);
+      assert.ok(drawn.length >= 2, JSON.stringify(live.screen));
+      assert.match(drawn[0]!, /^[\d,]+ conversations \([\d,]+\/s\)$/);
+      assert.equal(drawn.at(-1), '', 'the line is cleared when the list ends');
+      const quiet = await runInPty(['--quiet', ...argv], { columns: 80, env, redirect: '> /dev/null' });
+      assert.equal(quiet.code, 0, quiet.screen);
+      assert.equal(quiet.screen, '');
+    } finally {
+      sandbox.setFaults(undefined);
+    }
+  });
+});

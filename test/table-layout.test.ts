@@ -1,0 +1,441 @@
+/**
+ * The list table is one grid: widths fixed by the first window of rows, every later row laid out
+ * on them, fitted to a terminal by cutting free text first, and laid out in time linear in what
+ * it shows.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createWriter } from '../src/output/index.js';
+import type { WriterOptions } from '../src/output/index.js';
+import { columnPolicy } from '../src/output/grid.js';
+import { cutToWidth, displayWidth } from '../src/output/width.js';
+import type { Sandbox } from '../src/sandbox/index.js';
+import { Collector, openSandbox, runCli } from './helpers.js';
+
+type Row = Record<string, unknown>;
+
+
+/** Writes the pages to a table writer (endPage() after each) and returns what reached stdout. */
+async function table(pages: Row[][], overrides: Partial<WriterOptions> = {}, terminalColumns?: number): Promise<string> {
+  const collector = new Collector();
+  const writer = createWriter('table', {
+    out: { stream: collector, isTTY: terminalColumns !== undefined, columns: terminalColumns },
+    shape: 'list',
+    columns: ['id', 'name'],
+    header: true,
+    escapeFormulas: true,
+    color: false,
+    ...overrides,
+  });
+  for (const page of pages) {
+    for (const record of page) await writer.write(record);
+    await writer.endPage();
+  }
+  await writer.end();
+  return collector.text;
+}
+
+/** Where each header name starts, in columns. */
+function headerStarts(header: string): number[] {
+  return [...header.matchAll(/\S+/g)].map((match) => displayWidth(header.slice(0, match.index)));
+}
+
+/** Asserts that every line has at least two blanks before each column start (or ends before it). */
+function assertOnGrid(output: string, starts: number[]): void {
+  for (const line of output.split('\n').filter(Boolean)) {
+    const chars = Array.from(line);
+    let column = 0;
+    const at = new Map<number, string>();
+    for (const char of chars) {
+      at.set(column, char);
+      column += Math.max(1, displayWidth(char));
+    }
+    for (const start of starts.slice(1)) {
+      if (column <= start) continue;
+      assert.equal(at.get(start - 1), ' ', `column ${start} of ${JSON.stringify(line)}`);
+      assert.equal(at.get(start - 2), ' ', `column ${start} of ${JSON.stringify(line)}`);
+    }
+  }
+}
+
+describe('one grid', () => {
+  const first: Row[] = [
+    { id: 1, name: 'Ada Lovelace', status: 'open', note: 'first' },
+    { id: 22, name: 'Grace Hopper', status: 'on_hold', note: 'second' },
+  ];
+  const second: Row[] = [{ id: 3, name: 'Edsger Wybe Dijkstra', status: 'closed', note: 'a much longer note than before' }];
+  const third: Row[] = [{ id: 4, name: 'Alan Turing', status: 'open', note: 'fourth' }];
+  const columns = ['id', 'name', 'status', 'note'];
+
+  it('fixes the widths on the first page: a later wider cell is cut with …, never moving a column (off a terminal)', async () => {
+    assert.equal(
+      await table([first, second, third], { columns }),
+      'ID  NAME          STATUS   NOTE\n' +
+        '1   Ada Lovelace  open     first\n' +
+        '22  Grace Hopper  on_hold  second\n' +
+        '3   Edsger Wybe…  closed   a much longer note than before\n' +
+        '4   Alan Turing   open     fourth\n',
+    );
+  });
+
+  it('on a terminal, the last column may reach its edge and is cut there', async () => {
+    const output = await table([first, second, third], { columns }, 40);
+    assert.equal(
+      output,
+      'ID  NAME          STATUS   NOTE\n' +
+        '1   Ada Lovelace  open     first\n' +
+        '22  Grace Hopper  on_hold  second\n' +
+        '3   Edsger Wybe…  closed   a much longe…\n' +
+        '4   Alan Turing   open     fourth\n',
+    );
+    for (const line of output.split('\n')) assert.ok(displayWidth(line) <= 40, line);
+  });
+
+  it('keeps the grid with --no-header', async () => {
+    assert.equal(
+      await table([first, second, third], { columns, header: false }),
+      '1   Ada Lovelace  open     first\n' +
+        '22  Grace Hopper  on_hold  second\n' +
+        '3   Edsger Wybe…  closed   a much longer note than before\n' +
+        '4   Alan Turing   open     fourth\n',
+    );
+  });
+
+  it('shows a later id longer than its column whole; the next free-text cell in that row makes room', async () => {
+    const later: Row[] = [
+      { id: 333, name: 'Short', status: 'open', note: 'x' },
+      { id: 4444, name: 'A name long enough to cut', status: 'open', note: 'y' },
+      { id: 5, name: 'Five', status: 'open', note: 'z' },
+    ];
+    assert.equal(
+      await table([first, later], { columns }),
+      'ID  NAME          STATUS   NOTE\n' +
+        '1   Ada Lovelace  open     first\n' +
+        '22  Grace Hopper  on_hold  second\n' +
+        '333  Short        open     x\n' +
+        '4444  A name lo…  open     y\n' +
+        '5   Five          open     z\n',
+    );
+  });
+
+  it('never re-aligns across many pages, on a terminal or off one', async () => {
+    const pages: Row[][] = [];
+    for (let page = 0; page < 6; page++) {
+      pages.push(
+        Array.from({ length: 10 }, (_, index) => ({
+          id: 100 + page * 10 + index,
+          name: 'n'.repeat(page * 7 + index),
+          status: page % 2 ? 'closed' : 'open',
+          note: `note ${'w'.repeat(page * 5)}`,
+        })),
+      );
+    }
+    for (const width of [undefined, 50, 80]) {
+      const output = await table(pages, { columns }, width);
+      const [header = ''] = output.split('\n');
+      assert.equal(header, 'ID   NAME       STATUS  NOTE');
+      assertOnGrid(output, headerStarts(header));
+      assert.equal(output.split('\n').length, 62);
+      assert.match(output, /\n159  nnnnnnnn…  closed  note w/);
+    }
+  });
+});
+
+describe('column policy', () => {
+  const kind = (name: string, cells: string[], wrap = false): string => columnPolicy(name, cells, wrap).kind;
+
+  it('knows ids by name: id, *.id, *_id, whatever their values', () => {
+    assert.equal(kind('id', ['a long value with spaces']), 'key');
+    assert.equal(kind('author.id', ['f:1000182']), 'key');
+    assert.equal(kind('tags.0.id', []), 'key');
+    assert.equal(kind('assigned_to_id', ['3098']), 'key');
+    assert.equal(kind('idea', ['x']), 'key', 'a short identifier by its values');
+    assert.equal(kind('paid', ['it was paid in full']), 'text');
+  });
+
+  it('knows short identifiers, numbers, booleans and dates by their values', () => {
+    assert.equal(kind('status', ['on_hold', 'pending_approval', '']), 'key');
+    assert.equal(kind('uuid', ['9b2f0c1e-2a4b-4c8e-9f1a-0b7d3e5c6a21']), 'key');
+    assert.equal(kind('count', ['12', '-3.5', '1e6']), 'fixed');
+    assert.equal(kind('is_priority', ['true', 'false']), 'fixed');
+    assert.equal(kind('created', ['2026-06-01', '2026-06-02T17:40:12Z', '2026-06-02 17:40:12.5+02:00']), 'fixed');
+    assert.equal(kind('status', ['on hold']), 'text');
+    assert.equal(kind('code', ['x'.repeat(41)]), 'text', 'not short');
+    assert.equal(kind('channels', ['日本語']), 'text');
+  });
+
+  it('takes free text by its name even when its values look like identifiers, and a wrapped column as text', () => {
+    assert.equal(kind('name', ['Ada']), 'text');
+    assert.equal(kind('tags', ['vip']), 'text');
+    assert.equal(kind('channels.0.name', ['mail']), 'text');
+    assert.equal(kind('message', ['ok']), 'text');
+    assert.equal(kind('outcome', ['ok'], true), 'text');
+  });
+
+  it('calls a column with no value in the first window empty', () => {
+    assert.equal(kind('assigned_to', ['', '']), 'empty');
+    assert.equal(kind('assigned_to', []), 'empty');
+  });
+
+  it('keeps later key and fixed values whole only when they are still identifiers or numbers', () => {
+    assert.equal(columnPolicy('status', ['open'], false).keeps('pending_approval'), true);
+    assert.equal(columnPolicy('status', ['open'], false).keeps('a sentence instead'), false);
+    assert.equal(columnPolicy('count', ['1'], false).keeps('12345'), true);
+    assert.equal(columnPolicy('count', ['1'], false).keeps('many'), false);
+    assert.equal(columnPolicy('author.id', ['1'], false).keeps('anything at all'), true);
+    assert.equal(columnPolicy('name', ['Ada'], false).keeps('Ada'), false);
+  });
+});
+
+describe('fitting the terminal', () => {
+  const columns = ['id', 'status', 'created', 'author.id', 'assigned_to', 'tags', 'message'];
+  const records: Row[] = [
+    {
+      id: '5083',
+      status: 'unread',
+      created: '2026-06-01',
+      author: { id: 'f:182' },
+      assigned_to: null,
+      tags: [{ name: 'praise-request' }],
+      message: 'Thanks a lot for the quick help with my order yesterday!',
+    },
+    {
+      id: '5481',
+      status: 'on_hold',
+      created: '2026-06-02',
+      author: { id: 'm:25' },
+      assigned_to: null,
+      tags: [{ name: 'outage-follow-up' }, { name: 'invoice-escalated' }],
+      message: 'The app has been down since this morning and I cannot see my invoices.',
+    },
+  ];
+
+  it('off a terminal every column has its natural width; an empty column its header width', async () => {
+    assert.equal(
+      await table([records], { columns }),
+      'ID    STATUS   CREATED     AUTHOR.ID  ASSIGNED_TO  TAGS                                MESSAGE\n' +
+        '5083  unread   2026-06-01  f:182                   praise-request                      Thanks a lot for the quick help with my order yesterday!\n' +
+        '5481  on_hold  2026-06-02  m:25                    outage-follow-up,invoice-escalated  The app has been down since this morning and I cannot see my invoices.\n',
+    );
+  });
+
+  it('at 150 columns the widest free text shrinks first', async () => {
+    const output = await table([records], { columns }, 150);
+    assert.equal(
+      output,
+      'ID    STATUS   CREATED     AUTHOR.ID  ASSIGNED_TO  TAGS                                MESSAGE\n' +
+        '5083  unread   2026-06-01  f:182                   praise-request                      Thanks a lot for the quick help with my order yesterday!\n' +
+        '5481  on_hold  2026-06-02  m:25                    outage-follow-up,invoice-escalated  The app has been down since this morning and I cannot see my i…\n',
+    );
+    for (const line of output.split('\n')) assert.ok(displayWidth(line) <= 150, line);
+  });
+
+  it('at 80 columns all free text shrinks; ids, identifiers and dates stay whole', async () => {
+    const output = await table([records], { columns }, 80);
+    assert.equal(
+      output,
+      'ID    STATUS   CREATED     AUTHOR.ID  ASSIGNED_TO  TAGS            MESSAGE\n' +
+        '5083  unread   2026-06-01  f:182                   praise-request  Thanks a lot…\n' +
+        '5481  on_hold  2026-06-02  m:25                    outage-follow…  The app has…\n',
+    );
+    for (const line of output.split('\n')) assert.ok(displayWidth(line) <= 80, line);
+  });
+
+  it('at 60 columns free text and the headers wider than their values shrink together, widest first; never a value', async () => {
+    const output = await table([records], { columns }, 60);
+    assert.equal(
+      output,
+      'ID    STATUS   CREATED     AUTHOR…  ASSIGN…  TAGS     MESSA…\n' +
+        '5083  unread   2026-06-01  f:182             praise…  Thank…\n' +
+        '5481  on_hold  2026-06-02  m:25              outage…  The a…\n',
+    );
+    for (const line of output.split('\n')) assert.ok(displayWidth(line) <= 60, line);
+  });
+
+  it('lets the table be wider than a terminal too narrow for its ids', async () => {
+    const output = await table([records], { columns }, 30);
+    assert.equal(
+      output,
+      'ID    STATUS   CREATED     AUTHO…  ASSIG…  TAGS    MESSA…\n' +
+        '5083  unread   2026-06-01  f:182           prais…  Thank…\n' +
+        '5481  on_hold  2026-06-02  m:25            outag…  The a…\n',
+    );
+  });
+
+  it('cuts later rows to the fitted widths, ids still whole', async () => {
+    const later: Row = { ...records[0], id: '900001', author: { id: 'f:77' }, message: 'ok', tags: [], assigned_to: { id: 3, name: 'Someone with a long name' } };
+    const output = await table([records, [later]], { columns }, 80);
+    // The longer id pushes the cells after it along the blanks of its row until ASSIGNED_TO, back on the grid.
+    assert.equal(output.split('\n')[3], '900001  unread  2026-06-01  f:77      Someone wi…                  ok');
+  });
+
+  it('styles the header bold outside the padding, so colour changes no width', async () => {
+    const plain = await table([records], { columns }, 60);
+    const colored = await table([records], { columns, color: true }, 60);
+    assert.notEqual(colored, plain);
+    assert.equal(colored.replace(/\x1b\[\d+m/g, ''), plain);
+  });
+});
+
+describe('wrapped columns', () => {
+  const message =
+    "Unknown tag id nosuchtag (HTTP 400); --add-tags nosuchtag: only active tags can be set (see carectl tags list --active)";
+
+  it('wraps a long result within its cell by default, continuation lines under the column', async () => {
+    const records: Row[] = [
+      { id: '500083', status: 'closing', tags: '7059', result: 'ok' },
+      { id: '500481', status: null, tags: null, result: message },
+      { id: '12', status: null, tags: null, result: "No conversation with id '12' (HTTP 404)" },
+    ];
+    const output = await table([records], { columns: ['id', 'status', 'tags', 'result'] }, 50);
+    assert.equal(
+      output,
+      'ID      STATUS   TAGS  RESULT\n' +
+        '500083  closing  7059  ok\n' +
+        '500481                 Unknown tag id nosuchtag\n' +
+        '                       (HTTP 400); --add-tags\n' +
+        '                       nosuchtag: only active tags\n' +
+        '                       can be set (see carectl\n' +
+        '                       tags list --active)\n' +
+        '12                     No conversation with id\n' +
+        "                       '12' (HTTP 404)\n",
+    );
+    for (const line of output.split('\n')) assert.ok(displayWidth(line) <= 50, line);
+  });
+
+  it('off a terminal, a later result wider than its column wraps at the column width', async () => {
+    const output = await table(
+      [[{ id: 1, result: 'ok' }], [{ id: 2, result: 'this one is longer' }]],
+      { columns: ['id', 'result', 'tags'], wrap: ['result'] },
+    );
+    assert.equal(output, 'ID  RESULT  TAGS\n1   ok\n2   this\n    one is\n    longer\n');
+  });
+
+  it('keeps the grid with a wrapped column in the middle: the row goes on beside the first line', async () => {
+    const output = await table(
+      [[{ id: 1, note: 'a note that needs three lines here', tags: 'vip' }, { id: 2, note: 'short', tags: 'billing' }]],
+      { columns: ['id', 'note', 'tags'], wrap: ['note'] },
+      26,
+    );
+    assert.equal(
+      output,
+      'ID  NOTE           TAGS\n' +
+        '1   a note that    vip\n' +
+        '    needs three\n' +
+        '    lines here\n' +
+        '2   short          billing\n',
+    );
+  });
+
+  it('cuts instead with wrap: [] (a result column no longer wraps)', async () => {
+    const output = await table([[{ id: 1, result: message }]], { columns: ['id', 'result'], wrap: [] }, 30);
+    assert.equal(output, 'ID  RESULT\n1   Unknown tag id nosuchtag…\n');
+  });
+});
+
+describe('a 200 KB cell', () => {
+  const size = 200 * 1024;
+  const spaces = 'start' + ' '.repeat(size) + 'end';
+  const words = 'word '.repeat(size / 5);
+  const cjk = '日本語テキスト'.repeat(Math.ceil(size / 7)).slice(0, size);
+  const cut = (text: string, columns: number): string => cutToWidth(text, columns);
+
+  it('lays out off a terminal, cut at 4096 columns', { timeout: 10_000 }, async () => {
+    assert.equal(await table([[{ id: 1, name: spaces }]]), 'ID  NAME\n1   start…\n');
+    const wordsCut = 'word '.repeat(819).trimEnd() + '…';
+    assert.equal(displayWidth(wordsCut), 4095);
+    assert.equal(await table([[{ id: 1, name: words }]]), `ID  NAME\n1   ${wordsCut}\n`);
+    const cjkCut = Array.from(cjk).slice(0, 2047).join('') + '…';
+    assert.equal(await table([[{ id: 1, name: cjk }], [{ id: 2, name: cjk }]]), `ID  NAME\n1   ${cjkCut}\n2   ${cjkCut}\n`);
+    assert.equal(cut(cjk, 4096), cjkCut);
+  });
+
+  it('lays out on a terminal, cut to the column', { timeout: 10_000 }, async () => {
+    assert.equal(
+      await table([[{ id: 1, name: words }, { id: 2, name: spaces }], [{ id: 3, name: cjk }]], {}, 40),
+      'ID  NAME\n' + '1   word word word word word word word…\n' + '2   start…\n' + `3   ${'日本語テキスト'.repeat(2)}日本語…\n`,
+    );
+  });
+
+  it('in a column that is not the last one, and in every column at once', { timeout: 10_000 }, async () => {
+    const output = await table([[{ id: 1, name: spaces, note: cjk, tags: words }]], { columns: ['id', 'name', 'note', 'tags'] }, 80);
+    assert.equal(
+      output,
+      'ID  NAME    NOTE                               TAGS\n' + '1   start…  日本語テキスト日本語テキスト日本…  word word word word word word wo…\n',
+    );
+  });
+
+  it('wraps whole in a result column', { timeout: 10_000 }, async () => {
+    const output = await table([[{ id: 1, result: words }]], { columns: ['id', 'result'] }, 80);
+    const lines = output.split('\n');
+    assert.equal(lines.pop(), '');
+    assert.equal(lines[0], 'ID  RESULT');
+    assert.equal(lines.length, 1 + Math.ceil(size / 5 / 15));
+    for (const line of lines.slice(1)) assert.ok(line.length <= 80, line);
+    assert.equal(lines.slice(1).map((line) => line.slice(4)).join(' '), words.trimEnd());
+  });
+
+  it('is shown whole, wrapped, by a single record (get)', { timeout: 10_000 }, async () => {
+    for (const value of [spaces, words, cjk]) {
+      const output = await table([[{ id: 1, text: value }]], { shape: 'single', columns: ['id', 'text'], header: false }, 80);
+      // On a terminal the one-record view wraps long values under themselves: every character stays.
+      assert.ok(output.startsWith('id    1\ntext  '), output.slice(0, 40));
+      assert.equal(output.replace(/\s+/g, ''), `id1text${value}`.replace(/\s+/g, ''));
+    }
+  });
+});
+
+describe('end to end', () => {
+  let sandbox: Sandbox;
+  before(async () => {
+    sandbox = await openSandbox();
+  });
+  after(async () => {
+    await sandbox.close();
+  });
+
+  it('a long list on an 80-column terminal is one grid, ids whole', async () => {
+    const argv = ['--no-color', 'conversations', 'list', '--limit', '230', '-o', 'table'];
+    const result = await runCli(argv, { sandbox, stdoutTTY: true, columns: 80 });
+    assert.equal(result.code, 0, result.stderr);
+    const lines = result.stdout.trimEnd().split('\n');
+    assert.equal(lines.length, 231);
+    const [header = '', ...rows] = lines;
+    assert.equal(header, 'ID      STATUS            IS_PRIORI…  AUTHOR.ID  CHANNELS   TAGS       ASSIGNED…');
+    for (const line of lines) assert.ok(displayWidth(line) <= 80, line);
+    const json = JSON.parse((await runCli([...argv.slice(0, -1), 'json'], { sandbox })).stdout) as { id: string; author: { id: string } }[];
+    const fields = rows.map((line) => line.split(/ +/));
+    assert.deepEqual(
+      fields.map(([id]) => id),
+      json.map(({ id }) => id),
+    );
+    assert.deepEqual(
+      fields.map((field) => field[3]),
+      json.map(({ author }) => author.id),
+    );
+    // An author id longer than any on the first page is shown whole: its row's channel cell makes
+    // room, and the columns after it are on the grid again.
+    const starts = headerStarts(header);
+    const longer = rows.filter((_, index) => (json[index] as { author: { id: string } }).author.id.length > 'AUTHOR.ID'.length);
+    assert.deepEqual(longer, ['500002  assigned          true        m:777000001  Acme M…  praise-f…  3001']);
+    assertOnGrid(rows.filter((row) => !longer.includes(row)).join('\n'), starts);
+    assertOnGrid(longer.join('\n'), [0, ...starts.slice(5)]);
+  });
+
+  it('conversations update wraps its result messages on a terminal', async () => {
+    const result = await runCli(['conversations', 'update', '999999', '12', '--status', 'closing', '--close-reason', 'resolved'], {
+      sandbox,
+      stdoutTTY: true,
+      columns: 50,
+    });
+    assert.equal(result.code, 4);
+    assert.equal(
+      result.stdout,
+      '\x1b[1mID\x1b[22m      \x1b[1mSTATUS\x1b[22m  \x1b[1mTAGS\x1b[22m  \x1b[1mRESULT\x1b[22m\n' +
+        "999999                No conversation with id\n" +
+        "                      '999999' (HTTP 404)\n" +
+        "12                    No conversation with id '12'\n" +
+        '                      (HTTP 404)\n',
+    );
+  });
+});

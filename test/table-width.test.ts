@@ -1,0 +1,55 @@
+/** Terminal text: its display width, and cutting and wrapping it to a width. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { codePointWidth, cutToWidth, displayWidth, wrapToWidth } from '../src/output/width.js';
+
+describe('display width', () => {
+  it('counts wide characters as two columns, combining marks and format characters as none', () => {
+    assert.equal(displayWidth('abc'), 3);
+    assert.equal(displayWidth('日本語'), 6);
+    assert.equal(displayWidth('한국어'), 6);
+    assert.equal(displayWidth('ｆｕｌｌ'), 8);
+    assert.equal(displayWidth('✅👍'), 4);
+    assert.equal(displayWidth('𠀋'), 2, 'an ideograph outside the BMP');
+    assert.equal(displayWidth('e\u0301'), 1);
+    assert.equal(displayWidth('\u00ad'), 1, 'the soft hyphen');
+    assert.equal(displayWidth('…'), 1);
+    assert.equal(codePointWidth(0x3000), 2, 'the ideographic space');
+    assert.equal(codePointWidth(0x303f), 1);
+  });
+
+  it('stops counting past a limit', () => {
+    assert.equal(displayWidth('x'.repeat(1000), 10), 11);
+    assert.equal(displayWidth('日'.repeat(1000), 10), 12);
+  });
+
+  it('cuts to a width, marking the cut; a wide character never straddles it', () => {
+    assert.equal(cutToWidth('hello', 5), 'hello');
+    assert.equal(cutToWidth('hello world', 8), 'hello w…');
+    assert.equal(cutToWidth('hello world', 7), 'hello…', 'no blank before the mark');
+    assert.equal(cutToWidth('日本語テキスト', 6), '日本…');
+    assert.equal(cutToWidth('日本語テキスト', 7), '日本語…');
+    assert.equal(cutToWidth('abc', 1), '…');
+    assert.equal(cutToWidth('e' + '\u0301'.repeat(100), 2), 'e' + '\u0301'.repeat(12) + '…');
+  });
+
+  it('wraps at spaces, and inside a word only when the word is wider than the line', () => {
+    assert.deepEqual(wrapToWidth('the quick brown fox', 10), ['the quick', 'brown fox']);
+    assert.deepEqual(wrapToWidth('the   quick', 5), ['the', 'quick']);
+    assert.deepEqual(wrapToWidth('abcdefghij xy', 4), ['abcd', 'efgh', 'ij', 'xy']);
+    assert.deepEqual(wrapToWidth('日本語テキスト', 5), ['日本', '語テ', 'キス', 'ト']);
+    assert.deepEqual(wrapToWidth('short', 10), ['short']);
+    assert.deepEqual(wrapToWidth('', 10), ['']);
+    assert.deepEqual(wrapToWidth('a' + ' '.repeat(100_000) + 'b', 10), ['a', 'b']);
+    assert.deepEqual(wrapToWidth('日本', 1), ['日', '本'], 'a character wider than the line stands alone');
+  });
+
+  it('keeps every character but the spaces at the breaks', () => {
+    const text = 'lorem ipsum dolor sit amet, consectetur adipiscing elit '.repeat(50) + 'x'.repeat(45);
+    for (const width of [1, 7, 13, 40]) {
+      const lines = wrapToWidth(text, width);
+      for (const line of lines) assert.ok(displayWidth(line) <= width, `${width}: ${line}`);
+      assert.equal(lines.join('').replaceAll(' ', ''), text.replaceAll(' ', ''));
+    }
+  });
+});
