@@ -12,8 +12,9 @@ import type { ListPlan, NextStep, PageSource } from './paging.js';
 import { PageGuard } from './page-guard.js';
 import type { ResumePoint } from './resume-token.js';
 import type { Scheduler } from './scheduler.js';
-import { initialParts, phaseKey, sliceCuts, splitPart, type Part, type TakenPage } from './part.js';
-import { dayOf, daysOf, farEndOf, farEndProbe, positionOf, remainingDays, type SliceRule } from './slices.js';
+import { holdingOf, initialParts, phaseKey, sliceCuts, splitPart, type Part, type TakenPage } from './part.js';
+import { PartSpans } from './part-spans.js';
+import { positionOf, type SliceRule } from './slices.js';
 
 export interface PartsOptions {
   plan: ListPlan;
@@ -36,8 +37,7 @@ export class ListParts {
   private readonly lookAhead: boolean;
   private readonly bufferCap: number;
   private readonly maxHeld: number;
-  /** Each phase's far end found by a probe (null: the probe found none; undefined: asked). */
-  private readonly far = new Map<number, number | null | undefined>();
+  private readonly spans: PartSpans | undefined;
   private wake: () => void = () => undefined;
   private changed: Promise<void> = this.renewChanged();
 
@@ -50,6 +50,15 @@ export class ListParts {
     this.maxHeld = 4 * scheduler.parallel;
     this.bufferCap = this.lookAhead ? 4 : 1;
     this.parts.push(...initialParts(plan, start));
+    const probe = (phase: number, address: string): Promise<string | null | undefined> => {
+      try {
+        this.guard.enter(address);
+      } catch {
+        return Promise.resolve(null);
+      }
+      return scheduler.run(phaseKey(phase), (slot) => options.source.fetch(address, address, slot.throttle)).then((page) => page.next, () => null);
+    };
+    this.spans = this.rule && new PartSpans(this.rule, { plan, pageSize: options.pageSize, probe, pump: () => this.pump() });
     this.sliceRanges();
   }
 
@@ -97,7 +106,7 @@ export class ListParts {
     if (!this.lookAhead || !this.rule) return;
     for (const part of [...this.parts]) {
       if (part.pagesRead > 0) continue;
-      const span = this.remaining(part, false);
+      const span = this.spans?.remaining(part, false);
       if (!span) continue;
       // Cut from the far end, so that `part` keeps the first slice.
       const cuts = sliceCuts(span, this.options.scheduler.parallel);
@@ -117,12 +126,7 @@ export class ListParts {
 
   private start(): void {
     let waiting = this.ready();
-    while (this.lookAhead && this.options.scheduler.spare > waiting.length && this.splitWidest()) {
-      const more = this.ready();
-      // A cut whose new part may not start now (the page budget) waits: no cutting ever finer.
-      if (more.length <= waiting.length) break;
-      waiting = more;
-    }
+    for (let more: Part[] | undefined; this.lookAhead && this.options.scheduler.spare > waiting.length && (more = this.splitWidest(waiting)); ) waiting = more;
     for (const part of waiting) this.fetch(part);
   }
 
@@ -135,34 +139,32 @@ export class ListParts {
    */
   private ready(): Part[] {
     const ready: Part[] = [];
-    const total = this.holding();
+    const parts = this.parts.slice(this.writerAt);
+    const total = holdingOf(parts, this.pageLeft);
+    const { limit, pageSize, scheduler } = this.options;
+    // --limit: a part ahead reads only while the records expected before it (held, in flight,
+    // and the days its predecessors have left at their query's records per day so far) fall
+    // short; where no rate is known yet, at most one page per slot of the window is read ahead.
+    const rates = limit === Infinity ? undefined : (this.spans?.rates(parts) ?? new Map<number, number>());
+    let expected = this.written + this.pageLeft;
     let before = 0;
-    for (let i = this.writerAt; i < this.parts.length; i++) {
-      const part = this.parts[i] as Part;
+    for (const [i, part] of parts.entries()) {
       before += part.buffer.length + (part.inFlight ? 1 : 0);
+      const expectedBefore = expected;
+      if (rates) expected += holdingOf([part], 0).records + (part.inFlight ? pageSize : 0) + (this.spans?.expectedLeft(part, rates) ?? 0);
       if (part.inFlight || part.next === null || part.error !== undefined) continue;
-      if (i === this.writerAt) {
-        if (part.buffer.length >= this.bufferCap) continue;
-        const inHand = this.pageLeft + part.buffer.reduce((sum, page) => sum + page.records.length - page.skip, 0);
-        if (this.written + inHand < this.options.limit) ready.push(part);
+      if (i === 0) {
+        const inHand = this.pageLeft + holdingOf([part], 0).records;
+        if (part.buffer.length < this.bufferCap && this.written + inHand < limit) ready.push(part);
         continue;
       }
       const more = ready.length;
-      const wanted = this.written + total.records + (total.inFlight + more + 1) * this.options.pageSize <= this.options.limit;
-      if (this.lookAhead && wanted && before + more < this.maxHeld && total.pages + more < this.maxHeld + this.options.scheduler.parallel) ready.push(part);
+      const rated = !rates || rates.has(part.phase) || total.pages + more < scheduler.parallel;
+      const wanted = expectedBefore + (total.inFlight + more + 1) * pageSize <= limit + (rates ? 0 : Infinity) && rated;
+      const withinBudget = before + more < this.maxHeld && total.pages + more < this.maxHeld + scheduler.parallel;
+      if (this.lookAhead && (limit === Infinity || wanted) && withinBudget) ready.push(part);
     }
     return ready;
-  }
-
-  /** Pages held or asked for, the records among them, and the requests in flight (parts behind the writer hold none). */
-  private holding(): { pages: number; records: number; inFlight: number } {
-    const holding = { pages: 0, records: this.pageLeft, inFlight: 0 };
-    for (const part of this.parts.slice(this.writerAt)) {
-      holding.pages += part.buffer.length + (part.inFlight ? 1 : 0);
-      holding.inFlight += part.inFlight ? 1 : 0;
-      for (const page of part.buffer) holding.records += page.records.length - page.skip;
-    }
-    return holding;
   }
 
   private fetch(part: Part): void {
@@ -213,6 +215,10 @@ export class ListParts {
       part.next = null;
       part.error = refusal;
     }
+    if (part.firstDay === undefined && this.rule && part.next !== null) {
+      part.firstDay = positionOf(part.next, part.base, part.recordsRead, this.rule);
+      part.firstRecords = part.recordsRead;
+    }
     part.buffer.push(taken);
     this.notify();
     this.pump();
@@ -225,63 +231,44 @@ export class ListParts {
   }
 
   /**
-   * The days a part has still to read, when both ends are known. An open far end is asked for
-   * once (`probe`) when a part under way needs it, so a list that ends on its first page pays
-   * for no probe: descending, the oldest record's day; ascending, the newest's (the run's day
-   * until the answer comes, or when it says nothing).
+   * Cuts in two the part that most needs it (PartSpans.widest), `waiting` being the parts about to
+   * ask for a page; answers the parts ready after the cut. A cut whose new part may not start now
+   * (the page budget, --limit) is undone: no part is ever cut finer while it waits.
    */
-  private remaining(part: Part, probe: boolean): { lo: number; hi: number } | undefined {
-    const rule = this.rule;
-    if (!rule || part.next === null || part.inFlight || part.error !== undefined) return undefined;
-    const underWay = part.pagesRead > 0;
-    const position = underWay ? positionOf(part.next, part.base, part.recordsRead, rule) : undefined;
-    if (underWay && position === undefined) return undefined;
-    const phaseDays = daysOf(this.options.plan.phases[part.phase] as string, rule.field);
-    const open = rule.descending ? (part.lo ?? phaseDays.lo) === undefined : (part.hi ?? phaseDays.hi) === undefined;
-    if (open && probe && underWay && !this.far.has(part.phase)) this.probe(part.phase);
-    let far = this.far.get(part.phase) ?? undefined;
-    if (far === undefined && !rule.descending && this.options.plan.asOf !== undefined) far = dayOf(this.options.plan.asOf);
-    return remainingDays({ lo: part.lo, hi: part.hi, position, underWay }, phaseDays, rule, far);
-  }
-
-  /** Asks for the far end of a phase's list: one record of it in the other order. */
-  private probe(phase: number): void {
-    const rule = this.rule as SliceRule;
-    this.far.set(phase, undefined);
-    const address = farEndProbe(this.options.plan.phases[phase] as string, rule);
-    try {
-      this.guard.enter(address);
-    } catch {
-      this.far.set(phase, null);
-      return;
+  private splitWidest(waiting: readonly Part[]): Part[] | undefined {
+    if (!this.spans) return undefined;
+    const parts = this.parts.slice(this.writerAt);
+    // Each query with pages left gets its share of the window's requests: the first to answer
+    // does not take every slot while another, as long, still waits for its first page.
+    const phases = new Set<number>();
+    const busy = new Map<number, number>();
+    for (const part of parts) {
+      if (part.next !== null || part.inFlight) phases.add(part.phase);
+      if (part.inFlight || waiting.includes(part)) busy.set(part.phase, (busy.get(part.phase) ?? 0) + 1);
     }
-    this.options.scheduler.run(phaseKey(phase), (slot) => this.options.source.fetch(address, address, slot.throttle)).then(
-      (page) => this.far.set(phase, farEndOf(page.next, rule) ?? null),
-      () => this.far.set(phase, null),
-    ).then(() => this.pump());
-  }
-
-  /** Splits the part with the most days left in two; false when none has two days left. */
-  private splitWidest(): boolean {
-    // Each phase with pages left gets its share of the window: the first to answer does not
-    // take every slot while another, as long, still waits for its first page.
-    const active = new Map<number, number>();
-    for (const part of this.parts.slice(this.writerAt)) if (part.next !== null) active.set(part.phase, (active.get(part.phase) ?? 0) + 1);
-    const share = Math.ceil(this.options.scheduler.window / Math.max(1, active.size));
-    let best: { part: Part; lo: number; hi: number } | undefined;
-    for (const part of this.parts.slice(this.writerAt)) {
-      if ((active.get(part.phase) ?? 0) >= share) continue;
-      const span = this.remaining(part, true);
-      if (span && span.hi > span.lo && (!best || span.hi - span.lo > best.hi - best.lo)) best = { part, ...span };
+    const share = Math.ceil(this.options.scheduler.window / Math.max(1, phases.size));
+    let held = 0;
+    const room = (part: Part): boolean => (held += part.buffer.length + (part.inFlight ? 1 : 0)) + waiting.length + 1 < this.maxHeld;
+    const cut = this.spans.widest(parts, busy, share, room);
+    if (!cut) return undefined;
+    const { part } = cut;
+    const uncut = { ...part };
+    const rest = this.splitAt(part, cut.mid);
+    const ready = this.ready();
+    if (ready.includes(rest)) return ready;
+    for (const key of ['lo', 'hi'] as const) {
+      if (uncut[key] === undefined) delete part[key];
+      else part[key] = uncut[key];
     }
-    if (!best) return false;
-    this.splitAt(best.part, best.lo + Math.floor((best.hi - best.lo) / 2));
-    return true;
+    Object.assign(part, { base: uncut.base, next: uncut.next, first: uncut.first });
+    this.parts.splice(this.parts.indexOf(rest), 1);
+    return undefined;
   }
 
   /** Cuts `part` after day `mid` (see splitPart); the rest follows it. */
-  private splitAt(part: Part, mid: number): void {
+  private splitAt(part: Part, mid: number): Part {
     const rest = splitPart(part, mid, this.options.plan.phases[part.phase] as string, this.rule as SliceRule);
     this.parts.splice(this.parts.indexOf(part) + 1, 0, rest);
+    return rest;
   }
 }

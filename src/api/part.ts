@@ -36,6 +36,9 @@ export interface Part {
   pagesRead: number;
   /** Records read in this run. */
   recordsRead: number;
+  /** A part without a first day of its own: the day its first page reached, and the records read by then. */
+  firstDay?: number;
+  firstRecords?: number;
   inFlight: boolean;
   error?: unknown;
   buffer: TakenPage[];
@@ -110,4 +113,33 @@ export function splitPart(part: Part, mid: number, phaseAddress: string, rule: S
   part.next = narrowed(part.next as string, rule.field, narrowLo, narrowHi);
   if (part.pagesRead === 0) part.first = part.next;
   return rest;
+}
+
+/** Pages held or asked for by `parts`, the records among them (and `pageLeft`), and the requests in flight. */
+export function holdingOf(parts: readonly Part[], pageLeft: number): { pages: number; records: number; inFlight: number } {
+  const holding = { pages: 0, records: pageLeft, inFlight: 0 };
+  for (const part of parts) {
+    holding.pages += part.buffer.length + (part.inFlight ? 1 : 0);
+    holding.inFlight += part.inFlight ? 1 : 0;
+    for (const page of part.buffer) holding.records += page.records.length - page.skip;
+  }
+  return holding;
+}
+
+/**
+ * What a part under way has read: records over the days it covered, up to the start of `span`,
+ * the days it has left; undefined before it read any or without a first day.
+ */
+export function readSoFar(part: Part, span: { lo: number; hi: number }, rule: SliceRule): { records: number; days: number } | undefined {
+  const own = rule.descending ? part.hi : part.lo;
+  const start = own ?? part.firstDay;
+  const records = part.recordsRead - (own === undefined ? (part.firstRecords ?? 0) : 0);
+  if (part.pagesRead === 0 || records <= 0 || start === undefined) return undefined;
+  return { records, days: Math.abs((rule.descending ? span.hi : span.lo) - start) + 1 };
+}
+
+/** The records a part under way will likely give over the days `span` it has left, at its own rate so far. */
+export function recordsLeftIn(part: Part, span: { lo: number; hi: number }, rule: SliceRule): number | undefined {
+  const read = readSoFar(part, span, rule);
+  return read && (read.records / read.days) * (span.hi - span.lo + 1);
 }

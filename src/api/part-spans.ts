@@ -1,0 +1,97 @@
+/**
+ * What a run knows of its parts' days, for cutting them and for --limit: the days each part has
+ * still to read, each query's far end (asked for once, with one record of it in the other
+ * order), its records per day so far, and which part to cut next.
+ */
+import type { ListPlan } from './paging.js';
+import { readSoFar, recordsLeftIn, type Part } from './part.js';
+import { dayOf, daysOf, farEndOf, farEndProbe, positionOf, remainingDays, type SliceRule } from './slices.js';
+
+export interface SpanHost {
+  readonly plan: ListPlan;
+  readonly pageSize: number;
+  /** Sends a probe (a page of one record); answers its next link, or null when it failed. */
+  probe(phase: number, address: string): Promise<string | null | undefined>;
+  /** Something changed that may let a part be cut: start what may start. */
+  pump(): void;
+}
+
+export type Span = { lo: number; hi: number };
+
+export class PartSpans {
+  /** Each phase's far end found by a probe (null: the probe found none; undefined: asked). */
+  private readonly far = new Map<number, number | null | undefined>();
+
+  constructor(
+    private readonly rule: SliceRule,
+    private readonly host: SpanHost,
+  ) {}
+
+  /**
+   * The days a part has still to read, when both ends are known. An open far end is asked for
+   * once (`probe`) when a part under way needs it, so a list that ends on its first page pays
+   * for no probe: descending, the oldest record's day; ascending, the newest's (the run's day
+   * until the answer comes, or when it says nothing). A part in flight counts only `anyState`.
+   */
+  remaining(part: Part, probe: boolean, anyState = false): Span | undefined {
+    const rule = this.rule;
+    if (part.next === null || part.error !== undefined || (part.inFlight && !anyState)) return undefined;
+    const underWay = part.pagesRead > 0;
+    const position = underWay ? positionOf(part.next, part.base, part.recordsRead, rule) : undefined;
+    if (underWay && position === undefined) return undefined;
+    const phaseDays = daysOf(this.host.plan.phases[part.phase] as string, rule.field);
+    const open = rule.descending ? (part.lo ?? phaseDays.lo) === undefined : (part.hi ?? phaseDays.hi) === undefined;
+    if (open && probe && underWay && !this.far.has(part.phase)) this.probe(part.phase);
+    let far = this.far.get(part.phase) ?? undefined;
+    if (far === undefined && !rule.descending && this.host.plan.asOf !== undefined) far = dayOf(this.host.plan.asOf);
+    return remainingDays({ lo: part.lo, hi: part.hi, position, underWay }, phaseDays, rule, far);
+  }
+
+  private probe(phase: number): void {
+    this.far.set(phase, undefined);
+    const address = farEndProbe(this.host.plan.phases[phase] as string, this.rule);
+    this.host.probe(phase, address).then((next) => {
+      this.far.set(phase, next === undefined || next === null ? null : (farEndOf(next, this.rule) ?? null));
+      this.host.pump();
+    });
+  }
+
+  /** Records per day of each query, from its parts under way (what they read over the days they covered). */
+  rates(parts: readonly Part[]): Map<number, number> {
+    const sums = new Map<number, { records: number; days: number }>();
+    for (const part of parts) {
+      const span = this.remaining(part, false, true);
+      const read = span && readSoFar(part, span, this.rule);
+      if (!read) continue;
+      const sum = sums.get(part.phase) ?? { records: 0, days: 0 };
+      sums.set(part.phase, { records: sum.records + read.records, days: sum.days + read.days });
+    }
+    return new Map([...sums].map(([phase, sum]) => [phase, sum.records / sum.days]));
+  }
+
+  /** The records a part will likely still give beyond what it holds and asks for: its days left at its query's rate. */
+  expectedLeft(part: Part, rates: Map<number, number>): number {
+    const span = this.remaining(part, false, true);
+    const rate = rates.get(part.phase);
+    return span && rate !== undefined ? rate * (span.hi - span.lo + 1) : 0;
+  }
+
+  /**
+   * The part to cut next among `parts` (from the writer's on) and the day to cut after: the one
+   * with the most days left, but none of a query that already has its `share` of requests
+   * (`busy`), none whose records so far say fewer than two pages are left, and none past the
+   * page budget (`room(part)` false: its new half could not start).
+   */
+  widest(parts: readonly Part[], busy: Map<number, number>, share: number, room: (part: Part) => boolean): { part: Part; mid: number } | undefined {
+    let best: { part: Part; lo: number; hi: number } | undefined;
+    for (const part of parts) {
+      if (!room(part)) break;
+      if ((busy.get(part.phase) ?? 0) >= share) continue;
+      const span = this.remaining(part, true);
+      if (!span || span.hi <= span.lo) continue;
+      if ((recordsLeftIn(part, span, this.rule) ?? Infinity) < 2 * this.host.pageSize) continue;
+      if (!best || span.hi - span.lo > best.hi - best.lo) best = { part, ...span };
+    }
+    return best && { part: best.part, mid: best.lo + Math.floor((best.hi - best.lo) / 2) };
+  }
+}
