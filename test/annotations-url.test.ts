@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runCli } from './helpers.js';
-import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted.js';
+import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
 
 const PASSWORD_BASIC = `Basic ${Buffer.from('bot:scripted-secret').toString('base64')}`;
 

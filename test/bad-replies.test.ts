@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fakeClock, runCli } from './helpers.js';
-import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted.js';
+import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
 
 /** Second pages of the tags list, by scenario (the first page is always good). */
 const SECOND_PAGES: Record<string, unknown> = {

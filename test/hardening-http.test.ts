@@ -13,7 +13,7 @@ import { basicCredentialForms, redact, redactError, stripUserinfo } from '../src
 import { errorMessage } from '../src/http/reply.js';
 import { Transport, type TransportConfig } from '../src/http/transport.js';
 import { fakeClock, openSandbox, runCli, type RunResult } from './helpers.js';
-import { endless, json, serve, type Served } from './scripted-server.js';
+import { endless, json, serve, testTransport, type Served } from './scripted-server.js';
 
 const USER = 'agent@example.com';
 const PASSWORD = 'pa55-w0rd:with/odd?chars';
@@ -27,21 +27,7 @@ async function withTransport(
   const server = await serve(handler);
   const clock = fakeClock();
   const trace: string[] = [];
-  const transport = new Transport({
-    baseUrl: new URL(server.url),
-    user: USER,
-    password: PASSWORD,
-    userAgent: 'carectl-test',
-    requestTimeoutMs: 5000,
-    retries: 3,
-    maxRetryWaitMs: 60_000,
-    sleep: clock.sleep,
-    now: clock.now,
-    signal: new AbortController().signal,
-    random: () => 1,
-    trace: (line) => trace.push(line),
-    ...overrides,
-  });
+  const transport = testTransport(server.url, clock, { user: USER, password: PASSWORD, trace: (line) => trace.push(line), ...overrides });
   try {
     await body(transport, server, clock, trace);
   } finally {

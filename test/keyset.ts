@@ -5,7 +5,7 @@
  * of them shared, spread over the year before 2026-06-30; filters is_priority and status.
  */
 import type { ServerResponse } from 'node:http';
-import type { ScriptedReply, ScriptedRequest } from './scripted.js';
+import type { ScriptedReply, ScriptedRequest } from './scripted-server.js';
 
 export interface KeysetRecord {
   id: string;

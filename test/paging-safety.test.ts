@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { runCli, type RunResult } from './helpers.js';
-import { scriptedApi, scriptedEnv, type ScriptedApi, type ScriptedReply, type ScriptedRequest } from './scripted.js';
+import { scriptedApi, scriptedEnv, type ScriptedApi, type ScriptedReply, type ScriptedRequest } from './scripted-server.js';
 
 type Answer = (request: ScriptedRequest, params: URLSearchParams, base: string) => ScriptedReply | undefined;
 

@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { apiRequests, fakeClock, openSandbox, runCli, sandboxEnv, type RunOptions } from './helpers.js';
 import { keysetData, keysetReply, later } from './keyset.js';
-import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted.js';
+import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
 
 let sandbox: Sandbox;
 before(async () => {

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { ApiError, InterruptedError, NetworkError } from '../src/core/errors.js';
 import { Transport, type TransportConfig } from '../src/http/transport.js';
+import { testTransport } from './scripted-server.js';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { apiRequests, fakeClock, openSandbox, runCli, type RunResult } from './helpers.js';
 
@@ -75,21 +76,7 @@ async function closedPort(): Promise<number> {
 /** A transport with a fake clock and a jitter draw of 1 (so every backoff wait is its ceiling). */
 function transportTo(baseUrl: string, overrides: Partial<TransportConfig> = {}): { transport: Transport; clock: ReturnType<typeof fakeClock> } {
   const clock = fakeClock();
-  const transport = new Transport({
-    baseUrl: new URL(baseUrl),
-    user: 'user',
-    password: 'secret',
-    userAgent: 'carectl-test',
-    requestTimeoutMs: 5000,
-    retries: 3,
-    maxRetryWaitMs: 60_000,
-    sleep: clock.sleep,
-    now: clock.now,
-    signal: new AbortController().signal,
-    random: () => 1,
-    ...overrides,
-  });
-  return { transport, clock };
+  return { transport: testTransport(baseUrl, clock, overrides), clock };
 }
 
 /** Runs `body` against a scripted server and a transport, closing both afterwards. */

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { runCli } from './helpers.js';
-import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted.js';
+import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
 
 /** Conversation id → what its GET answers as `conversation`. */
 const RECORDS: Record<string, unknown> = {
