@@ -138,6 +138,21 @@ describe('a list without a date range, on a service with keyset links', () => {
     assert.equal(new Set(all).size, data.length);
   });
 
+  test('a slice bounds its sort date as a pair, as the spec asks; only the query as the user gave it may have one bound', async () => {
+    for (const list of [['conversations', 'list'], ['conversations', 'list', '--status', 'unread', '--sort', '-oldest_sort_date'], ['conversations', 'list', '--priority', '--oldest', '..2026-03-01'], ['conversations', 'list', '--no-priority', '--oldest', '2025-09-01..']]) {
+      const mark = api.requests.length;
+      const result = await run([...list, '-o', 'ndjson', '--fields', 'status']);
+      assert.equal(result.code, 0, result.stderr);
+      const params = (url: string) => new URL(url, 'http://x').searchParams;
+      const sides = (url: string) => ['gte', 'lte'].filter((side) => params(url).has(`oldest_sort_date_${side}`));
+      // Requests carectl bounded itself: a day the user did not give (the service's keyset links bound by a time).
+      const given = new URLSearchParams(api.requests[mark]?.url.split('?')[1]);
+      const sliced = api.requests.slice(mark).filter((r) => [...params(r.url)].some(([key, value]) => key.startsWith('oldest_sort_date_') && !value.includes('T') && given.get(key) !== value));
+      assert.ok(sliced.length >= 4, `${list.join(' ')}: ${sliced.length} slice requests`);
+      for (const request of sliced) assert.deepEqual(sides(request.url), ['gte', 'lte'], `${list.join(' ')}: ${request.url}`);
+    }
+  });
+
   test('a short list pays for no more than its page', async () => {
     const mark = api.requests.length;
     const result = await run(['conversations', 'list', '--status', 'closed', '--oldest', '..2025-07-10', '--columns', 'id', '--no-header']);

@@ -79,14 +79,14 @@ export function initialParts(plan: ListPlan, start: ResumePoint): Part[] {
     const end = start.end;
     const [lo, hi] = rule?.descending ? [end, undefined] : [undefined, end];
     // A page read before its slice was cut reaches past the slice's end: narrowed to it.
-    const part = newPart(phase, lo, hi, rule && end !== undefined ? narrowed(start.url, rule.field, lo, hi) : start.url);
-    part.base = rule ? narrowed(address, rule.field, lo, hi) : address;
+    const part = newPart(phase, lo, hi, rule && end !== undefined ? narrowed(start.url, rule, lo, hi) : start.url);
+    part.base = rule ? narrowed(address, rule, lo, hi) : address;
     part.skipFirst = start.skip;
     part.pagesRead = start.url === address ? 0 : 1;
     parts.push(part);
     if (end !== undefined && rule) {
       const [restLo, restHi] = rule.descending ? [undefined, end - 1] : [end + 1, undefined];
-      parts.push(newPart(phase, restLo, restHi, narrowed(address, rule.field, restLo, restHi), rule));
+      parts.push(newPart(phase, restLo, restHi, narrowed(address, rule, restLo, restHi), rule));
     }
   }
   return parts;
@@ -105,12 +105,12 @@ export function sliceCuts(span: { lo: number; hi: number }, parallel: number): n
  */
 export function splitPart(part: Part, mid: number, phaseAddress: string, rule: SliceRule): Part {
   const [keepLo, keepHi, restLo, restHi] = rule.descending ? [mid + 1, part.hi, part.lo, mid] : [part.lo, mid, mid + 1, part.hi];
-  const rest = newPart(part.phase, restLo, restHi, narrowed(phaseAddress, rule.field, restLo, restHi), rule);
+  const rest = newPart(part.phase, restLo, restHi, narrowed(phaseAddress, rule, restLo, restHi), rule);
   if (keepLo !== undefined) part.lo = keepLo;
   if (keepHi !== undefined) part.hi = keepHi;
   const [narrowLo, narrowHi] = rule.descending ? [keepLo, undefined] : [undefined, keepHi];
-  part.base = narrowed(part.base, rule.field, narrowLo, narrowHi);
-  part.next = narrowed(part.next as string, rule.field, narrowLo, narrowHi);
+  part.base = narrowed(part.base, rule, narrowLo, narrowHi);
+  part.next = narrowed(part.next as string, rule, narrowLo, narrowHi);
   if (part.pagesRead === 0) part.first = part.next;
   return rest;
 }

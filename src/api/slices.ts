@@ -13,6 +13,8 @@ export const DAY_MS = 86_400_000;
 export interface SliceRule {
   field: string;
   descending: boolean;
+  /** The last day a record can have: the day after the run's start (a run may cross midnight). */
+  lastDay?: number;
 }
 
 export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
@@ -28,7 +30,7 @@ const split = (address: string): [string, URLSearchParams] => {
  * the resource's default), unless the query bounds another date field (the two cannot be
  * combined) or sorts by several fields.
  */
-export function sliceRule(spec: ResourceSpec, query: ReadonlyArray<readonly [string, string]>): SliceRule | undefined {
+export function sliceRule(spec: ResourceSpec, query: ReadonlyArray<readonly [string, string]>, asOf?: number): SliceRule | undefined {
   const dates = spec.sortDates;
   if (!dates || spec.paging !== 'skip') return undefined;
   const sorts = query.filter(([key]) => key === dates.param).map(([, value]) => value);
@@ -37,7 +39,7 @@ export function sliceRule(spec: ResourceSpec, query: ReadonlyArray<readonly [str
   const field = sort.replace(/^-/, '');
   if (!dates.fields.includes(field)) return undefined;
   if (query.some(([key]) => dates.fields.some((other) => other !== field && key.startsWith(`${other}_`)))) return undefined;
-  return { field, descending: sort.startsWith('-') };
+  return { field, descending: sort.startsWith('-'), ...(asOf !== undefined && { lastDay: dayOf(asOf) + 1 }) };
 }
 
 /** The first and last day the address's bounds on `field` allow (undefined: open). */
@@ -64,9 +66,14 @@ export function positionOf(address: string, base: string, read: number, rule: Sl
   return tighter ? dayOf(side.at) : undefined;
 }
 
-/** `address` with its bounds on `field` narrowed to the days lo..hi; a side already as tight keeps its own. */
-export function narrowed(address: string, field: string, lo: number | undefined, hi: number | undefined): string {
+/**
+ * `address` with its bounds on the rule's field narrowed to the days lo..hi; a side already as
+ * tight keeps its own. The spec asks for a sort date's bounds as a pair, so a side that a slice
+ * leaves open is bounded by the widest day: 1970-01-01 below, the rule's last day above.
+ */
+export function narrowed(address: string, rule: SliceRule, lo: number | undefined, hi: number | undefined): string {
   const [path, params] = split(address);
+  const field = rule.field;
   const range = dateRange(params, field);
   const setLo = lo !== undefined && !(range.lo && range.lo.at >= lo * DAY_MS);
   const setHi = hi !== undefined && !(range.hi && range.hi.at <= (hi + 1) * DAY_MS - 1);
@@ -77,8 +84,11 @@ export function narrowed(address: string, field: string, lo: number | undefined,
     if ((side === 'lo' && setLo) || (side === 'hi' && setHi)) continue;
     result.append(key, value);
   }
+  const narrowing = setLo || setHi;
   if (setLo) result.append(`${field}_gte`, dayText(lo as number));
+  else if (narrowing && !range.lo) result.append(`${field}_gte`, dayText(0));
   if (setHi) result.append(`${field}_lte`, dayText(hi as number));
+  else if (narrowing && !range.hi && rule.lastDay !== undefined) result.append(`${field}_lte`, dayText(rule.lastDay));
   return `${path}?${result.toString()}`;
 }
 

@@ -142,7 +142,7 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
   refuseUnionSort(spec, query);
   const limit = ctx.limit;
   const ids = spec.listByIds ? await readIds(ctx, opts.ids, '--id') : undefined;
-  const plan = { ...listPlan(spec, version, query, { pageSize: ctx.pageSize, limit }, ids), asOf };
+  const plan = listPlan(spec, version, query, { pageSize: ctx.pageSize, limit, asOf }, ids);
   const start = startPoint(plan, ctx.globals.resume);
   const scheduler = await ctx.scheduler();
 
