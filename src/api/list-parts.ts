@@ -101,15 +101,19 @@ export class ListParts {
     wake();
   }
 
-  /** A date range given on the sort date is sliced at once, one slice per slot. */
+  /**
+   * A date range given on the sort date is sliced at once: the window's slots shared among the
+   * queries (their lengths are not known yet), one slice per slot.
+   */
   private sliceRanges(): void {
     if (!this.lookAhead || !this.rule) return;
+    const queries = this.parts.length;
     for (const part of [...this.parts]) {
       if (part.pagesRead > 0) continue;
       const span = this.spans?.remaining(part, false);
       if (!span) continue;
       // Cut from the far end, so that `part` keeps the first slice.
-      const cuts = sliceCuts(span, this.options.scheduler.parallel);
+      const cuts = sliceCuts(span, Math.ceil(this.options.scheduler.parallel / queries));
       for (const mid of this.rule.descending ? cuts : cuts.reverse()) this.splitAt(part, mid);
     }
   }
