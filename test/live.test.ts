@@ -35,7 +35,7 @@ describe('live count of a list', () => {
     const stderr = new Collector();
     let now = 0;
     const inner = recorder();
-    const live = withLiveCount(inner, { stderr: { stream: stderr, isTTY: true }, stdout: { stream: new Collector(), isTTY: false }, now: () => now, noun: 'conversations' });
+    const live = withLiveCount(inner, { stderr: { stream: stderr, isTTY: true }, stdout: { stream: new Collector(), isTTY: false }, now: () => now, noun: 'conversation' });
     for (let id = 1; id <= 2000; id++) {
       now += 1; // a record a millisecond
       await live.writer.write({ id });
@@ -54,7 +54,7 @@ describe('live count of a list', () => {
   test('cleared for a notice part-way, the count is drawn again with the next record', async () => {
     const stderr = new Collector();
     let now = 0;
-    const live = withLiveCount(recorder(), { stderr: { stream: stderr, isTTY: true }, stdout: { stream: new Collector(), isTTY: false }, now: () => now, noun: 'users' });
+    const live = withLiveCount(recorder(), { stderr: { stream: stderr, isTTY: true }, stdout: { stream: new Collector(), isTTY: false }, now: () => now, noun: 'user' });
     now = 1500;
     await live.writer.write({ id: 1 });
     live.clear();
@@ -62,14 +62,14 @@ describe('live count of a list', () => {
     now += 1;
     await live.writer.write({ id: 2 });
     await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(stderr.text, `${CLEAR_LINE}1 users (1/s)${CLEAR_LINE}a notice\n${CLEAR_LINE}2 users (1/s)`);
+    assert.equal(stderr.text, `${CLEAR_LINE}1 user (1/s)${CLEAR_LINE}a notice\n${CLEAR_LINE}2 users (1/s)`);
   });
 
   test('a list done within a second shows nothing; stderr not a terminal never does', async () => {
     for (const [isTTY, ms] of [[true, 999], [false, 5000]] as const) {
       const stderr = new Collector();
       let now = 0;
-      const live = withLiveCount(recorder(), { stderr: { stream: stderr, isTTY }, stdout: { stream: new Collector(), isTTY: false }, now: () => now, noun: 'tags' });
+      const live = withLiveCount(recorder(), { stderr: { stream: stderr, isTTY }, stdout: { stream: new Collector(), isTTY: false }, now: () => now, noun: 'tag' });
       for (let id = 0; id < 10; id++) {
         now += ms / 10;
         await live.writer.write({ id });
@@ -84,7 +84,7 @@ describe('live count of a list', () => {
     let now = 0;
     const output: string[] = [];
     const inner: RecordWriter = { write: async () => void output.push(`[record after ${JSON.stringify(stderr.text.slice(-4))}]`), endPage: async () => undefined, end: async () => undefined };
-    const live = withLiveCount(inner, { stderr: { stream: stderr, isTTY: true, columns: 12 }, stdout: { stream: new Collector(), isTTY: true }, now: () => now, noun: 'conversations' });
+    const live = withLiveCount(inner, { stderr: { stream: stderr, isTTY: true, columns: 12 }, stdout: { stream: new Collector(), isTTY: true }, now: () => now, noun: 'conversation' });
     now = 2000;
     await live.writer.write({ id: 1 });
     assert.equal(drawn(stderr.text)[0], '1 conversa…');

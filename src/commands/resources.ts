@@ -148,7 +148,7 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
 
   const api = await ctx.api();
   const header = printer.continuableHeader;
-  const live = ctx.liveCount(printer.writer('list', columns, { continues: start.header, computed: spec.computed, picked }), `${spec.noun}s`);
+  const live = ctx.liveCount(printer.writer('list', columns, { continues: start.header, computed: spec.computed, picked }), spec.noun);
   try {
     const written = await runList({
       plan,

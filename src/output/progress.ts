@@ -20,7 +20,7 @@ export interface LiveCountOptions {
   /** When stdout is the same terminal, the line steps aside while records are written. */
   stdout: OutStream;
   now(): number;
-  /** Plural noun of the records: 'conversations'. */
+  /** Noun of one record: 'conversation' (a count other than one adds the s). */
   noun: string;
 }
 
@@ -60,7 +60,7 @@ export function withLiveCount(writer: RecordWriter, options: LiveCountOptions): 
       return;
     }
     const rate = Math.round((count * 1000) / elapsed);
-    shown = { text: fitLine(`${groupDigits(count)} ${noun} (${groupDigits(rate)}/s)`, stderr.columns), at };
+    shown = { text: fitLine(`${groupDigits(count)} ${noun}${count === 1 ? '' : 's'} (${groupDigits(rate)}/s)`, stderr.columns), at };
     stderr.stream.write(CLEAR_LINE + shown.text);
     lifted = false;
   };
