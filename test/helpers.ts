@@ -6,6 +6,7 @@ import { Readable, Writable } from 'node:stream';
 import { after, before, beforeEach } from 'node:test';
 import { realSleep, type Io } from '../src/core/io.js';
 import { run } from '../src/main.js';
+import type { WriterOptions } from '../src/output/index.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/index.js';
 
 export interface RunResult {
@@ -141,4 +142,17 @@ export function useConfigHome(prefix: string, use: (fixture: ConfigHome) => void
     homes.push(home);
     use({ sandbox, home, folder: join(home, 'carectl'), configFile: join(home, 'carectl', 'config.json') });
   });
+}
+
+/** Options of a list writer to `stream` (id and name, a header, no colour); a terminal of that many columns when given. */
+export function writerOptions(stream: Writable, overrides: Partial<WriterOptions> = {}, terminalColumns?: number): WriterOptions {
+  return {
+    out: { stream, isTTY: terminalColumns !== undefined, columns: terminalColumns },
+    shape: 'list',
+    columns: ['id', 'name'],
+    header: true,
+    escapeFormulas: true,
+    color: false,
+    ...overrides,
+  };
 }

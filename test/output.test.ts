@@ -16,7 +16,7 @@ import {
 import type { Format, WriterOptions } from '../src/output/index.js';
 import { StreamSink } from '../src/output/stream-sink.js';
 import { OutputError } from '../src/core/errors.js';
-import { runCli } from './helpers.js';
+import { runCli, writerOptions } from './helpers.js';
 
 type Row = Record<string, unknown>;
 
@@ -35,22 +35,6 @@ class Collector extends Writable {
   }
 }
 
-function options(
-  stream: Writable,
-  overrides: Partial<WriterOptions> = {},
-  terminalColumns?: number,
-): WriterOptions {
-  return {
-    out: { stream, isTTY: terminalColumns !== undefined, columns: terminalColumns },
-    shape: 'list',
-    columns: ['id', 'name'],
-    header: true,
-    escapeFormulas: true,
-    color: false,
-    ...overrides,
-  };
-}
-
 /** Writes the pages (endPage() after each), ends the document and returns what reached the stream. */
 async function render(
   format: Format,
@@ -59,7 +43,7 @@ async function render(
   terminalColumns?: number,
 ): Promise<string> {
   const collector = new Collector();
-  const writer = createWriter(format, options(collector, overrides, terminalColumns));
+  const writer = createWriter(format, writerOptions(collector, overrides, terminalColumns));
   for (const page of pages) {
     for (const record of page) await writer.write(record);
     await writer.endPage();
@@ -465,7 +449,7 @@ describe('table', () => {
 
   it('writes each page at endPage(), the first with the header', async () => {
     const collector = new Collector();
-    const writer = createWriter('table', options(collector));
+    const writer = createWriter('table', writerOptions(collector));
     await writer.write({ id: 1, name: 'a' });
     assert.equal(collector.text, '');
     await writer.endPage();
@@ -482,7 +466,7 @@ describe('table', () => {
 
   it('flushes every 1000 rows even without endPage()', async () => {
     const collector = new Collector();
-    const writer = createWriter('table', options(collector, { columns: ['id'] }));
+    const writer = createWriter('table', writerOptions(collector, { columns: ['id'] }));
     for (let id = 0; id < 999; id++) await writer.write({ id });
     assert.equal(collector.text, '');
     await writer.write({ id: 999 });
@@ -592,7 +576,7 @@ describe('streaming', () => {
   for (const format of streaming) {
     it(`${format}: writes each record at once, as one chunk`, async () => {
       const collector = new Collector();
-      const writer = createWriter(format, options(collector));
+      const writer = createWriter(format, writerOptions(collector));
       for (let id = 0; id < 5; id++) {
         await writer.write({ id, name: `marker-${id}` });
         assert.equal(collector.chunks.length, id + 1);
@@ -621,7 +605,7 @@ describe('streaming', () => {
         maxBufferedBeforeWrite = Math.max(maxBufferedBeforeWrite, slow.writableLength);
         return originalWrite(...args);
       }) as Writable['write'];
-      const writer = createWriter(format, options(slow, { columns: ['id'] }));
+      const writer = createWriter(format, writerOptions(slow, { columns: ['id'] }));
       const count = 300;
       for (let page = 0; page < count / 50; page++) {
         for (let i = 0; i < 50; i++) await writer.write({ id: `r${String(page * 50 + i).padStart(4, '0')}` });
@@ -642,7 +626,7 @@ describe('write errors', () => {
         done(new Error('EPIPE simulated'));
       },
     });
-    const writer = createWriter('ndjson', options(failing));
+    const writer = createWriter('ndjson', writerOptions(failing));
     await assert.rejects(writer.write({ id: 1 }), /EPIPE simulated/);
     await assert.rejects(writer.write({ id: 2 }), /EPIPE simulated/);
     await assert.rejects(writer.end(), /EPIPE simulated/);
@@ -658,7 +642,7 @@ describe('write errors', () => {
         else done();
       },
     });
-    const writer = createWriter('csv', options(failingLater));
+    const writer = createWriter('csv', writerOptions(failingLater));
     await writer.write({ id: 1 });
     await writer.write({ id: 2 });
     await assert.rejects(async () => {
@@ -684,7 +668,7 @@ describe('write errors', () => {
   it('rejects with EPIPE when the reading process has exited', async () => {
     const child = spawn(process.execPath, ['-e', ''], { stdio: ['pipe', 'ignore', 'ignore'] });
     await once(child, 'exit');
-    const writer = createWriter('ndjson', options(child.stdin));
+    const writer = createWriter('ndjson', writerOptions(child.stdin));
     await assert.rejects(async () => {
       for (let id = 0; id < 100_000; id++) await writer.write({ id, padding: 'x'.repeat(100) });
     }, (error: NodeJS.ErrnoException) => error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED');
@@ -693,7 +677,7 @@ describe('write errors', () => {
   it('rejects on a stream that was already destroyed', async () => {
     const collector = new Collector();
     collector.destroy();
-    const writer = createWriter('json', options(collector));
+    const writer = createWriter('json', writerOptions(collector));
     await assert.rejects(writer.write({ id: 1 }));
   });
 });

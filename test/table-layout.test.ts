@@ -10,7 +10,7 @@ import type { WriterOptions } from '../src/output/index.js';
 import { columnPolicy } from '../src/output/grid.js';
 import { cutToWidth, displayWidth } from '../src/output/width.js';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { Collector, openSandbox, runCli } from './helpers.js';
+import { Collector, openSandbox, runCli, writerOptions } from './helpers.js';
 
 type Row = Record<string, unknown>;
 
@@ -18,15 +18,7 @@ type Row = Record<string, unknown>;
 /** Writes the pages to a table writer (endPage() after each) and returns what reached stdout. */
 async function table(pages: Row[][], overrides: Partial<WriterOptions> = {}, terminalColumns?: number): Promise<string> {
   const collector = new Collector();
-  const writer = createWriter('table', {
-    out: { stream: collector, isTTY: terminalColumns !== undefined, columns: terminalColumns },
-    shape: 'list',
-    columns: ['id', 'name'],
-    header: true,
-    escapeFormulas: true,
-    color: false,
-    ...overrides,
-  });
+  const writer = createWriter('table', writerOptions(collector, overrides, terminalColumns));
   for (const page of pages) {
     for (const record of page) await writer.write(record);
     await writer.endPage();
