@@ -97,6 +97,16 @@ describe('a list in parallel prints exactly what it prints one request at a time
     });
   }
 
+  test('a union with a date range shares the window between its two queries from the first requests', async () => {
+    const result = await cli(['conversations', 'list', '--oldest', '2025-06-01..2026-07-01', '--columns', 'id', '--no-header', '--page-size', '5', '--verbose']);
+    assert.equal(result.code, 0, result.stderr);
+    // The order carectl sends them in (the trace); they may reach the sandbox in another.
+    const sent = result.stderr.split('\n').filter((line) => line.startsWith('> GET '));
+    const first = sent.slice(0, 8).map((line) => new URL(line.slice('> GET '.length)).searchParams.get('is_priority'));
+    assert.equal(first.filter((priority) => priority === 'true').length, 4, first.join());
+    assert.equal(first.filter((priority) => priority === 'false').length, 4, first.join());
+  });
+
   test('the records of the sandbox, each exactly once, in the order of the service', async () => {
     const one = await cli(['conversations', 'list', '--oldest', '2025-06-01..2026-07-01', '--columns', 'id', '--no-header', '--parallel', '1']);
     const many = await cli(['conversations', 'list', '--oldest', '2025-06-01..2026-07-01', '--columns', 'id', '--no-header', '--parallel', '32', '--page-size', '3']);

@@ -107,7 +107,7 @@ export class ListParts {
    */
   private sliceRanges(): void {
     if (!this.lookAhead || !this.rule) return;
-    const queries = this.parts.length;
+    const queries = new Set(this.parts.map((part) => part.phase)).size;
     for (const part of [...this.parts]) {
       if (part.pagesRead > 0) continue;
       const span = this.spans?.remaining(part, false);
