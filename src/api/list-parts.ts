@@ -3,10 +3,11 @@
  * order. A part is a chain of pages (each next address comes from the page before it): a phase
  * of the plan, or a date slice of one. Parts ahead of the writer run concurrently when the plan
  * allows it (the two priority queries of a union, slices of the sort date), within a budget of
- * pages held (4 per slot of the window, the parts nearest the writer first, 5 in all), and never
- * more records than --limit still needs. A slice is cut in two while the window has room: a part
- * not started yet at any day, a part under way only where the service's links say how far it got
- * (the keyset date bound).
+ * pages held (8 per slot of the window, the parts nearest the writer first, 9 in all), and never
+ * more records than --limit still needs. A slice is cut in two where its chain of pages would
+ * outlast the others' or while the window has room: a part not started yet at any day, a part
+ * under way only where the service's links say how far it got (the keyset date bound). The part
+ * with the most records still expected asks first.
  */
 import type { ListPlan, NextStep, PageSource } from './paging.js';
 import { PageGuard } from './page-guard.js';
@@ -45,9 +46,9 @@ export class ListParts {
     const { plan, start, scheduler } = options;
     this.rule = plan.slicing;
     this.lookAhead = (plan.union === true || plan.slicing !== undefined) && scheduler.parallel > 1;
-    // The page budget ahead of the writer: 4 per slot of the window, the parts nearest the writer
-    // first. One at a time, a part reads one page ahead, as one request at a time would.
-    this.maxHeld = 4 * scheduler.parallel;
+    // The page budget ahead of the writer: 8 per slot of the window, the parts nearest the writer
+    // first (with 4, parts far ahead stalled and the run ended on a few long chains). One at a time, a part reads one page ahead, as one request at a time would.
+    this.maxHeld = 8 * scheduler.parallel;
     this.bufferCap = this.lookAhead ? 4 : 1;
     this.parts.push(...initialParts(plan, start));
     const probe = (phase: number, address: string): Promise<string | null | undefined> => {
@@ -129,9 +130,19 @@ export class ListParts {
   }
 
   private start(): void {
+    const rates = this.lookAhead ? this.spans?.rates(this.parts.slice(this.writerAt)) : undefined;
+    if (rates) this.balance(rates);
     let waiting = this.ready();
     for (let more: Part[] | undefined; this.lookAhead && this.options.scheduler.spare > waiting.length && (more = this.splitWidest(waiting)); ) waiting = more;
-    for (const part of waiting) this.fetch(part);
+    for (const part of waiting) this.fetch(part, rates ? (this.spans as PartSpans).priorityOf(part, rates) : part.key);
+  }
+
+  /** Cuts the parts whose chains of pages would outlast the others' (PartSpans.balancingCuts). */
+  private balance(rates: Map<number, number>): void {
+    const spans = this.spans as PartSpans;
+    for (const { part, cuts } of spans.balancingCuts(this.parts.slice(this.writerAt), this.options.scheduler.window, rates)) {
+      for (const mid of cuts) this.splitAt(part, mid);
+    }
   }
 
   /**
@@ -171,7 +182,7 @@ export class ListParts {
     return ready;
   }
 
-  private fetch(part: Part): void {
+  private fetch(part: Part, priority: number): void {
     const url = part.next as string;
     if (part.entered !== url) {
       try {
@@ -184,7 +195,7 @@ export class ListParts {
     part.inFlight = true;
     const skip = part.skipFirst;
     part.skipFirst = 0;
-    this.options.scheduler.run(part.key, (slot) => this.options.source.fetch(url, part.base, slot.throttle)).then(
+    this.options.scheduler.run(priority, (slot) => this.options.source.fetch(url, part.base, slot.throttle)).then(
       (page) => this.arrived(part, url, skip, page),
       (err: unknown) => {
         part.inFlight = false;

@@ -71,9 +71,49 @@ export class PartSpans {
 
   /** The records a part will likely still give beyond what it holds and asks for: its days left at its query's rate. */
   expectedLeft(part: Part, rates: Map<number, number>): number {
-    const span = this.remaining(part, false, true);
+    return this.expected(part, rates)?.records ?? 0;
+  }
+
+  private expected(part: Part, rates: Map<number, number>, probe = false): { span: Span; rate: number; records: number } | undefined {
+    const span = this.remaining(part, probe, true);
     const rate = rates.get(part.phase);
-    return span && rate !== undefined ? rate * (span.hi - span.lo + 1) : 0;
+    return span && rate ? { span, rate, records: rate * (span.hi - span.lo + 1) } : undefined;
+  }
+
+  /**
+   * The scheduler's priority of a part's next request (lower goes first): the part with the most
+   * records still expected first, since the longest chain of pages decides when the run ends; a
+   * part not known yet before all (its first page tells); ties in the writer's order.
+   */
+  priorityOf(part: Part, rates: Map<number, number>): number {
+    const expected = this.expected(part, rates);
+    return expected ? part.key - Math.round(expected.records) * 2 ** 26 : part.key + Number.MIN_SAFE_INTEGER;
+  }
+
+  /**
+   * Where to cut `parts` so that no chain of pages is much longer than its share of the window:
+   * a share is the records expected of all parts over the window's slots; a part not in flight
+   * expected to give more than two shares keeps one, and what is left is cut the same way. Each
+   * answer lists a part's cuts from its far end, as a part keeps the days it reads first.
+   */
+  balancingCuts(parts: readonly Part[], window: number, rates: Map<number, number>): { part: Part; cuts: number[] }[] {
+    let total = 0;
+    for (const part of parts) total += this.expected(part, rates)?.records ?? 0;
+    const share = Math.max(this.host.pageSize, total / window);
+    const answer: { part: Part; cuts: number[] }[] = [];
+    for (const part of parts) {
+      const expected = part.inFlight ? undefined : this.expected(part, rates, true);
+      if (!expected || expected.records <= 2 * share) continue;
+      const days = Math.max(1, Math.round(share / expected.rate));
+      const { lo, hi } = expected.span;
+      const cuts: number[] = [];
+      // Each piece of `days` from the side read first, while more than two shares would be left.
+      for (let left = expected.records, first = 0; left > 2 * share && first + days <= hi - lo; left -= share, first += days) {
+        cuts.push(this.rule.descending ? hi - first - days : lo + first + days - 1);
+      }
+      if (cuts.length > 0) answer.push({ part, cuts: cuts.reverse() });
+    }
+    return answer;
   }
 
   /**

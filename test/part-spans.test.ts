@@ -1,0 +1,95 @@
+/**
+ * How a parallel list balances its parts: where a part whose chain of pages would outlast the
+ * others' is cut, and which part asks first. The whole runs are tested end to end in
+ * parallel.test.ts; these pin the policy on parts whose days and records are known.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { newPart, type Part } from '../src/api/part.js';
+import { PartSpans } from '../src/api/part-spans.js';
+import { dayOf, dayText, type SliceRule } from '../src/api/slices.js';
+
+const day = (text: string): number => dayOf(Date.parse(`${text}T00:00:00Z`));
+const PHASE = 'v1.3/conversations?is_priority=false&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lte=2026-04-10&page_size=50';
+
+function spansOf(rule: SliceRule, phases = [PHASE]): PartSpans {
+  return new PartSpans(rule, { plan: { phases, slicing: rule }, pageSize: 50, probe: async () => null, pump: () => undefined });
+}
+
+/** A slice of days lo..hi of phase 0; under way when it has read `read` records up to the keyset bound `at`. */
+function slice(rule: SliceRule, lo: string, hi: string, underWay?: { read: number; at: string }): Part {
+  const address = `v1.3/conversations?is_priority=false&oldest_sort_date_gte=${lo}&oldest_sort_date_lte=${hi}&page_size=50`;
+  const part = newPart(0, day(lo), day(hi), address, rule);
+  if (underWay) {
+    const bound = rule.descending ? `oldest_sort_date_gte=${lo}&oldest_sort_date_lte=${underWay.at}` : `oldest_sort_date_gte=${underWay.at}&oldest_sort_date_lte=${hi}`;
+    Object.assign(part, { pagesRead: 1, recordsRead: underWay.read, next: `v1.3/conversations?is_priority=false&${bound}&page_size=50&skip=1` });
+  }
+  return part;
+}
+
+const texts = (cuts: { part: Part; cuts: number[] }[]): string[][] => cuts.map(({ cuts }) => cuts.map(dayText));
+
+describe('PartSpans.balancingCuts', () => {
+  const rule: SliceRule = { field: 'oldest_sort_date', descending: false };
+  // 50 records over Jan 1–5: 10 a day. Left: Jan 5–30 (260 records) and Jan 31–Apr 10 (700).
+  const parts = (): Part[] => [slice(rule, '2026-01-01', '2026-01-30', { read: 50, at: '2026-01-05T10:00:00' }), slice(rule, '2026-01-31', '2026-04-10')];
+
+  it('cuts a part expected to give more than two shares of the window (960 records over 4 slots: 240) into a share and the rest', () => {
+    const [first, second] = parts();
+    const spans = spansOf(rule);
+    const cuts = spans.balancingCuts([first!, second!], 4, spans.rates([first!, second!]));
+    assert.equal(cuts.length, 1);
+    assert.equal(cuts[0]?.part, second);
+    // 240 records at 10 a day: Jan 31–Feb 23 is kept; 460 left, less than two shares.
+    assert.deepEqual(texts(cuts), [['2026-02-23']]);
+  });
+
+  it('cuts the rest again while more than two shares would be left, listing the cuts from the far end', () => {
+    const [first, second] = parts();
+    const spans = spansOf(rule);
+    // 8 slots: a share is 120 records, 12 days.
+    const cuts = spans.balancingCuts([first!, second!], 8, spans.rates([first!, second!]));
+    assert.deepEqual(texts(cuts), [['2026-01-16'], ['2026-03-19', '2026-03-07', '2026-02-23', '2026-02-11']]);
+  });
+
+  it('never cuts a part in flight, nor any part before a rate is known', () => {
+    const [first, second] = parts();
+    second!.inFlight = true;
+    const spans = spansOf(rule);
+    assert.deepEqual(texts(spans.balancingCuts([first!, second!], 8, spans.rates([first!, second!]))), [['2026-01-16']]);
+    const fresh = [slice(rule, '2026-01-01', '2026-02-14'), slice(rule, '2026-02-15', '2026-04-10')];
+    assert.deepEqual(spans.balancingCuts(fresh, 8, spans.rates(fresh)), []);
+  });
+
+  it('descending, keeps the newest days and cuts towards the oldest', () => {
+    const down: SliceRule = { field: 'oldest_sort_date', descending: true };
+    // 50 records over Apr 10 back to Apr 6: 10 a day; Jan 1–Apr 6 left (960 records).
+    const part = slice(down, '2026-01-01', '2026-04-10', { read: 50, at: '2026-04-06T10:00:00' });
+    const spans = spansOf(down);
+    const cuts = spans.balancingCuts([part], 4, spans.rates([part]));
+    // A share is 240 records: Mar 14–Apr 6, then Feb 18–Mar 13; 480 left is not more than two shares.
+    assert.deepEqual(texts(cuts), [['2026-02-17', '2026-03-13']]);
+  });
+});
+
+describe('PartSpans.priorityOf', () => {
+  const rule: SliceRule = { field: 'oldest_sort_date', descending: false };
+
+  it('puts the part with the most records still expected first, and a part not known yet before all', () => {
+    const first = slice(rule, '2026-01-01', '2026-01-30', { read: 50, at: '2026-01-05T10:00:00' });
+    const second = slice(rule, '2026-01-31', '2026-04-10');
+    const spans = spansOf(rule);
+    const rates = spans.rates([first, second]);
+    assert.ok(spans.priorityOf(second, rates) < spans.priorityOf(first, rates), 'the 700 records expected go before the 260');
+    const unknown = slice(rule, '2026-01-01', '2026-01-30');
+    assert.ok(spans.priorityOf(unknown, new Map()) < spans.priorityOf(second, rates));
+  });
+
+  it('orders parts expected to give as much by the writer\'s order', () => {
+    const spans = spansOf(rule);
+    const early = slice(rule, '2026-01-01', '2026-01-10', { read: 50, at: '2026-01-05T10:00:00' });
+    const late = slice(rule, '2026-02-01', '2026-02-10', { read: 50, at: '2026-02-05T10:00:00' });
+    const rates = spans.rates([early, late]);
+    assert.ok(spans.priorityOf(early, rates) < spans.priorityOf(late, rates));
+  });
+});
