@@ -126,6 +126,22 @@ describe('sandbox latency', () => {
     });
   });
 
+  test('a reply is worked out on arrival and travels for the latency, as a distant service answers concurrent requests side by side', async () => {
+    // One thread working out replies only after their latency would queue concurrent replies
+    // behind each other, which no distant service does: the reply shows the state at arrival.
+    await withSandbox({ latencyMs: 1000 }, async (sandbox) => {
+      const conversation = sandbox.data.conversations.find((c) => c.status !== 'closed') as ConversationRecord;
+      const before = conversation.status;
+      const pending = call(sandbox, `/v1.3/conversations/${conversation.id}?fields=status`);
+      await arrivals(sandbox, 1);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      conversation.status = 'closed';
+      const answer = await pending;
+      assert.ok(answer.elapsed >= 1000, `the reply came after ${answer.elapsed.toFixed(1)} ms`);
+      assert.equal(answer.body.conversation.status, before);
+    });
+  });
+
   test('close() does not wait for delayed replies: the pending request is cut off', { timeout: 20_000 }, async () => {
     const sandbox = await startSandbox({ anchor: ANCHOR, latencyMs: 600_000 });
     const pending = call(sandbox, '/v1.3/tags').then(

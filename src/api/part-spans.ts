@@ -21,6 +21,8 @@ export type Span = { lo: number; hi: number };
 export class PartSpans {
   /** Each phase's far end found by a probe (null: the probe found none; undefined: asked). */
   private readonly far = new Map<number, number | null | undefined>();
+  private readonly positions = new WeakMap<Part, { next: string; base: string; read: number; position: number | undefined }>();
+  private readonly phases = new Map<number, { lo?: number; hi?: number }>();
 
   constructor(
     private readonly rule: SliceRule,
@@ -37,14 +39,29 @@ export class PartSpans {
     const rule = this.rule;
     if (part.next === null || part.error !== undefined || (part.inFlight && !anyState)) return undefined;
     const underWay = part.pagesRead > 0;
-    const position = underWay ? positionOf(part.next, part.base, part.recordsRead, rule) : undefined;
+    const position = underWay ? this.positionOf(part, part.next) : undefined;
     if (underWay && position === undefined) return undefined;
-    const phaseDays = daysOf(this.host.plan.phases[part.phase] as string, rule.field);
+    const phaseDays = this.phaseDays(part.phase);
     const open = rule.descending ? (part.lo ?? phaseDays.lo) === undefined : (part.hi ?? phaseDays.hi) === undefined;
     if (open && probe && underWay && !this.far.has(part.phase)) this.probe(part.phase);
     let far = this.far.get(part.phase) ?? undefined;
     if (far === undefined && !rule.descending && this.host.plan.asOf !== undefined) far = dayOf(this.host.plan.asOf);
     return remainingDays({ lo: part.lo, hi: part.hi, position, underWay }, phaseDays, rule, far);
+  }
+
+  /** positionOf, read once per next address: the run asks on every page written and every page come. */
+  private positionOf(part: Part, next: string): number | undefined {
+    const known = this.positions.get(part);
+    if (known?.next === next && known.base === part.base && known.read === part.recordsRead) return known.position;
+    const position = positionOf(next, part.base, part.recordsRead, this.rule);
+    this.positions.set(part, { next, base: part.base, read: part.recordsRead, position });
+    return position;
+  }
+
+  private phaseDays(phase: number): { lo?: number; hi?: number } {
+    let days = this.phases.get(phase);
+    if (!days) this.phases.set(phase, (days = daysOf(this.host.plan.phases[phase] as string, this.rule.field)));
+    return days;
   }
 
   private probe(phase: number): void {

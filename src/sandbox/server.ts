@@ -160,10 +160,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const record = track(listener, req, res);
     const body = await readBody(req);
     if (body !== '') record.body = body;
+    const fault = refused ? undefined : faults.draw();
+    const answer = () => answerApi(runtime, faults, { listener, method: req.method ?? '', url: req.url ?? '/', authorization: req.headers.authorization, body }, now());
+    // A distant service works on concurrent requests side by side: the reply is worked out while
+    // the latency runs, not after it, so that one thread does not queue replies behind each other.
+    const early = fault === undefined && !refused ? answer() : undefined;
     if (latencyMs > 0) await sleep(latencyMs);
     if (closed) return;
     if (refused) return sendProblem(res, new HttpProblem(429, `Too many requests: more than ${rateLimit} in flight; retry later`, { 'retry-after': '1' }));
-    const fault = faults.draw();
     if (fault === 'drop') return void req.socket.destroy();
     if (fault === 'slow') await sleep(faults.current.slowMs ?? 2000);
     else if (fault !== undefined) {
@@ -173,7 +177,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return sendProblem(res, new HttpProblem(status, message, status === 429 ? { 'retry-after': retryAfter } : {}));
     }
     if (closed || res.destroyed) return;
-    const reply = answerApi(runtime, faults, { listener, method: req.method ?? '', url: req.url ?? '/', authorization: req.headers.authorization, body }, now());
+    const reply = early ?? answer();
     if ('drop' in reply) return void req.socket.destroy();
     sendJson(res, reply.status, reply.body, reply.headers);
   };
