@@ -3,6 +3,7 @@
  * abort signal raised by Ctrl-C (SIGINT), SIGTERM or SIGHUP.
  */
 import { setMaxListeners } from 'node:events';
+import { fstatSync } from 'node:fs';
 import { realSleep, type Io } from './core/io.js';
 import { ExitCode } from './core/errors.js';
 import { removePartialFiles } from './http/download.js';
@@ -39,6 +40,15 @@ export function createStopper(actions: { abort(): void; cleanUp(): void; exit(co
   };
 }
 
+/** Whether the descriptor is a regular file (`> out.csv`), not a pipe or a terminal. */
+function isRegularFile(fd: number): boolean {
+  try {
+    return fstatSync(fd).isFile();
+  } catch {
+    return false;
+  }
+}
+
 export async function main(): Promise<number> {
   const controller = new AbortController();
   // Every request, wait and writer of a parallel run listens for the stop: not a leak.
@@ -50,7 +60,7 @@ export async function main(): Promise<number> {
   // listener only keeps a stream's 'error' event from crashing the process with a stack trace.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
   const io: Io = {
-    stdout: { stream: process.stdout, isTTY: process.stdout.isTTY === true, columns: process.stdout.columns },
+    stdout: { stream: process.stdout, isTTY: process.stdout.isTTY === true, columns: process.stdout.columns, file: isRegularFile(1) },
     stderr: { stream: process.stderr, isTTY: process.stderr.isTTY === true, columns: process.stderr.columns },
     // process.stdin sets up a stream on first use: only the commands that read it pay for that.
     stdin: {

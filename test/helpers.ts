@@ -24,6 +24,8 @@ export interface RunOptions {
   /** Whether stdin is a terminal (default: when no stdin is given). */
   stdinTTY?: boolean;
   stdoutTTY?: boolean;
+  /** Whether stdout is a regular file (`> out.ndjson`): writers gather lines per page. */
+  stdoutFile?: boolean;
   stderrTTY?: boolean;
   columns?: number;
   now?: () => number;
@@ -70,7 +72,7 @@ export async function runCli(argv: string[], options: RunOptions = {}): Promise<
     ...options.env,
   };
   const io: Io = {
-    stdout: { stream: stdout, isTTY: options.stdoutTTY ?? false, ...(options.columns !== undefined && { columns: options.columns }) },
+    stdout: { stream: stdout, isTTY: options.stdoutTTY ?? false, ...(options.columns !== undefined && { columns: options.columns }), ...(options.stdoutFile && { file: true }) },
     stderr: { stream: stderr, isTTY: options.stderrTTY ?? false },
     stdin: {
       stream: options.stdin instanceof Readable ? options.stdin : Readable.from(options.stdin === undefined ? [] : [options.stdin]),

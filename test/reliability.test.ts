@@ -15,6 +15,7 @@ import { Transport, type TransportConfig } from '../src/http/transport.js';
 import { testTransport } from './scripted-server.js';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { apiRequests, fakeClock, openSandbox, runCli, type RunResult } from './helpers.js';
+import { describeRun, useSandboxShell } from './shell.js';
 
 // ---- a scripted server for the transport ----
 
@@ -319,6 +320,15 @@ beforeEach(() => {
 });
 
 const cli = (argv: string[]): Promise<RunResult> => runCli(argv, { sandbox, now: cliClock.now, sleep: cliClock.sleep });
+const runInSandbox = cli;
+/** The same, with stdout a regular file: writers gather lines and write a page at a time. */
+const cliIntoFile = (argv: string[]): Promise<RunResult> => runCli(argv, { sandbox, now: cliClock.now, sleep: cliClock.sleep, stdoutFile: true });
+/** A run, and how many writes its stdout received. */
+async function countingWrites(argv: string[], stdoutFile: boolean): Promise<RunResult & { writes: number }> {
+  let writes = 0;
+  const result = await runCli(argv, { sandbox, now: cliClock.now, sleep: cliClock.sleep, stdoutFile, onStdout: () => writes++ });
+  return { ...result, writes };
+}
 
 describe('carectl: --retries, --request-timeout, Retry-After', () => {
   test('--retries N makes N+1 attempts (default 3), then exits 1 with the service message', async () => {
@@ -461,7 +471,7 @@ const header = (stdout: string, format: 'ndjson' | 'tsv'): string => (format ===
  * Runs `args` clean, then with the list failing hard after `failAfterPages` pages, then resumed
  * with the printed token: the two runs together must be exactly the clean run.
  */
-async function assertResumes(args: string[], failAfterPages: number, format: 'ndjson' | 'tsv' = 'ndjson'): Promise<void> {
+async function assertResumes(args: string[], failAfterPages: number, format: 'ndjson' | 'tsv' = 'ndjson', cli = runInSandbox): Promise<void> {
   const argv = [...args, '-o', format];
   const full = await cli(argv);
   assert.equal(full.code, 0, full.stderr);
@@ -515,6 +525,19 @@ describe('resumable lists: a hard failure, then --resume, gives the clean run ex
     assert.ok(token.length <= 120, `${token.length} characters: ${token}`);
     const rest = await cli([...argv, '--resume', token]);
     assert.equal(first.stdout + rest.stdout, full.stdout);
+  });
+
+  test('into a regular file, where lines go out a page at a time: the same bytes, one write a page, and a failure resumes exactly', async () => {
+    for (const format of ['ndjson', 'tsv'] as const) {
+      const argv = ['conversations', 'list', '--fields', 'status,tags', '--page-size', '10', '-o', format];
+      const [piped, filed] = [await countingWrites(argv, false), await countingWrites(argv, true)];
+      assert.equal(filed.stdout, piped.stdout);
+      const records = piped.stdout.split('\n').length - 1 - (format === 'tsv' ? 1 : 0);
+      assert.equal(piped.writes, records, 'one write a record into a pipe (the header goes with the first)');
+      // Pages of 10 in each of the union's two queries: the second query's first page starts afresh.
+      assert.ok(filed.writes <= Math.ceil(records / 10) + 1, `one write a page into a file: ${filed.writes} writes for ${records} records`);
+      await assertResumes(['conversations', 'list', '--fields', 'status,tags', '--page-size', '10', '--parallel', '1'], 3, format, cliIntoFile);
+    }
   });
 
   test('offset paging (users)', async () => {
@@ -680,6 +703,23 @@ describe('a full export under 25% injected faults', () => {
       const cleanRange = await cli([...argv, '--oldest', '2025-06-01..2026-07-31', '--parallel', '1']);
       assert.equal(parallel.code, 0, parallel.stderr);
       assert.equal(parallel.stdout, cleanRange.stdout, `seed ${seed}, in parallel`);
+    }
+  });
+});
+
+describe('the real process with stdout redirected to a file', () => {
+  const shell = useSandboxShell();
+
+  test('writes the same bytes as into a pipe (json documents, delimited lines), in parallel and not', async () => {
+    for (const format of ['ndjson', 'csv', 'json']) {
+      for (const parallel of ['1', '8']) {
+        const line = `carectl conversations list --fields status,tags,author -o ${format} --parallel ${parallel}`;
+        const [piped, filed] = [await shell().run(`${line} | cat`), await shell().run(`${line} > out && cat out`)];
+        assert.equal(piped.code, 0, describeRun(line, piped));
+        assert.equal(filed.code, 0, describeRun(line, filed));
+        assert.ok(piped.stdout.length > 1000, `${line}: ${piped.stdout.length} bytes`);
+        assert.equal(filed.stdout, piped.stdout, line);
+      }
     }
   });
 });

@@ -9,6 +9,8 @@ export interface OutStream {
   readonly isTTY: boolean;
   /** Terminal width in columns, when known. */
   readonly columns?: number;
+  /** A regular file (`> out.ndjson`): nobody reads it while it is written. */
+  readonly file?: boolean;
 }
 
 export interface Io {

@@ -20,7 +20,7 @@ class DelimitedWriter implements RecordWriter {
   #pendingHeader: string;
 
   constructor(opts: WriterOptions, dialect: Dialect) {
-    this.#sink = new StreamSink(opts.out.stream, opts.signal);
+    this.#sink = new StreamSink(opts.out.stream, opts.signal, opts.out.file);
     this.#dialect = dialect;
     this.#getters = opts.columns.map(pathGetter);
     this.#pendingHeader = opts.header ? this.#line(opts.columns) : '';
@@ -31,7 +31,9 @@ class DelimitedWriter implements RecordWriter {
     await this.#sink.write(this.#takeHeader() + line);
   }
 
-  async endPage(): Promise<void> {}
+  async endPage(): Promise<void> {
+    await this.#sink.flush();
+  }
 
   delivered(): number {
     return this.#sink.handled;

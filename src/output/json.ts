@@ -16,7 +16,9 @@ class DocumentPerRecordWriter implements RecordWriter {
     await this.#sink.write(this.#render(record));
   }
 
-  async endPage(): Promise<void> {}
+  async endPage(): Promise<void> {
+    await this.#sink.flush();
+  }
 
   delivered(): number {
     return this.#sink.handled;
@@ -43,7 +45,9 @@ class JsonArrayWriter implements RecordWriter {
     await this.#sink.write(separator + element);
   }
 
-  async endPage(): Promise<void> {}
+  async endPage(): Promise<void> {
+    await this.#sink.flush();
+  }
 
   delivered(): number {
     return this.#sink.handled;
@@ -56,14 +60,14 @@ class JsonArrayWriter implements RecordWriter {
 }
 
 export function createJsonWriter(opts: WriterOptions): RecordWriter {
-  const sink = new StreamSink(opts.out.stream, opts.signal);
+  const sink = new StreamSink(opts.out.stream, opts.signal, opts.out.file);
   if (opts.shape === 'list') return new JsonArrayWriter(sink);
   return new DocumentPerRecordWriter(sink, (record) => safeJsonStringify(record, 2) + '\n');
 }
 
 export function createNdjsonWriter(opts: WriterOptions): RecordWriter {
   return new DocumentPerRecordWriter(
-    new StreamSink(opts.out.stream, opts.signal),
+    new StreamSink(opts.out.stream, opts.signal, opts.out.file),
     (record) => safeJsonStringify(record) + '\n',
   );
 }

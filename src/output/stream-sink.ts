@@ -9,9 +9,20 @@ import { InterruptedError, OutputError, isBrokenPipe } from '../core/errors.js';
  */
 /** How long a stopped command still waits for a reader that is not reading. */
 const STOP_GRACE_MS = 200;
+/** Gathered text goes out once it is this long, whether or not its page ended. */
+const GATHER_BYTES = 64 * 1024;
 
 export class StreamSink {
   readonly #stream: Writable;
+  /**
+   * Into a regular file (nobody reads it while it is written, and a write never waits), lines
+   * are gathered until flush(): one system write a page instead of one a record. Elsewhere (a
+   * pipe, a terminal) each write goes out at once, so that a reader that stops reading has taken
+   * whole records only, as `handled` counts them.
+   */
+  readonly #gather: boolean;
+  #gathered = '';
+  #gatheredWrites = 0;
   #failure: Error | undefined;
   /** Settles when the stream has handled the most recent chunk (its write callback ran). */
   #lastWrite: Promise<void> = Promise.resolve();
@@ -22,20 +33,38 @@ export class StreamSink {
     this.#failure ??= error;
   };
 
-  constructor(stream: Writable, signal?: AbortSignal) {
+  constructor(stream: Writable, signal?: AbortSignal, gather = false) {
     this.#stream = stream;
     this.#signal = signal;
+    this.#gather = gather;
     // Kept until end(): an error may surface after write() already resolved.
     stream.on('error', this.#recordFailure);
   }
 
   async write(text: string): Promise<void> {
+    if (!this.#gather) return this.#send(text, 1);
+    this.#throwIfFailed();
+    this.#gathered += text;
+    this.#gatheredWrites++;
+    if (this.#gathered.length >= GATHER_BYTES) await this.flush();
+  }
+
+  /** Sends what was gathered (a page ends). */
+  async flush(): Promise<void> {
+    if (this.#gatheredWrites === 0) return;
+    const [text, writes] = [this.#gathered, this.#gatheredWrites];
+    this.#gathered = '';
+    this.#gatheredWrites = 0;
+    await this.#send(text, writes);
+  }
+
+  async #send(text: string, writes: number): Promise<void> {
     this.#throwIfFailed();
     let accepted = true;
     this.#lastWrite = new Promise((resolve) => {
       accepted = this.#stream.write(text, (error) => {
         if (error) this.#recordFailure(error);
-        else this.#handled++;
+        else this.#handled += writes;
         resolve();
       });
     });
@@ -50,6 +79,7 @@ export class StreamSink {
 
   /** Waits until the last chunk was handled, then stops listening; rejects with any stream error. */
   async end(): Promise<void> {
+    await this.flush();
     await this.#untilStopped(this.#lastWrite);
     this.#stream.off('error', this.#recordFailure);
     this.#throwIfFailed();
