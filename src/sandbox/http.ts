@@ -12,14 +12,28 @@ export class HttpProblem extends Error {
   }
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
-  const text = JSON.stringify(body);
+/** A JSON reply already serialized: worked out on arrival, sent once its latency is over. */
+export interface JsonReply {
+  status: number;
+  text: string;
+  headers: Readonly<Record<string, string>>;
+}
+
+export function jsonReply(status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): JsonReply {
+  return { status, text: JSON.stringify(body), headers };
+}
+
+export function sendReply(res: ServerResponse, { status, text, headers }: JsonReply): void {
   res.writeHead(status, {
     ...headers,
     'content-type': 'application/json',
     'content-length': String(Buffer.byteLength(text)),
   });
   res.end(text);
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
+  sendReply(res, jsonReply(status, body, headers));
 }
 
 export function sendProblem(res: ServerResponse, problem: HttpProblem): void {

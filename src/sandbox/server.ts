@@ -9,7 +9,7 @@ import { formatDate } from './dates.js';
 import { type FaultKind, type FaultOptions, FaultPlan } from './faults.js';
 import { DEMO_PASSWORD, DEMO_USER } from './fixtures.js';
 import { generateData } from './generate.js';
-import { HttpProblem, readBody, requestTarget, sendJson, sendProblem } from './http.js';
+import { HttpProblem, type JsonReply, jsonReply, readBody, requestTarget, sendJson, sendProblem, sendReply } from './http.js';
 import type { SandboxData } from './model.js';
 import { CONTENT_TYPES, downloadPath, REDIRECT_PREFIX, reportFileContent, reportState } from './reports.js';
 import { answerApi } from './router.js';
@@ -161,9 +161,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const body = await readBody(req);
     if (body !== '') record.body = body;
     const fault = refused ? undefined : faults.draw();
-    const answer = () => answerApi(runtime, faults, { listener, method: req.method ?? '', url: req.url ?? '/', authorization: req.headers.authorization, body }, now());
-    // A distant service works on concurrent requests side by side: the reply is worked out while
-    // the latency runs, not after it, so that one thread does not queue replies behind each other.
+    const answer = (): JsonReply | 'drop' => {
+      const reply = answerApi(runtime, faults, { listener, method: req.method ?? '', url: req.url ?? '/', authorization: req.headers.authorization, body }, now());
+      return 'drop' in reply ? 'drop' : jsonReply(reply.status, reply.body, reply.headers);
+    };
+    // A distant service works on concurrent requests side by side: the reply is worked out (and
+    // serialized) while the latency runs, not after it, so that one thread does not queue replies
+    // behind each other.
     const early = fault === undefined && !refused ? answer() : undefined;
     if (latencyMs > 0) await sleep(latencyMs);
     if (closed) return;
@@ -178,8 +182,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     }
     if (closed || res.destroyed) return;
     const reply = early ?? answer();
-    if ('drop' in reply) return void req.socket.destroy();
-    sendJson(res, reply.status, reply.body, reply.headers);
+    if (reply === 'drop') return void req.socket.destroy();
+    sendReply(res, reply);
   };
 
   const serveDownload = (req: IncomingMessage, res: ServerResponse): void => {
