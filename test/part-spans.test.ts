@@ -93,3 +93,22 @@ describe('PartSpans.priorityOf', () => {
     assert.ok(spans.priorityOf(early, rates) < spans.priorityOf(late, rates));
   });
 });
+
+describe('PartSpans.widest (a slot is spare)', () => {
+  const rule: SliceRule = { field: 'oldest_sort_date', descending: false };
+  const anyRoom = (): boolean => true;
+
+  it('cuts a part with more than one page left at the middle of its days: two requests side by side instead of one after the other', () => {
+    // 10 records a day; Jan 5–12 left: 80 records, a page and a half.
+    const part = slice(rule, '2026-01-01', '2026-01-12', { read: 50, at: '2026-01-05T10:00:00' });
+    const cut = spansOf(rule).widest([part], new Map(), 8, anyRoom);
+    assert.equal(cut?.part, part);
+    assert.equal(dayText(cut!.mid), '2026-01-08');
+  });
+
+  it('leaves a part whose last page holds what is left', () => {
+    // Jan 5–9 left: 50 records.
+    const part = slice(rule, '2026-01-01', '2026-01-09', { read: 50, at: '2026-01-05T10:00:00' });
+    assert.equal(spansOf(rule).widest([part], new Map(), 8, anyRoom), undefined);
+  });
+});

@@ -136,7 +136,7 @@ export class PartSpans {
   /**
    * The part to cut next among `parts` (from the writer's on) and the day to cut after: the one
    * with the most days left, but none of a query that already has its `share` of requests
-   * (`busy`), none whose records so far say fewer than two pages are left, and none past the
+   * (`busy`), none whose records so far say one page holds what is left, and none past the
    * page budget (`room(part)` false: its new half could not start).
    */
   widest(parts: readonly Part[], busy: Map<number, number>, share: number, room: (part: Part) => boolean): { part: Part; mid: number } | undefined {
@@ -146,7 +146,8 @@ export class PartSpans {
       if ((busy.get(part.phase) ?? 0) >= share) continue;
       const span = this.remaining(part, true);
       if (!span || span.hi <= span.lo) continue;
-      if ((recordsLeftIn(part, span, this.rule) ?? Infinity) < 2 * this.host.pageSize) continue;
+      // Two pages left are two requests either way: cut, they go side by side (the run's tail).
+      if ((recordsLeftIn(part, span, this.rule) ?? Infinity) <= this.host.pageSize) continue;
       if (!best || span.hi - span.lo > best.hi - best.lo) best = { part, ...span };
     }
     return best && { part: best.part, mid: best.lo + Math.floor((best.hi - best.lo) / 2) };
