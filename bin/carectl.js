@@ -22,10 +22,14 @@ const { Script } = require('node:vm');
  * - Inlining makes the optimizing compiler's work on the hot stream code larger, and the memory
  *   that work used stays with the process. Without it, an export's peak is ~2 MB lower, and a
  *   100k export takes 0–5 % more CPU time.
+ * - V8 lets the old generation grow well past its live data (~6 MB here) before a full
+ *   collection; pages read ahead in parallel reach it and wait there as garbage. Growing it by
+ *   10 % at a time keeps a parallel 20k export at ~72 MB instead of ~92 (60 one request at a
+ *   time), for no measured loss of speed.
  * Set before any script is compiled, since a code cache is only valid under the flags it was
  * made with.
  */
-setFlagsFromString('--liftoff-only --semi-space-growth-factor=1 --no-turbo-inlining');
+setFlagsFromString('--liftoff-only --semi-space-growth-factor=1 --no-turbo-inlining --heap-growing-percent=10');
 
 const directory = join(__dirname, '../dist/bundle');
 // The bundles require only node's built-ins besides their own lazy files: this file's require will do.
