@@ -47,7 +47,8 @@ export class ListParts {
     this.rule = plan.slicing;
     this.lookAhead = (plan.union === true || plan.slicing !== undefined) && scheduler.parallel > 1;
     // The page budget ahead of the writer: 8 per slot of the window, the parts nearest the writer
-    // first (with 4, parts far ahead stalled and the run ended on a few long chains). One at a time, a part reads one page ahead, as one request at a time would.
+    // first (with 4, parts far ahead stalled and a run ended on a few long chains). One at a
+    // time, a part reads one page ahead, as one request at a time would.
     this.maxHeld = 8 * scheduler.parallel;
     this.bufferCap = this.lookAhead ? 4 : 1;
     this.parts.push(...initialParts(plan, start));

@@ -9,8 +9,8 @@ import { InterruptedError, OutputError, isBrokenPipe } from '../core/errors.js';
  */
 /** How long a stopped command still waits for a reader that is not reading. */
 const STOP_GRACE_MS = 200;
-/** Gathered text goes out once it is this long, whether or not its page ended. */
-const GATHER_BYTES = 64 * 1024;
+/** Gathered text goes out once it is this many characters long, whether or not its page ended. */
+const GATHER_LENGTH = 64 * 1024;
 
 export class StreamSink {
   readonly #stream: Writable;
@@ -46,7 +46,7 @@ export class StreamSink {
     this.#throwIfFailed();
     this.#gathered += text;
     this.#gatheredWrites++;
-    if (this.#gathered.length >= GATHER_BYTES) await this.flush();
+    if (this.#gathered.length >= GATHER_LENGTH) await this.flush();
   }
 
   /** Sends what was gathered (a page ends). */
