@@ -148,7 +148,7 @@ describe('a list without a date range, on a service with keyset links', () => {
     assert.equal(new Set(all).size, data.length);
   });
 
-  test('a slice bounds its sort date as a pair, as the spec asks; only the query as the user gave it may have one bound', async () => {
+  test('a slice bounds its sort date as a pair, as the spec asks', async () => {
     for (const list of [['conversations', 'list'], ['conversations', 'list', '--status', 'unread', '--sort', '-oldest_sort_date'], ['conversations', 'list', '--priority', '--oldest', '..2026-03-01'], ['conversations', 'list', '--no-priority', '--oldest', '2025-09-01..']]) {
       const mark = api.requests.length;
       const result = await run([...list, '-o', 'ndjson', '--fields', 'status']);
@@ -163,7 +163,32 @@ describe('a list without a date range, on a service with keyset links', () => {
     }
   });
 
-  test('a short list pays for no more than its page', async () => {
+  test('a one-sided range on a sort date goes as a pair too, closed by 1970-01-01 or the day after the run began, one request at a time or not', async () => {
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const cases: Array<[string[], Array<[string, string]>]> = [
+      [['--oldest', '..2026-03-01'], [['oldest_sort_date_gte', '1970-01-01'], ['oldest_sort_date_lte', '2026-03-01']]],
+      [['--oldest', '2025-09-01..'], [['oldest_sort_date_gte', '2025-09-01'], ['oldest_sort_date_lte', tomorrow]]],
+      [['--newest', 'gt:2025-09-01'], [['newest_sort_date_gt', '2025-09-01'], ['newest_sort_date_lte', tomorrow]]],
+      [['--newest', 'lt:2026-01-01'], [['newest_sort_date_gte', '1970-01-01'], ['newest_sort_date_lt', '2026-01-01']]],
+    ];
+    for (const [range, bounds] of cases) {
+      for (const parallel of ['1', '8']) {
+        const mark = api.requests.length;
+        const result = await run(['conversations', 'list', '--priority', ...range, '--parallel', parallel, '--columns', 'id']);
+        assert.equal(result.code, 0, result.stderr);
+        const sortBounds = (url: string) => [...new URL(url, 'http://x').searchParams].filter(([key]) => /_sort_date_/.test(key));
+        if (parallel === '1') assert.deepEqual(sortBounds(api.requests[mark]!.url), bounds, range.join(' '));
+        // In parallel, every request carectl bounded itself (a day, not a link's time) has both sides.
+        for (const request of api.requests.slice(mark)) {
+          const own = sortBounds(request.url);
+          if (own.some(([, value]) => value.includes('T'))) continue;
+          assert.deepEqual(own.map(([key]) => (/_g/.test(key) ? 'lower' : 'upper')).sort(), ['lower', 'upper'], `${range.join(' ')} --parallel ${parallel}: ${request.url}`);
+        }
+      }
+    }
+  });
+
+  test('a short list pays for no more than its page, a one-sided range too', async () => {
     const mark = api.requests.length;
     const result = await run(['conversations', 'list', '--status', 'closed', '--oldest', '..2025-07-10', '--columns', 'id', '--no-header']);
     assert.equal(result.code, 0, result.stderr);

@@ -1,6 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ExitCode, UsageError } from '../src/core/errors.js';
+import { resourceByName } from '../src/api/catalogue/index.js';
+import { filterParams } from '../src/api/query.js';
 import {
   type Bound,
   parseDate,
@@ -430,5 +432,26 @@ describe('parseEnum, parseList, parseEnumList', () => {
       () => parseEnumList('content,bogus', '--include', includes),
       '--include: "bogus" is not one of content, notes, actions',
     );
+  });
+});
+
+describe('filterParams: a sort date goes as a pair (the spec), other dates as given', () => {
+  // NOW is 2026-11-22 13:05 UTC: the day after the run began is 2026-11-23.
+  const conversations = resourceByName('conversations');
+  const cases: Array<[string, string, Array<[string, string]>]> = [
+    ['oldest', '2024-02-29..', [['oldest_sort_date_gte', '2024-02-29'], ['oldest_sort_date_lte', '2026-11-23']]],
+    ['oldest', '..2024-01-31', [['oldest_sort_date_gte', '1970-01-01'], ['oldest_sort_date_lte', '2024-01-31']]],
+    ['newest', 'gt:2024-01-01', [['newest_sort_date_gt', '2024-01-01'], ['newest_sort_date_lte', '2026-11-23']]],
+    ['newest', 'lt:today', [['newest_sort_date_gte', '1970-01-01'], ['newest_sort_date_lt', '2026-11-22']]],
+    ['oldest', 'gt:2024-01-01,lt:2024-02-01', [['oldest_sort_date_gt', '2024-01-01'], ['oldest_sort_date_lt', '2024-02-01']]],
+  ];
+  for (const [flag, text, params] of cases) {
+    it(`--${flag} ${text}`, () => {
+      assert.deepEqual(filterParams(conversations, { [flag]: text, priority: true }, NOW).filter(([key]) => key.includes('_sort_date_')), params);
+    });
+  }
+
+  it('--joined 2025-09-01.. on users stays one bound', () => {
+    assert.deepEqual(filterParams(resourceByName('users'), { joined: '2025-09-01..' }, NOW), [['date_joined_gte', '2025-09-01']]);
   });
 });

@@ -60,7 +60,7 @@ export class PartSpans {
 
   private phaseDays(phase: number): { lo?: number; hi?: number } {
     let days = this.phases.get(phase);
-    if (!days) this.phases.set(phase, (days = daysOf(this.host.plan.phases[phase] as string, this.rule.field)));
+    if (!days) this.phases.set(phase, (days = daysOf(this.host.plan.phases[phase] as string, this.rule)));
     return days;
   }
 

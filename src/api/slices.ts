@@ -20,6 +20,13 @@ export interface SliceRule {
 export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
 export const dayText = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
 
+/**
+ * The widest days a sort date's pair of bounds can give, for a side left open: 1970-01-01 below,
+ * and above the day after the run began (`asOf`; a run may cross midnight).
+ */
+export const FIRST_DAY = 0;
+export const lastDayOf = (asOf: number): number => dayOf(asOf) + 1;
+
 const split = (address: string): [string, URLSearchParams] => {
   const at = address.indexOf('?');
   return at < 0 ? [address, new URLSearchParams()] : [address.slice(0, at), new URLSearchParams(address.slice(at + 1))];
@@ -39,13 +46,19 @@ export function sliceRule(spec: ResourceSpec, query: ReadonlyArray<readonly [str
   const field = sort.replace(/^-/, '');
   if (!dates.fields.includes(field)) return undefined;
   if (query.some(([key]) => dates.fields.some((other) => other !== field && key.startsWith(`${other}_`)))) return undefined;
-  return { field, descending: sort.startsWith('-'), ...(asOf !== undefined && { lastDay: dayOf(asOf) + 1 }) };
+  return { field, descending: sort.startsWith('-'), ...(asOf !== undefined && { lastDay: lastDayOf(asOf) }) };
 }
 
-/** The first and last day the address's bounds on `field` allow (undefined: open). */
-export function daysOf(address: string, field: string): { lo?: number; hi?: number } {
-  const range = dateRange(split(address)[1], field);
-  return { ...(range.lo && { lo: dayOf(range.lo.at) }), ...(range.hi && { hi: dayOf(range.hi.at) }) };
+/**
+ * The first and last day the address's bounds on the rule's field allow (undefined: open). The
+ * widest days that close a one-sided range into a pair (FIRST_DAY, the rule's last day) count as
+ * open: there is no range there to cut at once, and a short list must not pay for slices.
+ */
+export function daysOf(address: string, rule: SliceRule): { lo?: number; hi?: number } {
+  const range = dateRange(split(address)[1], rule.field);
+  const lo = range.lo && dayOf(range.lo.at);
+  const hi = range.hi && dayOf(range.hi.at);
+  return { ...(lo !== undefined && lo > FIRST_DAY && { lo }), ...(hi !== undefined && hi !== rule.lastDay && { hi }) };
 }
 
 /**
@@ -86,7 +99,7 @@ export function narrowed(address: string, rule: SliceRule, lo: number | undefine
   }
   const narrowing = setLo || setHi;
   if (setLo) result.append(`${field}_gte`, dayText(lo as number));
-  else if (narrowing && !range.lo) result.append(`${field}_gte`, dayText(0));
+  else if (narrowing && !range.lo) result.append(`${field}_gte`, dayText(FIRST_DAY));
   if (setHi) result.append(`${field}_lte`, dayText(hi as number));
   else if (narrowing && !range.hi && rule.lastDay !== undefined) result.append(`${field}_lte`, dayText(rule.lastDay));
   return `${path}?${result.toString()}`;

@@ -45,6 +45,7 @@ export const VALUE_SYNTAX: Term[] = [
     paragraphs: [
       'A range of dates, for every date filter: `FROM..TO` (both days included), `FROM..` (from that day on) or `..TO` (up to and including that day), where FROM and TO are DATEs.',
       'Explicit bounds are also accepted: `gt:DATE`, `gte:DATE`, `lt:DATE` or `lte:DATE`, alone or two of them joined by a comma, as in `gt:2024-01-01,lt:2024-02-01`.',
+      'The service wants a conversation\'s sort dates (`--oldest`, `--newest`) bounded on both sides: an open side is sent as 1970-01-01, or as the day after the command began.',
     ],
   },
   {

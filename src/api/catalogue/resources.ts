@@ -3,7 +3,6 @@
  * lives, in which versions, how replies are wrapped, which fields and filters it has, how it
  * pages, what a table shows) is here; src/commands/ turns each entry into commands.
  */
-import type { BoundOp } from '../../core/parse.js';
 import { REPORT_STATE_COLUMN } from './report-state.js';
 import type { RangeFilter, ResourceSpec, Version } from './types.js';
 
@@ -32,7 +31,7 @@ function resource(input: ResourceInput): ResourceSpec {
   };
 }
 
-const range = (flag: string, param: string, help: string, ops?: readonly BoundOp[]): RangeFilter => ({ kind: 'range', flag, param, help, ...(ops && { ops }) });
+const range = (flag: string, param: string, help: string, more: Pick<RangeFilter, 'ops' | 'pair'> = {}): RangeFilter => ({ kind: 'range', flag, param, help, ...more });
 
 export const RESOURCES: readonly ResourceSpec[] = [
   resource({
@@ -64,8 +63,8 @@ export const RESOURCES: readonly ResourceSpec[] = [
     filters: [
       { kind: 'enum', flag: 'status', param: 'status', valueName: 'status', values: CONVERSATION_STATUSES, help: 'only conversations in this status (any priority)' },
       { kind: 'switch', flag: 'priority', param: 'is_priority', help: 'only priority conversations', offHelp: 'only non-priority conversations' },
-      range('oldest', 'oldest_sort_date', 'date of the first message (RANGE)'),
-      range('newest', 'newest_sort_date', 'date of the last message (RANGE)'),
+      range('oldest', 'oldest_sort_date', 'date of the first message (RANGE)', { pair: true }),
+      range('newest', 'newest_sort_date', 'date of the last message (RANGE)', { pair: true }),
       { kind: 'text', flag: 'channel', param: 'channel', valueName: 'id', help: 'only this channel' },
       { kind: 'text', flag: 'tag', param: 'tag', valueName: 'name', help: 'only conversations with this tag name' },
       { kind: 'switch', flag: 'private', param: 'contains_private', help: 'only conversations with private messages', offHelp: 'only conversations without private messages' },
@@ -113,7 +112,7 @@ export const RESOURCES: readonly ResourceSpec[] = [
     filters: [
       { kind: 'text', flag: 'id', param: 'id', valueName: 'list', repeat: true, help: 'only these account ids (comma-separated, repeatable)' },
       { kind: 'text', flag: 'name', param: 'name', valueName: 'name', help: 'only accounts with this name' },
-      range('created', 'created_date', 'creation date (RANGE; the service takes no gt: bound here)', ['gte', 'lte', 'lt']),
+      range('created', 'created_date', 'creation date (RANGE; the service takes no gt: bound here)', { ops: ['gte', 'lte', 'lt'] }),
     ],
     examples: { list: ['carectl accounts list', 'carectl accounts list --created 2024-01-01.. -o json'], get: ['carectl accounts get 1001', 'carectl accounts get 1001 -o json'] },
   }),

@@ -54,6 +54,11 @@ export interface RangeFilter extends FilterBase {
   kind: 'range';
   /** Modifiers the service takes for this parameter, when not all four. */
   ops?: readonly BoundOp[];
+  /**
+   * The spec wants the parameter supplied as a pair (a sort date): a one-sided RANGE is closed on
+   * its open side by the widest day (1970-01-01, or the day after the run began).
+   */
+  pair?: true;
 }
 
 export type FilterSpec = TextFilter | EnumFilter | SwitchFilter | RangeFilter;
