@@ -10,7 +10,7 @@ import { type Wire, parseFields, project } from './fields.js';
 import { MICROBLOG_PLACEHOLDER_DATE, MICROBLOG_PLACEHOLDER_LINK } from './fixtures.js';
 import { HttpProblem, parseJsonObject } from './http.js';
 import { type ActionRecord, CONVERSATION_STATUSES, type ContentItemRecord, type ConversationRecord, type ConversationStatus, type NoteRecord, type SandboxData } from './model.js';
-import { keysetPage, skipPage } from './paging.js';
+import { firstIndex, keysetPage, skipPage } from './paging.js';
 
 const CONVERSATION_FIELDS = [
   'channels', 'status', 'tags', 'is_priority', 'contains_private', 'assigned_to', 'author', 'url', 'handling_times', 'close_reason', 'reports', 'id',
@@ -106,6 +106,12 @@ interface ListQuery {
   sort: SortKey[];
   sortText: string;
   /**
+   * One sort field: the filter's range on it (the side opposite the keyset bound). Not part of
+   * `matches` nor of the snapshot: every slice of one query shares the snapshot, and a request
+   * takes the part within its range by binary search, at a cost that does not grow with the list.
+   */
+  sortRange: Range | undefined;
+  /**
    * One sort field: the request's bound on its keyset side (ascending: _gte/_gt, the lowest
    * date; descending: _lte/_lt, the highest). It is where the page starts, not a filter, so every
    * page of a query shares one snapshot and finds its start by binary search.
@@ -169,6 +175,7 @@ function parseListQuery(ctx: RequestContext): ListQuery {
   const author = query.get('author');
   const queueIds = readList(query, 'queue_id');
   const index = indexOf(data);
+  const sortField = single?.field;
 
   return {
     matches: (conversation) =>
@@ -180,14 +187,16 @@ function parseListQuery(ctx: RequestContext): ListQuery {
       (assignedTo === null || conversation.assigned_to === assignedTo) &&
       (author === null || conversation.author_id === author) &&
       (queueIds.length === 0 || queueIds.includes(conversation.queue_id)) &&
-      inRange(oldest, conversation.oldestMs) &&
-      inRange(newest, conversation.newestMs),
+      (sortField === 'oldest_sort_date' || inRange(oldest, conversation.oldestMs)) &&
+      (sortField === 'newest_sort_date' || inRange(newest, conversation.newestMs)),
     filterKey: JSON.stringify([
       status, priority, containsPrivate, channel, tagName, assignedTo, author, [...queueIds].sort(),
-      rangeKey(oldest, index.extremes('oldest_sort_date')), rangeKey(newest, index.extremes('newest_sort_date')),
+      sortField === 'oldest_sort_date' ? null : rangeKey(oldest, index.extremes('oldest_sort_date')),
+      sortField === 'newest_sort_date' ? null : rangeKey(newest, index.extremes('newest_sort_date')),
     ]),
     sort: sort.keys,
     sortText: sort.text,
+    sortRange: sortField === 'oldest_sort_date' ? oldest : sortField === 'newest_sort_date' ? newest : undefined,
     seek: seekRange ? (single!.descending ? seekRange.hi : seekRange.lo) : undefined,
   };
 }
@@ -205,12 +214,20 @@ function compareBy(keys: readonly SortKey[]) {
 /** Filtered and sorted; a descending single sort is the exact reverse of the ascending one. */
 function selectConversations(data: SandboxData, query: ListQuery): ConversationRecord[] {
   const index = indexOf(data);
-  return index.snapshot(`${query.filterKey}|${query.sortText}`, () => {
-    const [first] = query.sort;
+  const [first] = query.sort;
+  const all = index.snapshot(`${query.filterKey}|${query.sortText}`, () => {
     const matching = index.sorted(first!.field).filter(query.matches);
     if (query.sort.length > 1) return matching.sort(compareBy(query.sort));
     return first!.descending ? matching.reverse() : matching;
   });
+  const range = query.sortRange;
+  if (!range) return all;
+  const date = (c: ConversationRecord): number => sortMs(c, first!.field);
+  // In sort order, the records within the range are one run: from the first inside to the first past it.
+  const [inside, past] = first!.descending
+    ? [(c: ConversationRecord) => date(c) <= range.hi, (c: ConversationRecord) => date(c) < range.lo]
+    : [(c: ConversationRecord) => date(c) >= range.lo, (c: ConversationRecord) => date(c) > range.hi];
+  return all.slice(firstIndex(all, inside), firstIndex(all, past));
 }
 
 function conversationWire(conversation: ConversationRecord, ctx: RequestContext): Wire {

@@ -78,7 +78,7 @@ export interface Keyset<T> {
 }
 
 /** The first index whose item satisfies `holds`, which is false up to some index and true from there. */
-function firstIndex<T>(items: readonly T[], holds: (item: T) => boolean): number {
+export function firstIndex<T>(items: readonly T[], holds: (item: T) => boolean): number {
   let lo = 0;
   let hi = items.length;
   while (lo < hi) {
