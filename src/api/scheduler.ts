@@ -6,9 +6,10 @@
  * mode do: a 429 halves it, and each further 429 of requests sent before that (the same burst)
  * takes one more off; every request waits out the Retry-After, and the refused request is sent
  * again without counting against --retries; the window grows back by one after GROWTH times its
- * size of answers in a row. So a run never fails for pressure it caused itself. A 429 with one request
- * in flight is not ours: the transport's own retry rules apply, as they do with --parallel 1
- * (which hands requests no throttle at all).
+ * size of answers in a row, twice that for each 429 the window it grows to has met before. So a
+ * run never fails for pressure it caused itself. A 429 with one request in flight is not ours:
+ * the transport's own retry rules apply, as they do with --parallel 1 (which hands requests no
+ * throttle at all).
  */
 import { InterruptedError } from '../core/errors.js';
 import type { Throttle } from '../http/transport.js';
@@ -59,6 +60,11 @@ export class Scheduler {
   private pausing = false;
   private epoch = 0;
   private answered = 0;
+  /**
+   * Windows a 429 met, and how often: growing back to one takes twice as many answers each time,
+   * as TCP CUBIC slows down near the window where it last lost a packet.
+   */
+  private readonly refusedAt = new Map<number, number>();
 
   constructor(private readonly options: SchedulerOptions) {
     this.parallel = options.parallel;
@@ -155,6 +161,7 @@ export class Scheduler {
     if (!held.crowded) return false;
     const before = this.current;
     if (held.epoch === this.epoch) {
+      this.refusedAt.set(before, (this.refusedAt.get(before) ?? 0) + 1);
       this.current = Math.max(1, Math.ceil(before / 2));
       this.epoch++;
       this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (429: too many requests; every request waits ${waitMs} ms)`);
@@ -176,10 +183,11 @@ export class Scheduler {
   private answer(): void {
     if (this.current >= this.parallel) return;
     this.answered++;
-    if (this.answered < GROWTH * this.current) return;
+    const needed = GROWTH * this.current * 2 ** (this.refusedAt.get(this.current + 1) ?? 0);
+    if (this.answered < needed) return;
     this.answered = 0;
     this.current++;
-    this.options.trace?.(`  parallel: ${this.current - 1} → ${this.current} requests in flight (${GROWTH * (this.current - 1)} answered in a row)`);
+    this.options.trace?.(`  parallel: ${this.current - 1} → ${this.current} requests in flight (${needed} answered in a row)`);
     this.dispatch();
   }
 }
