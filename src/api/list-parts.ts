@@ -133,8 +133,8 @@ export class ListParts {
   private start(): void {
     const rates = this.lookAhead ? this.spans?.rates(this.parts.slice(this.writerAt)) : undefined;
     if (rates) this.balance(rates);
-    let waiting = this.ready();
-    for (let more: Part[] | undefined; this.lookAhead && this.options.scheduler.spare > waiting.length && (more = this.splitWidest(waiting)); ) waiting = more;
+    let waiting = this.ready(rates);
+    for (let more: Part[] | undefined; this.lookAhead && this.options.scheduler.spare > waiting.length && (more = this.splitWidest(waiting, rates)); ) waiting = more;
     for (const part of waiting) this.fetch(part, rates ? (this.spans as PartSpans).priorityOf(part, rates) : part.key);
   }
 
@@ -151,9 +151,10 @@ export class ListParts {
    * pages ahead (unless --limit has what it needs in hand). A part ahead of it may while the pages
    * held or asked for by it and the parts before it stay within the budget, so parts far ahead
    * never hold back those the writer needs next; all of them together hold at most the budget
-   * and one page per slot of the window more.
+   * and one page per slot of the window more. `rates`: each query's records per day, from
+   * start() (a cut changes no query's rate).
    */
-  private ready(): Part[] {
+  private ready(rates: Map<number, number> | undefined): Part[] {
     const ready: Part[] = [];
     const parts = this.parts.slice(this.writerAt);
     const total = holdingOf(parts, this.pageLeft);
@@ -161,13 +162,13 @@ export class ListParts {
     // --limit: a part ahead reads only while the records expected before it (held, in flight,
     // and the days its predecessors have left at their query's records per day so far) fall
     // short; where no rate is known yet, at most one page per slot of the window is read ahead.
-    const rates = limit === Infinity ? undefined : (this.spans?.rates(parts) ?? new Map<number, number>());
+    const limitRates = limit === Infinity ? undefined : (rates ?? new Map<number, number>());
     let expected = this.written + this.pageLeft;
     let before = 0;
     for (const [i, part] of parts.entries()) {
       before += part.buffer.length + (part.inFlight ? 1 : 0);
       const expectedBefore = expected;
-      if (rates) expected += holdingOf([part], 0).records + (part.inFlight ? pageSize : 0) + (this.spans?.expectedLeft(part, rates) ?? 0);
+      if (limitRates) expected += holdingOf([part], 0).records + (part.inFlight ? pageSize : 0) + (this.spans?.expectedLeft(part, limitRates) ?? 0);
       if (part.inFlight || part.next === null || part.error !== undefined) continue;
       if (i === 0) {
         const inHand = this.pageLeft + holdingOf([part], 0).records;
@@ -175,8 +176,8 @@ export class ListParts {
         continue;
       }
       const more = ready.length;
-      const rated = !rates || rates.has(part.phase) || total.pages + more < scheduler.parallel;
-      const wanted = expectedBefore + (total.inFlight + more + 1) * pageSize <= limit + (rates ? 0 : Infinity) && rated;
+      const rated = !limitRates || limitRates.has(part.phase) || total.pages + more < scheduler.parallel;
+      const wanted = expectedBefore + (total.inFlight + more + 1) * pageSize <= limit + (limitRates ? 0 : Infinity) && rated;
       const withinBudget = before + more < this.maxHeld && total.pages + more < this.maxHeld + scheduler.parallel;
       if (this.lookAhead && (limit === Infinity || wanted) && withinBudget) ready.push(part);
     }
@@ -251,7 +252,7 @@ export class ListParts {
    * ask for a page; answers the parts ready after the cut. A cut whose new part may not start now
    * (the page budget, --limit) is undone: no part is ever cut finer while it waits.
    */
-  private splitWidest(waiting: readonly Part[]): Part[] | undefined {
+  private splitWidest(waiting: readonly Part[], rates: Map<number, number> | undefined): Part[] | undefined {
     if (!this.spans) return undefined;
     const parts = this.parts.slice(this.writerAt);
     // Each query with pages left gets its share of the window's requests: the first to answer
@@ -270,7 +271,7 @@ export class ListParts {
     const { part } = cut;
     const uncut = { ...part };
     const rest = this.splitAt(part, cut.mid);
-    const ready = this.ready();
+    const ready = this.ready(rates);
     if (ready.includes(rest)) return ready;
     for (const key of ['lo', 'hi'] as const) {
       if (uncut[key] === undefined) delete part[key];
