@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { CarectlError, NetworkError } from '../src/core/errors.js';
 import { download, MAX_DOWNLOAD_BYTES, PartialFile, type DownloadOptions } from '../src/http/download.js';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { Collector, fakeClock, openSandbox, runCli } from './helpers.js';
+import { Collector, downloadOptions, fakeClock, openSandbox, runCli } from './helpers.js';
 import { serve, type Served } from './scripted-server.js';
 
 let folder: string;
@@ -30,20 +30,8 @@ async function fetchInto(server: Served, path: string, overrides: Partial<Downlo
   const trace: string[] = [];
   let outcome: number | Error;
   try {
-    outcome = await download({
-      url: `${server.url}${path}`,
-      target: { file: join(into, 'report.csv'), partial },
-      userAgent: 'carectl-test',
-      idleTimeoutMs: 5000,
-      retries: 2,
-      maxRetryWaitMs: 60_000,
-      now: clock.now,
-      sleep: clock.sleep,
-      signal: new AbortController().signal,
-      random: () => 1,
-      trace: (line) => trace.push(line),
-      ...overrides,
-    });
+    const target = { file: join(into, 'report.csv'), partial };
+    outcome = await download(downloadOptions(`${server.url}${path}`, target, clock, { retries: 2, maxRetryWaitMs: 60_000, random: () => 1, trace: (line) => trace.push(line), ...overrides }));
   } catch (err) {
     outcome = err as Error;
   }
@@ -154,7 +142,7 @@ describe('a download that grows past the cap', () => {
     try {
       const clock = fakeClock();
       await assert.rejects(
-        download({ url: `${server.url}/r.csv`, target: { stdout }, userAgent: 't', idleTimeoutMs: 5000, retries: 2, maxRetryWaitMs: 1000, now: clock.now, sleep: clock.sleep, signal: new AbortController().signal, maxBytes: 32 * 1024 }),
+        download(downloadOptions(`${server.url}/r.csv`, { stdout }, clock, { retries: 2, maxBytes: 32 * 1024 })),
         /is larger than 32\.0 KB/,
       );
       assert.ok(stdout.text.length <= 32 * 1024);
@@ -174,7 +162,7 @@ describe('a download that grows past the cap', () => {
       const into = await mkdtemp(join(folder, 'exact-'));
       const partial = await PartialFile.create(into, 'r.csv');
       const clock = fakeClock();
-      const bytes = await download({ url: `${server.url}/r.csv`, target: { file: join(into, 'r.csv'), partial }, userAgent: 't', idleTimeoutMs: 5000, retries: 0, maxRetryWaitMs: 1000, now: clock.now, sleep: clock.sleep, signal: new AbortController().signal, maxBytes: body.length });
+      const bytes = await download(downloadOptions(`${server.url}/r.csv`, { file: join(into, 'r.csv'), partial }, clock, { retries: 0, maxBytes: body.length }));
       assert.equal(bytes, body.length);
       assert.deepEqual(await readFile(join(into, 'r.csv')), body);
     } finally {

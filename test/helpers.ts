@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { after, before, beforeEach } from 'node:test';
 import { realSleep, type Io } from '../src/core/io.js';
+import type { DownloadOptions, DownloadTarget } from '../src/http/download.js';
 import { run } from '../src/main.js';
 import type { WriterOptions } from '../src/output/index.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/index.js';
@@ -157,4 +158,9 @@ export function writerOptions(stream: Writable, overrides: Partial<WriterOptions
     color: false,
     ...overrides,
   };
+}
+
+/** download() options for tests: the fake clock's time, retry waits of at most a second; `overrides` set the rest. */
+export function downloadOptions(url: string, target: DownloadTarget, clock: ReturnType<typeof fakeClock>, overrides: Partial<DownloadOptions> = {}): DownloadOptions {
+  return { url, target, userAgent: 'carectl-test', idleTimeoutMs: 5000, retries: 3, maxRetryWaitMs: 1000, now: clock.now, sleep: clock.sleep, signal: new AbortController().signal, ...overrides };
 }

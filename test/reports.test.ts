@@ -11,7 +11,7 @@ import { download, PartialFile, removePartialFiles, type DownloadOptions, type D
 import { nextPollDelay, POLL_CAP_MS } from '../src/commands/reports/polling.js';
 import { reportState } from '../src/api/catalogue/index.js';
 import { FIXTURES, reportFileContent, type ReportFormat, type ReportRecord, type Sandbox } from '../src/sandbox/index.js';
-import { Collector, apiRequests, fakeClock, openSandbox, runCli, type RunOptions } from './helpers.js';
+import { Collector, apiRequests, downloadOptions, fakeClock, openSandbox, runCli, type RunOptions } from './helpers.js';
 
 const REPORT_DELAY_MS = 10_000;
 let sandbox: Sandbox;
@@ -448,17 +448,7 @@ describe('reports download', () => {
 /** download() of a seeded report's file, with test defaults. */
 function downloadSeeded(id: string, overrides: Partial<DownloadOptions> & Pick<DownloadOptions, 'target'>): Promise<number> {
   const record = report(id);
-  return download({
-    url: `${sandbox.downloadBaseUrl}/downloads/${record.download_token}/${record.id}.${record.format}`,
-    userAgent: 'test',
-    idleTimeoutMs: 5000,
-    retries: 3,
-    maxRetryWaitMs: 1000,
-    now: clock.now,
-    sleep: clock.sleep,
-    signal: new AbortController().signal,
-    ...overrides,
-  });
+  return download(downloadOptions(`${sandbox.downloadBaseUrl}/downloads/${record.download_token}/${record.id}.${record.format}`, overrides.target, clock, overrides));
 }
 
 /** A file target in the test folder, its temporary file created first as the commands do. */
