@@ -32,9 +32,10 @@ export class ApiClient {
 
   /** One record, unwrapped, with its side-loaded items attached. */
   async fetchRecord(spec: ResourceSpec, version: Version, id: string, query: QueryParams, throttle?: Throttle): Promise<ApiRecord> {
-    const check = (reply: unknown): void => void unwrapSingle(spec, reply);
+    // The check inside the transport's retries unwraps the reply once; its record is kept.
+    let record: ApiRecord = {};
+    const check = (reply: unknown): void => void (record = unwrapSingle(spec, reply));
     const body = await this.transportFor(version).request('GET', this.recordUrl(spec, version, id, query), { idempotent: true, check, ...(throttle && { throttle }) });
-    const record = unwrapSingle(spec, body);
     return attachSideloads(spec, body, [record])[0] as ApiRecord;
   }
 
@@ -54,12 +55,14 @@ export class ApiClient {
   pages(spec: ResourceSpec, version: Version): PageSource {
     const rules = { style: spec.paging, ...(spec.sortDates && { defaultSort: spec.sortDates.default }) };
     const transport = this.transportFor(version);
-    const check = (reply: unknown): void => void unwrapList(spec, reply);
     return {
       fetch: async (url, base, throttle) => {
+        // The check inside the transport's retries unwraps (and checks) each record once; they are kept.
+        let unwrapped: ApiRecord[] = [];
+        const check = (reply: unknown): void => void (unwrapped = unwrapList(spec, reply));
         const body = await transport.request('GET', transport.url(url), { idempotent: true, check, ...(throttle && { throttle }) });
         const link = nextPageLink(body);
-        const records = attachSideloads(spec, body, unwrapList(spec, body));
+        const records = attachSideloads(spec, body, unwrapped);
         return { records, ...nextStep(rules, base, url, link === null ? null : relativeLink(transport.baseUrl, link), records.length) };
       },
     };

@@ -4,6 +4,7 @@
  * keyset form's `<sort date>_gte=<last record's date>`, `_lte` when descending); anything else it
  * drops, changes or adds is a change of the list asked for, and is never followed as it is.
  */
+import { DAY_MS } from '../core/parse.js';
 import type { PagingStyle } from './catalogue/index.js';
 
 /** Parameters that only move through a list, by paging style. */
@@ -16,7 +17,6 @@ export const CURSOR_PARAMS: Readonly<Record<PagingStyle, readonly string[]>> = {
 
 const BOUND = /^(.+)_(gte|gt|lte|lt)$/;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}):(\d{2}))?$/;
-const DAY_MS = 86_400_000;
 
 /** A date bound's value as ms and its granularity, or undefined when it is not a date. */
 function parseDate(text: string): { ms: number; span: number } | undefined {
@@ -77,7 +77,8 @@ function parseDateKeyed(params: URLSearchParams, key: string): boolean {
   return params.getAll(key).some((value) => parseDate(value) !== undefined);
 }
 
-const split = (address: string): [string, URLSearchParams] => {
+/** An address's path and its query. */
+export const splitAddress = (address: string): [string, URLSearchParams] => {
   const at = address.indexOf('?');
   return at < 0 ? [address, new URLSearchParams()] : [address.slice(0, at), new URLSearchParams(address.slice(at + 1))];
 };
@@ -90,8 +91,8 @@ export interface LinkRules {
 
 /** What a link changes in the query `base` beyond the cursor and tighter date bounds; [] when nothing. */
 export function linkChanges(base: string, link: string, rules: LinkRules): string[] {
-  const [basePath, baseParams] = split(base);
-  const [linkPath, linkParams] = split(link);
+  const [basePath, baseParams] = splitAddress(base);
+  const [linkPath, linkParams] = splitAddress(link);
   const changes: string[] = [];
   if (linkPath !== basePath) changes.push(`goes to ${linkPath}`);
   const cursor = new Set(CURSOR_PARAMS[rules.style]);
@@ -133,8 +134,8 @@ function sameValues(a: readonly string[], b: readonly string[]): boolean {
  * side: a link that dropped or changed a filter, made the list it would have listed.
  */
 export function rebuiltLink(base: string, link: string, rules: LinkRules): string {
-  const [path, baseParams] = split(base);
-  const [, linkParams] = split(link);
+  const [path, baseParams] = splitAddress(base);
+  const [, linkParams] = splitAddress(link);
   const dates = boundFields(baseParams, linkParams);
   const cursor = new Set(CURSOR_PARAMS[rules.style]);
   const params = new URLSearchParams();

@@ -15,7 +15,7 @@ import type { ResumePoint } from './resume-token.js';
 import type { Scheduler } from './scheduler.js';
 import { holdingOf, initialParts, phaseKey, sliceCuts, splitPart, type Part, type TakenPage } from './part.js';
 import { PartSpans } from './part-spans.js';
-import { positionOf, type SliceRule } from './slices.js';
+import type { SliceRule } from './slices.js';
 
 export interface PartsOptions {
   plan: ListPlan;
@@ -232,8 +232,8 @@ export class ListParts {
       part.next = null;
       part.error = refusal;
     }
-    if (part.firstDay === undefined && this.rule && part.next !== null) {
-      part.firstDay = positionOf(part.next, part.base, part.recordsRead, this.rule);
+    if (part.firstDay === undefined && this.spans && part.next !== null) {
+      part.firstDay = this.spans.positionOf(part, part.next);
       part.firstRecords = part.recordsRead;
     }
     part.buffer.push(taken);

@@ -7,8 +7,9 @@ import type { PagingStyle } from './catalogue/index.js';
  * Paging. The three paging styles of the service differ in how the first request sets its size
  * (`page_size` or `limit`) and in the cursor their links carry (`skip`, `offset`, `page_token`).
  * All of them answer with a `paging.next_page` link, and a client must never follow `prev_page`
- * (it never ends). The skip and token styles follow next_page as given (a page_token must not be
- * modified). The offset style (users) uses the link only as the sign that more follow: its links
+ * (it never ends). The token style follows next_page as given (a page_token must not be
+ * modified); the skip style does too, unless the link changes the query, which is then rebuilt
+ * (links.ts). The offset style (users) uses the link only as the sign that more follow: its links
  * drop the query's filters, so the next address is the current one with the offset advanced.
  *
  * A list may run in several phases (the two is_priority queries of a conversation union, or the
@@ -62,16 +63,6 @@ function withParam(address: string, key: string, value: string | number): string
   const params = new URLSearchParams(query);
   params.set(key, String(value));
   return `${path}?${params.toString()}`;
-}
-
-export interface Page {
-  /** The address this page was read from (relative to the base address). */
-  url: string;
-  records: Record<string, unknown>[];
-  /** The next page's address (relative), or null on the last page. */
-  next: string | null;
-  /** The next link was refused (it would loop): a run continuing this list reads this page again. */
-  nextRefused?: boolean;
 }
 
 export interface PageSource {

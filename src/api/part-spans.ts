@@ -50,7 +50,7 @@ export class PartSpans {
   }
 
   /** positionOf, read once per next address: the run asks on every page written and every page come. */
-  private positionOf(part: Part, next: string): number | undefined {
+  positionOf(part: Part, next: string): number | undefined {
     const known = this.positions.get(part);
     if (known?.next === next && known.base === part.base && known.read === part.recordsRead) return known.position;
     const position = positionOf(next, part.base, part.recordsRead, this.rule);

@@ -6,6 +6,7 @@
  * continuing a `--limit 2` run reads pages of its own size.
  */
 import { UsageError } from '../core/errors.js';
+import { splitAddress } from './links.js';
 import { PAGING_STYLES, type Cursor, type ListPlan } from './paging.js';
 
 /** Where a resumed list starts, and the header the output it continues already starts with. */
@@ -16,10 +17,6 @@ export interface ResumePoint extends Cursor {
 
 const SIZE_PARAMS = new Set(Object.values(PAGING_STYLES).flatMap((style) => (style.sizeParam ? [style.sizeParam] : [])));
 
-const split = (address: string): [string, URLSearchParams] => {
-  const at = address.indexOf('?');
-  return at < 0 ? [address, new URLSearchParams()] : [address.slice(0, at), new URLSearchParams(address.slice(at + 1))];
-};
 
 /** What `address` changes in `model`: another path, parameters set (all their values) and removed. */
 interface AddressDiff {
@@ -29,8 +26,8 @@ interface AddressDiff {
 }
 
 function diffAddress(model: string, address: string): AddressDiff {
-  const [modelPath, modelParams] = split(model);
-  const [path, params] = split(address);
+  const [modelPath, modelParams] = splitAddress(model);
+  const [path, params] = splitAddress(address);
   const set = new URLSearchParams();
   const removed: string[] = [];
   for (const key of new Set([...modelParams.keys(), ...params.keys()])) {
@@ -44,7 +41,7 @@ function diffAddress(model: string, address: string): AddressDiff {
 }
 
 function applyDiff(model: string, diff: AddressDiff): string {
-  const [modelPath, modelParams] = split(model);
+  const [modelPath, modelParams] = splitAddress(model);
   const set = new URLSearchParams(diff.d ?? '');
   const removed = new Set(diff.r ?? []);
   const params = new URLSearchParams();
@@ -160,8 +157,8 @@ export function decodeResumeToken(plan: ListPlan, token: string): ResumePoint {
 
 /** `address` with the page size that `model` asks for, where both carry one. */
 function withPageSizeOf(model: string, address: string): string {
-  const wanted = split(model)[1];
-  const [path, present] = split(address);
+  const wanted = splitAddress(model)[1];
+  const [path, present] = splitAddress(address);
   for (const key of SIZE_PARAMS) {
     const size = wanted.get(key);
     if (size !== null && present.has(key)) present.set(key, size);
@@ -183,7 +180,7 @@ function fingerprint(plan: ListPlan): string {
 }
 
 function withoutPageSize(address: string): string {
-  const [path, params] = split(address);
+  const [path, params] = splitAddress(address);
   for (const key of SIZE_PARAMS) params.delete(key);
   return `${path}?${params.toString()}`;
 }

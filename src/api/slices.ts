@@ -5,9 +5,9 @@
  * and `<field>_lte=LAST`, each day in exactly one slice.
  */
 import type { ResourceSpec } from './catalogue/index.js';
-import { dateRange } from './links.js';
+import { DAY_MS } from '../core/parse.js';
+import { dateRange, splitAddress } from './links.js';
 
-export const DAY_MS = 86_400_000;
 
 /** The sort date of a list and its direction: the order its slices are written in. */
 export interface SliceRule {
@@ -27,10 +27,6 @@ export const dayText = (day: number): string => new Date(day * DAY_MS).toISOStri
 export const FIRST_DAY = 0;
 export const lastDayOf = (asOf: number): number => dayOf(asOf) + 1;
 
-const split = (address: string): [string, URLSearchParams] => {
-  const at = address.indexOf('?');
-  return at < 0 ? [address, new URLSearchParams()] : [address.slice(0, at), new URLSearchParams(address.slice(at + 1))];
-};
 
 /**
  * How a list of `spec` with `query` can be sliced: by its sort field (the `sort` asked for, else
@@ -55,7 +51,7 @@ export function sliceRule(spec: ResourceSpec, query: ReadonlyArray<readonly [str
  * open: there is no range there to cut at once, and a short list must not pay for slices.
  */
 export function daysOf(address: string, rule: SliceRule): { lo?: number; hi?: number } {
-  const range = dateRange(split(address)[1], rule.field);
+  const range = dateRange(splitAddress(address)[1], rule.field);
   const lo = range.lo && dayOf(range.lo.at);
   const hi = range.hi && dayOf(range.hi.at);
   return { ...(lo !== undefined && lo > FIRST_DAY && { lo }), ...(hi !== undefined && hi !== rule.lastDay && { hi }) };
@@ -70,8 +66,8 @@ export function daysOf(address: string, rule: SliceRule): { lo?: number; hi?: nu
  * is no position. Undefined when there is none (a plain skip link).
  */
 export function positionOf(address: string, base: string, read: number, rule: SliceRule): number | undefined {
-  const params = split(address)[1];
-  const own = dateRange(split(base)[1], rule.field);
+  const params = splitAddress(address)[1];
+  const own = dateRange(splitAddress(base)[1], rule.field);
   const range = dateRange(params, rule.field);
   const side = rule.descending ? range.hi : range.lo;
   if (!side?.value.includes('T') || !(Number(params.get('skip') ?? 0) < read)) return undefined;
@@ -85,7 +81,7 @@ export function positionOf(address: string, base: string, read: number, rule: Sl
  * leaves open is bounded by the widest day: 1970-01-01 below, the rule's last day above.
  */
 export function narrowed(address: string, rule: SliceRule, lo: number | undefined, hi: number | undefined): string {
-  const [path, params] = split(address);
+  const [path, params] = splitAddress(address);
   const field = rule.field;
   const range = dateRange(params, field);
   const setLo = lo !== undefined && !(range.lo && range.lo.at >= lo * DAY_MS);
@@ -110,7 +106,7 @@ export function narrowed(address: string, rule: SliceRule, lo: number | undefine
  * address, and the day its reply's next link says that record has (the keyset bound), if any.
  */
 export function farEndProbe(address: string, rule: SliceRule): string {
-  const [path, params] = split(address);
+  const [path, params] = splitAddress(address);
   params.set('sort', rule.descending ? rule.field : `-${rule.field}`);
   params.set('page_size', '1');
   return `${path}?${params.toString()}`;
@@ -118,7 +114,7 @@ export function farEndProbe(address: string, rule: SliceRule): string {
 
 export function farEndOf(link: string | null, rule: SliceRule): number | undefined {
   if (link === null) return undefined;
-  const range = dateRange(split(link)[1], rule.field);
+  const range = dateRange(splitAddress(link)[1], rule.field);
   // Descending the list ends at its oldest record: the probe's _gte. Ascending, its newest: the
   // probe's _lte (a snapshot's pinned bound is no earlier than the newest record either).
   const side = rule.descending ? range.lo : range.hi;

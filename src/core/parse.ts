@@ -5,7 +5,7 @@
  */
 import { UsageError } from './errors.js';
 
-const DAY_MS = 86_400_000;
+export const DAY_MS = 86_400_000;
 const DATE_FORMS = 'use YYYY-MM-DD, today, yesterday, Nd or Nw';
 const RANGE_FORMS =
   'use FROM..TO, FROM.., ..TO, or gt:DATE, gte:DATE, lt:DATE, lte:DATE (two joined by a comma)';
