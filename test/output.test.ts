@@ -15,6 +15,7 @@ import {
 } from '../src/output/index.js';
 import type { Format, WriterOptions } from '../src/output/index.js';
 import { StreamSink } from '../src/output/stream-sink.js';
+import { withComputed } from '../src/output/computed.js';
 import { OutputError } from '../src/core/errors.js';
 import { runCli, writerOptions } from './helpers.js';
 
@@ -679,5 +680,20 @@ describe('write errors', () => {
     collector.destroy();
     const writer = createWriter('json', writerOptions(collector));
     await assert.rejects(writer.write({ id: 1 }));
+  });
+});
+
+describe('computed columns (a report\'s state)', () => {
+  it('keep the writer\'s count of what the reader took, so a stopped list resumes at the first record not taken', async () => {
+    const chunks: string[] = [];
+    const stream = new Writable({ write: (chunk: Buffer, _encoding, done) => (chunks.push(chunk.toString()), done()) });
+    const writer = withComputed(createWriter('csv', writerOptions(stream, { columns: ['id', 'state'] })), [{ name: 'state', from: () => 'generated' }]);
+    await writer.write({ id: '1' });
+    await writer.write({ id: '2' });
+    assert.equal(typeof writer.delivered, 'function');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(writer.delivered?.(), 2, 'the stream has taken both lines');
+    await writer.end();
+    assert.equal(chunks.join(''), 'id,state\r\n1,generated\r\n2,generated\r\n');
   });
 });

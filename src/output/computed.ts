@@ -15,5 +15,7 @@ export function withComputed(writer: RecordWriter, computed: readonly ComputedCo
     },
     endPage: () => writer.endPage(),
     end: () => writer.end(),
+    // What the reader took: a stopped list resumes there.
+    ...(writer.delivered && { delivered: writer.delivered.bind(writer) }),
   };
 }
