@@ -14,9 +14,10 @@ import {
   valueAt,
 } from '../src/output/index.js';
 import type { Format, WriterOptions } from '../src/output/index.js';
-import { StreamSink } from '../src/output/stream-sink.js';
+import { StreamSink, writeText } from '../src/output/stream-sink.js';
+import { createBlockWriter } from '../src/output/blocks.js';
 import { withComputed } from '../src/output/computed.js';
-import { OutputError } from '../src/core/errors.js';
+import { InterruptedError, OutputError } from '../src/core/errors.js';
 import { runCli, writerOptions } from './helpers.js';
 
 type Row = Record<string, unknown>;
@@ -662,7 +663,7 @@ describe('write errors', () => {
       },
     });
     disk.on('error', () => undefined);
-    const sink = new StreamSink(disk);
+    const sink = new StreamSink(disk, undefined);
     await assert.rejects(sink.write('x\n'), (error: Error) => error instanceof OutputError && error.message === 'cannot write the output: no space left on device (ENOSPC)');
   });
 
@@ -695,5 +696,32 @@ describe('computed columns (a report\'s state)', () => {
     assert.equal(writer.delivered?.(), 2, 'the stream has taken both lines');
     await writer.end();
     assert.equal(chunks.join(''), 'id,state\r\n1,generated\r\n2,generated\r\n');
+  });
+});
+
+describe('a stopped command and a reader that is not reading', () => {
+  /** A stream whose reader never takes anything: every write waits for a drain that never comes. */
+  const stuck = (): Writable => new Writable({ highWaterMark: 1, write: () => undefined });
+  const stopped = (): AbortSignal => AbortSignal.abort();
+  const record = { id: '1', name: 'x'.repeat(100) };
+
+  for (const [what, shape] of [['json', 'list'], ['ndjson', 'list'], ['csv', 'list'], ['tsv', 'list'], ['table', 'list'], ['table', 'single']] as const) {
+    it(`-o ${what} (${shape}): the writer gives up instead of waiting for ever`, async () => {
+      const writer = createWriter(what, writerOptions(stuck(), { shape, signal: stopped() }, shape === 'single' ? 80 : undefined));
+      await assert.rejects(async () => {
+        await writer.write(record);
+        await writer.endPage();
+        await writer.end();
+      }, InterruptedError);
+    });
+  }
+
+  it('content blocks on a terminal and a one-off text (api, config get) do too', async () => {
+    const blocks = createBlockWriter({ stream: stuck(), isTTY: true, columns: 80 }, false, stopped());
+    await assert.rejects(async () => {
+      await blocks.write({ header: ['someone'], body: ['x'.repeat(100)] });
+      await blocks.end();
+    }, InterruptedError);
+    await assert.rejects(writeText(stuck(), 'x'.repeat(100), stopped()), InterruptedError);
   });
 });

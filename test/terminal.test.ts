@@ -143,7 +143,7 @@ describe('the fields a view needs', () => {
 describe('text blocks', () => {
   test('a header, the text wrapped to the terminal, a blank line between blocks', async () => {
     const out = new Collector();
-    const writer = createBlockWriter({ stream: out, isTTY: true, columns: 20 }, false);
+    const writer = createBlockWriter({ stream: out, isTTY: true, columns: 20 }, false, new AbortController().signal);
     await writer.write({ header: ['m:1', '2026-06-30T12:00:00'], body: ['one two three four five six', 'second line'] });
     await writer.write({ header: ['f:2', 'microblog/reply', '(by source)'], body: ['\x07bell'] });
     await writer.end();

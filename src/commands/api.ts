@@ -94,7 +94,7 @@ async function apiCommand(ctx: Context, opts: ApiOptions): Promise<void> {
 
 /** An empty reply (null) prints nothing: a DELETE's empty 200 is not the JSON value null. */
 async function printJson(ctx: Context, reply: unknown, indent?: number): Promise<void> {
-  if (reply !== null) await writeText(ctx.io.stdout.stream, `${safeJsonStringify(reply, indent)}\n`);
+  if (reply !== null) await writeText(ctx.io.stdout.stream, `${safeJsonStringify(reply, indent)}\n`, ctx.io.signal);
 }
 
 /** The records of a page: the reply's first array (the reply itself when it is one). */

@@ -189,7 +189,7 @@ async function attemptDownload(dispatchers: Dispatchers, start: URL, options: Do
     reply.body.destroy();
     throw tooLarge();
   }
-  const sink = 'file' in options.target ? await fileSink(options.target.partial, options.target.file) : stdoutSink(options.target.stdout);
+  const sink = 'file' in options.target ? await fileSink(options.target.partial, options.target.file) : stdoutSink(options.target.stdout, options.signal);
   let received = 0;
   try {
     options.onProgress?.(0, total);
@@ -241,8 +241,8 @@ async function fileSink(partial: PartialFile, path: string): Promise<Sink> {
   };
 }
 
-function stdoutSink(stream: Writable): Sink {
-  const sink = new StreamSink(stream);
+function stdoutSink(stream: Writable, signal: AbortSignal): Sink {
+  const sink = new StreamSink(stream, signal);
   return {
     // StreamSink hands the chunk to stream.write unchanged, which takes bytes as well as text.
     write: (chunk) => sink.write(chunk as unknown as string),

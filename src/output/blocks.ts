@@ -29,8 +29,8 @@ class TextBlockWriter implements BlockWriter {
   readonly #header: Promise<(text: string) => string>;
   #count = 0;
 
-  constructor(out: OutStream, color: boolean) {
-    this.#sink = new StreamSink(out.stream);
+  constructor(out: OutStream, color: boolean, signal: AbortSignal) {
+    this.#sink = new StreamSink(out.stream, signal);
     this.#width = out.isTTY ? out.columns : undefined;
     this.#header = boldWhen(color);
   }
@@ -49,6 +49,6 @@ class TextBlockWriter implements BlockWriter {
   }
 }
 
-export function createBlockWriter(out: OutStream, color: boolean): BlockWriter {
-  return new TextBlockWriter(out, color);
+export function createBlockWriter(out: OutStream, color: boolean, signal: AbortSignal): BlockWriter {
+  return new TextBlockWriter(out, color, signal);
 }

@@ -65,7 +65,7 @@ class DescribeWriter implements RecordWriter {
   readonly #key: Promise<(text: string) => string>;
 
   constructor(opts: WriterOptions) {
-    this.#sink = new StreamSink(opts.out.stream);
+    this.#sink = new StreamSink(opts.out.stream, opts.signal);
     this.#columns = opts.everyField ? undefined : opts.columns;
     // Wrapped to the terminal; off a terminal each value stays on one line, for grep.
     this.#width = opts.out.isTTY ? opts.out.columns : undefined;

@@ -77,6 +77,6 @@ export class Printer {
    */
   blockWriter(picked: boolean): BlockWriter | undefined {
     if (this.format !== 'table' || !this.settings.out.isTTY || picked) return undefined;
-    return createBlockWriter(this.settings.out, this.settings.color);
+    return createBlockWriter(this.settings.out, this.settings.color, this.settings.signal);
   }
 }

@@ -33,7 +33,7 @@ export class StreamSink {
     this.#failure ??= error;
   };
 
-  constructor(stream: Writable, signal?: AbortSignal, gather = false) {
+  constructor(stream: Writable, signal: AbortSignal | undefined, gather = false) {
     this.#stream = stream;
     this.#signal = signal;
     this.#gather = gather;
@@ -136,9 +136,9 @@ export class StreamSink {
   }
 }
 
-/** One-off write of a complete text with the same backpressure and error handling. */
-export async function writeText(stream: Writable, text: string): Promise<void> {
-  const sink = new StreamSink(stream);
+/** One-off write of a complete text with the same backpressure, error handling and stop signal. */
+export async function writeText(stream: Writable, text: string, signal?: AbortSignal): Promise<void> {
+  const sink = new StreamSink(stream, signal);
   await sink.write(text);
   await sink.end();
 }
