@@ -9,17 +9,23 @@ import { codePointWidth, displayWidth, ELLIPSIS } from './width.js';
 /** hangingLines leaves a value at least this many columns, however deep its indent. */
 const MIN_ROOM = 20;
 
-/** The longest start of `text` that takes at most `width` columns. */
-function headOf(text: string, width: number): string {
+/** Where the longest run of `text` from `start` that takes at most `width` columns ends. */
+function headEnd(text: string, start: number, width: number): number {
   let used = 0;
-  let end = 0;
-  for (const char of text) {
-    const next = used + codePointWidth(char.codePointAt(0) as number);
+  let end = start;
+  while (end < text.length) {
+    const code = text.codePointAt(end) as number;
+    const next = used + codePointWidth(code);
     if (next > width) break;
     used = next;
-    end += char.length;
+    end += code > 0xffff ? 2 : 1;
   }
-  return text.slice(0, end);
+  return end;
+}
+
+/** The longest start of `text` that takes at most `width` columns. */
+function headOf(text: string, width: number): string {
+  return text.slice(0, headEnd(text, 0, width));
 }
 
 /**
@@ -64,15 +70,20 @@ export function wrapText(text: string, width: number | undefined, firstWidth = w
       continue;
     }
     if (lineWidth > 0 && lineWidth + wordWidth > room()) breakLine();
-    let rest = word;
-    while (lineWidth + displayWidth(rest) > room()) {
-      const head = headOf(rest, room() - lineWidth) || Array.from(rest)[0]!;
+    // A word wider than a line is cut across lines, in one pass over it (a 200 KB word too).
+    let at = 0;
+    let restWidth = wordWidth;
+    while (lineWidth + restWidth > room()) {
+      let end = headEnd(word, at, room() - lineWidth);
+      if (end === at) end += (word.codePointAt(at) as number) > 0xffff ? 2 : 1;
+      const head = word.slice(at, end);
       line += head;
-      rest = rest.slice(head.length);
+      restWidth -= displayWidth(head);
+      at = end;
       breakLine();
     }
-    line += rest;
-    lineWidth += displayWidth(rest);
+    line += word.slice(at);
+    lineWidth += restWidth;
   }
   if (line.trimEnd() !== '' || lines.length === 0) lines.push(line.trimEnd());
   return lines;
