@@ -1,6 +1,6 @@
 /**
  * The profile file: `$XDG_CONFIG_HOME/carectl/config.json` (default `~/.config/carectl/`), a
- * JSON object `{profiles: {<name>: {base-url, user, password, output, api-version, parallel}}}`.
+ * JSON object `{profiles: {<name>: {base-url, annotations-url, user, password, output, api-version, parallel}}}`.
  *
  * It holds a password, so the folder is 0700 and the file 0600 whatever the umask; a looser one
  * is refused or tightened as permissions.ts says. Reading never writes: a missing file is an

@@ -99,15 +99,15 @@ export class Transport {
     return url;
   }
 
-  /**
-   * Accepts a paging link from a reply. Credentials go only to the base address's origin, so a
-   * link elsewhere is refused rather than followed.
-   */
   /** The text with the credentials and any URL's userinfo taken out: for anything printed. */
   redact(text: string): string {
     return redact(text, this.secrets);
   }
 
+  /**
+   * Accepts a paging link from a reply. Credentials go only to the base address's origin, so a
+   * link elsewhere is refused rather than followed.
+   */
   sameOriginUrl(link: string): URL {
     const url = new URL(link, this.baseUrl);
     if (url.origin !== this.baseUrl.origin) {

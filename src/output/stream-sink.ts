@@ -1,17 +1,17 @@
 import type { Writable } from 'node:stream';
 import { InterruptedError, OutputError, isBrokenPipe } from '../core/errors.js';
 
+/** How long a stopped command still waits for a reader that is not reading. */
+const STOP_GRACE_MS = 200;
+/** Gathered text goes out once it is this many characters long, whether or not its page ended. */
+const GATHER_LENGTH = 64 * 1024;
+
 /**
  * Writes whole chunks to a stream, honouring backpressure and turning stream errors into rejected
  * promises instead of an unhandled 'error' event: EPIPE as it is (the reader went away, which
  * ends output quietly), a failed system write (a full disk) as an OutputError. A stop signal
  * ends a wait for a reader that is not reading (InterruptedError), so Ctrl-C never hangs.
  */
-/** How long a stopped command still waits for a reader that is not reading. */
-const STOP_GRACE_MS = 200;
-/** Gathered text goes out once it is this many characters long, whether or not its page ended. */
-const GATHER_LENGTH = 64 * 1024;
-
 export class StreamSink {
   readonly #stream: Writable;
   /**

@@ -4,6 +4,7 @@ import { columnPolicy, columnWidths, widestCell } from './grid.js';
 import type { ColumnPolicy } from './grid.js';
 import { sanitizeForTerminal } from './sanitize.js';
 import { StreamSink } from './stream-sink.js';
+import { boldWhen } from './style.js';
 import type { RecordWriter, WriterOptions } from './types.js';
 import { cutToWidth, displayWidth, trimTrailingSpaces, wrapToWidth } from './width.js';
 
@@ -22,14 +23,6 @@ const MAX_BUFFERED_ROWS = 1000;
 export const MAX_CELL_WIDTH = 4096;
 /** Columns whose cells wrap when WriterOptions.wrap is not given: `conversations update`'s messages. */
 export const DEFAULT_WRAP_COLUMNS: readonly string[] = ['result'];
-
-/** Header names, bold when colour is on; chalk is loaded only then. */
-async function headerStyle(opts: WriterOptions): Promise<((text: string) => string) | undefined> {
-  if (!opts.color) return undefined;
-  const { Chalk } = await import('chalk');
-  const chalk = new Chalk({ level: 1 });
-  return (text) => chalk.bold(text);
-}
 
 /** The terminal's width when stdout is one and says how wide it is. */
 function terminalWidth(opts: WriterOptions): number | undefined {
@@ -131,7 +124,8 @@ class ListTableWriter implements RecordWriter {
     this.#header = opts.header
       ? opts.columns.map((column) => cutToWidth(sanitizeForTerminal(column.toUpperCase()), MAX_CELL_WIDTH))
       : undefined;
-    this.#style = opts.header ? headerStyle(opts) : Promise.resolve(undefined);
+    // Header names bold when colour is on (chalk is loaded only then).
+    this.#style = opts.header && opts.color ? boldWhen(true) : Promise.resolve(undefined);
     this.#terminalColumns = terminalWidth(opts);
   }
 

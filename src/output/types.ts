@@ -5,7 +5,7 @@ export type Format = (typeof FORMATS)[number];
 
 export interface WriterOptions {
   out: OutStream;
-  /** json: array vs one object; table: rows vs a two-column key/value table. */
+  /** json: array vs one object; table: rows vs one record described, a `KEY  value` line per field. */
   shape: 'list' | 'single';
   /** Dotted paths ('id', 'author.id', 'channels.0.name') for table/csv/tsv; json/ndjson print whole records. */
   columns: string[];
@@ -36,9 +36,12 @@ export interface ComputedColumn {
 }
 
 export interface RecordWriter {
-  /** Resolves once the record is accepted by the stream (waits for 'drain' under backpressure). */
+  /**
+   * Resolves once the record is accepted by the stream (waits for 'drain' under backpressure),
+   * or, into a regular file, once it is gathered for its page's write.
+   */
   write(record: Record<string, unknown>): Promise<void>;
-  /** Page boundary hint: the table writer may buffer up to a page and flush here. Others: no-op. */
+  /** Page boundary: the table writer lays out and writes its page here; into a regular file the others write the page's lines. */
   endPage(): Promise<void>;
   /**
    * How many records the stream has handed on to the system, for writers that write each record
