@@ -127,6 +127,8 @@ describe('live count, end to end', () => {
       assert.equal(result.stderr, '', `${args.join(' ')} tty ${tty}`);
     }
     const verbose = await runCli(['--verbose', 'conversations', 'list', '--status', 'unread', '-o', 'csv'], { sandbox, stderrTTY: true, now: movingClock() });
+    assert.equal(verbose.code, 0, verbose.stderr);
+    assert.match(verbose.stderr, /^> GET /m, 'the trace is there');
     assert.ok(!verbose.stderr.includes(CLEAR_LINE));
   });
 

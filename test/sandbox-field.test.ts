@@ -607,6 +607,22 @@ describe('carectl sandbox --latency, --rate-limit, --annotations-port', () => {
     }
   });
 
+  test('--report-delay sets how long a new report takes', async () => {
+    const run = await carectlSandbox(['--port', '0', '--report-delay', '1ms']);
+    try {
+      const sandbox = fromBanner(run.banner);
+      const created = await call(sandbox, '/v1.1/reports', { method: 'POST', body: JSON.stringify({ account: '1001', format: 'csv', date_type: 'created_date', date_from: '2026-06-01', date_to: '2026-06-07' }) });
+      assert.ok(created.status < 300, JSON.stringify(created.body));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const id = String(created.body.report?.id ?? created.body.id);
+      // The default delay is 3 s: only the flag makes it ready 50 ms later.
+      const report = await get(sandbox, `/v1.1/reports/${id}?fields=generated_date,download`);
+      assert.match(String((report.report ?? report).download), /^http:\/\//, JSON.stringify(report));
+    } finally {
+      await run.stop();
+    }
+  });
+
   test('bad values: one line naming the flag, exit 2, nothing started', async () => {
     for (const [flag, value] of [
       ['--latency', '5'],
@@ -618,6 +634,8 @@ describe('carectl sandbox --latency, --rate-limit, --annotations-port', () => {
       ['--annotations-port', '-1'],
       ['--annotations-port', '65536'],
       ['--annotations-port', 'x'],
+      ['--report-delay', 'soon'],
+      ['--report-delay', '5'],
     ] as const) {
       const result = await runCli(['sandbox', flag, value]);
       assert.equal(result.code, 2, `${flag} ${value}: ${result.stderr}`);
