@@ -22,6 +22,11 @@ export function hasPlaceholderDate(item: Item): boolean {
   return typeof item.created_date === 'string' && item.created_date.startsWith(PLACEHOLDER_CREATED_DATE);
 }
 
+/** No text on a microblog item: withheld (a restricted item), not merely empty. */
+export function hasWithheldText(item: Item): boolean {
+  return item.platform === 'microblog' && (item.text === null || item.text === undefined || item.text === '');
+}
+
 export function isPlaceholderLink(link: unknown): boolean {
   if (typeof link !== 'string') return false;
   const hash = link.indexOf('#');

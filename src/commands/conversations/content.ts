@@ -1,7 +1,7 @@
 /** `conversations content ID`: the content thread of one conversation. */
 import type { Command } from 'commander';
 import { requireId } from '../../api/client.js';
-import { CONTENT_ITEM, defaultVersion, hasPlaceholderDate, isPlaceholderLink, itemTime, resourceByName } from '../../api/catalogue/index.js';
+import { CONTENT_ITEM, defaultVersion, hasPlaceholderDate, hasWithheldText, isPlaceholderLink, itemTime, resourceByName } from '../../api/catalogue/index.js';
 import { resolveColumns } from '../../api/query.js';
 import type { Action } from '../../cli/action.js';
 import type { Context } from '../../cli/context.js';
@@ -68,6 +68,6 @@ export function contentBlock(item: Record<string, unknown>): TextBlock {
   const link = isPlaceholderLink(item.link) ? '(link unavailable)' : text(item.link);
   return {
     header,
-    body: [...(body === undefined ? [item.platform === 'microblog' ? '(text unavailable)' : '(no text)'] : body.split(/\r?\n/)), ...(link ? [link] : [])],
+    body: [...(body === undefined ? [hasWithheldText(item) ? '(text unavailable)' : '(no text)'] : body.split(/\r?\n/)), ...(link ? [link] : [])],
   };
 }
