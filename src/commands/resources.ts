@@ -8,6 +8,7 @@ import { defaultVersion, type FilterSpec, type ResourceSpec, type Version } from
 import { runList, startPoint } from '../api/list-run.js';
 import { resumeAsOf } from '../api/resume-token.js';
 import { listPlan } from '../api/plans.js';
+import type { ListPlan } from '../api/paging.js';
 import { BOTH_GIVEN, columnNames, fieldsParam, filterParams, offFlagOf, parseFieldsFlag, resolveColumns, type FilterValues } from '../api/query.js';
 import { UsageError } from '../core/errors.js';
 import { LIST_USES, type Action, type RawOptions } from '../cli/action.js';
@@ -139,10 +140,10 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
   // A resumed list resolves `today` and `7d` as the run it continues did.
   const asOf = resumeAsOf(ctx.globals.resume) ?? ctx.io.now();
   const query = [...checkedFilterParams(spec, version, opts.filters, spec.filters, asOf), ...fieldsQuery];
-  refuseUnionSort(spec, query);
   const limit = ctx.limit;
   const ids = spec.listByIds ? await readIds(ctx, opts.ids, '--id') : undefined;
   const plan = listPlan(spec, version, query, { pageSize: ctx.pageSize, limit, asOf }, ids);
+  refuseUnionSort(spec, plan, query);
   const start = startPoint(plan, ctx.globals.resume);
   const scheduler = await ctx.scheduler();
 
@@ -177,9 +178,9 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
  * out as the first query, then the second: sorting it would need a merge by a date the service
  * does not return.
  */
-function refuseUnionSort(spec: ResourceSpec, query: ReadonlyArray<readonly [string, string]>): void {
+function refuseUnionSort(spec: ResourceSpec, plan: ListPlan, query: ReadonlyArray<readonly [string, string]>): void {
   const { requireOneOf: required, sortDates } = spec;
-  if (!required || !sortDates || query.some(([key]) => required.params.includes(key)) || !query.some(([key]) => key === sortDates.param)) return;
+  if (!plan.union || !required || !sortDates || !query.some(([key]) => key === sortDates.param)) return;
   const flags = spec.filters.filter((f) => required.params.includes(f.param)).map((f) => (f.kind === 'switch' ? `--${f.flag}/--${offFlagOf(f)}` : `--${f.flag}`));
   const sortFlag = spec.filters.find((f) => f.param === sortDates.param)?.flag ?? sortDates.param;
   throw new UsageError(
