@@ -10,9 +10,10 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { download } from '../src/http/download.js';
 import { proxyFromEnv } from '../src/http/proxy.js';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { openSandbox, runCli, sandboxEnv } from './helpers.js';
+import { Collector, downloadOptions, fakeClock, openSandbox, runCli, sandboxEnv } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
 const PROXY_USER = 'proxy-user';
@@ -198,6 +199,22 @@ describe('report downloads through a proxy', () => {
       assert.equal(hop.authorization, undefined);
       assert.equal(hop.proxyAuthorization, `Basic ${PROXY_BASE64}`);
     }
+  });
+
+  test('a proxy that refuses the tunnel (407) fails the download at once, as the API says it, credentials unprinted', async () => {
+    proxy.connectReply = 'HTTP/1.1 407 Proxy Authentication Required\r\ncontent-length: 0\r\n\r\n';
+    const trace: string[] = [];
+    const clock = fakeClock();
+    await assert.rejects(
+      download(downloadOptions('https://downloads.example.test/r.csv?signature=abc', { stdout: new Collector() }, clock, { proxy: { https: proxy.withCredentials }, trace: (line) => trace.push(line) })),
+      (err: Error) => {
+        assert.equal(err.message, 'download from https://downloads.example.test failed: the proxy refused the request (HTTP 407: proxy credentials missing or wrong)');
+        return true;
+      },
+    );
+    assert.deepEqual(proxy.seen.map(({ method, target }) => `${method} ${target}`), ['CONNECT downloads.example.test:443'], 'refused once, not retried');
+    assert.deepEqual(clock.slept, []);
+    assertNoProxyCredential(trace.join('\n'));
   });
 
   test('NO_PROXY bypasses it for downloads as well', async () => {

@@ -30,13 +30,20 @@ export function attemptDeadline(interrupt: AbortSignal, timeoutMs: number): { si
   };
 }
 
+/** What undici's failure of a tunnel the proxy would not open says, in words; undefined for any other failure. */
+export function proxyRefusalText(err: unknown): string | undefined {
+  const message = (err as { message?: string } | undefined)?.message ?? '';
+  const status = /^Proxy response \((\d+)\) !== 200/.exec(message)?.[1] ?? (/^Proxy Authentication Required/.test(message) ? '407' : undefined);
+  return status === undefined ? undefined : `the proxy refused the request (HTTP ${status}${status === '407' ? ': proxy credentials missing or wrong' : ''})`;
+}
+
 export function describeNetworkError(err: unknown, timeoutMs: number): string {
   const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string } };
   if (e?.name === 'TimeoutError' || e?.code === 'UND_ERR_HEADERS_TIMEOUT' || e?.code === 'UND_ERR_BODY_TIMEOUT') {
     return `no answer within ${timeoutMs} ms`;
   }
-  const proxyStatus = /^Proxy response \((\d+)\) !== 200/.exec(e?.message ?? '')?.[1] ?? (/^Proxy Authentication Required/.test(e?.message ?? '') ? '407' : undefined);
-  if (proxyStatus !== undefined) return `the proxy refused the request (HTTP ${proxyStatus}${proxyStatus === '407' ? ': proxy credentials missing or wrong' : ''})`;
+  const refused = proxyRefusalText(err);
+  if (refused !== undefined) return refused;
   const code = e?.code ?? e?.cause?.code;
   return code ? `${code}${e?.message ? ` (${e.message})` : ''}` : (e?.message ?? String(err));
 }

@@ -19,6 +19,7 @@ import { StreamSink } from '../output/stream-sink.js';
 import type { PartialFile } from './partial-file.js';
 import { formatBytes } from './progress.js';
 import { createDispatcher, type ProxySettings } from './proxy.js';
+import { isProxyRefusal, proxyRefusalText } from './attempt.js';
 import { redact, stripUserinfo } from './redact.js';
 import { RETRYABLE_STATUSES, retryDelayMs } from './retry.js';
 import { loadUndici, type Undici } from './undici.js';
@@ -156,7 +157,10 @@ async function fetchFile(dispatchers: Dispatchers, start: URL, options: Download
       });
     } catch (err) {
       options.trace?.(`< ${describe(err, options)} (${options.now() - started} ms)`);
-      throw new TransientDownloadError(`download from ${url.origin} failed: ${describe(err, options)}`, undefined, undefined);
+      const failed = `download from ${url.origin} failed: ${describe(err, options)}`;
+      // A proxy that refused (its credentials, its rules) answers the same again: no retry.
+      if (isProxyRefusal(err)) throw new NetworkError(failed, false);
+      throw new TransientDownloadError(failed, undefined, undefined);
     }
     options.trace?.(`< ${reply.statusCode} (${options.now() - started} ms)`);
     const location = header(reply.headers.location);
@@ -277,6 +281,8 @@ function header(value: string | string[] | undefined): string | undefined {
 function describe(err: unknown, options?: Pick<DownloadOptions, 'idleTimeoutMs'>): string {
   const e = err as { code?: string; message?: string; cause?: { code?: string } } | undefined;
   const code = e?.code ?? e?.cause?.code;
+  const refused = proxyRefusalText(err);
+  if (refused !== undefined) return refused;
   if (options && (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')) return `no byte arrived for ${options.idleTimeoutMs} ms (${code})`;
   return redact(code && e?.message && !e.message.includes(code) ? `${code} (${e.message})` : (e?.message ?? String(err)));
 }
