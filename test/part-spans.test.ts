@@ -30,7 +30,7 @@ function slice(rule: SliceRule, lo: string, hi: string, underWay?: { read: numbe
 const texts = (cuts: { part: Part; cuts: number[] }[]): string[][] => cuts.map(({ cuts }) => cuts.map(dayText));
 
 describe('PartSpans.balancingCuts', () => {
-  const rule: SliceRule = { field: 'oldest_sort_date', descending: false };
+  const rule: SliceRule = { field: 'oldest_sort_date', descending: false, sortParam: 'sort', sizeParam: 'page_size' };
   // 50 records over Jan 1–5: 10 a day. Left: Jan 5–30 (260 records) and Jan 31–Apr 10 (700).
   const parts = (): Part[] => [slice(rule, '2026-01-01', '2026-01-30', { read: 50, at: '2026-01-05T10:00:00' }), slice(rule, '2026-01-31', '2026-04-10')];
 
@@ -62,7 +62,7 @@ describe('PartSpans.balancingCuts', () => {
   });
 
   it('descending, keeps the newest days and cuts towards the oldest', () => {
-    const down: SliceRule = { field: 'oldest_sort_date', descending: true };
+    const down: SliceRule = { field: 'oldest_sort_date', descending: true, sortParam: 'sort', sizeParam: 'page_size' };
     // 50 records over Apr 10 back to Apr 6: 10 a day; Jan 1–Apr 6 left (960 records).
     const part = slice(down, '2026-01-01', '2026-04-10', { read: 50, at: '2026-04-06T10:00:00' });
     const spans = spansOf(down);
@@ -73,7 +73,7 @@ describe('PartSpans.balancingCuts', () => {
 });
 
 describe('PartSpans.priorityOf', () => {
-  const rule: SliceRule = { field: 'oldest_sort_date', descending: false };
+  const rule: SliceRule = { field: 'oldest_sort_date', descending: false, sortParam: 'sort', sizeParam: 'page_size' };
 
   it('puts the part with the most records still expected first, and a part not known yet before all', () => {
     const first = slice(rule, '2026-01-01', '2026-01-30', { read: 50, at: '2026-01-05T10:00:00' });
@@ -95,7 +95,7 @@ describe('PartSpans.priorityOf', () => {
 });
 
 describe('PartSpans.widest (a slot is spare)', () => {
-  const rule: SliceRule = { field: 'oldest_sort_date', descending: false };
+  const rule: SliceRule = { field: 'oldest_sort_date', descending: false, sortParam: 'sort', sizeParam: 'page_size' };
   const anyRoom = (): boolean => true;
 
   it('cuts a part with more than one page left at the middle of its days: two requests side by side instead of one after the other', () => {

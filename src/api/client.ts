@@ -53,7 +53,7 @@ export class ApiClient {
 
   /** Pages of a list, each page's next address found by the resource's paging style. */
   pages(spec: ResourceSpec, version: Version): PageSource {
-    const rules = { style: spec.paging, ...(spec.sortDates && { defaultSort: spec.sortDates.default }) };
+    const rules = { style: spec.paging, ...(spec.sortDates && { sort: { param: spec.sortDates.param, default: spec.sortDates.default } }) };
     const transport = this.transportFor(version);
     return {
       fetch: async (url, base, throttle) => {

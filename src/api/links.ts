@@ -5,15 +5,13 @@
  * drops, changes or adds is a change of the list asked for, and is never followed as it is.
  */
 import { DAY_MS } from '../core/parse.js';
-import type { PagingStyle } from './catalogue/index.js';
+import { PAGING_STYLES, type PagingStyle } from './catalogue/index.js';
 
-/** Parameters that only move through a list, by paging style. */
-export const CURSOR_PARAMS: Readonly<Record<PagingStyle, readonly string[]>> = {
-  skip: ['skip', 'page_size'],
-  offset: ['offset', 'limit'],
-  token: ['page_token', 'page_size'],
-  none: [],
-};
+/** Parameters that only move through a list of a paging style: its cursor and page size. */
+function cursorParams(style: PagingStyle): Set<string> {
+  const { cursorParam, sizeParam } = PAGING_STYLES[style];
+  return new Set([cursorParam, sizeParam].filter((param) => param !== null));
+}
 
 const BOUND = /^(.+)_(gte|gt|lte|lt)$/;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}):(\d{2}))?$/;
@@ -85,8 +83,8 @@ export const splitAddress = (address: string): [string, URLSearchParams] => {
 
 export interface LinkRules {
   style: PagingStyle;
-  /** The sort a link may add to a query that has none: the service's default. */
-  defaultSort?: string;
+  /** The sort parameter, and the sort a link may add to a query that has none: the service's default. */
+  sort?: { param: string; default: string };
 }
 
 /** What a link changes in the query `base` beyond the cursor and tighter date bounds; [] when nothing. */
@@ -95,7 +93,7 @@ export function linkChanges(base: string, link: string, rules: LinkRules): strin
   const [linkPath, linkParams] = splitAddress(link);
   const changes: string[] = [];
   if (linkPath !== basePath) changes.push(`goes to ${linkPath}`);
-  const cursor = new Set(CURSOR_PARAMS[rules.style]);
+  const cursor = cursorParams(rules.style);
   const dates = boundFields(baseParams, linkParams);
   const isBound = (key: string): boolean => dates.has(BOUND.exec(key)?.[1] ?? '');
   const keys = new Set([...baseParams.keys(), ...linkParams.keys()]);
@@ -103,7 +101,7 @@ export function linkChanges(base: string, link: string, rules: LinkRules): strin
     if (cursor.has(key) || isBound(key)) continue;
     const wanted = baseParams.getAll(key);
     const given = linkParams.getAll(key);
-    if (key === 'sort' && wanted.length === 0 && given.length === 1 && given[0] === rules.defaultSort) continue;
+    if (key === rules.sort?.param && wanted.length === 0 && given.length === 1 && given[0] === rules.sort.default) continue;
     if (sameValues(wanted, given)) continue;
     changes.push(given.length === 0 ? `drops ${key}` : wanted.length === 0 ? `adds ${key}` : `changes ${key}`);
   }
@@ -137,7 +135,7 @@ export function rebuiltLink(base: string, link: string, rules: LinkRules): strin
   const [path, baseParams] = splitAddress(base);
   const [, linkParams] = splitAddress(link);
   const dates = boundFields(baseParams, linkParams);
-  const cursor = new Set(CURSOR_PARAMS[rules.style]);
+  const cursor = cursorParams(rules.style);
   const params = new URLSearchParams();
   for (const [key, value] of baseParams) {
     if (!cursor.has(key) && !dates.has(BOUND.exec(key)?.[1] ?? '')) params.append(key, value);

@@ -2,7 +2,7 @@ import type { Throttle } from '../http/transport.js';
 import { PagingError } from './page-guard.js';
 import type { SliceRule } from './slices.js';
 import { linkChanges, rebuiltLink, type LinkRules } from './links.js';
-import type { PagingStyle } from './catalogue/index.js';
+import { PAGING_STYLES } from './catalogue/index.js';
 /**
  * Paging. The three paging styles of the service differ in how the first request sets its size
  * (`page_size` or `limit`) and in the cursor their links carry (`skip`, `offset`, `page_token`).
@@ -15,18 +15,6 @@ import type { PagingStyle } from './catalogue/index.js';
  * A list may run in several phases (the two is_priority queries of a conversation union, or the
  * id chunks of an authors list). A Cursor names a place in that plan precisely enough to resume.
  */
-
-export interface PagingStyleSpec {
-  /** Query parameter setting the page size on the first request. */
-  sizeParam: string | null;
-}
-
-export const PAGING_STYLES: Record<PagingStyle, PagingStyleSpec> = {
-  skip: { sizeParam: 'page_size' },
-  offset: { sizeParam: 'limit' },
-  token: { sizeParam: 'page_size' },
-  none: { sizeParam: null },
-};
 
 /** Where a list goes after a page: the next address, or null; `refusal` when the link cannot be followed. */
 export interface NextStep {
@@ -44,7 +32,7 @@ export interface NextStep {
  */
 export function nextStep(rules: LinkRules, base: string, current: string, link: string | null, count: number): NextStep {
   if (link === null || rules.style === 'none') return { next: null };
-  if (rules.style === 'offset') return { next: withParam(current, 'offset', offsetOf(current) + count) };
+  if (rules.style === 'offset') return { next: withParam(current, OFFSET, offsetOf(current) + count) };
   if (/^[a-z][a-z0-9+.-]*:/i.test(link)) return { next: link };
   const changes = linkChanges(base, link, rules);
   if (changes.length === 0) return { next: link };
@@ -53,8 +41,10 @@ export function nextStep(rules: LinkRules, base: string, current: string, link: 
   return { next: null, refusal };
 }
 
+const OFFSET = PAGING_STYLES.offset.cursorParam;
+
 function offsetOf(address: string): number {
-  return Number(new URLSearchParams(address.split('?')[1] ?? '').get('offset') ?? 0);
+  return Number(new URLSearchParams(address.split('?')[1] ?? '').get(OFFSET) ?? 0);
 }
 
 /** `address` (path?query) with one parameter set, the others kept in order. */

@@ -1,7 +1,7 @@
 /** From a resource and its query to the first-page addresses of a list (a ListPlan). */
 import type { QueryParams } from '../http/transport.js';
-import type { ResourceSpec, Version } from './catalogue/index.js';
-import { PAGING_STYLES, type ListPlan } from './paging.js';
+import { PAGING_STYLES, type ResourceSpec, type Version } from './catalogue/index.js';
+import type { ListPlan } from './paging.js';
 import { sliceRule } from './slices.js';
 
 export interface PlanOptions {

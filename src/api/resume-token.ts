@@ -7,7 +7,8 @@
  */
 import { UsageError } from '../core/errors.js';
 import { splitAddress } from './links.js';
-import { PAGING_STYLES, type Cursor, type ListPlan } from './paging.js';
+import { PAGING_STYLES } from './catalogue/index.js';
+import type { Cursor, ListPlan } from './paging.js';
 
 /** Where a resumed list starts, and the header the output it continues already starts with. */
 export interface ResumePoint extends Cursor {
@@ -15,7 +16,7 @@ export interface ResumePoint extends Cursor {
   header?: string;
 }
 
-const SIZE_PARAMS = new Set(Object.values(PAGING_STYLES).flatMap((style) => (style.sizeParam ? [style.sizeParam] : [])));
+const SIZE_PARAMS: ReadonlySet<string> = new Set(Object.values(PAGING_STYLES).flatMap((style) => (style.sizeParam ? [style.sizeParam] : [])));
 
 
 /** What `address` changes in `model`: another path, parameters set (all their values) and removed. */

@@ -4,7 +4,7 @@
  * are the granularity of the date parameters (YYYY-MM-DD, UTC); a slice is `<field>_gte=FIRST`
  * and `<field>_lte=LAST`, each day in exactly one slice.
  */
-import type { ResourceSpec } from './catalogue/index.js';
+import { PAGING_STYLES, type ResourceSpec } from './catalogue/index.js';
 import { DAY_MS } from '../core/parse.js';
 import { dateRange, splitAddress } from './links.js';
 
@@ -13,6 +13,9 @@ import { dateRange, splitAddress } from './links.js';
 export interface SliceRule {
   field: string;
   descending: boolean;
+  /** The list's sort and page size parameters, for a probe of its far end. */
+  sortParam: string;
+  sizeParam: string;
   /** The last day a record can have: the day after the run's start (a run may cross midnight). */
   lastDay?: number;
 }
@@ -42,7 +45,7 @@ export function sliceRule(spec: ResourceSpec, query: ReadonlyArray<readonly [str
   const field = sort.replace(/^-/, '');
   if (!dates.fields.includes(field)) return undefined;
   if (query.some(([key]) => dates.fields.some((other) => other !== field && key.startsWith(`${other}_`)))) return undefined;
-  return { field, descending: sort.startsWith('-'), ...(asOf !== undefined && { lastDay: lastDayOf(asOf) }) };
+  return { field, descending: sort.startsWith('-'), sortParam: dates.param, sizeParam: PAGING_STYLES.skip.sizeParam, ...(asOf !== undefined && { lastDay: lastDayOf(asOf) }) };
 }
 
 /**
@@ -107,8 +110,8 @@ export function narrowed(address: string, rule: SliceRule, lo: number | undefine
  */
 export function farEndProbe(address: string, rule: SliceRule): string {
   const [path, params] = splitAddress(address);
-  params.set('sort', rule.descending ? rule.field : `-${rule.field}`);
-  params.set('page_size', '1');
+  params.set(rule.sortParam, rule.descending ? rule.field : `-${rule.field}`);
+  params.set(rule.sizeParam, '1');
   return `${path}?${params.toString()}`;
 }
 

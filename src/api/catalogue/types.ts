@@ -4,13 +4,29 @@ import type { BoundOp } from '../../core/parse.js';
 export const VERSIONS = ['v1', 'v1.1', 'v1.2', 'v1.3', 'api/1'] as const;
 export type Version = (typeof VERSIONS)[number];
 
+/** How a paging style sizes its pages and moves through a list. */
+export interface PagingStyleSpec {
+  /** Query parameter setting the page size on the first request. */
+  sizeParam: string | null;
+  /** The cursor its next_page links carry. */
+  cursorParam: string | null;
+}
+
 /**
+ * The service's paging styles:
  * skip:   next_page/prev_page links carrying `skip` (page size via `page_size`)
  * offset: next_page links carrying `limit`/`offset` (page size via `limit`)
  * token:  next_page links carrying an opaque `page_token` (api/1)
  * none:   one reply holds the whole list
  */
-export type PagingStyle = 'skip' | 'offset' | 'token' | 'none';
+export const PAGING_STYLES = {
+  skip: { sizeParam: 'page_size', cursorParam: 'skip' },
+  offset: { sizeParam: 'limit', cursorParam: 'offset' },
+  token: { sizeParam: 'page_size', cursorParam: 'page_token' },
+  none: { sizeParam: null, cursorParam: null },
+} as const satisfies Record<string, PagingStyleSpec>;
+
+export type PagingStyle = keyof typeof PAGING_STYLES;
 
 interface FilterBase {
   /** Long flag name without dashes. */
