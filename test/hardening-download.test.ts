@@ -113,7 +113,7 @@ describe('a download that grows past the cap', () => {
       const { outcome, files, slept } = await fetchInto(server, '/r.csv', { maxBytes: 64 * 1024 });
       const error = failure(outcome);
       assert.ok(error instanceof CarectlError && !(error instanceof NetworkError), String(error));
-      assert.match(error.message, /^download from http:\/\/127\.0\.0\.1:\d+ is larger than 64\.0 KB, more than carectl downloads: stopped$/);
+      assert.match(error.message, /^download from http:\/\/127\.0\.0\.1:\d+ is larger than 64 KiB, more than carectl downloads: stopped$/);
       assert.equal(server.hits.length, 1);
       assert.deepEqual(slept, []);
       assert.deepEqual(files, []);
@@ -129,7 +129,7 @@ describe('a download that grows past the cap', () => {
     });
     try {
       const { outcome, files } = await fetchInto(server, '/r.csv');
-      assert.match(failure(outcome).message, /is larger than 4\.0 GB/);
+      assert.match(failure(outcome).message, /is larger than 4 GiB/);
       assert.deepEqual(files, []);
     } finally {
       await server.close();
@@ -143,7 +143,7 @@ describe('a download that grows past the cap', () => {
       const clock = fakeClock();
       await assert.rejects(
         download(downloadOptions(`${server.url}/r.csv`, { stdout }, clock, { retries: 2, maxBytes: 32 * 1024 })),
-        /is larger than 32\.0 KB/,
+        /is larger than 32 KiB/,
       );
       assert.ok(stdout.text.length <= 32 * 1024);
       assert.equal(server.hits.length, 1);

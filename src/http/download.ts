@@ -17,10 +17,10 @@ import type { Dispatcher } from 'undici';
 import { ApiError, CarectlError, InterruptedError, NetworkError, isBrokenPipe } from '../core/errors.js';
 import { StreamSink } from '../output/stream-sink.js';
 import type { PartialFile } from './partial-file.js';
-import { formatBytes } from './progress.js';
 import { createDispatcher, type ProxySettings } from './proxy.js';
 import { isProxyRefusal, proxyRefusalText } from './attempt.js';
 import { redact, stripUserinfo } from './redact.js';
+import { formatLimit } from './reply.js';
 import { RETRYABLE_STATUSES, retryDelayMs } from './retry.js';
 import { loadUndici, type Undici } from './undici.js';
 
@@ -186,7 +186,7 @@ async function attemptDownload(dispatchers: Dispatchers, start: URL, options: Do
     throw new ApiError(reply.statusCode, message);
   }
   const maxBytes = options.maxBytes ?? MAX_DOWNLOAD_BYTES;
-  const tooLarge = (): CarectlError => new CarectlError(`download from ${url.origin} is larger than ${formatBytes(maxBytes)}, more than carectl downloads: stopped`);
+  const tooLarge = (): CarectlError => new CarectlError(`download from ${url.origin} is larger than ${formatLimit(maxBytes)}, more than carectl downloads: stopped`);
   const length = Number(header(reply.headers['content-length']));
   const total = Number.isSafeInteger(length) && length >= 0 ? length : undefined;
   if (total !== undefined && total > maxBytes) {

@@ -106,8 +106,10 @@ export function redirectMessage(status: number, text: string, location: string |
   return `${errorMessage(status, text)}: a redirect to ${target}, which carectl does not follow (credentials go only to ${from.origin}): check the base address`;
 }
 
-function formatLimit(bytes: number): string {
-  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
-  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+/** A limit as set, exactly: 64 MiB, 32 KiB, 1000 bytes (a progress figure uses formatBytes). */
+export function formatLimit(bytes: number): string {
+  for (const [unit, size] of [['GiB', 1024 ** 3], ['MiB', 1024 ** 2], ['KiB', 1024]] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  }
   return `${bytes} bytes`;
 }
