@@ -115,6 +115,37 @@ describe('a list in parallel prints exactly what it prints one request at a time
   });
 });
 
+describe('a list far longer than the pages held ahead of the writer', () => {
+  // 120 pages of 5 against a budget of 32 (4 slots of 8): the writer waits on the part it writes
+  // while the parts after it are read. 20 ms a request, so that requests overlap for real.
+  let distant: Sandbox;
+  before(async () => {
+    distant = await openSandbox({ conversations: 600, latencyMs: 20 });
+  });
+  after(() => distant.close());
+
+  test('keeps the window full to the end, and prints what one request at a time prints', async () => {
+    const argv = ['conversations', 'list', '--page-size', '5', '--columns', 'id', '--no-header'];
+    const reference = await openSandbox({ conversations: 600 });
+    let one;
+    try {
+      one = await runCli([...argv, '--parallel', '1'], { sandbox: reference });
+    } finally {
+      await reference.close();
+    }
+    const many = await runCli([...argv, '--parallel', '4'], { sandbox: distant });
+    assert.equal(many.code, 0, many.stderr);
+    assert.equal(many.stdout, one.stdout);
+    // Between the first round trip (the first page of each query) and the last, requests go with
+    // the window full: before, pages read far ahead filled the budget and the writer's part went
+    // on alone for rounds at a time.
+    const requests = apiRequests(distant);
+    const window = requests.slice(2, -4).map((request) => request.concurrency ?? 0);
+    const short = window.filter((n) => n < 4).length;
+    assert.ok(short <= window.length / 20, `${short} of ${window.length} requests with fewer than 4 in flight: ${window.join('')}`);
+  });
+});
+
 describe('a list without a date range, on a service with keyset links', () => {
   const data = keysetData(1500);
   let api: ScriptedApi;

@@ -37,7 +37,7 @@ describe('PartSpans.balancingCuts', () => {
   it('cuts a part expected to give more than two shares of the window (960 records over 4 slots: 240) into a share and the rest', () => {
     const [first, second] = parts();
     const spans = spansOf(rule);
-    const cuts = spans.balancingCuts([first!, second!], 4, spans.rates([first!, second!]));
+    const cuts = spans.balancingCuts([first!, second!], 4, spans.rates([first!, second!]), Infinity);
     assert.equal(cuts.length, 1);
     assert.equal(cuts[0]?.part, second);
     // 240 records at 10 a day: Jan 31–Feb 23 is kept; 460 left, less than two shares.
@@ -48,17 +48,27 @@ describe('PartSpans.balancingCuts', () => {
     const [first, second] = parts();
     const spans = spansOf(rule);
     // 8 slots: a share is 120 records, 12 days.
-    const cuts = spans.balancingCuts([first!, second!], 8, spans.rates([first!, second!]));
+    const cuts = spans.balancingCuts([first!, second!], 8, spans.rates([first!, second!]), Infinity);
     assert.deepEqual(texts(cuts), [['2026-01-16'], ['2026-03-19', '2026-03-07', '2026-02-23', '2026-02-11']]);
+  });
+
+  it('keeps a share to `longest` records however few the slots: a chain no longer than its slot may hold ahead', () => {
+    const [first, second] = parts();
+    const spans = spansOf(rule);
+    // 960 records over 4 slots would be shares of 240; at most 100 (10 days) a share.
+    const cuts = spans.balancingCuts([first!, second!], 4, spans.rates([first!, second!]), 100);
+    // The first keeps Jan 5–14, and Jan 15–30 (160, not more than two shares) is left whole; the
+    // second is cut every 10 days from Jan 31 until 200 records (Mar 22–Apr 10) are left.
+    assert.deepEqual(texts(cuts), [['2026-01-14'], ['2026-03-21', '2026-03-11', '2026-03-01', '2026-02-19', '2026-02-09']]);
   });
 
   it('never cuts a part in flight, nor any part before a rate is known', () => {
     const [first, second] = parts();
     second!.inFlight = true;
     const spans = spansOf(rule);
-    assert.deepEqual(texts(spans.balancingCuts([first!, second!], 8, spans.rates([first!, second!]))), [['2026-01-16']]);
+    assert.deepEqual(texts(spans.balancingCuts([first!, second!], 8, spans.rates([first!, second!]), Infinity)), [['2026-01-16']]);
     const fresh = [slice(rule, '2026-01-01', '2026-02-14'), slice(rule, '2026-02-15', '2026-04-10')];
-    assert.deepEqual(spans.balancingCuts(fresh, 8, spans.rates(fresh)), []);
+    assert.deepEqual(spans.balancingCuts(fresh, 8, spans.rates(fresh), Infinity), []);
   });
 
   it('descending, keeps the newest days and cuts towards the oldest', () => {
@@ -66,7 +76,7 @@ describe('PartSpans.balancingCuts', () => {
     // 50 records over Apr 10 back to Apr 6: 10 a day; Jan 1–Apr 6 left (960 records).
     const part = slice(down, '2026-01-01', '2026-04-10', { read: 50, at: '2026-04-06T10:00:00' });
     const spans = spansOf(down);
-    const cuts = spans.balancingCuts([part], 4, spans.rates([part]));
+    const cuts = spans.balancingCuts([part], 4, spans.rates([part]), Infinity);
     // A share is 240 records: Mar 14–Apr 6, then Feb 18–Mar 13; 480 left is not more than two shares.
     assert.deepEqual(texts(cuts), [['2026-02-17', '2026-03-13']]);
   });

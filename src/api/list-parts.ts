@@ -3,11 +3,11 @@
  * order. A part is a chain of pages (each next address comes from the page before it): a phase
  * of the plan, or a date slice of one. Parts ahead of the writer run concurrently when the plan
  * allows it (the two priority queries of a union, slices of the sort date), within a budget of
- * pages held (8 per slot of the window, the parts nearest the writer first, 9 in all), and never
- * more records than --limit still needs. A slice is cut in two where its chain of pages would
- * outlast the others' or while the window has room: a part not started yet at any day, a part
- * under way only where the service's links say how far it got (the keyset date bound). The part
- * with the most records still expected asks first.
+ * pages held (8 per slot of the window, 9 in all; the parts the writer needs next first), and
+ * never more records than --limit still needs. A slice is cut in two where its chain of pages
+ * would outlast the others' or be longer than half a slot's budget, or while the window has room:
+ * a part not started yet at any day, a part under way only where the service's links say how far
+ * it got (the keyset date bound). The part with the most records still expected asks first.
  */
 import type { ListPlan, NextStep, PageSource } from './paging.js';
 import { PageGuard } from './page-guard.js';
@@ -16,6 +16,9 @@ import type { Scheduler } from './scheduler.js';
 import { holdingOf, initialParts, phaseKey, sliceCuts, splitPart, type Part, type TakenPage } from './part.js';
 import { PartSpans } from './part-spans.js';
 import type { SliceRule } from './slices.js';
+
+/** Pages each slot of the window may hold ahead of the writer. */
+const SLOT_PAGES = 8;
 
 export interface PartsOptions {
   plan: ListPlan;
@@ -46,10 +49,9 @@ export class ListParts {
     const { plan, start, scheduler } = options;
     this.rule = plan.slicing;
     this.lookAhead = (plan.union === true || plan.slicing !== undefined) && scheduler.parallel > 1;
-    // The page budget ahead of the writer: 8 per slot of the window, the parts nearest the writer
-    // first (with 4, parts far ahead stalled and a run ended on a few long chains). One at a
-    // time, a part reads one page ahead, as one request at a time would.
-    this.maxHeld = 8 * scheduler.parallel;
+    // The page budget ahead of the writer (with 4 a slot, a run ended on a few long chains). One
+    // at a time, a part reads one page ahead, as one request at a time would.
+    this.maxHeld = SLOT_PAGES * scheduler.parallel;
     this.bufferCap = this.lookAhead ? 4 : 1;
     this.parts.push(...initialParts(plan, start));
     const probe = (phase: number, address: string): Promise<string | null | undefined> => {
@@ -138,21 +140,26 @@ export class ListParts {
     for (const part of waiting) this.fetch(part, rates ? (this.spans as PartSpans).priorityOf(part, rates) : part.key);
   }
 
-  /** Cuts the parts whose chains of pages would outlast the others' (PartSpans.balancingCuts). */
+  /**
+   * Cuts the parts whose chains of pages would outlast the others' (PartSpans.balancingCuts) or
+   * hold over half a slot's budget: the writer would wait on a longer one alone, the budget full.
+   */
   private balance(rates: Map<number, number>): void {
     const spans = this.spans as PartSpans;
-    for (const { part, cuts } of spans.balancingCuts(this.parts.slice(this.writerAt), this.options.scheduler.window, rates)) {
+    const longest = (SLOT_PAGES / 2) * this.options.pageSize;
+    for (const { part, cuts } of spans.balancingCuts(this.parts.slice(this.writerAt), this.options.scheduler.window, rates, longest)) {
       for (const mid of cuts) this.splitAt(part, mid);
     }
   }
 
   /**
    * The parts that may ask for their next page now, in order. The writer's part may read a few
-   * pages ahead (unless --limit has what it needs in hand). A part ahead of it may while the pages
-   * held or asked for by it and the parts before it stay within the budget, so parts far ahead
-   * never hold back those the writer needs next; all of them together hold at most the budget
-   * and one page per slot of the window more. `rates`: each query's records per day, from
-   * start() (a cut changes no query's rate).
+   * pages ahead (unless --limit has what it needs in hand). The parts the writer needs next (the
+   * first with pages left, one per slot of the window) may while all parts hold at most the
+   * budget and one page per slot more; the parts beyond them only while all hold half the
+   * budget, so that pages read far ahead never keep the next ones from being read (the writer
+   * would wait on one chain alone). `rates`: each query's records per day, from start() (a cut
+   * changes no query's rate).
    */
   private ready(rates: Map<number, number> | undefined): Part[] {
     const ready: Part[] = [];
@@ -164,9 +171,9 @@ export class ListParts {
     // short; where no rate is known yet, at most one page per slot of the window is read ahead.
     const limitRates = limit === Infinity ? undefined : (rates ?? new Map<number, number>());
     let expected = this.written + this.pageLeft;
-    let before = 0;
+    let needed = 0;
     for (const [i, part] of parts.entries()) {
-      before += part.buffer.length + (part.inFlight ? 1 : 0);
+      if (part.next !== null) needed++;
       const expectedBefore = expected;
       if (limitRates) expected += holdingOf([part], 0).records + (part.inFlight ? pageSize : 0) + (this.spans?.expectedLeft(part, limitRates) ?? 0);
       if (part.inFlight || part.next === null || part.error !== undefined) continue;
@@ -178,7 +185,8 @@ export class ListParts {
       const more = ready.length;
       const rated = !limitRates || limitRates.has(part.phase) || total.pages + more < scheduler.parallel;
       const wanted = expectedBefore + (total.inFlight + more + 1) * pageSize <= limit + (limitRates ? 0 : Infinity) && rated;
-      const withinBudget = before + more < this.maxHeld && total.pages + more < this.maxHeld + scheduler.parallel;
+      const budget = needed <= scheduler.parallel ? this.maxHeld + scheduler.parallel : this.maxHeld / 2;
+      const withinBudget = total.pages + more < budget;
       if (this.lookAhead && (limit === Infinity || wanted) && withinBudget) ready.push(part);
     }
     return ready;

@@ -109,14 +109,15 @@ export class PartSpans {
 
   /**
    * Where to cut `parts` so that no chain of pages is much longer than its share of the window:
-   * a share is the records expected of all parts over the window's slots; a part not in flight
-   * expected to give more than two shares keeps one, and what is left is cut the same way. Each
-   * answer lists a part's cuts from its far end, as a part keeps the days it reads first.
+   * a share is the records expected of all parts over the window's slots, at most `longest`; a
+   * part not in flight expected to give more than two shares keeps one, and what is left is cut
+   * the same way. Each answer lists a part's cuts from its far end, as a part keeps the days it
+   * reads first.
    */
-  balancingCuts(parts: readonly Part[], window: number, rates: Map<number, number>): { part: Part; cuts: number[] }[] {
+  balancingCuts(parts: readonly Part[], window: number, rates: Map<number, number>, longest: number): { part: Part; cuts: number[] }[] {
     let total = 0;
     for (const part of parts) total += this.expected(part, rates)?.records ?? 0;
-    const share = Math.max(this.host.pageSize, total / window);
+    const share = Math.max(this.host.pageSize, Math.min(total / window, longest));
     const answer: { part: Part; cuts: number[] }[] = [];
     for (const part of parts) {
       const expected = part.inFlight ? undefined : this.expected(part, rates, true);

@@ -61,6 +61,8 @@ export interface RecordedRequest {
   body?: string;
   /** 0 when dropped (or not answered completely). */
   status: number;
+  /** Most API requests in flight at once while it was, itself included: how far a client's window was open. */
+  concurrency?: number;
 }
 
 export interface Sandbox {
@@ -123,6 +125,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const rateLimit = options.rateLimit;
   if (rateLimit !== undefined && !(Number.isSafeInteger(rateLimit) && rateLimit >= 1)) throw new RangeError(`rateLimit must be a positive integer, got ${rateLimit}`);
   let inFlight = 0;
+  /** The API requests in flight, for their `concurrency`. */
+  const live = new Set<RecordedRequest>();
   /** Pending sleeps (latency, slow faults, trickled downloads): close() wakes them all. */
   const sleepers = new Map<NodeJS.Timeout, () => void>();
   let closed = false;
@@ -158,6 +162,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const serveApi = async (listener: 'api' | 'annotations', req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const refused = overLimit(res);
     const record = track(listener, req, res);
+    live.add(record);
+    res.once('close', () => live.delete(record));
+    for (const other of live) other.concurrency = Math.max(other.concurrency ?? 0, inFlight);
     const body = await readBody(req);
     if (body !== '') record.body = body;
     const fault = refused ? undefined : faults.draw();
