@@ -2,7 +2,8 @@
  * Requests in parallel (issue 15 item 9), against `carectl sandbox --latency 50ms`, a service as
  * far away as a real one: an export of 5,000 conversations with the default --parallel against
  * the sequential fetch loop and against 8 chains cut by a client that knows the data (the most
- * 8 requests in flight allow here), the same with a date range, an update of 100 ids against
+ * 8 requests in flight allow here), the same with a date range, an export of 20,000 (far more
+ * pages than are held ahead of the writer) against the loop, an update of 100 ids against
  * --parallel 1, the peak RSS of a parallel 20k export against --parallel 1, and an export
  * against a service that answers 429 past 2 requests in flight. The sandbox options appeared
  * after --parallel did: with an entry whose sandbox lacks them, those rows say so.
@@ -62,6 +63,20 @@ export async function parallelMeasures({ entry, env, scratch, runs, interleaved 
       rows.push(speedupRow(`latency ${LATENCY_MS} ms: ${RECORDS / 1000}k export, --oldest ${RANGE.flag}`, t('carectlRange'), t('loopRange'), 6, ms));
       // What 8 requests in flight allow here at best: 8 chains cut where the data says, by a client that knows it.
       rows.push(ratioRow(`latency ${LATENCY_MS} ms: ${RECORDS / 1000}k export vs 8 chains cut knowing the data`, t('carectl'), t('chains'), 1.1, ms));
+
+      // A list far longer than the pages held ahead of the writer (8 a slot): its parts must keep
+      // the window full to the end. The loop takes ~22 s here, so at most 3 runs.
+      const long = await startSandboxServer(entry, { conversations: LARGE, latencyMs: LATENCY_MS });
+      try {
+        const longAll = { env: { ...env, ...long.env } };
+        const l = await interleaved(Math.min(runs, 3), { carectl: carectl(...exportArgs), loop: ['bench/baselines/fetch-loop.js', ...firstPages()] }, {
+          carectl: { ...longAll, ...toFile('long') }, loop: { ...longAll, ...toFile('longLoop') },
+        });
+        if (lines(join(scratch, 'long.out')) !== LARGE || lines(join(scratch, 'longLoop.out')) !== LARGE) throw new Error('the 20k export missed records');
+        rows.push(speedupRow(`latency ${LATENCY_MS} ms: ${LARGE / 1000}k export vs fetch loop`, median(l.carectl.map((x) => x.ms)), median(l.loop.map((x) => x.ms)), 6, ms));
+      } finally {
+        await long.stop();
+      }
 
       // Ids that update cleanly (the demo key may not manage every channel), found once.
       const listed = await timeNode(carectl('conversations', 'list', '--status', 'unread', '--columns', 'id', '--no-header', '--limit', String(3 * UPDATES)), { ...all, stdout: 'capture' });

@@ -6,6 +6,7 @@
  *   node bench/run.js --only startup,lookup --runs 41   # some measures, more runs
  *   node bench/run.js --only parallel --parallel-runs 5 # lists and batches in parallel (bench/parallel.js)
  *   node bench/run.js --without-extra-ca-certs          # node's start-up without NODE_EXTRA_CA_CERTS
+ *   node bench/simulate.js --records 100000 --latency 200 # a long export on a virtual clock
  *
  * Timings are medians of runs interleaved with their baseline, so a busy moment on the machine
  * hits both sides. Nothing here belongs in `npm test`: timings are not assertions.

@@ -1,0 +1,103 @@
+/**
+ * A conversation export on a virtual clock: carectl's own list machinery (runList, its parts and
+ * the scheduler, from dist/src after `npm run build`) reads the sandbox's real pages in process,
+ * and each reply is handed back a round trip after its request on a virtual clock. So a 100k
+ * export over a 200 ms link (issue 15's example, ~7 minutes one request at a time) is measured in
+ * a minute, and the same run gives the same figures. Client and service CPU time is not counted:
+ * it shows what the parts and the window make of the round trips, not what a machine adds.
+ *
+ *   node bench/simulate.js                                  # 100k conversations, 200 ms, --parallel 8
+ *   node bench/simulate.js --records 20000 --latency 50 --range
+ *
+ * Prints, for --parallel N and for --parallel 1: requests and the virtual time from the first
+ * request to the last record written; the ratio, and what it would be with the window full.
+ */
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { ROOT } from './lib/processes.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    records: { type: 'string', default: '100000' },
+    latency: { type: 'string', default: '200' },
+    jitter: { type: 'string', default: '8' },
+    parallel: { type: 'string', default: '8' },
+    range: { type: 'boolean', default: false },
+  },
+});
+const load = (path) => import(pathToFileURL(join(ROOT, 'dist/src', path)).href);
+const { startSandbox } = await load('sandbox/index.js');
+const { listPlan } = await load('api/plans.js');
+const { resourceByName } = await load('api/catalogue/index.js');
+const { Scheduler } = await load('api/scheduler.js');
+const { runList } = await load('api/list-run.js');
+
+const LATENCY = Number(flags.latency);
+const JITTER = Number(flags.jitter);
+const FIELDS = 'status,is_priority,contains_private,tags,author,channels,assigned_to,handling_times,close_reason';
+const sandbox = await startSandbox({ conversations: Number(flags.records) });
+const authorization = `Basic ${Buffer.from(`${sandbox.user}:${sandbox.password}`).toString('base64')}`;
+
+/** One export with `parallel` requests in flight: its requests and virtual time. */
+async function simulate(parallel) {
+  let now = 0;
+  let fetching = 0;
+  let requests = 0;
+  let seed = 1;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  /** Replies read from the sandbox, each due a round trip after its request. */
+  const due = [];
+  const source = {
+    fetch: (url) =>
+      new Promise((resolve, reject) => {
+        const sent = now;
+        requests++;
+        fetching++;
+        fetch(new URL(url, `${sandbox.baseUrl}/`), { headers: { authorization } })
+          .then((reply) => reply.json())
+          .then((body) => due.push({ at: sent + LATENCY + random() * JITTER, hand: () => resolve({ records: body.conversations, next: body.paging?.next_page ?? null }) }), reject)
+          .finally(() => fetching--);
+      }),
+  };
+  const asOf = Date.now();
+  const day = (offset) => new Date(asOf - offset * 86_400_000).toISOString().slice(0, 10);
+  const query = [['fields', FIELDS], ...(flags.range ? [['oldest_sort_date_gte', day(400)], ['oldest_sort_date_lte', day(0)]] : [])];
+  const plan = listPlan(resourceByName('conversations'), 'v1.3', query, { pageSize: 50, asOf });
+  let written = 0;
+  const writer = { write: async () => void written++, endPage: async () => undefined, end: async () => undefined };
+  const scheduler = new Scheduler({ parallel, now: () => now, sleep: async () => undefined });
+  let finished = false;
+  const run = runList({ plan, source, writer, start: { phase: 0, url: plan.phases[0], skip: 0 }, scheduler, notice: () => undefined }).finally(() => (finished = true));
+  // Let every reaction run and every real read finish before the clock moves on.
+  const settle = async () => {
+    for (let turns = 0; turns < 20 || fetching > 0; turns++) await new Promise((resolve) => setImmediate(resolve));
+  };
+  for (;;) {
+    await settle();
+    if (finished) break;
+    if (due.length === 0) throw new Error('the run waits for nothing: it is stuck');
+    due.sort((a, b) => a.at - b.at);
+    const next = due.shift();
+    now = Math.max(now, next.at);
+    next.hand();
+  }
+  await run;
+  return { requests, ms: now, written };
+}
+
+try {
+  const parallel = Number(flags.parallel);
+  const many = await simulate(parallel);
+  const one = await simulate(1);
+  if (many.written !== one.written) throw new Error(`the runs wrote ${many.written} and ${one.written} records`);
+  const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+  console.log(`${one.written} conversations${flags.range ? ' (--oldest 400d..today)' : ''}, ${LATENCY} ms a round trip (+0–${JITTER} ms), virtual time:`);
+  console.log(`  --parallel ${parallel}: ${many.requests} requests, ${seconds(many.ms)}`);
+  console.log(`  --parallel 1: ${one.requests} requests, ${seconds(one.ms)}`);
+  // The least its requests could take: every round trip with the window full.
+  const best = Math.ceil(many.requests / parallel) * (one.ms / one.requests);
+  console.log(`  ratio: ${(one.ms / many.ms).toFixed(2)}×; with the window full all along, its requests would take ${seconds(best)} (${(one.ms / best).toFixed(2)}×)`);
+} finally {
+  await sandbox.close();
+}
