@@ -52,14 +52,15 @@ describe('PartSpans.balancingCuts', () => {
     assert.deepEqual(texts(cuts), [['2026-01-16'], ['2026-03-19', '2026-03-07', '2026-02-23', '2026-02-11']]);
   });
 
-  it('keeps a share to `longest` records however few the slots: a chain no longer than its slot may hold ahead', () => {
+  it('keeps a share to `longest` records however few the slots, and cuts a part into at most as many shares as the window has slots', () => {
     const [first, second] = parts();
     const spans = spansOf(rule);
     // 960 records over 4 slots would be shares of 240; at most 100 (10 days) a share.
     const cuts = spans.balancingCuts([first!, second!], 4, spans.rates([first!, second!]), 100);
     // The first keeps Jan 5–14, and Jan 15–30 (160, not more than two shares) is left whole; the
-    // second is cut every 10 days from Jan 31 until 200 records (Mar 22–Apr 10) are left.
-    assert.deepEqual(texts(cuts), [['2026-01-14'], ['2026-03-21', '2026-03-11', '2026-03-01', '2026-02-19', '2026-02-09']]);
+    // second is cut every 10 days from Jan 31, into at most 4 shares (the window) and the rest,
+    // Mar 12–Apr 10, cut in its turn when it comes first.
+    assert.deepEqual(texts(cuts), [['2026-01-14'], ['2026-03-11', '2026-03-01', '2026-02-19', '2026-02-09']]);
   });
 
   it('never cuts a part in flight, nor any part before a rate is known', () => {

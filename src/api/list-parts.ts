@@ -3,22 +3,20 @@
  * order. A part is a chain of pages (each next address comes from the page before it): a phase
  * of the plan, or a date slice of one. Parts ahead of the writer run concurrently when the plan
  * allows it (the two priority queries of a union, slices of the sort date), within a budget of
- * pages held (8 per slot of the window, 9 in all; the parts the writer needs next first), and
- * never more records than --limit still needs. A slice is cut in two where its chain of pages
- * would outlast the others' or be longer than half a slot's budget, or while the window has room:
- * a part not started yet at any day, a part under way only where the service's links say how far
- * it got (the keyset date bound). The part with the most records still expected asks first.
+ * pages held (page-budget.ts), and never more records than --limit still needs. A slice is cut
+ * in two where its chain of pages would outlast the others' or be longer than the budget allows,
+ * or while the window has room: a part not started yet at any day, a part under way only where
+ * the service's links say how far it got (the keyset date bound). The part with the most records
+ * still expected asks first.
  */
 import type { ListPlan, NextStep, PageSource } from './paging.js';
+import { PageBudget } from './page-budget.js';
 import { PageGuard } from './page-guard.js';
 import type { ResumePoint } from './resume-token.js';
 import type { Scheduler } from './scheduler.js';
 import { holdingOf, initialParts, phaseKey, sliceCuts, splitPart, type Part, type TakenPage } from './part.js';
 import { PartSpans } from './part-spans.js';
 import type { SliceRule } from './slices.js';
-
-/** Pages each slot of the window may hold ahead of the writer. */
-const SLOT_PAGES = 8;
 
 export interface PartsOptions {
   plan: ListPlan;
@@ -40,7 +38,7 @@ export class ListParts {
   private readonly rule: SliceRule | undefined;
   private readonly lookAhead: boolean;
   private readonly bufferCap: number;
-  private readonly maxHeld: number;
+  private readonly budget: PageBudget;
   private readonly spans: PartSpans | undefined;
   private wake: () => void = () => undefined;
   private changed: Promise<void> = this.renewChanged();
@@ -49,9 +47,8 @@ export class ListParts {
     const { plan, start, scheduler } = options;
     this.rule = plan.slicing;
     this.lookAhead = (plan.union === true || plan.slicing !== undefined) && scheduler.parallel > 1;
-    // The page budget ahead of the writer (with 4 a slot, a run ended on a few long chains). One
-    // at a time, a part reads one page ahead, as one request at a time would.
-    this.maxHeld = SLOT_PAGES * scheduler.parallel;
+    this.budget = new PageBudget(scheduler.parallel, options.pageSize);
+    // One at a time, a part reads one page ahead, as one request at a time would.
     this.bufferCap = this.lookAhead ? 4 : 1;
     this.parts.push(...initialParts(plan, start));
     const probe = (phase: number, address: string): Promise<string | null | undefined> => {
@@ -142,24 +139,25 @@ export class ListParts {
 
   /**
    * Cuts the parts whose chains of pages would outlast the others' (PartSpans.balancingCuts) or
-   * hold over half a slot's budget: the writer would wait on a longer one alone.
+   * be longer than the page budget allows, among the next to read (two per slot of --parallel
+   * with pages left): parts further on are cut when they come near.
    */
   private balance(rates: Map<number, number>): void {
-    const spans = this.spans as PartSpans;
-    const longest = (SLOT_PAGES / 2) * this.options.pageSize;
-    for (const { part, cuts } of spans.balancingCuts(this.parts.slice(this.writerAt), this.options.scheduler.window, rates, longest)) {
+    const near: Part[] = [];
+    for (let i = this.writerAt, left = 2 * this.options.scheduler.parallel; i < this.parts.length && left > 0; i++) {
+      near.push(this.parts[i] as Part);
+      if (this.parts[i]?.next !== null) left--;
+    }
+    for (const { part, cuts } of (this.spans as PartSpans).balancingCuts(near, this.options.scheduler.window, rates, this.budget.longestChain)) {
       for (const mid of cuts) this.splitAt(part, mid);
     }
   }
 
   /**
    * The parts that may ask for their next page now, in order. The writer's part may read a few
-   * pages ahead (unless --limit has what it needs in hand). The parts the writer needs next (the
-   * first with pages left, one per slot of the window) may while all parts hold at most the
-   * budget and one page per slot more; the parts beyond them only while all hold a quarter of
-   * it, so that pages read far ahead never keep the next ones from being read (the writer would
-   * wait on one chain alone, the budget full). `rates`: each query's records per day, from
-   * start() (a cut changes no query's rate).
+   * pages ahead (unless --limit has what it needs in hand); a part ahead of it may while the page
+   * budget allows. `rates`: each query's records per day, from start() (a cut changes no query's
+   * rate).
    */
   private ready(rates: Map<number, number> | undefined): Part[] {
     const ready: Part[] = [];
@@ -185,9 +183,7 @@ export class ListParts {
       const more = ready.length;
       const rated = !limitRates || limitRates.has(part.phase) || total.pages + more < scheduler.parallel;
       const wanted = expectedBefore + (total.inFlight + more + 1) * pageSize <= limit + (limitRates ? 0 : Infinity) && rated;
-      // A quarter: far parts fill gaps in the window yet hold little (half: a 100k export took 12 % longer).
-      const withinBudget = total.pages + more < (needed <= scheduler.parallel ? this.maxHeld + scheduler.parallel : this.maxHeld / 4);
-      if (this.lookAhead && (limit === Infinity || wanted) && withinBudget) ready.push(part);
+      if (this.lookAhead && (limit === Infinity || wanted) && this.budget.allows(needed, total.pages + more + 1)) ready.push(part);
     }
     return ready;
   }
@@ -272,8 +268,10 @@ export class ListParts {
       if (part.inFlight || waiting.includes(part)) busy.set(part.phase, (busy.get(part.phase) ?? 0) + 1);
     }
     const share = Math.ceil(this.options.scheduler.window / Math.max(1, phases.size));
-    let held = 0;
-    const room = (part: Part): boolean => (held += part.buffer.length + (part.inFlight ? 1 : 0)) + waiting.length + 1 < this.maxHeld;
+    // As ready() will judge it: the new half follows the part cut, with one page more asked for.
+    const held = holdingOf(parts, this.pageLeft).pages + waiting.length + 1;
+    let needed = 0;
+    const room = (part: Part): boolean => this.budget.allows((needed += part.next !== null ? 1 : 0) + 1, held);
     const cut = this.spans.widest(parts, busy, share, room);
     if (!cut) return undefined;
     const { part } = cut;

@@ -111,8 +111,9 @@ export class PartSpans {
    * Where to cut `parts` so that no chain of pages is much longer than its share of the window:
    * a share is the records expected of all parts over the window's slots, at most `longest`; a
    * part not in flight expected to give more than two shares keeps one, and what is left is cut
-   * the same way. Each answer lists a part's cuts from its far end, as a part keeps the days it
-   * reads first.
+   * the same way, into at most `window` shares and the rest (cut in its turn when it comes
+   * first: a long list is not cut into days all at once). Each answer lists a part's cuts from
+   * its far end, as a part keeps the days it reads first.
    */
   balancingCuts(parts: readonly Part[], window: number, rates: Map<number, number>, longest: number): { part: Part; cuts: number[] }[] {
     let total = 0;
@@ -126,7 +127,7 @@ export class PartSpans {
       const { lo, hi } = expected.span;
       const cuts: number[] = [];
       // Each piece of `days` from the side read first, while more than two shares would be left.
-      for (let left = expected.records, first = 0; left > 2 * share && first + days <= hi - lo; left -= share, first += days) {
+      for (let left = expected.records, first = 0; left > 2 * share && first + days <= hi - lo && cuts.length < window; left -= share, first += days) {
         cuts.push(this.rule.descending ? hi - first - days : lo + first + days - 1);
       }
       if (cuts.length > 0) answer.push({ part, cuts: cuts.reverse() });
