@@ -37,6 +37,8 @@ export interface RunOptions {
   onStdout?: (chunk: string) => void;
   /** The same for stderr (to answer a question when it is asked). */
   onStderr?: (chunk: string) => void;
+  /** A stdout of its own (a reader that stops reading); the result's stdout is then ''. */
+  stdout?: Writable;
 }
 
 export class Collector extends Writable {
@@ -65,7 +67,7 @@ export function sandboxEnv(sandbox: Sandbox): Record<string, string> {
 }
 
 export async function runCli(argv: string[], options: RunOptions = {}): Promise<RunResult> {
-  const stdout = new Collector(options.onStdout);
+  const stdout = options.stdout ?? new Collector(options.onStdout);
   const stderr = new Collector(options.onStderr);
   const env: Record<string, string | undefined> = {
     PATH: process.env.PATH,
@@ -86,7 +88,7 @@ export async function runCli(argv: string[], options: RunOptions = {}): Promise<
     signal: options.signal ?? new AbortController().signal,
   };
   const code = await run(argv, io);
-  return { code, stdout: stdout.text, stderr: stderr.text };
+  return { code, stdout: stdout instanceof Collector ? stdout.text : '', stderr: stderr.text };
 }
 
 /** One sandbox per test file: `const box = useSandbox(); … box().baseUrl`. */

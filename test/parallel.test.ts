@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -143,6 +144,30 @@ describe('a list far longer than the pages held ahead of the writer', () => {
     const window = requests.slice(2, -4).map((request) => request.concurrency ?? 0);
     const short = window.filter((n) => n < 4).length;
     assert.ok(short <= window.length / 20, `${short} of ${window.length} requests with fewer than 4 in flight: ${window.join('')}`);
+  });
+
+  test('holds no more pages than the budget while its reader stops reading', async () => {
+    const near = await openSandbox({ conversations: 600 });
+    const stop = new AbortController();
+    try {
+      // The first record is never taken: the writer waits, and the parts read what the budget allows.
+      const stuck = new Writable({ highWaterMark: 1, write: () => undefined });
+      const running = runCli(['conversations', 'list', '--page-size', '5', '--parallel', '4', '-o', 'ndjson'], { sandbox: near, stdout: stuck, signal: stop.signal });
+      let seen = -1;
+      for (let quiet = 0; quiet < 5; quiet = apiRequests(near).length === seen ? quiet + 1 : 0) {
+        seen = apiRequests(near).length;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      stop.abort();
+      assert.equal((await running).code, 130);
+      // 32 pages held (8 a slot), one asked for per slot, the writer's part 4 ahead and its page
+      // being written, and a far-end probe per query; of 120 pages.
+      const pages = apiRequests(near).filter((request) => !/page_size=1(&|$)/.test(request.url)).length;
+      assert.ok(pages > 16 && pages <= 32 + 4 + 4 + 1, `${pages} pages read while the reader took none`);
+    } finally {
+      stop.abort();
+      await near.close();
+    }
   });
 });
 
