@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { NetworkError } from '../src/core/errors.js';
 import { download } from '../src/http/download.js';
 import { proxyFromEnv } from '../src/http/proxy.js';
 import type { Sandbox } from '../src/sandbox/index.js';
@@ -208,6 +209,7 @@ describe('report downloads through a proxy', () => {
     await assert.rejects(
       download(downloadOptions('https://downloads.example.test/r.csv?signature=abc', { stdout: new Collector() }, clock, { proxy: { https: proxy.withCredentials }, trace: (line) => trace.push(line) })),
       (err: Error) => {
+        assert.ok(err instanceof NetworkError, 'a network failure (exit 1), as the API says it');
         assert.equal(err.message, 'download from https://downloads.example.test failed: the proxy refused the request (HTTP 407: proxy credentials missing or wrong)');
         return true;
       },

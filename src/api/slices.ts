@@ -73,7 +73,7 @@ export function positionOf(address: string, base: string, read: number, rule: Sl
   const own = dateRange(splitAddress(base)[1], rule.field);
   const range = dateRange(params, rule.field);
   const side = rule.descending ? range.hi : range.lo;
-  if (!side?.value.includes('T') || !(Number(params.get('skip') ?? 0) < read)) return undefined;
+  if (!side?.value.includes('T') || !(Number(params.get(PAGING_STYLES.skip.cursorParam) ?? 0) < read)) return undefined;
   const tighter = rule.descending ? !own.hi || side.at < own.hi.at : !own.lo || side.at > own.lo.at;
   return tighter ? dayOf(side.at) : undefined;
 }
