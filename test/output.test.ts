@@ -724,4 +724,16 @@ describe('a stopped command and a reader that is not reading', () => {
     }, InterruptedError);
     await assert.rejects(writeText(stuck(), 'x'.repeat(100), stopped()), InterruptedError);
   });
+
+  for (const argv of [['completion', 'bash'], ['help', 'options']]) {
+    it(`carectl ${argv.join(' ')} (a one-off text) ends on a stop, exit 130`, async () => {
+      const stop = new AbortController();
+      const running = runCli(argv, { stdout: stuck(), signal: stop.signal });
+      setTimeout(() => stop.abort(), 20);
+      const timeout = new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 3000).unref());
+      const result = await Promise.race([running, timeout]);
+      assert.notEqual(result, 'hung', 'still waiting for the reader 3 s after the stop');
+      assert.equal((result as { code: number }).code, 130);
+    });
+  }
 });

@@ -172,7 +172,7 @@ export function addHelpCommand(program: Command, action: Action): void {
     action(
       (_raw, args) => (args[0] as string[] | undefined) ?? [],
       async (ctx, words) => {
-        if (words.length === 1 && words[0] === 'options') return writeText(ctx.io.stdout.stream, globalOptionsHelp(program));
+        if (words.length === 1 && words[0] === 'options') return writeText(ctx.io.stdout.stream, globalOptionsHelp(program), ctx.io.signal);
         commandAt(program, words).outputHelp();
       },
     ),

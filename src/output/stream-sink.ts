@@ -137,7 +137,7 @@ export class StreamSink {
 }
 
 /** One-off write of a complete text with the same backpressure, error handling and stop signal. */
-export async function writeText(stream: Writable, text: string, signal?: AbortSignal): Promise<void> {
+export async function writeText(stream: Writable, text: string, signal: AbortSignal | undefined): Promise<void> {
   const sink = new StreamSink(stream, signal);
   await sink.write(text);
   await sink.end();

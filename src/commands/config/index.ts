@@ -73,7 +73,7 @@ export function addConfigCommands(program: Command, action: Action): void {
       'path',
       'print where the config file is (it may not exist yet)',
       ['carectl config path', 'carectl config path && ls -l "$(carectl config path)"'],
-      async (ctx) => writeText(ctx.io.stdout.stream, `${(await openStore(ctx)).path}\n`),
+      async (ctx) => writeText(ctx.io.stdout.stream, `${(await openStore(ctx)).path}\n`, ctx.io.signal),
     ],
   ];
   for (const [usage, description, examples, body] of verbs) {
@@ -233,7 +233,7 @@ async function getCommand(ctx: Context, key: string): Promise<void> {
   const profile = ctx.settings.profileName;
   const value = (await (await openStore(ctx)).profile(profile))[configKeyName];
   if (value === undefined) throw new CarectlError(`${configKeyName} is not set in profile "${profile}"`);
-  await writeText(ctx.io.stdout.stream, `${sanitizeForTerminal(value)}\n`);
+  await writeText(ctx.io.stdout.stream, `${sanitizeForTerminal(value)}\n`, ctx.io.signal);
 }
 
 async function unsetCommand(ctx: Context, key: string): Promise<void> {

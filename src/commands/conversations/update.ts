@@ -155,7 +155,7 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
       else ctx.io.stderr.stream.write(`carectl: ${sanitizeForTerminal(`${id}: ${error.message}`)}\n`);
     } else if (results) await results.write({ id, status: body?.status, tags: body?.tag_ids, result: 'ok' });
     else if (writer) await writer.write({ id, method: 'PATCH', path, body });
-    else await writeText(ctx.io.stdout.stream, `PATCH ${path} ${JSON.stringify(body)}\n`);
+    else await writeText(ctx.io.stdout.stream, `PATCH ${path} ${JSON.stringify(body)}\n`, ctx.io.signal);
   };
   let done = 0;
   try {

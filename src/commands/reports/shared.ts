@@ -21,7 +21,7 @@ export function fetchReport(api: ApiClient, version: Version, id: string): Promi
 
 /** The id alone for table/csv/tsv (`id=$(carectl reports create …)`); the whole record for json/ndjson. */
 export async function printReport(ctx: Context, printer: Printer, record: ApiRecord): Promise<void> {
-  if (!printer.wholeRecords) return writeText(ctx.io.stdout.stream, `${String(record.id)}\n`);
+  if (!printer.wholeRecords) return writeText(ctx.io.stdout.stream, `${String(record.id)}\n`, ctx.io.signal);
   const writer = printer.writer('single', []);
   await writer.write(record);
   await writer.end();
