@@ -7,10 +7,16 @@
 import { DAY_MS } from '../core/parse.js';
 import { PAGING_STYLES, type PagingStyle } from './catalogue/index.js';
 
-/** Parameters that only move through a list of a paging style: its cursor and page size. */
-function cursorParams(style: PagingStyle): Set<string> {
-  const { cursorParam, sizeParam } = PAGING_STYLES[style];
-  return new Set([cursorParam, sizeParam].filter((param) => param !== null));
+const cursorSets = new Map<PagingStyle, ReadonlySet<string>>();
+
+/** Parameters that only move through a list of a paging style: its cursor and page size (made once, read on every page). */
+function cursorParams(style: PagingStyle): ReadonlySet<string> {
+  let set = cursorSets.get(style);
+  if (!set) {
+    const { cursorParam, sizeParam } = PAGING_STYLES[style];
+    cursorSets.set(style, (set = new Set([cursorParam, sizeParam].filter((param) => param !== null))));
+  }
+  return set;
 }
 
 const BOUND = /^(.+)_(gte|gt|lte|lt)$/;

@@ -18,7 +18,6 @@ export interface ResumePoint extends Cursor {
 
 const SIZE_PARAMS: ReadonlySet<string> = new Set(Object.values(PAGING_STYLES).flatMap((style) => (style.sizeParam ? [style.sizeParam] : [])));
 
-
 /** What `address` changes in `model`: another path, parameters set (all their values) and removed. */
 interface AddressDiff {
   a?: string;

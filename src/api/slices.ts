@@ -8,7 +8,6 @@ import { PAGING_STYLES, type ResourceSpec } from './catalogue/index.js';
 import { DAY_MS } from '../core/parse.js';
 import { dateRange, splitAddress } from './links.js';
 
-
 /** The sort date of a list and its direction: the order its slices are written in. */
 export interface SliceRule {
   field: string;
@@ -29,7 +28,6 @@ export const dayText = (day: number): string => new Date(day * DAY_MS).toISOStri
  */
 export const FIRST_DAY = 0;
 export const lastDayOf = (asOf: number): number => dayOf(asOf) + 1;
-
 
 /**
  * How a list of `spec` with `query` can be sliced: by its sort field (the `sort` asked for, else
