@@ -124,8 +124,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   if (!(Number.isFinite(latencyMs) && latencyMs >= 0)) throw new RangeError(`latencyMs must be a number of milliseconds, got ${latencyMs}`);
   const rateLimit = options.rateLimit;
   if (rateLimit !== undefined && !(Number.isSafeInteger(rateLimit) && rateLimit >= 1)) throw new RangeError(`rateLimit must be a positive integer, got ${rateLimit}`);
-  let inFlight = 0;
-  /** The API requests in flight, for their `concurrency`. */
+  /** The API requests in flight: for --rate-limit and for their `concurrency`. */
   const live = new Set<RecordedRequest>();
   /** Pending sleeps (latency, slow faults, trickled downloads): close() wakes them all. */
   const sleepers = new Map<NodeJS.Timeout, () => void>();
@@ -152,19 +151,20 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       sleepers.set(timer, resolve);
     });
 
-  /** Counts the request in flight until its reply is finished or its connection closes; true when it is one too many. */
-  const overLimit = (res: ServerResponse): boolean => {
-    inFlight++;
-    res.once('close', () => inFlight--);
-    return rateLimit !== undefined && inFlight > rateLimit;
+  /**
+   * Counts the request in flight until its reply is finished or its connection closes, raising
+   * the `concurrency` of every request in flight with it; true when it is one too many.
+   */
+  const overLimit = (record: RecordedRequest, res: ServerResponse): boolean => {
+    live.add(record);
+    res.once('close', () => live.delete(record));
+    for (const other of live) other.concurrency = Math.max(other.concurrency ?? 0, live.size);
+    return rateLimit !== undefined && live.size > rateLimit;
   };
 
   const serveApi = async (listener: 'api' | 'annotations', req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const refused = overLimit(res);
     const record = track(listener, req, res);
-    live.add(record);
-    res.once('close', () => live.delete(record));
-    for (const other of live) other.concurrency = Math.max(other.concurrency ?? 0, inFlight);
+    const refused = overLimit(record, res);
     const body = await readBody(req);
     if (body !== '') record.body = body;
     const fault = refused ? undefined : faults.draw();
