@@ -566,6 +566,26 @@ describe('--limit', () => {
     assert.equal(apiRequests(sandbox, start).length, 3);
   });
 
+  test('a token resumed with smaller pages (--page-size, or a smaller --limit) skips all it wrote, across pages', async () => {
+    // Each paging style: keyset links (conversations), skip (tags), offset (users), page tokens
+    // (annotations); and a union cut into date slices in parallel.
+    const cases = [['conversations', 'list', '--status', 'unread'], ['tags', 'list'], ['users', 'list'], ['annotations', 'list']].map((argv) => [...argv, '--parallel', '1']);
+    for (const argv of [...cases, ['conversations', 'list', '--oldest', '300d..today', '--parallel', '8']]) {
+      const list = [...argv, '-o', 'tsv', '--columns', 'id', '--no-header'];
+      const full = (await runCli(list, { sandbox })).stdout.split('\n').slice(0, -1);
+      // 45 written, pages of 30: the token names the second page, 15 of its records written.
+      const first = await runCli([...list, '--page-size', '30', '--limit', '45'], { sandbox });
+      const token = /--resume (\S+)$/m.exec(first.stderr)?.[1];
+      assert.ok(token !== undefined && full.length > 60, `${argv.join(' ')}: ${full.length} records, ${first.stderr}`);
+      for (const smaller of [['--page-size', '4'], ['--limit', '10']]) {
+        const rest = await runCli([...list, '--resume', token, ...smaller, '--quiet'], { sandbox });
+        assert.equal(rest.code, 0, rest.stderr);
+        const next = full.slice(45, smaller[0] === '--limit' ? 55 : undefined);
+        assert.equal(rest.stdout, next.map((line) => `${line}\n`).join(''), `${argv.join(' ')}, resumed with ${smaller.join(' ')}`);
+      }
+    }
+  });
+
   test('a union stops in the first query when it has enough', async () => {
     const start = sandbox.requests.length;
     const out = await runCli(['conversations', 'list', '--limit', '3', '--columns', 'id', '--no-header', '--quiet'], { sandbox });

@@ -14,7 +14,7 @@ import { PageBudget } from './page-budget.js';
 import { PageGuard } from './page-guard.js';
 import type { ResumePoint } from './resume-token.js';
 import type { Scheduler } from './scheduler.js';
-import { holdingOf, initialParts, phaseKey, sliceCuts, splitPart, type Part, type TakenPage } from './part.js';
+import { holdingOf, initialParts, phaseKey, recordsLeftOf, skipAfter, sliceCuts, splitPart, type Part, type TakenPage } from './part.js';
 import { PartSpans } from './part-spans.js';
 import type { SliceRule } from './slices.js';
 
@@ -70,7 +70,7 @@ export class ListParts {
     for (;;) {
       const page = part.buffer.shift();
       if (page) {
-        this.pageLeft = page.records.length - page.skip;
+        this.pageLeft = recordsLeftOf(page);
         this.pump();
         return page;
       }
@@ -222,6 +222,7 @@ export class ListParts {
     }
     const taken: TakenPage = { url, records: page.records, next: page.next, skip };
     part.next = page.next;
+    if (page.next !== null) part.skipFirst = skipAfter(taken);
     let refusal: unknown = page.refusal;
     if (refusal === undefined && page.next !== null) {
       try {

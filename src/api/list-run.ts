@@ -7,7 +7,7 @@ import { ApiError, InterruptedError, NetworkError } from '../core/errors.js';
 import { realSleep } from '../core/io.js';
 import type { RecordWriter } from '../output/index.js';
 import { ListParts } from './list-parts.js';
-import type { Part, TakenPage } from './part.js';
+import { skipAfter, type Part, type TakenPage } from './part.js';
 import { PagingError } from './page-guard.js';
 import { startOf, type Cursor, type ListPlan, type PageSource } from './paging.js';
 import { decodeResumeToken, encodeResumeToken, type ResumePoint } from './resume-token.js';
@@ -63,7 +63,7 @@ export async function runList(options: ListRunOptions): Promise<number> {
   };
   const after = (index: number, part: Part, page: TakenPage): Cursor | null => {
     if (page.nextRefused) return at(part, page.url, page.records.length);
-    if (page.next !== null) return at(part, page.next, 0);
+    if (page.next !== null) return at(part, page.next, skipAfter(page));
     const following = run.parts[index + 1];
     return following ? at(following, following.first, 0) : null;
   };

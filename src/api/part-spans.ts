@@ -34,10 +34,12 @@ export class PartSpans {
    * once (`probe`) when a part under way needs it, so a list that ends on its first page pays
    * for no probe: descending, the oldest record's day; ascending, the newest's (the run's day
    * until the answer comes, or when it says nothing). A part in flight counts only `anyState`.
+   * None for a part still skipping what the run it continues wrote (read with larger pages): a
+   * cut would part those records from their count.
    */
   remaining(part: Part, probe: boolean, anyState = false): Span | undefined {
     const rule = this.rule;
-    if (part.next === null || part.error !== undefined || (part.inFlight && !anyState)) return undefined;
+    if (part.next === null || part.error !== undefined || (part.inFlight && !anyState) || part.skipFirst > 0) return undefined;
     const underWay = part.pagesRead > 0;
     const position = underWay ? this.positionOf(part, part.next) : undefined;
     if (underWay && position === undefined) return undefined;

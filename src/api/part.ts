@@ -12,7 +12,10 @@ export interface TakenPage {
   url: string;
   records: Record<string, unknown>[];
   next: string | null;
-  /** Its records already written by the run this one continues. */
+  /**
+   * Records from its start already written by the run this one continues: more than it holds when
+   * that run read larger pages (another --page-size or --limit), the rest being the next page's.
+   */
   skip: number;
   /** The next link was refused: a run continuing the list reads this page again. */
   nextRefused?: boolean;
@@ -115,13 +118,19 @@ export function splitPart(part: Part, mid: number, phaseAddress: string, rule: S
   return rest;
 }
 
+/** The records of a page still to be written. */
+export const recordsLeftOf = (page: TakenPage): number => Math.max(0, page.records.length - page.skip);
+
+/** Records of the page after `page` already written by the run this one continues (see TakenPage.skip). */
+export const skipAfter = (page: TakenPage): number => Math.max(0, page.skip - page.records.length);
+
 /** Pages held or asked for by `parts`, the records among them (and `pageLeft`), and the requests in flight. */
 export function holdingOf(parts: readonly Part[], pageLeft: number): { pages: number; records: number; inFlight: number } {
   const holding = { pages: 0, records: pageLeft, inFlight: 0 };
   for (const part of parts) {
     holding.pages += part.buffer.length + (part.inFlight ? 1 : 0);
     holding.inFlight += part.inFlight ? 1 : 0;
-    for (const page of part.buffer) holding.records += page.records.length - page.skip;
+    for (const page of part.buffer) holding.records += recordsLeftOf(page);
   }
   return holding;
 }
