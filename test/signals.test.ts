@@ -107,6 +107,27 @@ describe('| head -1', () => {
   });
 });
 
+describe('| head -1 after a write batch', () => {
+  test('every id is still updated, quietly, and the exit code is the batch\'s own', async () => {
+    // Slow replies, so the reader leaves while most ids are still to be sent.
+    sandbox.setFaults({ rate: 1, kinds: ['slow'], slowMs: 20 });
+    const { data } = sandbox;
+    const manageable = data.conversations.filter((c) => c.channel_ids.every((id) => data.byId.channels.get(id)?.can_manage_conversations));
+    const ids = [...manageable.slice(-20).map((c) => c.id), FIXTURES.readOnlyConversationId];
+    const mark = sandbox.requests.length;
+    const { done } = carectl(['conversations', 'update', ...ids, '--status', 'on_hold', '--tags', ''], sandboxEnv(sandbox), (out, child) => {
+      if (out.stdout.includes('\n')) child.stdout.destroy();
+    });
+    const result = await done;
+    sandbox.setFaults(undefined);
+    const patched = apiRequests(sandbox, mark).filter((r) => r.method === 'PATCH').map((r) => r.url.split('/').pop());
+    assert.deepEqual([...patched].sort(), [...ids].sort());
+    // The locked conversation's 403: the failure is said, as it would be with the rows read.
+    assert.equal(result.code, 3);
+    assert.match(result.stderr, new RegExp(`^carectl: 1 of 21 updates failed \\(first: ${FIXTURES.readOnlyConversationId}: .*\\(HTTP 403\\)\\)\\n$`));
+  });
+});
+
 describe('output that cannot be written', () => {
   test('a full disk: exit 1 with one carectl line, no stack trace', async () => {
     const full = openSync('/dev/full', 'w');

@@ -13,7 +13,7 @@ import type { Action, RawOptions } from '../../cli/action.js';
 import type { Context } from '../../cli/context.js';
 import { addExamples } from '../../cli/help.js';
 import { readIds } from '../../cli/ids.js';
-import { ApiError, CarectlError, InterruptedError, mayHaveBeenApplied, UsageError } from '../../core/errors.js';
+import { ApiError, CarectlError, InterruptedError, isBrokenPipe, mayHaveBeenApplied, UsageError } from '../../core/errors.js';
 import { parseEnum, parseList } from '../../core/parse.js';
 import { sanitizeForTerminal, writeText } from '../../output/index.js';
 
@@ -145,15 +145,27 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
       return { id, error: err, ...(body && mayHaveBeenApplied(err) && { body }) };
     }
   };
+  // A reader that leaves (`| head -1`, `| grep -q`) does not stop a batch half-way: every id given
+  // is still updated, its row going nowhere, and a failure still sets the exit code and is said.
+  let readerGone = false;
+  const writeResult = async (row: Record<string, unknown>): Promise<void> => {
+    if (readerGone || !results) return;
+    try {
+      await results.write(row);
+    } catch (err) {
+      if (!isBrokenPipe(err)) throw err;
+      readerGone = true;
+    }
+  };
   const outcomes: Outcome[] = [];
   const report = async ({ id, body, error }: Outcome & { body?: PatchBody }): Promise<void> => {
     outcomes.push({ id, ...(error && { error }) });
     const path = api.recordUrl(conversations, version, id).pathname;
     if (error) {
       // A dry run prints requests, not result records: the failure goes to stderr.
-      if (results) await results.write({ id, status: body?.status ?? null, tags: body?.tag_ids ?? null, result: error.message });
+      if (results) await writeResult({ id, status: body?.status ?? null, tags: body?.tag_ids ?? null, result: error.message });
       else ctx.io.stderr.stream.write(`carectl: ${sanitizeForTerminal(`${id}: ${error.message}`)}\n`);
-    } else if (results) await results.write({ id, status: body?.status, tags: body?.tag_ids, result: 'ok' });
+    } else if (results) await writeResult({ id, status: body?.status, tags: body?.tag_ids, result: 'ok' });
     else if (writer) await writer.write({ id, method: 'PATCH', path, body });
     else await writeText(ctx.io.stdout.stream, `PATCH ${path} ${JSON.stringify(body)}\n`, ctx.io.signal);
   };
@@ -161,7 +173,7 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
   try {
     done = await inOrder(scheduler, ids, update, report, { stop: ctx.io.signal });
   } finally {
-    await writer?.end();
+    if (!readerGone) await writer?.end();
   }
   if (ctx.io.signal.aborted && done < ids.length) throw new InterruptedError(interruptedMessage(done, ids.length));
   throwIfAnyFailed(outcomes, dryRun);
