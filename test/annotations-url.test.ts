@@ -87,6 +87,38 @@ describe('--annotations-url', () => {
     }
   });
 
+  test("a profile's api/1 address is its base address's: not used with another, dropped when the profile moves", async () => {
+    const home = await mkdtemp(join(tmpdir(), 'carectl-annotations-'));
+    const other = await scriptedApi(() => ({ json: { annotationtypes: [], paging: { next_page: null } } }));
+    try {
+      const env = { XDG_CONFIG_HOME: home, CARECTL_PASSWORD: undefined };
+      const login = await runCli(['login', '--base-url', main.baseUrl, '--user', 'bot', '--annotations-url', annotations.baseUrl, '--password-stdin'], { env, stdin: 'scripted-secret\n' });
+      assert.equal(login.code, 0, login.stderr);
+      // Another service named in the environment: its credentials never go to this profile's api/1 host.
+      const from = annotations.requests.length;
+      const elsewhere = await runCli(['annotation-types', 'list', '-o', 'csv'], { env: { ...scriptedEnv(other), XDG_CONFIG_HOME: home } });
+      assert.equal(elsewhere.code, 0, elsewhere.stderr);
+      assert.equal(annotations.requests.length, from);
+      assert.deepEqual(other.requests.map((r) => r.url), ['/api/1/annotation-types?page_size=50']);
+      // A login to the same address keeps it; a login elsewhere, or config set base-url, drops it.
+      const again = await runCli(['login', '--base-url', main.baseUrl, '--user', 'bot', '--password-stdin'], { env, stdin: 'scripted-secret\n' });
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal((await runCli(['config', 'get', 'annotations-url'], { env })).stdout, `${annotations.baseUrl}\n`);
+      const moved = await runCli(['config', 'set', 'base-url', other.baseUrl], { env });
+      assert.equal(moved.code, 0, moved.stderr);
+      assert.match(moved.stderr, /removed the stored .*annotations-url.* of profile "default"/);
+      const gone = await runCli(['config', 'get', 'annotations-url'], { env });
+      assert.equal(gone.code, 1);
+      await runCli(['config', 'set', 'annotations-url', annotations.baseUrl], { env });
+      const relogin = await runCli(['login', '--base-url', main.baseUrl, '--user', 'bot', '--password-stdin'], { env, stdin: 'scripted-secret\n' });
+      assert.equal(relogin.code, 0, relogin.stderr);
+      assert.equal((await runCli(['config', 'get', 'annotations-url'], { env })).code, 1, 'a login to another address drops it');
+    } finally {
+      await other.close();
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+
   test('the credentials go to the api/1 host too (the user named it)', async () => {
     const seen: string[] = [];
     const api = await scriptedApi((_request, res) => {

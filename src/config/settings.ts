@@ -15,7 +15,11 @@ import { sameOrigin } from './base-url.js';
 import { ENVIRONMENT, type ProfileValues, type SettingKey } from './keys.js';
 import { checkProfileName, configFilePath } from './paths.js';
 
-const CREDENTIAL_KEYS: ReadonlySet<SettingKey> = new Set(['user', 'password']);
+/**
+ * What a profile stores for its base address alone: its credentials, and its api/1 address (where
+ * those credentials go too). Never used with a base address given another way.
+ */
+const BOUND_TO_BASE_URL: ReadonlySet<SettingKey> = new Set(['user', 'password', 'annotations-url']);
 
 export interface SettingSources {
   io: Io;
@@ -48,7 +52,7 @@ export class Settings {
     const fromEnv = this.sources.io.env[ENVIRONMENT[key]];
     if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, source: ENVIRONMENT[key] };
     const profile = await this.loadProfile();
-    if (CREDENTIAL_KEYS.has(key) && !sameOrigin(profile['base-url'], await this.get('base-url'))) return undefined;
+    if (BOUND_TO_BASE_URL.has(key) && !sameOrigin(profile['base-url'], await this.get('base-url'))) return undefined;
     // A stored password is the stored user's: never sent under a user name given another way.
     if (key === 'password' && (await this.get('user')) !== profile.user) return undefined;
     const value = profile[key];

@@ -129,7 +129,8 @@ async function loginCommand(ctx: Context, opts: { passwordStdin: boolean }): Pro
   if (password === '') throw new UsageError('login: the password is empty');
 
   await checkCredentials(ctx, base.value, user, password);
-  await store.set(profile, { 'base-url': base.value, user, password, ...(annotations !== undefined && { 'annotations-url': annotations.value }) });
+  // An api/1 address stored for another base address is dropped (lookup() does not give it).
+  await store.set(profile, { 'base-url': base.value, user, password, 'annotations-url': annotations?.value });
   ctx.notice(`logged in to ${baseUrl.origin} as ${user}; stored in profile "${profile}" (${store.path})`);
 }
 
@@ -210,21 +211,26 @@ async function setCommand(ctx: Context, key: string, value: string): Promise<voi
   const store = await openStore(ctx);
   const profile = ctx.settings.profileName;
   let movesAddress = false;
+  let dropsAnnotations = false;
   let changesUser = false;
   let stored: ProfileValues = {};
   // Decided on what is stored when the write lock is held, not on an earlier read.
   await store.set(profile, (current) => {
     stored = current;
     const values: ProfileValues = { [configKeyName]: checked };
-    // Stored credentials belong to their address, and the password to its user: moving the
-    // profile elsewhere drops both, another user name drops the password.
-    movesAddress = configKeyName === 'base-url' && stored.password !== undefined && !sameOrigin(stored['base-url'], checked);
+    // Stored credentials and the api/1 address belong to their address, and the password to its
+    // user: moving the profile elsewhere drops them, another user name drops the password.
+    const moves = configKeyName === 'base-url' && !sameOrigin(stored['base-url'], checked);
+    movesAddress = moves && stored.password !== undefined;
+    dropsAnnotations = moves && stored['annotations-url'] !== undefined;
     changesUser = configKeyName === 'user' && stored.password !== undefined && stored.user !== checked;
     if (movesAddress) for (const credential of CREDENTIALS) values[credential] = undefined;
+    if (dropsAnnotations) values['annotations-url'] = undefined;
     if (changesUser) values.password = undefined;
     return values;
   });
   if (movesAddress) ctx.notice(`removed the stored credentials of profile "${profile}": they were for another address; run \`carectl login\` for ${checked}`);
+  if (dropsAnnotations) ctx.notice(`removed the stored annotations-url of profile "${profile}": it was for another address; set the api/1 address of ${checked} with \`carectl config set annotations-url URL\` if it has one of its own`);
   if (changesUser) ctx.notice(`removed the stored password of profile "${profile}": it was ${stored.user ?? 'another user'}'s; run \`carectl login\` as ${checked}`);
 }
 
