@@ -249,6 +249,24 @@ describe('reports: failure, timeout, interrupt', () => {
     assert.ok(sandbox.requests.some((r) => r.status === 429));
   });
 
+  test('a Retry-After longer than carectl waits between retries is still honoured within --timeout', async () => {
+    const id = nextReportId();
+    assert.equal((await cli(CREATE)).code, 0);
+    sandbox.setFaults({ rate: 0.5, kinds: ['429'], retryAfterSeconds: 90, seed: 7 });
+    const result = await cli(['--quiet', 'reports', 'wait', id, '--timeout', '30m']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.ok(clock.slept.includes(90_000), `slept ${clock.slept.join(',')}`);
+    // Past what is left of --timeout, the wait ends at once with the service's message.
+    const late = nextReportId();
+    assert.equal((await cli(CREATE)).code, 0);
+    const start = clock.slept.length;
+    const short = await cli(['--quiet', 'reports', 'wait', late, '--timeout', '60s']);
+    sandbox.setFaults(undefined);
+    assert.equal(short.code, 1);
+    assert.match(short.stderr, new RegExp(`^carectl: .*\\(HTTP 429\\); it asked to wait 90 s .* \\(while waiting for report ${late}; try again with: carectl reports wait ${late}\\)\\n$`));
+    assert.ok(clock.slept.slice(start).every((ms) => ms < 90_000), `slept ${clock.slept.slice(start).join(',')}`);
+  });
+
   test('reports wait on an unknown report: exit 4 with the service message', async () => {
     const result = await cli(['reports', 'wait', '99999']);
     assert.equal(result.code, 4);

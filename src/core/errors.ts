@@ -69,10 +69,16 @@ export function mayHaveBeenApplied(err: unknown): boolean {
 export class ApiError extends CarectlError {
   readonly status: number;
   readonly mayHaveBeenApplied: boolean;
-  constructor(status: number, message: string, outcome: WriteOutcome = {}) {
+  /**
+   * The service asked for this long a pause (Retry-After), longer than carectl waits between two
+   * attempts of one request: a caller that waits anyway (a report wait) may honour it.
+   */
+  readonly retryAfterMs: number | undefined;
+  constructor(status: number, message: string, outcome: WriteOutcome & { retryAfterMs?: number } = {}) {
     super(message, exitCodeForStatus(status));
     this.status = status;
     this.mayHaveBeenApplied = outcome.mayHaveBeenApplied === true;
+    this.retryAfterMs = outcome.retryAfterMs;
   }
 }
 

@@ -261,10 +261,11 @@ export class Transport {
     const random = this.config.random ?? Math.random;
     const delay = retryDelayMs({ attempt, retryAfter: header, now, capMs, random, retries: this.config.retries, waitedMs });
     if (delay === 'too-long') {
-      const askedSeconds = Math.ceil((parseRetryAfter(header, now) ?? 0) / 1000);
+      const askedMs = parseRetryAfter(header, now) ?? 0;
       throw new ApiError(
         cause?.status ?? 503,
-        this.redact(`${cause?.message ?? 'the service is unavailable'}; it asked to wait ${askedSeconds} s before a retry (Retry-After: ${header}), more than the ${Math.round(capMs / 1000)} s carectl waits: try again later`),
+        this.redact(`${cause?.message ?? 'the service is unavailable'}; it asked to wait ${Math.ceil(askedMs / 1000)} s before a retry (Retry-After: ${header}), more than the ${Math.round(capMs / 1000)} s carectl waits: try again later`),
+        { retryAfterMs: askedMs },
       );
     }
     this.trace(`  retrying in ${delay} ms`);

@@ -3,7 +3,7 @@
  * notices a ready report within a second at first and within 10 % of the wait later on.
  * Time and sleep are injected, so tests run the whole lifecycle without waiting.
  */
-import { CarectlError, ExitCode, InterruptedError, ReportFailedError, ReportTimeoutError } from '../../core/errors.js';
+import { ApiError, CarectlError, ExitCode, InterruptedError, ReportFailedError, ReportTimeoutError } from '../../core/errors.js';
 import type { OutStream } from '../../core/io.js';
 import { reportState, type ReportState } from '../../api/catalogue/index.js';
 import { sanitizeForTerminal } from '../../output/index.js';
@@ -59,9 +59,23 @@ export async function waitForReport(options: WaitOptions): Promise<Record<string
   let state: ReportState | undefined;
   try {
     let delay: number | undefined;
+    const pause = (ms: number): Promise<void> =>
+      options.sleep(ms, options.signal).catch((err: unknown) => {
+        throw options.signal.aborted ? new InterruptedError() : err;
+      });
     for (;;) {
       if (options.signal.aborted) throw new InterruptedError();
-      const record = await options.fetch();
+      let record: Record<string, unknown>;
+      try {
+        record = await options.fetch();
+      } catch (err) {
+        // A service that asks for a longer pause than one request waits is waited for, as long
+        // as --timeout leaves room: the wait is there to wait.
+        const asked = err instanceof ApiError ? err.retryAfterMs : undefined;
+        if (asked === undefined || asked > options.timeoutMs - elapsed()) throw err;
+        await pause(asked);
+        continue;
+      }
       state = reportState(record);
       progress.polled(state, elapsed());
       if (state === 'generated') return record;
@@ -74,9 +88,7 @@ export async function waitForReport(options: WaitOptions): Promise<Record<string
       }
       delay = nextPollDelay(delay, elapsed());
       // The last poll lands on the deadline, so a report ready just in time is not missed.
-      await options.sleep(Math.min(delay, remaining), options.signal).catch((err: unknown) => {
-        throw options.signal.aborted ? new InterruptedError() : err;
-      });
+      await pause(Math.min(delay, remaining));
     }
   } catch (err) {
     throw resumable(err, options);
