@@ -7,6 +7,51 @@ import { describe, it } from 'node:test';
 import { GROWTH, Scheduler } from '../src/api/scheduler.js';
 import { fakeClock } from './helpers.js';
 
+describe('Scheduler: a burst of 429s', () => {
+  /** `parallel` tasks at once, the first `refused` of them refused once (429, Retry-After 1 s). */
+  async function burst(parallel: number, refused: number): Promise<{ window: number; trace: string[]; scheduler: Scheduler }> {
+    const clock = fakeClock();
+    const trace: string[] = [];
+    const scheduler = new Scheduler({ parallel, now: clock.now, sleep: clock.sleep, trace: (line) => trace.push(line.trim()) });
+    let started = 0;
+    let allIn: () => void = () => undefined;
+    const together = new Promise<void>((resolve) => (allIn = resolve));
+    await Promise.all(
+      Array.from({ length: parallel }, (_, i) =>
+        scheduler.run(i, async (slot) => {
+          if (++started === parallel) allIn();
+          // Every request of the burst is in flight before the first answer comes.
+          await together;
+          if (i < refused) assert.equal(await slot.throttle?.(1000), true);
+        }),
+      ),
+    );
+    return { window: scheduler.window, trace, scheduler };
+  }
+
+  it('one 429 among 8 in flight halves the window, as TCP does for a loss', async () => {
+    assert.equal((await burst(8, 1)).window, 4);
+  });
+
+  it('more 429s of the same burst bring it to what the service took (8 in flight, 6 refused: 2), never lower', async () => {
+    const { window, trace, scheduler } = await burst(8, 6);
+    assert.equal(window, 2);
+    assert.equal(trace[0], 'parallel: 8 → 4 requests in flight (429: too many requests; every request waits 1000 ms)');
+    assert.equal(trace.at(-1), 'parallel: 3 → 2 requests in flight (6 of the 8 sent together met a 429)');
+    // 3 was more than the service took: growing back to it takes twice the usual answers (the
+    // burst's own 8 answers count).
+    const growTo = async (window: number, answers: number): Promise<void> => {
+      for (let i = 0; i < answers; i++) await scheduler.run(0, async () => undefined);
+      assert.equal(scheduler.window, window);
+    };
+    await growTo(2, GROWTH * 2 * 2 - 8 - 1);
+    await growTo(3, 1);
+    assert.equal((await burst(8, 3)).window, 4);
+    assert.equal((await burst(8, 5)).window, 3);
+    assert.equal((await burst(2, 2)).window, 1);
+  });
+});
+
 describe('Scheduler: growing back after a 429', () => {
   /** Two tasks at once, the first refused (429, Retry-After 1 s) once: the window halves. */
   async function refuseOnce(scheduler: Scheduler): Promise<void> {

@@ -3,8 +3,8 @@
  * the most urgent first (a lower priority number), each holding its slot until it settles.
  *
  * The window adapts to the service as TCP's congestion window and the AWS SDK's adaptive retry
- * mode do: a 429 halves it, and each further 429 of requests sent before that (the same burst)
- * takes one more off; every request waits out the Retry-After, and the refused request is sent
+ * mode do: a 429 halves it, and further 429s of requests sent before that (the same burst) bring
+ * it down to the requests the service took (8 in flight, 6 refused: 2); every request waits out the Retry-After, and the refused request is sent
  * again without counting against --retries; the window grows back by one after GROWTH times its
  * size of answers in a row, twice that for each 429 the window it grows to has met before. So a
  * run never fails for pressure it caused itself. A 429 with one request in flight is not ours:
@@ -59,6 +59,8 @@ export class Scheduler {
   private pausedUntil = 0;
   private pausing = false;
   private epoch = 0;
+  /** The window when the current epoch's burst was sent, and how many of its requests met a 429. */
+  private burst = { window: 0, refused: 0 };
   private answered = 0;
   /**
    * Windows a 429 met, and how often: growing back to one takes twice as many answers each time,
@@ -162,13 +164,16 @@ export class Scheduler {
     const before = this.current;
     if (held.epoch === this.epoch) {
       this.refusedAt.set(before, (this.refusedAt.get(before) ?? 0) + 1);
+      this.burst = { window: before, refused: 1 };
       this.current = Math.max(1, Math.ceil(before / 2));
       this.epoch++;
       this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (429: too many requests; every request waits ${waitMs} ms)`);
-    } else if (before > 1) {
-      // Another 429 of the same burst: the service was over by one more.
-      this.current = before - 1;
-      this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (another 429 of the same burst)`);
+    } else {
+      // Another 429 of the same burst: the service took one request fewer than that burst sent.
+      this.current = Math.max(1, Math.min(before, this.burst.window - ++this.burst.refused));
+      // Every window down to this one was more than the service took: as if each had met a 429.
+      for (let window = this.current + 1; window <= before; window++) this.refusedAt.set(window, (this.refusedAt.get(window) ?? 0) + 1);
+      if (this.current < before) this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (${this.burst.refused} of the ${this.burst.window} sent together met a 429)`);
     }
     this.answered = 0;
     this.pausedUntil = Math.max(this.pausedUntil, this.options.now() + waitMs);
