@@ -440,7 +440,7 @@ describe('precedence: flag > environment > profile > default', () => {
   });
 
   it('--sandbox with its own address or user given too exits 2 and starts nothing', async () => {
-    for (const flag of [['--base-url', 'https://api.example.com'], ['--user', 'bob']]) {
+    for (const flag of [['--base-url', 'https://api.example.com'], ['--user', 'bob'], ['--annotations-url', 'https://api1.example.com']]) {
       const result = await runWithConfig(['--sandbox', ...flag, 'tags', 'get', '7005']);
       assert.equal(result.code, 2, flag.join(' '));
       assert.equal(result.stderr, `carectl: --sandbox: cannot be combined with ${flag[0]}; the sandbox brings its own address and demo credentials\n`);

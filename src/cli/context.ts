@@ -197,7 +197,8 @@ export class Context {
   private async resolveConnection(): Promise<Connection> {
     if (this.globals.sandbox) {
       // The sandbox has its own address and demo user: another one given too is a contradiction.
-      const conflicting = [this.globals.baseUrl !== undefined && '--base-url', this.globals.user !== undefined && '--user'].filter(Boolean);
+      const { baseUrl, user, annotationsUrl } = this.globals;
+      const conflicting = [baseUrl !== undefined && '--base-url', user !== undefined && '--user', annotationsUrl !== undefined && '--annotations-url'].filter(Boolean);
       if (conflicting.length > 0) throw new UsageError(`--sandbox: cannot be combined with ${conflicting.join(' or ')}; the sandbox brings its own address and demo credentials`);
       return this.startSandbox();
     }
