@@ -172,6 +172,23 @@ describe('API requests through a proxy', () => {
     assertNoProxyCredential(result.stderr);
   });
 
+  test('a proxy that cannot be reached is named as the proxy, credentials unprinted', async () => {
+    // A port nothing listens on: a server closed at once.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    for (const [variable, base] of [['HTTPS_PROXY', 'https://api.example.test'], ['HTTP_PROXY', 'http://api.example.test']] as const) {
+      const result = await runCli(['--retries', '0', '--insecure-http', 'tags', 'get', '7001'], {
+        env: { CARECTL_BASE_URL: base, CARECTL_USER: 'u', CARECTL_PASSWORD: 'api-password', [variable]: `http://${PROXY_USER}:${PROXY_PASSWORD}@127.0.0.1:${port}`, XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
+        sleep: fakeClock().sleep,
+      });
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, new RegExp(`^carectl: GET ${base}/v1\\.3/tags/7001 failed: the proxy 127\\.0\\.0\\.1:${port} \\(${variable}\\) cannot be reached: ECONNREFUSED`, 'm'));
+      assertNoProxyCredential(result.stderr);
+    }
+  });
+
   test('a proxy address that is not one: exit 2, naming the variable and not its credentials', async () => {
     const result = await cli(['tags', 'get', '7001'], { HTTPS_PROXY: `http://${PROXY_USER}:${PROXY_PASSWORD}@[not-a-host` });
     assert.equal(result.code, 2);
@@ -217,6 +234,21 @@ describe('report downloads through a proxy', () => {
     assert.deepEqual(proxy.seen.map(({ method, target }) => `${method} ${target}`), ['CONNECT downloads.example.test:443'], 'refused once, not retried');
     assert.deepEqual(clock.slept, []);
     assertNoProxyCredential(trace.join('\n'));
+  });
+
+  test('a proxy that cannot be reached is named as the proxy for downloads too', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    await assert.rejects(
+      download(downloadOptions('https://downloads.example.test/r.csv', { stdout: new Collector() }, fakeClock(), { proxy: { https: `http://${PROXY_USER}:${PROXY_PASSWORD}@127.0.0.1:${port}` }, retries: 0 })),
+      (err: Error) => {
+        assert.match(err.message, new RegExp(`^download from https://downloads\\.example\\.test failed: the proxy 127\\.0\\.0\\.1:${port} \\(HTTPS_PROXY\\) cannot be reached: .*ECONNREFUSED`));
+        assertNoProxyCredential(err.message);
+        return true;
+      },
+    );
   });
 
   test('NO_PROXY bypasses it for downloads as well', async () => {

@@ -17,7 +17,7 @@ import type { Dispatcher } from 'undici';
 import { ApiError, CarectlError, InterruptedError, NetworkError, isBrokenPipe } from '../core/errors.js';
 import { StreamSink } from '../output/stream-sink.js';
 import type { PartialFile } from './partial-file.js';
-import { createDispatcher, type ProxySettings } from './proxy.js';
+import { createDispatcher, namingProxy, type ProxySettings } from './proxy.js';
 import { isProxyRefusal, proxyRefusalText } from './attempt.js';
 import { redact, stripUserinfo } from './redact.js';
 import { formatLimit } from './reply.js';
@@ -156,8 +156,9 @@ async function fetchFile(dispatchers: Dispatchers, start: URL, options: Download
         signal: options.signal,
       });
     } catch (err) {
-      options.trace?.(`< ${describe(err, options)} (${options.now() - started} ms)`);
-      const failed = `download from ${url.origin} failed: ${describe(err, options)}`;
+      const reason = namingProxy(err, url, options.proxy, describe(err, options));
+      options.trace?.(`< ${reason} (${options.now() - started} ms)`);
+      const failed = `download from ${url.origin} failed: ${reason}`;
       // A proxy that refused (its credentials, its rules) answers the same again: no retry.
       if (isProxyRefusal(err)) throw new NetworkError(failed, false);
       throw new TransientDownloadError(failed, undefined, undefined);

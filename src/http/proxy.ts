@@ -62,6 +62,24 @@ export function proxyFor(url: URL, proxy: ProxySettings | undefined): string | u
   return url.protocol === 'https:' ? proxy?.https : url.protocol === 'http:' ? proxy?.http : undefined;
 }
 
+/**
+ * A failure to connect to the proxy itself (refused, no such host, unreachable), said as such:
+ * `the proxy HOST:PORT (HTTPS_PROXY) cannot be reached: <reason>`, never with its credentials;
+ * `reason` unchanged for any other failure (the service's own address, a host in NO_PROXY).
+ */
+export function namingProxy(err: unknown, url: URL, proxy: ProxySettings | undefined, reason: string): string {
+  const via = proxyFor(url, proxy);
+  if (via === undefined) return reason;
+  const { protocol, hostname, port } = new URL(via);
+  const host = hostname.replace(/^\[|\]$/g, '');
+  const proxyPort = port || (protocol === 'https:' ? '443' : '80');
+  for (let e = err as { address?: string; port?: number; hostname?: string; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    const atProxy = (e.address === host && String(e.port) === proxyPort) || (e.hostname !== undefined && e.hostname === host);
+    if (atProxy) return `the proxy ${hostname}:${proxyPort} (${url.protocol === 'https:' ? 'HTTPS_PROXY' : 'HTTP_PROXY'}) cannot be reached: ${reason}`;
+  }
+  return reason;
+}
+
 /** The proxy URLs' credentials in every form they could be echoed in (see redact()). */
 export function proxySecrets(proxy: ProxySettings | undefined): string[] {
   const secrets: string[] = [];

@@ -12,7 +12,7 @@ import { setMaxListeners } from 'node:events';
 import type { Dispatcher } from 'undici';
 import { ApiError, BadReplyError, CarectlError, InterruptedError, MAY_HAVE_BEEN_APPLIED, NetworkError } from '../core/errors.js';
 import { loadUndici } from './undici.js';
-import { createDispatcher, proxySecrets, type ProxySettings } from './proxy.js';
+import { createDispatcher, namingProxy, proxySecrets, type ProxySettings } from './proxy.js';
 import { basicCredentialForms, redact, redactReply, stripUserinfo } from './redact.js';
 import { errorMessage, MAX_REPLY_BYTES, parseReply, readBounded, redirectMessage, ReplyTooLargeError } from './reply.js';
 import { isNeverSentError, parseRetryAfter, retryDelayMs, RETRYABLE_STATUSES } from './retry.js';
@@ -172,7 +172,7 @@ export class Transport {
           // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
           this.throwIfStopped(options.idempotent ? undefined : `interrupted while ${shown} was in flight: it may have reached the service`);
           const neverSent = isNeverSentError(err);
-          const reason = this.redact(describeNetworkError(err, this.config.requestTimeoutMs));
+          const reason = this.redact(namingProxy(err, url, this.config.proxy, describeNetworkError(err, this.config.requestTimeoutMs)));
           this.trace(`< ${reason} (${this.config.now() - started} ms)`);
           reached ||= write && !neverSent;
           failure = new NetworkError(`${shown} failed: ${reason}`, !neverSent);
