@@ -136,6 +136,8 @@ export class Transport {
     let reached = false;
     let waitedMs = 0;
     const maxReplyBytes = this.config.maxReplyBytes ?? MAX_REPLY_BYTES;
+    // Each answer names its request: with requests in parallel, answers come in any order.
+    const answerTo = `${method} ${url.pathname}${url.search}`;
 
     for (let attempt = 0; ; attempt++) {
       this.throwIfStopped();
@@ -164,7 +166,7 @@ export class Transport {
         let failure: NetworkError;
         let retryable: boolean;
         if (err instanceof ReplyTooLargeError && status !== undefined) {
-          this.trace(`< ${status}, ${err.message} (${this.config.now() - started} ms)`);
+          this.trace(`< ${status} ${answerTo}: ${err.message} (${this.config.now() - started} ms)`);
           reached ||= write && (status < 400 || GATEWAY_FAILURES.has(status));
           failure = new BadReplyError(`${shown}: ${err.message}`);
           retryable = options.idempotent;
@@ -173,7 +175,7 @@ export class Transport {
           this.throwIfStopped(options.idempotent ? undefined : `interrupted while ${shown} was in flight: it may have reached the service`);
           const neverSent = isNeverSentError(err);
           const reason = this.redact(namingProxy(err, url, this.config.proxy, describeNetworkError(err, this.config.requestTimeoutMs)));
-          this.trace(`< ${reason} (${this.config.now() - started} ms)`);
+          this.trace(`< ${answerTo}: ${reason} (${this.config.now() - started} ms)`);
           reached ||= write && !neverSent;
           failure = new NetworkError(`${shown} failed: ${reason}`, !neverSent);
           retryable = (options.idempotent || neverSent) && !isProxyRefusal(err);
@@ -184,7 +186,7 @@ export class Transport {
       } finally {
         deadline.clear();
       }
-      this.trace(`< ${status} (${this.config.now() - started} ms)`);
+      this.trace(`< ${status} ${answerTo} (${this.config.now() - started} ms)`);
       if (status >= 200 && status < 300) {
         const parsed = parseReply(text, responseHeaders['content-type']);
         const value = parsed.ok ? redactReply(parsed.value, text, this.secrets) : undefined;
