@@ -20,16 +20,20 @@ export interface Stopper {
   exitCode(code: number): number;
 }
 
+/** Said when a second signal ends carectl at once: no clean stop, so nothing else says what happened. */
+export const STOPPED_AT_ONCE = 'carectl: stopped at once by a second signal, without the clean stop the first one began: a request under way may have reached the service';
+
 /**
  * The first signal asks the command to stop cleanly (`abort`); a second ends at once, as users
  * expect when a clean stop hangs, after `cleanUp` (no download's temporary file left behind).
  */
-export function createStopper(actions: { abort(): void; cleanUp(): void; exit(code: number): void }): Stopper {
+export function createStopper(actions: { abort(): void; cleanUp(): void; say(line: string): void; exit(code: number): void }): Stopper {
   let stoppedBy: StopSignal | undefined;
   return {
     stop(signal) {
       if (stoppedBy !== undefined) {
         actions.cleanUp();
+        actions.say(STOPPED_AT_ONCE);
         actions.exit(SIGNAL_EXIT_CODES[signal]);
         return;
       }
@@ -53,7 +57,13 @@ export async function main(): Promise<number> {
   const controller = new AbortController();
   // Every request, wait and writer of a parallel run listens for the stop: not a leak.
   setMaxListeners(0, controller.signal);
-  const stopper = createStopper({ abort: () => controller.abort(), cleanUp: removePartialFiles, exit: (code) => process.exit(code) });
+  const stopper = createStopper({
+    abort: () => controller.abort(),
+    cleanUp: removePartialFiles,
+    // Written at once to a terminal, a file or a pipe, before the exit below.
+    say: (line) => process.stderr.write(`${line}\n`),
+    exit: (code) => process.exit(code),
+  });
   for (const signal of STOP_SIGNALS) process.on(signal, () => stopper.stop(signal));
   // Write errors reach the command through its writer (StreamSink), which ends output quietly for
   // a reader that went away (| head -1) and reports anything else (a full disk) as one line. This

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { isBrokenPipe } from '../src/core/errors.js';
-import { createStopper } from '../src/process.js';
+import { createStopper, STOPPED_AT_ONCE } from '../src/process.js';
 import { FIXTURES } from '../src/sandbox/index.js';
 import { apiRequests, fakeClock, openSandbox, runCli, sandboxEnv } from './helpers.js';
 
@@ -211,14 +211,36 @@ describe('a reader that went away', () => {
 describe('the stopper behind the signal handlers', () => {
   test('a first signal stops cleanly; a second cleans up and ends at once with its own code', () => {
     const calls: string[] = [];
-    const stopper = createStopper({ abort: () => calls.push('abort'), cleanUp: () => calls.push('clean up'), exit: (code) => calls.push(`exit ${code}`) });
+    const stopper = createStopper({
+      abort: () => calls.push('abort'),
+      cleanUp: () => calls.push('clean up'),
+      say: (line) => calls.push(line),
+      exit: (code) => calls.push(`exit ${code}`),
+    });
     assert.equal(stopper.exitCode(0), 0, 'no signal: the code stands');
     stopper.stop('SIGTERM');
     assert.deepEqual(calls, ['abort']);
     assert.equal(stopper.exitCode(130), 143, 'a clean stop says which signal asked');
     assert.equal(stopper.exitCode(1), 1, 'a failure while stopping keeps its code');
     stopper.stop('SIGINT');
-    assert.deepEqual(calls, ['abort', 'clean up', 'exit 130']);
+    assert.deepEqual(calls, ['abort', 'clean up', STOPPED_AT_ONCE, 'exit 130']);
+  });
+
+  test('a second Ctrl-C during a batch ends it at once, saying that updates under way may have been applied', async () => {
+    sandbox.setFaults({ rate: 1, kinds: ['slow'], slowMs: 2000 });
+    let sent = false;
+    const ids = Array.from({ length: 10 }, (_, i) => String(500060 + i));
+    const { done } = carectl(['--verbose', 'conversations', 'update', ...ids, '--status', 'on_hold', '--tags', ''], sandboxEnv(sandbox), (out, child) => {
+      if (!sent && out.stderr.includes('> PATCH')) {
+        sent = true;
+        child.kill('SIGINT');
+        setTimeout(() => child.kill('SIGINT'), 50);
+      }
+    });
+    const result = await done;
+    sandbox.setFaults(undefined);
+    assert.equal(result.code, 130);
+    assert.ok(result.stderr.endsWith(`${STOPPED_AT_ONCE}\n`), result.stderr);
   });
 });
 
