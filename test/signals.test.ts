@@ -126,6 +126,23 @@ describe('| head -1 after a write batch', () => {
     assert.equal(result.code, 3);
     assert.match(result.stderr, new RegExp(`^carectl: 1 of 21 updates failed \\(first: ${FIXTURES.readOnlyConversationId}: .*\\(HTTP 403\\)\\)\\n$`));
   });
+
+  test('a dry run reads every id all the same, and an id it cannot read still sets the exit code', async () => {
+    sandbox.setFaults({ rate: 1, kinds: ['slow'], slowMs: 20 });
+    const ids = [...Array.from({ length: 20 }, (_, i) => String(500070 + i)), '999999'];
+    for (const format of [[], ['-o', 'json']]) {
+      const mark = sandbox.requests.length;
+      const { done } = carectl(['conversations', 'update', ...ids, '--status', 'on_hold', '--dry-run', ...format], sandboxEnv(sandbox), (out, child) => {
+        if (out.stdout.includes('\n')) child.stdout.destroy();
+      });
+      const result = await done;
+      const read = apiRequests(sandbox, mark).filter((r) => r.method === 'GET').map((r) => new URL(r.url, 'http://x').pathname.split('/').pop());
+      assert.deepEqual([...read].sort(), [...ids].sort(), format.join(' '));
+      assert.equal(result.code, 4, result.stderr);
+      assert.match(result.stderr, /carectl: 1 of 21 conversations could not be read \(first: 999999: .*\(HTTP 404\)\)\n$/);
+    }
+    sandbox.setFaults(undefined);
+  });
 });
 
 describe('output that cannot be written', () => {

@@ -146,12 +146,13 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
     }
   };
   // A reader that leaves (`| head -1`, `| grep -q`) does not stop a batch half-way: every id given
-  // is still updated, its row going nowhere, and a failure still sets the exit code and is said.
+  // is still updated (or, in a dry run, read), its row going nowhere, and a failure still sets the
+  // exit code and is said.
   let readerGone = false;
-  const writeResult = async (row: Record<string, unknown>): Promise<void> => {
-    if (readerGone || !results) return;
+  const output = async (write: () => Promise<void>): Promise<void> => {
+    if (readerGone) return;
     try {
-      await results.write(row);
+      await write();
     } catch (err) {
       if (!isBrokenPipe(err)) throw err;
       readerGone = true;
@@ -163,11 +164,11 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
     const path = api.recordUrl(conversations, version, id).pathname;
     if (error) {
       // A dry run prints requests, not result records: the failure goes to stderr.
-      if (results) await writeResult({ id, status: body?.status ?? null, tags: body?.tag_ids ?? null, result: error.message });
+      if (results) await output(() => results.write({ id, status: body?.status ?? null, tags: body?.tag_ids ?? null, result: error.message }));
       else ctx.io.stderr.stream.write(`carectl: ${sanitizeForTerminal(`${id}: ${error.message}`)}\n`);
-    } else if (results) await writeResult({ id, status: body?.status, tags: body?.tag_ids, result: 'ok' });
-    else if (writer) await writer.write({ id, method: 'PATCH', path, body });
-    else await writeText(ctx.io.stdout.stream, `PATCH ${path} ${JSON.stringify(body)}\n`, ctx.io.signal);
+    } else if (results) await output(() => results.write({ id, status: body?.status, tags: body?.tag_ids, result: 'ok' }));
+    else if (writer) await output(() => writer.write({ id, method: 'PATCH', path, body }));
+    else await output(() => writeText(ctx.io.stdout.stream, `PATCH ${path} ${JSON.stringify(body)}\n`, ctx.io.signal));
   };
   let done = 0;
   try {
