@@ -113,8 +113,29 @@ describe('--annotations-url', () => {
       const relogin = await runCli(['login', '--base-url', main.baseUrl, '--user', 'bot', '--password-stdin'], { env, stdin: 'scripted-secret\n' });
       assert.equal(relogin.code, 0, relogin.stderr);
       assert.equal((await runCli(['config', 'get', 'annotations-url'], { env })).code, 1, 'a login to another address drops it');
+      assert.match(relogin.stderr, /removed the stored annotations-url of profile "default": it was for another address/);
     } finally {
       await other.close();
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+
+  test('an api/1 address set before any base address is kept by config set base-url and by login, and used', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'carectl-annotations-'));
+    try {
+      const env = { XDG_CONFIG_HOME: home, CARECTL_PASSWORD: undefined };
+      assert.equal((await runCli(['config', 'set', 'annotations-url', annotations.baseUrl], { env })).code, 0);
+      const set = await runCli(['config', 'set', 'base-url', main.baseUrl], { env });
+      assert.deepEqual([set.code, set.stderr], [0, '']);
+      assert.equal((await runCli(['config', 'get', 'annotations-url'], { env })).stdout, `${annotations.baseUrl}\n`);
+      await runCli(['config', 'unset', 'base-url'], { env });
+      const login = await runCli(['login', '--base-url', main.baseUrl, '--user', 'bot', '--password-stdin'], { env, stdin: 'scripted-secret\n' });
+      assert.equal(login.code, 0, login.stderr);
+      assert.equal((await runCli(['config', 'get', 'annotations-url'], { env })).stdout, `${annotations.baseUrl}\n`);
+      const from = annotations.requests.length;
+      assert.equal((await runCli(['annotation-types', 'list', '-o', 'csv'], { env })).code, 0);
+      assert.equal(annotations.requests.length, from + 2);
+    } finally {
       await rm(home, { recursive: true, force: true });
     }
   });

@@ -15,11 +15,8 @@ import { sameOrigin } from './base-url.js';
 import { ENVIRONMENT, type ProfileValues, type SettingKey } from './keys.js';
 import { checkProfileName, configFilePath } from './paths.js';
 
-/**
- * What a profile stores for its base address alone: its credentials, and its api/1 address (where
- * those credentials go too). Never used with a base address given another way.
- */
-const BOUND_TO_BASE_URL: ReadonlySet<SettingKey> = new Set(['user', 'password', 'annotations-url']);
+/** What a profile stores for its base address alone: never used with a base address given another way. */
+const CREDENTIAL_KEYS: ReadonlySet<SettingKey> = new Set(['user', 'password']);
 
 export interface SettingSources {
   io: Io;
@@ -52,7 +49,9 @@ export class Settings {
     const fromEnv = this.sources.io.env[ENVIRONMENT[key]];
     if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, source: ENVIRONMENT[key] };
     const profile = await this.loadProfile();
-    if (BOUND_TO_BASE_URL.has(key) && !sameOrigin(profile['base-url'], await this.get('base-url'))) return undefined;
+    if (CREDENTIAL_KEYS.has(key) && !sameOrigin(profile['base-url'], await this.get('base-url'))) return undefined;
+    // The api/1 address (where the credentials go too) is the profile's base address's, when it has one.
+    if (key === 'annotations-url' && profile['base-url'] !== undefined && !sameOrigin(profile['base-url'], await this.get('base-url'))) return undefined;
     // A stored password is the stored user's: never sent under a user name given another way.
     if (key === 'password' && (await this.get('user')) !== profile.user) return undefined;
     const value = profile[key];

@@ -130,8 +130,10 @@ async function loginCommand(ctx: Context, opts: { passwordStdin: boolean }): Pro
 
   await checkCredentials(ctx, base.value, user, password);
   // An api/1 address stored for another base address is dropped (lookup() does not give it).
+  const previous = (await store.profile(profile))['annotations-url'];
   await store.set(profile, { 'base-url': base.value, user, password, 'annotations-url': annotations?.value });
   ctx.notice(`logged in to ${baseUrl.origin} as ${user}; stored in profile "${profile}" (${store.path})`);
+  if (previous !== undefined && annotations === undefined) ctx.notice(droppedAnnotationsNotice(profile, baseUrl.origin));
 }
 
 /** One trailing newline is the pipe's, not the password's; more lines are a mistake. */
@@ -222,7 +224,8 @@ async function setCommand(ctx: Context, key: string, value: string): Promise<voi
     // user: moving the profile elsewhere drops them, another user name drops the password.
     const moves = configKeyName === 'base-url' && !sameOrigin(stored['base-url'], checked);
     movesAddress = moves && stored.password !== undefined;
-    dropsAnnotations = moves && stored['annotations-url'] !== undefined;
+    // An api/1 address set before any base address is taken to be this one's.
+    dropsAnnotations = moves && stored['base-url'] !== undefined && stored['annotations-url'] !== undefined;
     changesUser = configKeyName === 'user' && stored.password !== undefined && stored.user !== checked;
     if (movesAddress) for (const credential of CREDENTIALS) values[credential] = undefined;
     if (dropsAnnotations) values['annotations-url'] = undefined;
@@ -230,8 +233,12 @@ async function setCommand(ctx: Context, key: string, value: string): Promise<voi
     return values;
   });
   if (movesAddress) ctx.notice(`removed the stored credentials of profile "${profile}": they were for another address; run \`carectl login\` for ${checked}`);
-  if (dropsAnnotations) ctx.notice(`removed the stored annotations-url of profile "${profile}": it was for another address; set the api/1 address of ${checked} with \`carectl config set annotations-url URL\` if it has one of its own`);
+  if (dropsAnnotations) ctx.notice(droppedAnnotationsNotice(profile, checked));
   if (changesUser) ctx.notice(`removed the stored password of profile "${profile}": it was ${stored.user ?? 'another user'}'s; run \`carectl login\` as ${checked}`);
+}
+
+function droppedAnnotationsNotice(profile: string, address: string): string {
+  return `removed the stored annotations-url of profile "${profile}": it was for another address; set the api/1 address of ${address} with \`carectl config set annotations-url URL\` if it has one of its own`;
 }
 
 async function getCommand(ctx: Context, key: string): Promise<void> {
