@@ -178,15 +178,22 @@ describe('API requests through a proxy', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    for (const [variable, base] of [['HTTPS_PROXY', 'https://api.example.test'], ['HTTP_PROXY', 'http://api.example.test']] as const) {
+    const cases = [['HTTPS_PROXY', 'https://api.example.test', '127.0.0.1'], ['HTTP_PROXY', 'http://api.example.test', '127.0.0.1'], ['HTTPS_PROXY', 'https://api.example.test', 'localhost']] as const;
+    for (const [variable, base, host] of cases) {
       const result = await runCli(['--retries', '0', '--insecure-http', 'tags', 'get', '7001'], {
-        env: { CARECTL_BASE_URL: base, CARECTL_USER: 'u', CARECTL_PASSWORD: 'api-password', [variable]: `http://${PROXY_USER}:${PROXY_PASSWORD}@127.0.0.1:${port}`, XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
+        env: { CARECTL_BASE_URL: base, CARECTL_USER: 'u', CARECTL_PASSWORD: 'api-password', [variable]: `http://${PROXY_USER}:${PROXY_PASSWORD}@${host}:${port}`, XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
         sleep: fakeClock().sleep,
       });
       assert.equal(result.code, 1);
-      assert.match(result.stderr, new RegExp(`^carectl: GET ${base}/v1\\.3/tags/7001 failed: the proxy 127\\.0\\.0\\.1:${port} \\(${variable}\\) cannot be reached: ECONNREFUSED`, 'm'));
+      assert.match(result.stderr, new RegExp(`^carectl: GET ${base}/v1\\.3/tags/7001 failed: the proxy ${host.replaceAll('.', '\\.')}:${port} \\(${variable}\\) cannot be reached: ECONNREFUSED`, 'm'));
       assertNoProxyCredential(result.stderr);
     }
+    // A host that does not exist (.invalid never resolves) is named as the proxy too.
+    const unknown = await runCli(['--retries', '0', 'tags', 'get', '7001'], {
+      env: { CARECTL_BASE_URL: 'https://api.example.test', CARECTL_USER: 'u', CARECTL_PASSWORD: 'api-password', HTTPS_PROXY: 'http://proxy.invalid:3128', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
+      sleep: fakeClock().sleep,
+    });
+    assert.match(unknown.stderr, /failed: the proxy proxy\.invalid:3128 \(HTTPS_PROXY\) cannot be reached: (ENOTFOUND|EAI_AGAIN)/);
   });
 
   test('a proxy address that is not one: exit 2, naming the variable and not its credentials', async () => {

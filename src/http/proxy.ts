@@ -9,6 +9,7 @@
  * would otherwise tunnel http too, which common proxies refuse for ports other than 443).
  * Credentials in the proxy URL (`http://u:p@proxy:3128`) go as Proxy-Authorization.
  */
+import { isIP } from 'node:net';
 import type { Dispatcher } from 'undici';
 import { UsageError } from '../core/errors.js';
 import { basicCredentialForms } from './redact.js';
@@ -62,10 +63,14 @@ export function proxyFor(url: URL, proxy: ProxySettings | undefined): string | u
   return url.protocol === 'https:' ? proxy?.https : url.protocol === 'http:' ? proxy?.http : undefined;
 }
 
+/** Failures to open a connection (or to find the host), as node and undici name them. */
+const CONNECT_FAILURES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+
 /**
  * A failure to connect to the proxy itself (refused, no such host, unreachable), said as such:
  * `the proxy HOST:PORT (HTTPS_PROXY) cannot be reached: <reason>`, never with its credentials;
- * `reason` unchanged for any other failure (the service's own address, a host in NO_PROXY).
+ * `reason` unchanged for any other failure (the service's own address, a host in NO_PROXY). A
+ * proxy named by a host name is known by its port, its addresses not being known here.
  */
 export function namingProxy(err: unknown, url: URL, proxy: ProxySettings | undefined, reason: string): string {
   const via = proxyFor(url, proxy);
@@ -73,8 +78,10 @@ export function namingProxy(err: unknown, url: URL, proxy: ProxySettings | undef
   const { protocol, hostname, port } = new URL(via);
   const host = hostname.replace(/^\[|\]$/g, '');
   const proxyPort = port || (protocol === 'https:' ? '443' : '80');
-  for (let e = err as { address?: string; port?: number; hostname?: string; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
-    const atProxy = (e.address === host && String(e.port) === proxyPort) || (e.hostname !== undefined && e.hostname === host);
+  const literal = isIP(host) !== 0;
+  for (let e = err as { code?: string; address?: string; port?: number; hostname?: string; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (e.code === undefined || !CONNECT_FAILURES.has(e.code)) continue;
+    const atProxy = e.hostname !== undefined ? e.hostname === host : String(e.port) === proxyPort && (!literal || e.address === host);
     if (atProxy) return `the proxy ${hostname}:${proxyPort} (${url.protocol === 'https:' ? 'HTTPS_PROXY' : 'HTTP_PROXY'}) cannot be reached: ${reason}`;
   }
   return reason;
