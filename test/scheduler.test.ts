@@ -52,6 +52,47 @@ describe('Scheduler: a burst of 429s', () => {
   });
 });
 
+describe('Scheduler: 429s that come late', () => {
+  it('a 429 of an older burst only lengthens the pause: it neither lowers the window nor counts against the burst after it', async () => {
+    const clock = fakeClock();
+    const trace: string[] = [];
+    const scheduler = new Scheduler({ parallel: 8, now: clock.now, sleep: clock.sleep, trace: (line) => trace.push(line.trim()) });
+    let refuse: Array<() => void> = [];
+    const gate = (): Promise<void> => new Promise((resolve) => refuse.push(resolve));
+    // Burst A: 8 in flight; the first is refused at once (8 → 4), two others are refused late.
+    const late: Array<Promise<unknown>> = [];
+    let inFlight = 0;
+    let allIn: () => void = () => undefined;
+    const together = new Promise<void>((resolve) => (allIn = resolve));
+    const first = Array.from({ length: 8 }, (_, i) =>
+      scheduler.run(i, async (slot) => {
+        if (++inFlight === 8) allIn();
+        await together;
+        if (i === 0) return slot.throttle?.(1000);
+        if (i === 1 || i === 2) {
+          await gate();
+          return slot.throttle?.(1000);
+        }
+        return undefined;
+      }),
+    );
+    await first[0];
+    assert.equal(scheduler.window, 4);
+    // Burst B, at 4: one of its requests is refused (4 → 2).
+    const second = Array.from({ length: 4 }, (_, i) => scheduler.run(10 + i, async (slot) => (i === 0 ? slot.throttle?.(1000) : undefined)));
+    for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(scheduler.window, 2);
+    // Burst A's late 429s: the window stays 2, and growing back to 3 takes the usual answers.
+    for (const release of refuse) release();
+    refuse = [];
+    late.push(...first, ...second);
+    await Promise.all(late);
+    assert.equal(scheduler.window, 2, trace.join('\n'));
+    for (let i = 0; i < GROWTH * 2; i++) await scheduler.run(0, async () => undefined);
+    assert.equal(scheduler.window, 3, trace.join('\n'));
+  });
+});
+
 describe('Scheduler: growing back after a 429', () => {
   /** Two tasks at once, the first refused (429, Retry-After 1 s) once: the window halves. */
   async function refuseOnce(scheduler: Scheduler): Promise<void> {

@@ -59,8 +59,11 @@ export class Scheduler {
   private pausedUntil = 0;
   private pausing = false;
   private epoch = 0;
-  /** The window when the current epoch's burst was sent, and how many of its requests met a 429. */
-  private burst = { window: 0, refused: 0 };
+  /**
+   * The burst the window was last cut for: the window it was sent at, how many of its requests
+   * met a 429, and the lowest window marked refused for it so far.
+   */
+  private burst = { window: 0, refused: 0, lowestRefused: 0 };
   private answered = 0;
   /**
    * Windows a 429 met, and how often: growing back to one takes twice as many answers each time,
@@ -163,17 +166,19 @@ export class Scheduler {
     if (!held.crowded) return false;
     const before = this.current;
     if (held.epoch === this.epoch) {
-      this.refusedAt.set(before, (this.refusedAt.get(before) ?? 0) + 1);
-      this.burst = { window: before, refused: 1 };
+      this.refused(before);
+      this.burst = { window: before, refused: 1, lowestRefused: before };
       this.current = Math.max(1, Math.ceil(before / 2));
       this.epoch++;
       this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (429: too many requests; every request waits ${waitMs} ms)`);
-    } else {
-      // Another 429 of the same burst: the service took one request fewer than that burst sent.
-      this.current = Math.max(1, Math.min(before, this.burst.window - ++this.burst.refused));
-      // Every window down to this one was more than the service took: as if each had met a 429.
-      for (let window = this.current + 1; window <= before; window++) this.refusedAt.set(window, (this.refusedAt.get(window) ?? 0) + 1);
-      if (this.current < before) this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (${this.burst.refused} of the ${this.burst.window} sent together met a 429)`);
+    } else if (held.epoch === this.epoch - 1) {
+      // Another 429 of the burst the window was last cut for: the service took one request fewer
+      // than it sent. (One of an older burst only lengthens the pause.)
+      const burst = this.burst;
+      this.current = Math.max(1, Math.min(before, burst.window - ++burst.refused));
+      // Every window between this one and that burst's was more than the service took: as if each had met a 429.
+      for (; burst.lowestRefused > this.current + 1; burst.lowestRefused--) this.refused(burst.lowestRefused - 1);
+      if (this.current < before) this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (${burst.refused} of the ${burst.window} sent together met a 429)`);
     }
     this.answered = 0;
     this.pausedUntil = Math.max(this.pausedUntil, this.options.now() + waitMs);
@@ -183,6 +188,11 @@ export class Scheduler {
     this.hold(held);
     held.epoch = this.epoch;
     return true;
+  }
+
+  /** A 429 met at `window` (or evidence that it would have been). */
+  private refused(window: number): void {
+    this.refusedAt.set(window, (this.refusedAt.get(window) ?? 0) + 1);
   }
 
   private answer(): void {
