@@ -130,11 +130,13 @@ describe('| head -1 after a write batch', () => {
   test('a dry run reads every id all the same, and an id it cannot read still sets the exit code', async () => {
     sandbox.setFaults({ rate: 1, kinds: ['slow'], slowMs: 20 });
     const ids = [...Array.from({ length: 20 }, (_, i) => String(500070 + i)), '999999'];
-    for (const format of [[], ['-o', 'json']]) {
+    // A table sends its rows at the end: the reader leaves then.
+    for (const format of [[], ['-o', 'json'], ['-o', 'table']]) {
       const mark = sandbox.requests.length;
-      const { done } = carectl(['conversations', 'update', ...ids, '--status', 'on_hold', '--dry-run', ...format], sandboxEnv(sandbox), (out, child) => {
-        if (out.stdout.includes('\n')) child.stdout.destroy();
+      const { child, done } = carectl(['conversations', 'update', ...ids, '--status', 'on_hold', '--dry-run', ...format], sandboxEnv(sandbox), (out, running) => {
+        if (out.stdout.includes('\n')) running.stdout.destroy();
       });
+      if (format[1] === 'table') child.stdout.destroy();
       const result = await done;
       const read = apiRequests(sandbox, mark).filter((r) => r.method === 'GET').map((r) => new URL(r.url, 'http://x').pathname.split('/').pop());
       assert.deepEqual([...read].sort(), [...ids].sort(), format.join(' '));

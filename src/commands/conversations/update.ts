@@ -174,7 +174,8 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
   try {
     done = await inOrder(scheduler, ids, update, report, { stop: ctx.io.signal });
   } finally {
-    if (!readerGone) await writer?.end();
+    // A table holds its rows until the end: the reader may leave only now.
+    if (writer) await output(() => writer.end());
   }
   if (ctx.io.signal.aborted && done < ids.length) throw new InterruptedError(interruptedMessage(done, ids.length));
   throwIfAnyFailed(outcomes, dryRun);
