@@ -33,6 +33,13 @@ describe('Scheduler: a burst of 429s', () => {
     assert.equal((await burst(8, 1)).window, 4);
   });
 
+  it('windows the service took are not marked refused: 2 of 8 refused, growing from 4 to 5 takes the usual answers', async () => {
+    const { window, scheduler } = await burst(8, 2);
+    assert.equal(window, 4);
+    for (let i = 0; i < GROWTH * 4; i++) await scheduler.run(0, async () => undefined);
+    assert.equal(scheduler.window, 5);
+  });
+
   it('more 429s of the same burst bring it to what the service took (8 in flight, 6 refused: 2), never lower', async () => {
     const { window, trace, scheduler } = await burst(8, 6);
     assert.equal(window, 2);

@@ -175,9 +175,10 @@ export class Scheduler {
       // Another 429 of the burst the window was last cut for: the service took one request fewer
       // than it sent. (One of an older burst only lengthens the pause.)
       const burst = this.burst;
-      this.current = Math.max(1, Math.min(before, burst.window - ++burst.refused));
-      // Every window between this one and that burst's was more than the service took: as if each had met a 429.
-      for (; burst.lowestRefused > this.current + 1; burst.lowestRefused--) this.refused(burst.lowestRefused - 1);
+      const took = burst.window - ++burst.refused;
+      this.current = Math.max(1, Math.min(before, took));
+      // Every window above what the service took was more than it takes: as if each had met a 429.
+      for (; burst.lowestRefused > Math.max(1, took) + 1; burst.lowestRefused--) this.refused(burst.lowestRefused - 1);
       if (this.current < before) this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (${burst.refused} of the ${burst.window} sent together met a 429)`);
     }
     this.answered = 0;
