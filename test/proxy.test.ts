@@ -188,6 +188,13 @@ describe('API requests through a proxy', () => {
       assert.match(result.stderr, new RegExp(`^carectl: GET ${base}/v1\\.3/tags/7001 failed: the proxy ${host.replaceAll('.', '\\.')}:${port} \\(${variable}\\) cannot be reached: ECONNREFUSED`, 'm'));
       assertNoProxyCredential(result.stderr);
     }
+    // A host in NO_PROXY reached directly on the proxy's own port: its refusal is not the proxy's.
+    const direct = await runCli(['--retries', '0', 'tags', 'get', '7001'], {
+      env: { CARECTL_BASE_URL: `http://127.0.0.2:${port}`, CARECTL_USER: 'u', CARECTL_PASSWORD: 'api-password', HTTP_PROXY: `http://localhost:${port}`, NO_PROXY: '127.0.0.2', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
+      sleep: fakeClock().sleep,
+    });
+    assert.equal(direct.code, 1);
+    assert.match(direct.stderr, new RegExp(`^carectl: GET http://127\\.0\\.0\\.2:${port}/v1\\.3/tags/7001 failed: ECONNREFUSED`));
     // A host that does not exist (.invalid never resolves) is named as the proxy too.
     const unknown = await runCli(['--retries', '0', 'tags', 'get', '7001'], {
       env: { CARECTL_BASE_URL: 'https://api.example.test', CARECTL_USER: 'u', CARECTL_PASSWORD: 'api-password', HTTPS_PROXY: 'http://proxy.invalid:3128', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },

@@ -70,7 +70,8 @@ const CONNECT_FAILURES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRES
  * A failure to connect to the proxy itself (refused, no such host, unreachable), said as such:
  * `the proxy HOST:PORT (HTTPS_PROXY) cannot be reached: <reason>`, never with its credentials;
  * `reason` unchanged for any other failure (the service's own address, a host in NO_PROXY). A
- * proxy named by a host name is known by its port, its addresses not being known here.
+ * proxy named by a host name is known by its port, its addresses not being known here; so not
+ * when the service's port is the same (a host in NO_PROXY may have refused it).
  */
 export function namingProxy(err: unknown, url: URL, proxy: ProxySettings | undefined, reason: string): string {
   const via = proxyFor(url, proxy);
@@ -79,9 +80,11 @@ export function namingProxy(err: unknown, url: URL, proxy: ProxySettings | undef
   const host = hostname.replace(/^\[|\]$/g, '');
   const proxyPort = port || (protocol === 'https:' ? '443' : '80');
   const literal = isIP(host) !== 0;
+  const targetPort = url.port || (url.protocol === 'https:' ? '443' : '80');
   for (let e = err as { code?: string; address?: string; port?: number; hostname?: string; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
     if (e.code === undefined || !CONNECT_FAILURES.has(e.code)) continue;
-    const atProxy = e.hostname !== undefined ? e.hostname === host : String(e.port) === proxyPort && (!literal || e.address === host);
+    const atPort = String(e.port) === proxyPort && (literal ? e.address === host : targetPort !== proxyPort);
+    const atProxy = e.hostname !== undefined ? e.hostname === host : atPort;
     if (atProxy) return `the proxy ${hostname}:${proxyPort} (${url.protocol === 'https:' ? 'HTTPS_PROXY' : 'HTTP_PROXY'}) cannot be reached: ${reason}`;
   }
   return reason;
