@@ -104,6 +104,13 @@ describe('--annotations-url', () => {
       const again = await runCli(['login', '--base-url', main.baseUrl, '--user', 'bot', '--password-stdin'], { env, stdin: 'scripted-secret\n' });
       assert.equal(again.code, 0, again.stderr);
       assert.equal((await runCli(['config', 'get', 'annotations-url'], { env })).stdout, `${annotations.baseUrl}\n`);
+      // Unsetting the base address drops it too: it would go out with any address after that.
+      const unset = await runCli(['config', 'unset', 'base-url'], { env });
+      assert.equal(unset.code, 0, unset.stderr);
+      assert.match(unset.stderr, /removed the stored annotations-url of profile "default": it was for the base address removed/);
+      assert.equal((await runCli(['config', 'get', 'annotations-url'], { env })).code, 1);
+      await runCli(['config', 'set', 'base-url', main.baseUrl], { env });
+      await runCli(['config', 'set', 'annotations-url', annotations.baseUrl], { env });
       const moved = await runCli(['config', 'set', 'base-url', other.baseUrl], { env });
       assert.equal(moved.code, 0, moved.stderr);
       assert.match(moved.stderr, /removed the stored .*annotations-url.* of profile "default"/);
@@ -128,12 +135,14 @@ describe('--annotations-url', () => {
       const set = await runCli(['config', 'set', 'base-url', main.baseUrl], { env });
       assert.deepEqual([set.code, set.stderr], [0, '']);
       assert.equal((await runCli(['config', 'get', 'annotations-url'], { env })).stdout, `${annotations.baseUrl}\n`);
-      await runCli(['config', 'unset', 'base-url'], { env });
-      const login = await runCli(['login', '--base-url', main.baseUrl, '--user', 'bot', '--password-stdin'], { env, stdin: 'scripted-secret\n' });
+      // Another profile, its api/1 address set first, then a login.
+      const other = { ...env, CARECTL_PROFILE: 'eu' };
+      assert.equal((await runCli(['config', 'set', 'annotations-url', annotations.baseUrl], { env: other })).code, 0);
+      const login = await runCli(['login', '--base-url', main.baseUrl, '--user', 'bot', '--password-stdin'], { env: other, stdin: 'scripted-secret\n' });
       assert.equal(login.code, 0, login.stderr);
-      assert.equal((await runCli(['config', 'get', 'annotations-url'], { env })).stdout, `${annotations.baseUrl}\n`);
+      assert.equal((await runCli(['config', 'get', 'annotations-url'], { env: other })).stdout, `${annotations.baseUrl}\n`);
       const from = annotations.requests.length;
-      assert.equal((await runCli(['annotation-types', 'list', '-o', 'csv'], { env })).code, 0);
+      assert.equal((await runCli(['annotation-types', 'list', '-o', 'csv'], { env: other })).code, 0);
       assert.equal(annotations.requests.length, from + 2);
     } finally {
       await rm(home, { recursive: true, force: true });
