@@ -8,7 +8,7 @@ import { GROWTH, Scheduler } from '../src/api/scheduler.js';
 import { fakeClock } from './helpers.js';
 
 describe('Scheduler: a burst of 429s', () => {
-  /** `parallel` tasks at once, the first `refused` of them refused once (429, Retry-After 1 s). */
+  /** `parallel` tasks at once, the last `refused` of them refused once (429, Retry-After 1 s), as a service that takes the others refuses. */
   async function burst(parallel: number, refused: number): Promise<{ window: number; trace: string[]; scheduler: Scheduler }> {
     const clock = fakeClock();
     const trace: string[] = [];
@@ -22,7 +22,7 @@ describe('Scheduler: a burst of 429s', () => {
           if (++started === parallel) allIn();
           // Every request of the burst is in flight before the first answer comes.
           await together;
-          if (i < refused) assert.equal(await slot.throttle?.(1000), true);
+          if (i >= parallel - refused) assert.equal(await slot.throttle?.(1000), true);
         }),
       ),
     );
@@ -44,7 +44,8 @@ describe('Scheduler: a burst of 429s', () => {
     const { window, trace, scheduler } = await burst(8, 6);
     assert.equal(window, 2);
     assert.equal(trace[0], 'parallel: 8 → 4 requests in flight (429: too many requests; every request waits 1000 ms)');
-    assert.equal(trace.at(-1), 'parallel: 3 → 2 requests in flight (6 of the 8 sent together met a 429)');
+    assert.equal(trace.at(-1), 'parallel: 4 → 2 requests in flight (a 429 with 2 of ours ahead of it)');
+    assert.equal(trace.length, 2);
     // 3 was more than the service took: growing back to it takes twice the usual answers (the
     // burst's own 8 answers count).
     const growTo = async (window: number, answers: number): Promise<void> => {
@@ -97,6 +98,44 @@ describe('Scheduler: 429s that come late', () => {
     assert.equal(scheduler.window, 2, trace.join('\n'));
     for (let i = 0; i < GROWTH * 2; i++) await scheduler.run(0, async () => undefined);
     assert.equal(scheduler.window, 3, trace.join('\n'));
+  });
+});
+
+describe('Scheduler: a request sent after a refused one', () => {
+  it('its 429 (the refused one still held by the service) does not count as the service taking fewer', async () => {
+    // A service that takes 3: of 4 sent at once the 4th is refused; the 1st ends, a 5th is sent
+    // while the service still holds the refused 4th, and is refused too.
+    const clock = fakeClock();
+    const scheduler = new Scheduler({ parallel: 4, now: clock.now, sleep: clock.sleep });
+    let inFlight = 0;
+    let allIn: () => void = () => undefined;
+    const together = new Promise<void>((resolve) => (allIn = resolve));
+    let answerFourth: () => void = () => undefined;
+    const fourthAnswered = new Promise<void>((resolve) => (answerFourth = resolve));
+    let firstDone: () => void = () => undefined;
+    const firstEnded = new Promise<void>((resolve) => (firstDone = resolve));
+    const tasks = Array.from({ length: 4 }, (_, i) =>
+      scheduler.run(i, async (slot) => {
+        if (++inFlight === 4) allIn();
+        await together;
+        if (i === 0) return firstDone();
+        if (i === 3) {
+          await fourthAnswered;
+          return slot.throttle?.(1000);
+        }
+        return firstEnded;
+      }),
+    );
+    await firstEnded;
+    const fifth = scheduler.run(4, async (slot) => {
+      answerFourth();
+      await new Promise((resolve) => setImmediate(resolve));
+      return slot.throttle?.(1000);
+    });
+    await Promise.all([...tasks, fifth]);
+    assert.equal(scheduler.window, 2);
+    for (let i = 0; i < GROWTH * 2; i++) await scheduler.run(0, async () => undefined);
+    assert.equal(scheduler.window, 3, 'window 3 was not marked refused');
   });
 });
 

@@ -3,8 +3,9 @@
  * the most urgent first (a lower priority number), each holding its slot until it settles.
  *
  * The window adapts to the service as TCP's congestion window and the AWS SDK's adaptive retry
- * mode do: a 429 halves it, and further 429s of requests sent before that (the same burst) bring
- * it down to the requests the service took (8 in flight, 6 refused: 2); every request waits out the Retry-After, and the refused request is sent
+ * mode do: a 429 halves it, and more 429s of the same burst bring it down to what the service
+ * took: the fewest of our requests ahead of a refused one (8 sent at once, the 3rd to 8th
+ * refused: 2); every request waits out the Retry-After, and the refused request is sent
  * again without counting against --retries; the window grows back by one after GROWTH times its
  * size of answers in a row, twice that for each 429 the window it grows to has met before. So a
  * run never fails for pressure it caused itself. A 429 with one request in flight is not ours:
@@ -47,6 +48,8 @@ interface Held {
   held: boolean;
   /** Another slot was held at some moment while this one was: its requests may have crowded the service. */
   crowded: boolean;
+  /** Our other requests in flight when this one was sent: all the service had of ours ahead of it, at most. */
+  ahead: number;
 }
 
 export class Scheduler {
@@ -60,10 +63,10 @@ export class Scheduler {
   private pausing = false;
   private epoch = 0;
   /**
-   * The burst the window was last cut for: the window it was sent at, how many of its requests
-   * met a 429, and the lowest window marked refused for it so far.
+   * The burst the window was last cut for: the fewest of our requests ahead of one of its refused
+   * ones (what the service took, at most), and the lowest window marked refused for it so far.
    */
-  private burst = { window: 0, refused: 0, lowestRefused: 0 };
+  private burst = { took: 0, lowestRefused: 0 };
   private answered = 0;
   /**
    * Windows a 429 met, and how often: growing back to one takes twice as many answers each time,
@@ -91,7 +94,7 @@ export class Scheduler {
   /** Runs `task` once a slot is free, holding it until the task settles. */
   async run<T>(priority: number, task: (slot: Slot) => Promise<T>): Promise<T> {
     await this.acquire(priority);
-    const held: Held = { priority, epoch: this.epoch, held: true, crowded: false };
+    const held: Held = { priority, epoch: this.epoch, held: true, crowded: false, ahead: 0 };
     this.hold(held);
     const slot: Slot = { throttle: this.parallel > 1 ? (waitMs) => this.throttled(held, waitMs) : undefined };
     let ok = false;
@@ -107,6 +110,7 @@ export class Scheduler {
 
   private hold(held: Held): void {
     held.held = true;
+    held.ahead = this.holders.size;
     this.holders.add(held);
     if (this.holders.size > 1) for (const other of this.holders) other.crowded = true;
   }
@@ -165,21 +169,23 @@ export class Scheduler {
   private async throttled(held: Held, waitMs: number): Promise<boolean> {
     if (!held.crowded) return false;
     const before = this.current;
+    // The service refused this request holding at most `ahead` of ours: no more than it takes.
+    const took = Math.max(1, held.ahead);
     if (held.epoch === this.epoch) {
       this.refused(before);
-      this.burst = { window: before, refused: 1, lowestRefused: before };
+      this.burst = { took, lowestRefused: before };
       this.current = Math.max(1, Math.ceil(before / 2));
       this.epoch++;
       this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (429: too many requests; every request waits ${waitMs} ms)`);
     } else if (held.epoch === this.epoch - 1) {
-      // Another 429 of the burst the window was last cut for: the service took one request fewer
-      // than it sent. (One of an older burst only lengthens the pause.)
+      // Another 429 of the burst the window was last cut for: more than one refused, the window
+      // goes to what the service took. (One of an older burst only lengthens the pause.)
       const burst = this.burst;
-      const took = burst.window - ++burst.refused;
-      this.current = Math.max(1, Math.min(before, took));
-      // Every window above what the service took was more than it takes: as if each had met a 429.
-      for (; burst.lowestRefused > Math.max(1, took) + 1; burst.lowestRefused--) this.refused(burst.lowestRefused - 1);
-      if (this.current < before) this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (${burst.refused} of the ${burst.window} sent together met a 429)`);
+      burst.took = Math.min(burst.took, took);
+      this.current = Math.max(1, Math.min(before, burst.took));
+      // Every window above that was more than it takes: as if each had met a 429.
+      for (; burst.lowestRefused > burst.took + 1; burst.lowestRefused--) this.refused(burst.lowestRefused - 1);
+      if (this.current < before) this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (a 429 with ${burst.took} of ours ahead of it)`);
     }
     this.answered = 0;
     this.pausedUntil = Math.max(this.pausedUntil, this.options.now() + waitMs);
