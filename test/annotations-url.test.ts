@@ -135,9 +135,11 @@ describe('--annotations-url', () => {
       const set = await runCli(['config', 'set', 'base-url', main.baseUrl], { env });
       assert.deepEqual([set.code, set.stderr], [0, '']);
       assert.equal((await runCli(['config', 'get', 'annotations-url'], { env })).stdout, `${annotations.baseUrl}\n`);
-      // Another profile, its api/1 address set first, then a login.
+      // Another profile, its api/1 address set first (unsetting a base address it lacks keeps it), then a login.
       const other = { ...env, CARECTL_PROFILE: 'eu' };
       assert.equal((await runCli(['config', 'set', 'annotations-url', annotations.baseUrl], { env: other })).code, 0);
+      const unset = await runCli(['config', 'unset', 'base-url'], { env: other });
+      assert.equal(unset.stderr, 'base-url was not set in profile "eu"\n');
       const login = await runCli(['login', '--base-url', main.baseUrl, '--user', 'bot', '--password-stdin'], { env: other, stdin: 'scripted-secret\n' });
       assert.equal(login.code, 0, login.stderr);
       assert.equal((await runCli(['config', 'get', 'annotations-url'], { env: other })).stdout, `${annotations.baseUrl}\n`);

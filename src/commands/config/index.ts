@@ -253,11 +253,11 @@ async function unsetCommand(ctx: Context, key: string): Promise<void> {
   refuseSandbox(ctx, 'config unset');
   const configKeyName = configKey(key, 'unset');
   const profile = ctx.settings.profileName;
-  // The api/1 address was the base address's: kept, it would go out with any address after that.
-  const keys: SettingKey[] = configKeyName === 'base-url' ? ['base-url', 'annotations-url'] : [configKeyName];
-  const removed = await (await openStore(ctx)).unset(profile, keys);
-  if (!removed.includes(configKeyName)) ctx.notice(`${configKeyName} was not set in profile "${profile}"`);
-  if (configKeyName === 'base-url' && removed.includes('annotations-url')) {
+  const store = await openStore(ctx);
+  const removed = await store.unset(profile, [configKeyName]);
+  if (removed.length === 0) ctx.notice(`${configKeyName} was not set in profile "${profile}"`);
+  // The api/1 address was the removed base address's: kept, it would go out with any address after that.
+  if (removed.includes('base-url') && (await store.unset(profile, ['annotations-url'])).length > 0) {
     ctx.notice(`removed the stored annotations-url of profile "${profile}": it was for the base address removed`);
   }
 }
