@@ -188,6 +188,12 @@ describe('API requests through a proxy', () => {
       assert.match(result.stderr, new RegExp(`^carectl: GET ${base}/v1\\.3/tags/7001 failed: the proxy ${host.replaceAll('.', '\\.')}:${port} \\(${variable}\\) cannot be reached: ECONNREFUSED`, 'm'));
       assertNoProxyCredential(result.stderr);
     }
+    // A proxy by host name on the service's own port (https on 443 both, say) is still named.
+    const samePort = await runCli(['--retries', '0', '--insecure-http', 'tags', 'get', '7001'], {
+      env: { CARECTL_BASE_URL: `http://api.example.test:${port}`, CARECTL_USER: 'u', CARECTL_PASSWORD: 'api-password', HTTP_PROXY: `http://localhost:${port}`, XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
+      sleep: fakeClock().sleep,
+    });
+    assert.match(samePort.stderr, new RegExp(`failed: the proxy localhost:${port} \\(HTTP_PROXY\\) cannot be reached: ECONNREFUSED`));
     // A host in NO_PROXY reached directly on the proxy's own port: its refusal is not the proxy's.
     const direct = await runCli(['--retries', '0', 'tags', 'get', '7001'], {
       env: { CARECTL_BASE_URL: `http://127.0.0.2:${port}`, CARECTL_USER: 'u', CARECTL_PASSWORD: 'api-password', HTTP_PROXY: `http://localhost:${port}`, NO_PROXY: '127.0.0.2', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },

@@ -156,7 +156,7 @@ async function fetchFile(dispatchers: Dispatchers, start: URL, options: Download
         signal: options.signal,
       });
     } catch (err) {
-      const reason = namingProxy(err, url, options.proxy, describe(err, options));
+      const reason = await namingProxy(err, url, options.proxy, describe(err, options));
       options.trace?.(`< ${reason} (${options.now() - started} ms)`);
       const failed = `download from ${url.origin} failed: ${reason}`;
       // A proxy that refused (its credentials, its rules) answers the same again: no retry.

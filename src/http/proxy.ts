@@ -9,6 +9,7 @@
  * would otherwise tunnel http too, which common proxies refuse for ports other than 443).
  * Credentials in the proxy URL (`http://u:p@proxy:3128`) go as Proxy-Authorization.
  */
+import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { Dispatcher } from 'undici';
 import { UsageError } from '../core/errors.js';
@@ -69,25 +70,27 @@ const CONNECT_FAILURES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRES
 /**
  * A failure to connect to the proxy itself (refused, no such host, unreachable), said as such:
  * `the proxy HOST:PORT (HTTPS_PROXY) cannot be reached: <reason>`, never with its credentials;
- * `reason` unchanged for any other failure (the service's own address, a host in NO_PROXY). A
- * proxy named by a host name is known by its port, its addresses not being known here; so not
- * when the service's port is the same (a host in NO_PROXY may have refused it).
+ * `reason` unchanged for any other failure (the service's own address, a host in NO_PROXY). The
+ * address that failed is the proxy's when the proxy's name resolves to it (looked up only here,
+ * on the way to an error).
  */
-export function namingProxy(err: unknown, url: URL, proxy: ProxySettings | undefined, reason: string): string {
+export async function namingProxy(err: unknown, url: URL, proxy: ProxySettings | undefined, reason: string): Promise<string> {
   const via = proxyFor(url, proxy);
   if (via === undefined) return reason;
   const { protocol, hostname, port } = new URL(via);
   const host = hostname.replace(/^\[|\]$/g, '');
   const proxyPort = port || (protocol === 'https:' ? '443' : '80');
-  const literal = isIP(host) !== 0;
-  const targetPort = url.port || (url.protocol === 'https:' ? '443' : '80');
   for (let e = err as { code?: string; address?: string; port?: number; hostname?: string; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
     if (e.code === undefined || !CONNECT_FAILURES.has(e.code)) continue;
-    const atPort = String(e.port) === proxyPort && (literal ? e.address === host : targetPort !== proxyPort);
-    const atProxy = e.hostname !== undefined ? e.hostname === host : atPort;
+    const atProxy = e.hostname !== undefined ? e.hostname === host : String(e.port) === proxyPort && e.address !== undefined && (await addressesOf(host)).includes(e.address);
     if (atProxy) return `the proxy ${hostname}:${proxyPort} (${url.protocol === 'https:' ? 'HTTPS_PROXY' : 'HTTP_PROXY'}) cannot be reached: ${reason}`;
   }
   return reason;
+}
+
+function addressesOf(host: string): Promise<string[]> {
+  if (isIP(host) !== 0) return Promise.resolve([host]);
+  return lookup(host, { all: true }).then((found) => found.map(({ address }) => address), () => []);
 }
 
 /** The proxy URLs' credentials in every form they could be echoed in (see redact()). */

@@ -174,7 +174,7 @@ export class Transport {
           // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
           this.throwIfStopped(options.idempotent ? undefined : `interrupted while ${shown} was in flight: it may have reached the service`);
           const neverSent = isNeverSentError(err);
-          const reason = this.redact(namingProxy(err, url, this.config.proxy, describeNetworkError(err, this.config.requestTimeoutMs)));
+          const reason = this.redact(await namingProxy(err, url, this.config.proxy, describeNetworkError(err, this.config.requestTimeoutMs)));
           this.trace(`< ${answerTo}: ${reason} (${this.config.now() - started} ms)`);
           reached ||= write && !neverSent;
           failure = new NetworkError(`${shown} failed: ${reason}`, !neverSent);
