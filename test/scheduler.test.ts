@@ -7,21 +7,28 @@ import { describe, it } from 'node:test';
 import { GROWTH, Scheduler } from '../src/api/scheduler.js';
 import { fakeClock } from './helpers.js';
 
+/** Resolves once `count` tasks have called it: every request of a burst is in flight before the first answer. */
+function barrier(count: number): () => Promise<void> {
+  let arrived = 0;
+  let open: () => void = () => undefined;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return () => {
+    if (++arrived === count) open();
+    return opened;
+  };
+}
+
 describe('Scheduler: a burst of 429s', () => {
   /** `parallel` tasks at once, the last `refused` of them refused once (429, Retry-After 1 s), as a service that takes the others refuses. */
   async function burst(parallel: number, refused: number): Promise<{ window: number; trace: string[]; scheduler: Scheduler }> {
     const clock = fakeClock();
     const trace: string[] = [];
     const scheduler = new Scheduler({ parallel, now: clock.now, sleep: clock.sleep, trace: (line) => trace.push(line.trim()) });
-    let started = 0;
-    let allIn: () => void = () => undefined;
-    const together = new Promise<void>((resolve) => (allIn = resolve));
+    const together = barrier(parallel);
     await Promise.all(
       Array.from({ length: parallel }, (_, i) =>
         scheduler.run(i, async (slot) => {
-          if (++started === parallel) allIn();
-          // Every request of the burst is in flight before the first answer comes.
-          await together;
+          await together();
           if (i >= parallel - refused) assert.equal(await slot.throttle?.(1000), true);
         }),
       ),
@@ -69,13 +76,10 @@ describe('Scheduler: 429s that come late', () => {
     const gate = (): Promise<void> => new Promise((resolve) => refuse.push(resolve));
     // Burst A: 8 in flight; the first is refused at once (8 → 4), two others are refused late.
     const late: Array<Promise<unknown>> = [];
-    let inFlight = 0;
-    let allIn: () => void = () => undefined;
-    const together = new Promise<void>((resolve) => (allIn = resolve));
+    const together = barrier(8);
     const first = Array.from({ length: 8 }, (_, i) =>
       scheduler.run(i, async (slot) => {
-        if (++inFlight === 8) allIn();
-        await together;
+        await together();
         if (i === 0) return slot.throttle?.(1000);
         if (i === 1 || i === 2) {
           await gate();
@@ -107,17 +111,14 @@ describe('Scheduler: a request sent after a refused one', () => {
     // while the service still holds the refused 4th, and is refused too.
     const clock = fakeClock();
     const scheduler = new Scheduler({ parallel: 4, now: clock.now, sleep: clock.sleep });
-    let inFlight = 0;
-    let allIn: () => void = () => undefined;
-    const together = new Promise<void>((resolve) => (allIn = resolve));
+    const together = barrier(4);
     let answerFourth: () => void = () => undefined;
     const fourthAnswered = new Promise<void>((resolve) => (answerFourth = resolve));
     let firstDone: () => void = () => undefined;
     const firstEnded = new Promise<void>((resolve) => (firstDone = resolve));
     const tasks = Array.from({ length: 4 }, (_, i) =>
       scheduler.run(i, async (slot) => {
-        if (++inFlight === 4) allIn();
-        await together;
+        await together();
         if (i === 0) return firstDone();
         if (i === 3) {
           await fourthAnswered;
