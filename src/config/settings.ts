@@ -15,8 +15,16 @@ import { sameOrigin } from './base-url.js';
 import { ENVIRONMENT, type ProfileValues, type SettingKey } from './keys.js';
 import { checkProfileName, configFilePath } from './paths.js';
 
-/** What a profile stores for its base address alone: never used with a base address given another way. */
-const CREDENTIAL_KEYS: ReadonlySet<SettingKey> = new Set(['user', 'password']);
+/**
+ * What a profile stores for its base address alone, never used with another one given by a flag
+ * or the environment: its credentials always; its api/1 address (where they go too) once the
+ * profile has a base address (one set before it goes with whichever address is given).
+ */
+const BOUND_TO_BASE_URL: ReadonlyMap<SettingKey, 'always' | 'once-set'> = new Map([
+  ['user', 'always'],
+  ['password', 'always'],
+  ['annotations-url', 'once-set'],
+]);
 
 export interface SettingSources {
   io: Io;
@@ -49,9 +57,9 @@ export class Settings {
     const fromEnv = this.sources.io.env[ENVIRONMENT[key]];
     if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, source: ENVIRONMENT[key] };
     const profile = await this.loadProfile();
-    if (CREDENTIAL_KEYS.has(key) && !sameOrigin(profile['base-url'], await this.get('base-url'))) return undefined;
-    // The api/1 address (where the credentials go too) is the profile's base address's, when it has one.
-    if (key === 'annotations-url' && profile['base-url'] !== undefined && !sameOrigin(profile['base-url'], await this.get('base-url'))) return undefined;
+    const bound = BOUND_TO_BASE_URL.get(key);
+    const holdsAddress = bound === 'always' || (bound === 'once-set' && profile['base-url'] !== undefined);
+    if (holdsAddress && !sameOrigin(profile['base-url'], await this.get('base-url'))) return undefined;
     // A stored password is the stored user's: never sent under a user name given another way.
     if (key === 'password' && (await this.get('user')) !== profile.user) return undefined;
     const value = profile[key];
