@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
-import { carectlManPage, carectlTree } from '../src/docs/carectl-man.js';
+import { carectlManPage, carectlTree } from '../src/program.js';
 import { EXAMPLES } from '../src/docs/man-sections.js';
 import { COMMAND_VALUES } from '../src/docs/values.js';
 import * as roff from '../src/docs/roff.js';

@@ -15,7 +15,7 @@
 import type { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { ApiError, CarectlError, InterruptedError, NetworkError, isBrokenPipe } from '../core/errors.js';
-import { StreamSink } from '../output/stream-sink.js';
+import { StreamSink } from '../core/stream-sink.js';
 import type { PartialFile } from './partial-file.js';
 import { createDispatcher, namingProxy, type ProxySettings } from './proxy.js';
 import { isProxyRefusal, proxyRefusalText } from './attempt.js';
@@ -26,7 +26,6 @@ import { loadUndici, type Undici } from './undici.js';
 
 // What callers of download() also need, from the modules they now live in.
 export { PartialFile, removePartialFiles } from './partial-file.js';
-export { createByteProgress, formatBytes } from './progress.js';
 
 /** The largest file downloaded: a report is never near it, an endless or runaway body is. */
 export const MAX_DOWNLOAD_BYTES = 4 * 1024 ** 3;

@@ -6,7 +6,7 @@
  */
 import { pathGetter } from './cells.js';
 import { sanitizeForTerminal } from './sanitize.js';
-import { StreamSink } from './stream-sink.js';
+import { StreamSink } from '../core/stream-sink.js';
 import { boldWhen } from './style.js';
 import { hangingLines } from './text-width.js';
 import { displayWidth } from './width.js';

@@ -1,8 +1,8 @@
 /** What a download shows while it runs: a byte progress bar on a terminal. */
 import type { OutStream } from '../core/io.js';
-import { CLEAR_LINE } from '../output/progress.js';
-import { fitLine } from '../output/text-width.js';
-import { displayWidth } from '../output/width.js';
+import { CLEAR_LINE } from './progress.js';
+import { fitLine } from './text-width.js';
+import { displayWidth } from './width.js';
 
 /** The bar's widest, and its narrowest before it is left out for a narrow terminal. */
 const BAR_WIDTH = 24;
