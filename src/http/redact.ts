@@ -4,6 +4,7 @@
  * a URL may carry `user:password@`: the transport passes every error message and trace line it
  * makes through here, and the CLI passes the message it prints once more.
  */
+import { ExactNumber } from '../core/exact-json.js';
 
 /** What a secret is replaced with. */
 export const REDACTED = '[redacted]';
@@ -93,6 +94,7 @@ export function redactReply(value: unknown, rawText: string, secrets: readonly s
   };
   const walk = (node: unknown): unknown => {
     if (typeof node === 'string') return clean(node);
+    if (node instanceof ExactNumber) return node;
     if (Array.isArray(node)) return node.map(walk);
     if (node !== null && typeof node === 'object') {
       return Object.fromEntries(Object.entries(node as Record<string, unknown>).map(([key, item]) => [clean(key), walk(item)]));

@@ -4,6 +4,7 @@
  * references summarised (`tags  vip (7001), 7005`), long values wrapped under their value on a
  * terminal. The table format's view of a single record.
  */
+import { ExactNumber, stringifyJson } from '../core/exact-json.js';
 import { pathGetter } from './cells.js';
 import { sanitizeForTerminal } from './sanitize.js';
 import { StreamSink } from './stream-sink.js';
@@ -39,7 +40,7 @@ function referenceText(ref: Record<string, unknown>): string {
 
 function scalarText(value: unknown): string {
   if (value === null || value === undefined) return '';
-  return typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  return typeof value === 'string' ? value : value instanceof ExactNumber ? value.text : typeof value === 'object' ? (stringifyJson(value) ?? '') : String(value);
 }
 
 /** The lines of one value under `key`: one for a scalar or a summarised list, several for an object. */
