@@ -3,7 +3,8 @@
  * the resource catalogue (path, version, envelope, side-loads), never by hand in a command. It
  * knows nothing of the command line; the transport below it knows nothing of resources.
  */
-import { UsageError } from '../core/errors.js';
+import { BadReplyError, UsageError } from '../core/errors.js';
+import { idText } from '../core/exact-json.js';
 import type { QueryParams, Throttle, Transport } from '../http/transport.js';
 import { unwrapList, unwrapSingle, type ResourceSpec, type Version } from './catalogue/index.js';
 import { nextPageLink, nextStep, type PageSource } from './paging.js';
@@ -34,14 +35,26 @@ export class ApiClient {
   async fetchRecord(spec: ResourceSpec, version: Version, id: string, query: QueryParams, throttle?: Throttle): Promise<ApiRecord> {
     // The check inside the transport's retries unwraps the reply once; its record is kept.
     let record: ApiRecord = {};
-    const check = (reply: unknown): void => void (record = unwrapSingle(spec, reply));
+    const check = (reply: unknown): void => {
+      record = unwrapSingle(spec, reply);
+      // Another record than the one asked for (a proxy's cache, a service's redirect) would be
+      // printed, or updated with its tags, as if it were this one.
+      if (!spec.idless && idText(record.id) !== id) throw new BadReplyError(`unexpected reply: the service sent ${spec.noun} ${idText(record.id)} for ${spec.noun} ${id}`);
+    };
     const body = await this.transportFor(version).request('GET', this.recordUrl(spec, version, id, query), { idempotent: true, check, ...(throttle && { throttle }) });
     return attachSideloads(spec, body, [record])[0] as ApiRecord;
   }
 
-  /** PATCH of one record; the body is absolute (it replaces), so it may be repeated. */
-  async patchRecord(spec: ResourceSpec, version: Version, id: string, body: unknown, throttle?: Throttle): Promise<unknown> {
-    return this.transportFor(version).request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true, ...(throttle && { throttle }) });
+  /**
+   * PATCH of one record; the body is absolute (it replaces), so it may be repeated. Only the
+   * documented success, the record's envelope naming that id, says it was applied: a 200 with
+   * the spec's error body, an empty 202, another record, are failures in the service's words.
+   */
+  async patchRecord(spec: ResourceSpec, version: Version, id: string, body: unknown, throttle?: Throttle): Promise<ApiRecord> {
+    const reply = await this.transportFor(version).request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true, ...(throttle && { throttle }) });
+    const record = isObject(reply) ? reply[spec.envelope.single] : undefined;
+    if (isObject(record) && idText(record.id) === id) return record;
+    throw new BadReplyError(`the service did not confirm the update: ${unconfirmedReason(spec, reply, record)}`);
   }
 
   /** POST of a new record: never repeated once it may have arrived (it would create twice). */
@@ -79,6 +92,20 @@ function relativeLink(baseUrl: URL, link: string): string {
   const basePath = baseUrl.pathname.replace(/\/?$/, '/');
   const path = url.pathname.startsWith(basePath) ? url.pathname.slice(basePath.length) : url.pathname.replace(/^\//, '');
   return path + url.search;
+}
+
+/** Why a write's reply is not its documented success, in the service's words where it has some. */
+function unconfirmedReason(spec: ResourceSpec, reply: unknown, record: unknown): string {
+  if (reply === null) return 'it answered with an empty body';
+  if (isObject(reply) && typeof reply.message === 'string' && reply.message !== '') {
+    return `${reply.status === 'error' ? 'it answered with an error: ' : ''}${reply.message}`;
+  }
+  if (isObject(record) && idText(record.id) !== undefined) return `it answered with ${spec.noun} ${idText(record.id)}`;
+  return `its reply holds no "${spec.envelope.single}" record with an id`;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** An id that goes into a path: `.` and `..` would name another address (`tags/..` is the API root). */
