@@ -1,5 +1,8 @@
 /** Credentials echoed by a service in any JSON escaping, or short, are never printed. */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { redact, redactReply } from '../src/http/redact.js';
 import { runCli } from './helpers.js';
@@ -58,6 +61,27 @@ describe('short passwords', () => {
       assert.equal(out.stdout, '{"id":"1","name":"echo","note":"[redacted]","about":"pw7Chars is longer"}\n');
     } finally {
       await api.close();
+    }
+  });
+});
+
+describe('carectl api -d @FILE that is not JSON', () => {
+  test('the error says where it stopped, never what the file holds; nothing is sent', async () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'carectl-data-'));
+    writeFileSync(path.join(folder, 'password.txt'), 'hunter2-from-a-file\n');
+    writeFileSync(path.join(folder, 'cut.json'), '{"name":\n "hunter2-cut" 1}');
+    const api = await scriptedApi(() => ({ json: {} }));
+    try {
+      for (const [file, where] of [['password.txt', ''], ['cut.json', ' \\(at line 2, column 16\\)']] as const) {
+        const out = await runCli(['api', 'v1.3/tags', '-X', 'POST', '-d', `@${file}`], { env: scriptedEnv(api), cwd: folder });
+        assert.equal(out.code, 2);
+        assert.match(out.stderr, new RegExp(`^carectl: --data: ${file.replace('.', '\\.')} is not valid JSON${where}\\n$`));
+        assert.ok(!out.stderr.includes('hunter2'), out.stderr);
+      }
+      assert.equal(api.requests.length, 0);
+    } finally {
+      await api.close();
+      rmSync(folder, { recursive: true });
     }
   });
 });
