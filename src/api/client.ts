@@ -116,18 +116,65 @@ export function requireId(id: string, spec: { noun: string }): string {
   return trimmed;
 }
 
-/** With include=content (notes, actions), each record carries its own items, found by id. */
+/**
+ * With include=content (notes, actions), each record carries its own items, found by its id list,
+ * or by the items' parents where it has none. An item that is not an object or has no id (a
+ * null in the array) belongs to no record and is left out, not a failure of the whole page.
+ */
 export function attachSideloads(spec: ResourceSpec, body: unknown, records: ApiRecord[]): ApiRecord[] {
-  if (!spec.sideloads || !body || typeof body !== 'object' || Array.isArray(body)) return records;
-  for (const { key, ids } of spec.sideloads) {
-    const items = (body as ApiRecord)[key];
-    if (!Array.isArray(items)) continue;
-    const byId = new Map<string, unknown>();
-    for (const item of items as Array<{ id?: unknown }>) byId.set(String(item.id), item);
+  if (!spec.sideloads || !isObject(body)) return records;
+  for (const { key, ids, parent } of spec.sideloads) {
+    const array = body[key];
+    if (!Array.isArray(array)) continue;
+    const items = array.filter((item): item is ApiRecord => isObject(item) && idText(item.id) !== undefined);
+    const byId = new Map(items.map((item) => [idText(item.id)!, item]));
+    let byOwner: Map<string, ApiRecord[]> | undefined;
     for (const record of records) {
       const wanted = record[ids];
-      if (Array.isArray(wanted)) record[key] = wanted.map((id) => byId.get(String(id))).filter((item) => item !== undefined);
+      if (Array.isArray(wanted)) {
+        record[key] = wanted.flatMap((id) => byId.get(idText(id) ?? '') ?? []);
+      } else if (parent !== undefined) {
+        byOwner ??= itemsByOwner(items, byId, parent);
+        record[key] = byOwner.get(idText(record.id) ?? '') ?? [];
+      }
     }
   }
   return records;
+}
+
+/**
+ * Items by the record they belong to: an item's parent is that record, or an earlier item whose
+ * own parent leads there. A chain that loops or ends nowhere belongs to no record.
+ */
+function itemsByOwner(items: readonly ApiRecord[], byId: ReadonlyMap<string, ApiRecord>, parent: string): Map<string, ApiRecord[]> {
+  const ownerOf = new Map<ApiRecord, string | undefined>();
+  const owner = (item: ApiRecord): string | undefined => {
+    const chain = new Set<ApiRecord>();
+    let current: ApiRecord | undefined = item;
+    let found: string | undefined;
+    while (current !== undefined) {
+      if (ownerOf.has(current)) {
+        found = ownerOf.get(current);
+        break;
+      }
+      if (chain.has(current)) break;
+      chain.add(current);
+      const up = idText(current[parent]);
+      if (up === undefined) break;
+      const next = byId.get(up);
+      if (next === undefined) found = up;
+      current = next;
+    }
+    for (const link of chain) ownerOf.set(link, found);
+    return found;
+  };
+  const byOwner = new Map<string, ApiRecord[]>();
+  for (const item of items) {
+    const id = owner(item);
+    if (id === undefined) continue;
+    const owned = byOwner.get(id);
+    if (owned) owned.push(item);
+    else byOwner.set(id, [item]);
+  }
+  return byOwner;
 }
