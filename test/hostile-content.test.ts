@@ -45,3 +45,18 @@ describe('side-loaded content', () => {
     assert.equal(out.stderr, '');
   });
 });
+
+test('conversations get --include content in table form: 20,000 items (200,000 keys) are shown, whatever the size', async () => {
+  const items = Array.from({ length: 20_000 }, (_, i) => ({
+    id: `c${i}`, parent: '500001', type: 'message', platform: 'x', platform_id: `p${i}`, is_private: false, is_priority: false, is_by_source: i % 2 === 0, created_date: '2026-01-01T10:00:00', text: `item ${i}`,
+  }));
+  const api = await scriptedApi(() => ({ json: { conversation: { id: '500001', url: 'x', content_ids: items.map((one) => one.id) }, content: items } }));
+  try {
+    const out = await runCli(['conversations', 'get', '500001', '--include', 'content', '-o', 'table'], { env: scriptedEnv(api) });
+    assert.equal(out.code, 0, out.stderr);
+    assert.match(out.stdout, /^id +500001\n/);
+    assert.match(out.stdout, /\ncontent\.19999\.text +item 19999\n$/);
+  } finally {
+    await api.close();
+  }
+});

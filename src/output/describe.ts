@@ -94,7 +94,8 @@ class DescribeWriter implements RecordWriter {
    * least MIN_KEY_COLUMN); a longer key's value starts two spaces after it and goes on in the column.
    */
   #keyWidth(widths: number[]): number {
-    const longest = Math.max(0, ...widths);
+    // A loop, not Math.max(...widths): a record with 12,000 content items has tens of thousands of keys, past the stack.
+    const longest = widths.reduce((max, width) => (width > max ? width : max), 0);
     return this.#width === undefined ? longest : Math.min(longest, Math.max(MIN_KEY_COLUMN, Math.floor(this.#width / 3)));
   }
 
