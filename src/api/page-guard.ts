@@ -4,6 +4,7 @@
  * page that repeats the ids of the page before it (two empty pages in a row included). Lists and
  * `carectl api --paginate` use the same guard.
  */
+import { idText, stringifyJson } from '../core/exact-json.js';
 import { CarectlError } from '../core/errors.js';
 
 /** A list that cannot go on safely: like a network failure, a later run may get past it. */
@@ -24,8 +25,7 @@ export function normalisedAddress(address: string): string {
 /** The ids of a page's records, as one comparable string. */
 export function idsOf(records: readonly unknown[]): string {
   return records.map((record) => {
-    const id = (record as { id?: unknown } | null)?.id;
-    return typeof id === 'string' || typeof id === 'number' ? String(id) : JSON.stringify(record);
+    return idText((record as { id?: unknown } | null)?.id) ?? stringifyJson(record);
   }).join('\u0000');
 }
 

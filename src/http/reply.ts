@@ -3,6 +3,7 @@
  * the service's error body turned into the message a user reads.
  */
 import type { Readable } from 'node:stream';
+import { parseJson } from '../core/exact-json.js';
 import { stripUserinfo } from './redact.js';
 
 /** The largest API reply read (a page of 50 conversations with content is a few MB at most). */
@@ -50,8 +51,10 @@ export function parseReply(text: string, contentType: string | string[] | undefi
   if (text === '') return { ok: true, value: null };
   let value: unknown;
   try {
-    value = JSON.parse(text);
-  } catch {
+    value = parseJson(text);
+  } catch (err) {
+    // Only the exact parse, run on a text JSON.parse took, recurses: it ran out of stack.
+    if (err instanceof RangeError) return { ok: false, reason: `the service sent JSON nested deeper than ${MAX_JSON_DEPTH} levels` };
     const type = Array.isArray(contentType) ? contentType[0] : contentType;
     return { ok: false, reason: `the service sent a reply that is not JSON${type ? ` (${type.split(';')[0]!.trim()})` : ''}` };
   }

@@ -11,6 +11,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Dispatcher } from 'undici';
 import { ApiError, BadReplyError, CarectlError, InterruptedError, MAY_HAVE_BEEN_APPLIED, NetworkError } from '../core/errors.js';
+import { stringifyJson } from '../core/exact-json.js';
 import { loadUndici } from './undici.js';
 import { createDispatcher, namingProxy, proxySecrets, type ProxySettings } from './proxy.js';
 import { basicCredentialForms, redact, redactReply, stripUserinfo } from './redact.js';
@@ -122,7 +123,7 @@ export class Transport {
     const undici = await loadUndici();
     this.throwIfStopped();
     const dispatcher = (this.dispatcher ??= createDispatcher(undici, this.baseUrl, this.config.proxy, { keepAliveTimeout: 10_000, connections: this.config.connections ?? 4 }));
-    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const body = options.body === undefined ? undefined : stringifyJson(options.body);
     const headers: Record<string, string> = {
       authorization: this.authorization,
       'user-agent': this.config.userAgent,

@@ -4,6 +4,7 @@
  * built from the conversation's current tags (read first) unless --tags gives the new list.
  */
 import type { Command } from 'commander';
+import { stringifyJson } from '../../core/exact-json.js';
 import { requireId, type ApiClient } from '../../api/client.js';
 import { inOrder, type Slot } from '../../api/scheduler.js';
 import type { Throttle } from '../../http/transport.js';
@@ -168,7 +169,7 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
       else ctx.io.stderr.stream.write(`carectl: ${sanitizeForTerminal(`${id}: ${error.message}`)}\n`);
     } else if (results) await output(() => results.write({ id, status: body?.status, tags: body?.tag_ids, result: 'ok' }));
     else if (writer) await output(() => writer.write({ id, method: 'PATCH', path, body }));
-    else await output(() => writeText(ctx.io.stdout.stream, `PATCH ${path} ${JSON.stringify(body)}\n`, ctx.io.signal));
+    else await output(() => writeText(ctx.io.stdout.stream, `PATCH ${path} ${stringifyJson(body)}\n`, ctx.io.signal));
   };
   let done = 0;
   try {
