@@ -32,10 +32,14 @@ async function givenIds(ctx: Context, given: string[], flag: string): Promise<st
   return items;
 }
 
-/** One id per line; blank lines and surrounding spaces are ignored. */
+/**
+ * One id per line; blank lines and surrounding spaces are ignored, and so is a first line that is
+ * the header `id` of a list's csv/tsv output, so `list --columns id | update -` works.
+ */
 export function idsFromText(text: string): string[] {
-  return text
+  const lines = text
     .split(/\r?\n/)
     .map((line) => line.trim())
     .filter((line) => line !== '');
+  return lines[0] === 'id' ? lines.slice(1) : lines;
 }
