@@ -244,6 +244,18 @@ describe('ids and colour', () => {
     assert.equal(new URL(request!.url, 'http://x').searchParams.get('id'), `${first},${second}`);
   });
 
+  test('ids the service did not return are named on stderr, exit 4, after the records it did return', async () => {
+    const [first, second] = await someAuthorIds(2);
+    const result = await runCli(['authors', 'list', first!, 'nope:1', second!, 'm:999999999', '--columns', 'id', '--no-header'], { sandbox });
+    assert.equal(result.code, 4);
+    assert.equal(result.stdout, `${first}\n${second}\n`);
+    assert.equal(result.stderr, "carectl: no authors with the ids nope:1, m:999999999\n");
+    const one = await runCli(['authors', 'list', first!, 'nope:1', '-o', 'json'], { sandbox });
+    assert.equal(one.code, 4);
+    assert.deepEqual((JSON.parse(one.stdout) as Row[]).map((r) => r.id), [first]);
+    assert.equal(one.stderr, "carectl: no author with the id nope:1\n");
+  });
+
   test('--id given twice takes the ids of both, in order', async () => {
     const [first, second] = await someAuthorIds(2);
     const start = sandbox.requests.length;
