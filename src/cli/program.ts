@@ -42,7 +42,7 @@ export function buildProgram(io: Io): Command {
 
   program
     .addOption(new Option('-o, --output <format>', `output format: ${FORMATS.join(', ')} (default: table on a terminal, tsv otherwise)`))
-    .option('--columns <list>', 'columns for table/csv/tsv, comma-separated; dotted paths allowed (author.id, tags.name)')
+    .option('--columns <list>', 'columns to show, comma-separated; dotted paths allowed (author.id, tags.name); json/ndjson keep only these keys')
     .option('--no-header', 'csv/tsv/table without the header row')
     .option('--no-escape-formulas', "csv: do not prefix cells starting with = + - @ with '")
     .option('--limit <n>', 'stop after N records in all (across pages)')
