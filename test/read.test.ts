@@ -209,8 +209,9 @@ describe('exact output', () => {
     const expected = await oracleList('v1.3/conversations?status=closed&fields=tags,channels&page_size=50');
     const out = await runCli(['conversations', 'list', '--status', 'closed', '--columns', 'id,tags.name,channels.id', '-o', 'csv'], { sandbox });
     assert.equal(out.code, 0, out.stderr);
-    const names = (c: Row, key: string, part: string): string => (c[key] as Row[]).map((item) => item[part]).join(',');
-    const quoted = (text: string): string => (text.includes(',') ? `"${text}"` : text);
+    // A list cell is a JSON array, quoted as csv quotes any cell with commas or quotes.
+    const names = (c: Row, key: string, part: string): string => JSON.stringify((c[key] as Row[]).map((item) => item[part]));
+    const quoted = (text: string): string => (/[",]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
     const want = expected.map((c) => `${c.id},${quoted(names(c, 'tags', 'name'))},${quoted(names(c, 'channels', 'id'))}\r\n`).join('');
     assert.ok(expected.some((c) => (c.tags as Row[]).length > 1), 'some conversation has several tags');
     assert.equal(out.stdout, 'id,tags.name,channels.id\r\n' + want);
