@@ -21,14 +21,18 @@ const OWN_GROUPS: Readonly<Record<string, (program: Command, action: Action) => 
   reports: addReportsGroup,
 };
 
-export function buildProgram(io: Io): Command {
+/**
+ * The tree for `io`. commander's own output (help, --version) goes through `writeOut`: the caller
+ * waits for those writes, so that a write error ends the command like any other output's.
+ */
+export function buildProgram(io: Io, writeOut: (text: string) => void = (text) => io.stdout.stream.write(text)): Command {
   const program = new CarectlCommand('carectl')
     .description('Query and update the social customer-care platform from the terminal and from scripts.')
     .version(VERSION, '-V, --version', 'print the version')
     .usage('[global options] <resource> <verb> [arguments] [options]')
     .exitOverride()
     .configureOutput({
-      writeOut: (text) => io.stdout.stream.write(text),
+      writeOut,
       writeErr: (text) => io.stderr.stream.write(text),
       // One line: commander puts its "(Did you mean …?)" on a line of its own.
       // Arguments may come from data ($(…)): their control characters are shown, not acted on.
