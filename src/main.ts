@@ -8,12 +8,23 @@ import { buildProgram } from './program.js';
 import { CarectlError, ExitCode, isBrokenPipe } from './core/errors.js';
 import type { Io } from './core/io.js';
 import { redact } from './http/redact.js';
-import { sanitizeForTerminal } from './output/index.js';
+import { sanitizeForTerminal, writeText } from './output/index.js';
 
 export async function run(argv: string[], io: Io): Promise<number> {
-  const program = buildProgram(io);
+  // Help and --version, written as any output is: a full disk is an error, a closed pipe is not.
+  const helpWrites: Array<Promise<void>> = [];
+  const program = buildProgram(io, (text) => {
+    const written = writeText(io.stdout.stream, text, io.signal);
+    // Awaited below: not an unhandled rejection in the meantime.
+    written.catch(() => undefined);
+    helpWrites.push(written);
+  });
   try {
-    await program.parseAsync(keepDashValuesWithOptions(program, argv), { from: 'user' });
+    try {
+      await program.parseAsync(keepDashValuesWithOptions(program, argv), { from: 'user' });
+    } finally {
+      await Promise.all(helpWrites);
+    }
     return ExitCode.ok;
   } catch (err) {
     return reportFailure(io, err, argv.includes('--verbose'));

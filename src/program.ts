@@ -30,14 +30,18 @@ const OWN_GROUPS: Readonly<Record<string, (program: Command, action: Action) => 
   reports: addReportsGroup,
 };
 
-export function buildProgram(io: Io): Command {
+/**
+ * The tree for `io`. commander's own output (help, --version) goes through `writeOut`: the caller
+ * waits for those writes, so that a write error ends the command like any other output's.
+ */
+export function buildProgram(io: Io, writeOut: (text: string) => void = (text) => io.stdout.stream.write(text)): Command {
   const program = new CarectlCommand('carectl')
     .description('Query and update the social customer-care platform from the terminal and from scripts.')
     .version(VERSION, '-V, --version', 'print the version')
     .usage('[global options] <resource> <verb> [arguments] [options]')
     .exitOverride()
     .configureOutput({
-      writeOut: (text) => io.stdout.stream.write(text),
+      writeOut,
       writeErr: (text) => io.stderr.stream.write(text),
       // One line: commander puts its "(Did you mean …?)" on a line of its own.
       // Arguments may come from data ($(…)): their control characters are shown, not acted on.
@@ -51,7 +55,7 @@ export function buildProgram(io: Io): Command {
 
   program
     .addOption(new Option('-o, --output <format>', `output format: ${FORMATS.join(', ')} (default: table on a terminal, tsv otherwise)`))
-    .option('--columns <list>', 'columns for table/csv/tsv, comma-separated; dotted paths allowed (author.id, tags.name)')
+    .option('--columns <list>', 'columns to show, comma-separated; dotted paths allowed (author.id, tags.name); json/ndjson keep only these keys')
     .option('--no-header', 'csv/tsv/table without the header row')
     .option('--no-escape-formulas', "csv: do not prefix cells starting with = + - @ with '")
     .option('--limit <n>', 'stop after N records in all (across pages)')

@@ -209,8 +209,9 @@ describe('exact output', () => {
     const expected = await oracleList('v1.3/conversations?status=closed&fields=tags,channels&page_size=50');
     const out = await runCli(['conversations', 'list', '--status', 'closed', '--columns', 'id,tags.name,channels.id', '-o', 'csv'], { sandbox });
     assert.equal(out.code, 0, out.stderr);
-    const names = (c: Row, key: string, part: string): string => (c[key] as Row[]).map((item) => item[part]).join(',');
-    const quoted = (text: string): string => (text.includes(',') ? `"${text}"` : text);
+    // A list cell is a JSON array, quoted as csv quotes any cell with commas or quotes.
+    const names = (c: Row, key: string, part: string): string => JSON.stringify((c[key] as Row[]).map((item) => item[part]));
+    const quoted = (text: string): string => (/[",]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
     const want = expected.map((c) => `${c.id},${quoted(names(c, 'tags', 'name'))},${quoted(names(c, 'channels', 'id'))}\r\n`).join('');
     assert.ok(expected.some((c) => (c.tags as Row[]).length > 1), 'some conversation has several tags');
     assert.equal(out.stdout, 'id,tags.name,channels.id\r\n' + want);
@@ -242,6 +243,18 @@ describe('ids and colour', () => {
     assert.equal(result.stderr, `ids: ${first} was given more than once; each id is taken once\n`);
     const [request] = apiRequests(sandbox, start);
     assert.equal(new URL(request!.url, 'http://x').searchParams.get('id'), `${first},${second}`);
+  });
+
+  test('ids the service did not return are named on stderr, exit 4, after the records it did return', async () => {
+    const [first, second] = await someAuthorIds(2);
+    const result = await runCli(['authors', 'list', first!, 'nope:1', second!, 'm:999999999', '--columns', 'id', '--no-header'], { sandbox });
+    assert.equal(result.code, 4);
+    assert.equal(result.stdout, `${first}\n${second}\n`);
+    assert.equal(result.stderr, "carectl: no authors with the ids nope:1, m:999999999\n");
+    const one = await runCli(['authors', 'list', first!, 'nope:1', '-o', 'json'], { sandbox });
+    assert.equal(one.code, 4);
+    assert.deepEqual((JSON.parse(one.stdout) as Row[]).map((r) => r.id), [first]);
+    assert.equal(one.stderr, "carectl: no author with the id nope:1\n");
   });
 
   test('--id given twice takes the ids of both, in order', async () => {

@@ -113,7 +113,8 @@ describe('reports create --download: the whole way to a file', () => {
       const from = sandbox.requests.length;
       const result = await cli([...CREATE, '--format', format, '--download', `out.${format}`]);
       assert.equal(result.code, 0, result.stderr);
-      assert.equal(result.stdout, `${id}\n`);
+      // The id is in the notice on stderr: stdout stays empty, so cron mails nothing with --quiet.
+      assert.equal(result.stdout, '');
       const bytes = reportFileContent(report(id), format);
       assert.deepEqual(await readFile(join(folder, `out.${format}`)), bytes);
       assert.deepEqual(await readdir(folder), [`out.${format}`], 'no temporary file is left');
@@ -131,6 +132,19 @@ describe('reports create --download: the whole way to a file', () => {
       assert.ok(clock.now() - started - REPORT_DELAY_MS <= 1000, 'a ready report is noticed within a second');
     });
   }
+
+  test('--quiet with --download FILE prints nothing at all on success, in any format (a cron job mails nothing)', async () => {
+    for (const output of ['tsv', 'json']) {
+      const id = nextReportId();
+      const created = await cli(['--quiet', '-o', output, ...CREATE, '--format', 'csv', '--download', `cron-${output}.csv`]);
+      assert.deepEqual(created, { code: 0, stdout: '', stderr: '' });
+      assert.deepEqual(await readFile(join(folder, `cron-${output}.csv`)), reportFileContent(report(id), 'csv'));
+      const waited = await cli(['--quiet', '-o', output, 'reports', 'wait', id, '--download', `again-${output}.csv`]);
+      assert.deepEqual(waited, { code: 0, stdout: '', stderr: '' });
+      await rm(join(folder, `cron-${output}.csv`));
+      await rm(join(folder, `again-${output}.csv`));
+    }
+  });
 
   test('polling starts at 250 ms, backs off ×1.5 to 0.9 s, and asks for the state fields', async () => {
     const from = sandbox.requests.length;
@@ -202,7 +216,8 @@ describe('reports: failure, timeout, interrupt', () => {
 
     const resumed = await cli(['reports', 'wait', id, '--download', 'late.json']);
     assert.equal(resumed.code, 0, resumed.stderr);
-    assert.equal(resumed.stdout, `${id}\n`);
+    assert.equal(resumed.stdout, '');
+    assert.match(resumed.stderr, new RegExp(`^report ${id}: saved .* to late\\.json$`, 'm'));
     assert.deepEqual(await readFile(join(folder, 'late.json')), reportFileContent(report(id), 'json'));
   });
 

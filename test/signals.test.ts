@@ -148,23 +148,33 @@ describe('| head -1 after a write batch', () => {
 });
 
 describe('output that cannot be written', () => {
-  test('a full disk: exit 1 with one carectl line, no stack trace', async () => {
-    const full = openSync('/dev/full', 'w');
-    try {
-      const child = spawn(process.execPath, [BIN, 'tags', 'list', '-o', 'json'], {
-        cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '', ...sandboxEnv(sandbox) },
-        stdio: ['ignore', full, 'pipe'],
-        timeout: 15_000,
-      });
-      let stderr = '';
-      child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      const [code] = (await once(child, 'close')) as [number | null];
-      assert.equal(stderr, 'carectl: cannot write the output: no space left on device (ENOSPC)\n');
-      assert.equal(code, 1);
-    } finally {
-      closeSync(full);
-    }
+  for (const argv of [['tags', 'list', '-o', 'json'], ['--version'], ['--help'], ['help', 'conversations'], ['conversations']]) {
+    test(`a full disk (${argv.join(' ')}): exit 1 with one carectl line, no stack trace`, async () => {
+      const full = openSync('/dev/full', 'w');
+      try {
+        const child = spawn(process.execPath, [BIN, ...argv], {
+          cwd: ROOT,
+          env: { PATH: process.env.PATH ?? '', ...sandboxEnv(sandbox) },
+          stdio: ['ignore', full, 'pipe'],
+          timeout: 15_000,
+        });
+        let stderr = '';
+        child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        const [code] = (await once(child, 'close')) as [number | null];
+        assert.equal(stderr, 'carectl: cannot write the output: no space left on device (ENOSPC)\n');
+        assert.equal(code, 1);
+      } finally {
+        closeSync(full);
+      }
+    });
+  }
+
+  test('help to a reader that went away ends quietly, exit 0', async () => {
+    const { child, done } = carectl(['--help'], sandboxEnv(sandbox), () => undefined);
+    child.stdout.destroy();
+    const result = await done;
+    assert.equal(result.stderr, '');
+    assert.equal(result.code, 0);
   });
 });
 

@@ -53,3 +53,17 @@ describe('display width', () => {
     }
   });
 });
+
+describe('the measure is string-width (as cli-table3 measures)', () => {
+  it('every code point of the BMP outside controls and surrogates measures as string-width says; the soft hyphen one column', async () => {
+    const { default: stringWidth } = await import('string-width');
+    const differing: string[] = [];
+    for (let code = 0x20; code <= 0xffff; code++) {
+      if ((code >= 0x7f && code <= 0x9f) || (code >= 0xd800 && code <= 0xdfff) || code === 0xad) continue;
+      const char = String.fromCodePoint(code);
+      if (codePointWidth(code) !== stringWidth(char)) differing.push(code.toString(16));
+    }
+    assert.deepEqual(differing.slice(0, 10), []);
+    assert.equal(codePointWidth(0xad), 1);
+  });
+});

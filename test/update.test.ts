@@ -153,6 +153,22 @@ describe('conversations update: batches', () => {
     assert.equal((await readBack(b!.id)).status, 'on_hold');
   });
 
+  test('ids from a list\'s output: its header line `id` is skipped, so `list --columns id | update -` works', async () => {
+    const [a, b] = freshConversations(2, (c) => c.status !== 'on_hold');
+    const from = sandbox.requests.length;
+    const result = await runCli(['conversations', 'update', '-', '--status', 'on_hold'], { sandbox, stdin: `\nid\r\n${a!.id}\n\n${b!.id}\n` });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, `${HEADER}${a!.id}\ton_hold\t${a!.tag_ids.join(',')}\tok\n${b!.id}\ton_hold\t${b!.tag_ids.join(',')}\tok\n`);
+    assert.equal(patches(from).length, 2);
+  });
+
+  test('`id` is a header only on the first line: later, it is an id like any other', async () => {
+    const [a] = freshConversations(1, (c) => c.status !== 'on_hold');
+    const result = await runCli(['conversations', 'update', '-', '--status', 'on_hold', '--dry-run'], { sandbox, stdin: `${a!.id}\nid\n` });
+    assert.notEqual(result.code, 0);
+    assert.match(result.stderr, /'id'/);
+  });
+
   test('an id given twice is updated once, with a notice', async () => {
     const [a, b] = freshConversations(2, (c) => c.status !== 'on_hold');
     const from = sandbox.requests.length;

@@ -141,6 +141,7 @@ export class Context {
       escapeFormulas: this.globals.escapeFormulas,
       color: this.colorFor(this.io.stdout),
       signal: this.io.signal,
+      project: this.globals.columns !== undefined,
     });
   }
 

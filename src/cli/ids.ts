@@ -1,10 +1,13 @@
 /** Ids from arguments, a comma list, or standard input (`-`, one per line). */
 import { text } from 'node:stream/consumers';
-import { UsageError } from '../core/errors.js';
+import { CarectlError, ExitCode, UsageError } from '../core/errors.js';
+import type { RecordWriter } from '../output/index.js';
 import type { Context } from './context.js';
 
 /** How many repeated ids the notice names; a long list from stdin would flood the terminal. */
 const NAMED_REPEATS = 5;
+/** How many ids not found the error names, for the same reason. */
+const NAMED_MISSING = 20;
 
 /** The ids, each once in the order first given; a repeated one is named in a notice. */
 export async function readIds(ctx: Context, given: string[], flag: string): Promise<string[]> {
@@ -32,10 +35,46 @@ async function givenIds(ctx: Context, given: string[], flag: string): Promise<st
   return items;
 }
 
-/** One id per line; blank lines and surrounding spaces are ignored. */
+/**
+ * One id per line; blank lines and surrounding spaces are ignored, and so is a first line that is
+ * the header `id` of a list's csv/tsv output, so `list --columns id | update -` works.
+ */
 export function idsFromText(text: string): string[] {
-  return text
+  const lines = text
     .split(/\r?\n/)
     .map((line) => line.trim())
     .filter((line) => line !== '');
+  return lines[0] === 'id' ? lines.slice(1) : lines;
+}
+
+/** A writer that notes the id of each record it passes on, to name the ids a look-up did not return. */
+export interface IdWatch {
+  writer: RecordWriter;
+  /** The ids asked for that no record carried; undefined when some record had no id to tell by. */
+  missing(asked: readonly string[]): string[] | undefined;
+}
+
+export function watchIds(writer: RecordWriter): IdWatch {
+  const seen = new Set<string>();
+  let unknowable = false;
+  return {
+    writer: {
+      write: (record) => {
+        if (record.id === undefined || record.id === null) unknowable = true;
+        else seen.add(String(record.id));
+        return writer.write(record);
+      },
+      endPage: () => writer.endPage(),
+      end: () => writer.end(),
+      ...(writer.delivered && { delivered: () => writer.delivered!() }),
+    },
+    missing: (asked) => (unknowable ? undefined : asked.filter((id) => !seen.has(id))),
+  };
+}
+
+/** Exit 4 naming the ids a look-up did not return (after the records it did return were printed). */
+export function refuseMissingIds(noun: string, missing: readonly string[] | undefined): void {
+  if (!missing || missing.length === 0) return;
+  const named = missing.slice(0, NAMED_MISSING).join(', ') + (missing.length > NAMED_MISSING ? ` and ${missing.length - NAMED_MISSING} more` : '');
+  throw new CarectlError(`no ${noun}${missing.length === 1 ? ' with the id' : 's with the ids'} ${named}`, ExitCode.notFound);
 }

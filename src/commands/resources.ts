@@ -14,7 +14,7 @@ import { UsageError } from '../core/errors.js';
 import { LIST_USES, type Action, type RawOptions } from '../cli/action.js';
 import type { Context } from '../cli/context.js';
 import { addExamples } from '../cli/help.js';
-import { readIds } from '../cli/ids.js';
+import { readIds, refuseMissingIds, watchIds } from '../cli/ids.js';
 import { repeatable } from '../cli/repeats.js';
 
 /** A group of a resource with only the read verbs its description names. */
@@ -149,7 +149,8 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
 
   const api = await ctx.api();
   const header = printer.continuableHeader;
-  const live = ctx.liveCount(printer.writer('list', columns, { continues: start.header, computed: spec.computed, picked }), spec.noun);
+  const watch = watchIds(printer.writer('list', columns, { continues: start.header, computed: spec.computed, picked }));
+  const live = ctx.liveCount(watch.writer, spec.noun);
   try {
     const written = await runList({
       plan,
@@ -166,6 +167,8 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
         ctx.notice(message);
       },
     });
+    // A look-up by ids names those the service did not return; a resumed or --limit-cut run cannot tell.
+    if (ids && ctx.globals.resume === undefined && written < (limit ?? Infinity)) refuseMissingIds(spec.noun, watch.missing(ids));
     if (written === 0) ctx.notice(`no ${spec.noun}s found`);
   } finally {
     // Before the error line, should the list have failed.

@@ -63,3 +63,14 @@ export function cellText(value: unknown): string {
   }
   return String(value);
 }
+
+/**
+ * A list-valued csv cell: a JSON array of its elements' cell texts (numbers stay numbers, an
+ * empty list is `[]`, a missing value an empty cell), so values that hold commas split back
+ * with any JSON parser (`json.loads`, DuckDB's `from_json`, SQLite's `json_each`).
+ */
+export function jsonListCell(values: readonly unknown[]): string {
+  const element = (value: unknown): string =>
+    value instanceof ExactNumber ? value.text : JSON.stringify(value === null || typeof value === 'number' || typeof value === 'boolean' ? value : cellText(value));
+  return `[${values.map(element).join(',')}]`;
+}

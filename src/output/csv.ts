@@ -1,5 +1,5 @@
 import { ExactNumber } from '../core/exact-json.js';
-import { cellText } from './cells.js';
+import { cellText, jsonListCell } from './cells.js';
 import { sanitizeForTerminal } from './sanitize.js';
 
 /** OWASP CSV injection triggers, including the full-width forms some spreadsheets fold. */
@@ -15,12 +15,12 @@ function looksLikeFormula(value: unknown, text: string): boolean {
 }
 
 /**
- * One RFC 4180 field; a formula-like text cell gets a leading `'` when escapeFormulas. For a
+ * One RFC 4180 field (a list a JSON array, see jsonListCell); a formula-like text cell gets a leading `'` when escapeFormulas. For a
  * terminal, control characters are shown escaped (as in table and tsv): nobody parses a screen,
  * and escape sequences in the data must not act on it.
  */
 export function csvField(value: unknown, escapeFormulas: boolean, forTerminal = false): string {
-  let text = cellText(value);
+  let text = Array.isArray(value) ? jsonListCell(value) : cellText(value);
   if (escapeFormulas && looksLikeFormula(value, text)) text = `'${text}`;
   if (forTerminal) text = sanitizeForTerminal(text);
   return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;

@@ -7,6 +7,7 @@ import type { OutStream } from '../core/io.js';
 import { createBlockWriter, type BlockWriter } from './blocks.js';
 import { withComputed } from './computed.js';
 import { createWriter } from './create-writer.js';
+import { withProjection } from './project.js';
 import type { ComputedColumn, Format, RecordWriter } from './types.js';
 
 export interface PrinterSettings {
@@ -17,6 +18,8 @@ export interface PrinterSettings {
   color: boolean;
   /** Ctrl-C: a writer waiting for a reader that is not reading gives up. */
   signal: AbortSignal;
+  /** --columns was given: json and ndjson keep only those keys of each record. */
+  project?: boolean;
 }
 
 export type Shape = 'list' | 'single';
@@ -36,18 +39,18 @@ export class Printer {
     private readonly settings: PrinterSettings,
   ) {}
 
-  /** json and ndjson print whole records, as the service sent them. */
+  /** json and ndjson print records as the service sent them (the --columns keys only, when given). */
   get wholeRecords(): boolean {
     return this.format === 'json' || this.format === 'ndjson';
   }
 
   /**
    * Whether the service must be asked for every field rather than the shown columns': json and
-   * ndjson print whole records, and one record in table form (`get`) shows every field unless
-   * the user picked what to show.
+   * ndjson print whole records unless --columns picks keys, and one record in table form (`get`)
+   * shows every field unless the user picked what to show.
    */
   needsAllFields(shape: Shape, picked: boolean): boolean {
-    return this.wholeRecords || (this.format === 'table' && shape === 'single' && !picked);
+    return (this.wholeRecords && !this.settings.project) || (this.format === 'table' && shape === 'single' && !picked);
   }
 
   /**
@@ -68,7 +71,8 @@ export class Printer {
       header: this.settings.header && !continued,
       everyField: this.needsAllFields(shape, choices.picked === true),
     });
-    return this.wholeRecords ? writer : withComputed(writer, choices.computed ?? []);
+    if (!this.wholeRecords) return withComputed(writer, choices.computed ?? []);
+    return this.settings.project ? withComputed(withProjection(writer, columns), choices.computed ?? []) : writer;
   }
 
   /**

@@ -1,51 +1,20 @@
 /**
  * Display width of terminal text, and cutting and wrapping it to a width, in one pass over the
  * part of the text that can be shown: a 200 KB cell costs no more than the columns it gets.
- * Text is expected sanitized (no control characters; sanitizeForTerminal shows them escaped).
+ * Each code point is measured by string-width (East Asian Width, emoji, zero-width marks), the
+ * measure cli-table3 uses too. Text is expected sanitized (no control characters;
+ * sanitizeForTerminal shows them escaped).
  */
+
+import stringWidth from 'string-width';
 
 export const ELLIPSIS = '…';
 
-/**
- * East Asian Wide and Fullwidth ranges (Unicode 15.1 EastAsianWidth.txt, W and F) that are not
- * emoji; emoji with a default emoji presentation are found by their Unicode property.
- * Sorted pairs of first and last code point.
- */
-const WIDE_RANGES: readonly number[] = [
-  0x1100, 0x115f, 0x2329, 0x232a, 0x2e80, 0x2e99, 0x2e9b, 0x2ef3, 0x2f00, 0x2fd5, 0x2ff0, 0x2fff,
-  0x3000, 0x303e, 0x3041, 0x3096, 0x3099, 0x30ff, 0x3105, 0x312f, 0x3131, 0x318e, 0x3190, 0x31e3,
-  0x31ef, 0x321e, 0x3220, 0x3247, 0x3250, 0x4dbf, 0x4e00, 0xa48c, 0xa490, 0xa4c6, 0xa960, 0xa97c,
-  0xac00, 0xd7a3, 0xf900, 0xfaff, 0xfe10, 0xfe19, 0xfe30, 0xfe52, 0xfe54, 0xfe66, 0xfe68, 0xfe6b,
-  0xff01, 0xff60, 0xffe0, 0xffe6, 0x16fe0, 0x16fe4, 0x16ff0, 0x16ff1, 0x17000, 0x187f7, 0x18800,
-  0x18cd5, 0x18d00, 0x18d08, 0x1aff0, 0x1affe, 0x1b000, 0x1b122, 0x1b132, 0x1b132, 0x1b150, 0x1b152,
-  0x1b155, 0x1b155, 0x1b164, 0x1b167, 0x1b170, 0x1b2fb, 0x1f200, 0x1f202, 0x1f210, 0x1f23b, 0x1f240,
-  0x1f248, 0x1f250, 0x1f251, 0x1f260, 0x1f265, 0x20000, 0x2fffd, 0x30000, 0x3fffd,
-];
-
-function inWideRange(code: number): boolean {
-  let low = 0;
-  let high = WIDE_RANGES.length / 2 - 1;
-  while (low <= high) {
-    const middle = (low + high) >> 1;
-    if (code < (WIDE_RANGES[middle * 2] as number)) high = middle - 1;
-    else if (code > (WIDE_RANGES[middle * 2 + 1] as number)) low = middle + 1;
-    else return true;
-  }
-  return false;
-}
-
-const EMOJI_PRESENTATION = /\p{Emoji_Presentation}/u;
-/** Combining marks and format characters take no column (U+00AD, the soft hyphen, takes one). */
-const ZERO_WIDTH = /[\p{Mn}\p{Me}\p{Cf}]/u;
-
 function computeWidth(code: number): number {
   if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return 0;
+  // Terminals show the soft hyphen (string-width counts it as none).
   if (code === 0xad) return 1;
-  // Hangul vowels and final consonants join the syllable's leading consonant.
-  if ((code >= 0x1160 && code <= 0x11ff) || (code >= 0xd7b0 && code <= 0xd7ff)) return 0;
-  const char = String.fromCodePoint(code);
-  if (ZERO_WIDTH.test(char)) return 0;
-  return inWideRange(code) || EMOJI_PRESENTATION.test(char) ? 2 : 1;
+  return stringWidth(String.fromCodePoint(code));
 }
 
 /** Widths of the Basic Multilingual Plane as found, plus one (0: not yet computed). */

@@ -41,6 +41,7 @@ export async function waitAndDownload(ctx: Context, api: ApiClient, version: Ver
     resumeCommand: resume,
     progress: createWaitProgress(ctx.io.stderr, ctx.globals.quiet === true, id),
   });
+  // A download's notice names the report (silenced by --quiet): a cron job's stdout stays empty.
   if (plan.downloadTo) await saveReport(ctx, id, record, plan.downloadTo, resume);
-  if (plan.downloadTo?.kind !== 'stdout') await printReport(ctx, plan.printer, record);
+  else await printReport(ctx, plan.printer, record);
 }
