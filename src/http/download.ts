@@ -14,7 +14,7 @@
  */
 import type { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { ApiError, CarectlError, InterruptedError, NetworkError, isBrokenPipe } from '../core/errors.js';
+import { ApiError, CarectlError, InterruptedError, NetworkError, isBrokenPipe, systemReason } from '../core/errors.js';
 import { StreamSink } from '../output/stream-sink.js';
 import type { PartialFile } from './partial-file.js';
 import { createDispatcher, namingProxy, type ProxySettings } from './proxy.js';
@@ -25,7 +25,7 @@ import { RETRYABLE_STATUSES, retryDelayMs } from './retry.js';
 import { loadUndici, type Undici } from './undici.js';
 
 // What callers of download() also need, from the modules they now live in.
-export { PartialFile, removePartialFiles } from './partial-file.js';
+export { linkTarget, PartialFile, removePartialFiles } from './partial-file.js';
 export { createByteProgress, formatBytes } from './progress.js';
 
 /** The largest file downloaded: a report is never near it, an endless or runaway body is. */
@@ -236,7 +236,7 @@ interface Sink {
 /** One attempt's writes into the partial file; errors name PATH, which is what the user gave. */
 async function fileSink(partial: PartialFile, path: string): Promise<Sink> {
   const failed = (err: unknown): never => {
-    throw new CarectlError(`cannot write ${path}: ${describe(err)}`);
+    throw new CarectlError(`cannot write ${path}: ${err instanceof Error && 'syscall' in err ? systemReason(err) : describe(err)}`);
   };
   await partial.restart().catch(failed);
   return {
