@@ -14,8 +14,7 @@
  */
 import type { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { ApiError, CarectlError, InterruptedError, NetworkError, isBrokenPipe, systemReason } from '../core/errors.js';
-import { StreamSink } from '../output/stream-sink.js';
+import { ApiError, CarectlError, InterruptedError, NetworkError, isBrokenPipe } from '../core/errors.js';
 import type { PartialFile } from './partial-file.js';
 import { createDispatcher, namingProxy, type ProxySettings } from './proxy.js';
 import { isProxyRefusal, proxyRefusalText } from './attempt.js';
@@ -24,6 +23,8 @@ import { formatLimit } from './reply.js';
 import { RETRYABLE_STATUSES, retryDelayMs } from './retry.js';
 import { loadUndici, type Undici } from './undici.js';
 import { ACCEPT_ENCODING, decodedBody, ReplyEncodingError } from './encoding.js';
+import { certificateMessage } from './tls.js';
+import { fileSink, stdoutSink } from './download-sink.js';
 
 // What callers of download() also need, from the modules they now live in.
 export { linkTarget, PartialFile, removePartialFiles } from './partial-file.js';
@@ -160,7 +161,9 @@ async function fetchFile(dispatchers: Dispatchers, start: URL, options: Download
       const reason = await namingProxy(err, url, options.proxy, describe(err, options));
       options.trace?.(`< ${reason} (${options.now() - started} ms)`);
       const failed = `download from ${url.origin} failed: ${reason}`;
-      // A proxy that refused (its credentials, its rules) answers the same again: no retry.
+      // A proxy that refused (its credentials, its rules) or a refused certificate answers the same again: no retry.
+      const certificate = certificateMessage(err, url);
+      if (certificate !== undefined) throw new NetworkError(`download from ${url.origin} failed: ${certificate}`, false);
       if (isProxyRefusal(err)) throw new NetworkError(failed, false);
       throw new TransientDownloadError(failed, undefined, undefined);
     }
@@ -233,37 +236,6 @@ async function attemptDownload(dispatchers: Dispatchers, start: URL, options: Do
     await sink.discard();
     throw err;
   }
-}
-
-interface Sink {
-  write(chunk: Buffer): Promise<void>;
-  /** Makes the bytes final (the file appears at PATH). */
-  commit(): Promise<void>;
-  /** Ends a failed attempt (a file's bytes stay until the next attempt empties it, or discard). */
-  discard(): Promise<void>;
-}
-
-/** One attempt's writes into the partial file; errors name PATH, which is what the user gave. */
-async function fileSink(partial: PartialFile, path: string): Promise<Sink> {
-  const failed = (err: unknown): never => {
-    throw new CarectlError(`cannot write ${path}: ${err instanceof Error && 'syscall' in err ? systemReason(err) : describe(err)}`);
-  };
-  await partial.restart().catch(failed);
-  return {
-    write: (chunk) => partial.write(chunk).catch(failed),
-    commit: () => partial.commit(path).catch(failed),
-    discard: async () => undefined,
-  };
-}
-
-function stdoutSink(stream: Writable, signal: AbortSignal): Sink {
-  const sink = new StreamSink(stream, signal);
-  return {
-    // StreamSink hands the chunk to stream.write unchanged, which takes bytes as well as text.
-    write: (chunk) => sink.write(chunk as unknown as string),
-    commit: () => sink.end(),
-    discard: async () => undefined,
-  };
 }
 
 /** Waits before another attempt; resolves to the milliseconds waited. */

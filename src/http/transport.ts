@@ -17,6 +17,7 @@ import { basicCredentialForms, redact, redactReply, stripUserinfo } from './reda
 import { errorMessage, MAX_REPLY_BYTES, parseReply, redirectMessage, ReplyTooLargeError } from './reply.js';
 import { isNeverSentError, parseRetryAfter, retryDelayMs, RETRYABLE_STATUSES } from './retry.js';
 import { ACCEPT_ENCODING, ReplyEncodingError } from './encoding.js';
+import { certificateMessage, isCertificateError } from './tls.js';
 import { attemptDeadline, sendAttempt, type AttemptReply, describeNetworkError, isProxyRefusal } from './attempt.js';
 
 export type QueryParams = ReadonlyArray<readonly [string, string]>;
@@ -169,11 +170,12 @@ export class Transport {
           // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
           this.throwIfStopped(options.idempotent ? undefined : `interrupted while ${shown} was in flight: it may have reached the service`);
           const neverSent = isNeverSentError(err);
-          const reason = this.redact(await namingProxy(err, url, this.config.proxy, describeNetworkError(err, this.config.requestTimeoutMs)));
+          const reason = certificateMessage(err, url) ?? this.redact(await namingProxy(err, url, this.config.proxy, describeNetworkError(err, this.config.requestTimeoutMs)));
           this.trace(`< ${answerTo}: ${reason} (${this.config.now() - started} ms)`);
           reached ||= write && !neverSent;
           failure = new NetworkError(`${shown} failed: ${reason}`, !neverSent);
-          retryable = (options.idempotent || neverSent) && !isProxyRefusal(err);
+          // A refusal (the proxy's, a certificate's) gets the same answer again.
+          retryable = (options.idempotent || neverSent) && !isProxyRefusal(err) && !isCertificateError(err);
         }
         if (!retryable || attempt >= this.config.retries) throw this.finalError(failure, write && reached);
         waitedMs += await this.wait(attempt, undefined, waitedMs);
