@@ -164,6 +164,16 @@ describe('API requests through a proxy', () => {
     assertNoProxyCredential(result.stderr);
   });
 
+  test('reports create refused by the proxy at CONNECT (407): never sent, so nothing "may have been created"', async () => {
+    proxy.connectReply = 'HTTP/1.1 407 Proxy Authentication Required\r\ncontent-length: 0\r\n\r\n';
+    const result = await runCli(['reports', 'create', '--account', '1001', '--from', '2026-06-01', '--to', '2026-06-07'], {
+      env: { CARECTL_BASE_URL: 'https://api.example.test', CARECTL_USER: 'u', CARECTL_PASSWORD: 'p', HTTPS_PROXY: proxy.url, XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
+    });
+    assert.equal(result.code, 1);
+    assert.equal(result.stderr, 'carectl: POST https://api.example.test/v1.1/reports failed: the proxy refused the request (HTTP 407: proxy credentials missing or wrong)\n');
+    assert.equal(proxy.seen.length, 1);
+  });
+
   test('a proxy that echoes its credentials in an error: the message holds none', async () => {
     proxy.refuse = { status: 403, body: (headers) => JSON.stringify({ message: `denied: ${headers['proxy-authorization']} is not ${PROXY_PASSWORD}` }) };
     const result = await cli(['--verbose', 'tags', 'get', '7001'], { HTTP_PROXY: proxy.withCredentials });

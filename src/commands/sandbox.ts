@@ -16,6 +16,7 @@ interface SandboxOptions {
   latency?: string;
   rateLimit?: string;
   annotationsPort?: string;
+  bandwidth?: string;
 }
 
 /** Far above any useful --parallel; the limit is there to be reached. */
@@ -32,12 +33,14 @@ export function addSandboxCommand(program: Command, action: Action): void {
     .option('--faults <rate>', 'share of requests answered with a transient fault, 0-1 (default: 0)')
     .option('--latency <duration>', 'added to every API reply, as from a distant service (default: none)')
     .option('--rate-limit <n>', `answer 429 with Retry-After: 1 past N requests in flight, 1-${MAX_RATE_LIMIT} (default: no limit)`)
-    .option('--annotations-port <n>', 'serve api/1 (annotation types, annotations) on a port of its own, 0 for a free one (default: on --port)');
+    .option('--annotations-port <n>', 'serve api/1 (annotation types, annotations) on a port of its own, 0 for a free one (default: on --port)')
+    .option('--bandwidth <rate>', 'one link all replies share, per second: bits (20mbit, 512kbit) or bytes (2MB, 300KB) (default: no limit)');
   addExamples(command, [
     'carectl sandbox --port 8080',
     'carectl sandbox --faults 0.25 --report-delay 10s',
     'carectl sandbox --conversations 100000',
     'carectl sandbox --latency 150ms --rate-limit 8 --annotations-port 0',
+    'carectl sandbox --latency 50ms --bandwidth 20mbit',
   ]);
   command.action(
     action((raw: RawOptions) => raw as SandboxOptions, async (ctx, opts) => {
@@ -50,13 +53,16 @@ export function addSandboxCommand(program: Command, action: Action): void {
       const latencyMs = opts.latency === undefined ? undefined : parseDuration(opts.latency, '--latency');
       const rateLimit = opts.rateLimit === undefined ? undefined : parseIntInRange(opts.rateLimit, '--rate-limit', 1, MAX_RATE_LIMIT);
       const annotationsPort = opts.annotationsPort === undefined ? undefined : parseIntInRange(opts.annotationsPort, '--annotations-port', 0, 65535);
-      const { startSandbox } = await import('../sandbox/index.js');
+      const { parseBandwidth, startSandbox } = await import('../sandbox/index.js');
+      const bandwidth = opts.bandwidth === undefined ? undefined : parseBandwidth(opts.bandwidth);
+      if (opts.bandwidth !== undefined && bandwidth === undefined) throw new UsageError(`--bandwidth: expected a rate such as 20mbit, 512kbit, 2MB or 300KB (per second), got '${opts.bandwidth}'`);
       const sandbox = await startSandbox({
         port, seed, conversations, reportDelayMs, now: ctx.io.now,
         ...(rate > 0 && { faults: { rate } }),
         ...(latencyMs !== undefined && { latencyMs }),
         ...(rateLimit !== undefined && { rateLimit }),
         ...(annotationsPort !== undefined && { annotationsPort }),
+        ...(bandwidth !== undefined && { bandwidth }),
       }).catch((err: unknown) => {
         // A taken port is the machine's state, not a mistake in the command line: exit 1, with the way out.
         if ((err as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE') {

@@ -1,4 +1,37 @@
-/** One attempt of a request: its deadline, and how its failure is described and classed. */
+/** One attempt of a request: sending it and reading its reply, its deadline, and how its failure is described and classed. */
+import type { Dispatcher } from 'undici';
+import { decodedBody } from './encoding.js';
+import { readBounded } from './reply.js';
+
+/** What an attempt's reply showed before its body was read (set even when reading it fails). */
+export interface AttemptReply {
+  status?: number;
+  headers?: Record<string, string | string[] | undefined>;
+}
+
+/**
+ * Sends one attempt and reads its body, decoded (the cap applies to the decoded bytes: a coded
+ * reply's length says nothing of them); the status and headers go into `seen` as they arrive.
+ */
+export async function sendAttempt(
+  dispatcher: Dispatcher,
+  request: { url: URL; method: string; headers: Record<string, string>; body: string | undefined; signal: AbortSignal; maxReplyBytes: number },
+  seen: AttemptReply,
+): Promise<string> {
+  const { url } = request;
+  const reply = await dispatcher.request({
+    origin: url.origin,
+    path: url.pathname + url.search,
+    method: request.method as Dispatcher.HttpMethod,
+    headers: request.headers,
+    body: request.body,
+    signal: request.signal,
+  });
+  seen.status = reply.statusCode;
+  seen.headers = reply.headers;
+  const decoded = await decodedBody(reply.body, reply.headers['content-encoding']);
+  return readBounded(decoded.stream, request.maxReplyBytes, decoded.wire() === undefined ? reply.headers['content-length'] : undefined);
+}
 
 /**
  * A proxy that refused the request (its credentials, its rules): asking again gets the same

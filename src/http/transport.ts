@@ -15,9 +15,11 @@ import { stringifyJson } from '../core/exact-json.js';
 import { loadUndici } from './undici.js';
 import { createDispatcher, namingProxy, proxySecrets, type ProxySettings } from './proxy.js';
 import { basicCredentialForms, redact, redactReply, stripUserinfo } from './redact.js';
-import { errorMessage, MAX_REPLY_BYTES, parseReply, readBounded, redirectMessage, ReplyTooLargeError } from './reply.js';
+import { errorMessage, MAX_REPLY_BYTES, parseReply, redirectMessage, ReplyTooLargeError } from './reply.js';
 import { isNeverSentError, parseRetryAfter, retryDelayMs, RETRYABLE_STATUSES } from './retry.js';
-import { attemptDeadline, describeNetworkError, isProxyRefusal } from './attempt.js';
+import { ACCEPT_ENCODING, ReplyEncodingError } from './encoding.js';
+import { certificateMessage, isCertificateError } from './tls.js';
+import { attemptDeadline, sendAttempt, type AttemptReply, describeNetworkError, isProxyRefusal } from './attempt.js';
 
 export type QueryParams = ReadonlyArray<readonly [string, string]>;
 
@@ -128,6 +130,7 @@ export class Transport {
       authorization: this.authorization,
       'user-agent': this.config.userAgent,
       accept: 'application/json',
+      'accept-encoding': ACCEPT_ENCODING,
     };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const shown = `${method} ${stripUserinfo(`${url.origin}${url.pathname}`)}`;
@@ -145,41 +148,35 @@ export class Transport {
       const started = this.config.now();
       this.trace(`> ${method} ${stripUserinfo(url)}`);
       this.trace(`> authorization: Basic [redacted]`);
-      let status: number | undefined;
-      let responseHeaders: Record<string, string | string[] | undefined> = {};
+      const seen: AttemptReply = {};
+      let status: number;
+      let responseHeaders: Record<string, string | string[] | undefined>;
       let text: string;
       const deadline = attemptDeadline(this.lifetime.signal, this.config.requestTimeoutMs);
       try {
-        const reply = await dispatcher.request({
-          origin: url.origin,
-          path: url.pathname + url.search,
-          method: method as Dispatcher.HttpMethod,
-          headers,
-          body,
-          signal: deadline.signal,
-        });
-        status = reply.statusCode;
-        responseHeaders = reply.headers;
-        text = await readBounded(reply.body, maxReplyBytes, reply.headers['content-length']);
+        text = await sendAttempt(dispatcher, { url, method, headers, body, signal: deadline.signal, maxReplyBytes }, seen);
+        status = seen.status!;
+        responseHeaders = seen.headers!;
       } catch (err) {
         // The attempt is over: its timer must not outlive it into the wait before the next one.
         deadline.clear();
         let failure: NetworkError;
         let retryable: boolean;
-        if (err instanceof ReplyTooLargeError && status !== undefined) {
-          this.trace(`< ${status} ${answerTo}: ${err.message} (${this.config.now() - started} ms)`);
-          reached ||= write && (status < 400 || GATEWAY_FAILURES.has(status));
+        if ((err instanceof ReplyTooLargeError || err instanceof ReplyEncodingError) && seen.status !== undefined) {
+          this.trace(`< ${seen.status} ${answerTo}: ${err.message} (${this.config.now() - started} ms)`);
+          reached ||= write && (seen.status < 400 || GATEWAY_FAILURES.has(seen.status));
           failure = new BadReplyError(`${shown}: ${err.message}`);
-          retryable = options.idempotent;
+          retryable = options.idempotent && !(err instanceof ReplyEncodingError && err.permanent);
         } else {
           // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
           this.throwIfStopped(options.idempotent ? undefined : `interrupted while ${shown} was in flight: it may have reached the service`);
           const neverSent = isNeverSentError(err);
-          const reason = this.redact(await namingProxy(err, url, this.config.proxy, describeNetworkError(err, this.config.requestTimeoutMs)));
+          const reason = certificateMessage(err, url) ?? this.redact(await namingProxy(err, url, this.config.proxy, describeNetworkError(err, this.config.requestTimeoutMs)));
           this.trace(`< ${answerTo}: ${reason} (${this.config.now() - started} ms)`);
           reached ||= write && !neverSent;
           failure = new NetworkError(`${shown} failed: ${reason}`, !neverSent);
-          retryable = (options.idempotent || neverSent) && !isProxyRefusal(err);
+          // A refusal (the proxy's, a certificate's) gets the same answer again.
+          retryable = (options.idempotent || neverSent) && !isProxyRefusal(err) && !isCertificateError(err);
         }
         if (!retryable || attempt >= this.config.retries) throw this.finalError(failure, write && reached);
         waitedMs += await this.wait(attempt, undefined, waitedMs);

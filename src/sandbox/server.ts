@@ -9,10 +9,11 @@ import { formatDate } from './dates.js';
 import { type FaultKind, type FaultOptions, FaultPlan } from './faults.js';
 import { DEMO_PASSWORD, DEMO_USER } from './fixtures.js';
 import { generateData } from './generate.js';
-import { HttpProblem, type JsonReply, jsonReply, readBody, requestTarget, sendJson, sendProblem, sendReply } from './http.js';
+import { HttpProblem, type JsonReply, jsonReply, readBody, requestTarget, sendJson, sendProblem } from './http.js';
 import type { SandboxData } from './model.js';
 import { CONTENT_TYPES, downloadPath, REDIRECT_PREFIX, reportFileContent, reportState } from './reports.js';
 import { answerApi } from './router.js';
+import { encodedBody, Link } from './link.js';
 import { DEMO_CONVERSATIONS } from './size.js';
 
 export interface SandboxOptions {
@@ -49,6 +50,8 @@ export interface SandboxOptions {
    * Default: api/1 on the API listener.
    */
   annotationsPort?: number;
+  /** Bytes per second of one link all replies share (a thin line to rehearse); default: no limit. */
+  bandwidth?: number;
 }
 
 export interface RecordedRequest {
@@ -129,6 +132,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   /** Pending sleeps (latency, slow faults, trickled downloads): close() wakes them all. */
   const sleepers = new Map<NodeJS.Timeout, () => void>();
   let closed = false;
+  const link = options.bandwidth === undefined ? undefined : new Link(options.bandwidth, (ms) => sleep(ms));
+  /** A reply's body on the wire: compressed when asked, paced by the link. */
+  const sendBody = async (req: IncomingMessage, res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer): Promise<void> => {
+    const { bytes, headers: coding } = await encodedBody(body, req.headers['accept-encoding']);
+    if (closed || res.destroyed) return;
+    res.writeHead(status, { ...headers, ...coding, 'content-length': String(bytes.length) });
+    if (req.method === 'HEAD') return void res.end();
+    if (link) return link.send(res, bytes);
+    res.end(bytes);
+  };
 
   const track = (listener: RecordedRequest['listener'], req: IncomingMessage, res: ServerResponse): RecordedRequest => {
     const record: RecordedRequest = { listener, method: req.method ?? '', url: req.url ?? '', status: 0 };
@@ -190,7 +203,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (closed || res.destroyed) return;
     const reply = early ?? answer();
     if (reply === 'drop') return void req.socket.destroy();
-    sendReply(res, reply);
+    await sendBody(req, res, reply.status, { ...reply.headers, 'content-type': 'application/json' }, Buffer.from(reply.text));
   };
 
   const serveDownload = (req: IncomingMessage, res: ServerResponse): void => {
@@ -214,16 +227,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return sendProblem(res, new HttpProblem(404, `No download at ${path}`));
     }
     const bytes = reportFileContent(report, report.format);
-    res.writeHead(200, {
-      'content-type': CONTENT_TYPES[report.format],
-      'content-length': String(bytes.length),
-      'content-disposition': `attachment; filename="report-${report.id}.${report.format}"`,
-    });
+    const headers = { 'content-type': CONTENT_TYPES[report.format], 'content-disposition': `attachment; filename="report-${report.id}.${report.format}"` };
+    const trickleMs = faults.current.trickleDownloadsMs;
+    if (!faults.current.breakDownloads && trickleMs === undefined) return void sendBody(req, res, 200, headers, bytes).catch(() => res.destroy());
+    res.writeHead(200, { ...headers, 'content-length': String(bytes.length) });
     if (req.method === 'HEAD') return void res.end();
     if (faults.current.breakDownloads) return void res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => req.socket.destroy());
-    const trickleMs = faults.current.trickleDownloadsMs;
     if (trickleMs !== undefined) return void trickle(res, bytes, trickleMs);
-    res.end(bytes);
   };
 
   const trickle = async (res: ServerResponse, bytes: Buffer, pauseMs: number): Promise<void> => {

@@ -1,11 +1,14 @@
 /** `reports download ID`, and saving a generated report's file (also for wait --download). */
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { finished } from 'node:stream/promises';
 import { basename, join } from 'node:path';
 import type { ApiRecord } from '../../api/client.js';
 import { reportState } from '../../api/catalogue/index.js';
 import type { Context } from '../../cli/context.js';
-import { CarectlError, InterruptedError, ReportFailedError } from '../../core/errors.js';
+import { CarectlError, InterruptedError, ReportFailedError, systemReason } from '../../core/errors.js';
 import { VERSION } from '../../core/version.js';
-import { download, type DownloadTarget } from '../../http/download.js';
+import { download, type DownloadTarget, type PartialFile } from '../../http/download.js';
 import { createByteProgress, formatBytes } from '../../output/download-progress.js';
 import { proxyFromEnv } from '../../http/proxy.js';
 import { checkedDestination, withPartialFile, type Destination } from './destination.js';
@@ -34,10 +37,21 @@ export async function downloadReport(ctx: Context, opts: DownloadOptions): Promi
 export async function saveReport(ctx: Context, id: string, record: ApiRecord, destination: Destination, resume: string): Promise<void> {
   const url = record.download;
   if (typeof url !== 'string' || url === '') throw new CarectlError(`report ${id} is generated but has no download address`);
+  // Opened without O_CREAT or O_TRUNC: a device or FIFO is written into, never made or replaced.
+  const device =
+    destination.kind === 'device'
+      ? (
+          await open(destination.path, constants.O_WRONLY).catch((err: Error) => {
+            throw new CarectlError(`cannot write ${destination.shown}: ${systemReason(err)}; nothing was saved; try again with: ${resume}`);
+          })
+        ).createWriteStream()
+      : undefined;
   const target: DownloadTarget =
     destination.kind === 'stdout'
       ? { stdout: ctx.io.stdout.stream }
-      : { file: destination.kind === 'folder' ? join(destination.path, defaultFileName(id, url)) : destination.path, partial: destination.partial };
+      : device
+        ? { stdout: device }
+        : { file: destination.kind === 'folder' ? join(destination.path, defaultFileName(id, url)) : destination.path, partial: (destination as { partial: PartialFile }).partial };
   const bar = createByteProgress(ctx.io.stderr, ctx.globals.quiet === true, `report ${id}`, ctx.io.now);
   // Bytes already on stdout cannot be taken back (and are never repeated by a retry), so a
   // failure after them must say the output is incomplete rather than that nothing was saved.
@@ -62,14 +76,18 @@ export async function saveReport(ctx: Context, id: string, record: ApiRecord, de
       ...(ctx.trace && { trace: ctx.trace }),
     });
   } catch (err) {
-    const outcome = onStdout > 0 ? `the output on stdout is incomplete (${onStdout} bytes)` : 'nothing was saved';
+    device?.destroy();
+    const outcome = onStdout > 0 ? `the output on ${device ? destination.shown : 'stdout'} is incomplete (${onStdout} bytes)` : 'nothing was saved';
     if (err instanceof InterruptedError) throw new InterruptedError(`interrupted while downloading report ${id}; ${outcome}; start again with: ${resume}`);
     if (err instanceof CarectlError) throw new CarectlError(`${err.message}; ${outcome}; try again with: ${resume}`, err.exitCode);
     throw err;
   } finally {
     bar.finish();
   }
-  if ('file' in target) ctx.notice(`report ${id}: saved ${formatBytes(bytes)} to ${destination.kind === 'folder' ? join(destination.shown, basename(target.file)) : destination.shown}`);
+  if (device) await finished(device.end()).catch((err: Error) => {
+    throw new CarectlError(`cannot write ${destination.shown}: ${systemReason(err)}; try again with: ${resume}`);
+  });
+  if (destination.kind !== 'stdout') ctx.notice(`report ${id}: saved ${formatBytes(bytes)} to ${'file' in target ? (destination.kind === 'folder' ? join(destination.shown, basename(target.file)) : destination.shown) : destination.shown}`);
 }
 
 /** `report-ID.EXT`, the extension taken from the download address (the record names no format). */
