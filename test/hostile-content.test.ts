@@ -34,7 +34,7 @@ describe('side-loaded content', () => {
   test('a null (or any item that is not an object with an id) in content is left out, the rest is shown', async () => {
     const out = await runCli(['conversations', 'list', '--include', 'content', '--columns', 'id,content.text', '-o', 'csv', '--verbose'], { env: scriptedEnv(api) });
     assert.equal(out.code, 0, out.stderr);
-    assert.equal(out.stdout, 'id,content.text\r\n500001,"hello,bye"\r\n');
+    assert.equal(out.stdout, 'id,content.text\r\n500001,"[""hello"",""bye""]"\r\n');
     assert.doesNotMatch(out.stderr, /TypeError|Cannot read/);
   });
 

@@ -33,7 +33,7 @@ describe('conversations update against a service that answers the wrong thing', 
     assert.deepEqual(patched(from), ['500010']);
     assert.equal(
       out.stdout,
-      `id,status,tags,result\r\n500001,,,GET ${api.baseUrl}/v1.3/conversations/500001: unexpected reply: the service sent conversation 999999 for conversation 500001\r\n500010,on_hold,7001,ok\r\n`,
+      `id,status,tags,result\r\n500001,,,GET ${api.baseUrl}/v1.3/conversations/500001: unexpected reply: the service sent conversation 999999 for conversation 500001\r\n500010,on_hold,"[""7001""]",ok\r\n`,
     );
   });
 
