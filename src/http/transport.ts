@@ -45,6 +45,11 @@ export interface TransportConfig {
   proxy?: ProxySettings;
   /** Connections kept to the origin (default 4): as many as requests a command keeps in flight. */
   connections?: number;
+  /**
+   * What sends the requests, when not the transport's own keep-alive pool (through the
+   * environment's proxy): tests hand in undici's MockAgent. Not closed by close(): the giver owns it.
+   */
+  dispatcher?: Dispatcher;
 }
 
 /** Replies of a gateway that may have passed the request on before failing. */
@@ -124,7 +129,7 @@ export class Transport {
     for (const [key, value] of options.query ?? []) url.searchParams.append(key, value);
     const undici = await loadUndici();
     this.throwIfStopped();
-    const dispatcher = (this.dispatcher ??= createDispatcher(undici, this.baseUrl, this.config.proxy, { keepAliveTimeout: 10_000, connections: this.config.connections ?? 4 }));
+    const dispatcher = (this.dispatcher ??= this.config.dispatcher ?? createDispatcher(undici, this.baseUrl, this.config.proxy, { keepAliveTimeout: 10_000, connections: this.config.connections ?? 4 }));
     const body = options.body === undefined ? undefined : stringifyJson(options.body);
     const headers: Record<string, string> = {
       authorization: this.authorization,
@@ -242,7 +247,7 @@ export class Transport {
     this.lifetime.abort(new TransportClosedError());
     const dispatcher = this.dispatcher;
     this.dispatcher = undefined;
-    await dispatcher?.destroy();
+    if (dispatcher !== this.config.dispatcher) await dispatcher?.destroy();
   }
 
   /** A 429 handed to the request's throttle; false when there is none or the wait is too long. */
