@@ -45,10 +45,7 @@ export interface TransportConfig {
   proxy?: ProxySettings;
   /** Connections kept to the origin (default 4): as many as requests a command keeps in flight. */
   connections?: number;
-  /**
-   * What sends the requests, when not the transport's own keep-alive pool (through the
-   * environment's proxy): tests hand in undici's MockAgent. Not closed by close(): the giver owns it.
-   */
+  /** Sends the requests instead of our own pool (tests: MockAgent); close() leaves it to its owner. */
   dispatcher?: Dispatcher;
 }
 
