@@ -108,12 +108,23 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-/** An id that goes into a path: `.` and `..` would name another address (`tags/..` is the API root). */
+/** An id typed by the user, trimmed, that goes into a path (see idProblem). */
 export function requireId(id: string, spec: { noun: string }): string {
   const trimmed = id.trim();
-  if (trimmed === '') throw new UsageError(`the ${spec.noun} id is required`);
-  if (trimmed === '.' || trimmed === '..') throw new UsageError(`"${trimmed}" is not a ${spec.noun} id`);
+  const problem = idProblem(trimmed, spec);
+  if (problem !== undefined) throw new UsageError(problem);
   return trimmed;
+}
+
+/**
+ * Why a text cannot be an id that goes into a path, for ids typed by the user and ids the
+ * service names alike: `.` and `..` would name another address (`tags/..` is the API root), and
+ * an id is one segment of a path, so it holds no `/`.
+ */
+export function idProblem(id: string, spec: { noun: string }): string | undefined {
+  if (id === '') return `the ${spec.noun} id is required`;
+  if (id === '.' || id === '..' || id.includes('/')) return `"${id}" is not a ${spec.noun} id`;
+  return undefined;
 }
 
 /**

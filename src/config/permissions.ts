@@ -17,6 +17,7 @@
 import { statSync, type Stats } from 'node:fs';
 import { userInfo } from 'node:os';
 import { UsageError } from '../core/errors.js';
+import { shellWord } from '../core/shell.js';
 
 const WRITABLE_BY_OTHERS = 0o022;
 const ANY_ACCESS_BY_OTHERS = 0o077;
@@ -60,9 +61,4 @@ function ownName(): string {
   } catch {
     return String(process.getuid?.());
   }
-}
-
-/** A path as one word a shell reads back unchanged: quoted when it holds anything special. */
-function shellWord(text: string): string {
-  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

@@ -7,12 +7,13 @@ import type { ApiRecord } from '../../api/client.js';
 import { reportState } from '../../api/catalogue/index.js';
 import type { Context } from '../../cli/context.js';
 import { CarectlError, InterruptedError, ReportFailedError, systemReason } from '../../core/errors.js';
+import { shellWord } from '../../core/shell.js';
 import { VERSION } from '../../core/version.js';
 import { download, type DownloadTarget, type PartialFile } from '../../http/download.js';
 import { createByteProgress, formatBytes } from '../../output/download-progress.js';
 import { proxyFromEnv } from '../../http/proxy.js';
 import { checkedDestination, withPartialFile, type Destination } from './destination.js';
-import { fetchReport, MAX_RETRY_WAIT_MS, reportId, reportsVersion, shellWord } from './shared.js';
+import { fetchReport, MAX_RETRY_WAIT_MS, reportId, reportsVersion } from './shared.js';
 
 export interface DownloadOptions {
   id: string;
@@ -27,9 +28,9 @@ export async function downloadReport(ctx: Context, opts: DownloadOptions): Promi
   const record = await fetchReport(await ctx.api(), version, id);
   const state = reportState(record);
   if (state === 'failed') throw new ReportFailedError(`report ${id} failed: ${String(record.failure)}`);
-  const resume = `carectl reports download ${id}${given ? ` --file ${shellWord(given.shown)}` : ''}`;
+  const resume = `carectl reports download ${shellWord(id)}${given ? ` --file ${shellWord(given.shown)}` : ''}`;
   if (state !== 'generated') {
-    throw new CarectlError(`report ${id} is still ${state}; wait for it with: carectl reports wait ${id} --download ${shellWord(given?.shown ?? '.')}`);
+    throw new CarectlError(`report ${id} is still ${state}; wait for it with: carectl reports wait ${shellWord(id)} --download ${shellWord(given?.shown ?? '.')}`);
   }
   await saveReport(ctx, id, record, destination, resume);
 }

@@ -34,8 +34,3 @@ export function timeoutOf(timeout: string | undefined): number {
 export function reportsVersion(ctx: Context): Promise<Version> {
   return ctx.apiVersion(reports.versions, 'v1.1');
 }
-
-/** A word the shell reads back unchanged (for the commands printed in messages). */
-export function shellWord(text: string): string {
-  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
-}

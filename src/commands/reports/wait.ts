@@ -6,7 +6,8 @@ import type { Printer } from '../../output/printer.js';
 import { checkedDestination, type Destination } from './destination.js';
 import { saveReport } from './download.js';
 import { createWaitProgress, waitForReport } from './polling.js';
-import { fetchReport, printReport, reportId, reportsVersion, shellWord, timeoutOf } from './shared.js';
+import { shellWord } from '../../core/shell.js';
+import { fetchReport, printReport, reportId, reportsVersion, timeoutOf } from './shared.js';
 
 export interface WaitOptions {
   id: string;
@@ -30,7 +31,7 @@ export interface WaitPlan {
 }
 
 export async function waitAndDownload(ctx: Context, api: ApiClient, version: Version, id: string, plan: WaitPlan): Promise<void> {
-  const resume = `carectl reports wait ${id}${plan.downloadTo ? ` --download ${shellWord(plan.downloadTo.shown)}` : ''}`;
+  const resume = `carectl reports wait ${shellWord(id)}${plan.downloadTo ? ` --download ${shellWord(plan.downloadTo.shown)}` : ''}`;
   const record = await waitForReport({
     reportId: id,
     fetch: () => fetchReport(api, version, id),

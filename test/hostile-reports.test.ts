@@ -1,0 +1,47 @@
+/** Report ids and states from a service that answers what no honest one would. */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { fakeClock, runCli } from './helpers.js';
+import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
+
+const CREATE = ['reports', 'create', '--account', '1001', '--from', '2026-06-01', '--to', '2026-06-07'];
+
+describe('report ids named by the service', () => {
+  let api: ScriptedApi;
+  let created: unknown;
+  before(async () => {
+    api = await scriptedApi((request) => {
+      if (request.method === 'POST') return { json: { report: { id: created, url: 'x' } } };
+      const id = decodeURIComponent(/reports\/([^?]*)/.exec(request.url)?.[1] ?? '');
+      return { json: { report: { id, url: 'x' } } };
+    });
+  });
+  after(() => api.close());
+
+  test('an id with shell syntax is quoted in the command printed to pick the wait up', async () => {
+    created = "1;touch it's";
+    const clock = fakeClock();
+    const out = await runCli([...CREATE, '--wait', '--timeout', '2s'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
+    assert.equal(out.code, 6, out.stderr);
+    assert.match(out.stderr, /keep waiting with: carectl reports wait '1;touch it'\\''s'\n$/);
+  });
+
+  for (const id of ['..', '.', 'a/../..', ' 60001']) {
+    test(`an id ${JSON.stringify(id)} is refused before it goes into a path`, async () => {
+      created = id;
+      const from = api.requests.length;
+      const out = await runCli([...CREATE, '--wait'], { env: scriptedEnv(api) });
+      assert.equal(out.code, 1, out.stderr);
+      assert.match(out.stderr, /named it ".*", which is not a report id; look with carectl reports list --account 1001\n$/);
+      assert.deepEqual(api.requests.slice(from).map((r) => r.method), ['POST']);
+    });
+  }
+
+  test('a user-typed id with a / is a usage error too, nothing sent', async () => {
+    const from = api.requests.length;
+    const out = await runCli(['reports', 'wait', '60001/..'], { env: scriptedEnv(api) });
+    assert.equal(out.code, 2);
+    assert.equal(out.stderr, 'carectl: "60001/.." is not a report id\n');
+    assert.equal(api.requests.length, from);
+  });
+});
