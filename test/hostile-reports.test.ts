@@ -45,3 +45,29 @@ describe('report ids named by the service', () => {
     assert.equal(api.requests.length, from);
   });
 });
+
+describe('a report\'s failure field', () => {
+  let api: ScriptedApi;
+  const failures: Record<string, unknown> = { '1': false, '2': { phase: 'export', code: 7 }, '3': '', '4': 'the export phase failed' };
+  before(async () => {
+    api = await scriptedApi((request) => {
+      const id = /reports\/(\d+)/.exec(request.url)?.[1] ?? '';
+      return { json: { report: { id, url: 'x', generated_date: '2026-06-08T10:00:00', download: 'http://127.0.0.1:9/r.csv', failure: failures[id] } } };
+    });
+  });
+  after(() => api.close());
+
+  for (const [id, code, stderr] of [
+    ['1', 0, ''],
+    ['3', 0, ''],
+    ['2', 5, 'carectl: report 2 failed: {"phase":"export","code":7}\n'],
+    ['4', 5, 'carectl: report 4 failed: the export phase failed\n'],
+  ] as const) {
+    test(`failure ${JSON.stringify(failures[id])}: exit ${code}`, async () => {
+      const out = await runCli(['reports', 'wait', id, '--quiet'], { env: scriptedEnv(api) });
+      assert.equal(out.stderr, stderr);
+      assert.equal(out.code, code);
+      if (code === 0) assert.equal(out.stdout, `${id}\n`);
+    });
+  }
+});

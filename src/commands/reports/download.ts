@@ -4,7 +4,7 @@ import { open } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
 import { basename, join } from 'node:path';
 import type { ApiRecord } from '../../api/client.js';
-import { reportState } from '../../api/catalogue/index.js';
+import { failureText, reportState } from '../../api/catalogue/index.js';
 import type { Context } from '../../cli/context.js';
 import { CarectlError, InterruptedError, ReportFailedError, systemReason } from '../../core/errors.js';
 import { shellWord } from '../../core/shell.js';
@@ -27,7 +27,7 @@ export async function downloadReport(ctx: Context, opts: DownloadOptions): Promi
   const version = await reportsVersion(ctx);
   const record = await fetchReport(await ctx.api(), version, id);
   const state = reportState(record);
-  if (state === 'failed') throw new ReportFailedError(`report ${id} failed: ${String(record.failure)}`);
+  if (state === 'failed') throw new ReportFailedError(`report ${id} failed: ${failureText(record.failure)}`);
   const resume = `carectl reports download ${shellWord(id)}${given ? ` --file ${shellWord(given.shown)}` : ''}`;
   if (state !== 'generated') {
     throw new CarectlError(`report ${id} is still ${state}; wait for it with: carectl reports wait ${shellWord(id)} --download ${shellWord(given?.shown ?? '.')}`);

@@ -5,7 +5,7 @@
  */
 import { ApiError, CarectlError, ExitCode, InterruptedError, ReportFailedError, ReportTimeoutError } from '../../core/errors.js';
 import type { OutStream } from '../../core/io.js';
-import { reportState, type ReportState } from '../../api/catalogue/index.js';
+import { failureText, reportState, type ReportState } from '../../api/catalogue/index.js';
 import { sanitizeForTerminal } from '../../output/index.js';
 import { CLEAR_LINE } from '../../output/progress.js';
 import { fitLine } from '../../output/text-width.js';
@@ -79,7 +79,7 @@ export async function waitForReport(options: WaitOptions): Promise<Record<string
       state = reportState(record);
       progress.polled(state, elapsed());
       if (state === 'generated') return record;
-      if (state === 'failed') throw new ReportFailedError(`report ${reportId} failed: ${String(record.failure)}`);
+      if (state === 'failed') throw new ReportFailedError(`report ${reportId} failed: ${failureText(record.failure)}`);
       const remaining = options.timeoutMs - elapsed();
       if (remaining <= 0) {
         throw new ReportTimeoutError(
