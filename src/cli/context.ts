@@ -142,6 +142,7 @@ export class Context {
       color: this.colorFor(this.io.stdout),
       signal: this.io.signal,
       project: this.globals.columns !== undefined,
+      notice: (message) => this.notice(message),
     });
   }
 
