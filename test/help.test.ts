@@ -63,6 +63,21 @@ describe('help', () => {
     assert.match(unknown.stderr, /^carectl: help: no command "carectl conversations lst"/);
   });
 
+  test('at 40 columns every help fits, words whole (an example\'s word too long for any line, on a line of its own, is the one exception)', async () => {
+    const paths = [[], ...allCommands(tree).filter((command) => command.path.length > 0).map((command) => [...command.path])];
+    const words = (text: string): string[] => text.split(/\s+/).filter((word) => word !== '' && word !== '\\' && word !== '$');
+    for (const path of [...paths, ['help', 'options']]) {
+      const argv = path[0] === 'help' ? path : [...path, '--help'];
+      const narrow = await runCli(argv, { stdoutTTY: true, columns: 40 });
+      const wide = await runCli(argv, { stdoutTTY: true, columns: 1000 });
+      assert.equal(narrow.code, 0);
+      for (const line of narrow.stdout.split('\n')) {
+        assert.ok(displayWidth(line) <= 40 || /^ {6}(?:\S+|'[^']*')(?: \\)?$/.test(line), `carectl ${argv.join(' ')} at 40 columns:\n${line}`);
+      }
+      assert.deepEqual(words(narrow.stdout), words(wide.stdout), `carectl ${argv.join(' ')}: the same words at 40 columns as at 1000`);
+    }
+  });
+
   test('every help fits the terminal: 60 and 120 columns, 80 off a terminal', async () => {
     const paths = [[], ...allCommands(tree).filter((command) => command.path.length > 0).map((command) => [...command.path])];
     for (const columns of [60, 120, undefined]) {
