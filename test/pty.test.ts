@@ -86,6 +86,24 @@ describe('in a pseudo-terminal', { skip }, () => {
     });
   }
 
+  test('TERM=dumb gets no escape sequences: no bold, no live line; --color still forces colour', async () => {
+    sandbox.setFaults({ rate: 1, kinds: ['slow'], slowMs: 100 });
+    try {
+      const dumb = { ...sandboxEnv(sandbox), TERM: 'dumb' };
+      const argv = ['--parallel', '1', 'conversations', 'list', '--status', 'unread', '--page-size', '5', '--columns', 'id,status'];
+      const list = await runInPty(argv, { columns: 80, env: dumb });
+      assert.equal(list.code, 0, list.screen);
+      assert.doesNotMatch(list.screen, /\x1b/, JSON.stringify(list.screen.slice(0, 200)));
+      assert.match(list.screen, /^ID {6}STATUS\n/);
+      const get = await runInPty(['tags', 'get', '7005'], { columns: 80, env: dumb });
+      assert.doesNotMatch(get.screen, /\x1b/);
+      const forced = await runInPty(['--color', 'tags', 'get', '7005'], { columns: 80, env: dumb });
+      assert.match(forced.screen, /\x1b\[1m/);
+    } finally {
+      sandbox.setFaults(undefined);
+    }
+  });
+
   test('a long list shows a live count on the terminal, gone at the end; --quiet shows none', async () => {
     // each page takes 100 ms, one at a time: the list runs for about two seconds
     sandbox.setFaults({ rate: 1, kinds: ['slow'], slowMs: 100 });

@@ -166,7 +166,17 @@ export class Context {
     const forced = this.io.env.FORCE_COLOR;
     // As chalk and node read it: 0 or false forces colour off, any other value (even empty) on.
     if (forced !== undefined) return forced !== '0' && forced !== 'false';
-    return out.isTTY;
+    return out.isTTY && !this.dumbTerminal;
+  }
+
+  /** TERM=dumb: a terminal that takes no escape sequences (as git and supports-color read it). */
+  get dumbTerminal(): boolean {
+    return this.io.env.TERM === 'dumb';
+  }
+
+  /** stderr for lines redrawn in place (live counts, a report's status): as not a terminal where TERM=dumb. */
+  get liveStderr(): OutStream {
+    return this.dumbTerminal ? { ...this.io.stderr, isTTY: false } : this.io.stderr;
   }
 
   // ---- messages on stderr ----
@@ -185,7 +195,7 @@ export class Context {
    */
   liveCount(writer: RecordWriter, noun: string): LiveCount {
     if (this.globals.quiet || this.globals.verbose) return { writer, clear: () => undefined };
-    return withLiveCount(writer, { stderr: this.io.stderr, stdout: this.io.stdout, now: this.io.now, noun });
+    return withLiveCount(writer, { stderr: this.liveStderr, stdout: this.io.stdout, now: this.io.now, noun });
   }
 
   // ---- connection ----
