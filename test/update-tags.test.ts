@@ -35,7 +35,7 @@ describe('conversations update: current tags that cannot be read', () => {
       assert.equal(out.code, 1, out.stderr);
       assert.deepEqual(patched(from), ['good']);
       const rows = out.stdout.trim().split('\n');
-      assert.equal(rows[2], 'good,on_hold,7001,ok');
+      assert.equal(rows[2], 'good,on_hold,"[""7001""]",ok');
       assert.match(rows[1]!, new RegExp(`^${id},,,"?the service sent no usable tags list for conversation ${id}.*nothing was sent.*--tags`));
       assert.match(out.stderr, /1 of 2 updates failed/);
     });

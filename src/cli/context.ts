@@ -6,7 +6,7 @@ import { AuthError, UsageError } from '../core/errors.js';
 import type { Io, OutStream } from '../core/io.js';
 import { FORMATS, sanitizeForTerminal, type Format } from '../output/index.js';
 import { Printer } from '../output/printer.js';
-import { withLiveCount, type LiveCount } from '../output/progress.js';
+import { liveTicker, withLiveCount, type LiveCount, type LiveTicker } from '../output/progress.js';
 import type { RecordWriter } from '../output/types.js';
 import { parseDuration, parseEnum, parseIntInRange } from '../core/parse.js';
 import { VERSIONS } from '../api/catalogue/index.js';
@@ -193,6 +193,12 @@ export class Context {
    * The records of a list through a live count on stderr (src/output/progress.ts). Not with
    * --quiet, nor with --verbose, whose trace lines are the progress there.
    */
+  /** A live count of `total` items done on stderr (an update batch's ids), under the same rules as liveCount. */
+  liveTicker(noun: string, total: number): LiveTicker {
+    const quiet = this.globals.quiet || this.globals.verbose;
+    return liveTicker({ stderr: quiet ? { ...this.io.stderr, isTTY: false } : this.liveStderr, stdout: this.io.stdout, now: this.io.now, noun, total });
+  }
+
   liveCount(writer: RecordWriter, noun: string): LiveCount {
     if (this.globals.quiet || this.globals.verbose) return { writer, clear: () => undefined };
     return withLiveCount(writer, { stderr: this.liveStderr, stdout: this.io.stdout, now: this.io.now, noun });
