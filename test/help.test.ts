@@ -96,6 +96,31 @@ describe('help', () => {
     }
   });
 
+  test('carectl version prints the version as --version does', async () => {
+    const version = await runCli(['version']);
+    assert.deepEqual(version, await runCli(['--version']));
+    assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
+    assert.equal(version.code, 0);
+  });
+
+  test('help topics: environment, dates, formats and exit-codes, from the man page\'s own text, fitted to the terminal', async () => {
+    const expected: Record<string, RegExp[]> = {
+      environment: [/^CARECTL_BASE_URL\n {4}The base address/m, /^CARECTL_PASSWORD$/m, /^NO_COLOR$/m, /^HTTPS_PROXY, HTTP_PROXY, NO_PROXY$/m],
+      dates: [/^DATE\n {4}YYYY-MM-DD, today, yesterday/m, /^RANGE$/m, /^DURATION$/m, /^Examples:\n {2}\$ carectl /m],
+      formats: [/^table$/m, /^json$/m, /^ndjson$/m, /^csv$/m, /^tsv$/m, /JSON array/],
+      'exit-codes': [/^0 {3}Success\.$/m, /^2 {3}Usage error/m, /^4 {3}Not found/m, /^130 Interrupted/m],
+    };
+    for (const [topic, patterns] of Object.entries(expected)) {
+      for (const columns of [40, 80]) {
+        const result = await runCli(['help', topic], { stdoutTTY: true, columns });
+        assert.equal(result.code, 0, result.stderr);
+        for (const pattern of patterns) assert.match(result.stdout, pattern, `${topic}: ${pattern}`);
+        for (const line of result.stdout.split('\n')) assert.ok(displayWidth(line) <= columns, `help ${topic} at ${columns}: ${line}`);
+      }
+    }
+    assert.match((await runCli(['--help'])).stdout, /environment, dates, formats, exit-codes/);
+  });
+
   test('an example too long for the terminal goes on under a backslash, quoted words whole', () => {
     assert.deepEqual(exampleLines('carectl conversations list --priority --newest 7d..today -o csv > urgent.csv', 50), [
       '  $ carectl conversations list --priority \\',

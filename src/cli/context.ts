@@ -6,6 +6,7 @@ import { AuthError, UsageError } from '../core/errors.js';
 import type { Io, OutStream } from '../core/io.js';
 import { FORMATS, sanitizeForTerminal, type Format } from '../output/index.js';
 import { Printer } from '../output/printer.js';
+import { useColor } from '../output/style.js';
 import { liveTicker, withLiveCount, type LiveCount, type LiveTicker } from '../output/progress.js';
 import type { RecordWriter } from '../output/types.js';
 import { parseDuration, parseEnum, parseIntInRange } from '../core/parse.js';
@@ -139,7 +140,7 @@ export class Context {
       out: this.io.stdout,
       header: this.globals.header,
       escapeFormulas: this.globals.escapeFormulas,
-      color: this.colorFor(this.io.stdout),
+      color: useColor(this.globals.color, this.io.env, this.io.stdout),
       signal: this.io.signal,
       project: this.globals.columns !== undefined,
       notice: (message) => this.notice(message),
@@ -160,23 +161,9 @@ export class Context {
     return (versions as readonly string[]).includes(version) ? (version as V) : fallback;
   }
 
-  colorFor(out: OutStream): boolean {
-    if (this.globals.color !== undefined) return this.globals.color;
-    if (this.io.env.NO_COLOR) return false;
-    const forced = this.io.env.FORCE_COLOR;
-    // As chalk and node read it: 0 or false forces colour off, any other value (even empty) on.
-    if (forced !== undefined) return forced !== '0' && forced !== 'false';
-    return out.isTTY && !this.dumbTerminal;
-  }
-
-  /** TERM=dumb: a terminal that takes no escape sequences (as git and supports-color read it). */
-  get dumbTerminal(): boolean {
-    return this.io.env.TERM === 'dumb';
-  }
-
-  /** stderr for lines redrawn in place (live counts, a report's status): as not a terminal where TERM=dumb. */
+  /** stderr for lines redrawn in place: not a terminal for them where TERM=dumb (no escape sequences, as git reads it). */
   get liveStderr(): OutStream {
-    return this.dumbTerminal ? { ...this.io.stderr, isTTY: false } : this.io.stderr;
+    return this.io.env.TERM === 'dumb' ? { ...this.io.stderr, isTTY: false } : this.io.stderr;
   }
 
   // ---- messages on stderr ----
@@ -190,13 +177,12 @@ export class Context {
   }
 
   /**
-   * The records of a list through a live count on stderr (src/output/progress.ts). Not with
-   * --quiet, nor with --verbose, whose trace lines are the progress there.
+   * A live count on stderr (src/output/progress.ts): of a list's records (liveCount), or of `total`
+   * items done (an update batch's ids). Not with --quiet, nor with --verbose, whose trace lines are the progress there.
    */
-  /** A live count of `total` items done on stderr (an update batch's ids), under the same rules as liveCount. */
   liveTicker(noun: string, total: number): LiveTicker {
-    const quiet = this.globals.quiet || this.globals.verbose;
-    return liveTicker({ stderr: quiet ? { ...this.io.stderr, isTTY: false } : this.liveStderr, stdout: this.io.stdout, now: this.io.now, noun, total });
+    const stderr = this.globals.quiet || this.globals.verbose ? { ...this.io.stderr, isTTY: false } : this.liveStderr;
+    return liveTicker({ stderr, stdout: this.io.stdout, now: this.io.now, noun, total });
   }
 
   liveCount(writer: RecordWriter, noun: string): LiveCount {

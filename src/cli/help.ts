@@ -9,6 +9,7 @@ import { Command, type Help, type HelpContext, type Option } from 'commander';
 import { UsageError } from '../core/errors.js';
 import { writeText } from '../output/index.js';
 import { hangingLines, wrapText } from '../output/text-width.js';
+import { TOPICS, topicText, type Topic } from '../docs/topics.js';
 import type { Action } from './action.js';
 
 /** Commander wraps a description only when at least this much room is left beside its term. */
@@ -175,19 +176,30 @@ function commandAt(root: Command, words: readonly string[]): Command {
   return command;
 }
 
-/** `carectl help [COMMAND…]` and `carectl help options`. */
+/** `carectl help [COMMAND…]`, `carectl help options` and the topics of the man page's sections. */
 export function addHelpCommand(program: Command, action: Action): void {
   const help = program
     .command('help [command...]')
-    .description('show the help of carectl or of a command (help conversations list), or every global option (help options)');
-  addExamples(help, ['carectl help conversations list', 'carectl help options']);
+    .description(`show the help of carectl or of a command (help conversations list), or a topic: options (every global option), ${TOPICS.join(', ')}`);
+  addExamples(help, ['carectl help conversations list', 'carectl help options', 'carectl help dates']);
   help.action(
     action(
       (_raw, args) => (args[0] as string[] | undefined) ?? [],
       async (ctx, words) => {
-        if (words.length === 1 && words[0] === 'options') return writeText(ctx.io.stdout.stream, globalOptionsHelp(program), ctx.io.signal);
+        const [word] = words;
+        if (words.length === 1 && word === 'options') return writeText(ctx.io.stdout.stream, globalOptionsHelp(program), ctx.io.signal);
+        if (words.length === 1 && (TOPICS as readonly string[]).includes(word!)) {
+          return writeText(ctx.io.stdout.stream, topicText(word as Topic, program.configureOutput().getOutHelpWidth?.() ?? 80), ctx.io.signal);
+        }
         commandAt(program, words).outputHelp();
       },
     ),
   );
+}
+
+/** `carectl version`: the version, as --version prints it. */
+export function addVersionCommand(program: Command, action: Action, version: string): void {
+  const command = program.command('version').description('print the version (as --version)');
+  addExamples(command, ['carectl version', 'carectl --version']);
+  command.action(action(() => undefined, async (ctx) => writeText(ctx.io.stdout.stream, `${version}\n`, ctx.io.signal)));
 }

@@ -6,7 +6,7 @@ import { FORMATS, sanitizeForTerminal } from '../output/index.js';
 import { VERSION } from '../core/version.js';
 import { RESOURCES, VERSIONS } from '../api/catalogue/index.js';
 import { makeAction, type Action } from './action.js';
-import { addExamples, addHelpCommand, CarectlCommand, HELP_CONFIGURATION } from './help.js';
+import { addExamples, addHelpCommand, addVersionCommand, CarectlCommand, HELP_CONFIGURATION } from './help.js';
 import { addReadGroup } from '../commands/resources.js';
 import { addConversationsGroup } from '../commands/conversations/index.js';
 import { addReportsGroup } from '../commands/reports/index.js';
@@ -84,6 +84,7 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
   addSandboxCommand(program, action);
   addCompletionCommand(program, action);
   addHelpCommand(program, action);
+  addVersionCommand(program, action, VERSION);
   // Last, so that it covers every option of every command.
   checkRepeats(program);
   return program;
