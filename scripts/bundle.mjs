@@ -59,6 +59,8 @@ const LAZY = {
   conf: { file: 'conf.cjs', entry: { contents: "module.exports = require('conf').default;" } },
   // login's questions on a terminal only
   read: { file: 'read.cjs', entry: { contents: "module.exports = require('read');" } },
+  // tables on a terminal (or -o table) only
+  'cli-table3': { file: 'cli-table3.cjs', entry: { contents: "module.exports = require('cli-table3');" } },
   './sandbox/index.js': { file: 'sandbox.cjs', entry: { path: 'src/sandbox/index.ts' } },
   '../sandbox/index.js': { file: 'sandbox.cjs', entry: { path: 'src/sandbox/index.ts' } },
 };

@@ -13,7 +13,7 @@ import { FORMATS, sanitizeForTerminal } from './output/index.js';
 import { VERSION } from './core/version.js';
 import { RESOURCES, VERSIONS } from './api/catalogue/index.js';
 import { makeAction, type Action } from './cli/action.js';
-import { addExamples, addHelpCommand, CarectlCommand, HELP_CONFIGURATION } from './cli/help.js';
+import { addExamples, addHelpCommand, addVersionCommand, CarectlCommand, HELP_CONFIGURATION } from './cli/help.js';
 import { addReadGroup } from './commands/resources.js';
 import { addConversationsGroup } from './commands/conversations/index.js';
 import { addReportsGroup } from './commands/reports/index.js';
@@ -68,7 +68,7 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
     .option('--verbose', 'trace HTTP requests on stderr (credentials redacted)')
     .option('--quiet', 'no progress or notices on stderr')
     .option('--color', 'force colour on')
-    .option('--no-color', 'force colour off (also NO_COLOR)')
+    .option('--no-color', 'force colour off (also NO_COLOR; TERM=dumb gets none)')
     .option('--insecure-http', 'allow a plain-http base address on a non-loopback host')
     .option('--base-url <url>', 'API base address, without a version segment (CARECTL_BASE_URL)')
     .option('--annotations-url <url>', 'base address of the api/1 form (annotation types, annotations) when it has a host of its own (CARECTL_ANNOTATIONS_URL; default: the base address)')
@@ -93,6 +93,7 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
   addSandboxCommand(program, action);
   addCompletionCommand(program, action);
   addHelpCommand(program, action);
+  addVersionCommand(program, action, VERSION);
   // Last, so that it covers every option of every command.
   checkRepeats(program);
   return program;

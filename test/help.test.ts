@@ -63,6 +63,21 @@ describe('help', () => {
     assert.match(unknown.stderr, /^carectl: help: no command "carectl conversations lst"/);
   });
 
+  test('at 40 columns every help fits, words whole (an example\'s word too long for any line, on a line of its own, is the one exception)', async () => {
+    const paths = [[], ...allCommands(tree).filter((command) => command.path.length > 0).map((command) => [...command.path])];
+    const words = (text: string): string[] => text.split(/\s+/).filter((word) => word !== '' && word !== '\\' && word !== '$');
+    for (const path of [...paths, ['help', 'options']]) {
+      const argv = path[0] === 'help' ? path : [...path, '--help'];
+      const narrow = await runCli(argv, { stdoutTTY: true, columns: 40 });
+      const wide = await runCli(argv, { stdoutTTY: true, columns: 1000 });
+      assert.equal(narrow.code, 0);
+      for (const line of narrow.stdout.split('\n')) {
+        assert.ok(displayWidth(line) <= 40 || /^ {6}(?:\S+|'[^']*')(?: \\)?$/.test(line), `carectl ${argv.join(' ')} at 40 columns:\n${line}`);
+      }
+      assert.deepEqual(words(narrow.stdout), words(wide.stdout), `carectl ${argv.join(' ')}: the same words at 40 columns as at 1000`);
+    }
+  });
+
   test('every help fits the terminal: 60 and 120 columns, 80 off a terminal', async () => {
     const paths = [[], ...allCommands(tree).filter((command) => command.path.length > 0).map((command) => [...command.path])];
     for (const columns of [60, 120, undefined]) {
@@ -79,6 +94,31 @@ describe('help', () => {
       }
       assert.ok(widest > width - 10, `the help uses the width (${widest} of ${width})`);
     }
+  });
+
+  test('carectl version prints the version as --version does', async () => {
+    const version = await runCli(['version']);
+    assert.deepEqual(version, await runCli(['--version']));
+    assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
+    assert.equal(version.code, 0);
+  });
+
+  test('help topics: environment, dates, formats and exit-codes, from the man page\'s own text, fitted to the terminal', async () => {
+    const expected: Record<string, RegExp[]> = {
+      environment: [/^CARECTL_BASE_URL\n {4}The base address/m, /^CARECTL_PASSWORD$/m, /^NO_COLOR$/m, /^HTTPS_PROXY, HTTP_PROXY, NO_PROXY$/m],
+      dates: [/^DATE\n {4}YYYY-MM-DD, today, yesterday/m, /^RANGE$/m, /^DURATION$/m, /^Examples:\n {2}\$ carectl /m],
+      formats: [/^table$/m, /^json$/m, /^ndjson$/m, /^csv$/m, /^tsv$/m, /JSON array/],
+      'exit-codes': [/^0 {3}Success\.$/m, /^2 {3}Usage error/m, /^4 {3}Not found/m, /^130 Interrupted/m],
+    };
+    for (const [topic, patterns] of Object.entries(expected)) {
+      for (const columns of [40, 80]) {
+        const result = await runCli(['help', topic], { stdoutTTY: true, columns });
+        assert.equal(result.code, 0, result.stderr);
+        for (const pattern of patterns) assert.match(result.stdout, pattern, `${topic}: ${pattern}`);
+        for (const line of result.stdout.split('\n')) assert.ok(displayWidth(line) <= columns, `help ${topic} at ${columns}: ${line}`);
+      }
+    }
+    assert.match((await runCli(['--help'])).stdout, /environment, dates, formats, exit-codes/);
   });
 
   test('an example too long for the terminal goes on under a backslash, quoted words whole', () => {

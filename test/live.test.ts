@@ -120,6 +120,21 @@ describe('live count, end to end', () => {
     assert.ok(lines.slice(0, -1).every((line) => Number(line.split(' ')[0]!.replaceAll(',', '')) <= rows));
   });
 
+  test('an update batch that runs for seconds shows ids done of all on a terminal stderr, cleared at the end', async () => {
+    const ids = Array.from({ length: 40 }, (_, i) => String(500100 + i));
+    const argv = ['conversations', 'update', ...ids, '--status', 'on_hold', '--dry-run'];
+    const result = await runCli(argv, { sandbox, stderrTTY: true, now: movingClock() });
+    assert.equal(result.code, 0, result.stderr);
+    const lines = drawn(result.stderr);
+    assert.ok(lines.length >= 2, JSON.stringify(result.stderr));
+    assert.match(lines[0]!, /^\d+ of 40 conversations \([\d,]+\/s\)$/);
+    assert.equal(lines.at(-1), '', 'nothing left on the line');
+    const quiet = await runCli(['--quiet', ...argv], { sandbox, stderrTTY: true, now: movingClock() });
+    assert.equal(quiet.stderr, '');
+    const piped = await runCli(argv, { sandbox, stderrTTY: false, now: movingClock() });
+    assert.equal(piped.stderr, '');
+  });
+
   test('--quiet, --verbose or a stderr that is not a terminal: no live count', async () => {
     for (const [args, tty] of [[['--quiet'], true], [[], false]] as const) {
       const result = await runCli([...args, 'conversations', 'list', '--status', 'unread', '-o', 'csv'], { sandbox, stderrTTY: tty, now: movingClock() });

@@ -68,6 +68,42 @@ describe('in a pseudo-terminal', { skip }, () => {
     });
   }
 
+  for (const columns of [40, 80, 132]) {
+    test(`every list's table at ${columns} columns: no line wider than the terminal, ids whole, columns left out named`, async () => {
+      const lists = [['users', 'list'], ['conversations', 'list', '--status', 'unread'], ['reports', 'list'], ['channels', 'list'], ['accounts', 'list'], ['tags', 'list'], ['teams', 'list']];
+      for (const argv of lists) {
+        const { code, screen } = await runInPty(argv, { columns, env });
+        assert.equal(code, 0, screen);
+        // The notice on stderr is a message, wrapped by the terminal like any other: the table's lines must fit.
+        assertFits(lines(screen).filter((line) => !line.startsWith('left out')).join('\n'), columns, argv.join(' '));
+        const [header = '', ...rows] = lines(screen).filter((line) => !line.startsWith('left out') && line !== '');
+        assert.match(header, /^ID {2}/, argv.join(' '));
+        // The first cell of every row is a whole id (digits, no ellipsis).
+        for (const row of rows) assert.match(row, /^\d+(?: |$)/, `${argv.join(' ')}: ${row}`);
+        const leftOut = lines(screen).find((line) => line.startsWith('left out'));
+        if (leftOut) assert.match(leftOut, new RegExp(`^left out [\\w.]+(?:, [\\w.]+)* to fit ${columns} columns: --columns picks the columns, -o tsv shows them all$`));
+      }
+    });
+  }
+
+  test('TERM=dumb gets no escape sequences: no bold, no live line; --color still forces colour', async () => {
+    sandbox.setFaults({ rate: 1, kinds: ['slow'], slowMs: 100 });
+    try {
+      const dumb = { ...sandboxEnv(sandbox), TERM: 'dumb' };
+      const argv = ['--parallel', '1', 'conversations', 'list', '--status', 'unread', '--page-size', '5', '--columns', 'id,status'];
+      const list = await runInPty(argv, { columns: 80, env: dumb });
+      assert.equal(list.code, 0, list.screen);
+      assert.doesNotMatch(list.screen, /\x1b/, JSON.stringify(list.screen.slice(0, 200)));
+      assert.match(list.screen, /^ID {6}STATUS\n/);
+      const get = await runInPty(['tags', 'get', '7005'], { columns: 80, env: dumb });
+      assert.doesNotMatch(get.screen, /\x1b/);
+      const forced = await runInPty(['--color', 'tags', 'get', '7005'], { columns: 80, env: dumb });
+      assert.match(forced.screen, /\x1b\[1m/);
+    } finally {
+      sandbox.setFaults(undefined);
+    }
+  });
+
   test('a long list shows a live count on the terminal, gone at the end; --quiet shows none', async () => {
     // each page takes 100 ms, one at a time: the list runs for about two seconds
     sandbox.setFaults({ rate: 1, kinds: ['slow'], slowMs: 100 });

@@ -244,21 +244,24 @@ describe('fitting the terminal', () => {
     for (const line of output.split('\n')) assert.ok(displayWidth(line) <= 60, line);
   });
 
-  it('lets the table be wider than a terminal too narrow for its ids', async () => {
-    const output = await table([records], { columns }, 30);
-    assert.equal(
-      output,
-      'ID    STATUS   CREATED     AUTHO…  ASSIG…  TAGS    MESSA…\n' +
-        '5083  unread   2026-06-01  f:182           prais…  Thank…\n' +
-        '5481  on_hold  2026-06-02  m:25            outag…  The a…\n',
-    );
+  it('leaves columns out from the right, naming them, when even the ids do not fit: no line wider than the terminal', async () => {
+    const notices: string[] = [];
+    const output = await table([records], { columns, notice: (message) => notices.push(message) }, 30);
+    assert.equal(output, 'ID    STATUS   CREATED\n' + '5083  unread   2026-06-01\n' + '5481  on_hold  2026-06-02\n');
+    assert.deepEqual(notices, ['left out author.id, assigned_to, tags, message to fit 30 columns: --columns picks the columns, -o tsv shows them all']);
+    for (const width of [40, 45, 52, 57]) {
+      const fitted = await table([records], { columns }, width);
+      for (const line of fitted.split('\n')) assert.ok(displayWidth(line) <= width, `${width}: ${line}`);
+    }
   });
 
   it('cuts later rows to the fitted widths, ids still whole', async () => {
     const later: Row = { ...records[0], id: '900001', author: { id: 'f:77' }, message: 'ok', tags: [], assigned_to: { id: 3, name: 'Someone with a long name' } };
     const output = await table([records, [later]], { columns }, 80);
-    // The longer id pushes the cells after it along the blanks of its row until ASSIGNED_TO, back on the grid.
-    assert.equal(output.split('\n')[3], '900001  unread  2026-06-01  f:77      Someone wi…                  ok');
+    // The longer id takes its room from the blanks of TAGS (empty here): MESSAGE is back on the grid.
+    const lines = output.split('\n');
+    assert.equal(lines[3], '900001  unread   2026-06-01  f:77       Someone wi…                ok');
+    assert.equal(lines[3]!.indexOf('ok'), lines[0]!.indexOf('MESSAGE'));
   });
 
   it('styles the header bold outside the padding, so colour changes no width', async () => {

@@ -332,6 +332,7 @@ describe('conversations update --dry-run', () => {
     assert.deepEqual(JSON.parse(json.stdout), [request('500020'), request('500021')]);
 
     const csv = await runCli([...argv, '-o', 'csv', '--columns', 'id,body.tag_ids'], { sandbox });
+    // A list cell in csv is a JSON array (tag ids go as the strings the service uses).
     assert.equal(csv.stdout, 'id,body.tag_ids\r\n500020,"[""7006""]"\r\n500021,"[""7006""]"\r\n');
     assert.equal(sandbox.requests.length, from, 'nothing sent');
   });

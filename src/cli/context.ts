@@ -6,7 +6,8 @@ import { AuthError, UsageError } from '../core/errors.js';
 import type { Io, OutStream } from '../core/io.js';
 import { FORMATS, sanitizeForTerminal, type Format } from '../output/index.js';
 import { Printer } from '../output/printer.js';
-import { withLiveCount, type LiveCount } from '../output/progress.js';
+import { useColor } from '../output/style.js';
+import { liveTicker, withLiveCount, type LiveCount, type LiveTicker } from '../output/progress.js';
 import type { RecordWriter } from '../output/types.js';
 import { parseDuration, parseEnum, parseIntInRange } from '../core/parse.js';
 import { VERSIONS } from '../api/catalogue/index.js';
@@ -139,9 +140,10 @@ export class Context {
       out: this.io.stdout,
       header: this.globals.header,
       escapeFormulas: this.globals.escapeFormulas,
-      color: this.colorFor(this.io.stdout),
+      color: useColor(this.globals.color, this.io.env, this.io.stdout),
       signal: this.io.signal,
       project: this.globals.columns !== undefined,
+      notice: (message) => this.notice(message),
     });
   }
 
@@ -159,13 +161,9 @@ export class Context {
     return (versions as readonly string[]).includes(version) ? (version as V) : fallback;
   }
 
-  colorFor(out: OutStream): boolean {
-    if (this.globals.color !== undefined) return this.globals.color;
-    if (this.io.env.NO_COLOR) return false;
-    const forced = this.io.env.FORCE_COLOR;
-    // As chalk and node read it: 0 or false forces colour off, any other value (even empty) on.
-    if (forced !== undefined) return forced !== '0' && forced !== 'false';
-    return out.isTTY;
+  /** stderr for lines redrawn in place: not a terminal for them where TERM=dumb (no escape sequences, as git reads it). */
+  get liveStderr(): OutStream {
+    return this.io.env.TERM === 'dumb' ? { ...this.io.stderr, isTTY: false } : this.io.stderr;
   }
 
   // ---- messages on stderr ----
@@ -179,12 +177,17 @@ export class Context {
   }
 
   /**
-   * The records of a list through a live count on stderr (src/output/progress.ts). Not with
-   * --quiet, nor with --verbose, whose trace lines are the progress there.
+   * A live count on stderr (src/output/progress.ts): of a list's records (liveCount), or of `total`
+   * items done (an update batch's ids). Not with --quiet, nor with --verbose, whose trace lines are the progress there.
    */
+  liveTicker(noun: string, total: number): LiveTicker {
+    const stderr = this.globals.quiet || this.globals.verbose ? { ...this.io.stderr, isTTY: false } : this.liveStderr;
+    return liveTicker({ stderr, stdout: this.io.stdout, now: this.io.now, noun, total });
+  }
+
   liveCount(writer: RecordWriter, noun: string): LiveCount {
     if (this.globals.quiet || this.globals.verbose) return { writer, clear: () => undefined };
-    return withLiveCount(writer, { stderr: this.io.stderr, stdout: this.io.stdout, now: this.io.now, noun });
+    return withLiveCount(writer, { stderr: this.liveStderr, stdout: this.io.stdout, now: this.io.now, noun });
   }
 
   // ---- connection ----

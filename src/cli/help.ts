@@ -8,12 +8,15 @@
 import { Command, type Help, type HelpContext, type Option } from 'commander';
 import { UsageError } from '../core/errors.js';
 import { writeText } from '../output/index.js';
-import { wrapText } from '../output/text-width.js';
+import { hangingLines, wrapText } from '../output/text-width.js';
+import { TOPICS, topicText, type Topic } from '../docs/topics.js';
 import type { Action } from './action.js';
 
 /** Commander wraps a description only when at least this much room is left beside its term. */
 const MIN_WIDTH_TO_WRAP = 24;
 const INDENT = '  ';
+/** Lines of a usage after the first start under its command: `Usage: `. */
+const USAGE_INDENT = ' '.repeat('Usage: '.length);
 
 export class CarectlCommand extends Command {
   override createCommand(name?: string): Command {
@@ -69,6 +72,17 @@ function optionWord(option: Option): string {
   return [option.short ?? option.long, value].filter(Boolean).join(' ');
 }
 
+/**
+ * `  term  description`, the description wrapped at word boundaries in its own column; where that
+ * column would be narrower than MIN_WIDTH_TO_WRAP, the description goes under the term instead.
+ */
+function formatItem(term: string, termWidth: number, description: string, width: number): string {
+  if (description === '') return INDENT + term;
+  const column = INDENT.length + termWidth + 2;
+  if (width - column >= MIN_WIDTH_TO_WRAP) return hangingLines(`${INDENT}${term.padEnd(termWidth)}  `, description, width, column).join('\n');
+  return [INDENT + term, ...paragraph(description, width, INDENT.repeat(3))].join('\n');
+}
+
 /** Text wrapped to the help's width, each line indented. */
 function paragraph(text: string, width: number, indent = ''): string[] {
   return wrapText(text, width - indent.length).map((line) => indent + line);
@@ -107,8 +121,8 @@ function formatHelp(command: Command, helper: Help): string {
     helper.longestArgumentTermLength(command, helper),
     ...own.map((option) => helper.optionTerm(option).length),
   );
-  const item = (term: string, description: string): string => helper.formatItem(term, termWidth, description, helper);
-  const usage = wrapText(`Usage: ${helper.commandUsage(command)}`, width).map((line, index) => (index === 0 ? line : `       ${line}`));
+  const item = (term: string, description: string): string => formatItem(term, termWidth, description, width);
+  const usage = wrapText(`Usage: ${helper.commandUsage(command)}`, width - USAGE_INDENT.length, width).map((line, index) => (index === 0 ? line : USAGE_INDENT + line));
   const description = helper.commandDescription(command);
   const examples = examplesOf(command);
   return [
@@ -133,7 +147,7 @@ function globalOptionsNote(root: Command, isRoot: boolean, helper: Help, width: 
   }
   // An option and its value stay on one line.
   const words = globals.map((option) => optionWord(option).replaceAll(' ', '\u00a0')).join(', ');
-  return section('Global options (carectl help options describes each):', paragraph(words, width, INDENT).map((line) => line.replaceAll('\u00a0', ' ')));
+  return [...paragraph('Global options (carectl help options describes each):', width), ...paragraph(words, width, INDENT).map((line) => line.replaceAll('\u00a0', ' ')), ''];
 }
 
 /** `carectl help options`: every global option with its description. */
@@ -146,7 +160,7 @@ function globalOptionsHelp(root: Command): string {
   return [
     ...paragraph('Global options: they apply to every command, given before or after its words (carectl -o json tags list, carectl tags list -o json).', width),
     '',
-    ...options.map((option) => helper.formatItem(helper.optionTerm(option), termWidth, helper.optionDescription(option), helper)),
+    ...options.map((option) => formatItem(helper.optionTerm(option), termWidth, helper.optionDescription(option), width)),
     '',
   ].join('\n');
 }
@@ -162,19 +176,30 @@ function commandAt(root: Command, words: readonly string[]): Command {
   return command;
 }
 
-/** `carectl help [COMMAND…]` and `carectl help options`. */
+/** `carectl help [COMMAND…]`, `carectl help options` and the topics of the man page's sections. */
 export function addHelpCommand(program: Command, action: Action): void {
   const help = program
     .command('help [command...]')
-    .description('show the help of carectl or of a command (help conversations list), or every global option (help options)');
-  addExamples(help, ['carectl help conversations list', 'carectl help options']);
+    .description(`show the help of carectl or of a command (help conversations list), or a topic: options (every global option), ${TOPICS.join(', ')}`);
+  addExamples(help, ['carectl help conversations list', 'carectl help options', 'carectl help dates']);
   help.action(
     action(
       (_raw, args) => (args[0] as string[] | undefined) ?? [],
       async (ctx, words) => {
-        if (words.length === 1 && words[0] === 'options') return writeText(ctx.io.stdout.stream, globalOptionsHelp(program), ctx.io.signal);
+        const [word] = words;
+        if (words.length === 1 && word === 'options') return writeText(ctx.io.stdout.stream, globalOptionsHelp(program), ctx.io.signal);
+        if (words.length === 1 && (TOPICS as readonly string[]).includes(word!)) {
+          return writeText(ctx.io.stdout.stream, topicText(word as Topic, program.configureOutput().getOutHelpWidth?.() ?? 80), ctx.io.signal);
+        }
         commandAt(program, words).outputHelp();
       },
     ),
   );
+}
+
+/** `carectl version`: the version, as --version prints it. */
+export function addVersionCommand(program: Command, action: Action, version: string): void {
+  const command = program.command('version').description('print the version (as --version)');
+  addExamples(command, ['carectl version', 'carectl --version']);
+  command.action(action(() => undefined, async (ctx) => writeText(ctx.io.stdout.stream, `${version}\n`, ctx.io.signal)));
 }

@@ -54,11 +54,20 @@ export const VALUE_SYNTAX: Term[] = [
   },
 ];
 
+/** Options with dates, ranges and durations as typed (`carectl help dates`, and the man page). */
+export const DATE_EXAMPLES: string[] = [
+  'carectl conversations list --status closed --newest 7d..today',
+  'carectl conversations list --status unread --oldest 2026-06-01..2026-06-30',
+  'carectl users list --last-login ..30d',
+  'carectl accounts list --created gt:2024-01-01,lt:2024-02-01',
+  'carectl reports create --account 1001 --from yesterday --to yesterday --wait --timeout 45m',
+];
+
 export const FORMAT_TEXT: Record<Format, string> = {
-  table: 'Aligned columns for people, the default when standard output is a terminal. Rows are printed a page at a time; columns fit the terminal (a cut cell ends in …) and widen when a later page needs it and there is room. A `get` prints a two-column table of names and values. Colour is used only on a terminal.',
-  json: 'One JSON array for a list, one JSON object for a `get`, with whole records.',
-  ndjson: 'One JSON record per line, with whole records: for `jq` and for streaming.',
-  csv: 'RFC 4180, with a header row (`--no-header` drops it). A text cell that begins with `=`, `+`, `-`, `@`, a tab, CR or LF is prefixed with an apostrophe so that spreadsheets do not run it as a formula; `--no-escape-formulas` turns that off.',
+  table: 'Aligned columns for people, the default when standard output is a terminal. Rows are printed a page at a time on one grid, its widths set by the first page. No line is wider than the terminal: free text is cut first (a cut cell ends in …), ids never; when even the ids do not fit, columns are left out from the right and a notice names them. A `get` prints one `KEY  value` line per field, long values wrapped under their value. Colour is used only on a terminal, and not where TERM=dumb.',
+  json: 'One JSON array for a list, one JSON object for a `get`, with whole records; with `--columns`, only those keys, a dotted path as nested keys (`author.id` gives `{"author": {"id": …}}`).',
+  ndjson: 'One JSON record per line, with whole records (or the `--columns` keys, as json): for `jq` and for streaming.',
+  csv: 'RFC 4180, with a header row (`--no-header` drops it). A cell holding a list (`tags`, `tags.name`, `content.text`) is a JSON array (`["refund, urgent","vip"]`; `[]` when empty, an empty cell when missing), so values with commas split back with any JSON parser. A text cell that begins with `=`, `+`, `-`, `@`, a tab, CR or LF is prefixed with an apostrophe so that spreadsheets do not run it as a formula; `--no-escape-formulas` turns that off.',
   tsv: 'Tab-separated values with a header row, the default when standard output is not a terminal. Values never contain a raw tab or newline.',
 };
 

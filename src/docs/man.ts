@@ -9,7 +9,7 @@ import { ENVIRONMENT, SETTING_KEYS } from '../config/keys.js';
 import * as roff from './roff.js';
 import { allCommands, describeCommand, isLeaf, type CommandDoc, type OptionDoc } from './tree.js';
 import {
-  DESCRIPTION, EXAMPLES, EXIT_TEXT, FILES, FORMAT_NOTES, FORMAT_TEXT, GLOBAL_OPTIONS_INTRO, OTHER_ENVIRONMENT,
+  DATE_EXAMPLES, DESCRIPTION, EXAMPLES, EXIT_TEXT, FILES, FORMAT_NOTES, FORMAT_TEXT, GLOBAL_OPTIONS_INTRO, OTHER_ENVIRONMENT,
   SETTING_TEXT, VALUE_SYNTAX, type Term,
 } from './man-sections.js';
 
@@ -37,6 +37,8 @@ export function renderManPage(program: Command, version: string): string {
     ...allCommands(root).filter((command) => command !== root && (isLeaf(command) || command.examples.length > 0)).flatMap(commandSection),
     '.SH "DATE, RANGE AND DURATION"',
     ...VALUE_SYNTAX.flatMap(termItem),
+    ...paragraphs(['For example:']),
+    ...exampleBlock(DATE_EXAMPLES),
     '.SH "OUTPUT FORMATS"',
     ...FORMATS.flatMap((format) => termItem({ term: format, paragraphs: [FORMAT_TEXT[format]] })),
     ...paragraphs(FORMAT_NOTES),

@@ -81,17 +81,20 @@ class DescribeWriter implements RecordWriter {
     const keyWidth = this.#keyWidth(shown.map(([key]) => displayWidth(key)));
     const style = await this.#key;
     const lines = shown.flatMap(([key, value]) => {
-      const label = key + ' '.repeat(Math.max(0, keyWidth - displayWidth(key))) + GAP;
-      const [first = '', ...rest] = hangingLines(label, value, this.#width, keyWidth + GAP.length);
+      const indent = keyWidth + GAP.length;
+      // Values start in one column: a key longer than the keys' column has a line of its own.
+      const alone = displayWidth(key) > keyWidth && value !== '';
+      const label = alone ? ' '.repeat(indent) : key + ' '.repeat(Math.max(0, keyWidth - displayWidth(key))) + GAP;
+      const [first = '', ...rest] = hangingLines(label, value, this.#width, indent);
       // Only the key is styled: the padding and the value stay plain.
-      return [style(key) + first.slice(key.length), ...rest];
+      return alone ? [style(key), first, ...rest] : [style(key) + first.slice(key.length), ...rest];
     });
     await this.#sink.write(lines.map((line) => `${line.trimEnd()}\n`).join(''));
   }
 
   /**
    * The keys' column: as wide as the longest key, but on a terminal not past a third of it (at
-   * least MIN_KEY_COLUMN); a longer key's value starts two spaces after it and goes on in the column.
+   * least MIN_KEY_COLUMN); a longer key is on a line of its own, its value under the others'.
    */
   #keyWidth(widths: number[]): number {
     // A loop, not Math.max(...widths): a record with 12,000 content items has tens of thousands of keys, past the stack.

@@ -103,13 +103,21 @@ function shrink(widths: number[], floors: readonly number[], budget: number): nu
   });
 }
 
+/** Below these widths a column is not shrunk: free text to MIN_SHRUNK_WIDTH, a key or fixed value never below its values. */
+function floorsOf(measures: readonly ColumnMeasure[], policies: readonly ColumnPolicy[]): number[] {
+  return measures.map(({ header, values }, index) => {
+    const width = Math.max(1, header, values);
+    if ((policies[index] as ColumnPolicy).kind === 'text') return Math.min(width, MIN_SHRUNK_WIDTH);
+    return Math.max(1, values, Math.min(header, MIN_SHRUNK_WIDTH));
+  });
+}
+
 /**
  * The widths of the columns: natural (the header and the widest cell of the first window), and
  * with `terminalColumns` fitted to it, widest first: free text down to MIN_SHRUNK_WIDTH, and the
  * blank part under a header wider than its column's values (down to the values, or to
  * MIN_SHRUNK_WIDTH of the header). So free text is what gets cut, the long headers of narrow
- * columns only once the text is as narrow as they are, and a key or fixed value never (the table
- * is then wider than the terminal).
+ * columns only once the text is as narrow as they are, and a key or fixed value never.
  */
 export function columnWidths(
   measures: readonly ColumnMeasure[],
@@ -119,10 +127,32 @@ export function columnWidths(
 ): number[] {
   const natural = measures.map(({ header, values }) => Math.max(1, header, values));
   if (!terminalColumns) return natural;
-  const floors = measures.map(({ header, values }, index) => {
-    const width = natural[index] as number;
-    if ((policies[index] as ColumnPolicy).kind === 'text') return Math.min(width, MIN_SHRUNK_WIDTH);
-    return Math.max(1, values, Math.min(header, MIN_SHRUNK_WIDTH));
-  });
-  return shrink(natural, floors, terminalColumns - gap * (natural.length - 1));
+  return shrink(natural, floorsOf(measures, policies), terminalColumns - gap * (natural.length - 1));
+}
+
+export interface FittedColumns {
+  /** Which columns are shown (indices, in order): all of them, unless the terminal is too narrow. */
+  shown: number[];
+  /** The widths of the shown columns. */
+  widths: number[];
+}
+
+/**
+ * The columns a terminal has room for, and their widths: when even the ids, identifiers, dates
+ * and the shortest free text do not fit, columns are left out from the right (never the first),
+ * rather than a line wider than the terminal.
+ */
+export function fitColumns(
+  measures: readonly ColumnMeasure[],
+  policies: readonly ColumnPolicy[],
+  gap: number,
+  terminalColumns: number | undefined,
+): FittedColumns {
+  let shown = measures.map((_, index) => index);
+  if (terminalColumns) {
+    const floors = floorsOf(measures, policies);
+    while (shown.length > 1 && sum(shown.map((index) => floors[index] as number)) + gap * (shown.length - 1) > terminalColumns) shown = shown.slice(0, -1);
+  }
+  const pick = <T>(items: readonly T[]): T[] => shown.map((index) => items[index] as T);
+  return { shown, widths: columnWidths(pick(measures), pick(policies), gap, terminalColumns) };
 }

@@ -20,6 +20,8 @@ export interface PrinterSettings {
   signal: AbortSignal;
   /** --columns was given: json and ndjson keep only those keys of each record. */
   project?: boolean;
+  /** Notices on stderr (a table's columns left out on a narrow terminal). */
+  notice?: (message: string) => void;
 }
 
 export type Shape = 'list' | 'single';

@@ -31,14 +31,23 @@ export interface LiveCount {
   clear(): void;
 }
 
+/** A count drawn live on stderr: `tick()` after each item done, `stepAside()` before stdout is written. */
+export interface LiveTicker {
+  tick(): void;
+  stepAside(): void;
+  /** Redraws (or puts back) the line without counting. */
+  refresh(): void;
+  clear(): void;
+}
+
 /**
- * Wraps `writer` so that each record written counts; once the list has run LIVE_COUNT_AFTER_MS,
- * the count is drawn on stderr, then updated at most every LIVE_COUNT_EVERY_MS. `end()` clears
- * it. stderr not a terminal: the writer as it is, and nothing is ever drawn.
+ * The live line: once the run has lasted LIVE_COUNT_AFTER_MS, the count (`1,250 conversations
+ * (410/s)`, or with `total` `120 of 500 conversations (40/s)`) is drawn on stderr, then updated at
+ * most every LIVE_COUNT_EVERY_MS. stderr not a terminal: nothing is ever drawn.
  */
-export function withLiveCount(writer: RecordWriter, options: LiveCountOptions): LiveCount {
-  const { stderr, now, noun } = options;
-  if (!stderr.isTTY) return { writer, clear: () => undefined };
+export function liveTicker(options: LiveCountOptions & { total?: number }): LiveTicker {
+  const { stderr, now, noun, total } = options;
+  if (!stderr.isTTY) return { tick: () => undefined, stepAside: () => undefined, refresh: () => undefined, clear: () => undefined };
   const started = now();
   let count = 0;
   /** What the line shows, and when it was last updated; undefined while nothing is drawn. */
@@ -50,7 +59,7 @@ export function withLiveCount(writer: RecordWriter, options: LiveCountOptions): 
     shown = undefined;
     lifted = false;
   };
-  const update = (): void => {
+  const refresh = (): void => {
     const at = now();
     const elapsed = at - started;
     if (elapsed < LIVE_COUNT_AFTER_MS || (shown !== undefined && at - shown.at < LIVE_COUNT_EVERY_MS)) {
@@ -60,35 +69,49 @@ export function withLiveCount(writer: RecordWriter, options: LiveCountOptions): 
       return;
     }
     const rate = Math.round((count * 1000) / elapsed);
-    shown = { text: fitLine(`${groupDigits(count)} ${noun}${count === 1 ? '' : 's'} (${groupDigits(rate)}/s)`, stderr.columns), at };
+    const counted = total === undefined ? groupDigits(count) : `${groupDigits(count)} of ${groupDigits(total)}`;
+    shown = { text: fitLine(`${counted} ${noun}${(total ?? count) === 1 ? '' : 's'} (${groupDigits(rate)}/s)`, stderr.columns), at };
     stderr.stream.write(CLEAR_LINE + shown.text);
     lifted = false;
   };
-  /** Records printed on the same terminal must not land after the live line's text. */
-  const stepAside = (): void => {
-    if (shown === undefined || lifted || !options.stdout.isTTY) return;
-    stderr.stream.write(CLEAR_LINE);
-    lifted = true;
+  return {
+    tick() {
+      count += 1;
+      refresh();
+    },
+    /** Records printed on the same terminal must not land after the live line's text. */
+    stepAside() {
+      if (shown === undefined || lifted || !options.stdout.isTTY) return;
+      stderr.stream.write(CLEAR_LINE);
+      lifted = true;
+    },
+    refresh,
+    clear,
   };
+}
+
+/** Wraps `writer` so that each record written counts on a live line (liveTicker); `end()` clears it. */
+export function withLiveCount(writer: RecordWriter, options: LiveCountOptions): LiveCount {
+  if (!options.stderr.isTTY) return { writer, clear: () => undefined };
+  const live = liveTicker(options);
   return {
     writer: {
       async write(record) {
-        stepAside();
+        live.stepAside();
         await writer.write(record);
-        count += 1;
-        update();
+        live.tick();
       },
       async endPage() {
-        stepAside();
+        live.stepAside();
         await writer.endPage();
-        update();
+        live.refresh();
       },
       async end() {
-        clear();
+        live.clear();
         await writer.end();
       },
       ...(writer.delivered && { delivered: writer.delivered.bind(writer) }),
     },
-    clear,
+    clear: live.clear,
   };
 }

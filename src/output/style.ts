@@ -1,3 +1,17 @@
+import type { OutStream } from '../core/io.js';
+
+/**
+ * Whether to colour `out`: --color/--no-color, else NO_COLOR, else FORCE_COLOR (as chalk and node
+ * read it: 0 or false off, any other value, even empty, on), else a terminal that is not TERM=dumb
+ * (which takes no escape sequences, as git and supports-color read it).
+ */
+export function useColor(flag: boolean | undefined, env: Readonly<Record<string, string | undefined>>, out: OutStream): boolean {
+  if (flag !== undefined) return flag;
+  if (env.NO_COLOR) return false;
+  if (env.FORCE_COLOR !== undefined) return env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false';
+  return out.isTTY && env.TERM !== 'dumb';
+}
+
 /** Bold text when colour is on, plain text otherwise; chalk is loaded only when it is needed. */
 export async function boldWhen(color: boolean): Promise<(text: string) => string> {
   if (!color) return (text) => text;

@@ -1,6 +1,7 @@
+import type CliTable from 'cli-table3';
 import { cellText, pathGetter } from './cells.js';
 import type { ValueGetter } from './cells.js';
-import { columnPolicy, columnWidths, widestCell } from './grid.js';
+import { columnPolicy, fitColumns, widestCell } from './grid.js';
 import type { ColumnPolicy } from './grid.js';
 import { sanitizeForTerminal } from './sanitize.js';
 import { StreamSink } from '../core/stream-sink.js';
@@ -10,8 +11,9 @@ import { cutToWidth, displayWidth, trimTrailingSpaces, wrapToWidth } from './wid
 
 /**
  * Borderless kubectl/gh-style tables: columns two spaces apart, upper-case header, no frame, no
- * trailing blanks. Laid out here, in time linear in what is shown: every cell is cut to what can
- * be shown before anything measures it.
+ * trailing blanks. carectl computes the widths and cuts (or wraps) every cell to its column
+ * before anything measures it, so laying out costs time linear in what is shown; cli-table3, its
+ * border characters off, renders each page's rows on those widths.
  */
 const GAP = 2;
 /** Safety valve for callers that never call endPage(): a "page" ends here. */
@@ -24,10 +26,30 @@ export const MAX_CELL_WIDTH = 4096;
 /** Columns whose cells wrap when WriterOptions.wrap is not given: `conversations update`'s messages. */
 export const DEFAULT_WRAP_COLUMNS: readonly string[] = ['result'];
 
+/** cli-table3 with no frame: only the gap between columns, no padding, no row separators. */
+const NO_BORDER = {
+  chars: {
+    top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
+    left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: ' '.repeat(GAP),
+  },
+  style: { 'padding-left': 0, 'padding-right': 0, head: [], border: [], compact: true },
+};
+
 /** The terminal's width when stdout is one and says how wide it is. */
 function terminalWidth(opts: WriterOptions): number | undefined {
   const { isTTY, columns } = opts.out;
   return isTTY && columns !== undefined && columns > 0 ? columns : undefined;
+}
+
+/**
+ * A row ready for cli-table3: each cell cut to its width (a wrapped cell's first line), and the
+ * widths. The further lines of wrapped cells are laid out here, under their column: a 200 KB
+ * result wraps to thousands of lines, which cli-table3 would measure again and again.
+ */
+interface LaidRow {
+  cells: string[];
+  widths: number[];
+  more: string[];
 }
 
 /** A line being assembled: text, and the terminal column where it ends. */
@@ -45,65 +67,92 @@ class Line {
 /**
  * One grid: the widths fixed, each row laid out on it. A cell wider than its column is cut with
  * '…', or wrapped within the column when its column wraps; a key or fixed value is shown whole,
- * and the cells after it in that row make room (the row's next free-text cell is cut shorter), so
- * the following rows and columns stay on the grid.
+ * taking its room from the blanks and free text after it in that row, so the following columns
+ * stay on the grid. The last column reaches the terminal's edge (off a terminal, MAX_CELL_WIDTH).
  */
 class Grid {
   readonly #widths: number[];
-  readonly #starts: number[];
   readonly #policies: readonly ColumnPolicy[];
-  /** How far the last column may reach: to the terminal's edge, or the cell bound off a terminal. */
-  readonly #lastRight: number;
+  readonly #terminalColumns: number | undefined;
 
   constructor(widths: number[], policies: readonly ColumnPolicy[], terminalColumns: number | undefined) {
     this.#widths = widths;
     this.#policies = policies;
-    let start = 0;
-    this.#starts = widths.map((width) => {
-      const at = start;
-      start += width + GAP;
-      return at;
-    });
-    const lastStart = this.#starts.at(-1) ?? 0;
-    const lastWidth = widths.at(-1) ?? 0;
-    this.#lastRight = terminalColumns ? Math.max(lastStart + lastWidth, terminalColumns) : lastStart + MAX_CELL_WIDTH;
+    this.#terminalColumns = terminalColumns;
   }
 
-  /** One row as lines ending in '\n'; `style` (the header's bold) wraps each shown cell. */
-  row(cells: readonly string[], header = false, style?: (text: string) => string): string {
-    const first = new Line();
-    /** Continuation lines of wrapped cells. */
-    const more: Line[] = [];
-    const last = cells.length - 1;
-    for (let index = 0; index <= last; index++) {
-      const text = cells[index] as string;
-      if (text === '') continue;
-      const policy = this.#policies[index] as ColumnPolicy;
-      const gridStart = this.#starts[index] as number;
-      const start = index === 0 ? 0 : Math.max(gridStart, first.end + GAP);
-      const right = index === last ? this.#lastRight : gridStart + (this.#widths[index] as number);
-      const room = Math.max(1, right - start);
-      let shown: string;
-      if (!header && policy.wrap && displayWidth(text, room) > room) {
-        const [head = '', ...rest] = wrapToWidth(text, room);
-        shown = head;
-        rest.forEach((line, at) => {
-          const continuation = (more[at] ??= new Line());
-          continuation.put(gridStart, line, displayWidth(line));
-        });
-      } else {
-        shown = !header && policy.keeps(text) ? text : cutToWidth(text, room);
+  /** The cells of one row on the grid; a header is cut, never kept whole. */
+  layRow(texts: readonly string[], header = false): LaidRow {
+    const widths = [...this.#widths];
+    const last = widths.length - 1;
+    const keep = (index: number): boolean => !header && (this.#policies[index] as ColumnPolicy).keeps(texts[index] as string);
+    for (let index = 0; index < last; index++) {
+      let over = displayWidth(texts[index] as string) - (widths[index] as number);
+      if (over <= 0 || !keep(index)) continue;
+      widths[index] = (widths[index] as number) + over;
+      // First from the blanks of the cells after it, then from their free text; the last column gives what is left.
+      for (const fromText of [false, true]) {
+        for (let next = index + 1; next < last && over > 0; next++) {
+          if (keep(next)) continue;
+          const used = fromText ? 1 : displayWidth(texts[next] as string, widths[next] as number);
+          const spare = Math.max(0, (widths[next] as number) - Math.max(1, used));
+          const taken = Math.min(spare, over);
+          widths[next] = (widths[next] as number) - taken;
+          over -= taken;
+        }
       }
-      first.put(start, style ? style(shown) : shown, displayWidth(shown));
     }
-    return [first, ...more].map((line) => trimTrailingSpaces(line.text) + '\n').join('');
+    const lastStart = widths.slice(0, last).reduce((total, width) => total + width + GAP, 0);
+    widths[last] = Math.max(1, (this.#terminalColumns ?? lastStart + MAX_CELL_WIDTH) - lastStart);
+    const more: Line[] = [];
+    let start = 0;
+    const cells = texts.map((text, index) => {
+      const width = widths[index] as number;
+      const at = start;
+      start += width + GAP;
+      if (!header && (this.#policies[index] as ColumnPolicy).wrap && displayWidth(text, width) > width) {
+        const [first = '', ...rest] = wrapToWidth(text, width);
+        rest.forEach((line, row) => (more[row] ??= new Line()).put(at, line, displayWidth(line)));
+        return first;
+      }
+      return keep(index) && index < last ? text : cutToWidth(text, width);
+    });
+    return { cells, widths, more: more.map((line) => trimTrailingSpaces(line.text)) };
   }
+}
+
+/** The lines of rows laid out on a grid, by cli-table3; rows of the same widths go in one table. */
+function render(Table: typeof CliTable, rows: readonly LaidRow[], style?: (text: string) => string): string {
+  let text = '';
+  for (let start = 0; start < rows.length; ) {
+    const widths = (rows[start] as LaidRow).widths;
+    // The last column as wide as its widest cell here: cli-table3 pads every cell to its column.
+    const same: LaidRow[] = [];
+    while (start + same.length < rows.length && sameWidths((rows[start + same.length] as LaidRow).widths, widths)) same.push(rows[start + same.length] as LaidRow);
+    start += same.length;
+    const last = widths.length - 1;
+    const lastWidth = Math.max(1, ...same.map((row) => displayWidth(row.cells[last] as string)));
+    const table = new Table({ ...NO_BORDER, colWidths: [...widths.slice(0, last), Math.min(widths[last] as number, lastWidth)] });
+    for (const row of same) table.push(style ? row.cells.map((cell) => (cell === '' ? cell : style(cell))) : row.cells);
+    // One line a row (every cell is one line); a wrapped cell's further lines follow it.
+    table
+      .toString()
+      .split('\n')
+      .forEach((line, index) => {
+        text += [line, ...(same[index] as LaidRow).more].map((shown) => trimTrailingSpaces(shown) + '\n').join('');
+      });
+  }
+  return text;
+}
+
+function sameWidths(a: readonly number[], b: readonly number[]): boolean {
+  return a.every((width, index) => width === b[index]);
 }
 
 /**
  * Rows of a list on one grid. The first window of rows (the first page, or MAX_BUFFERED_ROWS
- * rows without endPage()) fixes the columns' widths and policies; every later row is laid out on
- * them, so columns never move part-way down the output. Later rows go out a page at a time.
+ * rows without endPage()) fixes the columns shown, their widths and policies; every later row is
+ * laid out on them, so columns never move part-way down the output. Later rows go out a page at a time.
  */
 class ListTableWriter implements RecordWriter {
   readonly #sink: StreamSink;
@@ -113,8 +162,10 @@ class ListTableWriter implements RecordWriter {
   readonly #header: string[] | undefined;
   readonly #style: Promise<((text: string) => string) | undefined>;
   readonly #terminalColumns: number | undefined;
+  readonly #notice: ((message: string) => void) | undefined;
   #page: string[][] = [];
-  #grid: Grid | undefined;
+  #grid: { grid: Grid; shown: number[]; Table: typeof CliTable } | undefined;
+  #leftOut: string[] = [];
 
   constructor(opts: WriterOptions) {
     this.#sink = new StreamSink(opts.out.stream, opts.signal);
@@ -127,6 +178,7 @@ class ListTableWriter implements RecordWriter {
     // Header names bold when colour is on (chalk is loaded only then).
     this.#style = opts.header && opts.color ? boldWhen(true) : Promise.resolve(undefined);
     this.#terminalColumns = terminalWidth(opts);
+    this.#notice = opts.notice;
   }
 
   async write(record: Record<string, unknown>): Promise<void> {
@@ -147,10 +199,11 @@ class ListTableWriter implements RecordWriter {
     this.#page = [];
     let text = '';
     if (!this.#grid) {
-      this.#grid = this.#gridFor(rows);
-      if (this.#header) text += this.#grid.row(this.#header, true, await this.#style);
+      this.#grid = { ...this.#gridFor(rows), Table: (await import('cli-table3')).default };
+      if (this.#header) text += render(this.#grid.Table, [this.#grid.grid.layRow(this.#pick(this.#header), true)], await this.#style);
     }
-    for (const row of rows) text += this.#grid.row(row);
+    const { grid, Table } = this.#grid;
+    text += render(Table, rows.map((row) => grid.layRow(this.#pick(row))));
     await this.#sink.write(text);
   }
 
@@ -158,9 +211,16 @@ class ListTableWriter implements RecordWriter {
   async end(): Promise<void> {
     await this.endPage();
     await this.#sink.end();
+    if (this.#leftOut.length > 0) {
+      this.#notice?.(`left out ${this.#leftOut.join(', ')} to fit ${this.#terminalColumns} columns: --columns picks the columns, -o tsv shows them all`);
+    }
   }
 
-  #gridFor(rows: readonly string[][]): Grid {
+  #pick(row: readonly string[]): string[] {
+    return (this.#grid?.shown ?? []).map((index) => row[index] as string);
+  }
+
+  #gridFor(rows: readonly string[][]): { grid: Grid; shown: number[] } {
     const policies: ColumnPolicy[] = [];
     const measures = this.#columns.map((column, index) => {
       const cells = rows.map((row) => row[index] as string);
@@ -170,7 +230,9 @@ class ListTableWriter implements RecordWriter {
         values: widestCell(cells, MAX_CELL_WIDTH),
       };
     });
-    return new Grid(columnWidths(measures, policies, GAP, this.#terminalColumns), policies, this.#terminalColumns);
+    const { shown, widths } = fitColumns(measures, policies, GAP, this.#terminalColumns);
+    this.#leftOut = this.#columns.filter((_, index) => !shown.includes(index));
+    return { grid: new Grid(widths, shown.map((index) => policies[index] as ColumnPolicy), this.#terminalColumns), shown };
   }
 }
 

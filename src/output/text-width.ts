@@ -8,6 +8,8 @@ import { codePointWidth, displayWidth, ELLIPSIS } from './width.js';
 
 /** hangingLines leaves a value at least this many columns, however deep its indent. */
 const MIN_ROOM = 20;
+/** A web or mail address, which wrapping never breaks. */
+const URL = /^(?:[a-z][a-z\d+.-]*:\/\/\S+|[^\s@]+@[^\s@]+\.[^\s@]+)$/i;
 
 /** Where the longest run of `text` from `start` that takes at most `width` columns ends. */
 function headEnd(text: string, start: number, width: number): number {
@@ -42,7 +44,8 @@ export function fitLine(text: string, columns: number | undefined): string {
 
 /**
  * Wraps one paragraph at spaces into lines of at most `width` columns (the first line
- * `firstWidth`); a word longer than a line (a URL) is cut across lines. Runs of spaces inside a
+ * `firstWidth`); a word longer than a line is cut across lines, except a URL, which goes whole on
+ * a line of its own. Runs of spaces inside a
  * line are kept; spaces at a break are dropped. Width undefined: the paragraph as one line.
  */
 export function wrapText(text: string, width: number | undefined, firstWidth = width): string[] {
@@ -70,6 +73,12 @@ export function wrapText(text: string, width: number | undefined, firstWidth = w
       continue;
     }
     if (lineWidth > 0 && lineWidth + wordWidth > room()) breakLine();
+    if (wordWidth > room() && URL.test(word)) {
+      // An address is never broken (it could not be opened or copied): a line of its own, however wide.
+      line = word;
+      breakLine();
+      continue;
+    }
     // A word wider than a line is cut across lines, in one pass over it (a 200 KB word too).
     let at = 0;
     let restWidth = wordWidth;

@@ -24,6 +24,8 @@ export interface WriterOptions {
   wrap?: string[];
   /** table, one record: every field of the record rather than `columns` (`get` without --columns). */
   everyField?: boolean;
+  /** Where a notice goes (stderr, unless --quiet): a table names the columns a terminal had no room for. */
+  notice?: (message: string) => void;
 }
 
 /**

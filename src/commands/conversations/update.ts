@@ -160,13 +160,23 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
     }
   };
   const outcomes: Outcome[] = [];
-  const report = async ({ id, body, error }: Outcome & { body?: PatchBody }): Promise<void> => {
+  // ids done of all, live on a terminal's stderr, as a list's count
+  const live = ctx.liveTicker('conversation', ids.length);
+  const report = async (outcome: Outcome & { body?: PatchBody }): Promise<void> => {
+    live.stepAside();
+    await reportOne(outcome);
+    live.tick();
+  };
+  const reportOne = async ({ id, body, error }: Outcome & { body?: PatchBody }): Promise<void> => {
     outcomes.push({ id, ...(error && { error }) });
     const path = api.recordUrl(conversations, version, id).pathname;
     if (error) {
       // A dry run prints requests, not result records: the failure goes to stderr.
       if (results) await output(() => results.write({ id, status: body?.status ?? null, tags: body?.tag_ids ?? null, result: error.message }));
-      else ctx.io.stderr.stream.write(`carectl: ${sanitizeForTerminal(`${id}: ${error.message}`)}\n`);
+      else {
+        live.clear();
+        ctx.io.stderr.stream.write(`carectl: ${sanitizeForTerminal(`${id}: ${error.message}`)}\n`);
+      }
     } else if (results) await output(() => results.write({ id, status: body?.status, tags: body?.tag_ids, result: 'ok' }));
     else if (writer) await output(() => writer.write({ id, method: 'PATCH', path, body }));
     else await output(() => writeText(ctx.io.stdout.stream, `PATCH ${path} ${stringifyJson(body)}\n`, ctx.io.signal));
@@ -175,6 +185,7 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
   try {
     done = await inOrder(scheduler, ids, update, report, { stop: ctx.io.signal });
   } finally {
+    live.clear();
     // A table holds its rows until the end: the reader may leave only now.
     if (writer) await output(() => writer.end());
   }

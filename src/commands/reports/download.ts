@@ -53,7 +53,7 @@ export async function saveReport(ctx: Context, id: string, record: ApiRecord, de
       : device
         ? { stdout: device }
         : { file: destination.kind === 'folder' ? join(destination.path, defaultFileName(id, url)) : destination.path, partial: (destination as { partial: PartialFile }).partial };
-  const bar = createByteProgress(ctx.io.stderr, ctx.globals.quiet === true, `report ${id}`, ctx.io.now);
+  const bar = createByteProgress(ctx.liveStderr, ctx.globals.quiet === true, `report ${id}`, ctx.io.now);
   // Bytes already on stdout cannot be taken back (and are never repeated by a retry), so a
   // failure after them must say the output is incomplete rather than that nothing was saved.
   let onStdout = 0;

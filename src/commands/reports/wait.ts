@@ -40,7 +40,7 @@ export async function waitAndDownload(ctx: Context, api: ApiClient, version: Ver
     signal: ctx.io.signal,
     timeoutMs: plan.timeoutMs,
     resumeCommand: resume,
-    progress: createWaitProgress(ctx.io.stderr, ctx.globals.quiet === true, id),
+    progress: createWaitProgress(ctx.liveStderr, ctx.globals.quiet === true, id),
   });
   // A download's notice names the report (silenced by --quiet): a cron job's stdout stays empty.
   if (plan.downloadTo) await saveReport(ctx, id, record, plan.downloadTo, resume);
