@@ -48,6 +48,9 @@ const LAZY = {
         Object.assign(Dispatcher.prototype, require('undici/lib/api/index.js'));
         module.exports = {
           Agent: require('undici/lib/dispatcher/agent.js'),
+          // Already loaded by Agent: src/http/pools.ts makes them itself.
+          Pool: require('undici/lib/dispatcher/pool.js'),
+          Client: require('undici/lib/dispatcher/client.js'),
           // Loaded on first use: only a run with a proxy variable set needs it.
           get EnvHttpProxyAgent() {
             return require('undici/lib/dispatcher/env-http-proxy-agent.js');

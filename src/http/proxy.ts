@@ -15,6 +15,7 @@ import type { Dispatcher } from 'undici';
 import { UsageError } from '../core/errors.js';
 import { basicCredentialForms } from './redact.js';
 import type { Undici } from './undici.js';
+import { lastingPools } from './pools.js';
 
 export interface ProxySettings {
   /** For https addresses (HTTPS_PROXY). */
@@ -112,8 +113,10 @@ export function proxySecrets(proxy: ProxySettings | undefined): string[] {
  * A dispatcher for requests to `url`'s scheme: undici's EnvHttpProxyAgent when that scheme has a
  * proxy, else a plain Agent (nothing of the proxy code is loaded for a direct connection).
  */
-export function createDispatcher(undici: Undici, url: URL, proxy: ProxySettings | undefined, options: { connections: number; keepAliveTimeout?: number }): Dispatcher {
+export function createDispatcher(undici: Undici, url: URL, proxy: ProxySettings | undefined, settings: { connections: number; keepAliveTimeout?: number }): Dispatcher {
   const via = proxyFor(url, proxy);
+  // Pools that outlast a server's keep-alive closes (pools.ts), through a proxy too.
+  const options = { ...settings, factory: lastingPools(undici) };
   if (via === undefined) return new undici.Agent(options);
   return new undici.EnvHttpProxyAgent({
     ...options,
