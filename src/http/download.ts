@@ -100,7 +100,7 @@ export async function download(options: DownloadOptions): Promise<number> {
 }
 
 /**
- * One connection per scheme, through its proxy if the environment names one. Fresh, with no
+ * One connection per origin, through its proxy if the environment names one for it. Fresh, with no
  * default headers: nothing of the API connection can leak into them.
  */
 class Dispatchers {
@@ -111,8 +111,9 @@ class Dispatchers {
   ) {}
 
   for(url: URL): Dispatcher {
-    let dispatcher = this.#made.get(url.protocol);
-    if (!dispatcher) this.#made.set(url.protocol, (dispatcher = createDispatcher(this.undici, url, this.proxy, { connections: 1 })));
+    // By origin: whether it goes through the proxy (NO_PROXY) depends on the host.
+    let dispatcher = this.#made.get(url.origin);
+    if (!dispatcher) this.#made.set(url.origin, (dispatcher = createDispatcher(this.undici, url, this.proxy, { connections: 1 })));
     return dispatcher;
   }
 

@@ -78,7 +78,7 @@ function deeperThan(value: unknown, limit: number): boolean {
  * The spec's error body is {status: "error", message}; the real service may add `error_code` and
  * `param`, shown after the status when present. Anything else falls back to the status.
  */
-export function errorMessage(status: number, text: string): string {
+export function errorMessage(status: number, text: string, from: ErrorSource = {}): string {
   let body: { message?: unknown; error_code?: unknown; param?: unknown } | undefined;
   try {
     const parsed = JSON.parse(text) as unknown;
@@ -89,7 +89,37 @@ export function errorMessage(status: number, text: string): string {
   const details = [scalar(body?.error_code) && `error_code: ${scalar(body?.error_code)}`, scalar(body?.param) && `param: ${scalar(body?.param)}`].filter(Boolean);
   const message = typeof body?.message === 'string' && body.message !== '' ? body.message : undefined;
   if (message !== undefined) return `${message} (${[`HTTP ${status}`, ...details].join(', ')})`;
+  if (body === undefined) {
+    // Not the service's JSON: a proxy's or a gateway's own page, named with its title.
+    const title = pageTitle(text);
+    const quoted = title === undefined ? '' : ` ("${title}")`;
+    if (from.proxy !== undefined && PROXY_STATUSES.has(status)) {
+      return `the proxy ${from.proxy} answered HTTP ${status}${quoted}: ${status === 407 ? 'proxy credentials missing or wrong' : 'it did not get an answer from the service'}`;
+    }
+    if (title !== undefined) return `a gateway in front of the service answered HTTP ${status}${quoted}, not the service itself`;
+  }
   return `the service answered HTTP ${status}${details.length > 0 ? ` (${details.join(', ')})` : ''}`;
+}
+
+/** Who else may have answered: the proxy the request went through (`HOST:PORT (HTTP_PROXY)`). */
+export interface ErrorSource {
+  proxy?: string | undefined;
+}
+
+/** What a proxy answers for itself: its credentials, or a service it could not reach. */
+const PROXY_STATUSES: ReadonlySet<number> = new Set([407, 502, 503, 504]);
+
+/** The <title> of an HTML page, whitespace collapsed, entities of the common kind read, at most 100 characters. */
+export function pageTitle(text: string): string | undefined {
+  const raw = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(text.slice(0, 64 * 1024))?.[1];
+  if (raw === undefined) return undefined;
+  const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", apos: "'", nbsp: ' ' };
+  const title = raw
+    .replace(/&(amp|lt|gt|quot|#39|apos|nbsp);/g, (_, name: string) => entities[name]!)
+    .replace(/[\s\p{Cc}]+/gu, ' ')
+    .trim();
+  if (title === '') return undefined;
+  return title.length > 100 ? `${title.slice(0, 99)}…` : title;
 }
 
 function scalar(value: unknown): string | undefined {

@@ -12,7 +12,7 @@ import { setMaxListeners } from 'node:events';
 import type { Dispatcher } from 'undici';
 import { ApiError, BadReplyError, CarectlError, InterruptedError, MAY_HAVE_BEEN_APPLIED, NetworkError } from '../core/errors.js';
 import { loadUndici } from './undici.js';
-import { createDispatcher, namingProxy, proxySecrets, type ProxySettings } from './proxy.js';
+import { createDispatcher, namingProxy, proxyLabel, proxySecrets, type ProxySettings } from './proxy.js';
 import { basicCredentialForms, redact, redactReply, stripUserinfo } from './redact.js';
 import { errorMessage, MAX_REPLY_BYTES, parseReply, redirectMessage, ReplyTooLargeError } from './reply.js';
 import { isNeverSentError, parseRetryAfter, retryDelayMs, RETRYABLE_STATUSES } from './retry.js';
@@ -200,7 +200,7 @@ export class Transport {
         throw this.finalError(new ApiError(status, this.redact(redirectMessage(status, text, responseHeaders.location, url))), write && reached);
       }
       reached ||= write && GATEWAY_FAILURES.has(status);
-      const error = new ApiError(status, this.redact(errorMessage(status, text)));
+      const error = new ApiError(status, this.redact(errorMessage(status, text, { proxy: proxyLabel(url, this.config.proxy) })));
       if (status === 429 && (await this.throttled(options, attempt, responseHeaders['retry-after']))) {
         attempt--;
         continue;

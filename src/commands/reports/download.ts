@@ -9,7 +9,6 @@ import type { Context } from '../../cli/context.js';
 import { CarectlError, InterruptedError, ReportFailedError, systemReason } from '../../core/errors.js';
 import { VERSION } from '../../core/version.js';
 import { createByteProgress, download, formatBytes, type DownloadTarget, type PartialFile } from '../../http/download.js';
-import { proxyFromEnv } from '../../http/proxy.js';
 import { checkedDestination, withPartialFile, type Destination } from './destination.js';
 import { fetchReport, MAX_RETRY_WAIT_MS, reportId, reportsVersion, shellWord } from './shared.js';
 
@@ -64,7 +63,7 @@ export async function saveReport(ctx: Context, id: string, record: ApiRecord, de
       idleTimeoutMs: ctx.requestTimeoutMs,
       retries: ctx.retries,
       maxRetryWaitMs: MAX_RETRY_WAIT_MS,
-      proxy: proxyFromEnv(ctx.io.env),
+      proxy: ctx.proxy(),
       now: ctx.io.now,
       sleep: ctx.io.sleep,
       signal: ctx.io.signal,
