@@ -17,6 +17,7 @@ import { basicCredentialForms, redact, redactReply, stripUserinfo } from './reda
 import { errorMessage, MAX_REPLY_BYTES, parseReply, redirectMessage, ReplyTooLargeError } from './reply.js';
 import { isNeverSentError, parseRetryAfter, retryDelayMs, RETRYABLE_STATUSES } from './retry.js';
 import { ACCEPT_ENCODING, ReplyEncodingError } from './encoding.js';
+import { answerDetails, watchConnections } from './verbose.js';
 import { certificateMessage, isCertificateError } from './tls.js';
 import { attemptDeadline, sendAttempt, type AttemptReply, describeNetworkError, isProxyRefusal } from './attempt.js';
 
@@ -142,6 +143,7 @@ export class Transport {
     // Each answer names its request: with requests in parallel, answers come in any order.
     const answerTo = `${method} ${url.pathname}${url.search}`;
 
+    if (this.config.trace) watchConnections();
     for (let attempt = 0; ; attempt++) {
       this.throwIfStopped();
       const started = this.config.now();
@@ -183,7 +185,7 @@ export class Transport {
       } finally {
         deadline.clear();
       }
-      this.trace(`< ${status} ${answerTo} (${this.config.now() - started} ms)`);
+      this.trace(`< ${status} ${answerTo} (${answerDetails(method, url, seen, proxyLabel(url, this.config.proxy), this.config.now() - started)})`);
       if (status >= 200 && status < 300) {
         const parsed = parseReply(text, responseHeaders['content-type']);
         const value = parsed.ok ? redactReply(parsed.value, text, this.secrets) : undefined;
