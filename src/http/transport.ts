@@ -18,6 +18,7 @@ import { errorMessage, MAX_REPLY_BYTES, parseReply, redirectMessage, ReplyTooLar
 import { isNeverSentError, parseRetryAfter, retryDelayMs, RETRYABLE_STATUSES } from './retry.js';
 import { ACCEPT_ENCODING, ReplyEncodingError } from './encoding.js';
 import { answerDetails, watchConnections } from './verbose.js';
+import { LinkElsewhereError } from './link-elsewhere.js';
 import { certificateMessage, isCertificateError } from './tls.js';
 import { attemptDeadline, sendAttempt, type AttemptReply, describeNetworkError, isProxyRefusal } from './attempt.js';
 
@@ -113,9 +114,7 @@ export class Transport {
    */
   sameOriginUrl(link: string): URL {
     const url = new URL(link, this.baseUrl);
-    if (url.origin !== this.baseUrl.origin) {
-      throw new CarectlError(`refusing to follow a link to ${url.origin}: credentials are only sent to ${this.baseUrl.origin}`);
-    }
+    if (url.origin !== this.baseUrl.origin) throw new LinkElsewhereError(url, this.baseUrl);
     return url;
   }
 
