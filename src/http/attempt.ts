@@ -33,7 +33,7 @@ export async function sendAttempt(
   seen.status = reply.statusCode;
   seen.headers = reply.headers;
   const decoded = await decodedBody(reply.body, reply.headers['content-encoding']);
-  const text = await readBounded(decoded.stream, request.maxReplyBytes, decoded.wire() === undefined ? reply.headers['content-length'] : undefined);
+  const text = await readBounded(decoded.stream, request.maxReplyBytes, decoded.wire() === undefined ? reply.headers['content-length'] : undefined, reply.headers['content-type']);
   seen.decodedBytes = Buffer.byteLength(text);
   seen.wireBytes = decoded.wire() ?? seen.decodedBytes;
   return text;

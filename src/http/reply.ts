@@ -3,6 +3,7 @@
  * the service's error body turned into the message a user reads.
  */
 import type { Readable } from 'node:stream';
+import { ReplyEncodingError } from './encoding.js';
 import { stripUserinfo } from './redact.js';
 
 /** The largest API reply read (a page of 50 conversations with content is a few MB at most). */
@@ -22,7 +23,7 @@ export class ReplyTooLargeError extends Error {
  * The body as text, read up to `limit` bytes: a body announced or found to be larger is
  * abandoned (the connection is destroyed, not drained) with a ReplyTooLargeError.
  */
-export async function readBounded(body: Readable, limit: number, contentLength: string | string[] | undefined): Promise<string> {
+export async function readBounded(body: Readable, limit: number, contentLength: string | string[] | undefined, contentType?: string | string[]): Promise<string> {
   const announced = Number(Array.isArray(contentLength) ? contentLength[0] : contentLength);
   if (Number.isSafeInteger(announced) && announced > limit) {
     body.destroy();
@@ -39,7 +40,42 @@ export async function readBounded(body: Readable, limit: number, contentLength: 
     }
     chunks.push(bytes);
   }
-  return chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
+  return decodeText(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), contentType);
+}
+
+/**
+ * The body as text in the character set its Content-Type declares (UTF-8 when none: JSON's
+ * own); one carectl cannot decode is refused by name rather than read as UTF-8 into U+FFFD.
+ */
+export function decodeText(bytes: Buffer, contentType: string | string[] | undefined): string {
+  const type = Array.isArray(contentType) ? contentType[0] : contentType;
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(type ?? '')?.[1]?.toLowerCase();
+  if (charset === undefined || charset === 'utf-8' || charset === 'utf8') return bytes.toString('utf8');
+  let decoder: { decode(bytes: Uint8Array): string };
+  try {
+    decoder = new TextDecoder(charset);
+  } catch {
+    throw new ReplyEncodingError(`the reply is in the ${charset} character set, which carectl cannot read`, true);
+  }
+  return decoder.decode(bytes);
+}
+
+/**
+ * The most JSON values (counted by their commas and opening brackets) read in one reply: a page
+ * of 50 conversations with their content holds tens of thousands; 64 MiB of `[]` would be 22
+ * million arrays, minutes of garbage collection at 1.7 GB, deaf to Ctrl-C and SIGTERM while
+ * JSON.parse runs. At this bound parsing takes well under a second.
+ */
+export const MAX_JSON_VALUES = 1_000_000;
+
+/** Whether the text holds more than `limit` commas and opening brackets (stops counting there). */
+function moreValuesThan(text: string, limit: number): boolean {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c === 44 || c === 91 || c === 123) && ++count > limit) return true;
+  }
+  return false;
 }
 
 /** Why a 2xx reply cannot be used; undefined when it parsed. */
@@ -48,6 +84,7 @@ export type ParsedReply = { ok: true; value: unknown } | { ok: false; reason: st
 /** An empty body is null; anything else must be JSON no deeper than MAX_JSON_DEPTH. */
 export function parseReply(text: string, contentType: string | string[] | undefined): ParsedReply {
   if (text === '') return { ok: true, value: null };
+  if (moreValuesThan(text, MAX_JSON_VALUES)) return { ok: false, reason: `the service sent a reply of more than ${MAX_JSON_VALUES.toLocaleString('en-US')} JSON values, more than carectl reads in one reply` };
   let value: unknown;
   try {
     value = JSON.parse(text);
