@@ -62,6 +62,8 @@ const LAZY = {
   conf: { file: 'conf.cjs', entry: { contents: "module.exports = require('conf').default;" } },
   // login's questions on a terminal only
   read: { file: 'read.cjs', entry: { contents: "module.exports = require('read');" } },
+  // reports … --unzip only
+  yauzl: { file: 'yauzl.cjs', entry: { contents: "module.exports = require('yauzl');" } },
   './sandbox/index.js': { file: 'sandbox.cjs', entry: { path: 'src/sandbox/index.ts' } },
   '../sandbox/index.js': { file: 'sandbox.cjs', entry: { path: 'src/sandbox/index.ts' } },
 };

@@ -59,6 +59,15 @@ describe('the bundled command', () => {
     assert.equal(typeof requireBundleFile('./read.cjs').read, 'function');
   });
 
+  test('keeps the unzip library (yauzl) out of the main bundle, in a lazy file of its own that loads', async () => {
+    const bundleFolder = fileURLToPath(new URL('../../dist/bundle/', import.meta.url));
+    const marker = 'End of central directory record signature not found';
+    assert.ok(!(await readFile(join(bundleFolder, 'carectl.js'), 'utf8')).includes(marker));
+    assert.ok((await readFile(join(bundleFolder, 'yauzl.cjs'), 'utf8')).includes(marker));
+    const { requireBundleFile } = createRequire(import.meta.url)(BIN) as { requireBundleFile(id: string): { openPromise?: unknown } };
+    assert.equal(typeof requireBundleFile('./yauzl.cjs').openPromise, 'function');
+  });
+
   test('pages through a list as the sources do', async () => {
     const argv = ['conversations', 'list', '--limit', '120', '-o', 'ndjson'];
     const { stdout } = await bundled(argv);
