@@ -64,14 +64,19 @@ describe('the bundled command', () => {
     assert.deepEqual(JSON.parse(stdout), { 'carectl.js': false, 'undici.cjs': false, 'conf.cjs': false, 'sandbox.cjs': false });
   });
 
-  test("keeps login's prompt library (read) out of the main bundle, in a lazy file of its own that loads", async () => {
-    const bundleFolder = fileURLToPath(new URL('../../dist/bundle/', import.meta.url));
-    const marker = 'default value must be string or number';
-    assert.ok(!(await readFile(join(bundleFolder, 'carectl.js'), 'utf8')).includes(marker));
-    assert.ok((await readFile(join(bundleFolder, 'read.cjs'), 'utf8')).includes(marker));
-    const { requireBundleFile } = createRequire(import.meta.url)(BIN) as { requireBundleFile(id: string): { read?: unknown } };
-    assert.equal(typeof requireBundleFile('./read.cjs').read, 'function');
-  });
+  // login's prompt library (read) and the unzip library (yauzl), each used by few commands.
+  for (const [name, file, marker, loaded] of [
+    ['read', 'read.cjs', 'default value must be string or number', 'read'],
+    ['yauzl', 'yauzl.cjs', 'End of central directory record signature not found', 'openPromise'],
+  ] as const) {
+    test(`keeps ${name} out of the main bundle, in a lazy file of its own that loads`, async () => {
+      const bundleFolder = fileURLToPath(new URL('../../dist/bundle/', import.meta.url));
+      assert.ok(!(await readFile(join(bundleFolder, 'carectl.js'), 'utf8')).includes(marker));
+      assert.ok((await readFile(join(bundleFolder, file), 'utf8')).includes(marker));
+      const { requireBundleFile } = createRequire(import.meta.url)(BIN) as { requireBundleFile(id: string): Record<string, unknown> };
+      assert.equal(typeof requireBundleFile(`./${file}`)[loaded], 'function');
+    });
+  }
 
   test('pages through a list as the sources do', async () => {
     const argv = ['conversations', 'list', '--limit', '120', '-o', 'ndjson'];

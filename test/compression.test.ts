@@ -207,6 +207,19 @@ describe('the sandbox', () => {
     assert.deepEqual(await readFile(join(into, 'r.csv')), reportFileContent(sandbox.data.byId.reports.get('60001')!, 'csv'));
   });
 
+  test('--verbose: per answer the protocol, direct or proxied, new or reused connection, coding, bytes on the wire and decoded, time', async () => {
+    const out = await runCli(['--verbose', '--parallel', '1', 'conversations', 'list', '--status', 'unread', '--limit', '120', '--include', 'content', '-o', 'csv', '--columns', 'id'], { sandbox });
+    assert.equal(out.code, 0, out.stderr);
+    const answers = out.stderr.split('\n').filter((line) => line.startsWith('< '));
+    assert.ok(answers.length >= 2, out.stderr);
+    const details = /^< 200 GET \S+ \(HTTP\/1\.1, direct, (new|reused) connection, gzip ([\d.]+) KB on the wire, ([\d.]+) KB decoded, \d+ ms\)$/;
+    const parsed = answers.map((line) => details.exec(line));
+    assert.ok(parsed.every(Boolean), answers.join('\n'));
+    assert.equal(parsed[0]![1], 'new');
+    assert.equal(parsed[1]![1], 'reused');
+    assert.ok(Number(parsed[0]![2]) * 3 < Number(parsed[0]![3]), answers[0]);
+  });
+
   test('--bandwidth takes bits or bytes per second; anything else is exit 2, naming the accepted forms', async () => {
     assert.equal(parseBandwidth('20mbit'), 2_500_000);
     assert.equal(parseBandwidth('512kbit'), 64_000);

@@ -160,7 +160,7 @@ describe('API requests through a proxy', () => {
     );
     assert.equal(proxy.seen[0]!.proxyAuthorization, `Basic ${PROXY_BASE64}`);
     assert.equal(proxy.seen[0]!.authorization, undefined, 'the API credentials never reach the proxy in clear');
-    assert.match(result.stderr, /^carectl: GET https:\/\/api\.example\.test\/v1\.3\/tags\/7001 failed: the proxy refused the request \(HTTP 407: proxy credentials missing or wrong\)$/m);
+    assert.match(result.stderr, /^carectl: GET https:\/\/api\.example\.test\/v1\.3\/tags\/7001 failed: the proxy 127\.0\.0\.1:\d+ \(HTTPS_PROXY\) refused the request \(HTTP 407: proxy credentials missing or wrong\)$/m);
     assertNoProxyCredential(result.stderr);
   });
 
@@ -170,7 +170,7 @@ describe('API requests through a proxy', () => {
       env: { CARECTL_BASE_URL: 'https://api.example.test', CARECTL_USER: 'u', CARECTL_PASSWORD: 'p', HTTPS_PROXY: proxy.url, XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
     });
     assert.equal(result.code, 1);
-    assert.equal(result.stderr, 'carectl: POST https://api.example.test/v1.1/reports failed: the proxy refused the request (HTTP 407: proxy credentials missing or wrong)\n');
+    assert.equal(result.stderr, `carectl: POST https://api.example.test/v1.1/reports failed: the proxy ${proxy.url.slice(7)} (HTTPS_PROXY) refused the request (HTTP 407: proxy credentials missing or wrong)\n`);
     assert.equal(proxy.seen.length, 1);
   });
 
@@ -257,7 +257,7 @@ describe('report downloads through a proxy', () => {
       download(downloadOptions('https://downloads.example.test/r.csv?signature=abc', { stdout: new Collector() }, clock, { proxy: { https: proxy.withCredentials }, trace: (line) => trace.push(line) })),
       (err: Error) => {
         assert.ok(err instanceof NetworkError, 'a network failure (exit 1), as the API says it');
-        assert.equal(err.message, 'download from https://downloads.example.test failed: the proxy refused the request (HTTP 407: proxy credentials missing or wrong)');
+        assert.equal(err.message, `download from https://downloads.example.test failed: the proxy ${proxy.url.slice(7)} (HTTPS_PROXY) refused the request (HTTP 407: proxy credentials missing or wrong)`);
         return true;
       },
     );

@@ -522,7 +522,7 @@ describe('filters become parameters', () => {
   test('--verbose traces each API request and its answer on stderr, the password redacted', async () => {
     const out = await runCli(['--verbose', 'tags', 'get', '7005'], { sandbox });
     assert.equal(out.code, 0, out.stderr);
-    assert.match(out.stderr, /^> GET http:\/\/127\.0\.0\.1:\d+\/v1\.3\/tags\/7005\?fields=name%2Cis_active\n> authorization: Basic \[redacted\]\n< 200 GET \/v1\.3\/tags\/7005\?fields=name%2Cis_active \(\d+ ms\)\n$/);
+    assert.match(out.stderr, /^> GET http:\/\/127\.0\.0\.1:\d+\/v1\.3\/tags\/7005\?fields=name%2Cis_active\n> authorization: Basic \[redacted\]\n< 200 GET \/v1\.3\/tags\/7005\?fields=name%2Cis_active \(HTTP\/1\.1, direct, (new|reused) connection, \d+ B, \d+ ms\)\n$/);
   });
 
   test('conversations content lists the thread oldest first', async () => {

@@ -17,6 +17,7 @@ interface SandboxOptions {
   rateLimit?: string;
   annotationsPort?: string;
   bandwidth?: string;
+  publicUrl?: string;
 }
 
 /** Far above any useful --parallel; the limit is there to be reached. */
@@ -34,6 +35,7 @@ export function addSandboxCommand(program: Command, action: Action): void {
     .option('--latency <duration>', 'added to every API reply, as from a distant service (default: none)')
     .option('--rate-limit <n>', `answer 429 with Retry-After: 1 past N requests in flight, 1-${MAX_RATE_LIMIT} (default: no limit)`)
     .option('--annotations-port <n>', 'serve api/1 (annotation types, annotations) on a port of its own, 0 for a free one (default: on --port)')
+    .option('--public-url <url>', 'the address of the front it sits behind (nginx, a TLS proxy): its links and download addresses name it (default: its own)')
     .option('--bandwidth <rate>', 'one link all replies share, per second: bits (20mbit, 512kbit) or bytes (2MB, 300KB) (default: no limit)');
   addExamples(command, [
     'carectl sandbox --port 8080',
@@ -41,6 +43,7 @@ export function addSandboxCommand(program: Command, action: Action): void {
     'carectl sandbox --conversations 100000',
     'carectl sandbox --latency 150ms --rate-limit 8 --annotations-port 0',
     'carectl sandbox --latency 50ms --bandwidth 20mbit',
+    'carectl sandbox --port 8080 --public-url https://carectl.test',
   ]);
   command.action(
     action((raw: RawOptions) => raw as SandboxOptions, async (ctx, opts) => {
@@ -53,6 +56,7 @@ export function addSandboxCommand(program: Command, action: Action): void {
       const latencyMs = opts.latency === undefined ? undefined : parseDuration(opts.latency, '--latency');
       const rateLimit = opts.rateLimit === undefined ? undefined : parseIntInRange(opts.rateLimit, '--rate-limit', 1, MAX_RATE_LIMIT);
       const annotationsPort = opts.annotationsPort === undefined ? undefined : parseIntInRange(opts.annotationsPort, '--annotations-port', 0, 65535);
+      const publicUrl = opts.publicUrl === undefined ? undefined : parsePublicUrl(opts.publicUrl);
       const { parseBandwidth, startSandbox } = await import('../sandbox/index.js');
       const bandwidth = opts.bandwidth === undefined ? undefined : parseBandwidth(opts.bandwidth);
       if (opts.bandwidth !== undefined && bandwidth === undefined) throw new UsageError(`--bandwidth: expected a rate such as 20mbit, 512kbit, 2MB or 300KB (per second), got '${opts.bandwidth}'`);
@@ -63,6 +67,7 @@ export function addSandboxCommand(program: Command, action: Action): void {
         ...(rateLimit !== undefined && { rateLimit }),
         ...(annotationsPort !== undefined && { annotationsPort }),
         ...(bandwidth !== undefined && { bandwidth }),
+        ...(publicUrl !== undefined && { publicUrl }),
       }).catch((err: unknown) => {
         // A taken port is the machine's state, not a mistake in the command line: exit 1, with the way out.
         if ((err as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE') {
@@ -76,11 +81,12 @@ export function addSandboxCommand(program: Command, action: Action): void {
         [
           `carectl sandbox listening on ${sandbox.baseUrl} (report downloads on ${sandbox.downloadBaseUrl})`,
           ...(annotationsPort !== undefined ? [`api/1 (annotation types, annotations) on ${sandbox.annotationsUrl}`] : []),
+          ...(publicUrl !== undefined ? [`links and downloads name ${publicUrl}, the front it sits behind (downloads served on ${sandbox.baseUrl} too)`] : []),
           `user: ${sandbox.user}`,
           `password: ${sandbox.password}`,
           '',
           'Use it from another terminal:',
-          `  export CARECTL_BASE_URL=${sandbox.baseUrl} CARECTL_USER=${sandbox.user} CARECTL_PASSWORD=${sandbox.password}${annotationsPort !== undefined ? ` CARECTL_ANNOTATIONS_URL=${sandbox.annotationsUrl}` : ''}`,
+          `  export CARECTL_BASE_URL=${publicUrl ?? sandbox.baseUrl} CARECTL_USER=${sandbox.user} CARECTL_PASSWORD=${sandbox.password}${annotationsPort !== undefined ? ` CARECTL_ANNOTATIONS_URL=${sandbox.annotationsUrl}` : ''}`,
           '  carectl conversations list --status unread',
           '',
         ].join('\n'),
@@ -95,4 +101,13 @@ function parseRate(text: string): number {
   const rate = Number(text);
   if (!/^\d*\.?\d+$/.test(text.trim()) || rate < 0 || rate > 1) throw new UsageError(`--faults: must be a number from 0 to 1 (got "${text}")`);
   return rate;
+}
+
+/** An http(s) address with nothing after its path: what the sandbox's links start with. */
+function parsePublicUrl(text: string): string {
+  const url = URL.canParse(text) ? new URL(text) : undefined;
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') {
+    throw new UsageError(`--public-url: expected an http:// or https:// address such as https://carectl.test (got "${text}")`);
+  }
+  return url.href.replace(/\/+$/, '');
 }

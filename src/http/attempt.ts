@@ -7,6 +7,9 @@ import { readBounded } from './reply.js';
 export interface AttemptReply {
   status?: number;
   headers?: Record<string, string | string[] | undefined>;
+  /** The body's bytes as received, and decoded (once it was read). */
+  wireBytes?: number;
+  decodedBytes?: number;
 }
 
 /**
@@ -30,7 +33,10 @@ export async function sendAttempt(
   seen.status = reply.statusCode;
   seen.headers = reply.headers;
   const decoded = await decodedBody(reply.body, reply.headers['content-encoding']);
-  return readBounded(decoded.stream, request.maxReplyBytes, decoded.wire() === undefined ? reply.headers['content-length'] : undefined);
+  const text = await readBounded(decoded.stream, request.maxReplyBytes, decoded.wire() === undefined ? reply.headers['content-length'] : undefined, reply.headers['content-type']);
+  seen.decodedBytes = Buffer.byteLength(text);
+  seen.wireBytes = decoded.wire() ?? seen.decodedBytes;
+  return text;
 }
 
 /**

@@ -24,16 +24,17 @@ import { RETRYABLE_STATUSES, retryDelayMs } from './retry.js';
 import { loadUndici, type Undici } from './undici.js';
 import { ACCEPT_ENCODING, decodedBody, ReplyEncodingError } from './encoding.js';
 import { certificateMessage } from './tls.js';
-import { fileSink, stdoutSink } from './download-sink.js';
+import { fileSink, stdoutSink, type Unzipping } from './download-sink.js';
 
 // What callers of download() also need, from the modules they now live in.
 export { linkTarget, PartialFile, removePartialFiles } from './partial-file.js';
+export type { Unzipping } from './download-sink.js';
 
 /** The largest file downloaded: a report is never near it, an endless or runaway body is. */
 export const MAX_DOWNLOAD_BYTES = 4 * 1024 ** 3;
 
 /** Where the bytes go: a file (absolute path, through its temporary file) or standard output. */
-export type DownloadTarget = { file: string; partial: PartialFile } | { stdout: Writable };
+export type DownloadTarget = { file: string; partial: PartialFile; unzip?: Unzipping } | { stdout: Writable };
 
 export interface DownloadOptions {
   url: string;
@@ -99,7 +100,7 @@ export async function download(options: DownloadOptions): Promise<number> {
 }
 
 /**
- * One connection per scheme, through its proxy if the environment names one. Fresh, with no
+ * One connection per origin, through its proxy if the environment names one for it. Fresh, with no
  * default headers: nothing of the API connection can leak into them.
  */
 class Dispatchers {
@@ -110,8 +111,9 @@ class Dispatchers {
   ) {}
 
   for(url: URL): Dispatcher {
-    let dispatcher = this.#made.get(url.protocol);
-    if (!dispatcher) this.#made.set(url.protocol, (dispatcher = createDispatcher(this.undici, url, this.proxy, { connections: 1 })));
+    // By origin: whether it goes through the proxy (NO_PROXY) depends on the host.
+    let dispatcher = this.#made.get(url.origin);
+    if (!dispatcher) this.#made.set(url.origin, (dispatcher = createDispatcher(this.undici, url, this.proxy, { connections: 1 })));
     return dispatcher;
   }
 
@@ -202,7 +204,7 @@ async function attemptDownload(dispatchers: Dispatchers, start: URL, options: Do
     reply.body.destroy();
     throw tooLarge();
   }
-  const sink = 'file' in options.target ? await fileSink(options.target.partial, options.target.file) : stdoutSink(options.target.stdout, options.signal);
+  const sink = 'file' in options.target ? await fileSink(options.target.partial, options.target.file, options.target.unzip) : stdoutSink(options.target.stdout, options.signal);
   let received = 0;
   // Progress counts the bytes as sent, against the length as sent.
   const onWire = (): number => decoded.wire() ?? received;

@@ -13,11 +13,13 @@ import type { Dispatcher } from 'undici';
 import { ApiError, BadReplyError, CarectlError, DeadlineError, InterruptedError, MAY_HAVE_BEEN_APPLIED, NetworkError } from '../core/errors.js';
 import { stringifyJson } from '../core/exact-json.js';
 import { loadUndici } from './undici.js';
-import { createDispatcher, namingProxy, proxySecrets, type ProxySettings } from './proxy.js';
+import { createDispatcher, namingProxy, proxyLabel, proxySecrets, type ProxySettings } from './proxy.js';
 import { basicCredentialForms, redact, redactReply, stripUserinfo } from './redact.js';
 import { errorMessage, MAX_REPLY_BYTES, parseReply, redirectMessage, ReplyTooLargeError } from './reply.js';
 import { isNeverSentError, parseRetryAfter, retryDelayMs, RETRYABLE_STATUSES } from './retry.js';
 import { ACCEPT_ENCODING, ReplyEncodingError } from './encoding.js';
+import { answerDetails, watchConnections } from './verbose.js';
+import { LinkElsewhereError } from './link-elsewhere.js';
 import { certificateMessage, isCertificateError } from './tls.js';
 import { attemptDeadline, sendAttempt, type AttemptReply, describeNetworkError, isProxyRefusal } from './attempt.js';
 
@@ -120,9 +122,7 @@ export class Transport {
    */
   sameOriginUrl(link: string): URL {
     const url = new URL(link, this.baseUrl);
-    if (url.origin !== this.baseUrl.origin) {
-      throw new CarectlError(`refusing to follow a link to ${url.origin}: credentials are only sent to ${this.baseUrl.origin}`);
-    }
+    if (url.origin !== this.baseUrl.origin) throw new LinkElsewhereError(url, this.baseUrl);
     return url;
   }
 
@@ -150,6 +150,7 @@ export class Transport {
     // Each answer names its request: with requests in parallel, answers come in any order.
     const answerTo = `${method} ${url.pathname}${url.search}`;
 
+    if (this.config.trace) watchConnections();
     for (let attempt = 0; ; attempt++) {
       this.throwIfStopped();
       const started = this.config.now();
@@ -196,7 +197,7 @@ export class Transport {
       } finally {
         deadline.clear();
       }
-      this.trace(`< ${status} ${answerTo} (${this.config.now() - started} ms)`);
+      this.trace(`< ${status} ${answerTo} (${answerDetails(method, url, seen, proxyLabel(url, this.config.proxy), this.config.now() - started)})`);
       if (status >= 200 && status < 300) {
         const parsed = parseReply(text, responseHeaders['content-type']);
         const value = parsed.ok ? redactReply(parsed.value, text, this.secrets) : undefined;
@@ -213,7 +214,7 @@ export class Transport {
         throw this.finalError(new ApiError(status, this.redact(redirectMessage(status, text, responseHeaders.location, url))), write && reached);
       }
       reached ||= write && GATEWAY_FAILURES.has(status);
-      const error = new ApiError(status, this.redact(errorMessage(status, text)));
+      const error = new ApiError(status, this.redact(errorMessage(status, text, { proxy: proxyLabel(url, this.config.proxy) })));
       if (status === 429 && (await this.throttled(options, attempt, responseHeaders['retry-after']))) {
         attempt--;
         continue;

@@ -1,4 +1,5 @@
 /** What a download shows while it runs: a byte progress bar on a terminal. */
+import { formatBytes } from '../core/bytes.js';
 import type { OutStream } from '../core/io.js';
 import { CLEAR_LINE } from './progress.js';
 import { fitLine } from './text-width.js';
@@ -44,17 +45,4 @@ export function progressLine(label: string, received: number, total: number | un
   if (width < MIN_BAR_WIDTH) return fitLine(`${label} ${figures}`, columns);
   const filled = Math.round(ratio * width);
   return `${label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${figures}`;
-}
-
-/** 512 B, 12.3 KB, 4.5 MB (powers of 1024). */
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(1)} ${units[unit]}`;
 }

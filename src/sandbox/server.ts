@@ -52,6 +52,12 @@ export interface SandboxOptions {
   annotationsPort?: number;
   /** Bytes per second of one link all replies share (a thin line to rehearse); default: no limit. */
   bandwidth?: number;
+  /**
+   * The address of the front the sandbox sits behind (a TLS proxy, nginx): its links and
+   * download addresses name it instead of the listener, and the API listener then serves the
+   * downloads too (the front has one address). Default: the listener's own address.
+   */
+  publicUrl?: string;
 }
 
 export interface RecordedRequest {
@@ -73,6 +79,8 @@ export interface Sandbox {
   baseUrl: string;
   /** The download listener: another origin (different port). */
   downloadBaseUrl: string;
+  /** The publicUrl option, when given: what links and download addresses name. */
+  publicUrl?: string;
   /** Where api/1 is served: baseUrl, or the annotations listener's origin with annotationsPort. */
   annotationsUrl: string;
   user: string;
@@ -244,8 +252,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (!res.destroyed && !closed) res.end();
   };
 
+  const publicUrl = options.publicUrl?.replace(/\/+$/, '');
   const apiServer = (listener: 'api' | 'annotations'): Server =>
     createServer((req, res) => {
+      // Behind a front with one address, the downloads come to the API listener.
+      if (publicUrl !== undefined && /^\/(?:downloads|redirect)\//.test(requestTarget(req.url).pathname)) return serveDownload(req, res);
       serveApi(listener, req, res).catch((error: Error) => {
         if (!res.headersSent && !res.destroyed) sendJson(res, 500, { status: 'error', message: `Internal sandbox error: ${error.message}` });
       });
@@ -264,8 +275,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     await stop(api);
     throw error;
   });
-  runtime.baseUrl = origin(host, apiPort);
-  runtime.downloadBaseUrl = origin(host, downloadPort);
+  const listening = origin(host, apiPort);
+  runtime.baseUrl = publicUrl ?? listening;
+  runtime.downloadBaseUrl = publicUrl ?? origin(host, downloadPort);
   runtime.api1BaseUrl = runtime.baseUrl;
   if (annotations) {
     const annotationsPort = await listen(annotations, options.annotationsPort!, host).catch(async (error: Error) => {
@@ -277,9 +289,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   }
 
   return {
-    baseUrl: runtime.baseUrl,
-    downloadBaseUrl: runtime.downloadBaseUrl,
+    baseUrl: listening,
+    downloadBaseUrl: origin(host, downloadPort),
     annotationsUrl: runtime.api1BaseUrl,
+    ...(publicUrl !== undefined && { publicUrl }),
     user: DEMO_USER,
     password: DEMO_PASSWORD,
     requests,

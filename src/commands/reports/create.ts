@@ -20,6 +20,7 @@ export interface CreateOptions {
   wait: boolean;
   download: string | undefined;
   timeout: string | undefined;
+  unzip: boolean;
 }
 
 interface CreateRequest {
@@ -30,7 +31,7 @@ interface CreateRequest {
 
 export async function createReport(ctx: Context, opts: CreateOptions): Promise<void> {
   const request = createRequest(ctx, opts);
-  const downloadTo = await checkedDestination(ctx, opts.download, '--download');
+  const downloadTo = await checkedDestination(ctx, opts.download, '--download', opts.unzip);
   const waits = opts.wait || downloadTo !== undefined;
   if (!waits && opts.timeout !== undefined) throw new UsageError('--timeout limits the wait: use it with --wait or --download');
   const timeoutMs = timeoutOf(opts.timeout);

@@ -9,26 +9,27 @@ import type { Context } from '../../cli/context.js';
 import { CarectlError, InterruptedError, ReportFailedError, systemReason } from '../../core/errors.js';
 import { shellWord } from '../../core/shell.js';
 import { VERSION } from '../../core/version.js';
-import { download, type DownloadTarget, type PartialFile } from '../../http/download.js';
-import { createByteProgress, formatBytes } from '../../output/download-progress.js';
-import { proxyFromEnv } from '../../http/proxy.js';
+import { download, type DownloadTarget, type PartialFile, type Unzipping } from '../../http/download.js';
+import { formatBytes } from '../../core/bytes.js';
+import { createByteProgress } from '../../output/download-progress.js';
 import { checkedDestination, withPartialFile, type Destination } from './destination.js';
 import { fetchReport, MAX_RETRY_WAIT_MS, reportId, reportsVersion } from './shared.js';
 
 export interface DownloadOptions {
   id: string;
   file: string | undefined;
+  unzip: boolean;
 }
 
 export async function downloadReport(ctx: Context, opts: DownloadOptions): Promise<void> {
   const id = reportId(opts.id);
-  const given = await checkedDestination(ctx, opts.file, '--file');
-  const destination = given ?? (await withPartialFile(ctx, { kind: 'folder', path: ctx.io.cwd, shown: '' }, '--file'));
+  const given = await checkedDestination(ctx, opts.file, '--file', opts.unzip && opts.file !== undefined);
+  const destination = given ?? (await withPartialFile(ctx, { kind: 'folder', path: ctx.io.cwd, shown: '', unzip: opts.unzip }, '--file'));
   const version = await reportsVersion(ctx);
   const record = await fetchReport(await ctx.api(), version, id);
   const state = reportState(record);
   if (state === 'failed') throw new ReportFailedError(`report ${id} failed: ${failureText(record.failure)}`);
-  const resume = `carectl reports download ${shellWord(id)}${given ? ` --file ${shellWord(given.shown)}` : ''}`;
+  const resume = `carectl reports download ${shellWord(id)}${given ? ` --file ${shellWord(given.shown)}` : ''}${opts.unzip ? ' --unzip' : ''}`;
   if (state !== 'generated') {
     throw new CarectlError(`report ${id} is still ${state}; wait for it with: carectl reports wait ${shellWord(id)} --download ${shellWord(given?.shown ?? '.')}`);
   }
@@ -52,7 +53,11 @@ export async function saveReport(ctx: Context, id: string, record: ApiRecord, de
       ? { stdout: ctx.io.stdout.stream }
       : device
         ? { stdout: device }
-        : { file: destination.kind === 'folder' ? join(destination.path, defaultFileName(id, url)) : destination.path, partial: (destination as { partial: PartialFile }).partial };
+        : {
+            file: destination.kind === 'folder' ? join(destination.path, defaultFileName(id, url)) : destination.path,
+            partial: (destination as { partial: PartialFile }).partial,
+            ...('unzip' in destination && destination.unzip && { unzip: unzipping(id, destination) }),
+          };
   const bar = createByteProgress(ctx.liveStderr, ctx.globals.quiet === true, `report ${id}`, ctx.io.now);
   // Bytes already on stdout cannot be taken back (and are never repeated by a retry), so a
   // failure after them must say the output is incomplete rather than that nothing was saved.
@@ -66,7 +71,7 @@ export async function saveReport(ctx: Context, id: string, record: ApiRecord, de
       idleTimeoutMs: ctx.requestTimeoutMs,
       retries: ctx.retries,
       maxRetryWaitMs: MAX_RETRY_WAIT_MS,
-      proxy: proxyFromEnv(ctx.io.env),
+      proxy: ctx.proxy(),
       now: ctx.io.now,
       sleep: ctx.io.sleep,
       signal: ctx.io.signal,
@@ -88,7 +93,20 @@ export async function saveReport(ctx: Context, id: string, record: ApiRecord, de
   if (device) await finished(device.end()).catch((err: Error) => {
     throw new CarectlError(`cannot write ${destination.shown}: ${systemReason(err)}; try again with: ${resume}`);
   });
+  const unzipped = 'file' in target ? target.unzip?.saved : undefined;
+  if (unzipped) {
+    const shown = destination.kind === 'folder' ? join(destination.shown, basename(unzipped.path)) : destination.shown;
+    return ctx.notice(`report ${id}: saved ${formatBytes(unzipped.bytes)} to ${shown} (${unzipped.member}, unzipped from ${formatBytes(bytes)})`);
+  }
   if (destination.kind !== 'stdout') ctx.notice(`report ${id}: saved ${formatBytes(bytes)} to ${'file' in target ? (destination.kind === 'folder' ? join(destination.shown, basename(target.file)) : destination.shown) : destination.shown}`);
+}
+
+/** --unzip into a file: that file; into a folder: report-ID.EXT, the extension the member's. */
+function unzipping(id: string, destination: { kind: 'file' | 'folder'; path: string }): Unzipping {
+  return {
+    what: `the file of report ${id}`,
+    finalPath: (member) => (destination.kind === 'file' ? destination.path : join(destination.path, defaultFileName(id, `file:///${member}`))),
+  };
 }
 
 /** `report-ID.EXT`, the extension taken from the download address (the record names no format). */

@@ -13,11 +13,12 @@ export interface WaitOptions {
   id: string;
   download: string | undefined;
   timeout: string | undefined;
+  unzip: boolean;
 }
 
 export async function waitCommand(ctx: Context, opts: WaitOptions): Promise<void> {
   const id = reportId(opts.id);
-  const downloadTo = await checkedDestination(ctx, opts.download, '--download');
+  const downloadTo = await checkedDestination(ctx, opts.download, '--download', opts.unzip);
   const timeoutMs = timeoutOf(opts.timeout);
   const printer = await ctx.printer();
   const version = await reportsVersion(ctx);
@@ -31,7 +32,8 @@ export interface WaitPlan {
 }
 
 export async function waitAndDownload(ctx: Context, api: ApiClient, version: Version, id: string, plan: WaitPlan): Promise<void> {
-  const resume = `carectl reports wait ${shellWord(id)}${plan.downloadTo ? ` --download ${shellWord(plan.downloadTo.shown)}` : ''}`;
+  const to = plan.downloadTo;
+  const resume = `carectl reports wait ${shellWord(id)}${to ? ` --download ${shellWord(to.shown)}${'unzip' in to && to.unzip ? ' --unzip' : ''}` : ''}`;
   const record = await waitForReport({
     reportId: id,
     fetch: (deadline) => fetchReport(api, version, id, deadline),
