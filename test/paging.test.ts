@@ -54,11 +54,21 @@ describe('nextPageLink', () => {
 });
 
 describe('runList over pages that would not end', () => {
-  test('follows an empty page that carries a next link, and stops at a second one in a row', async () => {
+  test('follows empty pages that carry a next link, and stops at the 50th in a row', async () => {
     const fetched: string[] = [];
     const source: PageSource = { fetch: async (url) => (fetched.push(url), { records: [], next: `${url}x` }) };
-    await assert.rejects(runList({ plan: { phases: ['a'] }, source, writer: collector(), start: startPoint({ phases: ['a'] }, undefined), notice: () => undefined }), /a second empty page in a row \(ax\)/);
-    assert.deepEqual(fetched, ['a', 'ax']);
+    await assert.rejects(runList({ plan: { phases: ['a'] }, source, writer: collector(), start: startPoint({ phases: ['a'] }, undefined), notice: () => undefined }), /50 empty pages in a row \(the last: a(x){49}\)/);
+    assert.equal(fetched.length, 50);
+  });
+
+  test('empty pages in a row at new addresses are part of a list', async () => {
+    const pages: Record<string, { records: Array<{ id: number }>; next: string | null }> = {
+      a: { records: [{ id: 1 }], next: 'b' }, b: { records: [], next: 'c' }, c: { records: [], next: 'd' }, d: { records: [{ id: 2 }], next: null },
+    };
+    const source: PageSource = { fetch: async (url) => pages[url] as { records: Array<{ id: number }>; next: string | null } };
+    const writer = collector();
+    await runList({ plan: { phases: ['a'] }, source, writer, start: startPoint({ phases: ['a'] }, undefined), notice: () => undefined });
+    assert.deepEqual(writer.ids, ['1', '2']);
   });
 
   test('refuses a next link that points at the same page', async () => {

@@ -215,7 +215,7 @@ export class ListParts {
     part.pagesRead++;
     part.recordsRead += page.records.length;
     try {
-      part.lastIds = this.guard.follow(part.lastIds, page.records, url, page.next !== null || page.refusal !== undefined);
+      part.chain = this.guard.follow(part.chain, page.records, url, page.next !== null || page.refusal !== undefined);
     } catch (err) {
       this.fail(part, err);
       return;

@@ -48,8 +48,10 @@ export async function runList(options: ListRunOptions): Promise<number> {
   let deliveredBefore = 0;
   /** A record is being written: stopped now, part of it may already be out. */
   let writing = false;
-  // A union's ids written by its earlier phases; memory: one id per record of those phases.
-  const seen = plan.union ? new Set<string>() : undefined;
+  // Every id written in this run: a record comes out once, whatever the service does (a union's
+  // phases overlap; a service that ignores a slice's bounds, or a record whose sort date moves,
+  // gives a record twice). Memory: one id per record.
+  const seen = new Set<string>();
   // The writer gets a page boundary every pageSize records of a phase, as the service's pages
   // would give it: a table lays out the same rows the same way, however the parts were cut.
   let phase = start.phase;
@@ -75,20 +77,19 @@ export async function runList(options: ListRunOptions): Promise<number> {
         phase = part.phase;
         counted = 0;
       }
-      const last = part.phase === plan.phases.length - 1;
       for (let page = await run.take(index); page !== null; page = await run.take(index)) {
         let i = page.skip;
         for (; i < page.records.length && written < limit; i++) {
           const record = page.records[i] as Record<string, unknown>;
           const id = String(record.id);
-          if (!seen?.has(id)) {
+          if (!seen.has(id)) {
             undelivered.push(at(part, page.url, i));
             writing = true;
             await writer.write(record);
             writing = false;
             run.written = ++written;
             for (const delivered = writer.delivered?.() ?? written; deliveredBefore < delivered; deliveredBefore++) undelivered.shift();
-            if (seen && !last) seen.add(id);
+            seen.add(id);
           }
           cursor = at(part, page.url, i + 1);
           if (++counted % pageSize === 0) await writer.endPage();
