@@ -147,7 +147,7 @@ describe('a next_page link that drops or changes the query is never followed as 
     };
     await against(answer, ['annotation-types', 'list', '--columns', 'id', '--no-header'], async (api, result) => {
       assert.equal(result.code, 1);
-      assert.match(result.stderr, /^carectl: the service sent a next_page link that adds is_active of the query \(api\/1\/annotation-types\?page_size=50&page_token=AA&is_active=true\); a page_token link is followed only as given, so the list stops here; the list stopped after 2 records: to continue, run the same command with --resume \S+\n$/);
+      assert.match(result.stderr, /^carectl: the service sent a next_page link that adds is_active of the query \(api\/1\/annotation-types\?page_size=50&page_token=AA&is_active=true\): its pages would be another list, so the list stops here; the list stopped after 2 records: to continue, run the same command with --resume \S+\n$/);
       assert.equal(result.stdout, '1\n2\n');
       assert.equal(api.requests.length, 1);
       fixed = true;

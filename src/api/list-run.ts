@@ -128,8 +128,11 @@ export async function runList(options: ListRunOptions): Promise<number> {
   return written;
 }
 
-/** Failures that a later run can get past: the network, the service's own trouble, paging that would loop, Ctrl-C. */
+/**
+ * Failures after which the list can go on from where it stopped: the network, any answer of the
+ * service (a 4xx part-way too: a credential renewed, a permission restored), paging it could not
+ * follow, Ctrl-C. Not a write error of our own output.
+ */
 function isResumable(err: unknown): boolean {
-  if (err instanceof NetworkError || err instanceof InterruptedError || err instanceof PagingError) return true;
-  return err instanceof ApiError && (err.status >= 500 || err.status === 429);
+  return err instanceof NetworkError || err instanceof InterruptedError || err instanceof PagingError || err instanceof ApiError;
 }

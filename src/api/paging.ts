@@ -25,12 +25,11 @@ export interface NextStep {
 
 /**
  * The address of the page after `current` (read from the query `base`), given the reply's
- * next_page link (relative; absolute when it names another origin, which the transport refuses).
+ * next_page link relative to the base address (the client refuses one to another origin).
  */
 export function nextStep(rules: LinkRules, base: string, current: string, link: string | null, count: number): NextStep {
   if (link === null || rules.style === 'none') return { next: null };
   if (rules.style === 'offset') return { next: withParam(current, OFFSET, offsetOf(current) + count) };
-  if (/^[a-z][a-z0-9+.-]*:/i.test(link)) return { next: link };
   const changes = linkChanges(base, link, rules);
   if (changes.length === 0) return { next: link };
   const refusal = new PagingError(`the service sent a next_page link that ${changes.join(', ')} of the query (${link}): its pages would be another list, so the list stops here`);
