@@ -14,7 +14,7 @@ import { PageBudget } from './page-budget.js';
 import { PageGuard } from './page-guard.js';
 import type { ResumePoint } from './resume-token.js';
 import type { Scheduler } from './scheduler.js';
-import { holdingOf, initialParts, phaseKey, recordsLeftOf, skipAfter, sliceCuts, splitPart, type Part, type TakenPage } from './part.js';
+import { holdingOf, initialParts, phaseKey, recordsLeftOf, skipAfter, splitPart, type Part, type TakenPage } from './part.js';
 import { PartSpans } from './part-spans.js';
 import type { SliceRule } from './slices.js';
 
@@ -60,7 +60,6 @@ export class ListParts {
       return scheduler.run(phaseKey(phase), (slot) => options.source.fetch(address, address, slot.throttle)).then((page) => page.next, () => null);
     };
     this.spans = this.rule && new PartSpans(this.rule, { plan, pageSize: options.pageSize, probe, pump: () => this.pump() });
-    this.sliceRanges();
   }
 
   /** Waits for the writer's part `index` to have a page; null when the part is done. */
@@ -100,23 +99,6 @@ export class ListParts {
     const wake = this.wake;
     this.changed = this.renewChanged();
     wake();
-  }
-
-  /**
-   * A date range given on the sort date is sliced at once: the window's slots shared among the
-   * queries (their lengths are not known yet), one slice per slot.
-   */
-  private sliceRanges(): void {
-    if (!this.lookAhead || !this.rule) return;
-    const queries = new Set(this.parts.map((part) => part.phase)).size;
-    for (const part of [...this.parts]) {
-      if (part.pagesRead > 0) continue;
-      const span = this.spans?.remaining(part, false);
-      if (!span) continue;
-      // Cut from the far end, so that `part` keeps the first slice.
-      const cuts = sliceCuts(span, Math.ceil(this.options.scheduler.parallel / queries));
-      for (const mid of this.rule.descending ? cuts : cuts.reverse()) this.splitAt(part, mid);
-    }
   }
 
   /** Starts what may start now; a fault in it fails the writer's part rather than going unseen. */
@@ -273,7 +255,7 @@ export class ListParts {
     const held = holdingOf(parts, this.pageLeft).pages + waiting.length + 1;
     let needed = 0;
     const room = (part: Part): boolean => this.budget.allows((needed += part.next !== null ? 1 : 0) + 1, held);
-    const cut = this.spans.widest(parts, busy, share, room);
+    const cut = this.spans.widest(parts, busy, share, room, rates);
     if (!cut) return undefined;
     const { part } = cut;
     const uncut = { ...part };

@@ -96,13 +96,6 @@ export function initialParts(plan: ListPlan, start: ResumePoint): Part[] {
   return parts;
 }
 
-/** The last day of each of `slices` (at most `parallel`) equal slices of span, but the last. */
-export function sliceCuts(span: { lo: number; hi: number }, parallel: number): number[] {
-  const days = span.hi - span.lo + 1;
-  const slices = Math.min(parallel, days);
-  return Array.from({ length: slices - 1 }, (_, i) => span.lo + Math.floor((days * (i + 1)) / slices) - 1);
-}
-
 /**
  * Cuts `part` after day `mid` (ascending; descending, before mid + 1): it keeps the side it reads
  * first, its next address narrowed to it; the other side is a new part from `phaseAddress`.
