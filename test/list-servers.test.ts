@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { fakeClock, runCli } from './helpers.js';
+import { fakeClock, openSandbox, runCli } from './helpers.js';
 import { DAY, ModelServer, NOW, modelData, type ModelRecord, type ModelVariant } from './model-server.js';
 import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
 
@@ -120,5 +120,29 @@ describe('a list that stops early says so, with a --resume token', () => {
       assert.match(result.stderr, /^carectl: --resume: (not a whole token|the token belongs to a different command)/);
       assert.equal(api.requests.length, mark);
     }
+  });
+});
+
+describe('the sandbox rehearses these shapes of sort dates (--dates)', () => {
+  for (const dates of ['future', '1970', 'bursts', 'gaps', 'hours'] as const) {
+    test(`--dates ${dates}: every conversation once, the same in parallel as one at a time`, async () => {
+      const sandbox = await openSandbox({ conversations: 400, dates });
+      try {
+        const argv = ['conversations', 'list', '--columns', 'id', '--no-header', '--page-size', '20'];
+        const one = await runCli([...argv, '--parallel', '1'], { sandbox });
+        const many = await runCli(argv, { sandbox });
+        assert.equal(many.code, 0, many.stderr);
+        assert.equal(many.stdout, one.stdout);
+        assert.equal(new Set(ids(many.stdout)).size, sandbox.data.conversations.length);
+      } finally {
+        await sandbox.close();
+      }
+    });
+  }
+
+  test('--dates takes only the shapes it names: exit 2', async () => {
+    const result = await runCli(['sandbox', '--dates', 'someday']);
+    assert.equal(result.code, 2);
+    assert.equal(result.stderr, 'carectl: --dates: "someday" is not one of year, future, 1970, bursts, gaps, hours\n');
   });
 });

@@ -612,7 +612,7 @@ describe('exit codes', () => {
     ['unknown column', ['tags', 'list', '--columns', 'id,colour'], /--columns: unknown column "colour"/],
     ['version without the resource', ['tags', 'list', '--api-version', 'v1'], /--api-version: "v1" is not one of v1.1, v1.2, v1.3/],
     ['queue filter before v1.3', ['conversations', 'list', '--queue', '3', '--api-version', 'v1.2'], /--queue needs --api-version v1.3/],
-    ['bad resume token', ['tags', 'list', '--resume', 'nonsense'], /--resume: not a token carectl printed/],
+    ['bad resume token', ['tags', 'list', '--resume', 'nonsense'], /--resume: not a whole token as carectl printed it/],
     // Several sort fields would get no paging links (spec rule 3): the list would end after a page.
     ['several sort fields', ['conversations', 'list', '--status', 'unread', '--sort', '-newest_sort_date,oldest_sort_date'], /--sort: "-newest_sort_date,oldest_sort_date" is not one of/],
     ['accounts take no gt: bound', ['accounts', 'list', '--created', 'gt:2026-01-01'], /--created: the service takes no gt: bound/],
