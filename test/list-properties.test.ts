@@ -12,7 +12,8 @@ import { fakeClock, runCli } from './helpers.js';
 import { DAY, ModelServer, NOW, modelData, type ModelQuery, type ModelVariant, type Shape } from './model-server.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 12);
-const SEED = Number(process.env.FUZZ_SEED ?? 20261126);
+// A fixed seed in `npm test`; `npm run fuzz` draws one (fast-check prints it with a failure).
+const SEED = Number(process.env.FUZZ_SEED ?? (process.env.FUZZ_RUNS ? Date.now() % 2 ** 31 : 20261126));
 
 const day = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
@@ -142,6 +143,7 @@ async function checkCase(c: Case): Promise<void> {
   await model.start();
   try {
     const { argv, query } = flagsOf(c);
+    const before = oracle(model, c, query);
     const { ids, code, stderr } = await listAll(model, c, argv);
     assert.equal(code, 0, stderr);
     if (!c.variant.moveEvery) {
@@ -150,11 +152,15 @@ async function checkCase(c: Case): Promise<void> {
     }
     // Records whose newest_sort_date moved: each at most once (ascending by it, exactly once, as
     // a reader going forward meets it again); every other record once, in the model's order.
+    // A keyset link's skip counts the records at its second: when one of those moves away, the
+    // service itself skips the record after it (one at a time too), so that one may be missing.
     const moved = model.movedIds;
     assert.equal(new Set(ids).size, ids.length, 'an id printed twice');
     const expected = oracle(model, c, query);
-    assert.deepEqual(ids.filter((id) => !moved.has(id)), expected.filter((id) => !moved.has(id)));
-    if (c.sort === 'newest_sort_date') assert.deepEqual(new Set(ids), new Set(expected));
+    const mayMiss = new Set(before.filter((_, i) => i > 0 && moved.has(before[i - 1] as string)));
+    const printed = new Set(ids);
+    assert.deepEqual(ids.filter((id) => !moved.has(id)), expected.filter((id) => !moved.has(id) && (printed.has(id) || !mayMiss.has(id))));
+    if (c.sort === 'newest_sort_date') assert.deepEqual(printed, new Set(expected.filter((id) => printed.has(id) || !mayMiss.has(id))));
   } finally {
     await model.close();
   }
@@ -169,7 +175,10 @@ describe('lists against model servers (properties)', () => {
   });
 
   it('print each record once when the service ignores the date bounds', async () => {
-    const variant = fc.record({ reading: readings, links: fc.constant('skip' as const), ignoreBounds: fc.constant(true) });
+    const variant = fc.oneof(
+      fc.record({ reading: readings, links: fc.constant('skip' as const), ignoreBounds: fc.constant(true) }),
+      fc.record({ reading: readings, links: fc.constant('keyset' as const), ignoreFar: fc.constant(true) }),
+    );
     await fc.assert(fc.asyncProperty(caseArb(variant, { ranges: false }), check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
   });
 

@@ -59,6 +59,22 @@ describe('lists on servers the spec allows', () => {
     });
   });
 
+  test('a server that ignores upper date bounds, with keyset links: once a record comes twice, no part is cut further', async () => {
+    const data = modelData(1500, ['year'], 4);
+    await withModel(data, { reading: 'whole-day', links: 'keyset', ignoreFar: true }, async (model, list) => {
+      let mark = model.requests.length;
+      const one = await list(['--status', 'closed', '--page-size', '20', '--parallel', '1']);
+      const sequential = model.requests.length - mark;
+      mark = model.requests.length;
+      const many = await list(['--status', 'closed', '--page-size', '20', '--parallel', '8']);
+      assert.equal(many.code, 0, many.stderr);
+      assert.deepEqual(ids(many.stdout), ids(one.stdout));
+      assert.deepEqual(ids(many.stdout), model.expected({ status: 'closed' }));
+      // Each slice cut before the repeat showed reads the whole list again: a few, not one a day.
+      assert.ok(model.requests.length - mark <= 4 * sequential, `${model.requests.length - mark} requests, ${sequential} one at a time`);
+    });
+  });
+
   test('a short list costs at most one request more than --parallel 1', async () => {
     const data = modelData(186, ['year'], 11);
     await withModel(data, { reading: 'whole-day', links: 'keyset' }, async (model, list) => {

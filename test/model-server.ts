@@ -28,6 +28,8 @@ export interface ModelVariant {
   /** keyset: next_page bounds the sort date by the page's last record; skip: only skip moves. */
   links: 'keyset' | 'skip';
   ignoreBounds?: boolean;
+  /** Keeps to the bounds its keyset links seek by (lower ascending, upper descending), ignores the others. */
+  ignoreFar?: boolean;
   /** Every `moveEvery`-th request moves one record's newest_sort_date past all others. */
   moveEvery?: number;
   /** More than this many requests at once: 429. */
@@ -131,6 +133,7 @@ export class ModelServer {
   baseUrl = '';
 
   constructor(data: ModelRecord[], readonly variant: ModelVariant) {
+    this.variant = { ...variant };
     this.data = data.map((record) => ({ ...record }));
   }
 
@@ -145,6 +148,7 @@ export class ModelServer {
     const old = this.variant.ignoreBounds ? undefined : readBounds(params, 'oldest_sort_date', this.variant.reading);
     const recent = this.variant.ignoreBounds ? undefined : readBounds(params, 'newest_sort_date', this.variant.reading);
     void withKeyset;
+    if (this.variant.ignoreFar) for (const range of [old, recent]) if (range) range[descending ? 'lo' : 'hi'] = descending ? -Infinity : Infinity;
     return this.data
       .filter((r) => (status === null || r.status === status) && (priority === null || String(r.is_priority) === priority))
       .filter((r) => !old || (r.oldest >= old.lo && r.oldest <= old.hi))
@@ -159,12 +163,12 @@ export class ModelServer {
     if (query.is_priority !== undefined) params.set('is_priority', String(query.is_priority));
     if (query.sort) params.set('sort', query.sort);
     for (const [key, value] of query.bounds ?? []) params.append(key, value);
-    const saved = this.variant.ignoreBounds;
-    (this.variant as { ignoreBounds?: boolean }).ignoreBounds = false;
+    const saved = { ...this.variant };
+    Object.assign(this.variant, { ignoreBounds: false, ignoreFar: false });
     try {
       return this.list(params, false).filter((r) => !r.hidden).map((r) => r.id);
     } finally {
-      (this.variant as { ignoreBounds?: boolean }).ignoreBounds = saved;
+      Object.assign(this.variant, saved);
     }
   }
 

@@ -34,6 +34,7 @@ export class ListParts {
   pageLeft = 0;
   private writerAt = 0;
   private stopped = false;
+  private distrusted = false;
   private readonly guard = new PageGuard();
   private readonly rule: SliceRule | undefined;
   private readonly lookAhead: boolean;
@@ -86,6 +87,15 @@ export class ListParts {
     this.stopped = true;
   }
 
+  /**
+   * A record came twice within one query: the service does not keep to the slices' bounds (or a
+   * sort date moved). The writer leaves the repeat out; no part is cut any further, as the client
+   * cannot tell which, and the parts read so far go on as they are.
+   */
+  distrust(): void {
+    this.distrusted = true;
+  }
+
   /** Whether tokens name the part's last day: only a part cut by slicing has one of its own. */
   endOf(part: Part): number | undefined {
     return this.rule?.descending ? part.lo : part.hi;
@@ -113,9 +123,9 @@ export class ListParts {
 
   private start(): void {
     const rates = this.lookAhead ? this.spans?.rates(this.parts.slice(this.writerAt)) : undefined;
-    if (rates) this.balance(rates);
+    if (rates && !this.distrusted) this.balance(rates);
     let waiting = this.ready(rates);
-    for (let more: Part[] | undefined; this.lookAhead && this.options.scheduler.spare > waiting.length && (more = this.splitWidest(waiting, rates)); ) waiting = more;
+    for (let more: Part[] | undefined; this.lookAhead && !this.distrusted && this.options.scheduler.spare > waiting.length && (more = this.splitWidest(waiting, rates)); ) waiting = more;
     for (const part of waiting) this.fetch(part, rates ? (this.spans as PartSpans).priorityOf(part, rates) : part.key);
   }
 
@@ -222,6 +232,21 @@ export class ListParts {
     if (part.firstDay === undefined && this.spans && part.next !== null) {
       part.firstDay = this.spans.positionOf(part, part.next);
       part.firstRecords = part.recordsRead;
+    }
+    // A slice whose pages reach past its own days: the service ignores the far bound, so this
+    // chain lists every later slice of its query too. Those are dropped (the writer has not
+    // reached them), and nothing is cut any more: the query goes on as one chain.
+    const position = this.spans && part.next !== null ? this.spans.positionOf(part, part.next) : undefined;
+    if (position !== undefined && (this.rule?.descending ? position < (part.lo ?? -Infinity) : position > (part.hi ?? Infinity))) {
+      this.distrust();
+      const at = this.parts.indexOf(part);
+      let end = at + 1;
+      while (end < this.parts.length && this.parts[end]?.phase === part.phase) end++;
+      if (at >= this.writerAt) this.parts.splice(at + 1, end - at - 1);
+      // Its days are now the rest of the query: a token names no last day, so the run continuing
+      // it reads this chain to the end and adds no slice after it.
+      if (this.rule?.descending) delete part.lo;
+      else delete part.hi;
     }
     part.buffer.push(taken);
     this.notify();

@@ -82,6 +82,8 @@ export async function runList(options: ListRunOptions): Promise<number> {
         for (; i < page.records.length && written < limit; i++) {
           const record = page.records[i] as Record<string, unknown>;
           const id = String(record.id);
+          // A repeat within one query (a union's second query repeats the first's by design).
+          if (seen.has(id) && (!plan.union || part.phase === 0)) run.distrust();
           if (!seen.has(id)) {
             undelivered.push(at(part, page.url, i));
             writing = true;
