@@ -50,8 +50,9 @@ export async function runList(options: ListRunOptions): Promise<number> {
   let writing = false;
   // Every id written in this run: a record comes out once, whatever the service does (a union's
   // phases overlap; a service that ignores a slice's bounds, or a record whose sort date moves,
-  // gives a record twice). Memory: one id per record.
-  const seen = new Set<string>();
+  // gives a record twice). Memory: one id per record, a number where the id is one (a 1M export
+  // holds a million small numbers, not a million strings).
+  const seen = new Set<string | number>();
   // The writer gets a page boundary every pageSize records of a phase, as the service's pages
   // would give it: a table lays out the same rows the same way, however the parts were cut.
   let phase = start.phase;
@@ -81,10 +82,11 @@ export async function runList(options: ListRunOptions): Promise<number> {
         let i = page.skip;
         for (; i < page.records.length && written < limit; i++) {
           const record = page.records[i] as Record<string, unknown>;
-          const id = String(record.id);
+          const id = idKey(record.id);
+          const repeat = seen.has(id);
           // A repeat within one query (a union's second query repeats the first's by design).
-          if (seen.has(id) && (!plan.union || part.phase === 0)) run.distrust();
-          if (!seen.has(id)) {
+          if (repeat && (!plan.union || part.phase === 0)) run.distrust();
+          if (!repeat) {
             undelivered.push(at(part, page.url, i));
             writing = true;
             await writer.write(record);
@@ -128,6 +130,12 @@ export async function runList(options: ListRunOptions): Promise<number> {
     options.notice(`stopped at --limit ${limit}; more may follow: run the same command with --resume ${token(cursor)}`);
   }
   return written;
+}
+
+/** An id as the run remembers it: digits that a number holds exactly as that number, else the text. */
+function idKey(id: unknown): string | number {
+  const text = String(id);
+  return /^[1-9]\d{0,14}$/.test(text) ? Number(text) : text;
 }
 
 /**
