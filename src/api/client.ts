@@ -7,6 +7,7 @@ import { BadReplyError, UsageError } from '../core/errors.js';
 import { idText } from '../core/exact-json.js';
 import type { QueryParams, Throttle, Transport } from '../http/transport.js';
 import { unwrapList, unwrapSingle, type ResourceSpec, type Version } from './catalogue/index.js';
+import { PagingError } from './page-guard.js';
 import { nextPageLink, nextStep, type PageSource } from './paging.js';
 
 export type ApiRecord = Record<string, unknown>;
@@ -76,16 +77,18 @@ export class ApiClient {
         const body = await transport.request('GET', transport.url(url), { idempotent: true, check, ...(throttle && { throttle }) });
         const link = nextPageLink(body);
         const records = attachSideloads(spec, body, unwrapped);
-        return { records, ...nextStep(rules, base, url, link === null ? null : relativeLink(transport.baseUrl, link), records.length) };
+        const next = link === null ? null : relativeLink(transport.baseUrl, link);
+        // Another origin: never sent our credentials; the list ends with a token, its pages so far written.
+        if (next !== null && /^[a-z][a-z0-9+.-]*:/i.test(next)) {
+          return { records, next: null, refusal: new PagingError(`refusing to follow a link to ${new URL(next).origin}: credentials are only sent to ${transport.baseUrl.origin}`) };
+        }
+        return { records, ...nextStep(rules, base, url, next, records.length) };
       },
     };
   }
 }
 
-/**
- * A paging link as an address relative to the base. A link to another origin stays absolute:
- * the transport refuses it when it is followed, after the page that carried it is written.
- */
+/** A paging link as an address relative to the base; a link to another origin stays absolute. */
 function relativeLink(baseUrl: URL, link: string): string {
   const url = new URL(link, baseUrl);
   if (url.origin !== baseUrl.origin) return url.href;

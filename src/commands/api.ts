@@ -12,7 +12,7 @@ import { UsageError } from '../core/errors.js';
 import { parseJson } from '../core/exact-json.js';
 import { safeJsonStringify, writeText } from '../output/index.js';
 import { nextPageLink } from '../api/paging.js';
-import { PageGuard } from '../api/page-guard.js';
+import { PageGuard, type ChainState } from '../api/page-guard.js';
 import { parseEnum } from '../core/parse.js';
 import type { Action, RawOptions } from '../cli/action.js';
 import { addExamples } from '../cli/help.js';
@@ -82,7 +82,7 @@ async function apiCommand(ctx: Context, opts: ApiOptions): Promise<void> {
   }
   // The same guard as the lists: empty pages are followed, loops and repeated pages end it.
   const guard = new PageGuard();
-  let previous: string | undefined;
+  let previous: ChainState | undefined;
   for (let page: URL | null = url; page !== null; ) {
     guard.enter(page.href);
     const reply = await transport.get(page);

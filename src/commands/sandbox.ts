@@ -1,8 +1,8 @@
 /** `carectl sandbox`: the embedded API in the foreground, for trying commands and scripts offline. */
 import type { Command } from 'commander';
 import { CarectlError, InterruptedError, UsageError } from '../core/errors.js';
-import { parseDuration, parseIntInRange } from '../core/parse.js';
-import { DEMO_CONVERSATIONS } from '../sandbox/size.js';
+import { parseDuration, parseEnum, parseIntInRange } from '../core/parse.js';
+import { DATE_SHAPES, DEMO_CONVERSATIONS } from '../sandbox/size.js';
 import type { Action, RawOptions } from '../cli/action.js';
 import { addExamples } from '../cli/help.js';
 
@@ -11,6 +11,7 @@ interface SandboxOptions {
   port?: string;
   seed?: string;
   conversations?: string;
+  dates?: string;
   reportDelay?: string;
   faults?: string;
   latency?: string;
@@ -30,6 +31,7 @@ export function addSandboxCommand(program: Command, action: Action): void {
     .option('--port <n>', 'port to listen on (default: a free port)')
     .option('--seed <n>', 'demo data seed (default: 1)')
     .option('--conversations <n>', `number of demo conversations, ${DEMO_CONVERSATIONS.min}-${DEMO_CONVERSATIONS.max} (default: ${DEMO_CONVERSATIONS.default})`)
+    .option('--dates <shape>', `how the demo conversations' sort dates lie: ${DATE_SHAPES.join(', ')} (default: year, the year before today)`)
     .option('--report-delay <duration>', 'time a report takes to generate (default: 3s)')
     .option('--faults <rate>', 'share of requests answered with a transient fault, 0-1 (default: 0)')
     .option('--latency <duration>', 'added to every API reply, as from a distant service (default: none)')
@@ -41,6 +43,7 @@ export function addSandboxCommand(program: Command, action: Action): void {
     'carectl sandbox --port 8080',
     'carectl sandbox --faults 0.25 --report-delay 10s',
     'carectl sandbox --conversations 100000',
+    'carectl sandbox --dates future --conversations 3000',
     'carectl sandbox --latency 150ms --rate-limit 8 --annotations-port 0',
     'carectl sandbox --latency 50ms --bandwidth 20mbit',
     'carectl sandbox --port 8080 --public-url https://carectl.test',
@@ -51,6 +54,7 @@ export function addSandboxCommand(program: Command, action: Action): void {
       const seed = opts.seed === undefined ? 1 : parseIntInRange(opts.seed, '--seed', 0, 2 ** 31 - 1);
       const conversations =
         opts.conversations === undefined ? DEMO_CONVERSATIONS.default : parseIntInRange(opts.conversations, '--conversations', DEMO_CONVERSATIONS.min, DEMO_CONVERSATIONS.max);
+      const dates = opts.dates === undefined ? undefined : parseEnum(opts.dates, '--dates', DATE_SHAPES);
       const reportDelayMs = opts.reportDelay === undefined ? 3000 : parseDuration(opts.reportDelay, '--report-delay');
       const rate = opts.faults === undefined ? 0 : parseRate(opts.faults);
       const latencyMs = opts.latency === undefined ? undefined : parseDuration(opts.latency, '--latency');
@@ -62,6 +66,7 @@ export function addSandboxCommand(program: Command, action: Action): void {
       if (opts.bandwidth !== undefined && bandwidth === undefined) throw new UsageError(`--bandwidth: expected a rate such as 20mbit, 512kbit, 2MB or 300KB (per second), got '${opts.bandwidth}'`);
       const sandbox = await startSandbox({
         port, seed, conversations, reportDelayMs, now: ctx.io.now,
+        ...(dates !== undefined && { dates }),
         ...(rate > 0 && { faults: { rate } }),
         ...(latencyMs !== undefined && { latencyMs }),
         ...(rateLimit !== undefined && { rateLimit }),

@@ -9,6 +9,7 @@ import { formatDate } from './dates.js';
 import { type FaultKind, type FaultOptions, FaultPlan } from './faults.js';
 import { DEMO_PASSWORD, DEMO_USER } from './fixtures.js';
 import { generateData } from './generate.js';
+import type { DateShape } from './size.js';
 import { HttpProblem, type JsonReply, jsonReply, readBody, requestTarget, sendJson, sendProblem } from './http.js';
 import type { SandboxData } from './model.js';
 import { CONTENT_TYPES, downloadPath, REDIRECT_PREFIX, reportFileContent, reportState } from './reports.js';
@@ -27,6 +28,8 @@ export interface SandboxOptions {
   anchor?: string;
   /** Number of conversations including the fixtures (DEMO_CONVERSATIONS). */
   conversations?: number;
+  /** How the generated conversations' sort dates lie (DATE_SHAPES), default 'year'. */
+  dates?: DateShape;
   /** Time from POST to final state, default 3000 (queued for the first half, generating for the second). */
   reportDelayMs?: number;
   /** Injected clock (ms), default Date.now; drives the report lifecycle. */
@@ -118,7 +121,7 @@ function origin(host: string, port: number): string {
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const host = options.host ?? '127.0.0.1';
   const now = options.now ?? Date.now;
-  const data = generateData({ seed: options.seed ?? 1, anchor: options.anchor ?? formatDate(now()), conversations: options.conversations ?? DEMO_CONVERSATIONS.default });
+  const data = generateData({ seed: options.seed ?? 1, anchor: options.anchor ?? formatDate(now()), conversations: options.conversations ?? DEMO_CONVERSATIONS.default, ...(options.dates && { dates: options.dates }) });
   const runtime: Runtime = {
     data,
     baseUrl: '',
