@@ -106,14 +106,6 @@ describe('architecture', () => {
     assert.deepEqual(loose.sort(), ['main.ts', 'process.ts', 'program.ts']);
   });
 
-  test('no source file over 300 lines outside the sandbox', () => {
-    const long = filesBelow(sources, '.ts')
-      .filter((file) => !relative(sources, file).startsWith('sandbox'))
-      .map((file) => [relative(sources, file), readFileSync(file, 'utf8').split('\n').length] as const)
-      .filter(([, lines]) => lines > 300);
-    assert.deepEqual(long, []);
-  });
-
   test('folders import only the layers below them (type imports included), as the layer map says', () => {
     const imports = sourceImports(sources);
     assert.ok(imports.size > 50, `read ${imports.size} modules`);

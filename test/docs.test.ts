@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { carectlManPage, carectlTree } from '../src/program.js';
-import { EXAMPLES } from '../src/docs/man-sections.js';
+import { EXAMPLES } from '../src/cli/topic-texts.js';
 import { COMMAND_VALUES } from '../src/docs/values.js';
 import * as roff from '../src/docs/roff.js';
 import { allCommands, isLeaf } from '../src/docs/tree.js';

@@ -6,6 +6,7 @@
 import { BadReplyError, UsageError } from '../core/errors.js';
 import { idText } from '../core/exact-json.js';
 import type { QueryParams, Throttle, Transport } from '../http/transport.js';
+import { linkElsewhereMessage } from '../http/link-elsewhere.js';
 import { unwrapList, unwrapSingle, type ResourceSpec, type Version } from './catalogue/index.js';
 import { PagingError } from './page-guard.js';
 import { nextPageLink, nextStep, type PageSource } from './paging.js';
@@ -80,7 +81,7 @@ export class ApiClient {
         const next = link === null ? null : relativeLink(transport.baseUrl, link);
         // Another origin: never sent our credentials; the list ends with a token, its pages so far written.
         if (next !== null && /^[a-z][a-z0-9+.-]*:/i.test(next)) {
-          return { records, next: null, refusal: new PagingError(`refusing to follow a link to ${new URL(next).origin}: credentials are only sent to ${transport.baseUrl.origin}`) };
+          return { records, next: null, refusal: new PagingError(linkElsewhereMessage(new URL(next), transport.baseUrl)) };
         }
         return { records, ...nextStep(rules, base, url, next, records.length) };
       },

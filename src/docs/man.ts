@@ -1,5 +1,5 @@
 /**
- * carectl(1), rendered from the command tree and the prose of man-sections.ts. The same tree
+ * carectl(1), rendered from the command tree and the prose of cli/topic-texts.ts. The same tree
  * always gives the same page (no dates), so a test can compare it with the committed file.
  */
 import type { Command } from 'commander';
@@ -11,7 +11,7 @@ import { allCommands, describeCommand, isLeaf, type CommandDoc, type OptionDoc }
 import {
   DATE_EXAMPLES, DESCRIPTION, EXAMPLES, EXIT_TEXT, FILES, FORMAT_NOTES, FORMAT_TEXT, GLOBAL_OPTIONS_INTRO, OTHER_ENVIRONMENT,
   SETTING_TEXT, VALUE_SYNTAX, type Term,
-} from './man-sections.js';
+} from '../cli/topic-texts.js';
 
 export function renderManPage(program: Command, version: string): string {
   const root = describeCommand(program);
@@ -88,7 +88,7 @@ function helpParagraph(description: string): string[] {
   return ['.PP', roff.line(roff.text(sentence(description)))];
 }
 
-/** Prose of man-sections.ts, with its `literal` markup. */
+/** Prose of cli/topic-texts.ts, with its `literal` markup. */
 function paragraphs(texts: readonly string[]): string[] {
   return texts.flatMap((paragraph) => ['.PP', roff.line(inline(paragraph))]);
 }
