@@ -71,3 +71,16 @@ describe('a report\'s failure field', () => {
     });
   }
 });
+
+test('reports wait --timeout against a service that never answers: the timeout bounds the requests too, exit 6', async () => {
+  const api = await scriptedApi(() => undefined);
+  try {
+    const clock = fakeClock();
+    const out = await runCli(['reports', 'wait', '60001', '--timeout', '1s', '--quiet'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
+    assert.equal(out.code, 6, out.stderr);
+    assert.equal(out.stderr, 'carectl: report 60001 had no answer from the service after 1s; keep waiting with: carectl reports wait 60001\n');
+    assert.equal(api.requests.length, 1, 'no retry past the deadline');
+  } finally {
+    await api.close();
+  }
+});

@@ -31,8 +31,8 @@ export class ApiClient {
     return this.transportFor(version).url(`${version}/${spec.path}/${encodeURIComponent(id)}`, query);
   }
 
-  /** One record, unwrapped, with its side-loaded items attached. */
-  async fetchRecord(spec: ResourceSpec, version: Version, id: string, query: QueryParams, throttle?: Throttle): Promise<ApiRecord> {
+  /** One record, unwrapped, with its side-loaded items attached; `deadline`: see RequestOptions. */
+  async fetchRecord(spec: ResourceSpec, version: Version, id: string, query: QueryParams, limits: { throttle?: Throttle; deadline?: number } = {}): Promise<ApiRecord> {
     // The check inside the transport's retries unwraps the reply once; its record is kept.
     let record: ApiRecord = {};
     const check = (reply: unknown): void => {
@@ -41,7 +41,7 @@ export class ApiClient {
       // printed, or updated with its tags, as if it were this one.
       if (!spec.idless && idText(record.id) !== id) throw new BadReplyError(`unexpected reply: the service sent ${spec.noun} ${idText(record.id)} for ${spec.noun} ${id}`);
     };
-    const body = await this.transportFor(version).request('GET', this.recordUrl(spec, version, id, query), { idempotent: true, check, ...(throttle && { throttle }) });
+    const body = await this.transportFor(version).request('GET', this.recordUrl(spec, version, id, query), { idempotent: true, check, ...limits });
     return attachSideloads(spec, body, [record])[0] as ApiRecord;
   }
 

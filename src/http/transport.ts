@@ -10,7 +10,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { Dispatcher } from 'undici';
-import { ApiError, BadReplyError, CarectlError, InterruptedError, MAY_HAVE_BEEN_APPLIED, NetworkError } from '../core/errors.js';
+import { ApiError, BadReplyError, CarectlError, DeadlineError, InterruptedError, NetworkError } from '../core/errors.js';
 import { stringifyJson } from '../core/exact-json.js';
 import { loadUndici } from './undici.js';
 import { createDispatcher, namingProxy, proxySecrets, type ProxySettings } from './proxy.js';
@@ -19,7 +19,7 @@ import { errorMessage, MAX_REPLY_BYTES, parseReply, redirectMessage, ReplyTooLar
 import { isNeverSentError, parseRetryAfter, retryDelayMs, RETRYABLE_STATUSES } from './retry.js';
 import { ACCEPT_ENCODING, ReplyEncodingError } from './encoding.js';
 import { certificateMessage, isCertificateError } from './tls.js';
-import { attemptDeadline, sendAttempt, type AttemptReply, describeNetworkError, isProxyRefusal } from './attempt.js';
+import { attemptDeadline, sendAttempt, type AttemptReply, describeNetworkError, isProxyRefusal, finalError } from './attempt.js';
 
 export type QueryParams = ReadonlyArray<readonly [string, string]>;
 
@@ -68,6 +68,8 @@ export interface RequestOptions {
    * again), and the attempt does not count against --retries. False: the usual retry rules.
    */
   throttle?: Throttle;
+  /** For a read: its end on the injected clock, retries included (an attempt is cut there, no retry waits past it): a DeadlineError. */
+  deadline?: number;
 }
 
 export type Throttle = (waitMs: number) => Promise<boolean>;
@@ -148,13 +150,15 @@ export class Transport {
     for (let attempt = 0; ; attempt++) {
       this.throwIfStopped();
       const started = this.config.now();
+      const left = options.deadline === undefined ? Infinity : options.deadline - started;
+      if (left <= 0) throw new DeadlineError(`${shown}: no answer in the time given`);
       this.trace(`> ${method} ${stripUserinfo(url)}`);
       this.trace(`> authorization: Basic [redacted]`);
       const seen: AttemptReply = {};
       let status: number;
       let responseHeaders: Record<string, string | string[] | undefined>;
       let text: string;
-      const deadline = attemptDeadline(this.lifetime.signal, this.config.requestTimeoutMs);
+      const deadline = attemptDeadline(this.lifetime.signal, Math.min(this.config.requestTimeoutMs, left));
       try {
         text = await sendAttempt(dispatcher, { url, method, headers, body, signal: deadline.signal, maxReplyBytes }, seen);
         status = seen.status!;
@@ -162,6 +166,9 @@ export class Transport {
       } catch (err) {
         // The attempt is over: its timer must not outlive it into the wait before the next one.
         deadline.clear();
+        if (left < this.config.requestTimeoutMs && deadline.signal.aborted && !this.lifetime.signal.aborted) {
+          throw new DeadlineError(`${shown}: no answer in the time given`);
+        }
         let failure: NetworkError;
         let retryable: boolean;
         if ((err instanceof ReplyTooLargeError || err instanceof ReplyEncodingError) && seen.status !== undefined) {
@@ -180,8 +187,8 @@ export class Transport {
           // A refusal (the proxy's, a certificate's) gets the same answer again.
           retryable = (options.idempotent || neverSent) && !isProxyRefusal(err) && !isCertificateError(err);
         }
-        if (!retryable || attempt >= this.config.retries) throw this.finalError(failure, write && reached);
-        waitedMs += await this.wait(attempt, undefined, waitedMs);
+        if (!retryable || attempt >= this.config.retries) throw finalError(failure, write && reached);
+        waitedMs += await this.wait(attempt, undefined, waitedMs, undefined, options.deadline);
         continue;
       } finally {
         deadline.clear();
@@ -195,12 +202,12 @@ export class Transport {
         reached ||= write;
         this.trace(`< ${reason}`);
         const error = new BadReplyError(`${shown}: ${this.redact(reason)}`);
-        if (!options.idempotent || attempt >= this.config.retries) throw this.finalError(error, write && reached);
-        waitedMs += await this.wait(attempt, undefined, waitedMs);
+        if (!options.idempotent || attempt >= this.config.retries) throw finalError(error, write && reached);
+        waitedMs += await this.wait(attempt, undefined, waitedMs, undefined, options.deadline);
         continue;
       }
       if (status >= 300 && status < 400) {
-        throw this.finalError(new ApiError(status, this.redact(redirectMessage(status, text, responseHeaders.location, url))), write && reached);
+        throw finalError(new ApiError(status, this.redact(redirectMessage(status, text, responseHeaders.location, url))), write && reached);
       }
       reached ||= write && GATEWAY_FAILURES.has(status);
       const error = new ApiError(status, this.redact(errorMessage(status, text)));
@@ -209,20 +216,11 @@ export class Transport {
         continue;
       }
       if (options.idempotent && RETRYABLE_STATUSES.has(status) && attempt < this.config.retries) {
-        waitedMs += await this.wait(attempt, responseHeaders['retry-after'], waitedMs, error);
+        waitedMs += await this.wait(attempt, responseHeaders['retry-after'], waitedMs, error, options.deadline);
         continue;
       }
-      throw this.finalError(error, write && reached);
+      throw finalError(error, write && reached);
     }
-  }
-
-  /** The error a request ends with: a write that may have been applied says so, and is flagged. */
-  private finalError(error: ApiError | NetworkError, mayHaveBeenApplied: boolean): ApiError | NetworkError {
-    if (!mayHaveBeenApplied) return error;
-    const message = `${error.message}; ${MAY_HAVE_BEEN_APPLIED} (an attempt ended after the request was sent)`;
-    if (error instanceof ApiError) return new ApiError(error.status, message, { mayHaveBeenApplied });
-    if (error instanceof BadReplyError) return new BadReplyError(message, { mayHaveBeenApplied });
-    return new NetworkError(message, error.maybeSent, { mayHaveBeenApplied });
   }
 
   get(url: URL, check?: (value: unknown) => void): Promise<unknown> {
@@ -256,7 +254,7 @@ export class Transport {
   }
 
   /** Waits before another attempt; resolves to the milliseconds waited. */
-  private async wait(attempt: number, retryAfter: string | string[] | undefined, waitedMs: number, cause?: ApiError): Promise<number> {
+  private async wait(attempt: number, retryAfter: string | string[] | undefined, waitedMs: number, cause?: ApiError, deadline = Infinity): Promise<number> {
     const header = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
     const now = this.config.now();
     const capMs = this.config.maxRetryWaitMs;
@@ -270,6 +268,7 @@ export class Transport {
         { retryAfterMs: askedMs },
       );
     }
+    if (now + delay >= deadline) throw new DeadlineError(`${cause?.message ?? 'no answer'}; no time left for a retry`);
     this.trace(`  retrying in ${delay} ms`);
     try {
       await this.config.sleep(delay, this.lifetime.signal);

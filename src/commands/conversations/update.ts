@@ -230,7 +230,7 @@ async function sendPatch(api: ApiClient, version: Version, id: string, body: Pat
 
 /** The current tags of a conversation, as ids (the single reply carries {id, url} references). */
 async function currentTagIds(api: ApiClient, version: Version, id: string, throttle?: Throttle): Promise<string[]> {
-  const record = await api.fetchRecord(conversations, version, id, [['fields', 'tags']], throttle);
+  const record = await api.fetchRecord(conversations, version, id, [['fields', 'tags']], { ...(throttle && { throttle }) });
   const tags: unknown = record.tags;
   // tag_ids replaces the whole list: guessing at a reply we cannot read would wipe the tags.
   const usable = Array.isArray(tags) && tags.every((tag) => typeof (tag as { id?: unknown } | null)?.id === 'string' && (tag as { id: string }).id !== '');

@@ -14,9 +14,9 @@ export function reportId(raw: string): string {
   return requireId(raw, reports);
 }
 
-/** The report with the fields that tell its state. */
-export function fetchReport(api: ApiClient, version: Version, id: string): Promise<ApiRecord> {
-  return api.fetchRecord(reports, version, id, [['fields', REPORT_STATE_FIELDS.join(',')]]);
+/** The report with the fields that tell its state; by `deadline` (on the injected clock) when given. */
+export function fetchReport(api: ApiClient, version: Version, id: string, deadline?: number): Promise<ApiRecord> {
+  return api.fetchRecord(reports, version, id, [['fields', REPORT_STATE_FIELDS.join(',')]], { ...(deadline !== undefined && { deadline }) });
 }
 
 /** The id alone for table/csv/tsv (`id=$(carectl reports create …)`); the whole record for json/ndjson. */

@@ -34,7 +34,7 @@ export async function waitAndDownload(ctx: Context, api: ApiClient, version: Ver
   const resume = `carectl reports wait ${shellWord(id)}${plan.downloadTo ? ` --download ${shellWord(plan.downloadTo.shown)}` : ''}`;
   const record = await waitForReport({
     reportId: id,
-    fetch: () => fetchReport(api, version, id),
+    fetch: (deadline) => fetchReport(api, version, id, deadline),
     now: ctx.io.now,
     sleep: ctx.io.sleep,
     signal: ctx.io.signal,
