@@ -1,5 +1,6 @@
 /** One attempt of a request: sending it and reading its reply, its deadline, and how its failure is described and classed. */
 import type { Dispatcher } from 'undici';
+import { ApiError, BadReplyError, MAY_HAVE_BEEN_APPLIED, NetworkError } from '../core/errors.js';
 import { decodedBody } from './encoding.js';
 import { readBounded } from './reply.js';
 
@@ -85,4 +86,13 @@ export function describeNetworkError(err: unknown, timeoutMs: number): string {
   if (refused !== undefined) return refused;
   const code = e?.code ?? e?.cause?.code;
   return code ? `${code}${e?.message ? ` (${e.message})` : ''}` : (e?.message ?? String(err));
+}
+
+/** The error a request ends with: a write that may have been applied says so, and is flagged. */
+export function finalError(error: ApiError | NetworkError, mayHaveBeenApplied: boolean): ApiError | NetworkError {
+  if (!mayHaveBeenApplied) return error;
+  const message = `${error.message}; ${MAY_HAVE_BEEN_APPLIED} (an attempt ended after the request was sent)`;
+  if (error instanceof ApiError) return new ApiError(error.status, message, { mayHaveBeenApplied });
+  if (error instanceof BadReplyError) return new BadReplyError(message, { mayHaveBeenApplied });
+  return new NetworkError(message, error.maybeSent, { mayHaveBeenApplied });
 }

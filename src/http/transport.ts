@@ -10,7 +10,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { Dispatcher } from 'undici';
-import { ApiError, BadReplyError, CarectlError, DeadlineError, InterruptedError, MAY_HAVE_BEEN_APPLIED, NetworkError } from '../core/errors.js';
+import { ApiError, BadReplyError, CarectlError, DeadlineError, InterruptedError, NetworkError } from '../core/errors.js';
 import { stringifyJson } from '../core/exact-json.js';
 import { loadUndici } from './undici.js';
 import { createDispatcher, namingProxy, proxyLabel, proxySecrets, type ProxySettings } from './proxy.js';
@@ -21,7 +21,7 @@ import { ACCEPT_ENCODING, ReplyEncodingError } from './encoding.js';
 import { answerDetails, watchConnections } from './verbose.js';
 import { LinkElsewhereError } from './link-elsewhere.js';
 import { certificateMessage, isCertificateError } from './tls.js';
-import { attemptDeadline, sendAttempt, type AttemptReply, describeNetworkError, isProxyRefusal } from './attempt.js';
+import { attemptDeadline, sendAttempt, type AttemptReply, describeNetworkError, isProxyRefusal, finalError } from './attempt.js';
 
 export type QueryParams = ReadonlyArray<readonly [string, string]>;
 
@@ -70,10 +70,7 @@ export interface RequestOptions {
    * again), and the attempt does not count against --retries. False: the usual retry rules.
    */
   throttle?: Throttle;
-  /**
-   * For a read: when (on the injected clock) it must be over, retries and their waits included.
-   * An attempt is cut there and no retry waits past it: a DeadlineError.
-   */
+  /** For a read: its end on the injected clock, retries included (an attempt is cut there, no retry waits past it): a DeadlineError. */
   deadline?: number;
 }
 
@@ -191,7 +188,7 @@ export class Transport {
           // A refusal (the proxy's, a certificate's) gets the same answer again.
           retryable = (options.idempotent || neverSent) && !isProxyRefusal(err) && !isCertificateError(err);
         }
-        if (!retryable || attempt >= this.config.retries) throw this.finalError(failure, write && reached);
+        if (!retryable || attempt >= this.config.retries) throw finalError(failure, write && reached);
         waitedMs += await this.wait(attempt, undefined, waitedMs, undefined, options.deadline);
         continue;
       } finally {
@@ -206,12 +203,12 @@ export class Transport {
         reached ||= write;
         this.trace(`< ${reason}`);
         const error = new BadReplyError(`${shown}: ${this.redact(reason)}`);
-        if (!options.idempotent || attempt >= this.config.retries) throw this.finalError(error, write && reached);
+        if (!options.idempotent || attempt >= this.config.retries) throw finalError(error, write && reached);
         waitedMs += await this.wait(attempt, undefined, waitedMs, undefined, options.deadline);
         continue;
       }
       if (status >= 300 && status < 400) {
-        throw this.finalError(new ApiError(status, this.redact(redirectMessage(status, text, responseHeaders.location, url))), write && reached);
+        throw finalError(new ApiError(status, this.redact(redirectMessage(status, text, responseHeaders.location, url))), write && reached);
       }
       reached ||= write && GATEWAY_FAILURES.has(status);
       const error = new ApiError(status, this.redact(errorMessage(status, text, { proxy: proxyLabel(url, this.config.proxy) })));
@@ -223,17 +220,8 @@ export class Transport {
         waitedMs += await this.wait(attempt, responseHeaders['retry-after'], waitedMs, error, options.deadline);
         continue;
       }
-      throw this.finalError(error, write && reached);
+      throw finalError(error, write && reached);
     }
-  }
-
-  /** The error a request ends with: a write that may have been applied says so, and is flagged. */
-  private finalError(error: ApiError | NetworkError, mayHaveBeenApplied: boolean): ApiError | NetworkError {
-    if (!mayHaveBeenApplied) return error;
-    const message = `${error.message}; ${MAY_HAVE_BEEN_APPLIED} (an attempt ended after the request was sent)`;
-    if (error instanceof ApiError) return new ApiError(error.status, message, { mayHaveBeenApplied });
-    if (error instanceof BadReplyError) return new BadReplyError(message, { mayHaveBeenApplied });
-    return new NetworkError(message, error.maybeSent, { mayHaveBeenApplied });
   }
 
   get(url: URL, check?: (value: unknown) => void): Promise<unknown> {
