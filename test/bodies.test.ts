@@ -4,6 +4,8 @@
  * instead of keeping the process in JSON.parse and garbage collection for minutes.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { BadReplyError } from '../src/core/errors.js';
 import { decodeText, MAX_JSON_VALUES, parseReply } from '../src/http/reply.js';
@@ -66,4 +68,31 @@ describe('millions of tiny values', () => {
     assert.ok(parsed.ok);
     assert.equal((parsed.value as unknown[]).length, MAX_JSON_VALUES - 1);
   });
+});
+
+test('SIGTERM while the largest reply carectl takes is read and parsed: exit 143 within seconds', async () => {
+  const body = Buffer.from(`[${'[],'.repeat(MAX_JSON_VALUES - 2)}[]]`);
+  let sent!: () => void;
+  const finished = new Promise<void>((resolve) => (sent = resolve));
+  const server = await serve((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(body, () => sent());
+  });
+  try {
+    const bin = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
+    const child = spawn(process.execPath, [bin, 'api', 'v1.3/tags'], {
+      env: { PATH: process.env.PATH ?? '', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config', CARECTL_BASE_URL: server.url, CARECTL_USER: 'u', CARECTL_PASSWORD: 'p' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+      timeout: 30_000,
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    await finished;
+    child.kill('SIGTERM');
+    const ended = await Promise.race([exited, new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 10_000))]);
+    assert.equal(ended, 143, stderr);
+  } finally {
+    await server.close();
+  }
 });

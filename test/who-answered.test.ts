@@ -1,6 +1,6 @@
 /**
  * Name who answered (issue 24 item 5): a proxy's or a gateway's own error page is said to be
- * theirs, with its title; --sandbox bypasses the environment's proxies; NO_PROXY takes CIDR
+ * theirs, with its title; --sandbox and loopback bypass the environment's proxies; NO_PROXY takes CIDR
  * ranges and IPv6 literals as curl and Go do.
  */
 import assert from 'node:assert/strict';
@@ -84,10 +84,10 @@ describe('going around the proxy', () => {
     assert.match(result.stdout, /"id"/);
   });
 
-  test('NO_PROXY with a CIDR range reaches a loopback service directly', async () => {
+  test('a service on loopback is reached directly, whatever HTTP_PROXY says (as Go and gh do)', async () => {
     const server = await serve((_req, res) => res.end('{"tag":{"id":7001,"name":"x"}}'));
     try {
-      const result = await cli(['tags', 'get', '7001', '-o', 'json'], { CARECTL_BASE_URL: server.url, HTTP_PROXY: 'http://127.0.0.1:9', NO_PROXY: 'corp.example, 127.0.0.0/8' });
+      const result = await cli(['tags', 'get', '7001', '-o', 'json'], { CARECTL_BASE_URL: server.url, HTTP_PROXY: 'http://127.0.0.1:9' });
       assert.equal(result.code, 0, result.stderr);
       assert.equal(server.hits.length, 1);
     } finally {
@@ -117,6 +117,10 @@ describe('going around the proxy', () => {
     yes('https://anything/', '*');
     no('https://anything/', '');
     assert.equal(proxyFor(new URL('http://10.0.0.1/'), { http: 'http://p:3128/', noProxy: '10.0.0.0/8' }), undefined);
+    for (const local of ['http://localhost:3000/', 'http://api.localhost/', 'http://127.5.5.5/', 'http://[::1]:8080/']) {
+      assert.equal(proxyFor(new URL(local), { http: 'http://p:3128/' }), undefined, local);
+    }
+    assert.equal(proxyFor(new URL('http://localhost.example.com/'), { http: 'http://p:3128/' }), 'http://p:3128/');
     assert.equal(proxyFor(new URL('http://11.0.0.1/'), { http: 'http://p:3128/', noProxy: '10.0.0.0/8' }), 'http://p:3128/');
   });
 });

@@ -64,7 +64,13 @@ function proxyUrl(value: string, name: string): URL {
 /** The proxy a request to `url` goes through, or undefined when it goes direct (no proxy, or NO_PROXY names it). */
 export function proxyFor(url: URL, proxy: ProxySettings | undefined): string | undefined {
   const via = url.protocol === 'https:' ? proxy?.https : url.protocol === 'http:' ? proxy?.http : undefined;
-  return via !== undefined && !bypassed(url, proxy?.noProxy) ? via : undefined;
+  return via !== undefined && !isLoopback(url) && !bypassed(url, proxy?.noProxy) ? via : undefined;
+}
+
+/** This machine (localhost, 127.0.0.0/8, ::1): never through a proxy, as Go and gh have it. */
+function isLoopback(url: URL): boolean {
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || bypassed(url, '127.0.0.0/8,::1');
 }
 
 /** The proxy's name for messages, `HOST:PORT (HTTPS_PROXY)`, never with its credentials. */
