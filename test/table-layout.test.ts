@@ -128,7 +128,7 @@ describe('one grid', () => {
       assert.equal(header, 'ID   NAME       STATUS  NOTE');
       assertOnGrid(output, headerStarts(header));
       assert.equal(output.split('\n').length, 62);
-      assert.match(output, /\n159  nnnnnnnn…  closed  note w/);
+      assert.match(output, /\n159 {2}nnnnnnnn… {2}closed {2}note w/);
     }
   });
 });

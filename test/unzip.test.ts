@@ -48,7 +48,7 @@ function zip(members: { name: string; data: Buffer; deflate?: boolean; size?: nu
       b.writeUInt32LE(body.length, at); at += 4;
       b.writeUInt32LE(size, at); at += 4;
       b.writeUInt16LE(name.length, at); at += 2;
-      b.writeUInt16LE(0, at); at += 2; // extra
+      b.writeUInt16LE(0, at); // extra
       if (central) b.writeUInt32LE(offset, 42);
       return b;
     };

@@ -5,6 +5,7 @@ import { parseDuration, parseEnum, parseIntInRange } from '../core/parse.js';
 import { DATE_SHAPES, DEMO_CONVERSATIONS } from '../sandbox/size.js';
 import type { Action, RawOptions } from '../cli/action.js';
 import { addExamples } from '../cli/help.js';
+import type { Sandbox, SandboxOptions as SandboxSettings } from '../sandbox/index.js';
 
 /** The flags as given (strings), checked when the sandbox starts. */
 interface SandboxOptions {
@@ -50,56 +51,77 @@ export function addSandboxCommand(program: Command, action: Action): void {
   ]);
   command.action(
     action((raw: RawOptions) => raw as SandboxOptions, async (ctx, opts) => {
-      const port = opts.port === undefined ? 0 : parseIntInRange(opts.port, '--port', 0, 65535);
-      const seed = opts.seed === undefined ? 1 : parseIntInRange(opts.seed, '--seed', 0, 2 ** 31 - 1);
-      const conversations =
-        opts.conversations === undefined ? DEMO_CONVERSATIONS.default : parseIntInRange(opts.conversations, '--conversations', DEMO_CONVERSATIONS.min, DEMO_CONVERSATIONS.max);
-      const dates = opts.dates === undefined ? undefined : parseEnum(opts.dates, '--dates', DATE_SHAPES);
-      const reportDelayMs = opts.reportDelay === undefined ? 3000 : parseDuration(opts.reportDelay, '--report-delay');
-      const rate = opts.faults === undefined ? 0 : parseRate(opts.faults);
-      const latencyMs = opts.latency === undefined ? undefined : parseDuration(opts.latency, '--latency');
-      const rateLimit = opts.rateLimit === undefined ? undefined : parseIntInRange(opts.rateLimit, '--rate-limit', 1, MAX_RATE_LIMIT);
-      const annotationsPort = opts.annotationsPort === undefined ? undefined : parseIntInRange(opts.annotationsPort, '--annotations-port', 0, 65535);
-      const publicUrl = opts.publicUrl === undefined ? undefined : parsePublicUrl(opts.publicUrl);
+      const flags = checkedFlags(opts);
       const { parseBandwidth, startSandbox } = await import('../sandbox/index.js');
       const bandwidth = opts.bandwidth === undefined ? undefined : parseBandwidth(opts.bandwidth);
       if (opts.bandwidth !== undefined && bandwidth === undefined) throw new UsageError(`--bandwidth: expected a rate such as 20mbit, 512kbit, 2MB or 300KB (per second), got '${opts.bandwidth}'`);
-      const sandbox = await startSandbox({
-        port, seed, conversations, reportDelayMs, now: ctx.io.now,
-        ...(dates !== undefined && { dates }),
-        ...(rate > 0 && { faults: { rate } }),
-        ...(latencyMs !== undefined && { latencyMs }),
-        ...(rateLimit !== undefined && { rateLimit }),
-        ...(annotationsPort !== undefined && { annotationsPort }),
-        ...(bandwidth !== undefined && { bandwidth }),
-        ...(publicUrl !== undefined && { publicUrl }),
-      }).catch((err: unknown) => {
-        // A taken port is the machine's state, not a mistake in the command line: exit 1, with the way out.
-        if ((err as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE') {
-          const [flag, taken] = (err as { listener?: string }).listener === 'annotations' ? ['--annotations-port', annotationsPort] : ['--port', port];
-          throw new CarectlError(`sandbox: port ${taken} is already in use; choose another ${flag}, or 0 for a free one`);
-        }
-        throw err;
+      const sandbox = await startSandbox(settings(flags, bandwidth, ctx.io.now)).catch((err: unknown) => {
+        throw portTaken(err, flags);
       });
       ctx.onClose(() => sandbox.close());
-      ctx.io.stdout.stream.write(
-        [
-          `carectl sandbox listening on ${sandbox.baseUrl} (report downloads on ${sandbox.downloadBaseUrl})`,
-          ...(annotationsPort !== undefined ? [`api/1 (annotation types, annotations) on ${sandbox.annotationsUrl}`] : []),
-          ...(publicUrl !== undefined ? [`links and downloads name ${publicUrl}, the front it sits behind (downloads served on ${sandbox.baseUrl} too)`] : []),
-          `user: ${sandbox.user}`,
-          `password: ${sandbox.password}`,
-          '',
-          'Use it from another terminal:',
-          `  export CARECTL_BASE_URL=${publicUrl ?? sandbox.baseUrl} CARECTL_USER=${sandbox.user} CARECTL_PASSWORD=${sandbox.password}${annotationsPort !== undefined ? ` CARECTL_ANNOTATIONS_URL=${sandbox.annotationsUrl}` : ''}`,
-          '  carectl conversations list --status unread',
-          '',
-        ].join('\n'),
-      );
+      ctx.io.stdout.stream.write(banner(sandbox, flags));
       await new Promise<void>((resolve) => ctx.io.signal.addEventListener('abort', () => resolve(), { once: true }));
       throw new InterruptedError('sandbox stopped');
     }),
   );
+}
+
+/** The flags checked, in the order given above (a usage error names the first bad one); --bandwidth needs the sandbox loaded. */
+function checkedFlags(opts: SandboxOptions) {
+  return {
+    port: opts.port === undefined ? 0 : parseIntInRange(opts.port, '--port', 0, 65535),
+    seed: opts.seed === undefined ? 1 : parseIntInRange(opts.seed, '--seed', 0, 2 ** 31 - 1),
+    conversations:
+      opts.conversations === undefined ? DEMO_CONVERSATIONS.default : parseIntInRange(opts.conversations, '--conversations', DEMO_CONVERSATIONS.min, DEMO_CONVERSATIONS.max),
+    dates: opts.dates === undefined ? undefined : parseEnum(opts.dates, '--dates', DATE_SHAPES),
+    reportDelayMs: opts.reportDelay === undefined ? 3000 : parseDuration(opts.reportDelay, '--report-delay'),
+    rate: opts.faults === undefined ? 0 : parseRate(opts.faults),
+    latencyMs: opts.latency === undefined ? undefined : parseDuration(opts.latency, '--latency'),
+    rateLimit: opts.rateLimit === undefined ? undefined : parseIntInRange(opts.rateLimit, '--rate-limit', 1, MAX_RATE_LIMIT),
+    annotationsPort: opts.annotationsPort === undefined ? undefined : parseIntInRange(opts.annotationsPort, '--annotations-port', 0, 65535),
+    publicUrl: opts.publicUrl === undefined ? undefined : parsePublicUrl(opts.publicUrl),
+  };
+}
+
+type Flags = ReturnType<typeof checkedFlags>;
+
+/** The sandbox's settings: the flags given, the defaults of startSandbox for the others. */
+function settings(flags: Flags, bandwidth: number | undefined, now: () => number): SandboxSettings {
+  const { port, seed, conversations, reportDelayMs, dates, rate, latencyMs, rateLimit, annotationsPort, publicUrl } = flags;
+  return {
+    port, seed, conversations, reportDelayMs, now,
+    ...(dates !== undefined && { dates }),
+    ...(rate > 0 && { faults: { rate } }),
+    ...(latencyMs !== undefined && { latencyMs }),
+    ...(rateLimit !== undefined && { rateLimit }),
+    ...(annotationsPort !== undefined && { annotationsPort }),
+    ...(bandwidth !== undefined && { bandwidth }),
+    ...(publicUrl !== undefined && { publicUrl }),
+  };
+}
+
+/** A taken port is the machine's state, not a mistake in the command line: exit 1, with the way out. */
+function portTaken(err: unknown, flags: Flags): unknown {
+  if ((err as NodeJS.ErrnoException | undefined)?.code !== 'EADDRINUSE') return err;
+  const [flag, taken] = (err as { listener?: string }).listener === 'annotations' ? ['--annotations-port', flags.annotationsPort] : ['--port', flags.port];
+  return new CarectlError(`sandbox: port ${taken} is already in use; choose another ${flag}, or 0 for a free one`);
+}
+
+/** Where the sandbox listens, its credentials, and how to point carectl at it. */
+function banner(sandbox: Sandbox, flags: Flags): string {
+  const { annotationsPort, publicUrl } = flags;
+  return [
+    `carectl sandbox listening on ${sandbox.baseUrl} (report downloads on ${sandbox.downloadBaseUrl})`,
+    ...(annotationsPort !== undefined ? [`api/1 (annotation types, annotations) on ${sandbox.annotationsUrl}`] : []),
+    ...(publicUrl !== undefined ? [`links and downloads name ${publicUrl}, the front it sits behind (downloads served on ${sandbox.baseUrl} too)`] : []),
+    `user: ${sandbox.user}`,
+    `password: ${sandbox.password}`,
+    '',
+    'Use it from another terminal:',
+    `  export CARECTL_BASE_URL=${publicUrl ?? sandbox.baseUrl} CARECTL_USER=${sandbox.user} CARECTL_PASSWORD=${sandbox.password}${annotationsPort !== undefined ? ` CARECTL_ANNOTATIONS_URL=${sandbox.annotationsUrl}` : ''}`,
+    '  carectl conversations list --status unread',
+    '',
+  ].join('\n');
 }
 
 function parseRate(text: string): number {

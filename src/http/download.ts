@@ -24,7 +24,7 @@ import { RETRYABLE_STATUSES, retryDelayMs } from './retry.js';
 import { loadUndici, type Undici } from './undici.js';
 import { ACCEPT_ENCODING, decodedBody, ReplyEncodingError } from './encoding.js';
 import { certificateMessage } from './tls.js';
-import { fileSink, stdoutSink, type Unzipping } from './download-sink.js';
+import { fileSink, stdoutSink, type Sink, type Unzipping } from './download-sink.js';
 
 // What callers of download() also need, from the modules they now live in.
 export { linkTarget, PartialFile, removePartialFiles } from './partial-file.js';
@@ -185,16 +185,37 @@ async function fetchFile(dispatchers: Dispatchers, start: URL, options: Download
 
 async function attemptDownload(dispatchers: Dispatchers, start: URL, options: DownloadOptions): Promise<number> {
   const { reply, url } = await fetchFile(dispatchers, start, options);
-  if (reply.statusCode < 200 || reply.statusCode >= 300) {
-    await reply.body.dump().catch(() => undefined);
-    const message = `download from ${url.origin} answered HTTP ${reply.statusCode}`;
-    if (RETRYABLE_STATUSES.has(reply.statusCode)) throw new TransientDownloadError(message, header(reply.headers['retry-after']), reply.statusCode);
-    throw new ApiError(reply.statusCode, message);
-  }
+  await refuseFailure(reply, url);
   const maxBytes = options.maxBytes ?? MAX_DOWNLOAD_BYTES;
-  const tooLarge = (): CarectlError => new CarectlError(`download from ${url.origin} is larger than ${formatLimit(maxBytes)}, more than carectl downloads: stopped`);
-  // A file sent with a Content-Encoding is saved decoded, and the cap applies to what is saved;
-  // one without (a real .gz file) is saved as sent.
+  const { decoded, total } = await openBody(reply, url, maxBytes);
+  const sink = 'file' in options.target ? await fileSink(options.target.partial, options.target.file, options.target.unzip) : stdoutSink(options.target.stdout, options.signal);
+  try {
+    const received = await copyBody(decoded, sink, { url, total, maxBytes }, options);
+    await sink.commit();
+    return received;
+  } catch (err) {
+    await sink.discard();
+    throw err;
+  }
+}
+
+/** A reply other than 2xx fails the attempt: one worth another attempt (429, 5xx), or for good. */
+async function refuseFailure(reply: Dispatcher.ResponseData, url: URL): Promise<void> {
+  if (reply.statusCode >= 200 && reply.statusCode < 300) return;
+  await reply.body.dump().catch(() => undefined);
+  const message = `download from ${url.origin} answered HTTP ${reply.statusCode}`;
+  if (RETRYABLE_STATUSES.has(reply.statusCode)) throw new TransientDownloadError(message, header(reply.headers['retry-after']), reply.statusCode);
+  throw new ApiError(reply.statusCode, message);
+}
+
+type DecodedBody = Awaited<ReturnType<typeof decodedBody>>;
+
+/**
+ * The body, decoded, and its length as sent; a declared length over the cap fails before a byte is
+ * read. A file sent with a Content-Encoding is saved decoded, and the cap applies to what is saved;
+ * one without (a real .gz file) is saved as sent.
+ */
+async function openBody(reply: Dispatcher.ResponseData, url: URL, maxBytes: number): Promise<{ decoded: DecodedBody; total: number | undefined }> {
   const decoded = await decodedBody(reply.body, reply.headers['content-encoding']).catch((err: Error) => {
     throw new CarectlError(`download from ${url.origin}: ${err.message}`);
   });
@@ -202,41 +223,52 @@ async function attemptDownload(dispatchers: Dispatchers, start: URL, options: Do
   const total = Number.isSafeInteger(length) && length >= 0 ? length : undefined;
   if (decoded.wire() === undefined && total !== undefined && total > maxBytes) {
     reply.body.destroy();
-    throw tooLarge();
+    throw tooLarge(url, maxBytes);
   }
-  const sink = 'file' in options.target ? await fileSink(options.target.partial, options.target.file, options.target.unzip) : stdoutSink(options.target.stdout, options.signal);
+  return { decoded, total };
+}
+
+function tooLarge(url: URL, maxBytes: number): CarectlError {
+  return new CarectlError(`download from ${url.origin} is larger than ${formatLimit(maxBytes)}, more than carectl downloads: stopped`);
+}
+
+/**
+ * Copies the body into the sink, reporting progress, up to the cap; resolves to the bytes written
+ * once all the declared length arrived. A break is transient unless bytes already went to stdout.
+ */
+async function copyBody(
+  decoded: DecodedBody,
+  sink: Sink,
+  body: { url: URL; total: number | undefined; maxBytes: number },
+  options: DownloadOptions,
+): Promise<number> {
+  const { url, total, maxBytes } = body;
   let received = 0;
   // Progress counts the bytes as sent, against the length as sent.
   const onWire = (): number => decoded.wire() ?? received;
+  options.onProgress?.(0, total);
   try {
-    options.onProgress?.(0, total);
-    try {
-      for await (const chunk of decoded.stream) {
-        // Decoding may go on from bytes already received after an interrupt: it stops here.
-        if (options.signal.aborted) throw new InterruptedError();
-        if (received + (chunk as Buffer).length > maxBytes) {
-          decoded.stream.destroy();
-          throw tooLarge();
-        }
-        await sink.write(chunk as Buffer);
-        received += (chunk as Buffer).length;
-        options.onProgress?.(onWire(), total);
+    for await (const chunk of decoded.stream) {
+      // Decoding may go on from bytes already received after an interrupt: it stops here.
+      if (options.signal.aborted) throw new InterruptedError();
+      if (received + (chunk as Buffer).length > maxBytes) {
+        decoded.stream.destroy();
+        throw tooLarge(url, maxBytes);
       }
-    } catch (err) {
-      // A reader that left (`--file - | head`) ends the download quietly, like any pipeline.
-      if (err instanceof CarectlError || isBrokenPipe(err)) throw err;
-      const message = `download from ${url.origin} broke off after ${onWire()} bytes: ${err instanceof ReplyEncodingError ? err.message : describe(err, options)}`;
-      throw received > 0 && 'stdout' in options.target ? new StdoutStarted(message) : new TransientDownloadError(message, undefined, undefined);
+      await sink.write(chunk as Buffer);
+      received += (chunk as Buffer).length;
+      options.onProgress?.(onWire(), total);
     }
-    if (total !== undefined && onWire() !== total) {
-      throw new TransientDownloadError(`download from ${url.origin} ended after ${onWire()} of ${total} bytes`, undefined, undefined);
-    }
-    await sink.commit();
-    return received;
   } catch (err) {
-    await sink.discard();
-    throw err;
+    // A reader that left (`--file - | head`) ends the download quietly, like any pipeline.
+    if (err instanceof CarectlError || isBrokenPipe(err)) throw err;
+    const message = `download from ${url.origin} broke off after ${onWire()} bytes: ${err instanceof ReplyEncodingError ? err.message : describe(err, options)}`;
+    throw received > 0 && 'stdout' in options.target ? new StdoutStarted(message) : new TransientDownloadError(message, undefined, undefined);
   }
+  if (total !== undefined && onWire() !== total) {
+    throw new TransientDownloadError(`download from ${url.origin} ended after ${onWire()} of ${total} bytes`, undefined, undefined);
+  }
+  return received;
 }
 
 /** Waits before another attempt; resolves to the milliseconds waited. */

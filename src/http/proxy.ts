@@ -98,15 +98,7 @@ export function bypassed(url: URL, noProxy: string | undefined): boolean {
     if (entryPort !== undefined && entryPort !== port) continue;
     const cidr = /^(.+)\/(\d{1,3})$/.exec(name);
     if (cidr) {
-      const kind = isIP(cidr[1]!);
-      if (family === 0 || kind !== family) continue;
-      const ranges = new BlockList();
-      try {
-        ranges.addSubnet(cidr[1]!, Number(cidr[2]), kind === 6 ? 'ipv6' : 'ipv4');
-      } catch {
-        continue;
-      }
-      if (ranges.check(host, family === 6 ? 'ipv6' : 'ipv4')) return true;
+      if (inRange(host, family, cidr[1]!, Number(cidr[2]))) return true;
       continue;
     }
     if (family !== 0 && isIP(name) === family) {
@@ -117,6 +109,19 @@ export function bypassed(url: URL, noProxy: string | undefined): boolean {
     if (host === domain || host.endsWith(`.${domain}`)) return true;
   }
   return false;
+}
+
+/** Whether the host is an address of the CIDR range `base/bits`; a name, or a range that is not one, is not in it. */
+function inRange(host: string, family: number, base: string, bits: number): boolean {
+  const kind = isIP(base);
+  if (family === 0 || kind !== family) return false;
+  const ranges = new BlockList();
+  try {
+    ranges.addSubnet(base, bits, kind === 6 ? 'ipv6' : 'ipv4');
+  } catch {
+    return false;
+  }
+  return ranges.check(host, family === 6 ? 'ipv6' : 'ipv4');
 }
 
 /** `host:port`, `[v6]:port`, or a bare host (an IPv6 literal has colons of its own). */

@@ -119,26 +119,40 @@ function deeperThan(value: unknown, limit: number): boolean {
  * `param`, shown after the status when present. Anything else falls back to the status.
  */
 export function errorMessage(status: number, text: string, from: ErrorSource = {}): string {
-  let body: { message?: unknown; error_code?: unknown; param?: unknown } | undefined;
-  try {
-    const parsed = JSON.parse(text) as unknown;
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) body = parsed as typeof body;
-  } catch {
-    // not JSON: the plain status
-  }
+  const body = errorBody(text);
   const details = [scalar(body?.error_code) && `error_code: ${scalar(body?.error_code)}`, scalar(body?.param) && `param: ${scalar(body?.param)}`].filter(Boolean);
   const message = typeof body?.message === 'string' && body.message !== '' ? body.message : undefined;
   if (message !== undefined) return `${message} (${[`HTTP ${status}`, ...details].join(', ')})`;
-  if (body === undefined) {
-    // Not the service's JSON: a proxy's or a gateway's own page, named with its title.
-    const title = pageTitle(text);
-    const quoted = title === undefined ? '' : ` ("${title}")`;
-    if (from.proxy !== undefined && PROXY_STATUSES.has(status)) {
-      return `the proxy ${from.proxy} answered HTTP ${status}${quoted}: ${status === 407 ? 'proxy credentials missing or wrong' : 'it did not get an answer from the service'}`;
-    }
-    if (title !== undefined) return `a gateway in front of the service answered HTTP ${status}${quoted}, not the service itself`;
-  }
+  const page = body === undefined ? pageMessage(status, text, from) : undefined;
+  if (page !== undefined) return page;
   return `the service answered HTTP ${status}${details.length > 0 ? ` (${details.join(', ')})` : ''}`;
+}
+
+type ErrorBody = { message?: unknown; error_code?: unknown; param?: unknown };
+
+/** An error reply's JSON object, or undefined when it is not one (not JSON: the plain status). */
+function errorBody(text: string): ErrorBody | undefined {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as ErrorBody;
+  } catch {
+    // not JSON: the plain status
+  }
+  return undefined;
+}
+
+/**
+ * Not the service's JSON: a proxy's or a gateway's own page, named with its title; undefined when
+ * nothing says who answered.
+ */
+function pageMessage(status: number, text: string, from: ErrorSource): string | undefined {
+  const title = pageTitle(text);
+  const quoted = title === undefined ? '' : ` ("${title}")`;
+  if (from.proxy !== undefined && PROXY_STATUSES.has(status)) {
+    return `the proxy ${from.proxy} answered HTTP ${status}${quoted}: ${status === 407 ? 'proxy credentials missing or wrong' : 'it did not get an answer from the service'}`;
+  }
+  if (title !== undefined) return `a gateway in front of the service answered HTTP ${status}${quoted}, not the service itself`;
+  return undefined;
 }
 
 /** Who else may have answered: the proxy the request went through (`HOST:PORT (HTTP_PROXY)`). */

@@ -76,6 +76,35 @@ export interface RequestOptions {
 
 export type Throttle = (waitMs: number) => Promise<boolean>;
 
+type ReplyHeaders = Record<string, string | string[] | undefined>;
+
+/** A request across its attempts: what each attempt sends, and what the attempts so far have done. */
+interface Call {
+  method: string;
+  url: URL;
+  options: RequestOptions;
+  dispatcher: Dispatcher;
+  headers: Record<string, string>;
+  body: string | undefined;
+  maxReplyBytes: number;
+  /** The request as error messages name it. */
+  shown: string;
+  answerTo: string;
+  /**
+   * A retried change (the absolute-valued PATCH) that an attempt may have delivered before the
+   * last one failed. A POST that is never repeated has its own word for it (NetworkError.maybeSent).
+   */
+  write: boolean;
+  reached: boolean;
+  waitedMs: number;
+}
+
+/** How an attempt ended: with the answer, taken back by the throttle (not counted), or failed. */
+type Outcome =
+  | { kind: 'answered'; value: unknown }
+  | { kind: 'taken back' }
+  | { kind: 'failed'; error: ApiError | NetworkError; retryable: boolean; retryAfter?: string | string[] };
+
 export class Transport {
   private dispatcher: Dispatcher | undefined;
   private readonly authorization: string;
@@ -124,6 +153,23 @@ export class Transport {
   }
 
   async request(method: string, url: URL, options: RequestOptions): Promise<unknown> {
+    const call = await this.prepare(method, url, options);
+    if (this.config.trace) watchConnections();
+    for (let attempt = 0; ; attempt++) {
+      const outcome = await this.attempt(call, attempt);
+      if (outcome.kind === 'answered') return outcome.value;
+      if (outcome.kind === 'taken back') {
+        attempt--;
+        continue;
+      }
+      if (!outcome.retryable || attempt >= this.config.retries) throw finalError(outcome.error, call.write && call.reached);
+      const cause = outcome.error instanceof ApiError ? outcome.error : undefined;
+      call.waitedMs += await this.wait(attempt, outcome.retryAfter, call.waitedMs, cause, options.deadline);
+    }
+  }
+
+  /** Checks the address and builds what every attempt of the request sends. */
+  private async prepare(method: string, url: URL, options: RequestOptions): Promise<Call> {
     this.sameOriginUrl(url.href);
     for (const [key, value] of options.query ?? []) url.searchParams.append(key, value);
     const undici = await loadUndici();
@@ -137,91 +183,94 @@ export class Transport {
       'accept-encoding': ACCEPT_ENCODING,
     };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const shown = `${method} ${stripUserinfo(`${url.origin}${url.pathname}`)}`;
-    // A retried change (the absolute-valued PATCH) that an attempt may have delivered before the
-    // last one failed. A POST that is never repeated has its own word for it (NetworkError.maybeSent).
-    const write = options.idempotent && method !== 'GET' && method !== 'HEAD';
-    let reached = false;
-    let waitedMs = 0;
-    const maxReplyBytes = this.config.maxReplyBytes ?? MAX_REPLY_BYTES;
-    // Each answer names its request: with requests in parallel, answers come in any order.
-    const answerTo = `${method} ${url.pathname}${url.search}`;
+    return {
+      method,
+      url,
+      options,
+      dispatcher,
+      headers,
+      body,
+      maxReplyBytes: this.config.maxReplyBytes ?? MAX_REPLY_BYTES,
+      shown: `${method} ${stripUserinfo(`${url.origin}${url.pathname}`)}`,
+      // Each answer names its request: with requests in parallel, answers come in any order.
+      answerTo: `${method} ${url.pathname}${url.search}`,
+      write: options.idempotent && method !== 'GET' && method !== 'HEAD',
+      reached: false,
+      waitedMs: 0,
+    };
+  }
 
-    if (this.config.trace) watchConnections();
-    for (let attempt = 0; ; attempt++) {
-      this.throwIfStopped();
-      const started = this.config.now();
-      const left = options.deadline === undefined ? Infinity : options.deadline - started;
-      if (left <= 0) throw new DeadlineError(`${shown}: no answer in the time given`);
-      this.trace(`> ${method} ${stripUserinfo(url)}`);
-      this.trace(`> authorization: Basic [redacted]`);
-      const seen: AttemptReply = {};
-      let status: number;
-      let responseHeaders: Record<string, string | string[] | undefined>;
-      let text: string;
-      const deadline = attemptDeadline(this.lifetime.signal, Math.min(this.config.requestTimeoutMs, left));
-      try {
-        text = await sendAttempt(dispatcher, { url, method, headers, body, signal: deadline.signal, maxReplyBytes }, seen);
-        status = seen.status!;
-        responseHeaders = seen.headers!;
-      } catch (err) {
-        // The attempt is over: its timer must not outlive it into the wait before the next one.
-        deadline.clear();
-        if (left < this.config.requestTimeoutMs && deadline.signal.aborted && !this.lifetime.signal.aborted) {
-          throw new DeadlineError(`${shown}: no answer in the time given`);
-        }
-        let failure: NetworkError;
-        let retryable: boolean;
-        if ((err instanceof ReplyTooLargeError || err instanceof ReplyEncodingError) && seen.status !== undefined) {
-          this.trace(`< ${seen.status} ${answerTo}: ${err.message} (${this.config.now() - started} ms)`);
-          reached ||= write && (seen.status < 400 || GATEWAY_FAILURES.has(seen.status));
-          failure = new BadReplyError(`${shown}: ${err.message}`);
-          retryable = options.idempotent && !(err instanceof ReplyEncodingError && err.permanent);
-        } else {
-          // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
-          this.throwIfStopped(options.idempotent ? undefined : `interrupted while ${shown} was in flight: it may have reached the service`);
-          const neverSent = isNeverSentError(err);
-          const reason = certificateMessage(err, url) ?? this.redact(await namingProxy(err, url, this.config.proxy, describeNetworkError(err, this.config.requestTimeoutMs)));
-          this.trace(`< ${answerTo}: ${reason} (${this.config.now() - started} ms)`);
-          reached ||= write && !neverSent;
-          failure = new NetworkError(`${shown} failed: ${reason}`, !neverSent);
-          // A refusal (the proxy's, a certificate's) gets the same answer again.
-          retryable = (options.idempotent || neverSent) && !isProxyRefusal(err) && !isCertificateError(err);
-        }
-        if (!retryable || attempt >= this.config.retries) throw finalError(failure, write && reached);
-        waitedMs += await this.wait(attempt, undefined, waitedMs, undefined, options.deadline);
-        continue;
-      } finally {
-        deadline.clear();
+  /** One attempt: sends the request within its time and classes what came back. */
+  private async attempt(call: Call, attempt: number): Promise<Outcome> {
+    this.throwIfStopped();
+    const started = this.config.now();
+    const left = call.options.deadline === undefined ? Infinity : call.options.deadline - started;
+    if (left <= 0) throw new DeadlineError(`${call.shown}: no answer in the time given`);
+    const { method, url, headers, body, maxReplyBytes } = call;
+    this.trace(`> ${method} ${stripUserinfo(url)}`);
+    this.trace(`> authorization: Basic [redacted]`);
+    const seen: AttemptReply = {};
+    let text: string;
+    const deadline = attemptDeadline(this.lifetime.signal, Math.min(this.config.requestTimeoutMs, left));
+    try {
+      text = await sendAttempt(call.dispatcher, { url, method, headers, body, signal: deadline.signal, maxReplyBytes }, seen);
+    } catch (err) {
+      // The attempt is over: its timer must not outlive it into the wait before the next one.
+      deadline.clear();
+      if (left < this.config.requestTimeoutMs && deadline.signal.aborted && !this.lifetime.signal.aborted) {
+        throw new DeadlineError(`${call.shown}: no answer in the time given`);
       }
-      this.trace(`< ${status} ${answerTo} (${answerDetails(method, url, seen, proxyLabel(url, this.config.proxy), this.config.now() - started)})`);
-      if (status >= 200 && status < 300) {
-        const parsed = parseReply(text, responseHeaders['content-type']);
-        const value = parsed.ok ? redactReply(parsed.value, text, this.secrets) : undefined;
-        const reason = parsed.ok ? this.refusal(options.check, value) : parsed.reason;
-        if (reason === undefined) return value;
-        reached ||= write;
-        this.trace(`< ${reason}`);
-        const error = new BadReplyError(`${shown}: ${this.redact(reason)}`);
-        if (!options.idempotent || attempt >= this.config.retries) throw finalError(error, write && reached);
-        waitedMs += await this.wait(attempt, undefined, waitedMs, undefined, options.deadline);
-        continue;
-      }
-      if (status >= 300 && status < 400) {
-        throw finalError(new ApiError(status, this.redact(redirectMessage(status, text, responseHeaders.location, url))), write && reached);
-      }
-      reached ||= write && GATEWAY_FAILURES.has(status);
-      const error = new ApiError(status, this.redact(errorMessage(status, text, { proxy: proxyLabel(url, this.config.proxy) })));
-      if (status === 429 && (await this.throttled(options, attempt, responseHeaders['retry-after']))) {
-        attempt--;
-        continue;
-      }
-      if (options.idempotent && RETRYABLE_STATUSES.has(status) && attempt < this.config.retries) {
-        waitedMs += await this.wait(attempt, responseHeaders['retry-after'], waitedMs, error, options.deadline);
-        continue;
-      }
-      throw finalError(error, write && reached);
+      return this.failedAttempt(call, err, seen, started);
+    } finally {
+      deadline.clear();
     }
+    const status = seen.status!;
+    this.trace(`< ${status} ${call.answerTo} (${answerDetails(method, url, seen, proxyLabel(url, this.config.proxy), this.config.now() - started)})`);
+    if (status >= 200 && status < 300) return this.success(call, text, seen.headers!);
+    return this.failureStatus(call, attempt, status, text, seen.headers!);
+  }
+
+  /** An attempt that got no whole reply: the reply's body was unreadable, or the exchange failed. */
+  private async failedAttempt(call: Call, err: unknown, seen: AttemptReply, started: number): Promise<Outcome> {
+    const { options, shown, answerTo, write, url } = call;
+    if ((err instanceof ReplyTooLargeError || err instanceof ReplyEncodingError) && seen.status !== undefined) {
+      this.trace(`< ${seen.status} ${answerTo}: ${err.message} (${this.config.now() - started} ms)`);
+      call.reached ||= write && (seen.status < 400 || GATEWAY_FAILURES.has(seen.status));
+      const retryable = options.idempotent && !(err instanceof ReplyEncodingError && err.permanent);
+      return { kind: 'failed', error: new BadReplyError(`${shown}: ${err.message}`), retryable };
+    }
+    // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
+    this.throwIfStopped(options.idempotent ? undefined : `interrupted while ${shown} was in flight: it may have reached the service`);
+    const neverSent = isNeverSentError(err);
+    const reason = certificateMessage(err, url) ?? this.redact(await namingProxy(err, url, this.config.proxy, describeNetworkError(err, this.config.requestTimeoutMs)));
+    this.trace(`< ${answerTo}: ${reason} (${this.config.now() - started} ms)`);
+    call.reached ||= write && !neverSent;
+    // A refusal (the proxy's, a certificate's) gets the same answer again.
+    const retryable = (options.idempotent || neverSent) && !isProxyRefusal(err) && !isCertificateError(err);
+    return { kind: 'failed', error: new NetworkError(`${shown} failed: ${reason}`, !neverSent), retryable };
+  }
+
+  /** A 2xx reply: its JSON, or a bad reply when it does not parse or `check` refuses it. */
+  private success(call: Call, text: string, headers: ReplyHeaders): Outcome {
+    const parsed = parseReply(text, headers['content-type']);
+    const value = parsed.ok ? redactReply(parsed.value, text, this.secrets) : undefined;
+    const reason = parsed.ok ? this.refusal(call.options.check, value) : parsed.reason;
+    if (reason === undefined) return { kind: 'answered', value };
+    call.reached ||= call.write;
+    this.trace(`< ${reason}`);
+    return { kind: 'failed', error: new BadReplyError(`${call.shown}: ${this.redact(reason)}`), retryable: call.options.idempotent };
+  }
+
+  /** A reply other than 2xx: a redirect ends the request; an error status may be retried, or handed to the throttle (a 429). */
+  private async failureStatus(call: Call, attempt: number, status: number, text: string, headers: ReplyHeaders): Promise<Outcome> {
+    const { url, options } = call;
+    if (status >= 300 && status < 400) {
+      return { kind: 'failed', error: new ApiError(status, this.redact(redirectMessage(status, text, headers.location, url))), retryable: false };
+    }
+    call.reached ||= call.write && GATEWAY_FAILURES.has(status);
+    const error = new ApiError(status, this.redact(errorMessage(status, text, { proxy: proxyLabel(url, this.config.proxy) })));
+    if (status === 429 && (await this.throttled(options, attempt, headers['retry-after']))) return { kind: 'taken back' };
+    return { kind: 'failed', error, retryable: options.idempotent && RETRYABLE_STATUSES.has(status), retryAfter: headers['retry-after'] };
   }
 
   get(url: URL, check?: (value: unknown) => void): Promise<unknown> {

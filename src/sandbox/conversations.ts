@@ -141,22 +141,22 @@ function rangeKey(range: Range | undefined, extremes: Range): unknown {
   return range && [range.lo <= extremes.lo ? '' : range.lo, range.hi >= extremes.hi ? '' : range.hi];
 }
 
-function parseListQuery(ctx: RequestContext): ListQuery {
-  const { query } = ctx;
-  const data = ctx.runtime.data;
-  if (query.has('queue_id') && ctx.version !== 'v1.3') throw new HttpProblem(400, 'The queue_id filter exists only in v1.3');
+/** The two filters of which one is required: is_priority, and status (one of the statuses). */
+function requiredFilters(query: URLSearchParams): { priority: boolean | undefined; status: string | null } {
   const priority = readBoolean(query, 'is_priority');
   const status = query.get('status');
   if (status !== null && !(CONVERSATION_STATUSES as readonly string[]).includes(status)) {
     throw new HttpProblem(400, `Unknown status '${status}'; accepted: ${CONVERSATION_STATUSES.join(', ')}`);
   }
   if (priority === undefined && status === null) throw new HttpProblem(400, 'Either is_priority or status must be supplied');
-  const sort = parseSort(query);
-  const single = sort.keys.length === 1 ? sort.keys[0]! : undefined;
-  // Every bound is checked; the two fields together only in a paging link's keyset form.
-  if (readRange(query, 'oldest_sort_date') && readRange(query, 'newest_sort_date') && !(single && isKeysetCursor(query, single))) {
-    throw new HttpProblem(400, 'oldest_sort_date cannot be combined with newest_sort_date');
-  }
+  return { priority, status };
+}
+
+/**
+ * The query taken apart: the bounds on a single sort field in the direction of the sort (the
+ * paging link's seek), and the filters left.
+ */
+function splitSeek(query: URLSearchParams, single: SortKey | undefined): { filters: URLSearchParams; seekRange: Range | undefined } {
   const seekKeys = single ? rangeKeys(single.field, single.descending ? ['lte', 'lt'] : ['gte', 'gt']) : [];
   const filters = new URLSearchParams(query);
   const seekQuery = new URLSearchParams();
@@ -165,6 +165,21 @@ function parseListQuery(ctx: RequestContext): ListQuery {
     filters.delete(key);
   }
   const seekRange = single && readRange(seekQuery, single.field);
+  return { filters, seekRange };
+}
+
+function parseListQuery(ctx: RequestContext): ListQuery {
+  const { query } = ctx;
+  const data = ctx.runtime.data;
+  if (query.has('queue_id') && ctx.version !== 'v1.3') throw new HttpProblem(400, 'The queue_id filter exists only in v1.3');
+  const { priority, status } = requiredFilters(query);
+  const sort = parseSort(query);
+  const single = sort.keys.length === 1 ? sort.keys[0]! : undefined;
+  // Every bound is checked; the two fields together only in a paging link's keyset form.
+  if (readRange(query, 'oldest_sort_date') && readRange(query, 'newest_sort_date') && !(single && isKeysetCursor(query, single))) {
+    throw new HttpProblem(400, 'oldest_sort_date cannot be combined with newest_sort_date');
+  }
+  const { filters, seekRange } = splitSeek(query, single);
   const oldest = readRange(filters, 'oldest_sort_date');
   const newest = readRange(filters, 'newest_sort_date');
   const containsPrivate = readBoolean(query, 'contains_private');

@@ -365,17 +365,9 @@ function weighted<T extends string>(weights: Readonly<Record<T, number>>): T[] {
   return (Object.entries(weights) as Array<[T, number]>).flatMap(([value, weight]) => Array<T>(weight).fill(value));
 }
 
-function makeConversations(world: World, data: SandboxData, total: number): ConversationRecord[] {
-  const random = world.stream('conversations');
-  const channelChoices = data.channels.flatMap((channel) => Array<ChannelRecord>(channel.is_active ? 3 : 1).fill(channel));
-  const customersByPlatform = new Map<Platform, string[]>(PLATFORMS.map((platform) => [platform, []]));
-  const notCustomers = new Set<string>([...data.channels.map((channel) => channel.author_id), ...FIXTURES.hostile.authorIds, FIXTURES.microblogAuthorId]);
-  for (const author of data.authors) if (!notCustomers.has(author.id)) customersByPlatform.get(author.platform)!.push(author.id);
-  const statuses = weighted(STATUS_WEIGHTS);
-  const regularTagIds = data.tags.map((tag) => tag.id).filter((id) => !(FIXTURES.hostile.tagIds as readonly string[]).includes(id));
-  const closeReasons = FIXTURES.closeReasons;
+/** The fixed conversations of FIXTURES (the hostile one, the multi-platform one, the read-only one): no random draw. */
+function fixedConversations(world: World, data: SandboxData, customersByPlatform: ReadonlyMap<Platform, string[]>): ConversationRecord[] {
   const conversations: ConversationRecord[] = [];
-
   const fixture = (id: string, fields: Partial<ConversationRecord> & Pick<ConversationRecord, 'author_id' | 'channel_ids'>): void => {
     const items = data.fixedContent.get(id);
     const oldestMs = items ? items[0]!.createdMs : world.windowEndMs - 10 * DAY_MS;
@@ -406,6 +398,19 @@ function makeConversations(world: World, data: SandboxData, total: number): Conv
   fixture(FIXTURES.readOnlyConversationId, {
     author_id: customersByPlatform.get('whatsapp')![0]!, channel_ids: [FIXTURES.readOnlyChannelId], contains_private: true,
   });
+  return conversations;
+}
+
+function makeConversations(world: World, data: SandboxData, total: number): ConversationRecord[] {
+  const random = world.stream('conversations');
+  const channelChoices = data.channels.flatMap((channel) => Array<ChannelRecord>(channel.is_active ? 3 : 1).fill(channel));
+  const customersByPlatform = new Map<Platform, string[]>(PLATFORMS.map((platform) => [platform, []]));
+  const notCustomers = new Set<string>([...data.channels.map((channel) => channel.author_id), ...FIXTURES.hostile.authorIds, FIXTURES.microblogAuthorId]);
+  for (const author of data.authors) if (!notCustomers.has(author.id)) customersByPlatform.get(author.platform)!.push(author.id);
+  const statuses = weighted(STATUS_WEIGHTS);
+  const regularTagIds = data.tags.map((tag) => tag.id).filter((id) => !(FIXTURES.hostile.tagIds as readonly string[]).includes(id));
+  const closeReasons = FIXTURES.closeReasons;
+  const conversations = fixedConversations(world, data, customersByPlatform);
 
   const windowSeconds = (world.windowEndMs - world.windowStartMs) / SECOND_MS;
   const firstGenerated = conversations.length;

@@ -89,19 +89,26 @@ interface Target {
 
 function resolve(runtime: Runtime, listener: ApiRequest['listener'], pathname: string): Target {
   const segments = pathSegments(pathname);
-  const [first, second, third, ...rest] = segments;
+  const first = segments[0];
   // api/1 on a host of its own (annotationsPort), as the real service has it: each listener
   // answers 404 for the other's paths.
   if (listener === 'annotations' && first !== 'api') throw new HttpProblem(404, `No such path: ${pathname} (this host serves api/1 only)`);
   if (listener === 'api' && first === 'api' && runtime.api1OwnListener) {
     throw new HttpProblem(404, `No such path: ${pathname} (api/1 is served at ${runtime.api1BaseUrl})`);
   }
-  if (first === 'api') {
-    if (second !== '1') throw new HttpProblem(404, `Unknown API version 'api/${second ?? ''}'`);
-    const endpoint = API1_ENDPOINTS[third ?? ''];
-    if (!endpoint || rest.length > 1) throw new HttpProblem(404, `No such path: ${pathname}`);
-    return { endpoint, version: 'api/1', id: rest[0] };
-  }
+  return first === 'api' ? resolveApi1(segments, pathname) : resolveVersioned(segments, pathname);
+}
+
+/** `api/1/ENDPOINT[/ID]`: the annotation endpoints. */
+function resolveApi1([, second, third, ...rest]: string[], pathname: string): Target {
+  if (second !== '1') throw new HttpProblem(404, `Unknown API version 'api/${second ?? ''}'`);
+  const endpoint = API1_ENDPOINTS[third ?? ''];
+  if (!endpoint || rest.length > 1) throw new HttpProblem(404, `No such path: ${pathname}`);
+  return { endpoint, version: 'api/1', id: rest[0] };
+}
+
+/** `VERSION/RESOURCE[/ID]`: a resource, in a version it exists in. */
+function resolveVersioned([first, second, third, ...rest]: string[], pathname: string): Target {
   if (first === '') throw new HttpProblem(404, `No such path: ${pathname}`);
   if (!(API_VERSIONS as readonly string[]).includes(first ?? '')) throw new HttpProblem(404, `Unknown API version '${first ?? ''}'`);
   const version = first as ApiVersion;

@@ -122,6 +122,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const host = options.host ?? '127.0.0.1';
   const now = options.now ?? Date.now;
   const data = generateData({ seed: options.seed ?? 1, anchor: options.anchor ?? formatDate(now()), conversations: options.conversations ?? DEMO_CONVERSATIONS.default, ...(options.dates && { dates: options.dates }) });
+  const faults = new FaultPlan(options.faults);
   const runtime: Runtime = {
     data,
     baseUrl: '',
@@ -132,93 +133,193 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     reportDelayMs: options.reportDelayMs ?? 3000,
     redirectDownloads: () => faults.current.redirectDownloads === true,
   };
-  const faults = new FaultPlan(options.faults);
-  const requests: RecordedRequest[] = [];
+  const publicUrl = options.publicUrl?.replace(/\/+$/, '');
+  const service = new Service(runtime, faults, { ...checkedPace(options), publicUrl, bandwidth: options.bandwidth });
+  const { servers, apiPort, downloadPort, annotationsPort } = await listenAll(service, host, options);
+  const listening = origin(host, apiPort);
+  runtime.baseUrl = publicUrl ?? listening;
+  runtime.downloadBaseUrl = publicUrl ?? origin(host, downloadPort);
+  runtime.api1BaseUrl = annotationsPort === undefined ? runtime.baseUrl : origin(host, annotationsPort);
+  return {
+    baseUrl: listening,
+    downloadBaseUrl: origin(host, downloadPort),
+    annotationsUrl: runtime.api1BaseUrl,
+    ...(publicUrl !== undefined && { publicUrl }),
+    user: DEMO_USER,
+    password: DEMO_PASSWORD,
+    requests: service.requests,
+    data,
+    setFaults: (next) => faults.set(next),
+    async close() {
+      service.close();
+      await Promise.all(servers.map(stop));
+    },
+  };
+}
+
+/** The latency and the rate limit, checked: a bad one is the caller's mistake (a RangeError). */
+function checkedPace(options: SandboxOptions): { latencyMs: number; rateLimit: number | undefined } {
   const latencyMs = options.latencyMs ?? 0;
   if (!(Number.isFinite(latencyMs) && latencyMs >= 0)) throw new RangeError(`latencyMs must be a number of milliseconds, got ${latencyMs}`);
   const rateLimit = options.rateLimit;
   if (rateLimit !== undefined && !(Number.isSafeInteger(rateLimit) && rateLimit >= 1)) throw new RangeError(`rateLimit must be a positive integer, got ${rateLimit}`);
+  return { latencyMs, rateLimit };
+}
+
+/**
+ * Opens the listeners: the API on `port`, the downloads on a free port, api/1 on annotationsPort
+ * when given. One that cannot listen closes those already open.
+ */
+async function listenAll(service: Service, host: string, options: SandboxOptions): Promise<{ servers: Server[]; apiPort: number; downloadPort: number; annotationsPort?: number }> {
+  const api = service.apiServer('api');
+  const downloads = createServer((req, res) => service.serveDownload(req, res));
+  const annotations = options.annotationsPort === undefined ? undefined : service.apiServer('annotations');
+  const servers = [api, downloads, ...(annotations ? [annotations] : [])];
+  const apiPort = await listen(api, options.port ?? 0, host);
+  const downloadPort = await listen(downloads, 0, host).catch(async (error: Error) => {
+    await stop(api);
+    throw error;
+  });
+  if (!annotations) return { servers, apiPort, downloadPort };
+  const annotationsPort = await listen(annotations, options.annotationsPort!, host).catch(async (error: Error) => {
+    await Promise.all([stop(api), stop(downloads)]);
+    // Says which port was taken: the caller may have given two.
+    throw Object.assign(error, { listener: 'annotations' });
+  });
+  return { servers, apiPort, downloadPort, annotationsPort };
+}
+
+function stop(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+/**
+ * What the listeners do with a request: record it, count it against the rate limit, wait the
+ * latency, draw a fault, answer, and send the answer at the link's pace. close() wakes every wait.
+ */
+class Service {
+  /** Every request received, in order. */
+  readonly requests: RecordedRequest[] = [];
   /** The API requests in flight: for --rate-limit and for their `concurrency`. */
-  const live = new Set<RecordedRequest>();
+  private readonly live = new Set<RecordedRequest>();
   /** Pending sleeps (latency, slow faults, trickled downloads): close() wakes them all. */
-  const sleepers = new Map<NodeJS.Timeout, () => void>();
-  let closed = false;
-  const link = options.bandwidth === undefined ? undefined : new Link(options.bandwidth, (ms) => sleep(ms));
+  private readonly sleepers = new Map<NodeJS.Timeout, () => void>();
+  private closed = false;
+  private readonly link: Link | undefined;
+
+  constructor(
+    private readonly runtime: Runtime,
+    private readonly faults: FaultPlan,
+    private readonly settings: { latencyMs: number; rateLimit: number | undefined; publicUrl: string | undefined; bandwidth: number | undefined },
+  ) {
+    this.link = settings.bandwidth === undefined ? undefined : new Link(settings.bandwidth, (ms) => this.sleep(ms));
+  }
+
+  /** A listener of the API (or of api/1 alone). */
+  apiServer(listener: 'api' | 'annotations'): Server {
+    const { publicUrl } = this.settings;
+    return createServer((req, res) => {
+      // Behind a front with one address, the downloads come to the API listener.
+      if (publicUrl !== undefined && /^\/(?:downloads|redirect)\//.test(requestTarget(req.url).pathname)) return this.serveDownload(req, res);
+      this.serveApi(listener, req, res).catch((error: Error) => {
+        if (!res.headersSent && !res.destroyed) sendJson(res, 500, { status: 'error', message: `Internal sandbox error: ${error.message}` });
+      });
+    });
+  }
+
+  /** Ends every wait at once; the replies still pending are not sent. */
+  close(): void {
+    this.closed = true;
+    for (const [timer, wake] of this.sleepers) {
+      clearTimeout(timer);
+      wake();
+    }
+    this.sleepers.clear();
+  }
+
   /** A reply's body on the wire: compressed when asked, paced by the link. */
-  const sendBody = async (req: IncomingMessage, res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer): Promise<void> => {
+  private async sendBody(req: IncomingMessage, res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer): Promise<void> {
     const { bytes, headers: coding } = await encodedBody(body, req.headers['accept-encoding']);
-    if (closed || res.destroyed) return;
+    if (this.closed || res.destroyed) return;
     res.writeHead(status, { ...headers, ...coding, 'content-length': String(bytes.length) });
     if (req.method === 'HEAD') return void res.end();
-    if (link) return link.send(res, bytes);
+    if (this.link) return this.link.send(res, bytes);
     res.end(bytes);
-  };
+  }
 
-  const track = (listener: RecordedRequest['listener'], req: IncomingMessage, res: ServerResponse): RecordedRequest => {
+  private track(listener: RecordedRequest['listener'], req: IncomingMessage, res: ServerResponse): RecordedRequest {
     const record: RecordedRequest = { listener, method: req.method ?? '', url: req.url ?? '', status: 0 };
     if (req.headers.authorization !== undefined) record.authorization = req.headers.authorization;
-    requests.push(record);
+    this.requests.push(record);
     res.on('finish', () => {
       record.status = res.statusCode;
     });
     return record;
-  };
+  }
 
   /** A real timer, woken early by close(): callers check `closed` after it. */
-  const sleep = (ms: number): Promise<void> =>
-    new Promise((resolve) => {
-      if (closed) return resolve();
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.closed) return resolve();
       const timer = setTimeout(() => {
-        sleepers.delete(timer);
+        this.sleepers.delete(timer);
         resolve();
       }, ms);
-      sleepers.set(timer, resolve);
+      this.sleepers.set(timer, resolve);
     });
+  }
 
   /**
    * Counts the request in flight until its reply is finished or its connection closes, raising
    * the `concurrency` of every request in flight with it; true when it is one too many.
    */
-  const overLimit = (record: RecordedRequest, res: ServerResponse): boolean => {
+  private overLimit(record: RecordedRequest, res: ServerResponse): boolean {
+    const { live } = this;
     live.add(record);
     res.once('close', () => live.delete(record));
     for (const other of live) other.concurrency = Math.max(other.concurrency ?? 0, live.size);
-    return rateLimit !== undefined && live.size > rateLimit;
-  };
+    return this.settings.rateLimit !== undefined && live.size > this.settings.rateLimit;
+  }
 
-  const serveApi = async (listener: 'api' | 'annotations', req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const record = track(listener, req, res);
-    const refused = overLimit(record, res);
+  private async serveApi(listener: 'api' | 'annotations', req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const { faults, runtime } = this;
+    const { latencyMs, rateLimit } = this.settings;
+    const record = this.track(listener, req, res);
+    const refused = this.overLimit(record, res);
     const body = await readBody(req);
     if (body !== '') record.body = body;
     const fault = refused ? undefined : faults.draw();
     const answer = (): JsonReply | 'drop' => {
-      const reply = answerApi(runtime, faults, { listener, method: req.method ?? '', url: req.url ?? '/', authorization: req.headers.authorization, body }, now());
+      const reply = answerApi(runtime, faults, { listener, method: req.method ?? '', url: req.url ?? '/', authorization: req.headers.authorization, body }, runtime.now());
       return 'drop' in reply ? 'drop' : jsonReply(reply.status, reply.body, reply.headers);
     };
     // A distant service works on concurrent requests side by side: the reply is worked out (and
     // serialized) while the latency runs, not after it, so that one thread does not queue replies
     // behind each other.
     const early = fault === undefined && !refused ? answer() : undefined;
-    if (latencyMs > 0) await sleep(latencyMs);
-    if (closed) return;
+    if (latencyMs > 0) await this.sleep(latencyMs);
+    if (this.closed) return;
     if (refused) return sendProblem(res, new HttpProblem(429, `Too many requests: more than ${rateLimit} in flight; retry later`, { 'retry-after': '1' }));
     if (fault === 'drop') return void req.socket.destroy();
-    if (fault === 'slow') await sleep(faults.current.slowMs ?? 2000);
+    if (fault === 'slow') await this.sleep(faults.current.slowMs ?? 2000);
     else if (fault !== undefined) {
       const [status, message] = FAULT_PROBLEMS[fault];
       const seconds = faults.current.retryAfterSeconds ?? 1;
-      const retryAfter = faults.current.retryAfter === 'date' ? new Date(now() + seconds * 1000).toUTCString() : String(seconds);
+      const retryAfter = faults.current.retryAfter === 'date' ? new Date(runtime.now() + seconds * 1000).toUTCString() : String(seconds);
       return sendProblem(res, new HttpProblem(status, message, status === 429 ? { 'retry-after': retryAfter } : {}));
     }
-    if (closed || res.destroyed) return;
+    if (this.closed || res.destroyed) return;
     const reply = early ?? answer();
     if (reply === 'drop') return void req.socket.destroy();
-    await sendBody(req, res, reply.status, { ...reply.headers, 'content-type': 'application/json' }, Buffer.from(reply.text));
-  };
+    await this.sendBody(req, res, reply.status, { ...reply.headers, 'content-type': 'application/json' }, Buffer.from(reply.text));
+  }
 
-  const serveDownload = (req: IncomingMessage, res: ServerResponse): void => {
-    track('download', req, res);
+  serveDownload(req: IncomingMessage, res: ServerResponse): void {
+    const { faults, runtime } = this;
+    this.track('download', req, res);
     req.resume();
     // Credentials belong to the API origin only; a client that forwards them here is at fault.
     if (req.headers.authorization !== undefined) {
@@ -233,82 +334,25 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return void res.end();
     }
     const id = /^\/downloads\/[^/]+\/([^/.]+)\.[a-z]+$/.exec(path)?.[1];
-    const report = id === undefined ? undefined : data.byId.reports.get(id);
-    if (!report || downloadPath(report) !== path || reportState(report, now()) !== 'generated') {
+    const report = id === undefined ? undefined : runtime.data.byId.reports.get(id);
+    if (!report || downloadPath(report) !== path || reportState(report, runtime.now()) !== 'generated') {
       return sendProblem(res, new HttpProblem(404, `No download at ${path}`));
     }
     const bytes = reportFileContent(report, report.format);
     const headers = { 'content-type': CONTENT_TYPES[report.format], 'content-disposition': `attachment; filename="report-${report.id}.${report.format}"` };
     const trickleMs = faults.current.trickleDownloadsMs;
-    if (!faults.current.breakDownloads && trickleMs === undefined) return void sendBody(req, res, 200, headers, bytes).catch(() => res.destroy());
+    if (!faults.current.breakDownloads && trickleMs === undefined) return void this.sendBody(req, res, 200, headers, bytes).catch(() => res.destroy());
     res.writeHead(200, { ...headers, 'content-length': String(bytes.length) });
     if (req.method === 'HEAD') return void res.end();
     if (faults.current.breakDownloads) return void res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => req.socket.destroy());
-    if (trickleMs !== undefined) return void trickle(res, bytes, trickleMs);
-  };
-
-  const trickle = async (res: ServerResponse, bytes: Buffer, pauseMs: number): Promise<void> => {
-    for (let at = 0; at < bytes.length && !res.destroyed && !closed; at += 1024) {
-      res.write(bytes.subarray(at, at + 1024));
-      await sleep(pauseMs);
-    }
-    if (!res.destroyed && !closed) res.end();
-  };
-
-  const publicUrl = options.publicUrl?.replace(/\/+$/, '');
-  const apiServer = (listener: 'api' | 'annotations'): Server =>
-    createServer((req, res) => {
-      // Behind a front with one address, the downloads come to the API listener.
-      if (publicUrl !== undefined && /^\/(?:downloads|redirect)\//.test(requestTarget(req.url).pathname)) return serveDownload(req, res);
-      serveApi(listener, req, res).catch((error: Error) => {
-        if (!res.headersSent && !res.destroyed) sendJson(res, 500, { status: 'error', message: `Internal sandbox error: ${error.message}` });
-      });
-    });
-  const api = apiServer('api');
-  const downloads = createServer(serveDownload);
-  const annotations = options.annotationsPort === undefined ? undefined : apiServer('annotations');
-  const servers = [api, downloads, ...(annotations ? [annotations] : [])];
-  const stop = (server: Server): Promise<void> =>
-    new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-  const apiPort = await listen(api, options.port ?? 0, host);
-  const downloadPort = await listen(downloads, 0, host).catch(async (error: Error) => {
-    await stop(api);
-    throw error;
-  });
-  const listening = origin(host, apiPort);
-  runtime.baseUrl = publicUrl ?? listening;
-  runtime.downloadBaseUrl = publicUrl ?? origin(host, downloadPort);
-  runtime.api1BaseUrl = runtime.baseUrl;
-  if (annotations) {
-    const annotationsPort = await listen(annotations, options.annotationsPort!, host).catch(async (error: Error) => {
-      await Promise.all([stop(api), stop(downloads)]);
-      // Says which port was taken: the caller may have given two.
-      throw Object.assign(error, { listener: 'annotations' });
-    });
-    runtime.api1BaseUrl = origin(host, annotationsPort);
+    if (trickleMs !== undefined) return void this.trickle(res, bytes, trickleMs);
   }
 
-  return {
-    baseUrl: listening,
-    downloadBaseUrl: origin(host, downloadPort),
-    annotationsUrl: runtime.api1BaseUrl,
-    ...(publicUrl !== undefined && { publicUrl }),
-    user: DEMO_USER,
-    password: DEMO_PASSWORD,
-    requests,
-    data,
-    setFaults: (next) => faults.set(next),
-    async close() {
-      closed = true;
-      for (const [timer, wake] of sleepers) {
-        clearTimeout(timer);
-        wake();
-      }
-      sleepers.clear();
-      await Promise.all(servers.map(stop));
-    },
-  };
+  private async trickle(res: ServerResponse, bytes: Buffer, pauseMs: number): Promise<void> {
+    for (let at = 0; at < bytes.length && !res.destroyed && !this.closed; at += 1024) {
+      res.write(bytes.subarray(at, at + 1024));
+      await this.sleep(pauseMs);
+    }
+    if (!res.destroyed && !this.closed) res.end();
+  }
 }

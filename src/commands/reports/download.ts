@@ -1,5 +1,5 @@
 /** `reports download ID`, and saving a generated report's file (also for wait --download). */
-import { constants } from 'node:fs';
+import { constants, type WriteStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
 import { basename, join } from 'node:path';
@@ -39,25 +39,7 @@ export async function downloadReport(ctx: Context, opts: DownloadOptions): Promi
 export async function saveReport(ctx: Context, id: string, record: ApiRecord, destination: Destination, resume: string): Promise<void> {
   const url = record.download;
   if (typeof url !== 'string' || url === '') throw new CarectlError(`report ${id} is generated but has no download address`);
-  // Opened without O_CREAT or O_TRUNC: a device or FIFO is written into, never made or replaced.
-  const device =
-    destination.kind === 'device'
-      ? (
-          await open(destination.path, constants.O_WRONLY).catch((err: Error) => {
-            throw new CarectlError(`cannot write ${destination.shown}: ${systemReason(err)}; nothing was saved; try again with: ${resume}`);
-          })
-        ).createWriteStream()
-      : undefined;
-  const target: DownloadTarget =
-    destination.kind === 'stdout'
-      ? { stdout: ctx.io.stdout.stream }
-      : device
-        ? { stdout: device }
-        : {
-            file: destination.kind === 'folder' ? join(destination.path, defaultFileName(id, url)) : destination.path,
-            partial: (destination as { partial: PartialFile }).partial,
-            ...('unzip' in destination && destination.unzip && { unzip: unzipping(id, destination) }),
-          };
+  const { target, device } = await openTarget(ctx, id, url, destination, resume);
   const bar = createByteProgress(ctx.liveStderr, ctx.globals.quiet === true, `report ${id}`, ctx.io.now);
   // Bytes already on stdout cannot be taken back (and are never repeated by a retry), so a
   // failure after them must say the output is incomplete rather than that nothing was saved.
@@ -93,6 +75,35 @@ export async function saveReport(ctx: Context, id: string, record: ApiRecord, de
   if (device) await finished(device.end()).catch((err: Error) => {
     throw new CarectlError(`cannot write ${destination.shown}: ${systemReason(err)}; try again with: ${resume}`);
   });
+  tellSaved(ctx, id, destination, target, bytes);
+}
+
+/** Where the bytes go: stdout, a device written in place, or a file through its partial file. */
+async function openTarget(ctx: Context, id: string, url: string, destination: Destination, resume: string): Promise<{ target: DownloadTarget; device: WriteStream | undefined }> {
+  // Opened without O_CREAT or O_TRUNC: a device or FIFO is written into, never made or replaced.
+  const device =
+    destination.kind === 'device'
+      ? (
+          await open(destination.path, constants.O_WRONLY).catch((err: Error) => {
+            throw new CarectlError(`cannot write ${destination.shown}: ${systemReason(err)}; nothing was saved; try again with: ${resume}`);
+          })
+        ).createWriteStream()
+      : undefined;
+  const target: DownloadTarget =
+    destination.kind === 'stdout'
+      ? { stdout: ctx.io.stdout.stream }
+      : device
+        ? { stdout: device }
+        : {
+            file: destination.kind === 'folder' ? join(destination.path, defaultFileName(id, url)) : destination.path,
+            partial: (destination as { partial: PartialFile }).partial,
+            ...('unzip' in destination && destination.unzip && { unzip: unzipping(id, destination) }),
+          };
+  return { target, device };
+}
+
+/** The notice of what was saved where (the member unzipped, or the file as sent); none for stdout. */
+function tellSaved(ctx: Context, id: string, destination: Destination, target: DownloadTarget, bytes: number): void {
   const unzipped = 'file' in target ? target.unzip?.saved : undefined;
   if (unzipped) {
     const shown = destination.kind === 'folder' ? join(destination.shown, basename(unzipped.path)) : destination.shown;
