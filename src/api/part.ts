@@ -112,6 +112,27 @@ export function splitPart(part: Part, mid: number, phaseAddress: string, rule: S
   return rest;
 }
 
+/** Whether a part's position (a day) lies past its own last day, in the rule's order. */
+export function pastOwnDays(part: Part, position: number, rule: SliceRule): boolean {
+  return rule.descending ? position < (part.lo ?? -Infinity) : position > (part.hi ?? Infinity);
+}
+
+/**
+ * `part`, whose service ignores its far bound, lists every later slice of its query too: those
+ * are dropped (the writer has not reached them), and its days become the rest of the query, so a
+ * token names no last day and the run continuing it adds no slice after it.
+ */
+export function takeRestOfPhase(parts: Part[], part: Part, rule: SliceRule): void {
+  const at = parts.indexOf(part);
+  // A page of a part already dropped (it was in flight): nothing more to drop.
+  if (at < 0) return;
+  let end = at + 1;
+  while (end < parts.length && parts[end]?.phase === part.phase) end++;
+  parts.splice(at + 1, end - at - 1);
+  if (rule.descending) delete part.lo;
+  else delete part.hi;
+}
+
 /** The records of a page still to be written. */
 export const recordsLeftOf = (page: TakenPage): number => Math.max(0, page.records.length - page.skip);
 
