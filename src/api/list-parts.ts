@@ -13,8 +13,8 @@ import type { ListPlan, NextStep, PageSource } from './paging.js';
 import { PageBudget } from './page-budget.js';
 import { PageGuard } from './page-guard.js';
 import type { ResumePoint } from './resume-token.js';
-import type { Scheduler } from './scheduler.js';
-import { holdingOf, initialParts, pastOwnDays, phaseKey, recordsLeftOf, skipAfter, splitPart, takeRestOfPhase, type Part, type TakenPage } from './part.js';
+import type { Priority, Scheduler } from './scheduler.js';
+import { holdingOf, initialParts, pastOwnDays, recordsLeftOf, skipAfter, splitPart, takeRestOfPhase, type Part, type TakenPage } from './part.js';
 import { PartSpans } from './part-spans.js';
 import type { SliceRule } from './slices.js';
 
@@ -58,7 +58,7 @@ export class ListParts {
       } catch {
         return Promise.resolve(null);
       }
-      return scheduler.run(phaseKey(phase), (slot) => options.source.fetch(address, address, slot.throttle)).then((page) => page.next, () => null);
+      return scheduler.run([1, 0, phase, 0], (slot) => options.source.fetch(address, address, slot.throttle)).then((page) => page.next, () => null);
     };
     this.spans = this.rule && new PartSpans(this.rule, { plan, pageSize: options.pageSize, probe, pump: () => this.pump() });
   }
@@ -126,7 +126,7 @@ export class ListParts {
     if (rates && !this.distrusted) this.balance(rates);
     let waiting = this.ready(rates);
     for (let more: Part[] | undefined; this.lookAhead && !this.distrusted && this.options.scheduler.spare > waiting.length && (more = this.splitWidest(waiting, rates)); ) waiting = more;
-    for (const part of waiting) this.fetch(part, rates ? (this.spans as PartSpans).priorityOf(part, rates) : part.key);
+    for (const part of waiting) this.fetch(part, rates ? (this.spans as PartSpans).priorityOf(part, rates) : [1, 0, part.phase, part.rank]);
   }
 
   /**
@@ -180,7 +180,7 @@ export class ListParts {
     return ready;
   }
 
-  private fetch(part: Part, priority: number): void {
+  private fetch(part: Part, priority: Priority): void {
     const url = part.next as string;
     if (part.entered !== url) {
       try {
