@@ -175,11 +175,15 @@ describe('lists against model servers (properties)', () => {
   });
 
   it('print each record once when the service ignores the date bounds', async () => {
-    const variant = fc.oneof(
-      fc.record({ reading: readings, links: fc.constant('skip' as const), ignoreBounds: fc.constant(true) }),
-      fc.record({ reading: readings, links: fc.constant('keyset' as const), ignoreFar: fc.constant(true) }),
-    );
+    const variant = fc.record({ reading: readings, links: fc.constant('skip' as const), ignoreBounds: fc.constant(true) });
     await fc.assert(fc.asyncProperty(caseArb(variant, { ranges: false }), check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
+  });
+
+  // Without --limit chains: a slice whose last page passes its far bound (no link shows it)
+  // writes records of the next slice, which a run continuing from a token there writes again.
+  it('print each record once when the service ignores a slice\'s far bound', async () => {
+    const variant = fc.record({ reading: readings, links: fc.constant('keyset' as const), ignoreFar: fc.constant(true) });
+    await fc.assert(fc.asyncProperty(caseArb(variant, { ranges: false, limits: false }), check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
   });
 
   it('print each record once when sort dates move during the run', async () => {

@@ -80,12 +80,21 @@ describe('lists on servers the spec allows', () => {
     await withModel(data, { reading: 'whole-day', links: 'keyset' }, async (model, list) => {
       const unread = model.expected({ status: 'unread' });
       assert.ok(unread.length > 50 && unread.length <= 100, `${unread.length} unread: two pages`);
-      let mark = model.requests.length;
-      assert.deepEqual(ids((await list(['--status', 'unread', '--parallel', '1'])).stdout), unread);
-      const one = model.requests.length - mark;
-      mark = model.requests.length;
-      assert.deepEqual(ids((await list(['--status', 'unread'])).stdout), unread);
-      assert.ok(model.requests.length - mark <= one + 1, model.requests.slice(mark).join('\n'));
+      // Two and three pages (one page: below).
+      for (const size of ['50', '25']) {
+        const argv = ['--status', 'unread', '--page-size', size];
+        let mark = model.requests.length;
+        assert.deepEqual(ids((await list([...argv, '--parallel', '1'])).stdout), unread);
+        const one = model.requests.length - mark;
+        mark = model.requests.length;
+        assert.deepEqual(ids((await list(argv)).stdout), unread);
+        assert.ok(model.requests.length - mark <= one + 1, model.requests.slice(mark).join('\n'));
+      }
+      const first = model.expected({ status: 'unread', bounds: [['oldest_sort_date_lt', '2026-02-01']] });
+      assert.ok(first.length > 0 && first.length <= 50, `${first.length}: one page`);
+      const mark = model.requests.length;
+      assert.deepEqual(ids((await list(['--status', 'unread', '--oldest', '..2026-01-31'])).stdout), first);
+      assert.equal(model.requests.length - mark, 1);
     });
   });
 });

@@ -13,8 +13,8 @@ import type { ListPlan, NextStep, PageSource } from './paging.js';
 import { PageBudget } from './page-budget.js';
 import { PageGuard } from './page-guard.js';
 import type { ResumePoint } from './resume-token.js';
-import type { Scheduler } from './scheduler.js';
-import { holdingOf, initialParts, phaseKey, recordsLeftOf, skipAfter, splitPart, type Part, type TakenPage } from './part.js';
+import type { Priority, Scheduler } from './scheduler.js';
+import { holdingOf, initialParts, pastOwnDays, recordsLeftOf, skipAfter, splitPart, takeRestOfPhase, type Part, type TakenPage } from './part.js';
 import { PartSpans } from './part-spans.js';
 import type { SliceRule } from './slices.js';
 
@@ -58,7 +58,7 @@ export class ListParts {
       } catch {
         return Promise.resolve(null);
       }
-      return scheduler.run(phaseKey(phase), (slot) => options.source.fetch(address, address, slot.throttle)).then((page) => page.next, () => null);
+      return scheduler.run([1, 0, phase, 0], (slot) => options.source.fetch(address, address, slot.throttle)).then((page) => page.next, () => null);
     };
     this.spans = this.rule && new PartSpans(this.rule, { plan, pageSize: options.pageSize, probe, pump: () => this.pump() });
   }
@@ -126,7 +126,7 @@ export class ListParts {
     if (rates && !this.distrusted) this.balance(rates);
     let waiting = this.ready(rates);
     for (let more: Part[] | undefined; this.lookAhead && !this.distrusted && this.options.scheduler.spare > waiting.length && (more = this.splitWidest(waiting, rates)); ) waiting = more;
-    for (const part of waiting) this.fetch(part, rates ? (this.spans as PartSpans).priorityOf(part, rates) : part.key);
+    for (const part of waiting) this.fetch(part, rates ? (this.spans as PartSpans).priorityOf(part, rates) : [1, 0, part.phase, part.rank]);
   }
 
   /**
@@ -180,7 +180,7 @@ export class ListParts {
     return ready;
   }
 
-  private fetch(part: Part, priority: number): void {
+  private fetch(part: Part, priority: Priority): void {
     const url = part.next as string;
     if (part.entered !== url) {
       try {
@@ -233,20 +233,12 @@ export class ListParts {
       part.firstDay = this.spans.positionOf(part, part.next);
       part.firstRecords = part.recordsRead;
     }
-    // A slice whose pages reach past its own days: the service ignores the far bound, so this
-    // chain lists every later slice of its query too. Those are dropped (the writer has not
-    // reached them), and nothing is cut any more: the query goes on as one chain.
+    // A slice whose pages reach past its own days: the service ignores the far bound. Its query
+    // goes on as this one chain (takeRestOfPhase), cut no further.
     const position = this.spans && part.next !== null ? this.spans.positionOf(part, part.next) : undefined;
-    if (position !== undefined && (this.rule?.descending ? position < (part.lo ?? -Infinity) : position > (part.hi ?? Infinity))) {
+    if (position !== undefined && this.rule && pastOwnDays(part, position, this.rule)) {
       this.distrust();
-      const at = this.parts.indexOf(part);
-      let end = at + 1;
-      while (end < this.parts.length && this.parts[end]?.phase === part.phase) end++;
-      if (at >= this.writerAt) this.parts.splice(at + 1, end - at - 1);
-      // Its days are now the rest of the query: a token names no last day, so the run continuing
-      // it reads this chain to the end and adds no slice after it.
-      if (this.rule?.descending) delete part.lo;
-      else delete part.hi;
+      takeRestOfPhase(this.parts, part, this.rule);
     }
     part.buffer.push(taken);
     this.notify();

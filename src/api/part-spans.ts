@@ -5,6 +5,7 @@
  */
 import type { ListPlan } from './paging.js';
 import { readSoFar, recordsLeftIn, type Part } from './part.js';
+import type { Priority } from './scheduler.js';
 import { dayOf, daysOf, farEndOf, farEndProbe, positionOf, remainingDays, type SliceRule } from './slices.js';
 
 export interface SpanHost {
@@ -47,6 +48,8 @@ export class PartSpans {
     const open = rule.descending ? (part.lo ?? phaseDays.lo) === undefined : (part.hi ?? phaseDays.hi) === undefined;
     if (open && probe && underWay && !this.far.has(part.phase)) this.probe(part.phase);
     let far = this.far.get(part.phase) ?? undefined;
+    // Until the probe answers, where to cut assumes the list ends today; never a bound: the last
+    // slice stays open, so records dated later are still read.
     if (far === undefined && !rule.descending && this.host.plan.asOf !== undefined) far = dayOf(this.host.plan.asOf);
     return remainingDays({ lo: part.lo, hi: part.hi, position, underWay }, phaseDays, rule, far);
   }
@@ -104,9 +107,9 @@ export class PartSpans {
    * records still expected first, since the longest chain of pages decides when the run ends; a
    * part not known yet before all (its first page tells); ties in the writer's order.
    */
-  priorityOf(part: Part, rates: Map<number, number>): number {
+  priorityOf(part: Part, rates: Map<number, number>): Priority {
     const expected = this.expected(part, rates);
-    return expected ? part.key - Math.round(expected.records) * 2 ** 26 : part.key + Number.MIN_SAFE_INTEGER;
+    return expected ? [1, -Math.round(expected.records), part.phase, part.rank] : [0, 0, part.phase, part.rank];
   }
 
   /**

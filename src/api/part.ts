@@ -24,8 +24,8 @@ export interface TakenPage {
 
 export interface Part {
   phase: number;
-  /** Order among the parts, as the scheduler's priority. */
-  readonly key: number;
+  /** Order among the parts of a phase: 0 for its first part, else by the slice's first day in the sort order. */
+  readonly rank: number;
   /** The slice's first and last day; undefined: the phase's own bound. */
   lo?: number;
   hi?: number;
@@ -51,20 +51,18 @@ export interface Part {
   entered?: string;
 }
 
-/** Parts' order keys: the phase, then the first day of the slice in its sort order. */
-const PHASE = 2 ** 24;
-
-export const phaseKey = (phase: number): number => phase * PHASE;
+/** Past the last day a date parameter can name (9999-12-31 is day 2,932,896). */
+const LAST_DAY = 2 ** 22;
 
 function rankOf(rule: SliceRule | undefined, lo: number | undefined, hi: number | undefined): number {
   const day = rule?.descending ? hi : lo;
   if (day === undefined) return 0;
-  return rule?.descending ? PHASE / 2 - day : day + 1;
+  return rule?.descending ? LAST_DAY - day : day + 1;
 }
 
 export function newPart(phase: number, lo: number | undefined, hi: number | undefined, first: string, rule?: SliceRule): Part {
   return {
-    phase, key: phaseKey(phase) + rankOf(rule, lo, hi), ...(lo !== undefined && { lo }), ...(hi !== undefined && { hi }),
+    phase, rank: rankOf(rule, lo, hi), ...(lo !== undefined && { lo }), ...(hi !== undefined && { hi }),
     first, base: first, next: first, skipFirst: 0, pagesRead: 0, recordsRead: 0, inFlight: false, buffer: [],
   };
 }
@@ -110,6 +108,27 @@ export function splitPart(part: Part, mid: number, phaseAddress: string, rule: S
   part.next = narrowed(part.next as string, rule, narrowLo, narrowHi);
   if (part.pagesRead === 0) part.first = part.next;
   return rest;
+}
+
+/** Whether a part's position (a day) lies past its own last day, in the rule's order. */
+export function pastOwnDays(part: Part, position: number, rule: SliceRule): boolean {
+  return rule.descending ? position < (part.lo ?? -Infinity) : position > (part.hi ?? Infinity);
+}
+
+/**
+ * `part`, whose service ignores its far bound, lists every later slice of its query too: those
+ * are dropped (the writer has not reached them), and its days become the rest of the query, so a
+ * token names no last day and the run continuing it adds no slice after it.
+ */
+export function takeRestOfPhase(parts: Part[], part: Part, rule: SliceRule): void {
+  const at = parts.indexOf(part);
+  // A page of a part already dropped (it was in flight): nothing more to drop.
+  if (at < 0) return;
+  let end = at + 1;
+  while (end < parts.length && parts[end]?.phase === part.phase) end++;
+  parts.splice(at + 1, end - at - 1);
+  if (rule.descending) delete part.lo;
+  else delete part.hi;
 }
 
 /** The records of a page still to be written. */

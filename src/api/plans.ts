@@ -7,7 +7,7 @@ import { sliceRule } from './slices.js';
 export interface PlanOptions {
   pageSize: number;
   limit?: number | undefined;
-  /** The moment relative dates were resolved at; slices bound their open side by its next day. */
+  /** The moment relative dates were resolved at (a token carries it: a resumed run asks for the same dates). */
   asOf?: number;
 }
 

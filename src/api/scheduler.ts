@@ -1,6 +1,7 @@
 /**
  * The one concurrency mechanism of a command: up to a window of tasks in flight (--parallel),
- * the most urgent first (a lower priority number), each holding its slot until it settles.
+ * the most urgent first (the lower priority: a number, or numbers compared one by one), each
+ * holding its slot until it settles.
  *
  * The window adapts to the service as TCP's congestion window and the AWS SDK's adaptive retry
  * mode do: a 429 halves it, and more 429s of the same burst bring it down to what the service
@@ -34,15 +35,28 @@ export interface Slot {
 /** Answers in a row, per slot of the window, before it grows by one. */
 export const GROWTH = 10;
 
+/** Lower goes first; a list of numbers is compared item by item, a number is a list of one. */
+export type Priority = number | readonly number[];
+
+/** Whether `a` goes after `b`. */
+export function goesAfter(a: Priority, b: Priority): boolean {
+  const [x, y] = [typeof a === 'number' ? [a] : a, typeof b === 'number' ? [b] : b];
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    const d = (x[i] ?? 0) - (y[i] ?? 0);
+    if (d !== 0) return d > 0;
+  }
+  return false;
+}
+
 interface Waiter {
-  priority: number;
+  priority: Priority;
   order: number;
   resolve(): void;
   reject(err: unknown): void;
 }
 
 interface Held {
-  priority: number;
+  priority: Priority;
   /** The window's epoch when the slot was taken: a 429 from an older epoch does not halve it again. */
   epoch: number;
   held: boolean;
@@ -92,7 +106,7 @@ export class Scheduler {
   }
 
   /** Runs `task` once a slot is free, holding it until the task settles. */
-  async run<T>(priority: number, task: (slot: Slot) => Promise<T>): Promise<T> {
+  async run<T>(priority: Priority, task: (slot: Slot) => Promise<T>): Promise<T> {
     await this.acquire(priority);
     const held: Held = { priority, epoch: this.epoch, held: true, crowded: false, ahead: 0 };
     this.hold(held);
@@ -115,13 +129,13 @@ export class Scheduler {
     if (this.holders.size > 1) for (const other of this.holders) other.crowded = true;
   }
 
-  private acquire(priority: number): Promise<void> {
+  private acquire(priority: Priority): Promise<void> {
     if (this.options.signal?.aborted) return Promise.reject(new InterruptedError());
     return new Promise((resolve, reject) => {
       const waiter = { priority, order: this.order++, resolve, reject };
       // Sorted by priority, then first come first served.
       let at = this.waiting.length;
-      while (at > 0 && (this.waiting[at - 1] as Waiter).priority > priority) at--;
+      while (at > 0 && goesAfter((this.waiting[at - 1] as Waiter).priority, priority)) at--;
       this.waiting.splice(at, 0, waiter);
       this.dispatch();
     });

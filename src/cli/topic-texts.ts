@@ -45,7 +45,8 @@ export const VALUE_SYNTAX: Term[] = [
     paragraphs: [
       'A range of dates, for every date filter: `FROM..TO` (both days included), `FROM..` (from that day on) or `..TO` (up to and including that day), where FROM and TO are DATEs.',
       'Explicit bounds are also accepted: `gt:DATE`, `gte:DATE`, `lt:DATE` or `lte:DATE`, alone or two of them joined by a comma, as in `gt:2024-01-01,lt:2024-02-01`.',
-      'The service wants a conversation\'s sort dates (`--oldest`, `--newest`) bounded on both sides: an open side is sent as 1970-01-01, or as the day after the command began.',
+      '`FROM..TO` is sent as `_gte=FROM` and `_lt=` the day after TO: whole days, whether the service reads a date-only bound as the whole day or as its midnight. Explicit bounds go as written.',
+      'The service wants a conversation\'s sort dates (`--oldest`, `--newest`) bounded on both sides: an open side is sent as 1900-01-01 or 9999-12-31, a bound no record passes.',
     ],
   },
   {

@@ -61,7 +61,7 @@ function daysInMonth(year: number, month: number): number {
 }
 
 /**
- * RANGE: FROM..TO (gte + lte, both inclusive), FROM.., ..TO, or explicit gt:D / gte:D / lt:D /
+ * RANGE: FROM..TO (gte FROM + lt the day after TO: both days included), FROM.., ..TO, or explicit gt:D / gte:D / lt:D /
  * lte:D, one or two joined by a comma (at most one lower and one upper). Each date is any DATE
  * form. Returns the lower bound first. Rejects a range that no date can satisfy.
  */
