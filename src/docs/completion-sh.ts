@@ -105,9 +105,13 @@ _carectl() {
         found=(\${(f)"$(${PROFILES_COMMAND})"})
         compadd -a found ;;
       ,*)
-        # complete the item after the last comma; a comma typed next stays, a space removes it
+        # complete the item after the last comma, leaving out those already there; a comma typed next stays, a space removes it
         compset -P '*,'
-        compadd -q -S , -- \${=\${__carectl_value#,}} ;;
+        local -a items typed
+        typed=(\${(s:,:)\${IPREFIX##*=}})
+        items=(\${=\${__carectl_value#,}})
+        items=(\${items:|typed})
+        compadd -q -S , -a items ;;
       '') _message -e values 'value' ;;
       *) compadd -- \${=__carectl_value} ;;
     esac
@@ -199,12 +203,21 @@ __carectl_find_value() {
   done
 }
 
+# Whether none of the global options apply to a command (sandbox): its own options only.
+__carectl_own_options_only() {
+  case $1 in
+    ${commands.filter((command) => command.ownOptionsOnly).map((command) => quote(pathKey(command))).join('|') || "''"}) return 0 ;;
+  esac
+  return 1
+}
+
 # Options of a command and of the commands above it.
 __carectl_all_options() {
   local at=$1
   while :; do
     __carectl_options "$at"
     [ -z "$at" ] && return 0
+    __carectl_own_options_only "$at" && return 0
     at=$(__carectl_parent "$at")
   done
 }
