@@ -11,7 +11,7 @@ const MIN_BAR_WIDTH = 5;
 const REDRAW_EVERY_MS = 250;
 
 /**
- * A byte progress bar on a terminal (`[#####-----]  48%  1.2 MB / 2.5 MB`), fitted to the width
+ * A byte progress bar on a terminal (`[#####-----]  48%  1.2 MiB / 2.5 MiB`), fitted to the width
  * of stderr (the bar narrows, then goes; the line never wraps), redrawn at most every 250 ms and
  * cleared when done. Off a terminal or with --quiet: nothing.
  */
@@ -46,10 +46,11 @@ export function progressLine(label: string, received: number, total: number | un
   return `${label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${figures}`;
 }
 
-/** 512 B, 12.3 KB, 4.5 MB (powers of 1024). */
+/** 512 B, 12.3 KiB, 4.5 MiB (powers of 1024). */
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
-  const units = ['KB', 'MB', 'GB', 'TB'];
+  // Binary units, as the division by 1024 makes them.
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
   let value = bytes / 1024;
   let unit = 0;
   while (value >= 1024 && unit < units.length - 1) {
