@@ -107,11 +107,9 @@ _carectl() {
       ,*)
         # complete the item after the last comma, leaving out those already there; a comma typed next stays, a space removes it
         compset -P '*,'
-        local -a items typed
-        typed=(\${(s:,:)\${IPREFIX##*=}})
-        items=(\${=\${__carectl_value#,}})
-        items=(\${items:|typed})
-        compadd -q -S , -a items ;;
+        local -a typed items
+        typed=(\${(s:,:)\${IPREFIX##*=}}) items=(\${=\${__carectl_value#,}})
+        compadd -q -S , -- \${items:|typed} ;;
       '') _message -e values 'value' ;;
       *) compadd -- \${=__carectl_value} ;;
     esac
@@ -203,21 +201,12 @@ __carectl_find_value() {
   done
 }
 
-# Whether none of the global options apply to a command (sandbox): its own options only.
-__carectl_own_options_only() {
-  case $1 in
-    ${commands.filter((command) => command.ownOptionsOnly).map((command) => quote(pathKey(command))).join('|') || "''"}) return 0 ;;
-  esac
-  return 1
-}
-
-# Options of a command and of the commands above it.
+# Options of a command and of the commands above it; its own only where none of the global options apply (sandbox).
 __carectl_all_options() {
   local at=$1
   while :; do
     __carectl_options "$at"
-    [ -z "$at" ] && return 0
-    __carectl_own_options_only "$at" && return 0
+    case $at in ''|${commands.filter((command) => command.ownOptionsOnly).map((command) => quote(pathKey(command))).join('|') || "''"}) return 0 ;; esac
     at=$(__carectl_parent "$at")
   done
 }
