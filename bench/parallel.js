@@ -4,8 +4,9 @@
  * the sequential fetch loop and against 8 chains cut by a client that knows the data (the most
  * 8 requests in flight allow here), the same with a date range, an export of 20,000 (far more
  * pages than are held ahead of the writer) against the loop, an update of 100 ids against
- * --parallel 1, the peak RSS of a parallel 20k export against --parallel 1, and an export
- * against a service that answers 429 past 2 requests in flight. The sandbox options appeared
+ * --parallel 1, the peak RSS and the time of a parallel 20k export on loopback against
+ * --parallel 1, the requests a two-page list costs, and an export against a service that
+ * answers 429 past 2 requests in flight. The sandbox options appeared
  * after --parallel did: with an entry whose sandbox lacks them, those rows say so.
  */
 import { readFileSync } from 'node:fs';
@@ -101,8 +102,25 @@ export async function parallelMeasures({ entry, env, scratch, runs, interleaved 
     if (readFileSync(join(scratch, 'parallel.out'), 'utf8') !== readFileSync(join(scratch, 'one.out'), 'utf8')) throw new Error('the parallel export differs from --parallel 1');
     const peak = (results) => median(results.map((x) => x.peakRssKb));
     rows.push(ratioRow(`peak RSS: ${LARGE / 1000}k export, default --parallel vs --parallel 1`, peak(m.parallel), peak(m.one), 1.5, mib));
+    // On loopback a request costs next to nothing: parallel machinery must not cost more than it buys.
+    rows.push(ratioRow(`loopback: ${LARGE / 1000}k export, default --parallel vs --parallel 1`, median(m.parallel.map((x) => x.ms)), median(m.one.map((x) => x.ms)), 1.1, ms));
   } finally {
     await big.stop();
+  }
+
+  // A short list stays cheap: requests for a list of two pages, default --parallel vs one at a time.
+  const small = await startSandboxServer(entry, { conversations: 400 });
+  try {
+    const args = carectl('conversations', 'list', '--status', 'unread', '--columns', 'id', '--no-header', '--verbose');
+    const count = async (extra) => {
+      const run = await timeNode([...args, ...extra], { env: { ...env, ...small.env }, stdout: 'capture' });
+      return { records: run.stdout.trim().split('\n').length, requests: run.stderrLines.filter(({ line }) => line.startsWith('> GET ')).length };
+    };
+    const [many, one] = [await count([]), await count(['--parallel', '1'])];
+    if (many.records !== one.records || one.requests !== 2) throw new Error(`not a two-page list: ${one.records} records in ${one.requests} requests`);
+    rows.push({ ...limitRow(`requests for a 2-page list (${one.records} records), default --parallel`, many.requests, one.requests + 1, (v) => String(v)), note: `--parallel 1: ${one.requests}` });
+  } finally {
+    await small.stop();
   }
 
   if (!options.has('--rate-limit') || !latency) {

@@ -48,6 +48,9 @@ const LAZY = {
         Object.assign(Dispatcher.prototype, require('undici/lib/api/index.js'));
         module.exports = {
           Agent: require('undici/lib/dispatcher/agent.js'),
+          // Already loaded by Agent: src/http/pools.ts makes them itself.
+          Pool: require('undici/lib/dispatcher/pool.js'),
+          Client: require('undici/lib/dispatcher/client.js'),
           // Loaded on first use: only a run with a proxy variable set needs it.
           get EnvHttpProxyAgent() {
             return require('undici/lib/dispatcher/env-http-proxy-agent.js');
@@ -61,6 +64,8 @@ const LAZY = {
   read: { file: 'read.cjs', entry: { contents: "module.exports = require('read');" } },
   // tables on a terminal (or -o table) only
   'cli-table3': { file: 'cli-table3.cjs', entry: { contents: "module.exports = require('cli-table3');" } },
+  // reports … --unzip only
+  yauzl: { file: 'yauzl.cjs', entry: { contents: "module.exports = require('yauzl');" } },
   './sandbox/index.js': { file: 'sandbox.cjs', entry: { path: 'src/sandbox/index.ts' } },
   '../sandbox/index.js': { file: 'sandbox.cjs', entry: { path: 'src/sandbox/index.ts' } },
 };

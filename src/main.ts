@@ -4,7 +4,7 @@
  */
 import { CommanderError } from 'commander';
 import { keepDashValuesWithOptions } from './cli/argv.js';
-import { buildProgram } from './cli/program.js';
+import { buildProgram } from './program.js';
 import { CarectlError, ExitCode, isBrokenPipe } from './core/errors.js';
 import type { Io } from './core/io.js';
 import { redact } from './http/redact.js';

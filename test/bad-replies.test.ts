@@ -20,7 +20,8 @@ describe('records that are not objects or have no id', () => {
       const scenario = url.pathname.split('/')[1] ?? '';
       if (url.pathname.endsWith('/tags/7001')) return { json: { tag: SECOND_PAGES[scenario] } };
       if (url.searchParams.get('skip') === '2') return { json: { ...(SECOND_PAGES[scenario] as object), paging: { next_page: null } } };
-      const next = `${api.baseUrl}/${scenario}/v1.3/tags?page_size=2&skip=2`;
+      url.searchParams.set('skip', '2');
+      const next = `${api.baseUrl}${url.pathname}?${url.searchParams}`;
       return { json: { tags: [{ id: '1', name: 'a', is_active: true }, { id: '2', name: 'b', is_active: true }], paging: { next_page: next } } };
     });
   });

@@ -1,7 +1,7 @@
 /** The download progress bar fits the width of stderr and is redrawn a few times a second. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { createByteProgress, progressLine } from '../src/http/progress.js';
+import { createByteProgress, progressLine } from '../src/output/download-progress.js';
 import { Collector } from './helpers.js';
 
 const MB = 1024 * 1024;

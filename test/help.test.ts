@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { carectlTree } from '../src/docs/carectl-man.js';
+import { carectlTree } from '../src/program.js';
 import { allCommands } from '../src/docs/tree.js';
 import { exampleLines } from '../src/cli/help.js';
 import { displayWidth } from '../src/output/width.js';

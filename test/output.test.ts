@@ -14,7 +14,7 @@ import {
   valueAt,
 } from '../src/output/index.js';
 import type { Format, WriterOptions } from '../src/output/index.js';
-import { StreamSink, writeText } from '../src/output/stream-sink.js';
+import { StreamSink, writeText } from '../src/core/stream-sink.js';
 import { createBlockWriter } from '../src/output/blocks.js';
 import { withComputed } from '../src/output/computed.js';
 import { InterruptedError, OutputError } from '../src/core/errors.js';

@@ -1,5 +1,6 @@
 /** Paging helpers and the list runner, over an in-memory page source. */
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { describe, test } from 'node:test';
 import { ApiError, UsageError } from '../src/core/errors.js';
 import { runList, startPoint } from '../src/api/list-run.js';
@@ -54,11 +55,21 @@ describe('nextPageLink', () => {
 });
 
 describe('runList over pages that would not end', () => {
-  test('follows an empty page that carries a next link, and stops at a second one in a row', async () => {
+  test('follows empty pages that carry a next link, and stops at the 50th in a row', async () => {
     const fetched: string[] = [];
     const source: PageSource = { fetch: async (url) => (fetched.push(url), { records: [], next: `${url}x` }) };
-    await assert.rejects(runList({ plan: { phases: ['a'] }, source, writer: collector(), start: startPoint({ phases: ['a'] }, undefined), notice: () => undefined }), /a second empty page in a row \(ax\)/);
-    assert.deepEqual(fetched, ['a', 'ax']);
+    await assert.rejects(runList({ plan: { phases: ['a'] }, source, writer: collector(), start: startPoint({ phases: ['a'] }, undefined), notice: () => undefined }), /50 empty pages in a row \(the last: a(x){49}\)/);
+    assert.equal(fetched.length, 50);
+  });
+
+  test('empty pages in a row at new addresses are part of a list', async () => {
+    const pages: Record<string, { records: Array<{ id: number }>; next: string | null }> = {
+      a: { records: [{ id: 1 }], next: 'b' }, b: { records: [], next: 'c' }, c: { records: [], next: 'd' }, d: { records: [{ id: 2 }], next: null },
+    };
+    const source: PageSource = { fetch: async (url) => pages[url] as { records: Array<{ id: number }>; next: string | null } };
+    const writer = collector();
+    await runList({ plan: { phases: ['a'] }, source, writer, start: startPoint({ phases: ['a'] }, undefined), notice: () => undefined });
+    assert.deepEqual(writer.ids, ['1', '2']);
   });
 
   test('refuses a next link that points at the same page', async () => {
@@ -149,5 +160,41 @@ describe('resume tokens', () => {
     assert.throws(() => decodeResumeToken({ phases: ['q0/0', 'q1/0'] }, token), (e: unknown) => e instanceof UsageError && /different command/.test(e.message));
     assert.throws(() => decodeResumeToken(plan(2), 'garbage!'), UsageError);
     assert.throws(() => decodeResumeToken(plan(2), Buffer.from('{"v":1}').toString('base64url')), UsageError);
+  });
+
+  const cursorArb = fc.record({
+    phase: fc.integer({ min: 0, max: 1 }),
+    skip: fc.nat(500),
+    end: fc.option(fc.integer({ min: -30000, max: 3_000_000 }).map((n) => Math.abs(n)), { nil: undefined }),
+    params: fc.array(fc.tuple(fc.constantFrom('skip', 'oldest_sort_date_gte', 'page_token', 'x|y', 'status'), fc.string({ maxLength: 12 })), { maxLength: 4 }),
+    header: fc.option(fc.constantFrom('csv', 'tsv'), { nil: undefined }),
+  });
+  const twoPhases = { phases: ['v1.3/conversations?is_priority=true&page_size=50', 'v1.3/conversations?is_priority=false&page_size=50'], asOf: 1_780_000_000_000 };
+  const cursorOf = (c: { phase: number; skip: number; end: number | undefined; params: Array<[string, string]> }) => {
+    const url = `${twoPhases.phases[c.phase]}${c.params.map(([k, v]) => `&${new URLSearchParams([[k, v]])}`).join('')}`;
+    return { phase: c.phase, url, skip: c.skip, ...(c.end !== undefined && { end: c.end }) };
+  };
+
+  test('round-trip any cursor (property)', () => {
+    fc.assert(fc.property(cursorArb, (c) => {
+      const cursor = cursorOf(c);
+      const decoded = decodeResumeToken(twoPhases, encodeResumeToken(twoPhases, cursor, c.header));
+      assert.deepEqual(decoded, { ...cursor, url: decoded.url, ...(c.header !== undefined && { header: c.header }) });
+      assert.deepEqual([...new URLSearchParams(decoded.url.split('?')[1])].sort(), [...new URLSearchParams(cursor.url.split('?')[1])].sort());
+    }), { seed: 23, numRuns: 200 });
+  });
+
+  test('refuse a token cut short or with any character changed (property)', () => {
+    fc.assert(fc.property(cursorArb, fc.nat(), fc.integer({ min: 1, max: 63 }), (c, at, shift) => {
+      const token = encodeResumeToken(twoPhases, cursorOf(c), c.header);
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      const i = at % token.length;
+      const edited = token.slice(0, i) + alphabet[(alphabet.indexOf(token[i] as string) + shift) % 64] + token.slice(i + 1);
+      for (const bad of [token.slice(0, i), edited]) {
+        // A change in the last character's padding bits decodes to the same bytes: the same token.
+        if (Buffer.from(bad, 'base64url').equals(Buffer.from(token, 'base64url'))) continue;
+        assert.throws(() => decodeResumeToken(twoPhases, bad), (e: unknown) => e instanceof UsageError && /not a whole token|different command/.test(e.message));
+      }
+    }), { seed: 23, numRuns: 200 });
   });
 });

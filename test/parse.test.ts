@@ -112,44 +112,44 @@ describe('parseRange and rangeParams', () => {
       text: '2024-01-01..2024-01-31',
       bounds: [
         { op: 'gte', date: '2024-01-01' },
-        { op: 'lte', date: '2024-01-31' },
+        { op: 'lt', date: '2024-02-01' },
       ],
       params: [
         ['oldest_sort_date_gte', '2024-01-01'],
-        ['oldest_sort_date_lte', '2024-01-31'],
+        ['oldest_sort_date_lt', '2024-02-01'],
       ],
     },
     {
       text: '2024-01-01..2024-01-01',
       bounds: [
         { op: 'gte', date: '2024-01-01' },
-        { op: 'lte', date: '2024-01-01' },
+        { op: 'lt', date: '2024-01-02' },
       ],
       params: [
         ['oldest_sort_date_gte', '2024-01-01'],
-        ['oldest_sort_date_lte', '2024-01-01'],
+        ['oldest_sort_date_lt', '2024-01-02'],
       ],
     },
     {
       text: '7d..today',
       bounds: [
         { op: 'gte', date: '2026-11-15' },
-        { op: 'lte', date: '2026-11-22' },
+        { op: 'lt', date: '2026-11-23' },
       ],
       params: [
         ['oldest_sort_date_gte', '2026-11-15'],
-        ['oldest_sort_date_lte', '2026-11-22'],
+        ['oldest_sort_date_lt', '2026-11-23'],
       ],
     },
     {
       text: ' 2w .. yesterday ',
       bounds: [
         { op: 'gte', date: '2026-11-08' },
-        { op: 'lte', date: '2026-11-21' },
+        { op: 'lt', date: '2026-11-22' },
       ],
       params: [
         ['oldest_sort_date_gte', '2026-11-08'],
-        ['oldest_sort_date_lte', '2026-11-21'],
+        ['oldest_sort_date_lt', '2026-11-22'],
       ],
     },
     {
@@ -159,8 +159,8 @@ describe('parseRange and rangeParams', () => {
     },
     {
       text: '..2024-01-31',
-      bounds: [{ op: 'lte', date: '2024-01-31' }],
-      params: [['oldest_sort_date_lte', '2024-01-31']],
+      bounds: [{ op: 'lt', date: '2024-02-01' }],
+      params: [['oldest_sort_date_lt', '2024-02-01']],
     },
     {
       text: 'gt:2024-01-01',
@@ -436,13 +436,13 @@ describe('parseEnum, parseList, parseEnumList', () => {
 });
 
 describe('filterParams: a sort date goes as a pair (the spec), other dates as given', () => {
-  // NOW is 2026-11-22 13:05 UTC: the day after the run began is 2026-11-23.
+  // An open side is closed by a bound no record passes, never by today or tomorrow.
   const conversations = resourceByName('conversations');
   const cases: Array<[string, string, Array<[string, string]>]> = [
-    ['oldest', '2024-02-29..', [['oldest_sort_date_gte', '2024-02-29'], ['oldest_sort_date_lte', '2026-11-23']]],
-    ['oldest', '..2024-01-31', [['oldest_sort_date_gte', '1970-01-01'], ['oldest_sort_date_lte', '2024-01-31']]],
-    ['newest', 'gt:2024-01-01', [['newest_sort_date_gt', '2024-01-01'], ['newest_sort_date_lte', '2026-11-23']]],
-    ['newest', 'lt:today', [['newest_sort_date_gte', '1970-01-01'], ['newest_sort_date_lt', '2026-11-22']]],
+    ['oldest', '2024-02-29..', [['oldest_sort_date_gte', '2024-02-29'], ['oldest_sort_date_lt', '9999-12-31']]],
+    ['oldest', '..2024-01-31', [['oldest_sort_date_gte', '1900-01-01'], ['oldest_sort_date_lt', '2024-02-01']]],
+    ['newest', 'gt:2024-01-01', [['newest_sort_date_gt', '2024-01-01'], ['newest_sort_date_lt', '9999-12-31']]],
+    ['newest', 'lt:today', [['newest_sort_date_gte', '1900-01-01'], ['newest_sort_date_lt', '2026-11-22']]],
     ['oldest', 'gt:2024-01-01,lt:2024-02-01', [['oldest_sort_date_gt', '2024-01-01'], ['oldest_sort_date_lt', '2024-02-01']]],
   ];
   for (const [flag, text, params] of cases) {

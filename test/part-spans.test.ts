@@ -112,7 +112,7 @@ describe('PartSpans.widest (a slot is spare)', () => {
   it('cuts a part with more than one page left at the middle of its days: two requests side by side instead of one after the other', () => {
     // 10 records a day; Jan 5–12 left: 80 records, a page and a half.
     const part = slice(rule, '2026-01-01', '2026-01-12', { read: 50, at: '2026-01-05T10:00:00' });
-    const cut = spansOf(rule).widest([part], new Map(), 8, anyRoom);
+    const cut = spansOf(rule).widest([part], new Map(), 8, anyRoom, undefined);
     assert.equal(cut?.part, part);
     assert.equal(dayText(cut!.mid), '2026-01-08');
   });
@@ -120,6 +120,6 @@ describe('PartSpans.widest (a slot is spare)', () => {
   it('leaves a part whose last page holds what is left', () => {
     // Jan 5–9 left: 50 records.
     const part = slice(rule, '2026-01-01', '2026-01-09', { read: 50, at: '2026-01-05T10:00:00' });
-    assert.equal(spansOf(rule).widest([part], new Map(), 8, anyRoom), undefined);
+    assert.equal(spansOf(rule).widest([part], new Map(), 8, anyRoom, undefined), undefined);
   });
 });

@@ -1,7 +1,9 @@
 /**
  * Proxies (issue 15 item 4): HTTPS_PROXY, HTTP_PROXY and NO_PROXY, in either case, from the
  * injected environment, for the API and for report downloads. A small forward proxy on loopback
- * takes absolute-form requests (plain http, as curl sends them) and CONNECT (https).
+ * takes absolute-form requests (plain http, as curl sends them) and CONNECT (https). Loopback
+ * is never proxied (issue 24), so the sandbox is reached through it by a name only the proxy
+ * knows: sandbox.test, which it forwards to 127.0.0.1.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -56,7 +58,7 @@ async function forwardProxy(): Promise<Proxy> {
     const headers = { ...req.headers };
     delete headers['proxy-authorization'];
     delete headers['proxy-connection'];
-    const upstream = request(req.url!, { method: req.method, headers }, (reply) => {
+    const upstream = request(req.url!.replace(/^http:\/\/sandbox\.test:/, 'http://127.0.0.1:'), { method: req.method, headers }, (reply) => {
       res.writeHead(reply.statusCode ?? 502, reply.headers);
       reply.pipe(res);
     });
@@ -83,6 +85,15 @@ async function forwardProxy(): Promise<Proxy> {
   return proxy;
 }
 
+/** A port nothing listens on just now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
 function assertNoProxyCredential(text: string): void {
   for (const secret of [PROXY_PASSWORD, PROXY_BASE64]) assert.ok(!text.includes(secret), `printed a proxy credential: ${text}`);
 }
@@ -104,16 +115,21 @@ beforeEach(() => {
 });
 
 const cli = (argv: string[], env: Record<string, string | undefined>): ReturnType<typeof runCli> => runCli(argv, { sandbox, env });
+/** The sandbox's address by the name only the proxy resolves (loopback itself is never proxied). */
+const alias = (url: string): string => url.replace('//127.0.0.1:', '//sandbox.test:');
+/** carectl at the sandbox through its alias: a plain-http address off loopback, hence --insecure-http. */
+const proxied = (argv: string[], env: Record<string, string | undefined>, to = sandbox): ReturnType<typeof runCli> =>
+  runCli(['--insecure-http', ...argv], { sandbox: to, env: { CARECTL_BASE_URL: alias(to.baseUrl), ...env } });
 
 describe('API requests through a proxy', () => {
   test('HTTP_PROXY: plain http goes in absolute form with Proxy-Authorization, and the answer is the same', async () => {
     const direct = await cli(['tags', 'get', '7001', '-o', 'json'], {});
-    const result = await cli(['--verbose', 'tags', 'get', '7001', '-o', 'json'], { HTTP_PROXY: proxy.withCredentials });
+    const result = await proxied(['--verbose', 'tags', 'get', '7001', '-o', 'json'], { HTTP_PROXY: proxy.withCredentials });
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, direct.stdout);
     assert.deepEqual(
       proxy.seen.map(({ method, target }) => `${method} ${target.split("?")[0]}`),
-      [`GET ${sandbox.baseUrl}/v1.3/tags/7001`],
+      [`GET ${alias(sandbox.baseUrl)}/v1.3/tags/7001`],
     );
     assert.equal(proxy.seen[0]!.proxyAuthorization, `Basic ${PROXY_BASE64}`);
     assert.ok(proxy.seen[0]!.authorization?.startsWith('Basic '), 'the API credentials go to the API, through the proxy');
@@ -121,7 +137,7 @@ describe('API requests through a proxy', () => {
   });
 
   test('lower case http_proxy is honoured; HTTPS_PROXY alone leaves plain http direct', async () => {
-    assert.equal((await cli(['tags', 'get', '7001'], { http_proxy: proxy.url })).code, 0);
+    assert.equal((await proxied(['tags', 'get', '7001'], { http_proxy: proxy.url })).code, 0);
     assert.equal(proxy.seen.length, 1);
     proxy.seen.length = 0;
     assert.equal((await cli(['tags', 'get', '7001'], { HTTPS_PROXY: proxy.url })).code, 0);
@@ -160,13 +176,23 @@ describe('API requests through a proxy', () => {
     );
     assert.equal(proxy.seen[0]!.proxyAuthorization, `Basic ${PROXY_BASE64}`);
     assert.equal(proxy.seen[0]!.authorization, undefined, 'the API credentials never reach the proxy in clear');
-    assert.match(result.stderr, /^carectl: GET https:\/\/api\.example\.test\/v1\.3\/tags\/7001 failed: the proxy refused the request \(HTTP 407: proxy credentials missing or wrong\)$/m);
+    assert.match(result.stderr, /^carectl: GET https:\/\/api\.example\.test\/v1\.3\/tags\/7001 failed: the proxy 127\.0\.0\.1:\d+ \(HTTPS_PROXY\) refused the request \(HTTP 407: proxy credentials missing or wrong\)$/m);
     assertNoProxyCredential(result.stderr);
+  });
+
+  test('reports create refused by the proxy at CONNECT (407): never sent, so nothing "may have been created"', async () => {
+    proxy.connectReply = 'HTTP/1.1 407 Proxy Authentication Required\r\ncontent-length: 0\r\n\r\n';
+    const result = await runCli(['reports', 'create', '--account', '1001', '--from', '2026-06-01', '--to', '2026-06-07'], {
+      env: { CARECTL_BASE_URL: 'https://api.example.test', CARECTL_USER: 'u', CARECTL_PASSWORD: 'p', HTTPS_PROXY: proxy.url, XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
+    });
+    assert.equal(result.code, 1);
+    assert.equal(result.stderr, `carectl: POST https://api.example.test/v1.1/reports failed: the proxy ${proxy.url.slice(7)} (HTTPS_PROXY) refused the request (HTTP 407: proxy credentials missing or wrong)\n`);
+    assert.equal(proxy.seen.length, 1);
   });
 
   test('a proxy that echoes its credentials in an error: the message holds none', async () => {
     proxy.refuse = { status: 403, body: (headers) => JSON.stringify({ message: `denied: ${headers['proxy-authorization']} is not ${PROXY_PASSWORD}` }) };
-    const result = await cli(['--verbose', 'tags', 'get', '7001'], { HTTP_PROXY: proxy.withCredentials });
+    const result = await proxied(['--verbose', 'tags', 'get', '7001'], { HTTP_PROXY: proxy.withCredentials });
     assert.equal(result.code, 3);
     assert.match(result.stderr, /^carectl: denied: \[redacted\] is not \[redacted\] \(HTTP 403\)$/m);
     assertNoProxyCredential(result.stderr);
@@ -220,15 +246,19 @@ describe('report downloads through a proxy', () => {
   test('the download goes through HTTP_PROXY too, still without the API credentials', async () => {
     const direct = await cli(['reports', 'download', '60001', '--file', '-'], {});
     assert.equal(direct.code, 0, direct.stderr);
-    sandbox.setFaults({ redirectDownloads: true });
+    // The same data behind its alias, download addresses included (--public-url), on a port
+    // picked first, so that the alias can name it.
+    const port = await freePort();
+    const behind = await openSandbox({ port, publicUrl: `http://sandbox.test:${port}` });
+    behind.setFaults({ redirectDownloads: true });
     try {
-      const result = await cli(['reports', 'download', '60001', '--file', '-'], { HTTP_PROXY: proxy.withCredentials });
+      const result = await proxied(['reports', 'download', '60001', '--file', '-'], { HTTP_PROXY: proxy.withCredentials }, behind);
       assert.equal(result.code, 0, result.stderr);
       assert.equal(result.stdout, direct.stdout);
     } finally {
-      sandbox.setFaults(undefined);
+      await behind.close();
     }
-    const downloads = proxy.seen.filter((s) => !s.target.startsWith(sandbox.baseUrl));
+    const downloads = proxy.seen.filter((s) => !s.target.includes('/v1.'));
     assert.deepEqual(
       downloads.map((s) => s.target.replace(/^http:\/\/[^/]+/, '').split('/')[1]),
       ['redirect', 'downloads'],
@@ -247,7 +277,7 @@ describe('report downloads through a proxy', () => {
       download(downloadOptions('https://downloads.example.test/r.csv?signature=abc', { stdout: new Collector() }, clock, { proxy: { https: proxy.withCredentials }, trace: (line) => trace.push(line) })),
       (err: Error) => {
         assert.ok(err instanceof NetworkError, 'a network failure (exit 1), as the API says it');
-        assert.equal(err.message, 'download from https://downloads.example.test failed: the proxy refused the request (HTTP 407: proxy credentials missing or wrong)');
+        assert.equal(err.message, `download from https://downloads.example.test failed: the proxy ${proxy.url.slice(7)} (HTTPS_PROXY) refused the request (HTTP 407: proxy credentials missing or wrong)`);
         return true;
       },
     );
@@ -294,13 +324,13 @@ describe('proxyFromEnv', () => {
 
 describe('the bundled command through a proxy', () => {
   test('bin/carectl.js honours HTTP_PROXY with its reduced undici', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'tags', 'get', '7001', '-o', 'json'], {
-      env: { PATH: process.env.PATH, ...sandboxEnv(sandbox), HTTP_PROXY: proxy.withCredentials },
+    const { stdout } = await promisify(execFile)(process.execPath, [BIN, '--insecure-http', 'tags', 'get', '7001', '-o', 'json'], {
+      env: { PATH: process.env.PATH, ...sandboxEnv(sandbox), CARECTL_BASE_URL: alias(sandbox.baseUrl), HTTP_PROXY: proxy.withCredentials },
     });
     assert.equal(stdout, (await cli(['tags', 'get', '7001', '-o', 'json'], {})).stdout);
     assert.deepEqual(
       proxy.seen.map(({ method, target }) => `${method} ${target.split("?")[0]}`),
-      [`GET ${sandbox.baseUrl}/v1.3/tags/7001`],
+      [`GET ${alias(sandbox.baseUrl)}/v1.3/tags/7001`],
     );
   });
 });

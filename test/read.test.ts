@@ -385,21 +385,22 @@ describe('filters become parameters', () => {
     return new URL(apiRequests(sandbox, start)[0]!.url, 'http://x').searchParams;
   };
 
-  test('FROM..TO is _gte and _lte', async () => {
+  test('FROM..TO is _gte=FROM and _lt= the day after TO (whole days under every reading of a date-only bound)', async () => {
     const q = await firstQuery(['conversations', 'list', '--status', 'closed', '--oldest', '2026-01-01..2026-03-31', '--parallel', '1']);
     assert.equal(q.get('oldest_sort_date_gte'), '2026-01-01');
-    assert.equal(q.get('oldest_sort_date_lte'), '2026-03-31');
+    assert.equal(q.get('oldest_sort_date_lt'), '2026-04-01');
+    assert.equal(q.get('oldest_sort_date_lte'), null);
   });
 
   test('explicit bounds and relative dates', async () => {
     const q = await firstQuery(['conversations', 'list', '--status', 'closed', '--newest', 'gt:2026-02-01,lt:2026-02-10']);
     assert.equal(q.get('newest_sort_date_gt'), '2026-02-01');
     assert.equal(q.get('newest_sort_date_lt'), '2026-02-10');
-    const today = new Date().toISOString().slice(0, 10);
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
     const week = new Date(Date.now() - 7 * 86_400_000).toISOString().slice(0, 10);
     const r = await firstQuery(['users', 'list', '--last-login', '1w..today']);
     assert.equal(r.get('last_login_gte'), week);
-    assert.equal(r.get('last_login_lte'), today);
+    assert.equal(r.get('last_login_lt'), tomorrow);
   });
 
   // Each flag's parameter, by name: the service ignores an unknown parameter, so a misspelt one
@@ -419,7 +420,7 @@ describe('filters become parameters', () => {
     [['channels', 'list', '--type', 'youtube'], [['type', ['youtube']]]],
     [['accounts', 'list', '--id', '1001,1003', '--name', 'Acme'], [['id', ['1001', '1003']], ['name', ['Acme']]]],
     [['tags', 'list', '--active'], [['is_active', ['true']]]],
-    [['users', 'list', '--timezone', 'UTC', '--joined', '2023-01-01..2023-12-31'], [['timezone', ['UTC']], ['date_joined_gte', ['2023-01-01']], ['date_joined_lte', ['2023-12-31']]]],
+    [['users', 'list', '--timezone', 'UTC', '--joined', '2023-01-01..2023-12-31'], [['timezone', ['UTC']], ['date_joined_gte', ['2023-01-01']], ['date_joined_lt', ['2024-01-01']]]],
     [['reports', 'list', '--channel', '202'], [['channel', ['202']]]],
     [['reports', 'list', '--account', '1001'], [['account', ['1001']]]],
   ];
@@ -450,7 +451,7 @@ describe('filters become parameters', () => {
 
   test('open ranges send one bound', async () => {
     const q = await firstQuery(['accounts', 'list', '--created', '..2026-05-01']);
-    assert.equal(q.get('created_date_lte'), '2026-05-01');
+    assert.equal(q.get('created_date_lt'), '2026-05-02');
     assert.equal(q.get('created_date_gte'), null);
   });
 
@@ -522,7 +523,7 @@ describe('filters become parameters', () => {
   test('--verbose traces each API request and its answer on stderr, the password redacted', async () => {
     const out = await runCli(['--verbose', 'tags', 'get', '7005'], { sandbox });
     assert.equal(out.code, 0, out.stderr);
-    assert.match(out.stderr, /^> GET http:\/\/127\.0\.0\.1:\d+\/v1\.3\/tags\/7005\?fields=name%2Cis_active\n> authorization: Basic \[redacted\]\n< 200 GET \/v1\.3\/tags\/7005\?fields=name%2Cis_active \(\d+ ms\)\n$/);
+    assert.match(out.stderr, /^> GET http:\/\/127\.0\.0\.1:\d+\/v1\.3\/tags\/7005\?fields=name%2Cis_active\n> authorization: Basic \[redacted\]\n< 200 GET \/v1\.3\/tags\/7005\?fields=name%2Cis_active \(HTTP\/1\.1, direct, (new|reused) connection, \d+ B, \d+ ms\)\n$/);
   });
 
   test('conversations content lists the thread oldest first', async () => {
@@ -624,7 +625,7 @@ describe('exit codes', () => {
     ['unknown column', ['tags', 'list', '--columns', 'id,colour'], /--columns: unknown column "colour"/],
     ['version without the resource', ['tags', 'list', '--api-version', 'v1'], /--api-version: "v1" is not one of v1.1, v1.2, v1.3/],
     ['queue filter before v1.3', ['conversations', 'list', '--queue', '3', '--api-version', 'v1.2'], /--queue needs --api-version v1.3/],
-    ['bad resume token', ['tags', 'list', '--resume', 'nonsense'], /--resume: not a token carectl printed/],
+    ['bad resume token', ['tags', 'list', '--resume', 'nonsense'], /--resume: not a whole token as carectl printed it/],
     // Several sort fields would get no paging links (spec rule 3): the list would end after a page.
     ['several sort fields', ['conversations', 'list', '--status', 'unread', '--sort', '-newest_sort_date,oldest_sort_date'], /--sort: "-newest_sort_date,oldest_sort_date" is not one of/],
     ['accounts take no gt: bound', ['accounts', 'list', '--created', 'gt:2026-01-01'], /--created: the service takes no gt: bound/],

@@ -661,7 +661,7 @@ describe('resumable lists: a hard failure, then --resume, gives the clean run ex
     const rest = await runCli([...argv, '--resume', token], { sandbox, now: () => nextMorning });
     assert.equal(rest.code, 0, rest.stderr);
     assert.equal(first.stdout + rest.stdout, full.stdout);
-    for (const { url } of apiRequests(sandbox, mark)) assert.match(url, /newest_sort_date_gte=2026-04-30&.*newest_sort_date_lte=2026-06-29/, url);
+    for (const { url } of apiRequests(sandbox, mark)) assert.match(url, /newest_sort_date_gte=2026-04-30&.*newest_sort_date_lt=2026-06-30/, url);
   });
 
   test('a token from another command is refused before anything is sent', async () => {

@@ -100,7 +100,7 @@ async function finished(sandbox: Sandbox, index: number): Promise<void> {
 
 describe('sandbox latency', () => {
   test('every reply of the API listener comes no sooner than latencyMs: lists, records, errors', async () => {
-    const latencyMs = 250;
+    const latencyMs = 60;
     await withSandbox({ latencyMs }, async (sandbox) => {
       const answers = [
         await call(sandbox, '/v1.3/tags?page_size=3'),
@@ -116,11 +116,11 @@ describe('sandbox latency', () => {
 
   test('concurrent requests each wait the latency, on real timers even with an injected clock', async () => {
     // The injected clock stands still (now: () => NOON): the latency runs on real timers all the same.
-    await withSandbox({ latencyMs: 200 }, async (sandbox) => {
+    await withSandbox({ latencyMs: 60 }, async (sandbox) => {
       const answers = await Promise.all([1, 2, 3].map(() => call(sandbox, '/v1.3/queues?page_size=1')));
       for (const answer of answers) {
         assert.equal(answer.status, 200);
-        assert.ok(answer.elapsed >= 200, `a reply came after ${answer.elapsed.toFixed(1)} ms`);
+        assert.ok(answer.elapsed >= 60, `a reply came after ${answer.elapsed.toFixed(1)} ms`);
       }
       assert.deepEqual(sandbox.requests.map((r) => r.status), [200, 200, 200]);
     });
@@ -129,7 +129,7 @@ describe('sandbox latency', () => {
   test('a reply is worked out on arrival and travels for the latency, as a distant service answers concurrent requests side by side', async () => {
     // One thread working out replies only after their latency would queue concurrent replies
     // behind each other, which no distant service does: the reply shows the state at arrival.
-    await withSandbox({ latencyMs: 1000 }, async (sandbox) => {
+    await withSandbox({ latencyMs: 400 }, async (sandbox) => {
       const conversation = sandbox.data.conversations.find((c) => c.status !== 'closed') as ConversationRecord;
       const before = conversation.status;
       const pending = call(sandbox, `/v1.3/conversations/${conversation.id}?fields=status`);
@@ -137,7 +137,7 @@ describe('sandbox latency', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       conversation.status = 'closed';
       const answer = await pending;
-      assert.ok(answer.elapsed >= 1000, `the reply came after ${answer.elapsed.toFixed(1)} ms`);
+      assert.ok(answer.elapsed >= 400, `the reply came after ${answer.elapsed.toFixed(1)} ms`);
       assert.equal(answer.body.conversation.status, before);
     });
   });
@@ -188,7 +188,7 @@ describe('sandbox rate limit', () => {
   });
 
   test('latency counts as in flight: a request arriving during another one\'s delay is refused, after the delay too', async () => {
-    const latencyMs = 800;
+    const latencyMs = 200;
     await withSandbox({ rateLimit: 1, latencyMs }, async (sandbox) => {
       const first = call(sandbox, '/v1.3/tags?page_size=1');
       await arrivals(sandbox, 1);
@@ -204,7 +204,7 @@ describe('sandbox rate limit', () => {
   });
 
   test('a burst of concurrent requests: the first N to arrive are served, the rest get 429', async () => {
-    await withSandbox({ rateLimit: 2, latencyMs: 1000 }, async (sandbox) => {
+    await withSandbox({ rateLimit: 2, latencyMs: 400 }, async (sandbox) => {
       const answers = await Promise.all(Array.from({ length: 6 }, (_, index) => call(sandbox, `/v1.3/tags?page_size=${index + 1}`)));
       const byUrl = new Map(answers.map((answer, index) => [`/v1.3/tags?page_size=${index + 1}`, answer.status]));
       // Arrival order is the log's order, whatever order fetch sent them in.
@@ -291,10 +291,10 @@ describe('sandbox annotations port', () => {
   });
 
   test('latency, rate limit and faults apply there too; the limit counts both API listeners together', async () => {
-    await withSandbox({ annotationsPort: 0, latencyMs: 200, rateLimit: 1 }, async (sandbox) => {
+    await withSandbox({ annotationsPort: 0, latencyMs: 60, rateLimit: 1 }, async (sandbox) => {
       const delayed = await call(sandbox, `${sandbox.annotationsUrl}/api/1/annotation-types`);
       assert.equal(delayed.status, 200);
-      assert.ok(delayed.elapsed >= 200, `the reply came after ${delayed.elapsed.toFixed(1)} ms`);
+      assert.ok(delayed.elapsed >= 60, `the reply came after ${delayed.elapsed.toFixed(1)} ms`);
       await finished(sandbox, 0);
       const held = hold(sandbox, '/v1.3/tags');
       await arrivals(sandbox, 2);

@@ -65,8 +65,8 @@ export async function sandboxOptions(entry) {
  * charged to the client measured. Returns the connection as the CARECTL_* variables its banner
  * exports, and stop().
  */
-export async function startSandboxServer(entry, { conversations, reportDelayMs = 3000, latencyMs, rateLimit }) {
-  const extra = [...(latencyMs === undefined ? [] : ['--latency', `${latencyMs}ms`]), ...(rateLimit === undefined ? [] : ['--rate-limit', String(rateLimit)])];
+export async function startSandboxServer(entry, { conversations, reportDelayMs = 3000, latencyMs, rateLimit, args = [] }) {
+  const extra = [...(latencyMs === undefined ? [] : ['--latency', `${latencyMs}ms`]), ...(rateLimit === undefined ? [] : ['--rate-limit', String(rateLimit)]), ...args];
   const child = spawn(process.execPath, [entry, 'sandbox', '--port', '0', '--conversations', String(conversations), '--report-delay', `${reportDelayMs}ms`, ...extra], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -77,7 +77,9 @@ export async function startSandboxServer(entry, { conversations, reportDelayMs =
   child.stderr.on('data', (chunk) => (stderr += chunk));
   const closed = once(child, 'close');
   let env;
+  let listening;
   for await (const line of createInterface({ input: child.stdout })) {
+    listening ??= /listening on (\S+)/.exec(line)?.[1];
     const exported = /export (CARECTL_BASE_URL=\S+) (CARECTL_USER=\S+) (CARECTL_PASSWORD=\S+)/.exec(line);
     if (exported) {
       env = Object.fromEntries(exported.slice(1).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
@@ -90,6 +92,8 @@ export async function startSandboxServer(entry, { conversations, reportDelayMs =
   }
   return {
     env,
+    /** Its own address (CARECTL_BASE_URL is the front's with --public-url). */
+    listening,
     async stop() {
       servers.delete(child);
       child.kill('SIGINT');

@@ -3,9 +3,12 @@
  * the resource catalogue (path, version, envelope, side-loads), never by hand in a command. It
  * knows nothing of the command line; the transport below it knows nothing of resources.
  */
-import { UsageError } from '../core/errors.js';
+import { BadReplyError, UsageError } from '../core/errors.js';
+import { idText } from '../core/exact-json.js';
 import type { QueryParams, Throttle, Transport } from '../http/transport.js';
+import { linkElsewhereMessage } from '../http/link-elsewhere.js';
 import { unwrapList, unwrapSingle, type ResourceSpec, type Version } from './catalogue/index.js';
+import { PagingError } from './page-guard.js';
 import { nextPageLink, nextStep, type PageSource } from './paging.js';
 
 export type ApiRecord = Record<string, unknown>;
@@ -30,18 +33,30 @@ export class ApiClient {
     return this.transportFor(version).url(`${version}/${spec.path}/${encodeURIComponent(id)}`, query);
   }
 
-  /** One record, unwrapped, with its side-loaded items attached. */
-  async fetchRecord(spec: ResourceSpec, version: Version, id: string, query: QueryParams, throttle?: Throttle): Promise<ApiRecord> {
+  /** One record, unwrapped, with its side-loaded items attached; `deadline`: see RequestOptions. */
+  async fetchRecord(spec: ResourceSpec, version: Version, id: string, query: QueryParams, limits: { throttle?: Throttle; deadline?: number } = {}): Promise<ApiRecord> {
     // The check inside the transport's retries unwraps the reply once; its record is kept.
     let record: ApiRecord = {};
-    const check = (reply: unknown): void => void (record = unwrapSingle(spec, reply));
-    const body = await this.transportFor(version).request('GET', this.recordUrl(spec, version, id, query), { idempotent: true, check, ...(throttle && { throttle }) });
+    const check = (reply: unknown): void => {
+      record = unwrapSingle(spec, reply);
+      // Another record than the one asked for (a proxy's cache, a service's redirect) would be
+      // printed, or updated with its tags, as if it were this one.
+      if (!spec.idless && idText(record.id) !== id) throw new BadReplyError(`unexpected reply: the service sent ${spec.noun} ${idText(record.id)} for ${spec.noun} ${id}`);
+    };
+    const body = await this.transportFor(version).request('GET', this.recordUrl(spec, version, id, query), { idempotent: true, check, ...limits });
     return attachSideloads(spec, body, [record])[0] as ApiRecord;
   }
 
-  /** PATCH of one record; the body is absolute (it replaces), so it may be repeated. */
-  async patchRecord(spec: ResourceSpec, version: Version, id: string, body: unknown, throttle?: Throttle): Promise<unknown> {
-    return this.transportFor(version).request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true, ...(throttle && { throttle }) });
+  /**
+   * PATCH of one record; the body is absolute (it replaces), so it may be repeated. Only the
+   * documented success, the record's envelope naming that id, says it was applied: a 200 with
+   * the spec's error body, an empty 202, another record, are failures in the service's words.
+   */
+  async patchRecord(spec: ResourceSpec, version: Version, id: string, body: unknown, throttle?: Throttle): Promise<ApiRecord> {
+    const reply = await this.transportFor(version).request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true, ...(throttle && { throttle }) });
+    const record = isObject(reply) ? reply[spec.envelope.single] : undefined;
+    if (isObject(record) && idText(record.id) === id) return record;
+    throw new BadReplyError(`the service did not confirm the update: ${unconfirmedReason(spec, reply, record)}`);
   }
 
   /** POST of a new record: never repeated once it may have arrived (it would create twice). */
@@ -63,16 +78,18 @@ export class ApiClient {
         const body = await transport.request('GET', transport.url(url), { idempotent: true, check, ...(throttle && { throttle }) });
         const link = nextPageLink(body);
         const records = attachSideloads(spec, body, unwrapped);
-        return { records, ...nextStep(rules, base, url, link === null ? null : relativeLink(transport.baseUrl, link), records.length) };
+        const next = link === null ? null : relativeLink(transport.baseUrl, link);
+        // Another origin: never sent our credentials; the list ends with a token, its pages so far written.
+        if (next !== null && /^[a-z][a-z0-9+.-]*:/i.test(next)) {
+          return { records, next: null, refusal: new PagingError(linkElsewhereMessage(new URL(next), transport.baseUrl)) };
+        }
+        return { records, ...nextStep(rules, base, url, next, records.length) };
       },
     };
   }
 }
 
-/**
- * A paging link as an address relative to the base. A link to another origin stays absolute:
- * the transport refuses it when it is followed, after the page that carried it is written.
- */
+/** A paging link as an address relative to the base; a link to another origin stays absolute. */
 function relativeLink(baseUrl: URL, link: string): string {
   const url = new URL(link, baseUrl);
   if (url.origin !== baseUrl.origin) return url.href;
@@ -81,26 +98,98 @@ function relativeLink(baseUrl: URL, link: string): string {
   return path + url.search;
 }
 
-/** An id that goes into a path: `.` and `..` would name another address (`tags/..` is the API root). */
+/** Why a write's reply is not its documented success, in the service's words where it has some. */
+function unconfirmedReason(spec: ResourceSpec, reply: unknown, record: unknown): string {
+  if (reply === null) return 'it answered with an empty body';
+  if (isObject(reply) && typeof reply.message === 'string' && reply.message !== '') {
+    return `${reply.status === 'error' ? 'it answered with an error: ' : ''}${reply.message}`;
+  }
+  if (isObject(record) && idText(record.id) !== undefined) return `it answered with ${spec.noun} ${idText(record.id)}`;
+  return `its reply holds no "${spec.envelope.single}" record with an id`;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** An id typed by the user, trimmed, that goes into a path (see idProblem). */
 export function requireId(id: string, spec: { noun: string }): string {
   const trimmed = id.trim();
-  if (trimmed === '') throw new UsageError(`the ${spec.noun} id is required`);
-  if (trimmed === '.' || trimmed === '..') throw new UsageError(`"${trimmed}" is not a ${spec.noun} id`);
+  const problem = idProblem(trimmed, spec);
+  if (problem !== undefined) throw new UsageError(problem);
   return trimmed;
 }
 
-/** With include=content (notes, actions), each record carries its own items, found by id. */
+/**
+ * Why a text cannot be an id that goes into a path, for ids typed by the user and ids the
+ * service names alike: `.` and `..` would name another address (`tags/..` is the API root), and
+ * an id is one segment of a path, so it holds no `/`.
+ */
+export function idProblem(id: string, spec: { noun: string }): string | undefined {
+  if (id === '') return `the ${spec.noun} id is required`;
+  if (id === '.' || id === '..' || id.includes('/')) return `"${id}" is not a ${spec.noun} id`;
+  return undefined;
+}
+
+/**
+ * With include=content (notes, actions), each record carries its own items, found by its id list,
+ * or by the items' parents where it has none. An item that is not an object or has no id (a
+ * null in the array) belongs to no record and is left out, not a failure of the whole page.
+ */
 export function attachSideloads(spec: ResourceSpec, body: unknown, records: ApiRecord[]): ApiRecord[] {
-  if (!spec.sideloads || !body || typeof body !== 'object' || Array.isArray(body)) return records;
-  for (const { key, ids } of spec.sideloads) {
-    const items = (body as ApiRecord)[key];
-    if (!Array.isArray(items)) continue;
-    const byId = new Map<string, unknown>();
-    for (const item of items as Array<{ id?: unknown }>) byId.set(String(item.id), item);
+  if (!spec.sideloads || !isObject(body)) return records;
+  for (const { key, ids, parent } of spec.sideloads) {
+    const array = body[key];
+    if (!Array.isArray(array)) continue;
+    const items = array.filter((item): item is ApiRecord => isObject(item) && idText(item.id) !== undefined);
+    const byId = new Map(items.map((item) => [idText(item.id)!, item]));
+    let byOwner: Map<string, ApiRecord[]> | undefined;
     for (const record of records) {
       const wanted = record[ids];
-      if (Array.isArray(wanted)) record[key] = wanted.map((id) => byId.get(String(id))).filter((item) => item !== undefined);
+      if (Array.isArray(wanted)) {
+        record[key] = wanted.flatMap((id) => byId.get(idText(id) ?? '') ?? []);
+      } else if (parent !== undefined) {
+        byOwner ??= itemsByOwner(items, byId, parent);
+        record[key] = byOwner.get(idText(record.id) ?? '') ?? [];
+      }
     }
   }
   return records;
+}
+
+/**
+ * Items by the record they belong to: an item's parent is that record, or an earlier item whose
+ * own parent leads there. A chain that loops or ends nowhere belongs to no record.
+ */
+function itemsByOwner(items: readonly ApiRecord[], byId: ReadonlyMap<string, ApiRecord>, parent: string): Map<string, ApiRecord[]> {
+  const ownerOf = new Map<ApiRecord, string | undefined>();
+  const owner = (item: ApiRecord): string | undefined => {
+    const chain = new Set<ApiRecord>();
+    let current: ApiRecord | undefined = item;
+    let found: string | undefined;
+    while (current !== undefined) {
+      if (ownerOf.has(current)) {
+        found = ownerOf.get(current);
+        break;
+      }
+      if (chain.has(current)) break;
+      chain.add(current);
+      const up = idText(current[parent]);
+      if (up === undefined) break;
+      const next = byId.get(up);
+      if (next === undefined) found = up;
+      current = next;
+    }
+    for (const link of chain) ownerOf.set(link, found);
+    return found;
+  };
+  const byOwner = new Map<string, ApiRecord[]>();
+  for (const item of items) {
+    const id = owner(item);
+    if (id === undefined) continue;
+    const owned = byOwner.get(id);
+    if (owned) owned.push(item);
+    else byOwner.set(id, [item]);
+  }
+  return byOwner;
 }

@@ -2,7 +2,7 @@
  * A next_page link against the query it continues. A link may move the paging cursor (skip,
  * offset, page_token, the page size) and tighten a date bound (a snapshot's upper bound, or the
  * keyset form's `<sort date>_gte=<last record's date>`, `_lte` when descending); anything else it
- * drops, changes or adds is a change of the list asked for, and is never followed as it is.
+ * drops, changes or adds is a change of the list asked for, and is never followed.
  */
 import { DAY_MS } from '../core/parse.js';
 import { PAGING_STYLES, type PagingStyle } from './catalogue/index.js';
@@ -131,28 +131,4 @@ function sameValues(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
   const sorted = [...b].sort();
   return [...a].sort().every((value, i) => value === sorted[i]);
-}
-
-/**
- * `base` (path and filters) with the link's cursor, and per date field the tighter bound of each
- * side: a link that dropped or changed a filter, made the list it would have listed.
- */
-export function rebuiltLink(base: string, link: string, rules: LinkRules): string {
-  const [path, baseParams] = splitAddress(base);
-  const [, linkParams] = splitAddress(link);
-  const dates = boundFields(baseParams, linkParams);
-  const cursor = cursorParams(rules.style);
-  const params = new URLSearchParams();
-  for (const [key, value] of baseParams) {
-    if (!cursor.has(key) && !dates.has(BOUND.exec(key)?.[1] ?? '')) params.append(key, value);
-  }
-  for (const field of dates) {
-    const want = dateRange(baseParams, field);
-    const got = dateRange(linkParams, field);
-    const lo = !got.invalid && got.lo && (!want.lo || got.lo.at >= want.lo.at) ? got.lo : want.lo;
-    const hi = !got.invalid && got.hi && (!want.hi || got.hi.at <= want.hi.at) ? got.hi : want.hi;
-    for (const side of [lo, hi]) if (side) params.append(side.key, side.value);
-  }
-  for (const key of cursor) for (const value of linkParams.getAll(key)) params.append(key, value);
-  return `${path}?${params.toString()}`;
 }

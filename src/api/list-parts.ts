@@ -14,7 +14,7 @@ import { PageBudget } from './page-budget.js';
 import { PageGuard } from './page-guard.js';
 import type { ResumePoint } from './resume-token.js';
 import type { Scheduler } from './scheduler.js';
-import { holdingOf, initialParts, phaseKey, recordsLeftOf, skipAfter, sliceCuts, splitPart, type Part, type TakenPage } from './part.js';
+import { holdingOf, initialParts, phaseKey, recordsLeftOf, skipAfter, splitPart, type Part, type TakenPage } from './part.js';
 import { PartSpans } from './part-spans.js';
 import type { SliceRule } from './slices.js';
 
@@ -34,6 +34,7 @@ export class ListParts {
   pageLeft = 0;
   private writerAt = 0;
   private stopped = false;
+  private distrusted = false;
   private readonly guard = new PageGuard();
   private readonly rule: SliceRule | undefined;
   private readonly lookAhead: boolean;
@@ -60,7 +61,6 @@ export class ListParts {
       return scheduler.run(phaseKey(phase), (slot) => options.source.fetch(address, address, slot.throttle)).then((page) => page.next, () => null);
     };
     this.spans = this.rule && new PartSpans(this.rule, { plan, pageSize: options.pageSize, probe, pump: () => this.pump() });
-    this.sliceRanges();
   }
 
   /** Waits for the writer's part `index` to have a page; null when the part is done. */
@@ -87,6 +87,15 @@ export class ListParts {
     this.stopped = true;
   }
 
+  /**
+   * A record came twice within one query: the service does not keep to the slices' bounds (or a
+   * sort date moved). The writer leaves the repeat out; no part is cut any further, as the client
+   * cannot tell which, and the parts read so far go on as they are.
+   */
+  distrust(): void {
+    this.distrusted = true;
+  }
+
   /** Whether tokens name the part's last day: only a part cut by slicing has one of its own. */
   endOf(part: Part): number | undefined {
     return this.rule?.descending ? part.lo : part.hi;
@@ -102,23 +111,6 @@ export class ListParts {
     wake();
   }
 
-  /**
-   * A date range given on the sort date is sliced at once: the window's slots shared among the
-   * queries (their lengths are not known yet), one slice per slot.
-   */
-  private sliceRanges(): void {
-    if (!this.lookAhead || !this.rule) return;
-    const queries = new Set(this.parts.map((part) => part.phase)).size;
-    for (const part of [...this.parts]) {
-      if (part.pagesRead > 0) continue;
-      const span = this.spans?.remaining(part, false);
-      if (!span) continue;
-      // Cut from the far end, so that `part` keeps the first slice.
-      const cuts = sliceCuts(span, Math.ceil(this.options.scheduler.parallel / queries));
-      for (const mid of this.rule.descending ? cuts : cuts.reverse()) this.splitAt(part, mid);
-    }
-  }
-
   /** Starts what may start now; a fault in it fails the writer's part rather than going unseen. */
   private pump(): void {
     if (this.stopped) return;
@@ -131,9 +123,9 @@ export class ListParts {
 
   private start(): void {
     const rates = this.lookAhead ? this.spans?.rates(this.parts.slice(this.writerAt)) : undefined;
-    if (rates) this.balance(rates);
+    if (rates && !this.distrusted) this.balance(rates);
     let waiting = this.ready(rates);
-    for (let more: Part[] | undefined; this.lookAhead && this.options.scheduler.spare > waiting.length && (more = this.splitWidest(waiting, rates)); ) waiting = more;
+    for (let more: Part[] | undefined; this.lookAhead && !this.distrusted && this.options.scheduler.spare > waiting.length && (more = this.splitWidest(waiting, rates)); ) waiting = more;
     for (const part of waiting) this.fetch(part, rates ? (this.spans as PartSpans).priorityOf(part, rates) : part.key);
   }
 
@@ -215,7 +207,7 @@ export class ListParts {
     part.pagesRead++;
     part.recordsRead += page.records.length;
     try {
-      part.lastIds = this.guard.follow(part.lastIds, page.records, url, page.next !== null || page.refusal !== undefined);
+      part.chain = this.guard.follow(part.chain, page.records, url, page.next !== null || page.refusal !== undefined);
     } catch (err) {
       this.fail(part, err);
       return;
@@ -240,6 +232,21 @@ export class ListParts {
     if (part.firstDay === undefined && this.spans && part.next !== null) {
       part.firstDay = this.spans.positionOf(part, part.next);
       part.firstRecords = part.recordsRead;
+    }
+    // A slice whose pages reach past its own days: the service ignores the far bound, so this
+    // chain lists every later slice of its query too. Those are dropped (the writer has not
+    // reached them), and nothing is cut any more: the query goes on as one chain.
+    const position = this.spans && part.next !== null ? this.spans.positionOf(part, part.next) : undefined;
+    if (position !== undefined && (this.rule?.descending ? position < (part.lo ?? -Infinity) : position > (part.hi ?? Infinity))) {
+      this.distrust();
+      const at = this.parts.indexOf(part);
+      let end = at + 1;
+      while (end < this.parts.length && this.parts[end]?.phase === part.phase) end++;
+      if (at >= this.writerAt) this.parts.splice(at + 1, end - at - 1);
+      // Its days are now the rest of the query: a token names no last day, so the run continuing
+      // it reads this chain to the end and adds no slice after it.
+      if (this.rule?.descending) delete part.lo;
+      else delete part.hi;
     }
     part.buffer.push(taken);
     this.notify();
@@ -273,7 +280,7 @@ export class ListParts {
     const held = holdingOf(parts, this.pageLeft).pages + waiting.length + 1;
     let needed = 0;
     const room = (part: Part): boolean => this.budget.allows((needed += part.next !== null ? 1 : 0) + 1, held);
-    const cut = this.spans.widest(parts, busy, share, room);
+    const cut = this.spans.widest(parts, busy, share, room, rates);
     if (!cut) return undefined;
     const { part } = cut;
     const uncut = { ...part };

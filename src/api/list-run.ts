@@ -48,8 +48,11 @@ export async function runList(options: ListRunOptions): Promise<number> {
   let deliveredBefore = 0;
   /** A record is being written: stopped now, part of it may already be out. */
   let writing = false;
-  // A union's ids written by its earlier phases; memory: one id per record of those phases.
-  const seen = plan.union ? new Set<string>() : undefined;
+  // Every id written in this run: a record comes out once, whatever the service does (a union's
+  // phases overlap; a service that ignores a slice's bounds, or a record whose sort date moves,
+  // gives a record twice). Memory: one id per record, a number where the id is one (a 1M export
+  // holds a million small numbers, not a million strings).
+  const seen = new Set<string | number>();
   // The writer gets a page boundary every pageSize records of a phase, as the service's pages
   // would give it: a table lays out the same rows the same way, however the parts were cut.
   let phase = start.phase;
@@ -75,20 +78,22 @@ export async function runList(options: ListRunOptions): Promise<number> {
         phase = part.phase;
         counted = 0;
       }
-      const last = part.phase === plan.phases.length - 1;
       for (let page = await run.take(index); page !== null; page = await run.take(index)) {
         let i = page.skip;
         for (; i < page.records.length && written < limit; i++) {
           const record = page.records[i] as Record<string, unknown>;
-          const id = String(record.id);
-          if (!seen?.has(id)) {
+          const id = idKey(record.id);
+          const repeat = seen.has(id);
+          // A repeat within one query (a union's second query repeats the first's by design).
+          if (repeat && (!plan.union || part.phase === 0)) run.distrust();
+          if (!repeat) {
             undelivered.push(at(part, page.url, i));
             writing = true;
             await writer.write(record);
             writing = false;
             run.written = ++written;
             for (const delivered = writer.delivered?.() ?? written; deliveredBefore < delivered; deliveredBefore++) undelivered.shift();
-            if (seen && !last) seen.add(id);
+            seen.add(id);
           }
           cursor = at(part, page.url, i + 1);
           if (++counted % pageSize === 0) await writer.endPage();
@@ -127,8 +132,17 @@ export async function runList(options: ListRunOptions): Promise<number> {
   return written;
 }
 
-/** Failures that a later run can get past: the network, the service's own trouble, paging that would loop, Ctrl-C. */
+/** An id as the run remembers it: digits that a number holds exactly as that number, else the text. */
+function idKey(id: unknown): string | number {
+  const text = String(id);
+  return /^[1-9]\d{0,14}$/.test(text) ? Number(text) : text;
+}
+
+/**
+ * Failures after which the list can go on from where it stopped: the network, any answer of the
+ * service (a 4xx part-way too: a credential renewed, a permission restored), paging it could not
+ * follow, Ctrl-C. Not a write error of our own output.
+ */
 function isResumable(err: unknown): boolean {
-  if (err instanceof NetworkError || err instanceof InterruptedError || err instanceof PagingError) return true;
-  return err instanceof ApiError && (err.status >= 500 || err.status === 429);
+  return err instanceof NetworkError || err instanceof InterruptedError || err instanceof PagingError || err instanceof ApiError;
 }

@@ -1,9 +1,10 @@
 /**
  * What keeps paging from looping: a service's next_page links are followed, even from an empty
  * page, but never back to a page already read in the run (A→A, A→B→A, …), and never on from a
- * page that repeats the ids of the page before it (two empty pages in a row included). Lists and
+ * page that repeats the ids of the page before it, nor through endless empty pages. Lists and
  * `carectl api --paginate` use the same guard.
  */
+import { idText, stringifyJson } from '../core/exact-json.js';
 import { CarectlError } from '../core/errors.js';
 
 /** A list that cannot go on safely: like a network failure, a later run may get past it. */
@@ -24,8 +25,7 @@ export function normalisedAddress(address: string): string {
 /** The ids of a page's records, as one comparable string. */
 export function idsOf(records: readonly unknown[]): string {
   return records.map((record) => {
-    const id = (record as { id?: unknown } | null)?.id;
-    return typeof id === 'string' || typeof id === 'number' ? String(id) : JSON.stringify(record);
+    return idText((record as { id?: unknown } | null)?.id) ?? stringifyJson(record);
   }).join('\u0000');
 }
 
@@ -55,15 +55,27 @@ export class PageGuard {
 
   /**
    * After a page was read, before it is written: refuses a page whose ids are those of the page
-   * before it in the same chain (`previous`, from an earlier call), and a second empty page in a
-   * row that links on. Answers this page's ids, for the next call.
+   * before it in the same chain (`previous`, from an earlier call) that links on, and the
+   * EMPTY_RUN-th empty page in a row that links on. Empty pages in a row are a service's right
+   * (rows it does not show still count), but not without end. Answers the chain's state, for
+   * the next call.
    */
-  follow(previous: string | undefined, records: readonly unknown[], address: string, linksOn: boolean): string {
+  follow(previous: ChainState | undefined, records: readonly unknown[], address: string, linksOn: boolean): ChainState {
     const ids = idsOf(records);
-    if (previous !== undefined && previous === ids && (records.length > 0 || linksOn)) {
-      const what = records.length === 0 ? 'a second empty page in a row' : 'the same records as the page before it';
-      throw new PagingError(`the service sent ${what} (${address}) with a link to more: paging would not end`);
+    const empty = records.length === 0 ? (previous?.empty ?? 0) + 1 : 0;
+    if (linksOn && records.length > 0 && previous?.ids === ids) {
+      throw new PagingError(`the service sent the same records as the page before it (${address}) with a link to more: paging would not end`);
     }
-    return ids;
+    if (linksOn && empty >= EMPTY_RUN) throw new PagingError(`the service sent ${empty} empty pages in a row (the last: ${address}) with a link to more: paging would not end`);
+    return { ids, empty };
   }
 }
+
+/** What a chain of pages remembers of the pages before: the last one's ids and the empty pages in a row. */
+export interface ChainState {
+  ids: string;
+  empty: number;
+}
+
+/** Empty pages in a row that end a list: 2,500 rows not shown at the service's 50 a page. */
+export const EMPTY_RUN = 50;

@@ -1,16 +1,17 @@
 import type { Throttle } from '../http/transport.js';
 import { PagingError } from './page-guard.js';
 import type { SliceRule } from './slices.js';
-import { linkChanges, rebuiltLink, type LinkRules } from './links.js';
+import { linkChanges, type LinkRules } from './links.js';
 import { PAGING_STYLES } from './catalogue/index.js';
 /**
  * Paging. The three paging styles of the service differ in how the first request sets its size
  * (`page_size` or `limit`) and in the cursor their links carry (`skip`, `offset`, `page_token`).
  * All of them answer with a `paging.next_page` link, and a client must never follow `prev_page`
- * (it never ends). The token style follows next_page as given (a page_token must not be
- * modified); the skip style does too, unless the link changes the query, which is then rebuilt
- * (links.ts). The offset style (users) uses the link only as the sign that more follow: its links
- * drop the query's filters, so the next address is the current one with the offset advanced.
+ * (it never ends). The skip and token styles follow next_page as given when it changes nothing
+ * but the cursor and a tighter date bound (links.ts); a link that changes the query in any other
+ * way ends the list with an error (and a --resume token): its pages would be another list. The
+ * offset style (users) uses the link only as the sign that more follow: the spec's links drop
+ * the query's filters, so the next address is the current one with the offset advanced.
  *
  * A list may run in several phases (the two is_priority queries of a conversation union, or the
  * id chunks of an authors list). A Cursor names a place in that plan precisely enough to resume.
@@ -24,20 +25,14 @@ export interface NextStep {
 
 /**
  * The address of the page after `current` (read from the query `base`), given the reply's
- * next_page link (relative; absolute when it names another origin, which the transport refuses).
- * skip: the link, or when it drops or changes the query's filters, the query rebuilt with the
- * link's cursor. offset: the link only says more follow; its links drop the filters, so the next
- * address is the current one with the offset advanced. token: the link as given (a page_token
- * must not be modified), or a refusal when it changes the query.
+ * next_page link relative to the base address (the client refuses one to another origin).
  */
 export function nextStep(rules: LinkRules, base: string, current: string, link: string | null, count: number): NextStep {
   if (link === null || rules.style === 'none') return { next: null };
   if (rules.style === 'offset') return { next: withParam(current, OFFSET, offsetOf(current) + count) };
-  if (/^[a-z][a-z0-9+.-]*:/i.test(link)) return { next: link };
   const changes = linkChanges(base, link, rules);
   if (changes.length === 0) return { next: link };
-  if (rules.style === 'skip') return { next: rebuiltLink(base, link, rules) };
-  const refusal = new PagingError(`the service sent a next_page link that ${changes.join(', ')} of the query (${link}); a page_token link is followed only as given, so the list stops here`);
+  const refusal = new PagingError(`the service sent a next_page link that ${changes.join(', ')} of the query (${link}): its pages would be another list, so the list stops here`);
   return { next: null, refusal };
 }
 
@@ -60,11 +55,20 @@ export interface PageSource {
   fetch(url: string, base: string, throttle?: Throttle): Promise<{ records: Record<string, unknown>[] } & NextStep>;
 }
 
-/** `paging.next_page` of a reply, when there is one (never prev_page). */
+/**
+ * `paging.next_page` of a reply, when there is one (never prev_page). A `paging` that is there
+ * but not an object, or a next_page that is neither a link nor null, is an error: the list cannot
+ * tell whether more follow, and ending it there would look like its end.
+ */
 export function nextPageLink(body: unknown): string | null {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return null;
-  const paging = (body as { paging?: { next_page?: unknown } }).paging;
-  return typeof paging?.next_page === 'string' && paging.next_page !== '' ? paging.next_page : null;
+  if (!body || typeof body !== 'object' || Array.isArray(body) || !('paging' in body)) return null;
+  const paging = (body as { paging?: unknown }).paging;
+  if (paging === null || paging === undefined) return null;
+  if (typeof paging !== 'object' || Array.isArray(paging)) throw new PagingError(`the service sent a paging that is not an object (${JSON.stringify(paging).slice(0, 80)}): the list cannot tell whether more follow`);
+  const next = (paging as { next_page?: unknown }).next_page;
+  if (next === undefined || next === null || next === '') return null;
+  if (typeof next !== 'string') throw new PagingError(`the service sent a next_page that is not a link (${JSON.stringify(next).slice(0, 80)}): the list cannot tell whether more follow`);
+  return next;
 }
 
 /** Where a list continues: phase, page address and how many records of that page are done. */

@@ -143,15 +143,19 @@ export class PartSpans {
    * (`busy`), none whose records so far say one page holds what is left, and none past the
    * page budget (`room(part)` false: its new half could not start).
    */
-  widest(parts: readonly Part[], busy: Map<number, number>, share: number, room: (part: Part) => boolean): { part: Part; mid: number } | undefined {
+  widest(parts: readonly Part[], busy: Map<number, number>, share: number, room: (part: Part) => boolean, rates: Map<number, number> | undefined): { part: Part; mid: number } | undefined {
     let best: { part: Part; lo: number; hi: number } | undefined;
     for (const part of parts) {
       if (!room(part)) break;
       if ((busy.get(part.phase) ?? 0) >= share) continue;
       const span = this.remaining(part, true);
       if (!span || span.hi <= span.lo) continue;
+      // Cut only where the data seen says more than a page is left (its own pages, else its
+      // query's records per day): a short list costs no more requests than one at a time.
       // Two pages left are two requests either way: cut, they go side by side (the run's tail).
-      if ((recordsLeftIn(part, span, this.rule) ?? Infinity) <= this.host.pageSize) continue;
+      const rate = rates?.get(part.phase);
+      const left = recordsLeftIn(part, span, this.rule) ?? (rate === undefined ? undefined : rate * (span.hi - span.lo + 1));
+      if (left === undefined || left <= this.host.pageSize) continue;
       if (!best || span.hi - span.lo > best.hi - best.lo) best = { part, ...span };
     }
     return best && { part: best.part, mid: best.lo + Math.floor((best.hi - best.lo) / 2) };

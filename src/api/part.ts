@@ -3,6 +3,7 @@
  * the order they are written. Made here: the parts a run starts with (a resumed run: the slice it
  * stopped in, from its cursor, then the rest of that phase), and the cut of a part in two.
  */
+import type { ChainState } from './page-guard.js';
 import type { ListPlan } from './paging.js';
 import type { ResumePoint } from './resume-token.js';
 import { narrowed, type SliceRule } from './slices.js';
@@ -45,7 +46,7 @@ export interface Part {
   inFlight: boolean;
   error?: unknown;
   buffer: TakenPage[];
-  lastIds?: string;
+  chain?: ChainState;
   /** The address the guard already knows as read (on arrival of the page that linked to it). */
   entered?: string;
 }
@@ -93,13 +94,6 @@ export function initialParts(plan: ListPlan, start: ResumePoint): Part[] {
     }
   }
   return parts;
-}
-
-/** The last day of each of `slices` (at most `parallel`) equal slices of span, but the last. */
-export function sliceCuts(span: { lo: number; hi: number }, parallel: number): number[] {
-  const days = span.hi - span.lo + 1;
-  const slices = Math.min(parallel, days);
-  return Array.from({ length: slices - 1 }, (_, i) => span.lo + Math.floor((days * (i + 1)) / slices) - 1);
 }
 
 /**

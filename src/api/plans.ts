@@ -32,7 +32,7 @@ export function listPlan(spec: ResourceSpec, version: Version, query: QueryParam
     for (let i = 0; i < ids.length; i += chunk) chunks.push(address([[spec.listByIds.param, ids.slice(i, i + chunk).join(',')], ...base]));
     return { phases: chunks, sameCommand: 'the same ids, filters and --page-size', ...asOf };
   }
-  const slicing = sliceRule(spec, query, options.asOf);
+  const slicing = sliceRule(spec, query);
   const sliced = { ...(slicing && { slicing }), ...asOf };
   const required = spec.requireOneOf;
   if (required && !query.some(([key]) => required.params.includes(key))) {

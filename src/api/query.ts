@@ -6,7 +6,7 @@ import { UsageError } from '../core/errors.js';
 import { type Bound, parseEnum, parseEnumList, parseList, parseRange, rangeParams } from '../core/parse.js';
 import type { FilterSpec, ResourceSpec } from './catalogue/index.js';
 import type { QueryParams } from '../http/transport.js';
-import { FIRST_DAY, dayText, lastDayOf } from './slices.js';
+import { OPEN_FROM, OPEN_TO } from './slices.js';
 
 /** Value of a `--x`/`--no-x` switch given both ways. */
 export const BOTH_GIVEN = 'both';
@@ -59,7 +59,7 @@ export function filterParams(spec: ResourceSpec, values: FilterValues, now: numb
         const bounds = parseRange(raw as string, flag, now);
         const refused = bounds.find((b) => filter.ops && !filter.ops.includes(b.op));
         if (refused) throw new UsageError(`${flag}: the service takes no ${refused.op}: bound here; use ${filter.ops!.map((op) => `${op}:`).join(', ')} or FROM..TO`);
-        params.push(...rangeParams(filter.param, filter.pair ? asPair(bounds, now) : bounds));
+        params.push(...rangeParams(filter.param, filter.pair ? asPair(bounds) : bounds));
         break;
       }
     }
@@ -67,10 +67,10 @@ export function filterParams(spec: ResourceSpec, values: FilterValues, now: numb
   return params;
 }
 
-/** `bounds` with an open side closed by the widest day, lower bound first. */
-export function asPair(bounds: readonly Bound[], now: number): Bound[] {
-  const lower = bounds.find((b) => b.op === 'gt' || b.op === 'gte') ?? { op: 'gte', date: dayText(FIRST_DAY) };
-  const upper = bounds.find((b) => b.op === 'lt' || b.op === 'lte') ?? { op: 'lte', date: dayText(lastDayOf(now)) };
+/** `bounds` with an open side closed by a bound no record passes (never today: dates may lie ahead), lower bound first. */
+export function asPair(bounds: readonly Bound[]): Bound[] {
+  const lower = bounds.find((b) => b.op === 'gt' || b.op === 'gte') ?? { op: 'gte', date: OPEN_FROM };
+  const upper = bounds.find((b) => b.op === 'lt' || b.op === 'lte') ?? { op: 'lt', date: OPEN_TO };
   return [lower, upper];
 }
 

@@ -3,8 +3,10 @@
  * the plan cannot rebuild: the phase, what the page address changes in that phase's first
  * address (the cursor: skip, offset, page_token, a date bound), the records of that page already
  * written, and the part's last day when the list ran in date slices. Never the page size: a run
- * continuing a `--limit 2` run reads pages of its own size.
+ * continuing a `--limit 2` run reads pages of its own size. A checksum makes a cut or edited
+ * token a usage error, before anything is sent.
  */
+import { createHash } from 'node:crypto';
 import { UsageError } from '../core/errors.js';
 import { splitAddress } from './links.js';
 import { PAGING_STYLES } from './catalogue/index.js';
@@ -20,9 +22,9 @@ const SIZE_PARAMS: ReadonlySet<string> = new Set(Object.values(PAGING_STYLES).fl
 
 /** What `address` changes in `model`: another path, parameters set (all their values) and removed. */
 interface AddressDiff {
-  a?: string;
-  d?: string;
-  r?: string[];
+  path?: string;
+  set?: string;
+  removed?: string[];
 }
 
 function diffAddress(model: string, address: string): AddressDiff {
@@ -33,17 +35,18 @@ function diffAddress(model: string, address: string): AddressDiff {
   for (const key of new Set([...modelParams.keys(), ...params.keys()])) {
     if (SIZE_PARAMS.has(key)) continue;
     const values = params.getAll(key);
-    if (values.join('\u0000') === modelParams.getAll(key).join('\u0000')) continue;
+    const model = modelParams.getAll(key);
+    if (values.length === model.length && values.join('\u0000') === model.join('\u0000')) continue;
     if (values.length === 0) removed.push(key);
     for (const value of values) set.append(key, value);
   }
-  return { ...(path !== modelPath && { a: path }), ...(set.size > 0 && { d: set.toString() }), ...(removed.length > 0 && { r: removed }) };
+  return { ...(path !== modelPath && { path }), ...(set.size > 0 && { set: set.toString() }), ...(removed.length > 0 && { removed }) };
 }
 
 function applyDiff(model: string, diff: AddressDiff): string {
   const [modelPath, modelParams] = splitAddress(model);
-  const set = new URLSearchParams(diff.d ?? '');
-  const removed = new Set(diff.r ?? []);
+  const set = new URLSearchParams(diff.set ?? '');
+  const removed = new Set(diff.removed ?? []);
   const params = new URLSearchParams();
   const placed = new Set<string>();
   for (const [key, value] of modelParams) {
@@ -56,7 +59,7 @@ function applyDiff(model: string, diff: AddressDiff): string {
   }
   for (const [key, value] of set) if (!modelParams.has(key)) params.append(key, value);
   const query = params.toString();
-  return `${diff.a ?? modelPath}${query === '' ? '' : `?${query}`}`;
+  return `${diff.path ?? modelPath}${query === '' ? '' : `?${query}`}`;
 }
 
 /**
@@ -77,106 +80,84 @@ function unpackParams(packed: string): string {
 }
 
 /**
- * `2|fingerprint|phase|skip|end|header|asOf (base 36)|path|set parameters|removed names`, with
- * empty fields for what a cursor does not need and trailing empty fields left out, in base64url.
+ * `3|fingerprint|phase|skip|end|header|asOf (base 36)|path|set parameters|removed names|checksum`,
+ * with empty fields for what a cursor does not need, in base64url. The checksum covers all the
+ * rest, the query's fingerprint included: a token cut short or edited by hand is refused rather
+ * than continuing somewhere else.
  */
 export function encodeResumeToken(plan: ListPlan, cursor: Cursor, header?: string): string {
   const diff = diffAddress(plan.phases[cursor.phase] ?? '', cursor.url);
   const fields = [
-    '2',
+    '3',
     fingerprint(plan),
     String(cursor.phase),
     cursor.skip > 0 ? String(cursor.skip) : '',
     cursor.end === undefined ? '' : String(cursor.end),
     header ?? '',
     plan.asOf === undefined ? '' : plan.asOf.toString(36),
-    diff.a ?? '',
-    diff.d === undefined ? '' : packParams(diff.d),
-    (diff.r ?? []).join(','),
+    diff.path ?? '',
+    diff.set === undefined ? '' : packParams(diff.set),
+    (diff.removed ?? []).join(','),
   ];
-  while (fields[fields.length - 1] === '') fields.pop();
-  return Buffer.from(fields.join('|')).toString('base64url');
+  const text = fields.join('|');
+  return Buffer.from(`${text}|${digest(text, 8)}`).toString('base64url');
 }
 
 interface TokenPayload extends AddressDiff {
-  v?: unknown;
-  f?: unknown;
-  p?: unknown;
-  u?: unknown;
-  s?: unknown;
-  e?: unknown;
-  h?: unknown;
-  n?: unknown;
+  fingerprint: string;
+  phase: number;
+  skip: number;
+  end?: number;
+  header?: string;
+  asOf?: number;
 }
 
-/** Version 2 (the text form above) or version 1 (JSON, with the whole address in `u`). */
+const NOT_OURS = '--resume: not a whole token as carectl printed it (cut short or changed?); copy it again from the message that printed it';
+
+/** The token's fields, when it is whole (its checksum holds); undefined otherwise. */
 function parseToken(token: string): TokenPayload | undefined {
-  const text = Buffer.from(token, 'base64url').toString('utf8');
-  if (text.startsWith('2|')) {
-    const [v, f, p, s, e, h, n, a, d, r] = text.split('|');
-    const count = (field: string | undefined): number | undefined => (field === undefined || field === '' ? undefined : /^-?\d+$/.test(field) ? Number(field) : NaN);
-    return {
-      v: Number(v), f, p: count(p), s: count(s) ?? 0, e: count(e),
-      ...(h ? { h } : {}), ...(n ? { n: parseInt(n, 36) } : {}), ...(a ? { a } : {}), ...(d ? { d: unpackParams(d) } : {}), ...(r ? { r: r.split(',') } : {}),
-    };
-  }
-  try {
-    const parsed = JSON.parse(text) as unknown;
-    return parsed !== null && typeof parsed === 'object' ? (parsed as TokenPayload) : undefined;
-  } catch {
-    return undefined;
-  }
+  if (!/^[A-Za-z0-9_-]+$/.test(token)) return undefined;
+  const whole = Buffer.from(token, 'base64url').toString('utf8');
+  const cut = whole.lastIndexOf('|');
+  const text = whole.slice(0, cut);
+  if (cut < 0 || whole.slice(cut + 1) !== digest(text, 8)) return undefined;
+  const [version, fingerprint, phase, skip, end, header, asOf, path, set, removed] = text.split('|');
+  const count = (field: string | undefined): number | undefined => (field === undefined || field === '' ? undefined : /^\d+$/.test(field) ? Number(field) : NaN);
+  const payload: TokenPayload = {
+    fingerprint: fingerprint ?? '', phase: count(phase) ?? NaN, skip: count(skip) ?? 0,
+    ...(end ? { end: count(end) as number } : {}), ...(header ? { header } : {}), ...(asOf ? { asOf: parseInt(asOf, 36) } : {}),
+    ...(path ? { path } : {}), ...(set ? { set: unpackParams(set) } : {}), ...(removed ? { removed: removed.split(',') } : {}),
+  };
+  const counts = [payload.phase, payload.skip, payload.end ?? 0, payload.asOf ?? 0];
+  return version === '3' && counts.every((n) => Number.isSafeInteger(n) && n >= 0) ? payload : undefined;
 }
 
 /** The moment the token's list resolved its relative dates at, to build the same plan again. */
 export function resumeAsOf(token: string | undefined): number | undefined {
-  const n = token === undefined ? undefined : parseToken(token)?.n;
-  return typeof n === 'number' && Number.isFinite(n) ? n : undefined;
+  return token === undefined ? undefined : parseToken(token)?.asOf;
 }
-
-const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-const isText = (value: unknown): boolean => value === undefined || typeof value === 'string';
 
 export function decodeResumeToken(plan: ListPlan, token: string): ResumePoint {
-  const payload = parseToken(token) ?? {};
-  const { v, f, p, s = 0, e, h } = payload;
-  const valid =
-    isCount(p) && p < plan.phases.length && isCount(s) && (e === undefined || Number.isSafeInteger(e)) &&
-    ((v === 1 && typeof payload.u === 'string') ||
-      (v === 2 && isText(payload.a) && isText(payload.d) && (payload.r === undefined || (Array.isArray(payload.r) && payload.r.every((k) => typeof k === 'string')))));
-  if (!valid) throw new UsageError('--resume: not a token carectl printed');
-  if (f !== fingerprint(plan)) {
+  const payload = parseToken(token);
+  if (!payload || payload.phase >= plan.phases.length) throw new UsageError(NOT_OURS);
+  if (payload.fingerprint !== fingerprint(plan)) {
     throw new UsageError(`--resume: the token belongs to a different command; run the same command that printed it (${plan.sameCommand ?? 'the same resource and filters'})`);
   }
-  const phase = plan.phases[p] as string;
-  // Tokens of earlier versions hold the whole address: it keeps its place (skip, offset or
-  // token) but takes this run's page size.
-  const url = v === 1 ? withPageSizeOf(phase, payload.u as string) : applyDiff(phase, payload);
-  return { phase: p, url, skip: s, ...(typeof e === 'number' && { end: e }), ...(typeof h === 'string' && { header: h }) };
+  const url = applyDiff(plan.phases[payload.phase] as string, payload);
+  return { phase: payload.phase, url, skip: payload.skip, ...(payload.end !== undefined && { end: payload.end }), ...(payload.header !== undefined && { header: payload.header }) };
 }
 
-/** `address` with the page size that `model` asks for, where both carry one. */
-function withPageSizeOf(model: string, address: string): string {
-  const wanted = splitAddress(model)[1];
-  const [path, present] = splitAddress(address);
-  for (const key of SIZE_PARAMS) {
-    const size = wanted.get(key);
-    if (size !== null && present.has(key)) present.set(key, size);
-  }
-  return `${path}?${present.toString()}`;
+/** base64url of the text's SHA-256, its first `length` characters. */
+function digest(text: string, length: number): string {
+  return createHash('sha256').update(text).digest('base64url').slice(0, length);
 }
 
 /**
- * FNV-1a over the phases without their page size: short, stable, enough to catch a token pasted
- * onto another command, and still accepting the same command with another --limit or --page-size.
+ * The phases without their page size: enough to catch a token pasted onto another command, and
+ * still accepting the same command with another --limit or --page-size.
  */
 function fingerprint(plan: ListPlan): string {
-  let hash = 0x811c9dc5;
-  for (const char of plan.phases.map(withoutPageSize).join('\n')) {
-    hash ^= char.codePointAt(0) as number;
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash.toString(36);
+  return digest(plan.phases.map(withoutPageSize).join('\n'), 8);
 }
 
 function withoutPageSize(address: string): string {

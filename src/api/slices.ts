@@ -1,8 +1,9 @@
 /**
  * Date slices: a list ordered by a date it can be bounded by (conversations by their sort date)
  * is the concatenation, in that order, of the same list bounded to consecutive day ranges. Days
- * are the granularity of the date parameters (YYYY-MM-DD, UTC); a slice is `<field>_gte=FIRST`
- * and `<field>_lte=LAST`, each day in exactly one slice.
+ * are the granularity of the date parameters (YYYY-MM-DD, UTC); a slice is half-open,
+ * `<field>_gte=FIRST` and `<field>_lt=` the day after LAST, which a service reading a date-only
+ * bound as the whole day and one reading it as that day's midnight agree on.
  */
 import { PAGING_STYLES, type ResourceSpec } from './catalogue/index.js';
 import { DAY_MS } from '../core/parse.js';
@@ -15,47 +16,49 @@ export interface SliceRule {
   /** The list's sort and page size parameters, for a probe of its far end. */
   sortParam: string;
   sizeParam: string;
-  /** The last day a record can have: the day after the run's start (a run may cross midnight). */
-  lastDay?: number;
 }
 
 export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
 export const dayText = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
 
 /**
- * The widest days a sort date's pair of bounds can give, for a side left open: 1970-01-01 below,
- * and above the day after the run began (`asOf`; a run may cross midnight).
+ * The bounds that close a side the spec's "supplied as a pair" leaves open: days no record's
+ * sort date can pass (never today or tomorrow: sort dates may lie in the future).
  */
-export const FIRST_DAY = 0;
-export const lastDayOf = (asOf: number): number => dayOf(asOf) + 1;
+export const OPEN_FROM = '1900-01-01';
+export const OPEN_TO = '9999-12-31';
+const OPEN_FROM_DAY = dayOf(Date.parse(OPEN_FROM));
+const OPEN_TO_DAY = dayOf(Date.parse(OPEN_TO));
 
 /**
- * How a list of `spec` with `query` can be sliced: by its sort field (the `sort` asked for, else
- * the resource's default), unless the query bounds another date field (the two cannot be
- * combined) or sorts by several fields.
+ * How a list of `spec` with `query` can be sliced: by its default sort date, ascending or
+ * descending, unless the query bounds another date field (the two cannot be combined). Another
+ * sort date (newest_sort_date) moves with each new message: a conversation could move from a
+ * slice not read yet into one already read, so such a list is read as one chain.
  */
-export function sliceRule(spec: ResourceSpec, query: ReadonlyArray<readonly [string, string]>, asOf?: number): SliceRule | undefined {
+export function sliceRule(spec: ResourceSpec, query: ReadonlyArray<readonly [string, string]>): SliceRule | undefined {
   const dates = spec.sortDates;
   if (!dates || spec.paging !== 'skip') return undefined;
   const sorts = query.filter(([key]) => key === dates.param).map(([, value]) => value);
   const sort = sorts[0] ?? dates.default;
   if (sorts.length > 1 || sort.includes(',')) return undefined;
   const field = sort.replace(/^-/, '');
-  if (!dates.fields.includes(field)) return undefined;
+  if (field !== dates.default) return undefined;
   if (query.some(([key]) => dates.fields.some((other) => other !== field && key.startsWith(`${other}_`)))) return undefined;
-  return { field, descending: sort.startsWith('-'), sortParam: dates.param, sizeParam: PAGING_STYLES.skip.sizeParam, ...(asOf !== undefined && { lastDay: lastDayOf(asOf) }) };
+  return { field, descending: sort.startsWith('-'), sortParam: dates.param, sizeParam: PAGING_STYLES.skip.sizeParam };
 }
 
 /**
- * The first and last day the address's bounds on the rule's field allow (undefined: open). The
- * widest days that close a one-sided range into a pair (FIRST_DAY, the rule's last day) count as
- * open: there is no range there to cut at once, and a short list must not pay for slices.
+ * The first and last day the address's bounds on the rule's field allow (undefined: open). A cut
+ * inside them keeps the user's own bound wherever it is as tight (narrowed), so the slices
+ * partition the range under either reading of a date-only bound. The bounds that close a
+ * one-sided range (OPEN_FROM, OPEN_TO) count as open: there is no range there to cut at once.
  */
 export function daysOf(address: string, rule: SliceRule): { lo?: number; hi?: number } {
   const range = dateRange(splitAddress(address)[1], rule.field);
   const lo = range.lo && dayOf(range.lo.at);
   const hi = range.hi && dayOf(range.hi.at);
-  return { ...(lo !== undefined && lo > FIRST_DAY && { lo }), ...(hi !== undefined && hi !== rule.lastDay && { hi }) };
+  return { ...(lo !== undefined && lo > OPEN_FROM_DAY && { lo }), ...(hi !== undefined && hi < OPEN_TO_DAY - 1 && { hi }) };
 }
 
 /**
@@ -77,15 +80,17 @@ export function positionOf(address: string, base: string, read: number, rule: Sl
 }
 
 /**
- * `address` with its bounds on the rule's field narrowed to the days lo..hi; a side already as
- * tight keeps its own. The spec asks for a sort date's bounds as a pair, so a side that a slice
- * leaves open is bounded by the widest day: 1970-01-01 below, the rule's last day above.
+ * `address` with its bounds on the rule's field narrowed to the days lo..hi (`_gte=lo`, `_lt=` the
+ * day after hi); a side already as tight under every reading keeps its own bound as written. The
+ * spec asks for a sort date's bounds as a pair, so a side that a slice leaves open is closed by
+ * a bound no record passes (OPEN_FROM, OPEN_TO).
  */
 export function narrowed(address: string, rule: SliceRule, lo: number | undefined, hi: number | undefined): string {
   const [path, params] = splitAddress(address);
   const field = rule.field;
   const range = dateRange(params, field);
   const setLo = lo !== undefined && !(range.lo && range.lo.at >= lo * DAY_MS);
+  // An `lte:D` the user gave stays as written when the slice ends with D (its own reading holds).
   const setHi = hi !== undefined && !(range.hi && range.hi.at <= (hi + 1) * DAY_MS - 1);
   const result = new URLSearchParams();
   for (const [key, value] of params) {
@@ -96,9 +101,9 @@ export function narrowed(address: string, rule: SliceRule, lo: number | undefine
   }
   const narrowing = setLo || setHi;
   if (setLo) result.append(`${field}_gte`, dayText(lo as number));
-  else if (narrowing && !range.lo) result.append(`${field}_gte`, dayText(FIRST_DAY));
-  if (setHi) result.append(`${field}_lte`, dayText(hi as number));
-  else if (narrowing && !range.hi && rule.lastDay !== undefined) result.append(`${field}_lte`, dayText(rule.lastDay));
+  else if (narrowing && !range.lo) result.append(`${field}_gte`, OPEN_FROM);
+  if (setHi) result.append(`${field}_lt`, dayText((hi as number) + 1));
+  else if (narrowing && !range.hi) result.append(`${field}_lt`, OPEN_TO);
   return `${path}?${result.toString()}`;
 }
 

@@ -14,7 +14,7 @@ import { VERSIONS } from '../api/catalogue/index.js';
 import { checkBaseUrl } from '../config/base-url.js';
 import { Settings } from '../config/settings.js';
 import { Transport } from '../http/transport.js';
-import { proxyFromEnv } from '../http/proxy.js';
+import { proxyFromEnv, type ProxySettings } from '../http/proxy.js';
 import { ApiClient } from '../api/client.js';
 import { Scheduler } from '../api/scheduler.js';
 import { VERSION } from '../core/version.js';
@@ -244,6 +244,11 @@ export class Context {
     return transport;
   }
 
+  /** The proxies of the environment; none for --sandbox, on this machine's loopback (as Go and gh do). */
+  proxy(): ProxySettings {
+    return this.globals.sandbox ? {} : proxyFromEnv(this.io.env);
+  }
+
   /** A transport to one base address with this command's credentials, retries, trace and clock. */
   private async makeTransport(baseUrl: URL, signal: AbortSignal): Promise<Transport> {
     const { user, password } = await this.connection();
@@ -259,7 +264,7 @@ export class Context {
       sleep: this.io.sleep,
       now: this.io.now,
       signal,
-      proxy: proxyFromEnv(this.io.env),
+      proxy: this.proxy(),
       ...(this.trace && { trace: this.trace }),
     });
     this.made.push(transport);

@@ -9,7 +9,7 @@ import { Command, type Help, type HelpContext, type Option } from 'commander';
 import { UsageError } from '../core/errors.js';
 import { writeText } from '../output/index.js';
 import { hangingLines, wrapText } from '../output/text-width.js';
-import { TOPICS, topicText, type Topic } from '../docs/topics.js';
+import { TOPICS, topicText, type Topic } from './topics.js';
 import type { Action } from './action.js';
 
 /** Commander wraps a description only when at least this much room is left beside its term. */

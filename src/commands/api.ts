@@ -9,9 +9,10 @@ import { text } from 'node:stream/consumers';
 import type { Command } from 'commander';
 import type { Context } from '../cli/context.js';
 import { UsageError } from '../core/errors.js';
+import { parseJson } from '../core/exact-json.js';
 import { safeJsonStringify, writeText } from '../output/index.js';
 import { nextPageLink } from '../api/paging.js';
-import { PageGuard } from '../api/page-guard.js';
+import { PageGuard, type ChainState } from '../api/page-guard.js';
 import { parseEnum } from '../core/parse.js';
 import type { Action, RawOptions } from '../cli/action.js';
 import { addExamples } from '../cli/help.js';
@@ -81,7 +82,7 @@ async function apiCommand(ctx: Context, opts: ApiOptions): Promise<void> {
   }
   // The same guard as the lists: empty pages are followed, loops and repeated pages end it.
   const guard = new PageGuard();
-  let previous: string | undefined;
+  let previous: ChainState | undefined;
   for (let page: URL | null = url; page !== null; ) {
     guard.enter(page.href);
     const reply = await transport.get(page);
@@ -121,8 +122,17 @@ async function readBody(ctx: Context, data: string): Promise<unknown> {
     }
   }
   try {
-    return JSON.parse(json);
+    return parseJson(json);
   } catch (err) {
-    throw new UsageError(`--data: ${source} is not valid JSON (${(err as Error).message})`);
+    // The parser's message quotes the text, which may be a password file: only where it failed is said.
+    throw new UsageError(`--data: ${source} is not valid JSON${whereInvalid(json, (err as Error).message)}`);
   }
+}
+
+/** ` (at line L, column C)` from a JSON.parse message that names a position, else nothing. */
+function whereInvalid(json: string, message: string): string {
+  const at = /at position (\d+)/.exec(message)?.[1] ?? (/end of JSON input/.test(message) ? String(json.length) : undefined);
+  if (at === undefined) return '';
+  const before = json.slice(0, Number(at)).split('\n');
+  return ` (at line ${before.length}, column ${before.at(-1)!.length + 1})`;
 }

@@ -1,8 +1,8 @@
 /** `carectl sandbox`: the embedded API in the foreground, for trying commands and scripts offline. */
 import type { Command } from 'commander';
 import { CarectlError, InterruptedError, UsageError } from '../core/errors.js';
-import { parseDuration, parseIntInRange } from '../core/parse.js';
-import { DEMO_CONVERSATIONS } from '../sandbox/size.js';
+import { parseDuration, parseEnum, parseIntInRange } from '../core/parse.js';
+import { DATE_SHAPES, DEMO_CONVERSATIONS } from '../sandbox/size.js';
 import type { Action, RawOptions } from '../cli/action.js';
 import { addExamples } from '../cli/help.js';
 
@@ -11,11 +11,14 @@ interface SandboxOptions {
   port?: string;
   seed?: string;
   conversations?: string;
+  dates?: string;
   reportDelay?: string;
   faults?: string;
   latency?: string;
   rateLimit?: string;
   annotationsPort?: string;
+  bandwidth?: string;
+  publicUrl?: string;
 }
 
 /** Far above any useful --parallel; the limit is there to be reached. */
@@ -28,16 +31,22 @@ export function addSandboxCommand(program: Command, action: Action): void {
     .option('--port <n>', 'port to listen on (default: a free port)')
     .option('--seed <n>', 'demo data seed (default: 1)')
     .option('--conversations <n>', `number of demo conversations, ${DEMO_CONVERSATIONS.min}-${DEMO_CONVERSATIONS.max} (default: ${DEMO_CONVERSATIONS.default})`)
+    .option('--dates <shape>', `how the demo conversations' sort dates lie: ${DATE_SHAPES.join(', ')} (default: year, the year before today)`)
     .option('--report-delay <duration>', 'time a report takes to generate (default: 3s)')
     .option('--faults <rate>', 'share of requests answered with a transient fault, 0-1 (default: 0)')
     .option('--latency <duration>', 'added to every API reply, as from a distant service (default: none)')
     .option('--rate-limit <n>', `answer 429 with Retry-After: 1 past N requests in flight, 1-${MAX_RATE_LIMIT} (default: no limit)`)
-    .option('--annotations-port <n>', 'serve api/1 (annotation types, annotations) on a port of its own, 0 for a free one (default: on --port)');
+    .option('--annotations-port <n>', 'serve api/1 (annotation types, annotations) on a port of its own, 0 for a free one (default: on --port)')
+    .option('--public-url <url>', 'the address of the front it sits behind (nginx, a TLS proxy): its links and download addresses name it (default: its own)')
+    .option('--bandwidth <rate>', 'one link all replies share, per second: bits (20mbit, 512kbit) or bytes (2MB, 300KB) (default: no limit)');
   addExamples(command, [
     'carectl sandbox --port 8080',
     'carectl sandbox --faults 0.25 --report-delay 10s',
     'carectl sandbox --conversations 100000',
+    'carectl sandbox --dates future --conversations 3000',
     'carectl sandbox --latency 150ms --rate-limit 8 --annotations-port 0',
+    'carectl sandbox --latency 50ms --bandwidth 20mbit',
+    'carectl sandbox --port 8080 --public-url https://carectl.test',
   ]);
   command.action(
     action((raw: RawOptions) => raw as SandboxOptions, async (ctx, opts) => {
@@ -45,18 +54,25 @@ export function addSandboxCommand(program: Command, action: Action): void {
       const seed = opts.seed === undefined ? 1 : parseIntInRange(opts.seed, '--seed', 0, 2 ** 31 - 1);
       const conversations =
         opts.conversations === undefined ? DEMO_CONVERSATIONS.default : parseIntInRange(opts.conversations, '--conversations', DEMO_CONVERSATIONS.min, DEMO_CONVERSATIONS.max);
+      const dates = opts.dates === undefined ? undefined : parseEnum(opts.dates, '--dates', DATE_SHAPES);
       const reportDelayMs = opts.reportDelay === undefined ? 3000 : parseDuration(opts.reportDelay, '--report-delay');
       const rate = opts.faults === undefined ? 0 : parseRate(opts.faults);
       const latencyMs = opts.latency === undefined ? undefined : parseDuration(opts.latency, '--latency');
       const rateLimit = opts.rateLimit === undefined ? undefined : parseIntInRange(opts.rateLimit, '--rate-limit', 1, MAX_RATE_LIMIT);
       const annotationsPort = opts.annotationsPort === undefined ? undefined : parseIntInRange(opts.annotationsPort, '--annotations-port', 0, 65535);
-      const { startSandbox } = await import('../sandbox/index.js');
+      const publicUrl = opts.publicUrl === undefined ? undefined : parsePublicUrl(opts.publicUrl);
+      const { parseBandwidth, startSandbox } = await import('../sandbox/index.js');
+      const bandwidth = opts.bandwidth === undefined ? undefined : parseBandwidth(opts.bandwidth);
+      if (opts.bandwidth !== undefined && bandwidth === undefined) throw new UsageError(`--bandwidth: expected a rate such as 20mbit, 512kbit, 2MB or 300KB (per second), got '${opts.bandwidth}'`);
       const sandbox = await startSandbox({
         port, seed, conversations, reportDelayMs, now: ctx.io.now,
+        ...(dates !== undefined && { dates }),
         ...(rate > 0 && { faults: { rate } }),
         ...(latencyMs !== undefined && { latencyMs }),
         ...(rateLimit !== undefined && { rateLimit }),
         ...(annotationsPort !== undefined && { annotationsPort }),
+        ...(bandwidth !== undefined && { bandwidth }),
+        ...(publicUrl !== undefined && { publicUrl }),
       }).catch((err: unknown) => {
         // A taken port is the machine's state, not a mistake in the command line: exit 1, with the way out.
         if ((err as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE') {
@@ -70,11 +86,12 @@ export function addSandboxCommand(program: Command, action: Action): void {
         [
           `carectl sandbox listening on ${sandbox.baseUrl} (report downloads on ${sandbox.downloadBaseUrl})`,
           ...(annotationsPort !== undefined ? [`api/1 (annotation types, annotations) on ${sandbox.annotationsUrl}`] : []),
+          ...(publicUrl !== undefined ? [`links and downloads name ${publicUrl}, the front it sits behind (downloads served on ${sandbox.baseUrl} too)`] : []),
           `user: ${sandbox.user}`,
           `password: ${sandbox.password}`,
           '',
           'Use it from another terminal:',
-          `  export CARECTL_BASE_URL=${sandbox.baseUrl} CARECTL_USER=${sandbox.user} CARECTL_PASSWORD=${sandbox.password}${annotationsPort !== undefined ? ` CARECTL_ANNOTATIONS_URL=${sandbox.annotationsUrl}` : ''}`,
+          `  export CARECTL_BASE_URL=${publicUrl ?? sandbox.baseUrl} CARECTL_USER=${sandbox.user} CARECTL_PASSWORD=${sandbox.password}${annotationsPort !== undefined ? ` CARECTL_ANNOTATIONS_URL=${sandbox.annotationsUrl}` : ''}`,
           '  carectl conversations list --status unread',
           '',
         ].join('\n'),
@@ -89,4 +106,13 @@ function parseRate(text: string): number {
   const rate = Number(text);
   if (!/^\d*\.?\d+$/.test(text.trim()) || rate < 0 || rate > 1) throw new UsageError(`--faults: must be a number from 0 to 1 (got "${text}")`);
   return rate;
+}
+
+/** An http(s) address with nothing after its path: what the sandbox's links start with. */
+function parsePublicUrl(text: string): string {
+  const url = URL.canParse(text) ? new URL(text) : undefined;
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') {
+    throw new UsageError(`--public-url: expected an http:// or https:// address such as https://carectl.test (got "${text}")`);
+  }
+  return url.href.replace(/\/+$/, '');
 }

@@ -17,6 +17,7 @@
 import { statSync, type Stats } from 'node:fs';
 import { userInfo } from 'node:os';
 import { UsageError } from '../core/errors.js';
+import { shellWord } from '../core/shell.js';
 
 const WRITABLE_BY_OTHERS = 0o022;
 const ANY_ACCESS_BY_OTHERS = 0o077;
@@ -26,17 +27,21 @@ const CHMOD = { folder: '700', file: '600' } as const;
 const checked = process.platform !== 'win32' && typeof process.getuid === 'function';
 
 /**
- * Refuses a folder or file that others can change; answers its stat (undefined when it does not
- * exist, or on Windows).
+ * Refuses a folder or file that others can change, and a config file that is not a regular file
+ * (a FIFO would block every command on opening it, a device never end); answers its stat
+ * (undefined when it does not exist, or on Windows).
  */
 export function refuseWritableByOthers(target: string, kind: 'folder' | 'file'): Stats | undefined {
-  if (!checked) return undefined;
   let stats: Stats;
   try {
     stats = statSync(target);
   } catch {
     return undefined;
   }
+  if (kind === 'file' ? !stats.isFile() : !stats.isDirectory()) {
+    throw new UsageError(`${target} is not a ${kind === 'file' ? 'regular file' : 'folder'} (${fileType(stats)}); carectl reads its configuration only from one: move it away, or use another config folder with XDG_CONFIG_HOME`);
+  }
+  if (!checked) return undefined;
   const uid = process.getuid?.();
   if (stats.uid !== uid && stats.uid !== 0) {
     throw new UsageError(`${target} belongs to another user (uid ${stats.uid}), who can change it; run: sudo chown ${ownName()} ${shellWord(target)} (or use a config folder of your own with XDG_CONFIG_HOME)`);
@@ -54,15 +59,17 @@ export function refuseExposedPassword(file: string, stats: Stats | undefined, pr
   throw new UsageError(`${file} holds a password and is readable by others; run: chmod ${CHMOD.file} ${shellWord(file)}`);
 }
 
+function fileType(stats: Stats): string {
+  if (stats.isFIFO()) return 'a FIFO';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device';
+  return stats.isDirectory() ? 'a folder' : 'a file';
+}
+
 function ownName(): string {
   try {
     return shellWord(userInfo().username);
   } catch {
     return String(process.getuid?.());
   }
-}
-
-/** A path as one word a shell reads back unchanged: quoted when it holds anything special. */
-function shellWord(text: string): string {
-  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

@@ -105,6 +105,13 @@ export class BadReplyError extends NetworkError {
   }
 }
 
+/** A read given a deadline (a report wait's --timeout) that passed before an answer came. */
+export class DeadlineError extends NetworkError {
+  constructor(message: string) {
+    super(message, true);
+  }
+}
+
 export class AuthError extends CarectlError {
   constructor(message: string) {
     super(message, ExitCode.auth);

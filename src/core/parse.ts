@@ -86,7 +86,9 @@ function parseDottedRange(value: string, text: string, flag: string, now: number
   const [from, to] = sides.map((side) => side.trim()) as [string, string];
   const bounds: Bound[] = [];
   if (from !== '') bounds.push({ op: 'gte', date: parseDate(from, flag, now) });
-  if (to !== '') bounds.push({ op: 'lte', date: parseDate(to, flag, now) });
+  // Whole days, half-open: `_lt=` the day after TO means the same to a service that reads a
+  // date-only bound as the whole day and to one that reads it as that day's midnight.
+  if (to !== '') bounds.push({ op: 'lt', date: new Date(Date.parse(parseDate(to, flag, now)) + DAY_MS).toISOString().slice(0, 10) });
   return bounds;
 }
 

@@ -1,5 +1,5 @@
 /**
- * carectl(1), rendered from the command tree and the prose of man-sections.ts. The same tree
+ * carectl(1), rendered from the command tree and the prose of cli/topic-texts.ts. The same tree
  * always gives the same page (no dates), so a test can compare it with the committed file.
  */
 import type { Command } from 'commander';
@@ -12,7 +12,7 @@ import { continuedLines } from '../cli/help.js';
 import {
   DATE_EXAMPLES, DESCRIPTION, EXAMPLES, EXIT_TEXT, FILES, FORMAT_NOTES, FORMAT_TEXT, GLOBAL_OPTIONS_INTRO, OTHER_ENVIRONMENT,
   SETTING_TEXT, VALUE_SYNTAX, type Term,
-} from './man-sections.js';
+} from '../cli/topic-texts.js';
 
 /** The date of the page's last change, for its .TH line (a fixed date keeps the page reproducible). */
 const MAN_DATE = '2026-11-26';
@@ -97,7 +97,7 @@ function helpParagraph(description: string): string[] {
   return ['.PP', roff.line(roff.text(sentence(description)))];
 }
 
-/** Prose of man-sections.ts, with its `literal` markup. */
+/** Prose of cli/topic-texts.ts, with its `literal` markup. */
 function paragraphs(texts: readonly string[]): string[] {
   return texts.flatMap((paragraph) => ['.PP', roff.line(inline(paragraph))]);
 }

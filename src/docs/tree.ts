@@ -5,7 +5,7 @@
 import type { Argument, Command, Option } from 'commander';
 import { examplesOf } from '../cli/help.js';
 import { ARGUMENT_VALUES, columnValues, DYNAMIC_VALUES, optionValues, OWN_OPTIONS_ONLY, type ArgumentValues } from './values.js';
-import { TOPICS } from './topics.js';
+import { TOPICS } from '../cli/topics.js';
 
 export interface OptionDoc {
   /** As declared: '-o, --output <format>'. */

@@ -1,4 +1,44 @@
-/** One attempt of a request: its deadline, and how its failure is described and classed. */
+/** One attempt of a request: sending it and reading its reply, its deadline, and how its failure is described and classed. */
+import type { Dispatcher } from 'undici';
+import { ApiError, BadReplyError, MAY_HAVE_BEEN_APPLIED, NetworkError } from '../core/errors.js';
+import { decodedBody } from './encoding.js';
+import { readBounded } from './reply.js';
+
+/** What an attempt's reply showed before its body was read (set even when reading it fails). */
+export interface AttemptReply {
+  status?: number;
+  headers?: Record<string, string | string[] | undefined>;
+  /** The body's bytes as received, and decoded (once it was read). */
+  wireBytes?: number;
+  decodedBytes?: number;
+}
+
+/**
+ * Sends one attempt and reads its body, decoded (the cap applies to the decoded bytes: a coded
+ * reply's length says nothing of them); the status and headers go into `seen` as they arrive.
+ */
+export async function sendAttempt(
+  dispatcher: Dispatcher,
+  request: { url: URL; method: string; headers: Record<string, string>; body: string | undefined; signal: AbortSignal; maxReplyBytes: number },
+  seen: AttemptReply,
+): Promise<string> {
+  const { url } = request;
+  const reply = await dispatcher.request({
+    origin: url.origin,
+    path: url.pathname + url.search,
+    method: request.method as Dispatcher.HttpMethod,
+    headers: request.headers,
+    body: request.body,
+    signal: request.signal,
+  });
+  seen.status = reply.statusCode;
+  seen.headers = reply.headers;
+  const decoded = await decodedBody(reply.body, reply.headers['content-encoding']);
+  const text = await readBounded(decoded.stream, request.maxReplyBytes, decoded.wire() === undefined ? reply.headers['content-length'] : undefined, reply.headers['content-type']);
+  seen.decodedBytes = Buffer.byteLength(text);
+  seen.wireBytes = decoded.wire() ?? seen.decodedBytes;
+  return text;
+}
 
 /**
  * A proxy that refused the request (its credentials, its rules): asking again gets the same
@@ -46,4 +86,13 @@ export function describeNetworkError(err: unknown, timeoutMs: number): string {
   if (refused !== undefined) return refused;
   const code = e?.code ?? e?.cause?.code;
   return code ? `${code}${e?.message ? ` (${e.message})` : ''}` : (e?.message ?? String(err));
+}
+
+/** The error a request ends with: a write that may have been applied says so, and is flagged. */
+export function finalError(error: ApiError | NetworkError, mayHaveBeenApplied: boolean): ApiError | NetworkError {
+  if (!mayHaveBeenApplied) return error;
+  const message = `${error.message}; ${MAY_HAVE_BEEN_APPLIED} (an attempt ended after the request was sent)`;
+  if (error instanceof ApiError) return new ApiError(error.status, message, { mayHaveBeenApplied });
+  if (error instanceof BadReplyError) return new BadReplyError(message, { mayHaveBeenApplied });
+  return new NetworkError(message, error.maybeSent, { mayHaveBeenApplied });
 }

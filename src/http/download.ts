@@ -15,7 +15,6 @@
 import type { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { ApiError, CarectlError, InterruptedError, NetworkError, isBrokenPipe } from '../core/errors.js';
-import { StreamSink } from '../output/stream-sink.js';
 import type { PartialFile } from './partial-file.js';
 import { createDispatcher, namingProxy, type ProxySettings } from './proxy.js';
 import { isProxyRefusal, proxyRefusalText } from './attempt.js';
@@ -23,16 +22,19 @@ import { redact, stripUserinfo } from './redact.js';
 import { formatLimit } from './reply.js';
 import { RETRYABLE_STATUSES, retryDelayMs } from './retry.js';
 import { loadUndici, type Undici } from './undici.js';
+import { ACCEPT_ENCODING, decodedBody, ReplyEncodingError } from './encoding.js';
+import { certificateMessage } from './tls.js';
+import { fileSink, stdoutSink, type Unzipping } from './download-sink.js';
 
 // What callers of download() also need, from the modules they now live in.
-export { PartialFile, removePartialFiles } from './partial-file.js';
-export { createByteProgress, formatBytes } from './progress.js';
+export { linkTarget, PartialFile, removePartialFiles } from './partial-file.js';
+export type { Unzipping } from './download-sink.js';
 
 /** The largest file downloaded: a report is never near it, an endless or runaway body is. */
 export const MAX_DOWNLOAD_BYTES = 4 * 1024 ** 3;
 
 /** Where the bytes go: a file (absolute path, through its temporary file) or standard output. */
-export type DownloadTarget = { file: string; partial: PartialFile } | { stdout: Writable };
+export type DownloadTarget = { file: string; partial: PartialFile; unzip?: Unzipping } | { stdout: Writable };
 
 export interface DownloadOptions {
   url: string;
@@ -98,7 +100,7 @@ export async function download(options: DownloadOptions): Promise<number> {
 }
 
 /**
- * One connection per scheme, through its proxy if the environment names one. Fresh, with no
+ * One connection per origin, through its proxy if the environment names one for it. Fresh, with no
  * default headers: nothing of the API connection can leak into them.
  */
 class Dispatchers {
@@ -109,8 +111,9 @@ class Dispatchers {
   ) {}
 
   for(url: URL): Dispatcher {
-    let dispatcher = this.#made.get(url.protocol);
-    if (!dispatcher) this.#made.set(url.protocol, (dispatcher = createDispatcher(this.undici, url, this.proxy, { connections: 1 })));
+    // By origin: whether it goes through the proxy (NO_PROXY) depends on the host.
+    let dispatcher = this.#made.get(url.origin);
+    if (!dispatcher) this.#made.set(url.origin, (dispatcher = createDispatcher(this.undici, url, this.proxy, { connections: 1 })));
     return dispatcher;
   }
 
@@ -150,7 +153,7 @@ async function fetchFile(dispatchers: Dispatchers, start: URL, options: Download
         origin: url.origin,
         path: url.pathname + url.search,
         method: 'GET',
-        headers: { 'user-agent': options.userAgent, accept: '*/*' },
+        headers: { 'user-agent': options.userAgent, accept: '*/*', 'accept-encoding': ACCEPT_ENCODING },
         headersTimeout: options.idleTimeoutMs,
         bodyTimeout: options.idleTimeoutMs,
         signal: options.signal,
@@ -159,7 +162,9 @@ async function fetchFile(dispatchers: Dispatchers, start: URL, options: Download
       const reason = await namingProxy(err, url, options.proxy, describe(err, options));
       options.trace?.(`< ${reason} (${options.now() - started} ms)`);
       const failed = `download from ${url.origin} failed: ${reason}`;
-      // A proxy that refused (its credentials, its rules) answers the same again: no retry.
+      // A proxy that refused (its credentials, its rules) or a refused certificate answers the same again: no retry.
+      const certificate = certificateMessage(err, url);
+      if (certificate !== undefined) throw new NetworkError(`download from ${url.origin} failed: ${certificate}`, false);
       if (isProxyRefusal(err)) throw new NetworkError(failed, false);
       throw new TransientDownloadError(failed, undefined, undefined);
     }
@@ -188,34 +193,43 @@ async function attemptDownload(dispatchers: Dispatchers, start: URL, options: Do
   }
   const maxBytes = options.maxBytes ?? MAX_DOWNLOAD_BYTES;
   const tooLarge = (): CarectlError => new CarectlError(`download from ${url.origin} is larger than ${formatLimit(maxBytes)}, more than carectl downloads: stopped`);
+  // A file sent with a Content-Encoding is saved decoded, and the cap applies to what is saved;
+  // one without (a real .gz file) is saved as sent.
+  const decoded = await decodedBody(reply.body, reply.headers['content-encoding']).catch((err: Error) => {
+    throw new CarectlError(`download from ${url.origin}: ${err.message}`);
+  });
   const length = Number(header(reply.headers['content-length']));
   const total = Number.isSafeInteger(length) && length >= 0 ? length : undefined;
-  if (total !== undefined && total > maxBytes) {
+  if (decoded.wire() === undefined && total !== undefined && total > maxBytes) {
     reply.body.destroy();
     throw tooLarge();
   }
-  const sink = 'file' in options.target ? await fileSink(options.target.partial, options.target.file) : stdoutSink(options.target.stdout, options.signal);
+  const sink = 'file' in options.target ? await fileSink(options.target.partial, options.target.file, options.target.unzip) : stdoutSink(options.target.stdout, options.signal);
   let received = 0;
+  // Progress counts the bytes as sent, against the length as sent.
+  const onWire = (): number => decoded.wire() ?? received;
   try {
     options.onProgress?.(0, total);
     try {
-      for await (const chunk of reply.body) {
+      for await (const chunk of decoded.stream) {
+        // Decoding may go on from bytes already received after an interrupt: it stops here.
+        if (options.signal.aborted) throw new InterruptedError();
         if (received + (chunk as Buffer).length > maxBytes) {
-          reply.body.destroy();
+          decoded.stream.destroy();
           throw tooLarge();
         }
         await sink.write(chunk as Buffer);
         received += (chunk as Buffer).length;
-        options.onProgress?.(received, total);
+        options.onProgress?.(onWire(), total);
       }
     } catch (err) {
       // A reader that left (`--file - | head`) ends the download quietly, like any pipeline.
       if (err instanceof CarectlError || isBrokenPipe(err)) throw err;
-      const message = `download from ${url.origin} broke off after ${received} bytes: ${describe(err, options)}`;
+      const message = `download from ${url.origin} broke off after ${onWire()} bytes: ${err instanceof ReplyEncodingError ? err.message : describe(err, options)}`;
       throw received > 0 && 'stdout' in options.target ? new StdoutStarted(message) : new TransientDownloadError(message, undefined, undefined);
     }
-    if (total !== undefined && received !== total) {
-      throw new TransientDownloadError(`download from ${url.origin} ended after ${received} of ${total} bytes`, undefined, undefined);
+    if (total !== undefined && onWire() !== total) {
+      throw new TransientDownloadError(`download from ${url.origin} ended after ${onWire()} of ${total} bytes`, undefined, undefined);
     }
     await sink.commit();
     return received;
@@ -223,37 +237,6 @@ async function attemptDownload(dispatchers: Dispatchers, start: URL, options: Do
     await sink.discard();
     throw err;
   }
-}
-
-interface Sink {
-  write(chunk: Buffer): Promise<void>;
-  /** Makes the bytes final (the file appears at PATH). */
-  commit(): Promise<void>;
-  /** Ends a failed attempt (a file's bytes stay until the next attempt empties it, or discard). */
-  discard(): Promise<void>;
-}
-
-/** One attempt's writes into the partial file; errors name PATH, which is what the user gave. */
-async function fileSink(partial: PartialFile, path: string): Promise<Sink> {
-  const failed = (err: unknown): never => {
-    throw new CarectlError(`cannot write ${path}: ${describe(err)}`);
-  };
-  await partial.restart().catch(failed);
-  return {
-    write: (chunk) => partial.write(chunk).catch(failed),
-    commit: () => partial.commit(path).catch(failed),
-    discard: async () => undefined,
-  };
-}
-
-function stdoutSink(stream: Writable, signal: AbortSignal): Sink {
-  const sink = new StreamSink(stream, signal);
-  return {
-    // StreamSink hands the chunk to stream.write unchanged, which takes bytes as well as text.
-    write: (chunk) => sink.write(chunk as unknown as string),
-    commit: () => sink.end(),
-    discard: async () => undefined,
-  };
 }
 
 /** Waits before another attempt; resolves to the milliseconds waited. */
@@ -275,9 +258,7 @@ function finalError(err: unknown): unknown {
   return err;
 }
 
-function header(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
+const header = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
 
 function describe(err: unknown, options?: Pick<DownloadOptions, 'idleTimeoutMs'>): string {
   const e = err as { code?: string; message?: string; cause?: { code?: string } } | undefined;

@@ -4,8 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { open, rename, rm, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { lstat, open, readlink, rename, rm, type FileHandle } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 
 /** Temporary files of downloads in progress, for removePartialFiles(). */
 const partialFiles = new Set<string>();
@@ -63,17 +63,55 @@ export class PartialFile {
 
   async write(chunk: Buffer): Promise<void> {
     // At an explicit offset: truncate() does not move the file position back.
-    await this.handle.write(chunk, 0, chunk.length, this.#offset);
-    this.#offset += chunk.length;
+    this.#offset = await writeWhole(this.handle, chunk, this.#offset);
   }
 
-  /** Flushes to disk and renames the file to `to`. */
+  /**
+   * Flushes to disk and renames the file to `to`, or to the file a symbolic link at `to` points
+   * to (the link stays). Anything at `to` that is not a regular file (a device, a FIFO) is never
+   * replaced: the bytes are written into it instead.
+   */
   async commit(to: string): Promise<void> {
     await this.handle.sync();
+    const target = await linkTarget(to);
+    const existing = await lstat(target).catch(() => undefined);
+    if (existing && !existing.isFile()) {
+      await this.#copyInto(target);
+      await this.discard();
+      return;
+    }
     await this.#close();
-    await rename(this.path, to);
+    try {
+      await rename(this.path, target);
+    } catch (err) {
+      // A link to another file system: the bytes are copied there, not renamed.
+      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+      await this.#copyInto(target);
+      await this.discard();
+      return;
+    }
     this.#done = true;
     partialFiles.delete(this.path);
+  }
+
+  /** Writes the whole file into `target`, which is opened without being replaced. */
+  async #copyInto(target: string): Promise<void> {
+    const source = this.#closed ? await open(this.path, 'r') : this.handle;
+    const into = await open(target, 'w');
+    try {
+      const buffer = Buffer.allocUnsafe(1024 * 1024);
+      for (let position = 0; ; ) {
+        const { bytesRead } = await source.read(buffer, 0, buffer.length, position);
+        if (bytesRead === 0) break;
+        await writeWhole(into, buffer.subarray(0, bytesRead), null);
+        position += bytesRead;
+      }
+      // A device or FIFO has nothing to flush; a regular file reached through a link has.
+      if ((await into.stat()).isFile()) await into.sync();
+    } finally {
+      await into.close();
+      if (source !== this.handle) await source.close();
+    }
   }
 
   /** Removes the file (nothing once committed or discarded). */
@@ -90,4 +128,36 @@ export class PartialFile {
     this.#closed = true;
     await this.handle.close();
   }
+}
+
+/**
+ * Writes all of `chunk` at `position` (null: at the file's current position, for a device or a
+ * FIFO), resolving to the position after it. A write that takes fewer bytes than given is
+ * continued, and one that takes none (a full disk that reports no error) fails with ENOSPC:
+ * a short write is never taken for a whole one.
+ */
+export async function writeWhole(handle: Pick<FileHandle, 'write'>, chunk: Buffer, position: number | null): Promise<number> {
+  let at = position ?? 0;
+  for (let done = 0; done < chunk.length; ) {
+    const { bytesWritten } = await handle.write(chunk, done, chunk.length - done, position === null ? null : at);
+    if (bytesWritten <= 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
+    done += bytesWritten;
+    at += bytesWritten;
+  }
+  return at;
+}
+
+/**
+ * The path a chain of symbolic links at `path` ends at (itself when it is not a link); a link
+ * to a file not there yet ends at the path it names. Past 40 links (a loop), `path` is kept and
+ * opening it fails as the system says.
+ */
+export async function linkTarget(path: string): Promise<string> {
+  let current = path;
+  for (let hops = 0; hops < 40; hops++) {
+    const stats = await lstat(current).catch(() => undefined);
+    if (!stats?.isSymbolicLink()) return current;
+    current = resolve(dirname(current), await readlink(current));
+  }
+  return path;
 }

@@ -10,11 +10,13 @@
  * Credentials in the proxy URL (`http://u:p@proxy:3128`) go as Proxy-Authorization.
  */
 import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import type { Dispatcher } from 'undici';
 import { UsageError } from '../core/errors.js';
 import { basicCredentialForms } from './redact.js';
 import type { Undici } from './undici.js';
+import { lastingPools } from './pools.js';
+import { proxyRefusalText } from './attempt.js';
 
 export interface ProxySettings {
   /** For https addresses (HTTPS_PROXY). */
@@ -59,9 +61,76 @@ function proxyUrl(value: string, name: string): URL {
   return url;
 }
 
-/** Whether a request to `url` goes through a proxy (NO_PROXY is applied by undici itself). */
+/** The proxy a request to `url` goes through, or undefined when it goes direct (no proxy, or NO_PROXY names it). */
 export function proxyFor(url: URL, proxy: ProxySettings | undefined): string | undefined {
-  return url.protocol === 'https:' ? proxy?.https : url.protocol === 'http:' ? proxy?.http : undefined;
+  const via = url.protocol === 'https:' ? proxy?.https : url.protocol === 'http:' ? proxy?.http : undefined;
+  return via !== undefined && !isLoopback(url) && !bypassed(url, proxy?.noProxy) ? via : undefined;
+}
+
+/** This machine (localhost, 127.0.0.0/8, ::1): never through a proxy, as Go and gh have it. */
+function isLoopback(url: URL): boolean {
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || bypassed(url, '127.0.0.0/8,::1');
+}
+
+/** The proxy's name for messages, `HOST:PORT (HTTPS_PROXY)`, never with its credentials. */
+export function proxyLabel(url: URL, proxy: ProxySettings | undefined): string | undefined {
+  const via = proxyFor(url, proxy);
+  if (via === undefined) return undefined;
+  const { protocol, host, port } = new URL(via);
+  return `${host}${port ? '' : protocol === 'https:' ? ':443' : ':80'} (${url.protocol === 'https:' ? 'HTTPS_PROXY' : 'HTTP_PROXY'})`;
+}
+
+/**
+ * Whether NO_PROXY names the host of `url`, as curl and Go read it: `*`; a name, which also
+ * covers its subdomains (`example.com`, `.example.com`); an IP address, IPv6 with or without
+ * brackets; a CIDR range (`10.0.0.0/8`, `fd00::/8`); any of them with `:PORT` to match one port.
+ */
+export function bypassed(url: URL, noProxy: string | undefined): boolean {
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  const family = isIP(host);
+  for (const raw of (noProxy ?? '').split(/[\s,]+/)) {
+    const entry = raw.trim().toLowerCase();
+    if (entry === '') continue;
+    if (entry === '*') return true;
+    const [name, entryPort] = splitPort(entry);
+    if (entryPort !== undefined && entryPort !== port) continue;
+    const cidr = /^(.+)\/(\d{1,3})$/.exec(name);
+    if (cidr) {
+      const kind = isIP(cidr[1]!);
+      if (family === 0 || kind !== family) continue;
+      const ranges = new BlockList();
+      try {
+        ranges.addSubnet(cidr[1]!, Number(cidr[2]), kind === 6 ? 'ipv6' : 'ipv4');
+      } catch {
+        continue;
+      }
+      if (ranges.check(host, family === 6 ? 'ipv6' : 'ipv4')) return true;
+      continue;
+    }
+    if (family !== 0 && isIP(name) === family) {
+      if (sameAddress(name, host, family)) return true;
+      continue;
+    }
+    const domain = name.replace(/^\*?\./, '');
+    if (host === domain || host.endsWith(`.${domain}`)) return true;
+  }
+  return false;
+}
+
+/** `host:port`, `[v6]:port`, or a bare host (an IPv6 literal has colons of its own). */
+function splitPort(entry: string): [string, string | undefined] {
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
+  if (bracketed) return [bracketed[1]!, bracketed[2]];
+  const withPort = /^([^:]+):(\d+)$/.exec(entry);
+  return withPort ? [withPort[1]!, withPort[2]] : [entry, undefined];
+}
+
+function sameAddress(a: string, b: string, family: number): boolean {
+  const list = new BlockList();
+  list.addAddress(a, family === 6 ? 'ipv6' : 'ipv4');
+  return list.check(b, family === 6 ? 'ipv6' : 'ipv4');
 }
 
 /** Failures to open a connection (or to find the host), as node and undici name them. */
@@ -69,7 +138,8 @@ const CONNECT_FAILURES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRES
 
 /**
  * A failure to connect to the proxy itself (refused, no such host, unreachable), said as such:
- * `the proxy HOST:PORT (HTTPS_PROXY) cannot be reached: <reason>`, never with its credentials;
+ * `the proxy HOST:PORT (HTTPS_PROXY) cannot be reached: <reason>`, never with its credentials (and
+ * a refusal of the proxy's own: `the proxy HOST:PORT (HTTPS_PROXY) refused the request …`);
  * `reason` unchanged for any other failure (the service's own address, a host in NO_PROXY). The
  * address that failed is the proxy's when the proxy's name resolves to it (looked up only here,
  * on the way to an error).
@@ -77,6 +147,8 @@ const CONNECT_FAILURES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRES
 export async function namingProxy(err: unknown, url: URL, proxy: ProxySettings | undefined, reason: string): Promise<string> {
   const via = proxyFor(url, proxy);
   if (via === undefined) return reason;
+  // A refusal of the proxy's own (407, a CONNECT it would not open) names it as well.
+  if (proxyRefusalText(err) !== undefined) return reason.replace(/^the proxy refused/, `the proxy ${proxyLabel(url, proxy)} refused`);
   const { protocol, hostname, port } = new URL(via);
   const host = hostname.replace(/^\[|\]$/g, '');
   const proxyPort = port || (protocol === 'https:' ? '443' : '80');
@@ -112,16 +184,19 @@ export function proxySecrets(proxy: ProxySettings | undefined): string[] {
  * A dispatcher for requests to `url`'s scheme: undici's EnvHttpProxyAgent when that scheme has a
  * proxy, else a plain Agent (nothing of the proxy code is loaded for a direct connection).
  */
-export function createDispatcher(undici: Undici, url: URL, proxy: ProxySettings | undefined, options: { connections: number; keepAliveTimeout?: number }): Dispatcher {
+export function createDispatcher(undici: Undici, url: URL, proxy: ProxySettings | undefined, settings: { connections: number; keepAliveTimeout?: number }): Dispatcher {
   const via = proxyFor(url, proxy);
+  // Pools that outlast a server's keep-alive closes (pools.ts), through a proxy too.
+  const options = { ...settings, factory: lastingPools(undici) };
   if (via === undefined) return new undici.Agent(options);
   return new undici.EnvHttpProxyAgent({
     ...options,
     // The one proxy for this scheme; the other is never used by this dispatcher. Empty strings,
-    // not undefined: undici would read process.env for a missing one.
+    // not undefined: undici would read process.env for a missing one. NO_PROXY was applied by
+    // proxyFor (undici's own reading knows no CIDR ranges).
     httpProxy: url.protocol === 'http:' ? via : '',
     httpsProxy: url.protocol === 'https:' ? via : '',
-    noProxy: proxy?.noProxy ?? '',
+    noProxy: '',
     proxyTunnel: false,
   });
 }

@@ -3,6 +3,8 @@
  * the service's error body turned into the message a user reads.
  */
 import type { Readable } from 'node:stream';
+import { parseJson } from '../core/exact-json.js';
+import { ReplyEncodingError } from './encoding.js';
 import { stripUserinfo } from './redact.js';
 
 /** The largest API reply read (a page of 50 conversations with content is a few MB at most). */
@@ -22,7 +24,7 @@ export class ReplyTooLargeError extends Error {
  * The body as text, read up to `limit` bytes: a body announced or found to be larger is
  * abandoned (the connection is destroyed, not drained) with a ReplyTooLargeError.
  */
-export async function readBounded(body: Readable, limit: number, contentLength: string | string[] | undefined): Promise<string> {
+export async function readBounded(body: Readable, limit: number, contentLength: string | string[] | undefined, contentType?: string | string[]): Promise<string> {
   const announced = Number(Array.isArray(contentLength) ? contentLength[0] : contentLength);
   if (Number.isSafeInteger(announced) && announced > limit) {
     body.destroy();
@@ -39,7 +41,42 @@ export async function readBounded(body: Readable, limit: number, contentLength: 
     }
     chunks.push(bytes);
   }
-  return chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
+  return decodeText(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), contentType);
+}
+
+/**
+ * The body as text in the character set its Content-Type declares (UTF-8 when none: JSON's
+ * own); one carectl cannot decode is refused by name rather than read as UTF-8 into U+FFFD.
+ */
+export function decodeText(bytes: Buffer, contentType: string | string[] | undefined): string {
+  const type = Array.isArray(contentType) ? contentType[0] : contentType;
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(type ?? '')?.[1]?.toLowerCase();
+  if (charset === undefined || charset === 'utf-8' || charset === 'utf8') return bytes.toString('utf8');
+  let decoder: { decode(bytes: Uint8Array): string };
+  try {
+    decoder = new TextDecoder(charset);
+  } catch {
+    throw new ReplyEncodingError(`the reply is in the ${charset} character set, which carectl cannot read`, true);
+  }
+  return decoder.decode(bytes);
+}
+
+/**
+ * The most JSON values (counted by their commas and opening brackets) read in one reply: a page
+ * of 50 conversations with their content holds tens of thousands; 64 MiB of `[]` would be 22
+ * million arrays, minutes of garbage collection at 1.7 GB, deaf to Ctrl-C and SIGTERM while
+ * JSON.parse runs. At this bound parsing takes well under a second.
+ */
+export const MAX_JSON_VALUES = 1_000_000;
+
+/** Whether the text holds more than `limit` commas and opening brackets (stops counting there). */
+function moreValuesThan(text: string, limit: number): boolean {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c === 44 || c === 91 || c === 123) && ++count > limit) return true;
+  }
+  return false;
 }
 
 /** Why a 2xx reply cannot be used; undefined when it parsed. */
@@ -48,10 +85,13 @@ export type ParsedReply = { ok: true; value: unknown } | { ok: false; reason: st
 /** An empty body is null; anything else must be JSON no deeper than MAX_JSON_DEPTH. */
 export function parseReply(text: string, contentType: string | string[] | undefined): ParsedReply {
   if (text === '') return { ok: true, value: null };
+  if (moreValuesThan(text, MAX_JSON_VALUES)) return { ok: false, reason: `the service sent a reply of more than ${MAX_JSON_VALUES.toLocaleString('en-US')} JSON values, more than carectl reads in one reply` };
   let value: unknown;
   try {
-    value = JSON.parse(text);
-  } catch {
+    value = parseJson(text);
+  } catch (err) {
+    // Only the exact parse, run on a text JSON.parse took, recurses: it ran out of stack.
+    if (err instanceof RangeError) return { ok: false, reason: `the service sent JSON nested deeper than ${MAX_JSON_DEPTH} levels` };
     const type = Array.isArray(contentType) ? contentType[0] : contentType;
     return { ok: false, reason: `the service sent a reply that is not JSON${type ? ` (${type.split(';')[0]!.trim()})` : ''}` };
   }
@@ -78,7 +118,7 @@ function deeperThan(value: unknown, limit: number): boolean {
  * The spec's error body is {status: "error", message}; the real service may add `error_code` and
  * `param`, shown after the status when present. Anything else falls back to the status.
  */
-export function errorMessage(status: number, text: string): string {
+export function errorMessage(status: number, text: string, from: ErrorSource = {}): string {
   let body: { message?: unknown; error_code?: unknown; param?: unknown } | undefined;
   try {
     const parsed = JSON.parse(text) as unknown;
@@ -89,7 +129,37 @@ export function errorMessage(status: number, text: string): string {
   const details = [scalar(body?.error_code) && `error_code: ${scalar(body?.error_code)}`, scalar(body?.param) && `param: ${scalar(body?.param)}`].filter(Boolean);
   const message = typeof body?.message === 'string' && body.message !== '' ? body.message : undefined;
   if (message !== undefined) return `${message} (${[`HTTP ${status}`, ...details].join(', ')})`;
+  if (body === undefined) {
+    // Not the service's JSON: a proxy's or a gateway's own page, named with its title.
+    const title = pageTitle(text);
+    const quoted = title === undefined ? '' : ` ("${title}")`;
+    if (from.proxy !== undefined && PROXY_STATUSES.has(status)) {
+      return `the proxy ${from.proxy} answered HTTP ${status}${quoted}: ${status === 407 ? 'proxy credentials missing or wrong' : 'it did not get an answer from the service'}`;
+    }
+    if (title !== undefined) return `a gateway in front of the service answered HTTP ${status}${quoted}, not the service itself`;
+  }
   return `the service answered HTTP ${status}${details.length > 0 ? ` (${details.join(', ')})` : ''}`;
+}
+
+/** Who else may have answered: the proxy the request went through (`HOST:PORT (HTTP_PROXY)`). */
+export interface ErrorSource {
+  proxy?: string | undefined;
+}
+
+/** What a proxy answers for itself: its credentials, or a service it could not reach. */
+const PROXY_STATUSES: ReadonlySet<number> = new Set([407, 502, 503, 504]);
+
+/** The <title> of an HTML page, whitespace collapsed, entities of the common kind read, at most 100 characters. */
+export function pageTitle(text: string): string | undefined {
+  const raw = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(text.slice(0, 64 * 1024))?.[1];
+  if (raw === undefined) return undefined;
+  const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", apos: "'", nbsp: ' ' };
+  const title = raw
+    .replace(/&(amp|lt|gt|quot|#39|apos|nbsp);/g, (_, name: string) => entities[name]!)
+    .replace(/[\s\p{Cc}]+/gu, ' ')
+    .trim();
+  if (title === '') return undefined;
+  return title.length > 100 ? `${title.slice(0, 99)}…` : title;
 }
 
 function scalar(value: unknown): string | undefined {

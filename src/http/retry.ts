@@ -1,4 +1,6 @@
 /** When and how long to wait before another attempt: pure, so it is tested without a network. */
+import { isProxyRefusal } from './attempt.js';
+import { isCertificateError } from './tls.js';
 
 /** Throttling and transient server trouble; other 4xx are the caller's fault and not retried. */
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);
@@ -16,9 +18,14 @@ export const MIN_RETRY_SPAN_MS = 5_000;
 /** Errors raised before any byte of the request could reach the server. */
 const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 
+/**
+ * Whether the request surely never reached the service: the connection (or the host's address)
+ * could not be had, the service's certificate was refused at the handshake, or the proxy
+ * refused to open the tunnel to it.
+ */
 export function isNeverSentError(err: unknown): boolean {
   const e = err as { code?: string; cause?: { code?: string } } | undefined;
-  return NEVER_SENT_CODES.has(e?.code ?? '') || NEVER_SENT_CODES.has(e?.cause?.code ?? '');
+  return NEVER_SENT_CODES.has(e?.code ?? '') || NEVER_SENT_CODES.has(e?.cause?.code ?? '') || isCertificateError(err) || isProxyRefusal(err);
 }
 
 export interface RetryDelayInput {

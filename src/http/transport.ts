@@ -10,13 +10,18 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { Dispatcher } from 'undici';
-import { ApiError, BadReplyError, CarectlError, InterruptedError, MAY_HAVE_BEEN_APPLIED, NetworkError } from '../core/errors.js';
+import { ApiError, BadReplyError, CarectlError, DeadlineError, InterruptedError, NetworkError } from '../core/errors.js';
+import { stringifyJson } from '../core/exact-json.js';
 import { loadUndici } from './undici.js';
-import { createDispatcher, namingProxy, proxySecrets, type ProxySettings } from './proxy.js';
+import { createDispatcher, namingProxy, proxyLabel, proxySecrets, type ProxySettings } from './proxy.js';
 import { basicCredentialForms, redact, redactReply, stripUserinfo } from './redact.js';
-import { errorMessage, MAX_REPLY_BYTES, parseReply, readBounded, redirectMessage, ReplyTooLargeError } from './reply.js';
+import { errorMessage, MAX_REPLY_BYTES, parseReply, redirectMessage, ReplyTooLargeError } from './reply.js';
 import { isNeverSentError, parseRetryAfter, retryDelayMs, RETRYABLE_STATUSES } from './retry.js';
-import { attemptDeadline, describeNetworkError, isProxyRefusal } from './attempt.js';
+import { ACCEPT_ENCODING, ReplyEncodingError } from './encoding.js';
+import { answerDetails, watchConnections } from './verbose.js';
+import { LinkElsewhereError } from './link-elsewhere.js';
+import { certificateMessage, isCertificateError } from './tls.js';
+import { attemptDeadline, sendAttempt, type AttemptReply, describeNetworkError, isProxyRefusal, finalError } from './attempt.js';
 
 export type QueryParams = ReadonlyArray<readonly [string, string]>;
 
@@ -42,6 +47,8 @@ export interface TransportConfig {
   proxy?: ProxySettings;
   /** Connections kept to the origin (default 4): as many as requests a command keeps in flight. */
   connections?: number;
+  /** Sends the requests instead of our own pool (tests: MockAgent); close() leaves it to its owner. */
+  dispatcher?: Dispatcher;
 }
 
 /** Replies of a gateway that may have passed the request on before failing. */
@@ -63,6 +70,8 @@ export interface RequestOptions {
    * again), and the attempt does not count against --retries. False: the usual retry rules.
    */
   throttle?: Throttle;
+  /** For a read: its end on the injected clock, retries included (an attempt is cut there, no retry waits past it): a DeadlineError. */
+  deadline?: number;
 }
 
 export type Throttle = (waitMs: number) => Promise<boolean>;
@@ -110,9 +119,7 @@ export class Transport {
    */
   sameOriginUrl(link: string): URL {
     const url = new URL(link, this.baseUrl);
-    if (url.origin !== this.baseUrl.origin) {
-      throw new CarectlError(`refusing to follow a link to ${url.origin}: credentials are only sent to ${this.baseUrl.origin}`);
-    }
+    if (url.origin !== this.baseUrl.origin) throw new LinkElsewhereError(url, this.baseUrl);
     return url;
   }
 
@@ -121,12 +128,13 @@ export class Transport {
     for (const [key, value] of options.query ?? []) url.searchParams.append(key, value);
     const undici = await loadUndici();
     this.throwIfStopped();
-    const dispatcher = (this.dispatcher ??= createDispatcher(undici, this.baseUrl, this.config.proxy, { keepAliveTimeout: 10_000, connections: this.config.connections ?? 4 }));
-    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const dispatcher = (this.dispatcher ??= this.config.dispatcher ?? createDispatcher(undici, this.baseUrl, this.config.proxy, { keepAliveTimeout: 10_000, connections: this.config.connections ?? 4 }));
+    const body = options.body === undefined ? undefined : stringifyJson(options.body);
     const headers: Record<string, string> = {
       authorization: this.authorization,
       'user-agent': this.config.userAgent,
       accept: 'application/json',
+      'accept-encoding': ACCEPT_ENCODING,
     };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const shown = `${method} ${stripUserinfo(`${url.origin}${url.pathname}`)}`;
@@ -139,54 +147,54 @@ export class Transport {
     // Each answer names its request: with requests in parallel, answers come in any order.
     const answerTo = `${method} ${url.pathname}${url.search}`;
 
+    if (this.config.trace) watchConnections();
     for (let attempt = 0; ; attempt++) {
       this.throwIfStopped();
       const started = this.config.now();
+      const left = options.deadline === undefined ? Infinity : options.deadline - started;
+      if (left <= 0) throw new DeadlineError(`${shown}: no answer in the time given`);
       this.trace(`> ${method} ${stripUserinfo(url)}`);
       this.trace(`> authorization: Basic [redacted]`);
-      let status: number | undefined;
-      let responseHeaders: Record<string, string | string[] | undefined> = {};
+      const seen: AttemptReply = {};
+      let status: number;
+      let responseHeaders: Record<string, string | string[] | undefined>;
       let text: string;
-      const deadline = attemptDeadline(this.lifetime.signal, this.config.requestTimeoutMs);
+      const deadline = attemptDeadline(this.lifetime.signal, Math.min(this.config.requestTimeoutMs, left));
       try {
-        const reply = await dispatcher.request({
-          origin: url.origin,
-          path: url.pathname + url.search,
-          method: method as Dispatcher.HttpMethod,
-          headers,
-          body,
-          signal: deadline.signal,
-        });
-        status = reply.statusCode;
-        responseHeaders = reply.headers;
-        text = await readBounded(reply.body, maxReplyBytes, reply.headers['content-length']);
+        text = await sendAttempt(dispatcher, { url, method, headers, body, signal: deadline.signal, maxReplyBytes }, seen);
+        status = seen.status!;
+        responseHeaders = seen.headers!;
       } catch (err) {
         // The attempt is over: its timer must not outlive it into the wait before the next one.
         deadline.clear();
+        if (left < this.config.requestTimeoutMs && deadline.signal.aborted && !this.lifetime.signal.aborted) {
+          throw new DeadlineError(`${shown}: no answer in the time given`);
+        }
         let failure: NetworkError;
         let retryable: boolean;
-        if (err instanceof ReplyTooLargeError && status !== undefined) {
-          this.trace(`< ${status} ${answerTo}: ${err.message} (${this.config.now() - started} ms)`);
-          reached ||= write && (status < 400 || GATEWAY_FAILURES.has(status));
+        if ((err instanceof ReplyTooLargeError || err instanceof ReplyEncodingError) && seen.status !== undefined) {
+          this.trace(`< ${seen.status} ${answerTo}: ${err.message} (${this.config.now() - started} ms)`);
+          reached ||= write && (seen.status < 400 || GATEWAY_FAILURES.has(seen.status));
           failure = new BadReplyError(`${shown}: ${err.message}`);
-          retryable = options.idempotent;
+          retryable = options.idempotent && !(err instanceof ReplyEncodingError && err.permanent);
         } else {
           // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
           this.throwIfStopped(options.idempotent ? undefined : `interrupted while ${shown} was in flight: it may have reached the service`);
           const neverSent = isNeverSentError(err);
-          const reason = this.redact(await namingProxy(err, url, this.config.proxy, describeNetworkError(err, this.config.requestTimeoutMs)));
+          const reason = certificateMessage(err, url) ?? this.redact(await namingProxy(err, url, this.config.proxy, describeNetworkError(err, this.config.requestTimeoutMs)));
           this.trace(`< ${answerTo}: ${reason} (${this.config.now() - started} ms)`);
           reached ||= write && !neverSent;
           failure = new NetworkError(`${shown} failed: ${reason}`, !neverSent);
-          retryable = (options.idempotent || neverSent) && !isProxyRefusal(err);
+          // A refusal (the proxy's, a certificate's) gets the same answer again.
+          retryable = (options.idempotent || neverSent) && !isProxyRefusal(err) && !isCertificateError(err);
         }
-        if (!retryable || attempt >= this.config.retries) throw this.finalError(failure, write && reached);
-        waitedMs += await this.wait(attempt, undefined, waitedMs);
+        if (!retryable || attempt >= this.config.retries) throw finalError(failure, write && reached);
+        waitedMs += await this.wait(attempt, undefined, waitedMs, undefined, options.deadline);
         continue;
       } finally {
         deadline.clear();
       }
-      this.trace(`< ${status} ${answerTo} (${this.config.now() - started} ms)`);
+      this.trace(`< ${status} ${answerTo} (${answerDetails(method, url, seen, proxyLabel(url, this.config.proxy), this.config.now() - started)})`);
       if (status >= 200 && status < 300) {
         const parsed = parseReply(text, responseHeaders['content-type']);
         const value = parsed.ok ? redactReply(parsed.value, text, this.secrets) : undefined;
@@ -195,34 +203,25 @@ export class Transport {
         reached ||= write;
         this.trace(`< ${reason}`);
         const error = new BadReplyError(`${shown}: ${this.redact(reason)}`);
-        if (!options.idempotent || attempt >= this.config.retries) throw this.finalError(error, write && reached);
-        waitedMs += await this.wait(attempt, undefined, waitedMs);
+        if (!options.idempotent || attempt >= this.config.retries) throw finalError(error, write && reached);
+        waitedMs += await this.wait(attempt, undefined, waitedMs, undefined, options.deadline);
         continue;
       }
       if (status >= 300 && status < 400) {
-        throw this.finalError(new ApiError(status, this.redact(redirectMessage(status, text, responseHeaders.location, url))), write && reached);
+        throw finalError(new ApiError(status, this.redact(redirectMessage(status, text, responseHeaders.location, url))), write && reached);
       }
       reached ||= write && GATEWAY_FAILURES.has(status);
-      const error = new ApiError(status, this.redact(errorMessage(status, text)));
+      const error = new ApiError(status, this.redact(errorMessage(status, text, { proxy: proxyLabel(url, this.config.proxy) })));
       if (status === 429 && (await this.throttled(options, attempt, responseHeaders['retry-after']))) {
         attempt--;
         continue;
       }
       if (options.idempotent && RETRYABLE_STATUSES.has(status) && attempt < this.config.retries) {
-        waitedMs += await this.wait(attempt, responseHeaders['retry-after'], waitedMs, error);
+        waitedMs += await this.wait(attempt, responseHeaders['retry-after'], waitedMs, error, options.deadline);
         continue;
       }
-      throw this.finalError(error, write && reached);
+      throw finalError(error, write && reached);
     }
-  }
-
-  /** The error a request ends with: a write that may have been applied says so, and is flagged. */
-  private finalError(error: ApiError | NetworkError, mayHaveBeenApplied: boolean): ApiError | NetworkError {
-    if (!mayHaveBeenApplied) return error;
-    const message = `${error.message}; ${MAY_HAVE_BEEN_APPLIED} (an attempt ended after the request was sent)`;
-    if (error instanceof ApiError) return new ApiError(error.status, message, { mayHaveBeenApplied });
-    if (error instanceof BadReplyError) return new BadReplyError(message, { mayHaveBeenApplied });
-    return new NetworkError(message, error.maybeSent, { mayHaveBeenApplied });
   }
 
   get(url: URL, check?: (value: unknown) => void): Promise<unknown> {
@@ -244,7 +243,7 @@ export class Transport {
     this.lifetime.abort(new TransportClosedError());
     const dispatcher = this.dispatcher;
     this.dispatcher = undefined;
-    await dispatcher?.destroy();
+    if (dispatcher !== this.config.dispatcher) await dispatcher?.destroy();
   }
 
   /** A 429 handed to the request's throttle; false when there is none or the wait is too long. */
@@ -256,7 +255,7 @@ export class Transport {
   }
 
   /** Waits before another attempt; resolves to the milliseconds waited. */
-  private async wait(attempt: number, retryAfter: string | string[] | undefined, waitedMs: number, cause?: ApiError): Promise<number> {
+  private async wait(attempt: number, retryAfter: string | string[] | undefined, waitedMs: number, cause?: ApiError, deadline = Infinity): Promise<number> {
     const header = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
     const now = this.config.now();
     const capMs = this.config.maxRetryWaitMs;
@@ -270,6 +269,7 @@ export class Transport {
         { retryAfterMs: askedMs },
       );
     }
+    if (now + delay >= deadline) throw new DeadlineError(`${cause?.message ?? 'no answer'}; no time left for a retry`);
     this.trace(`  retrying in ${delay} ms`);
     try {
       await this.config.sleep(delay, this.lifetime.signal);

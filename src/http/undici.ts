@@ -5,6 +5,8 @@
  */
 export interface Undici {
   Agent: typeof import('undici').Agent;
+  Pool: typeof import('undici').Pool;
+  Client: typeof import('undici').Client;
   /** Only when a proxy variable is set (a getter in the bundle: the proxy code loads on first use). */
   EnvHttpProxyAgent: typeof import('undici').EnvHttpProxyAgent;
 }

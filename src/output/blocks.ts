@@ -3,7 +3,7 @@
  * header line and its whole text wrapped to the terminal's width, a blank line between them.
  */
 import { sanitizeForTerminal } from './sanitize.js';
-import { StreamSink } from './stream-sink.js';
+import { StreamSink } from '../core/stream-sink.js';
 import { boldWhen } from './style.js';
 import { wrapText } from './text-width.js';
 import type { OutStream } from '../core/io.js';

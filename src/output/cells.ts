@@ -1,3 +1,4 @@
+import { ExactNumber, stringifyJson } from '../core/exact-json.js';
 export type ValueGetter = (record: unknown) => unknown;
 
 const INDEX = /^\d+$/;
@@ -52,12 +53,13 @@ export function valueAt(record: unknown, path: string): unknown {
 export function cellText(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'string') return value;
+  if (value instanceof ExactNumber) return value.text;
   if (Array.isArray(value)) return value.map(cellText).join(',');
   if (typeof value === 'object') {
     const { name, id } = value as { name?: unknown; id?: unknown };
     if (typeof name === 'string') return name;
     if (id !== undefined && id !== null) return cellText(id);
-    return JSON.stringify(value);
+    return stringifyJson(value) ?? '';
   }
   return String(value);
 }
@@ -69,6 +71,6 @@ export function cellText(value: unknown): string {
  */
 export function jsonListCell(values: readonly unknown[]): string {
   const element = (value: unknown): string =>
-    typeof value === 'bigint' ? String(value) : JSON.stringify(value === null || typeof value === 'number' || typeof value === 'boolean' ? value : cellText(value));
+    value instanceof ExactNumber ? value.text : JSON.stringify(value === null || typeof value === 'number' || typeof value === 'boolean' ? value : cellText(value));
   return `[${values.map(element).join(',')}]`;
 }

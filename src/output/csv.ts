@@ -1,3 +1,4 @@
+import { ExactNumber } from '../core/exact-json.js';
 import { cellText, jsonListCell } from './cells.js';
 import { sanitizeForTerminal } from './sanitize.js';
 
@@ -10,7 +11,7 @@ const NEEDS_QUOTES = /[",\r\n]/;
  * text, and the spreadsheet shows it as text). JSON numbers stay numbers.
  */
 function looksLikeFormula(value: unknown, text: string): boolean {
-  return typeof value !== 'number' && typeof value !== 'bigint' && FORMULA_TRIGGER.test(text);
+  return typeof value !== 'number' && !(value instanceof ExactNumber) && FORMULA_TRIGGER.test(text);
 }
 
 /**

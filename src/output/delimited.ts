@@ -1,7 +1,7 @@
 import { pathGetter } from './cells.js';
 import type { ValueGetter } from './cells.js';
 import { csvField } from './csv.js';
-import { StreamSink } from './stream-sink.js';
+import { StreamSink } from '../core/stream-sink.js';
 import { tsvField } from './tsv.js';
 import type { RecordWriter, WriterOptions } from './types.js';
 

@@ -4,9 +4,10 @@
  * references summarised (`tags  vip (7001), 7005`), long values wrapped under their value on a
  * terminal. The table format's view of a single record.
  */
+import { ExactNumber, stringifyJson } from '../core/exact-json.js';
 import { pathGetter } from './cells.js';
 import { sanitizeForTerminal } from './sanitize.js';
-import { StreamSink } from './stream-sink.js';
+import { StreamSink } from '../core/stream-sink.js';
 import { boldWhen } from './style.js';
 import { hangingLines } from './text-width.js';
 import { displayWidth } from './width.js';
@@ -39,7 +40,7 @@ function referenceText(ref: Record<string, unknown>): string {
 
 function scalarText(value: unknown): string {
   if (value === null || value === undefined) return '';
-  return typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  return typeof value === 'string' ? value : value instanceof ExactNumber ? value.text : typeof value === 'object' ? (stringifyJson(value) ?? '') : String(value);
 }
 
 /** The lines of one value under `key`: one for a scalar or a summarised list, several for an object. */
@@ -96,7 +97,8 @@ class DescribeWriter implements RecordWriter {
    * least MIN_KEY_COLUMN); a longer key is on a line of its own, its value under the others'.
    */
   #keyWidth(widths: number[]): number {
-    const longest = Math.max(0, ...widths);
+    // A loop, not Math.max(...widths): a record with 12,000 content items has tens of thousands of keys, past the stack.
+    const longest = widths.reduce((max, width) => (width > max ? width : max), 0);
     return this.#width === undefined ? longest : Math.min(longest, Math.max(MIN_KEY_COLUMN, Math.floor(this.#width / 3)));
   }
 

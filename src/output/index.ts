@@ -5,4 +5,4 @@ export { valueAt, cellText } from './cells.js';
 export { sanitizeForTerminal, safeJsonStringify } from './sanitize.js';
 export { csvField } from './csv.js';
 export { tsvField } from './tsv.js';
-export { writeText } from './stream-sink.js';
+export { writeText } from '../core/stream-sink.js';

@@ -1,5 +1,5 @@
 import { safeJsonStringify } from './sanitize.js';
-import { StreamSink } from './stream-sink.js';
+import { StreamSink } from '../core/stream-sink.js';
 import type { RecordWriter, WriterOptions } from './types.js';
 
 /** Writes each record as its own complete document (ndjson lines, a pretty json object). */

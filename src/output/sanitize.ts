@@ -1,3 +1,4 @@
+import { stringifyJson } from '../core/exact-json.js';
 /**
  * Characters a terminal may act on instead of showing, or that hide what is shown: C0 controls
  * (ESC, BEL, CR, LF, TAB …), DEL, C1 controls (U+009B is a one-byte CSI); the bidi controls that
@@ -47,7 +48,7 @@ export function escapeTsvText(text: string): string {
  * occur inside JSON strings, where the escape is valid.
  */
 export function safeJsonStringify(value: unknown, indent?: number): string {
-  const json = JSON.stringify(value, null, indent) ?? 'null';
+  const json = stringifyJson(value, indent) ?? 'null';
   if (!JSON_UNSAFE.test(json)) return json;
   return json.replace(JSON_UNSAFE_ALL, (char) => `\\u${hex(char.charCodeAt(0), 4)}`);
 }

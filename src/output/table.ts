@@ -4,7 +4,7 @@ import type { ValueGetter } from './cells.js';
 import { columnPolicy, fitColumns, widestCell } from './grid.js';
 import type { ColumnPolicy } from './grid.js';
 import { sanitizeForTerminal } from './sanitize.js';
-import { StreamSink } from './stream-sink.js';
+import { StreamSink } from '../core/stream-sink.js';
 import { boldWhen } from './style.js';
 import type { RecordWriter, WriterOptions } from './types.js';
 import { cutToWidth, displayWidth, trimTrailingSpaces, wrapToWidth } from './width.js';

@@ -26,12 +26,28 @@ import {
   type UserRecord,
 } from './model.js';
 import { Random, hash32 } from './random.js';
+import type { DateShape } from './size.js';
 import * as words from './words.js';
 
 export interface GenerateOptions {
   seed: number;
   anchor: string;
   conversations: number;
+  /** How the generated conversations' sort dates lie (DATE_SHAPES); default 'year'. */
+  dates?: DateShape;
+}
+
+/** An oldest sort date of the shape, whole seconds (`inYear`: one in the default year). */
+function shapedDate(shape: DateShape, random: Random, world: World, inYear: number): number {
+  const seconds = (from: number, days: number): number => from + random.int(0, days * 86_400 - 1) * SECOND_MS;
+  switch (shape) {
+    case 'year': return inYear;
+    case 'future': return seconds(world.windowEndMs, 365);
+    case '1970': return random.chance(0.5) ? 0 : inYear;
+    case 'bursts': return random.chance(0.6) ? world.windowEndMs - random.int(1, 5) * 7 * DAY_MS : inYear;
+    case 'gaps': return seconds(Date.UTC(2002 + 8 * random.int(0, 2), 0, 1), 30);
+    case 'hours': return world.windowEndMs - random.int(1, 6 * 3600) * SECOND_MS;
+  }
 }
 
 const ACCOUNT_NAMES = ['Acme Retail', 'Globex Telecom', 'Initech Travel'];
@@ -60,6 +76,7 @@ export function generateData(options: GenerateOptions): SandboxData {
   const windowEndMs = anchor.ms;
   const world: World = {
     seed: options.seed,
+    dates: options.dates ?? 'year',
     windowStartMs: windowEndMs - 365 * DAY_MS,
     windowEndMs,
     stream: (name) => new Random(hash32(options.seed, name)),
@@ -103,6 +120,7 @@ export function generateData(options: GenerateOptions): SandboxData {
 
 interface World {
   seed: number;
+  dates: DateShape;
   windowStartMs: number;
   windowEndMs: number;
   stream(name: string): Random;
@@ -402,8 +420,9 @@ function makeConversations(world: World, data: SandboxData, total: number): Conv
       oldestMs = twin.oldestMs;
       newestMs = itemCount > 1 ? twin.newestMs : oldestMs;
     } else {
-      oldestMs = world.windowStartMs + random.int(0, windowSeconds - 1) * SECOND_MS;
-      newestMs = itemCount > 1 ? Math.min(oldestMs + random.int(60, 72 * 3600) * SECOND_MS, world.windowEndMs - SECOND_MS) : oldestMs;
+      oldestMs = shapedDate(world.dates, random, world, world.windowStartMs + random.int(0, windowSeconds - 1) * SECOND_MS);
+      const end = world.dates === 'year' ? world.windowEndMs - SECOND_MS : Infinity;
+      newestMs = itemCount > 1 ? Math.max(oldestMs, Math.min(oldestMs + random.int(60, 72 * 3600) * SECOND_MS, end)) : oldestMs;
     }
     const closed = status === 'closed' || status === 'closing';
     const seq = 500001 + index;

@@ -9,10 +9,12 @@ import { formatDate } from './dates.js';
 import { type FaultKind, type FaultOptions, FaultPlan } from './faults.js';
 import { DEMO_PASSWORD, DEMO_USER } from './fixtures.js';
 import { generateData } from './generate.js';
-import { HttpProblem, type JsonReply, jsonReply, readBody, requestTarget, sendJson, sendProblem, sendReply } from './http.js';
+import type { DateShape } from './size.js';
+import { HttpProblem, type JsonReply, jsonReply, readBody, requestTarget, sendJson, sendProblem } from './http.js';
 import type { SandboxData } from './model.js';
 import { CONTENT_TYPES, downloadPath, REDIRECT_PREFIX, reportFileContent, reportState } from './reports.js';
 import { answerApi } from './router.js';
+import { encodedBody, Link } from './link.js';
 import { DEMO_CONVERSATIONS } from './size.js';
 
 export interface SandboxOptions {
@@ -26,6 +28,8 @@ export interface SandboxOptions {
   anchor?: string;
   /** Number of conversations including the fixtures (DEMO_CONVERSATIONS). */
   conversations?: number;
+  /** How the generated conversations' sort dates lie (DATE_SHAPES), default 'year'. */
+  dates?: DateShape;
   /** Time from POST to final state, default 3000 (queued for the first half, generating for the second). */
   reportDelayMs?: number;
   /** Injected clock (ms), default Date.now; drives the report lifecycle. */
@@ -49,6 +53,14 @@ export interface SandboxOptions {
    * Default: api/1 on the API listener.
    */
   annotationsPort?: number;
+  /** Bytes per second of one link all replies share (a thin line to rehearse); default: no limit. */
+  bandwidth?: number;
+  /**
+   * The address of the front the sandbox sits behind (a TLS proxy, nginx): its links and
+   * download addresses name it instead of the listener, and the API listener then serves the
+   * downloads too (the front has one address). Default: the listener's own address.
+   */
+  publicUrl?: string;
 }
 
 export interface RecordedRequest {
@@ -70,6 +82,8 @@ export interface Sandbox {
   baseUrl: string;
   /** The download listener: another origin (different port). */
   downloadBaseUrl: string;
+  /** The publicUrl option, when given: what links and download addresses name. */
+  publicUrl?: string;
   /** Where api/1 is served: baseUrl, or the annotations listener's origin with annotationsPort. */
   annotationsUrl: string;
   user: string;
@@ -107,7 +121,7 @@ function origin(host: string, port: number): string {
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const host = options.host ?? '127.0.0.1';
   const now = options.now ?? Date.now;
-  const data = generateData({ seed: options.seed ?? 1, anchor: options.anchor ?? formatDate(now()), conversations: options.conversations ?? DEMO_CONVERSATIONS.default });
+  const data = generateData({ seed: options.seed ?? 1, anchor: options.anchor ?? formatDate(now()), conversations: options.conversations ?? DEMO_CONVERSATIONS.default, ...(options.dates && { dates: options.dates }) });
   const runtime: Runtime = {
     data,
     baseUrl: '',
@@ -129,6 +143,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   /** Pending sleeps (latency, slow faults, trickled downloads): close() wakes them all. */
   const sleepers = new Map<NodeJS.Timeout, () => void>();
   let closed = false;
+  const link = options.bandwidth === undefined ? undefined : new Link(options.bandwidth, (ms) => sleep(ms));
+  /** A reply's body on the wire: compressed when asked, paced by the link. */
+  const sendBody = async (req: IncomingMessage, res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer): Promise<void> => {
+    const { bytes, headers: coding } = await encodedBody(body, req.headers['accept-encoding']);
+    if (closed || res.destroyed) return;
+    res.writeHead(status, { ...headers, ...coding, 'content-length': String(bytes.length) });
+    if (req.method === 'HEAD') return void res.end();
+    if (link) return link.send(res, bytes);
+    res.end(bytes);
+  };
 
   const track = (listener: RecordedRequest['listener'], req: IncomingMessage, res: ServerResponse): RecordedRequest => {
     const record: RecordedRequest = { listener, method: req.method ?? '', url: req.url ?? '', status: 0 };
@@ -190,7 +214,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (closed || res.destroyed) return;
     const reply = early ?? answer();
     if (reply === 'drop') return void req.socket.destroy();
-    sendReply(res, reply);
+    await sendBody(req, res, reply.status, { ...reply.headers, 'content-type': 'application/json' }, Buffer.from(reply.text));
   };
 
   const serveDownload = (req: IncomingMessage, res: ServerResponse): void => {
@@ -214,16 +238,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return sendProblem(res, new HttpProblem(404, `No download at ${path}`));
     }
     const bytes = reportFileContent(report, report.format);
-    res.writeHead(200, {
-      'content-type': CONTENT_TYPES[report.format],
-      'content-length': String(bytes.length),
-      'content-disposition': `attachment; filename="report-${report.id}.${report.format}"`,
-    });
+    const headers = { 'content-type': CONTENT_TYPES[report.format], 'content-disposition': `attachment; filename="report-${report.id}.${report.format}"` };
+    const trickleMs = faults.current.trickleDownloadsMs;
+    if (!faults.current.breakDownloads && trickleMs === undefined) return void sendBody(req, res, 200, headers, bytes).catch(() => res.destroy());
+    res.writeHead(200, { ...headers, 'content-length': String(bytes.length) });
     if (req.method === 'HEAD') return void res.end();
     if (faults.current.breakDownloads) return void res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => req.socket.destroy());
-    const trickleMs = faults.current.trickleDownloadsMs;
     if (trickleMs !== undefined) return void trickle(res, bytes, trickleMs);
-    res.end(bytes);
   };
 
   const trickle = async (res: ServerResponse, bytes: Buffer, pauseMs: number): Promise<void> => {
@@ -234,8 +255,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (!res.destroyed && !closed) res.end();
   };
 
+  const publicUrl = options.publicUrl?.replace(/\/+$/, '');
   const apiServer = (listener: 'api' | 'annotations'): Server =>
     createServer((req, res) => {
+      // Behind a front with one address, the downloads come to the API listener.
+      if (publicUrl !== undefined && /^\/(?:downloads|redirect)\//.test(requestTarget(req.url).pathname)) return serveDownload(req, res);
       serveApi(listener, req, res).catch((error: Error) => {
         if (!res.headersSent && !res.destroyed) sendJson(res, 500, { status: 'error', message: `Internal sandbox error: ${error.message}` });
       });
@@ -254,8 +278,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     await stop(api);
     throw error;
   });
-  runtime.baseUrl = origin(host, apiPort);
-  runtime.downloadBaseUrl = origin(host, downloadPort);
+  const listening = origin(host, apiPort);
+  runtime.baseUrl = publicUrl ?? listening;
+  runtime.downloadBaseUrl = publicUrl ?? origin(host, downloadPort);
   runtime.api1BaseUrl = runtime.baseUrl;
   if (annotations) {
     const annotationsPort = await listen(annotations, options.annotationsPort!, host).catch(async (error: Error) => {
@@ -267,9 +292,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   }
 
   return {
-    baseUrl: runtime.baseUrl,
-    downloadBaseUrl: runtime.downloadBaseUrl,
+    baseUrl: listening,
+    downloadBaseUrl: origin(host, downloadPort),
     annotationsUrl: runtime.api1BaseUrl,
+    ...(publicUrl !== undefined && { publicUrl }),
     user: DEMO_USER,
     password: DEMO_PASSWORD,
     requests,

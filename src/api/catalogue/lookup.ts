@@ -1,4 +1,5 @@
 /** Finding a resource's description, its default version, and its records in a reply. */
+import { idText } from '../../core/exact-json.js';
 import { BadReplyError } from '../../core/errors.js';
 import { RESOURCES } from './resources.js';
 import type { ResourceSpec, Version } from './types.js';
@@ -39,7 +40,7 @@ function checkRecord(spec: ResourceSpec, record: unknown, what: string): asserts
   if (!isObject(record)) throw new BadReplyError(`unexpected reply: ${what} is not an object (${record === null ? 'null' : Array.isArray(record) ? 'a list' : `a ${typeof record}`})`);
   if (spec.idless) return;
   const id = record.id;
-  if (!((typeof id === 'string' && id !== '') || (typeof id === 'number' && Number.isFinite(id)))) throw new BadReplyError(`unexpected reply: ${what} has no id`);
+  if (!idText(id)) throw new BadReplyError(`unexpected reply: ${what} has no id`);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

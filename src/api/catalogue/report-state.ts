@@ -1,4 +1,5 @@
 /** A report's place in its lifecycle (spec: Report lifecycle), read from the fields of its record. */
+import { stringifyJson } from '../../core/exact-json.js';
 import type { ComputedField } from './types.js';
 
 export const REPORT_STATES = ['queued', 'generating', 'generated', 'failed'] as const;
@@ -9,10 +10,21 @@ export const REPORT_STATE_FIELDS = ['generation_start_date', 'generated_date', '
 
 /** queued: neither started nor done; generating: started; generated: done; failed: a failure says why. */
 export function reportState(record: Readonly<Record<string, unknown>>): ReportState {
-  if (isSet(record.failure)) return 'failed';
+  if (failureText(record.failure) !== undefined) return 'failed';
   if (isSet(record.generated_date)) return 'generated';
   if (isSet(record.generation_start_date)) return 'generating';
   return 'queued';
+}
+
+/**
+ * What a report's `failure` says, when it says the report failed: a non-empty string (the spec's
+ * shape), or an object or list with something in it, shown as JSON. `false`, `0` or an empty
+ * value is no failure.
+ */
+export function failureText(failure: unknown): string | undefined {
+  if (typeof failure === 'string') return failure.trim() === '' ? undefined : failure;
+  if (failure === null || typeof failure !== 'object') return undefined;
+  return Object.keys(failure).length === 0 ? undefined : stringifyJson(failure);
 }
 
 function isSet(value: unknown): boolean {

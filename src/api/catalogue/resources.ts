@@ -54,7 +54,7 @@ export const RESOURCES: readonly ResourceSpec[] = [
     fields: ['status', 'is_priority', 'contains_private', 'tags', 'author', 'channels', 'assigned_to', 'handling_times', 'close_reason'],
     sideColumns: ['content', 'content_ids', 'context_ids', 'unarchived_content_ids', 'notes', 'note_ids', 'actions', 'action_ids'],
     sideloads: [
-      { key: 'content', ids: 'content_ids' },
+      { key: 'content', ids: 'content_ids', parent: 'parent' },
       { key: 'notes', ids: 'note_ids' },
       { key: 'actions', ids: 'action_ids' },
     ],

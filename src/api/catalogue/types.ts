@@ -107,8 +107,12 @@ export interface ResourceSpec {
   sideColumns?: readonly string[];
   /** Columns computed from the record's fields. */
   computed?: readonly ComputedField[];
-  /** Side-loaded top-level arrays (`include=content`) attached to each record by its id list. */
-  sideloads?: readonly { key: string; ids: string }[];
+  /**
+   * Side-loaded top-level arrays (`include=content`) attached to each record by its id list, or,
+   * where a record has no such list, by the items' `parent` field (the record's id, or an earlier
+   * item's) when one is named.
+   */
+  sideloads?: readonly { key: string; ids: string; parent?: string }[];
   /** Whether the service takes a `fields` parameter (api/1 replies are always whole). */
   fieldsParam: boolean;
   defaultColumns: readonly string[];

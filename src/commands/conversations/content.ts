@@ -68,7 +68,7 @@ async function showContent(ctx: Context, opts: ContentOptions): Promise<void> {
     await inOrder(
       await ctx.scheduler(),
       ids,
-      (id, slot) => api.fetchRecord(conversations, version, id, [['include', 'content']], slot.throttle),
+      (id, slot) => api.fetchRecord(conversations, version, id, [['include', 'content']], { throttle: slot.throttle }),
       async (record) => {
         live.stepAside();
         await writer.write(record);

@@ -4,6 +4,7 @@
  * built from the conversation's current tags (read first) unless --tags gives the new list.
  */
 import type { Command } from 'commander';
+import { stringifyJson } from '../../core/exact-json.js';
 import { requireId, type ApiClient } from '../../api/client.js';
 import { inOrder, type Slot } from '../../api/scheduler.js';
 import type { Throttle } from '../../http/transport.js';
@@ -178,7 +179,7 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
       }
     } else if (results) await output(() => results.write({ id, status: body?.status, tags: body?.tag_ids, result: 'ok' }));
     else if (writer) await output(() => writer.write({ id, method: 'PATCH', path, body }));
-    else await output(() => writeText(ctx.io.stdout.stream, `PATCH ${path} ${JSON.stringify(body)}\n`, ctx.io.signal));
+    else await output(() => writeText(ctx.io.stdout.stream, `PATCH ${path} ${stringifyJson(body)}\n`, ctx.io.signal));
   };
   let done = 0;
   try {
@@ -240,7 +241,7 @@ async function sendPatch(api: ApiClient, version: Version, id: string, body: Pat
 
 /** The current tags of a conversation, as ids (the single reply carries {id, url} references). */
 async function currentTagIds(api: ApiClient, version: Version, id: string, throttle?: Throttle): Promise<string[]> {
-  const record = await api.fetchRecord(conversations, version, id, [['fields', 'tags']], throttle);
+  const record = await api.fetchRecord(conversations, version, id, [['fields', 'tags']], { ...(throttle && { throttle }) });
   const tags: unknown = record.tags;
   // tag_ids replaces the whole list: guessing at a reply we cannot read would wipe the tags.
   const usable = Array.isArray(tags) && tags.every((tag) => typeof (tag as { id?: unknown } | null)?.id === 'string' && (tag as { id: string }).id !== '');

@@ -1,11 +1,13 @@
 /** `reports create`: the POST body from the flags, the POST itself, then the wait if asked. */
-import type { ApiClient, ApiRecord } from '../../api/client.js';
+import { idProblem, type ApiClient, type ApiRecord } from '../../api/client.js';
 import { DATE_TYPES, REPORT_FORMATS, type Version } from '../../api/catalogue/index.js';
 import type { Context } from '../../cli/context.js';
 import { CarectlError, NetworkError, UsageError } from '../../core/errors.js';
+import { idText } from '../../core/exact-json.js';
 import { parseDate, parseEnum } from '../../core/parse.js';
 import { checkedDestination } from './destination.js';
-import { printReport, reports, reportsVersion, shellWord, timeoutOf } from './shared.js';
+import { shellWord } from '../../core/shell.js';
+import { printReport, reports, reportsVersion, timeoutOf } from './shared.js';
 import { waitAndDownload } from './wait.js';
 
 export interface CreateOptions {
@@ -18,6 +20,7 @@ export interface CreateOptions {
   wait: boolean;
   download: string | undefined;
   timeout: string | undefined;
+  unzip: boolean;
 }
 
 interface CreateRequest {
@@ -28,7 +31,7 @@ interface CreateRequest {
 
 export async function createReport(ctx: Context, opts: CreateOptions): Promise<void> {
   const request = createRequest(ctx, opts);
-  const downloadTo = await checkedDestination(ctx, opts.download, '--download');
+  const downloadTo = await checkedDestination(ctx, opts.download, '--download', opts.unzip);
   const waits = opts.wait || downloadTo !== undefined;
   if (!waits && opts.timeout !== undefined) throw new UsageError('--timeout limits the wait: use it with --wait or --download');
   const timeoutMs = timeoutOf(opts.timeout);
@@ -37,8 +40,8 @@ export async function createReport(ctx: Context, opts: CreateOptions): Promise<v
 
   const api = await ctx.api();
   const created = await postReport(api, version, request);
-  if (!waits) return printReport(ctx, printer, created);
-  await waitAndDownload(ctx, api, version, String(created.id), { timeoutMs, downloadTo, printer });
+  if (!waits) return printReport(ctx, printer, created.record);
+  await waitAndDownload(ctx, api, version, created.id, { timeoutMs, downloadTo, printer });
 }
 
 /** The POST body from the flags; every mistake is a UsageError before anything is sent. */
@@ -71,8 +74,11 @@ function accountId(id: string): string | number {
   return /^\d+$/.test(id) && Number.isSafeInteger(Number(id)) ? Number(id) : id;
 }
 
-/** POST once (never retried once it may have arrived): a duplicate report is worse than an error. */
-async function postReport(api: ApiClient, version: Version, request: CreateRequest): Promise<ApiRecord> {
+/**
+ * POST once (never retried once it may have arrived): a duplicate report is worse than an error.
+ * The id the service names is checked as an id typed by the user is: it goes into paths.
+ */
+async function postReport(api: ApiClient, version: Version, request: CreateRequest): Promise<{ id: string; record: ApiRecord }> {
   let record: ApiRecord | undefined;
   try {
     record = await api.createRecord(reports, version, request.body);
@@ -82,8 +88,12 @@ async function postReport(api: ApiClient, version: Version, request: CreateReque
     }
     throw err;
   }
-  if (record?.id === undefined || record.id === null || record.id === '') {
+  const id = idText(record?.id);
+  if (record === undefined || id === undefined || id === '') {
     throw new CarectlError(`the service accepted the report but its reply named no report id; look with ${request.listCommand}`);
   }
-  return record;
+  if (id.trim() !== id || idProblem(id, reports) !== undefined) {
+    throw new CarectlError(`the service accepted the report but named it ${JSON.stringify(id)}, which is not a report id; look with ${request.listCommand}`);
+  }
+  return { id, record };
 }

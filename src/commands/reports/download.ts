@@ -1,31 +1,37 @@
 /** `reports download ID`, and saving a generated report's file (also for wait --download). */
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { finished } from 'node:stream/promises';
 import { basename, join } from 'node:path';
 import type { ApiRecord } from '../../api/client.js';
-import { reportState } from '../../api/catalogue/index.js';
+import { failureText, reportState } from '../../api/catalogue/index.js';
 import type { Context } from '../../cli/context.js';
-import { CarectlError, InterruptedError, ReportFailedError } from '../../core/errors.js';
+import { CarectlError, InterruptedError, ReportFailedError, systemReason } from '../../core/errors.js';
+import { shellWord } from '../../core/shell.js';
 import { VERSION } from '../../core/version.js';
-import { createByteProgress, download, formatBytes, type DownloadTarget } from '../../http/download.js';
-import { proxyFromEnv } from '../../http/proxy.js';
+import { download, type DownloadTarget, type PartialFile, type Unzipping } from '../../http/download.js';
+import { formatBytes } from '../../core/bytes.js';
+import { createByteProgress } from '../../output/download-progress.js';
 import { checkedDestination, withPartialFile, type Destination } from './destination.js';
-import { fetchReport, MAX_RETRY_WAIT_MS, reportId, reportsVersion, shellWord } from './shared.js';
+import { fetchReport, MAX_RETRY_WAIT_MS, reportId, reportsVersion } from './shared.js';
 
 export interface DownloadOptions {
   id: string;
   file: string | undefined;
+  unzip: boolean;
 }
 
 export async function downloadReport(ctx: Context, opts: DownloadOptions): Promise<void> {
   const id = reportId(opts.id);
-  const given = await checkedDestination(ctx, opts.file, '--file');
-  const destination = given ?? (await withPartialFile(ctx, { kind: 'folder', path: ctx.io.cwd, shown: '' }, '--file'));
+  const given = await checkedDestination(ctx, opts.file, '--file', opts.unzip && opts.file !== undefined);
+  const destination = given ?? (await withPartialFile(ctx, { kind: 'folder', path: ctx.io.cwd, shown: '', unzip: opts.unzip }, '--file'));
   const version = await reportsVersion(ctx);
   const record = await fetchReport(await ctx.api(), version, id);
   const state = reportState(record);
-  if (state === 'failed') throw new ReportFailedError(`report ${id} failed: ${String(record.failure)}`);
-  const resume = `carectl reports download ${id}${given ? ` --file ${shellWord(given.shown)}` : ''}`;
+  if (state === 'failed') throw new ReportFailedError(`report ${id} failed: ${failureText(record.failure)}`);
+  const resume = `carectl reports download ${shellWord(id)}${given ? ` --file ${shellWord(given.shown)}` : ''}${opts.unzip ? ' --unzip' : ''}`;
   if (state !== 'generated') {
-    throw new CarectlError(`report ${id} is still ${state}; wait for it with: carectl reports wait ${id} --download ${shellWord(given?.shown ?? '.')}`);
+    throw new CarectlError(`report ${id} is still ${state}; wait for it with: carectl reports wait ${shellWord(id)} --download ${shellWord(given?.shown ?? '.')}`);
   }
   await saveReport(ctx, id, record, destination, resume);
 }
@@ -33,10 +39,25 @@ export async function downloadReport(ctx: Context, opts: DownloadOptions): Promi
 export async function saveReport(ctx: Context, id: string, record: ApiRecord, destination: Destination, resume: string): Promise<void> {
   const url = record.download;
   if (typeof url !== 'string' || url === '') throw new CarectlError(`report ${id} is generated but has no download address`);
+  // Opened without O_CREAT or O_TRUNC: a device or FIFO is written into, never made or replaced.
+  const device =
+    destination.kind === 'device'
+      ? (
+          await open(destination.path, constants.O_WRONLY).catch((err: Error) => {
+            throw new CarectlError(`cannot write ${destination.shown}: ${systemReason(err)}; nothing was saved; try again with: ${resume}`);
+          })
+        ).createWriteStream()
+      : undefined;
   const target: DownloadTarget =
     destination.kind === 'stdout'
       ? { stdout: ctx.io.stdout.stream }
-      : { file: destination.kind === 'folder' ? join(destination.path, defaultFileName(id, url)) : destination.path, partial: destination.partial };
+      : device
+        ? { stdout: device }
+        : {
+            file: destination.kind === 'folder' ? join(destination.path, defaultFileName(id, url)) : destination.path,
+            partial: (destination as { partial: PartialFile }).partial,
+            ...('unzip' in destination && destination.unzip && { unzip: unzipping(id, destination) }),
+          };
   const bar = createByteProgress(ctx.liveStderr, ctx.globals.quiet === true, `report ${id}`, ctx.io.now);
   // Bytes already on stdout cannot be taken back (and are never repeated by a retry), so a
   // failure after them must say the output is incomplete rather than that nothing was saved.
@@ -50,7 +71,7 @@ export async function saveReport(ctx: Context, id: string, record: ApiRecord, de
       idleTimeoutMs: ctx.requestTimeoutMs,
       retries: ctx.retries,
       maxRetryWaitMs: MAX_RETRY_WAIT_MS,
-      proxy: proxyFromEnv(ctx.io.env),
+      proxy: ctx.proxy(),
       now: ctx.io.now,
       sleep: ctx.io.sleep,
       signal: ctx.io.signal,
@@ -61,14 +82,31 @@ export async function saveReport(ctx: Context, id: string, record: ApiRecord, de
       ...(ctx.trace && { trace: ctx.trace }),
     });
   } catch (err) {
-    const outcome = onStdout > 0 ? `the output on stdout is incomplete (${onStdout} bytes)` : 'nothing was saved';
+    device?.destroy();
+    const outcome = onStdout > 0 ? `the output on ${device ? destination.shown : 'stdout'} is incomplete (${onStdout} bytes)` : 'nothing was saved';
     if (err instanceof InterruptedError) throw new InterruptedError(`interrupted while downloading report ${id}; ${outcome}; start again with: ${resume}`);
     if (err instanceof CarectlError) throw new CarectlError(`${err.message}; ${outcome}; try again with: ${resume}`, err.exitCode);
     throw err;
   } finally {
     bar.finish();
   }
-  if ('file' in target) ctx.notice(`report ${id}: saved ${formatBytes(bytes)} to ${destination.kind === 'folder' ? join(destination.shown, basename(target.file)) : destination.shown}`);
+  if (device) await finished(device.end()).catch((err: Error) => {
+    throw new CarectlError(`cannot write ${destination.shown}: ${systemReason(err)}; try again with: ${resume}`);
+  });
+  const unzipped = 'file' in target ? target.unzip?.saved : undefined;
+  if (unzipped) {
+    const shown = destination.kind === 'folder' ? join(destination.shown, basename(unzipped.path)) : destination.shown;
+    return ctx.notice(`report ${id}: saved ${formatBytes(unzipped.bytes)} to ${shown} (${unzipped.member}, unzipped from ${formatBytes(bytes)})`);
+  }
+  if (destination.kind !== 'stdout') ctx.notice(`report ${id}: saved ${formatBytes(bytes)} to ${'file' in target ? (destination.kind === 'folder' ? join(destination.shown, basename(target.file)) : destination.shown) : destination.shown}`);
+}
+
+/** --unzip into a file: that file; into a folder: report-ID.EXT, the extension the member's. */
+function unzipping(id: string, destination: { kind: 'file' | 'folder'; path: string }): Unzipping {
+  return {
+    what: `the file of report ${id}`,
+    finalPath: (member) => (destination.kind === 'file' ? destination.path : join(destination.path, defaultFileName(id, `file:///${member}`))),
+  };
 }
 
 /** `report-ID.EXT`, the extension taken from the download address (the record names no format). */

@@ -24,7 +24,10 @@ const readCreateOptions = (raw: RawOptions): CreateOptions => ({
   wait: raw.wait === true,
   download: raw.download as string | undefined,
   timeout: raw.timeout as string | undefined,
+  unzip: raw.unzip === true,
 });
+
+const UNZIP_HELP = 'the file is a ZIP archive of one file: save that file instead (refuses several members, paths, more than 4 GiB)';
 
 export function addReportsGroup(program: Command, action: Action): void {
   const group = program.command(reports.name).description('read, create, wait for and download reports');
@@ -42,7 +45,8 @@ export function addReportsGroup(program: Command, action: Action): void {
     .option('--format <format>', `file format: ${REPORT_FORMATS.join(', ')} (default: the service's)`)
     .option('--wait', 'wait until the report is generated (exit 5 if it fails)')
     .option('--download <path>', 'wait, then save the file to PATH (a folder: report-ID.EXT in it; - : stdout)')
-    .option('--timeout <duration>', `how long to wait (default: ${DEFAULT_TIMEOUT}; exit 6 when it runs out)`);
+    .option('--timeout <duration>', `how long to wait (default: ${DEFAULT_TIMEOUT}; exit 6 when it runs out)`)
+    .option('--unzip', UNZIP_HELP);
   addExamples(create, [
     'carectl reports create --account 1001 --from 7d --to yesterday',
     'carectl reports create --channel 202 --from 2026-06-01 --to 2026-06-30 --format csv --download june.csv',
@@ -54,14 +58,16 @@ export function addReportsGroup(program: Command, action: Action): void {
     .command('wait <id>')
     .description('wait until a report is generated (exit 5 if it fails, 6 on timeout)')
     .option('--download <path>', 'then save the file to PATH (a folder: report-ID.EXT in it; - : stdout)')
-    .option('--timeout <duration>', `how long to wait (default: ${DEFAULT_TIMEOUT})`);
+    .option('--timeout <duration>', `how long to wait (default: ${DEFAULT_TIMEOUT})`)
+    .option('--unzip', UNZIP_HELP);
   addExamples(wait, ['carectl reports wait 60003', 'carectl reports wait 60003 --timeout 10m --download reports/']);
-  wait.action(action((raw, args): WaitOptions => ({ id: args[0] as string, download: raw.download as string | undefined, timeout: raw.timeout as string | undefined }), waitCommand));
+  wait.action(action((raw, args): WaitOptions => ({ id: args[0] as string, download: raw.download as string | undefined, timeout: raw.timeout as string | undefined, unzip: raw.unzip === true }), waitCommand));
 
   const downloadCommand = group
     .command('download <id>')
     .description("save a generated report's file")
-    .option('--file <path>', 'where to save it (default: report-ID.EXT in the current folder; a folder: report-ID.EXT in it; - : stdout)');
+    .option('--file <path>', 'where to save it (default: report-ID.EXT in the current folder; a folder: report-ID.EXT in it; - : stdout)')
+    .option('--unzip', UNZIP_HELP);
   addExamples(downloadCommand, ['carectl reports download 60001', 'carectl reports download 60001 --file - | head -5']);
-  downloadCommand.action(action((raw, args): DownloadOptions => ({ id: args[0] as string, file: raw.file as string | undefined }), downloadReport));
+  downloadCommand.action(action((raw, args): DownloadOptions => ({ id: args[0] as string, file: raw.file as string | undefined, unzip: raw.unzip === true }), downloadReport));
 }

@@ -3,9 +3,9 @@
  * notices a ready report within a second at first and within 10 % of the wait later on.
  * Time and sleep are injected, so tests run the whole lifecycle without waiting.
  */
-import { ApiError, CarectlError, ExitCode, InterruptedError, ReportFailedError, ReportTimeoutError } from '../../core/errors.js';
+import { ApiError, CarectlError, DeadlineError, ExitCode, InterruptedError, ReportFailedError, ReportTimeoutError } from '../../core/errors.js';
 import type { OutStream } from '../../core/io.js';
-import { reportState, type ReportState } from '../../api/catalogue/index.js';
+import { failureText, reportState, type ReportState } from '../../api/catalogue/index.js';
 import { sanitizeForTerminal } from '../../output/index.js';
 import { CLEAR_LINE } from '../../output/progress.js';
 import { fitLine } from '../../output/text-width.js';
@@ -21,6 +21,11 @@ export const POLL_FACTOR = 1.5;
 export const POLL_CAP_MS = 900;
 export const POLL_SHARE_OF_WAIT = 0.1;
 export const POLL_LONG_CAP_MS = 15_000;
+/**
+ * --timeout bounds the whole wait, its requests included; the last poll, sent at the deadline,
+ * still has this long for its answer, so a report ready just in time is not missed.
+ */
+export const LAST_POLL_MS = 1000;
 
 /** The wait before the next poll, given the previous wait and the time waited so far. */
 export function nextPollDelay(previous: number | undefined, elapsedMs = 0): number {
@@ -38,8 +43,8 @@ export interface WaitProgress {
 
 export interface WaitOptions {
   reportId: string;
-  /** GET of the report record with at least REPORT_STATE_FIELDS. */
-  fetch(): Promise<Record<string, unknown>>;
+  /** GET of the report record with at least REPORT_STATE_FIELDS, over by `deadline` (see now()). */
+  fetch(deadline: number): Promise<Record<string, unknown>>;
   now(): number;
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   signal: AbortSignal;
@@ -67,8 +72,9 @@ export async function waitForReport(options: WaitOptions): Promise<Record<string
       if (options.signal.aborted) throw new InterruptedError();
       let record: Record<string, unknown>;
       try {
-        record = await options.fetch();
+        record = await options.fetch(Math.max(started + options.timeoutMs, options.now() + LAST_POLL_MS));
       } catch (err) {
+        if (err instanceof DeadlineError) throw timedOut(options, state);
         // A service that asks for a longer pause than one request waits is waited for, as long
         // as --timeout leaves room: the wait is there to wait.
         const asked = err instanceof ApiError ? err.retryAfterMs : undefined;
@@ -79,13 +85,9 @@ export async function waitForReport(options: WaitOptions): Promise<Record<string
       state = reportState(record);
       progress.polled(state, elapsed());
       if (state === 'generated') return record;
-      if (state === 'failed') throw new ReportFailedError(`report ${reportId} failed: ${String(record.failure)}`);
+      if (state === 'failed') throw new ReportFailedError(`report ${reportId} failed: ${failureText(record.failure)}`);
       const remaining = options.timeoutMs - elapsed();
-      if (remaining <= 0) {
-        throw new ReportTimeoutError(
-          `report ${reportId} is still ${state} after ${formatElapsed(options.timeoutMs)}; keep waiting with: ${options.resumeCommand}`,
-        );
-      }
+      if (remaining <= 0) throw timedOut(options, state);
       delay = nextPollDelay(delay, elapsed());
       // The last poll lands on the deadline, so a report ready just in time is not missed.
       await pause(Math.min(delay, remaining));
@@ -95,6 +97,12 @@ export async function waitForReport(options: WaitOptions): Promise<Record<string
   } finally {
     progress.finish(state, elapsed());
   }
+}
+
+/** --timeout passed: the report's last known state, or that the service gave none. */
+function timedOut(options: WaitOptions, state: ReportState | undefined): ReportTimeoutError {
+  const what = state === undefined ? 'had no answer from the service' : `is still ${state}`;
+  return new ReportTimeoutError(`report ${options.reportId} ${what} after ${formatElapsed(options.timeoutMs)}; keep waiting with: ${options.resumeCommand}`);
 }
 
 /** Failures that leave the report alive name it and the command that continues the wait. */

@@ -14,9 +14,9 @@ export function reportId(raw: string): string {
   return requireId(raw, reports);
 }
 
-/** The report with the fields that tell its state. */
-export function fetchReport(api: ApiClient, version: Version, id: string): Promise<ApiRecord> {
-  return api.fetchRecord(reports, version, id, [['fields', REPORT_STATE_FIELDS.join(',')]]);
+/** The report with the fields that tell its state; by `deadline` (on the injected clock) when given. */
+export function fetchReport(api: ApiClient, version: Version, id: string, deadline?: number): Promise<ApiRecord> {
+  return api.fetchRecord(reports, version, id, [['fields', REPORT_STATE_FIELDS.join(',')]], { ...(deadline !== undefined && { deadline }) });
 }
 
 /** The id alone for table/csv/tsv (`id=$(carectl reports create …)`); the whole record for json/ndjson. */
@@ -33,9 +33,4 @@ export function timeoutOf(timeout: string | undefined): number {
 
 export function reportsVersion(ctx: Context): Promise<Version> {
   return ctx.apiVersion(reports.versions, 'v1.1');
-}
-
-/** A word the shell reads back unchanged (for the commands printed in messages). */
-export function shellWord(text: string): string {
-  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

@@ -6,17 +6,19 @@ import type { Printer } from '../../output/printer.js';
 import { checkedDestination, type Destination } from './destination.js';
 import { saveReport } from './download.js';
 import { createWaitProgress, waitForReport } from './polling.js';
-import { fetchReport, printReport, reportId, reportsVersion, shellWord, timeoutOf } from './shared.js';
+import { shellWord } from '../../core/shell.js';
+import { fetchReport, printReport, reportId, reportsVersion, timeoutOf } from './shared.js';
 
 export interface WaitOptions {
   id: string;
   download: string | undefined;
   timeout: string | undefined;
+  unzip: boolean;
 }
 
 export async function waitCommand(ctx: Context, opts: WaitOptions): Promise<void> {
   const id = reportId(opts.id);
-  const downloadTo = await checkedDestination(ctx, opts.download, '--download');
+  const downloadTo = await checkedDestination(ctx, opts.download, '--download', opts.unzip);
   const timeoutMs = timeoutOf(opts.timeout);
   const printer = await ctx.printer();
   const version = await reportsVersion(ctx);
@@ -30,10 +32,11 @@ export interface WaitPlan {
 }
 
 export async function waitAndDownload(ctx: Context, api: ApiClient, version: Version, id: string, plan: WaitPlan): Promise<void> {
-  const resume = `carectl reports wait ${id}${plan.downloadTo ? ` --download ${shellWord(plan.downloadTo.shown)}` : ''}`;
+  const to = plan.downloadTo;
+  const resume = `carectl reports wait ${shellWord(id)}${to ? ` --download ${shellWord(to.shown)}${'unzip' in to && to.unzip ? ' --unzip' : ''}` : ''}`;
   const record = await waitForReport({
     reportId: id,
-    fetch: () => fetchReport(api, version, id),
+    fetch: (deadline) => fetchReport(api, version, id, deadline),
     now: ctx.io.now,
     sleep: ctx.io.sleep,
     signal: ctx.io.signal,

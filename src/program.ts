@@ -1,19 +1,28 @@
-/** The command tree: global options, then every command group, then the repeat rules over all of them. */
+/**
+ * The command tree: global options, then every command group, then the repeat rules over all of
+ * them. It sits above every folder, so that commands, completion and the man page are given the
+ * tree rather than importing it. Also carectl's own documentation, rendered from the tree:
+ * scripts/gen-man.js writes the man page to man/carectl.1 and the docs test compares that file
+ * with carectlManPage().
+ */
+import { PassThrough, Readable } from 'node:stream';
 import { Option, type Command } from 'commander';
-import { checkRepeats } from './repeats.js';
-import type { Io } from '../core/io.js';
-import { FORMATS, sanitizeForTerminal } from '../output/index.js';
-import { VERSION } from '../core/version.js';
-import { RESOURCES, VERSIONS } from '../api/catalogue/index.js';
-import { makeAction, type Action } from './action.js';
-import { addExamples, addHelpCommand, addVersionCommand, CarectlCommand, HELP_CONFIGURATION } from './help.js';
-import { addReadGroup } from '../commands/resources.js';
-import { addConversationsGroup } from '../commands/conversations/index.js';
-import { addReportsGroup } from '../commands/reports/index.js';
-import { addApiCommand } from '../commands/api.js';
-import { addSandboxCommand } from '../commands/sandbox.js';
-import { addCompletionCommand } from '../commands/completion.js';
-import { addConfigCommands } from '../commands/config/index.js';
+import { checkRepeats } from './cli/repeats.js';
+import { realSleep, type Io } from './core/io.js';
+import { FORMATS, sanitizeForTerminal } from './output/index.js';
+import { VERSION } from './core/version.js';
+import { RESOURCES, VERSIONS } from './api/catalogue/index.js';
+import { makeAction, type Action } from './cli/action.js';
+import { addExamples, addHelpCommand, addVersionCommand, CarectlCommand, HELP_CONFIGURATION } from './cli/help.js';
+import { addReadGroup } from './commands/resources.js';
+import { addConversationsGroup } from './commands/conversations/index.js';
+import { addReportsGroup } from './commands/reports/index.js';
+import { addApiCommand } from './commands/api.js';
+import { addSandboxCommand } from './commands/sandbox.js';
+import { addCompletionCommand } from './commands/completion.js';
+import { addConfigCommands } from './commands/config/index.js';
+import { renderManPage } from './docs/man.js';
+import { describeCommand, type CommandDoc } from './docs/tree.js';
 
 /** Resource groups with verbs beyond list and get, by resource name. */
 const OWN_GROUPS: Readonly<Record<string, (program: Command, action: Action) => void>> = {
@@ -88,4 +97,26 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
   // Last, so that it covers every option of every command.
   checkRepeats(program);
   return program;
+}
+
+export function carectlManPage(): string {
+  return renderManPage(buildProgram(unusedIo()), VERSION);
+}
+
+export function carectlTree(): CommandDoc {
+  return describeCommand(buildProgram(unusedIo()));
+}
+
+/** No command runs while the tree is read; an empty environment keeps the page the same everywhere. */
+function unusedIo(): Io {
+  return {
+    stdout: { stream: new PassThrough(), isTTY: false },
+    stderr: { stream: new PassThrough(), isTTY: false },
+    stdin: { stream: Readable.from([]), isTTY: false },
+    env: {},
+    cwd: '/',
+    now: () => 0,
+    sleep: realSleep,
+    signal: new AbortController().signal,
+  };
 }

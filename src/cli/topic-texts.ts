@@ -1,5 +1,5 @@
 /**
- * The man page's prose, as data: what the command tree cannot say (syntax of values, formats,
+ * The prose of the help topics and the man page, as data: what the command tree cannot say (syntax of values, formats,
  * environment, files, exit codes, worked examples). Words in backquotes are rendered as literal
  * text to type. Tables keyed by FORMATS, SETTING_KEYS and ExitCode make the compiler insist on
  * an entry for every format, setting and exit code.

@@ -1,8 +1,9 @@
 /** What a download shows while it runs: a byte progress bar on a terminal. */
+import { formatBytes } from '../core/bytes.js';
 import type { OutStream } from '../core/io.js';
-import { CLEAR_LINE } from '../output/progress.js';
-import { fitLine } from '../output/text-width.js';
-import { displayWidth } from '../output/width.js';
+import { CLEAR_LINE } from './progress.js';
+import { fitLine } from './text-width.js';
+import { displayWidth } from './width.js';
 
 /** The bar's widest, and its narrowest before it is left out for a narrow terminal. */
 const BAR_WIDTH = 24;
@@ -44,18 +45,4 @@ export function progressLine(label: string, received: number, total: number | un
   if (width < MIN_BAR_WIDTH) return fitLine(`${label} ${figures}`, columns);
   const filled = Math.round(ratio * width);
   return `${label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${figures}`;
-}
-
-/** 512 B, 12.3 KiB, 4.5 MiB (powers of 1024). */
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  // Binary units, as the division by 1024 makes them.
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(1)} ${units[unit]}`;
 }

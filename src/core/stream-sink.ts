@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { InterruptedError, OutputError, isBrokenPipe } from '../core/errors.js';
+import { InterruptedError, OutputError, isBrokenPipe } from './errors.js';
 
 /** How long a stopped command still waits for a reader that is not reading. */
 const STOP_GRACE_MS = 200;

@@ -1,12 +1,12 @@
 /**
  * `carectl help TOPIC`: the man page's sections on value syntax, formats, the environment and exit
- * codes (man-sections.ts, one text for both), as terminal text wrapped to a width.
+ * codes (topic-texts.ts, one text for both), as terminal text wrapped to a width.
  */
 import { ENVIRONMENT, SETTING_KEYS } from '../config/keys.js';
 import { ExitCode } from '../core/errors.js';
 import { FORMATS } from '../output/index.js';
 import { hangingLines, wrapText } from '../output/text-width.js';
-import { DATE_EXAMPLES, EXIT_TEXT, FORMAT_NOTES, FORMAT_TEXT, OTHER_ENVIRONMENT, SETTING_TEXT, VALUE_SYNTAX, type Term } from './man-sections.js';
+import { DATE_EXAMPLES, EXIT_TEXT, FORMAT_NOTES, FORMAT_TEXT, OTHER_ENVIRONMENT, SETTING_TEXT, VALUE_SYNTAX, type Term } from './topic-texts.js';
 
 /** The topics besides `options` (which help.ts lays out from the command tree). */
 export const TOPICS = ['environment', 'dates', 'formats', 'exit-codes'] as const;

@@ -1,0 +1,25 @@
+/**
+ * One connection pool per origin that lasts: undici 7's Agent closes an origin's pool when its
+ * last connection closes, even when a request was just queued on it (undici issue 5022, fixed
+ * only in undici 8, which needs Node 22). Behind a server that closes keep-alive connections
+ * (nginx's keepalive_requests, every N requests) each request then opened a connection of its
+ * own: 211 for 229 requests. The pools made here never tell the Agent that a connection went,
+ * so it never closes them; a pool reconnects by itself, and goes when the Agent is destroyed.
+ * This reaches into how the Agent hears of its pools: undici is pinned to an exact version.
+ */
+import type { Dispatcher } from 'undici';
+import type { Undici } from './undici.js';
+
+/** What the Agent learns from a pool's events, and acts on wrongly. */
+const UNHEARD: ReadonlySet<string | symbol> = new Set(['disconnect', 'connectionError']);
+
+/** An Agent `factory` (also what EnvHttpProxyAgent and ProxyAgent hand on to theirs). */
+export function lastingPools(undici: Undici): (origin: string | URL, options: object) => Dispatcher {
+  return (origin, options) => {
+    // As undici's own default factory: a single connection is a Client.
+    const made: Dispatcher = (options as { connections?: number }).connections === 1 ? new undici.Client(origin, options) : new undici.Pool(origin, options);
+    const emit = made.emit.bind(made) as (event: string | symbol, ...args: unknown[]) => boolean;
+    made.emit = (event: string | symbol, ...args: unknown[]): boolean => (UNHEARD.has(event) ? false : emit(event, ...args));
+    return made;
+  };
+}

@@ -1,0 +1,40 @@
+/** A config path that is not a regular file is refused at once, never opened (a FIFO would block). */
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { scriptedApi, scriptedEnv } from './scripted-server.js';
+
+const bin = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
+
+/** carectl as a process of its own: a blocking open would hang this test's process too; killed after 20 s. */
+function carectl(argv: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...argv], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 20_000, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
+    });
+  });
+}
+
+test('a FIFO at the config path: exit 2 naming it, even with every setting in the environment; nothing sent', async (t) => {
+  if (process.platform === 'win32') return t.skip('no FIFOs');
+  const home = mkdtempSync(path.join(tmpdir(), 'carectl-fifo-'));
+  const api = await scriptedApi(() => ({ json: { tags: [], paging: {} } }));
+  try {
+    mkdirSync(path.join(home, 'carectl'), { mode: 0o700 });
+    const file = path.join(home, 'carectl', 'config.json');
+    execFileSync('mkfifo', ['-m', '600', file]);
+    for (const argv of [['tags', 'list'], ['config', 'set', 'output', 'json']]) {
+      const out = await carectl(argv, { ...scriptedEnv(api), XDG_CONFIG_HOME: home });
+      assert.equal(out.code, 2, `${argv.join(' ')}: ${out.stderr}`);
+      assert.equal(out.stderr, `carectl: ${file} is not a regular file (a FIFO); carectl reads its configuration only from one: move it away, or use another config folder with XDG_CONFIG_HOME\n`);
+    }
+    assert.equal(api.requests.length, 0);
+  } finally {
+    await api.close();
+    rmSync(home, { recursive: true });
+  }
+});

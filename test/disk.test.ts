@@ -1,0 +1,154 @@
+/**
+ * The disk (issue 24 item 8): every write's byte count is checked, a full disk fails with no file
+ * left, a symbolic link is written through to its target, and a device node or FIFO is written
+ * straight to, never replaced. End to end against the sandbox's report download.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import { writeWhole } from '../src/http/partial-file.js';
+import { FIXTURES, reportFileContent, type Sandbox } from '../src/sandbox/index.js';
+import { fakeClock, openSandbox, runCli } from './helpers.js';
+
+const ID = FIXTURES.reports.generatedId;
+let sandbox: Sandbox;
+let folder: string;
+let expected: Buffer;
+
+before(async () => {
+  sandbox = await openSandbox();
+  expected = reportFileContent(sandbox.data.byId.reports.get(ID)!, 'csv');
+});
+after(() => sandbox.close());
+beforeEach(async () => {
+  folder = await mkdtemp(join(tmpdir(), 'carectl-disk-'));
+});
+afterEach(() => rm(folder, { recursive: true, force: true }));
+
+function save(args: string[]): ReturnType<typeof runCli> {
+  const clock = fakeClock();
+  return runCli(['reports', 'download', ID, ...args], { sandbox, cwd: folder, now: clock.now, sleep: clock.sleep });
+}
+
+describe('writes are checked', () => {
+  test('a short write is continued; one that takes nothing fails with ENOSPC', async () => {
+    const taken: string[] = [];
+    const shortThenFull = (room: number) => ({
+      write: async (chunk: Buffer, offset: number, length: number) => {
+        const bytesWritten = Math.min(length, room);
+        room -= bytesWritten;
+        taken.push(chunk.subarray(offset, offset + bytesWritten).toString());
+        return { bytesWritten, buffer: chunk };
+      },
+    });
+    assert.equal(await writeWhole(shortThenFull(100) as never, Buffer.from('abcdef'), 10), 16);
+    taken.length = 0;
+    let room = 2;
+    const short = {
+      write: async (chunk: Buffer, offset: number, length: number) => {
+        const bytesWritten = Math.min(length, room, 2);
+        room = 2;
+        taken.push(chunk.subarray(offset, offset + bytesWritten).toString());
+        return { bytesWritten, buffer: chunk };
+      },
+    };
+    assert.equal(await writeWhole(short as never, Buffer.from('abcde'), 0), 5);
+    assert.deepEqual(taken, ['ab', 'cd', 'e']);
+    await assert.rejects(writeWhole(shortThenFull(3) as never, Buffer.from('abcdef'), 0), { code: 'ENOSPC' });
+  });
+});
+
+describe('onto a symbolic link', () => {
+  test('--file LINK writes through to the file it names, and the link stays', async () => {
+    await mkdir(join(folder, 'real'));
+    await writeFile(join(folder, 'real', 'r.csv'), 'old');
+    await symlink(join('real', 'r.csv'), join(folder, 'link.csv'));
+    const result = await save(['--file', 'link.csv']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, new RegExp(`^report ${ID}: saved [0-9.]+ KiB to link\\.csv\n$`));
+    assert.ok((await lstat(join(folder, 'link.csv'))).isSymbolicLink());
+    assert.equal(await readlink(join(folder, 'link.csv')), join('real', 'r.csv'));
+    assert.deepEqual(await readFile(join(folder, 'real', 'r.csv')), expected);
+    assert.deepEqual((await readdir(join(folder, 'real'))).sort(), ['r.csv']);
+  });
+
+  test('a link to a file not there yet creates it', async () => {
+    await mkdir(join(folder, 'real'));
+    await symlink(join(folder, 'real', 'new.csv'), join(folder, 'link.csv'));
+    const result = await save(['--file', 'link.csv']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.ok((await lstat(join(folder, 'link.csv'))).isSymbolicLink());
+    assert.deepEqual(await readFile(join(folder, 'real', 'new.csv')), expected);
+  });
+
+  test('into a folder whose report-ID.csv is a link: written through', async () => {
+    const elsewhere = await mkdtemp(join(tmpdir(), 'carectl-disk-target-'));
+    try {
+      await symlink(join(elsewhere, 'kept.csv'), join(folder, `report-${ID}.csv`));
+      const result = await save(['--file', '.']);
+      assert.equal(result.code, 0, result.stderr);
+      assert.ok((await lstat(join(folder, `report-${ID}.csv`))).isSymbolicLink());
+      assert.deepEqual(await readFile(join(elsewhere, 'kept.csv')), expected);
+      assert.deepEqual(await readdir(folder), [`report-${ID}.csv`]);
+    } finally {
+      await rm(elsewhere, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('onto a device node or a FIFO: written straight, never replaced', () => {
+  test('/dev/null stays the device', async () => {
+    const result = await save(['--file', '/dev/null']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, /saved .* to \/dev\/null\n$/);
+    assert.ok((await lstat('/dev/null')).isCharacterDevice());
+  });
+
+  test('/dev/full: exit 1 and one line naming ENOSPC', async () => {
+    const result = await save(['--file', '/dev/full']);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /^carectl: cannot write the output: no space left on device \(ENOSPC\); nothing was saved; try again with: carectl reports download 60001 --file \/dev\/full\n$/);
+    assert.equal(result.stderr.split('\n').length, 2, result.stderr);
+    assert.ok((await lstat('/dev/full')).isCharacterDevice());
+  });
+
+  test('a FIFO: its reader gets the file, and it is still a FIFO', async (t) => {
+    const fifo = join(folder, 'pipe');
+    if (spawnSync('mkfifo', [fifo]).status !== 0) return t.skip('mkfifo is not available');
+    const chunks: Buffer[] = [];
+    const reading = new Promise<void>((resolve, reject) => {
+      createReadStream(fifo).on('data', (c) => chunks.push(c as Buffer)).on('end', resolve).on('error', reject);
+    });
+    const result = await save(['--file', fifo]);
+    await reading;
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(Buffer.concat(chunks), expected);
+    assert.ok((await lstat(fifo)).isFIFO());
+  });
+});
+
+describe('a full file system', () => {
+  test('a 16 KiB tmpfs: exit 1, an ENOSPC line, and no file left', async (t) => {
+    const mount = join(folder, 'small');
+    await mkdir(mount);
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=16k', 'tmpfs', mount], { encoding: 'utf8' });
+    if (mounted.status !== 0) {
+      const reason = `cannot mount a small tmpfs here (${(mounted.stderr || mounted.error?.message || 'mount failed').trim()}): the full-disk test is skipped`;
+      console.log(reason);
+      return t.skip(reason);
+    }
+    try {
+      assert.ok(expected.length > 16 * 1024, `the report (${expected.length} bytes) must not fit`);
+      const result = await save(['--file', join(mount, 'r.csv')]);
+      assert.equal(result.code, 1, result.stderr);
+      assert.match(result.stderr, /^carectl: cannot write .*r\.csv: no space left on device \(ENOSPC\); nothing was saved; try again with: carectl reports download 60001 --file .*\n$/);
+      assert.deepEqual(await readdir(mount), []);
+    } finally {
+      spawnSync('umount', [mount]);
+    }
+  });
+});

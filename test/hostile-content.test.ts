@@ -1,0 +1,62 @@
+/** Side-loaded content the service gets wrong: bad items are left out, a missing id list is made up from the parents. */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { runCli } from './helpers.js';
+import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
+
+const item = (id: string, parent: string, text: string) => ({ id, parent, type: 'message', platform: 'x', created_date: `2026-01-0${id.slice(-1)}T10:00:00`, text });
+
+describe('side-loaded content', () => {
+  let api: ScriptedApi;
+  before(async () => {
+    api = await scriptedApi((request) => {
+      if (request.url.includes('/conversations/500002')) {
+        // No content_ids: items found by parent (the conversation, or an earlier item), in their order.
+        return {
+          json: {
+            conversation: { id: '500002', url: 'x' },
+            content: [item('c1', '500002', 'first'), item('c2', 'c1', 'reply'), item('c3', '500003', 'another conversation'), item('c4', 'c5', 'loop'), item('c5', 'c4', 'loop')],
+          },
+        };
+      }
+      if (request.url.includes('is_priority=false')) return { json: { conversations: [], paging: { next_page: null } } };
+      return {
+        json: {
+          conversations: [{ id: '500001', url: 'x', content_ids: ['c1', 'c2', 'c3'] }],
+          content: [null, item('c1', '500001', 'hello'), 'junk', { text: 'no id' }, item('c3', 'c1', 'bye')],
+          paging: { next_page: null },
+        },
+      };
+    });
+  });
+  after(() => api.close());
+
+  test('a null (or any item that is not an object with an id) in content is left out, the rest is shown', async () => {
+    const out = await runCli(['conversations', 'list', '--include', 'content', '--columns', 'id,content.text', '-o', 'csv', '--verbose'], { env: scriptedEnv(api) });
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal(out.stdout, 'id,content.text\r\n500001,"[""hello"",""bye""]"\r\n');
+    assert.doesNotMatch(out.stderr, /TypeError|Cannot read/);
+  });
+
+  test('content without content_ids: the items whose parent leads to the conversation', async () => {
+    const out = await runCli(['conversations', 'content', '500002', '-o', 'tsv', '--columns', 'id,text'], { env: scriptedEnv(api) });
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal(out.stdout, 'id\ttext\nc1\tfirst\nc2\treply\n');
+    assert.equal(out.stderr, '');
+  });
+});
+
+test('conversations get --include content in table form: 20,000 items (200,000 keys) are shown, whatever the size', async () => {
+  const items = Array.from({ length: 20_000 }, (_, i) => ({
+    id: `c${i}`, parent: '500001', type: 'message', platform: 'x', platform_id: `p${i}`, is_private: false, is_priority: false, is_by_source: i % 2 === 0, created_date: '2026-01-01T10:00:00', text: `item ${i}`,
+  }));
+  const api = await scriptedApi(() => ({ json: { conversation: { id: '500001', url: 'x', content_ids: items.map((one) => one.id) }, content: items } }));
+  try {
+    const out = await runCli(['conversations', 'get', '500001', '--include', 'content', '-o', 'table'], { env: scriptedEnv(api) });
+    assert.equal(out.code, 0, out.stderr);
+    assert.match(out.stdout, /^id +500001\n/);
+    assert.match(out.stdout, /\ncontent\.19999\.text +item 19999\n$/);
+  } finally {
+    await api.close();
+  }
+});

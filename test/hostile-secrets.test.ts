@@ -1,0 +1,87 @@
+/** Credentials echoed by a service in any JSON escaping, or short, are never printed. */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { redact, redactReply } from '../src/http/redact.js';
+import { runCli } from './helpers.js';
+import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
+
+const PASSWORD = 'Sup3r-Secret/pässwörd+42';
+const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+/** Python's json.dumps: every non-ASCII character as \uXXXX. */
+const pythonJson = (value: unknown): string => JSON.stringify(value).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+/** PHP's json_encode: / as \/ (and non-ASCII as \uXXXX). */
+const phpJson = (value: unknown): string => pythonJson(value).replaceAll('/', '\\/');
+
+describe('secrets echoed with JSON escapes', () => {
+  let api: ScriptedApi;
+  let style: (value: unknown) => string = pythonJson;
+  // A password with a '/' and non-ASCII letters, a Base64 form with a '/', and a proxy's credential.
+  const env = (extra: Record<string, string> = {}) => ({ ...scriptedEnv(api), CARECTL_PASSWORD: PASSWORD, ...extra });
+  before(async () => {
+    api = await scriptedApi((request) => {
+      const key = decodeURIComponent(/tags\/([^/?]+)/.exec(request.url)?.[1] ?? '');
+      const echo = { 'bot:secret-key': 'k', note: PASSWORD, auth: basic('bot', PASSWORD), proxy: basic('puser', 'se??cret-proxy'), [PASSWORD]: 'as a key' };
+      return { text: style({ tag: { id: key, name: 'echo', ...echo } }) };
+    });
+  });
+  after(() => api.close());
+
+  for (const [name, escaping] of [['Python (\\u00e4)', pythonJson], ['PHP (\\/)', phpJson]] as const) {
+    test(`${name}: every decoded string and key holding a credential is redacted`, async () => {
+      style = escaping;
+      const out = await runCli(['tags', 'get', '7001', '-o', 'json'], {
+        env: env({ HTTPS_PROXY: 'http://puser:se%3F%3Fcret-proxy@127.0.0.1:9', NO_PROXY: '127.0.0.1' }),
+      });
+      assert.equal(out.code, 0, out.stderr);
+      const record = JSON.parse(out.stdout) as Record<string, unknown>;
+      assert.deepEqual(record, { id: '7001', name: 'echo', 'bot:secret-key': 'k', note: '[redacted]', auth: '[redacted]', proxy: '[redacted]', '[redacted]': 'as a key' });
+      for (const secret of [PASSWORD, 'pässwörd', basic('bot', PASSWORD).slice(6), basic('puser', 'se??cret-proxy').slice(6)]) assert.ok(!out.stdout.includes(secret), secret);
+    });
+  }
+});
+
+describe('short passwords', () => {
+  test('redactReply: a short password as a whole value or word is replaced, inside another word it is not', () => {
+    const value = { a: 'hunter2', b: 'login hunter2, then', c: 'hunter22 and xhunter2', hunter2: 1 };
+    assert.deepEqual(redactReply(value, JSON.stringify(value), ['hunter2']), { a: '[redacted]', b: 'login [redacted], then', c: 'hunter22 and xhunter2', '[redacted]': 1 });
+    assert.deepEqual(redactReply({ a: 'x', b: 'a b' }, '{"a":"x","b":"a b"}', ['ab']), { a: 'x', b: 'a b' });
+  });
+
+  test('redact: even a one- or two-character password, as a whole token only', () => {
+    assert.equal(redact('wrong password: q7 for bot (q7x)', ['q7']), 'wrong password: [redacted] for bot (q7x)');
+  });
+
+  test('carectl: a 7-character password echoed as a value is not printed', async () => {
+    const api = await scriptedApi(() => ({ json: { tag: { id: '1', name: 'echo', note: 'pw7Char', about: 'pw7Chars is longer' } } }));
+    try {
+      const out = await runCli(['tags', 'get', '1', '-o', 'ndjson'], { env: { ...scriptedEnv(api), CARECTL_PASSWORD: 'pw7Char' } });
+      assert.equal(out.stdout, '{"id":"1","name":"echo","note":"[redacted]","about":"pw7Chars is longer"}\n');
+    } finally {
+      await api.close();
+    }
+  });
+});
+
+describe('carectl api -d @FILE that is not JSON', () => {
+  test('the error says where it stopped, never what the file holds; nothing is sent', async () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'carectl-data-'));
+    writeFileSync(path.join(folder, 'password.txt'), 'hunter2-from-a-file\n');
+    writeFileSync(path.join(folder, 'cut.json'), '{"name":\n "hunter2-cut" 1}');
+    const api = await scriptedApi(() => ({ json: {} }));
+    try {
+      for (const [file, where] of [['password.txt', ''], ['cut.json', ' \\(at line 2, column 16\\)']] as const) {
+        const out = await runCli(['api', 'v1.3/tags', '-X', 'POST', '-d', `@${file}`], { env: scriptedEnv(api), cwd: folder });
+        assert.equal(out.code, 2);
+        assert.match(out.stderr, new RegExp(`^carectl: --data: ${file.replace('.', '\\.')} is not valid JSON${where}\\n$`));
+        assert.ok(!out.stderr.includes('hunter2'), out.stderr);
+      }
+      assert.equal(api.requests.length, 0);
+    } finally {
+      await api.close();
+      rmSync(folder, { recursive: true });
+    }
+  });
+});

@@ -1,0 +1,63 @@
+/** A write counts as applied only on the documented success; a read must be of the record asked. */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { runCli } from './helpers.js';
+import { scriptedApi, scriptedEnv, type ScriptedApi, type ScriptedReply } from './scripted-server.js';
+
+/** PATCH replies by conversation id; GETs answer the record asked for, except 500001's. */
+const PATCH_REPLIES: Record<string, ScriptedReply> = {
+  '500010': { json: { conversation: { id: '500010', url: 'x' } } },
+  '500011': { json: { status: 'error', message: 'permission denied for this source' } },
+  '500012': { status: 202, text: '' },
+  '500013': { json: { conversation: { id: '999999', url: 'x' } } },
+  '500014': { json: { ok: true } },
+};
+
+describe('conversations update against a service that answers the wrong thing', () => {
+  let api: ScriptedApi;
+  before(async () => {
+    api = await scriptedApi((request) => {
+      const id = /conversations\/([^/?]+)/.exec(request.url)?.[1] ?? '';
+      if (request.method === 'PATCH') return PATCH_REPLIES[id];
+      return { json: { conversation: { id: id === '500001' ? '999999' : id, url: 'x', tags: [{ id: '7001', url: 'x' }] } } };
+    });
+  });
+  after(() => api.close());
+
+  const patched = (from: number): string[] => api.requests.slice(from).filter((r) => r.method === 'PATCH').map((r) => /conversations\/([^/?]+)/.exec(r.url)?.[1] ?? '');
+
+  test('a GET answered with another conversation: that id fails and nothing is sent for it', async () => {
+    const from = api.requests.length;
+    const out = await runCli(['conversations', 'update', '500001', '500010', '--status', 'on_hold', '-o', 'csv', '--retries', '0'], { env: scriptedEnv(api) });
+    assert.equal(out.code, 1, out.stderr);
+    assert.deepEqual(patched(from), ['500010']);
+    assert.equal(
+      out.stdout,
+      `id,status,tags,result\r\n500001,,,GET ${api.baseUrl}/v1.3/conversations/500001: unexpected reply: the service sent conversation 999999 for conversation 500001\r\n500010,on_hold,"[""7001""]",ok\r\n`,
+    );
+  });
+
+  test('conversations get answered with another record fails too', async () => {
+    const out = await runCli(['conversations', 'get', '500001', '-o', 'json', '--retries', '0'], { env: scriptedEnv(api) });
+    assert.equal(out.code, 1);
+    assert.equal(out.stdout, '');
+    assert.match(out.stderr, /unexpected reply: the service sent conversation 999999 for conversation 500001\n$/);
+  });
+
+  test('only {conversation: {id}} naming that id is ok: an error body in a 200, an empty 202, another id fail with the service\'s words', async () => {
+    const out = await runCli(['conversations', 'update', '500010', '500011', '500012', '500013', '500014', '--status', 'on_hold', '-o', 'tsv', '--no-header', '--columns', 'id,result'], { env: scriptedEnv(api) });
+    assert.equal(out.code, 1, out.stderr);
+    assert.equal(
+      out.stdout,
+      [
+        '500010\tok',
+        '500011\tthe service did not confirm the update: it answered with an error: permission denied for this source',
+        '500012\tthe service did not confirm the update: it answered with an empty body',
+        '500013\tthe service did not confirm the update: it answered with conversation 999999',
+        '500014\tthe service did not confirm the update: its reply holds no "conversation" record with an id',
+        '',
+      ].join('\n'),
+    );
+    assert.match(out.stderr, /^carectl: 4 of 5 updates failed \(first: 500011: the service did not confirm the update: it answered with an error: permission denied for this source\)\n$/);
+  });
+});

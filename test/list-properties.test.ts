@@ -1,0 +1,198 @@
+/**
+ * Lists against servers the spec equally allows (test/model-server.ts), checked by properties:
+ * a list prints exactly the records the model holds for the query, in its order, each once,
+ * whatever --parallel, --page-size, --limit and --resume chain. The oracle is the model's own
+ * filter and sort, never carectl's sequential path. `npm test` runs a fixed seed and a few runs;
+ * `npm run fuzz` (FUZZ_RUNS, FUZZ_SEED) runs many more.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { fakeClock, runCli } from './helpers.js';
+import { DAY, ModelServer, NOW, modelData, type ModelQuery, type ModelVariant, type Shape } from './model-server.js';
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 12);
+// A fixed seed in `npm test`; `npm run fuzz` draws one (fast-check prints it with a failure).
+const SEED = Number(process.env.FUZZ_SEED ?? (process.env.FUZZ_RUNS ? Date.now() % 2 ** 31 : 20261126));
+
+const day = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
+interface Case {
+  count: number;
+  shapes: Shape[];
+  dataSeed: number;
+  hidden: number;
+  variant: ModelVariant;
+  filter: { status?: string; priority?: boolean };
+  range?: { field: 'oldest' | 'newest'; kind: 'both' | 'from' | 'to' | 'explicit'; from: number; to: number; ops: [string, string] };
+  sort?: string;
+  parallel: number;
+  pageSize: number;
+  limit?: number;
+}
+
+/** The flags of a case, and the bounds they send as the contract says (the oracle's query). */
+function flagsOf(c: Case): { argv: string[]; query: ModelQuery } {
+  const argv = ['conversations', 'list', '-o', 'tsv', '--columns', 'id', '--parallel', String(c.parallel), '--page-size', String(c.pageSize)];
+  const query: ModelQuery = {};
+  if (c.filter.status) {
+    argv.push('--status', c.filter.status);
+    query.status = c.filter.status;
+  }
+  if (c.filter.priority !== undefined) {
+    argv.push(c.filter.priority ? '--priority' : '--no-priority');
+    query.is_priority = c.filter.priority;
+  }
+  if (c.sort) {
+    argv.push('--sort', c.sort);
+    query.sort = c.sort;
+  }
+  if (c.range) {
+    const { field, kind, ops } = c.range;
+    const from = day(Math.min(c.range.from, c.range.to));
+    // Explicit bounds two days apart at least, so that `gt:D,lt:D+1` (no date) is not generated.
+    const to = day(Math.max(c.range.from, c.range.to) + (kind === 'explicit' ? 2 * DAY : 0));
+    const param = `${field}_sort_date`;
+    const next = day(Date.parse(to) + DAY);
+    const [text, bounds]: [string, Array<[string, string]>] =
+      kind === 'both' ? [`${from}..${to}`, [[`${param}_gte`, from], [`${param}_lt`, next]]]
+      : kind === 'from' ? [`${from}..`, [[`${param}_gte`, from]]]
+      : kind === 'to' ? [`..${to}`, [[`${param}_lt`, next]]]
+      : [`${ops[0]}:${from},${ops[1]}:${to}`, [[`${param}_${ops[0]}`, from], [`${param}_${ops[1]}`, to]]];
+    argv.push(`--${field}`, text);
+    query.bounds = bounds;
+  }
+  return { argv, query };
+}
+
+/** What the model lists for the case: the union of the two priority queries when neither filter is given. */
+function oracle(model: ModelServer, c: Case, query: ModelQuery): string[] {
+  if (c.filter.status || c.filter.priority !== undefined) return model.expected(query);
+  const seen = new Set<string>();
+  return [...model.expected({ ...query, is_priority: true }), ...model.expected({ ...query, is_priority: false })].filter((id) => !seen.has(id) && (seen.add(id), true));
+}
+
+const TOKEN = /--resume '?([A-Za-z0-9_-]+)'?/;
+
+/** Runs the case (a --limit chain resumed to the end); answers the ids printed and the last exit code and stderr. */
+async function listAll(model: ModelServer, c: Case, argv: string[]): Promise<{ ids: string[]; code: number; stderr: string }> {
+  const env = { CARECTL_BASE_URL: model.baseUrl, CARECTL_USER: 'bot', CARECTL_PASSWORD: 'model-secret', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' };
+  const clock = fakeClock(NOW);
+  const ids: string[] = [];
+  let resume: string | undefined;
+  for (let round = 0; round < 200; round++) {
+    const args = [...argv, ...(c.limit !== undefined ? ['--limit', String(c.limit)] : []), ...(resume ? ['--resume', resume] : [])];
+    const result = await runCli(args, { env, now: clock.now, sleep: clock.sleep });
+    ids.push(...result.stdout.split('\n').filter((line) => line !== '' && line !== 'id'));
+    const token = TOKEN.exec(result.stderr)?.[1];
+    if (result.code !== 0 || c.limit === undefined || !token) return { ids, code: result.code, stderr: result.stderr };
+    resume = token;
+  }
+  throw new Error('the --limit chain did not end');
+}
+
+const shapesArb = fc.subarray(['year', 'future', '1970', 'burst', 'gaps', 'hours'] as Shape[], { minLength: 1 });
+const dateArb = fc.integer({ min: Date.UTC(1969, 11, 20), max: NOW + 400 * DAY }).map((ms) => Math.floor(ms / DAY) * DAY);
+
+function caseArb(variant: fc.Arbitrary<ModelVariant>, options: { shapes?: fc.Arbitrary<Shape[]>; sorts?: string[]; ranges?: boolean; limits?: boolean } = {}): fc.Arbitrary<Case> {
+  const filter: fc.Arbitrary<Case['filter']> = fc.oneof(
+    fc.record({ status: fc.constantFrom('unread', 'assigned', 'closed') }),
+    fc.record({ priority: fc.boolean() }),
+    fc.constant({}),
+  );
+  const range = fc.option(
+    fc.record({
+      field: fc.constantFrom('oldest' as const, 'newest' as const),
+      kind: fc.constantFrom('both' as const, 'from' as const, 'to' as const, 'explicit' as const),
+      from: dateArb,
+      to: dateArb,
+      ops: fc.tuple(fc.constantFrom('gt', 'gte'), fc.constantFrom('lt', 'lte')),
+    }),
+    { nil: undefined },
+  );
+  return fc
+    .record({
+      count: fc.integer({ min: 0, max: 260 }),
+      shapes: options.shapes ?? shapesArb,
+      dataSeed: fc.integer({ min: 1, max: 2 ** 30 }),
+      hidden: fc.constantFrom(0, 0, 0.3),
+      variant,
+      filter,
+      range: options.ranges === false ? fc.constant(undefined) : range,
+      sort: fc.option(fc.constantFrom(...(options.sorts ?? ['-oldest_sort_date', 'newest_sort_date', '-newest_sort_date'])), { nil: undefined }),
+      parallel: fc.integer({ min: 1, max: 16 }),
+      pageSize: fc.integer({ min: 5, max: 50 }),
+      limit: options.limits === false ? fc.constant(undefined) : fc.option(fc.integer({ min: 15, max: 120 }), { nil: undefined }),
+    })
+    // A union cannot be sorted (a usage error, tested elsewhere).
+    .map((c) => (c.filter.status || c.filter.priority !== undefined ? c : { ...c, sort: undefined }));
+}
+
+async function check(c: Case): Promise<void> {
+  try {
+    await checkCase(c);
+  } catch (err) {
+    // fast-check shows the case; the assertion's own message says what went wrong.
+    if (process.env.FUZZ_VERBOSE) console.error(String(err).slice(0, 3000));
+    throw err;
+  }
+}
+
+async function checkCase(c: Case): Promise<void> {
+  const model = new ModelServer(modelData(c.count, c.shapes, c.dataSeed, c.hidden), c.variant);
+  await model.start();
+  try {
+    const { argv, query } = flagsOf(c);
+    const before = oracle(model, c, query);
+    const { ids, code, stderr } = await listAll(model, c, argv);
+    assert.equal(code, 0, stderr);
+    if (!c.variant.moveEvery) {
+      assert.deepEqual(ids, oracle(model, c, query));
+      return;
+    }
+    // Records whose newest_sort_date moved: each at most once (ascending by it, exactly once, as
+    // a reader going forward meets it again); every other record once, in the model's order.
+    // A keyset link's skip counts the records at its second: when one of those moves away, the
+    // service itself skips the record after it (one at a time too), so that one may be missing.
+    const moved = model.movedIds;
+    assert.equal(new Set(ids).size, ids.length, 'an id printed twice');
+    const expected = oracle(model, c, query);
+    const mayMiss = new Set(before.filter((_, i) => i > 0 && moved.has(before[i - 1] as string)));
+    const printed = new Set(ids);
+    assert.deepEqual(ids.filter((id) => !moved.has(id)), expected.filter((id) => !moved.has(id) && (printed.has(id) || !mayMiss.has(id))));
+    if (c.sort === 'newest_sort_date') assert.deepEqual(printed, new Set(expected.filter((id) => printed.has(id) || !mayMiss.has(id))));
+  } finally {
+    await model.close();
+  }
+}
+
+const readings = fc.constantFrom('whole-day' as const, 'midnight' as const);
+
+describe('lists against model servers (properties)', () => {
+  it('print exactly the model\'s records in its order, whole-day or midnight bounds, keyset or plain-skip links', async () => {
+    const variant = fc.record({ reading: readings, links: fc.constantFrom('keyset' as const, 'skip' as const) });
+    await fc.assert(fc.asyncProperty(caseArb(variant), check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
+  });
+
+  it('print each record once when the service ignores the date bounds', async () => {
+    const variant = fc.oneof(
+      fc.record({ reading: readings, links: fc.constant('skip' as const), ignoreBounds: fc.constant(true) }),
+      fc.record({ reading: readings, links: fc.constant('keyset' as const), ignoreFar: fc.constant(true) }),
+    );
+    await fc.assert(fc.asyncProperty(caseArb(variant, { ranges: false }), check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
+  });
+
+  it('print each record once when sort dates move during the run', async () => {
+    const variant = fc.record({ reading: readings, links: fc.constant('keyset' as const), moveEvery: fc.integer({ min: 1, max: 3 }) });
+    const shapes = fc.subarray(['year', 'future', 'gaps'] as Shape[], { minLength: 1 });
+    await fc.assert(fc.asyncProperty(caseArb(variant, { shapes, ranges: false, limits: false }), check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
+  });
+
+  it('lose nothing to 429s from an in-flight limit or a quota', async () => {
+    const variant = fc.record({
+      reading: readings, links: fc.constantFrom('keyset' as const, 'skip' as const), delayMs: fc.constant(2),
+      inFlightLimit: fc.integer({ min: 1, max: 4 }), quotaEvery: fc.option(fc.integer({ min: 5, max: 15 }), { nil: undefined }),
+    }).map((v) => (v.quotaEvery === undefined ? { reading: v.reading, links: v.links, delayMs: v.delayMs, inFlightLimit: v.inFlightLimit } : v));
+    await fc.assert(fc.asyncProperty(caseArb(variant, { limits: false }), check), { seed: SEED, numRuns: Math.ceil(RUNS / 2), endOnFailure: true });
+  });
+});

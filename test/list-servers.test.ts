@@ -1,0 +1,164 @@
+/**
+ * The list failures of issue 23, each against a server the spec allows (the model server, or a
+ * scripted one for replies no model sends): what carectl printed wrongly, now checked exactly.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { fakeClock, openSandbox, runCli } from './helpers.js';
+import { DAY, ModelServer, NOW, modelData, type ModelRecord, type ModelVariant } from './model-server.js';
+import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
+
+const envOf = (baseUrl: string): Record<string, string> => ({ CARECTL_BASE_URL: baseUrl, CARECTL_USER: 'bot', CARECTL_PASSWORD: 'model-secret', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' });
+const ids = (stdout: string): string[] => stdout.split('\n').filter((line) => line !== '' && line !== 'id');
+
+async function withModel(data: ModelRecord[], variant: ModelVariant, use: (model: ModelServer, list: (argv: string[]) => ReturnType<typeof runCli>) => Promise<void>): Promise<void> {
+  const model = new ModelServer(data, variant);
+  await model.start();
+  const clock = fakeClock(NOW);
+  try {
+    await use(model, (argv) => runCli(['conversations', 'list', '-o', 'tsv', '--columns', 'id', ...argv], { env: envOf(model.baseUrl), now: clock.now, sleep: clock.sleep }));
+  } finally {
+    await model.close();
+  }
+}
+
+describe('lists on servers the spec allows', () => {
+  test('records dated up to a year ahead are all printed, in parallel, in a --limit chain, and by an open range', async () => {
+    const data = modelData(900, ['future', 'year'], 5);
+    await withModel(data, { reading: 'whole-day', links: 'keyset' }, async (model, list) => {
+      const all = model.expected({ status: 'unread' });
+      for (const parallel of ['1', '3', '8']) {
+        const result = await list(['--status', 'unread', '--parallel', parallel]);
+        assert.equal(result.code, 0, result.stderr);
+        assert.deepEqual(ids(result.stdout), all, `--parallel ${parallel}`);
+      }
+      const ahead = model.expected({ status: 'unread', bounds: [['oldest_sort_date_gte', '2027-01-01']] });
+      assert.ok(ahead.length > 50);
+      for (const parallel of ['1', '8']) assert.deepEqual(ids((await list(['--status', 'unread', '--oldest', '2027-01-01..', '--parallel', parallel])).stdout), ahead);
+    });
+  });
+
+  test('a server reading a date-only bound as that day\'s midnight loses nothing at cuts, and FROM..TO keeps the TO day', async () => {
+    const data = modelData(900, ['year', 'hours'], 9);
+    await withModel(data, { reading: 'midnight', links: 'keyset' }, async (model, list) => {
+      assert.deepEqual(ids((await list(['--priority', '--parallel', '8'])).stdout), model.expected({ is_priority: true }));
+      const to = new Date(NOW).toISOString().slice(0, 10);
+      const range = model.expected({ is_priority: false, bounds: [['oldest_sort_date_gte', '2026-01-01'], ['oldest_sort_date_lt', new Date(NOW + DAY).toISOString().slice(0, 10)]] });
+      assert.ok(range.some((id) => (data.find((r) => r.id === id) as ModelRecord).oldest >= Date.parse(to)), 'records on the TO day');
+      assert.deepEqual(ids((await list(['--no-priority', '--oldest', `2026-01-01..${to}`, '--parallel', '8'])).stdout), range);
+    });
+  });
+
+  test('a server that ignores the date bounds: each record once, exit 0', async () => {
+    await withModel(modelData(30, ['year'], 3), { reading: 'whole-day', links: 'skip', ignoreBounds: true }, async (model, list) => {
+      const result = await list(['--page-size', '5', '--parallel', '8']);
+      assert.equal(result.code, 0, result.stderr);
+      const seen = new Set<string>();
+      const union = [...model.expected({ is_priority: true }), ...model.expected({ is_priority: false })].filter((id) => !seen.has(id) && (seen.add(id), true));
+      assert.deepEqual(ids(result.stdout), union);
+    });
+  });
+
+  test('a server that ignores upper date bounds, with keyset links: once a record comes twice, no part is cut further', async () => {
+    const data = modelData(1500, ['year'], 4);
+    await withModel(data, { reading: 'whole-day', links: 'keyset', ignoreFar: true }, async (model, list) => {
+      let mark = model.requests.length;
+      const one = await list(['--status', 'closed', '--page-size', '20', '--parallel', '1']);
+      const sequential = model.requests.length - mark;
+      mark = model.requests.length;
+      const many = await list(['--status', 'closed', '--page-size', '20', '--parallel', '8']);
+      assert.equal(many.code, 0, many.stderr);
+      assert.deepEqual(ids(many.stdout), ids(one.stdout));
+      assert.deepEqual(ids(many.stdout), model.expected({ status: 'closed' }));
+      // Each slice cut before the repeat showed reads the whole list again: a few, not one a day.
+      assert.ok(model.requests.length - mark <= 4 * sequential, `${model.requests.length - mark} requests, ${sequential} one at a time`);
+    });
+  });
+
+  test('a short list costs at most one request more than --parallel 1', async () => {
+    const data = modelData(186, ['year'], 11);
+    await withModel(data, { reading: 'whole-day', links: 'keyset' }, async (model, list) => {
+      const unread = model.expected({ status: 'unread' });
+      assert.ok(unread.length > 50 && unread.length <= 100, `${unread.length} unread: two pages`);
+      let mark = model.requests.length;
+      assert.deepEqual(ids((await list(['--status', 'unread', '--parallel', '1'])).stdout), unread);
+      const one = model.requests.length - mark;
+      mark = model.requests.length;
+      assert.deepEqual(ids((await list(['--status', 'unread'])).stdout), unread);
+      assert.ok(model.requests.length - mark <= one + 1, model.requests.slice(mark).join('\n'));
+    });
+  });
+});
+
+describe('a list that stops early says so, with a --resume token', () => {
+  let api: ScriptedApi;
+  let scenario = '';
+  before(async () => {
+    api = await scriptedApi((request) => {
+      const url = new URL(request.url, 'http://x');
+      const skip = Number(url.searchParams.get('skip') ?? 0);
+      url.searchParams.set('skip', String(skip + 2));
+      const next = `${api.baseUrl}${url.pathname}?${url.searchParams}`;
+      const page = [{ id: String(skip + 1) }, { id: String(skip + 2) }];
+      if (skip === 0) return { json: { conversations: page, paging: { next_page: next } } };
+      if (scenario === 'number') return { json: { conversations: page, paging: { next_page: 12345 } } };
+      if (scenario === 'string') return { json: { conversations: page, paging: 'next' } };
+      if (scenario === 'end') return { json: { conversations: page, paging: { next_page: null } } };
+      return { status: Number(scenario), json: { status: 'error', message: `no (${scenario})` } };
+    });
+  });
+  after(() => api.close());
+  const list = (extra: string[] = []) => runCli(['conversations', 'list', '--status', 'unread', '--page-size', '2', '--columns', 'id', '--retries', '0', ...extra], { env: scriptedEnv(api) });
+
+  for (const [what, answer, code] of [['a next_page that is a number', 'number', 1], ['a paging that is a string', 'string', 1], ['a 400', '400', 1], ['a 401', '401', 3], ['a 403', '403', 3], ['a 404', '404', 4], ['a 409', '409', 1]] as const) {
+    test(`${what} part-way`, async () => {
+      scenario = answer;
+      const result = await list();
+      assert.equal(result.code, code, result.stderr);
+      assert.equal(result.stdout, 'id\n1\n2\n');
+      assert.match(result.stderr, /the list stopped after 2 records: to continue, run the same command with --resume \S+\n$/);
+      scenario = 'end';
+      const token = /--resume (\S+)\n$/.exec(result.stderr)?.[1] as string;
+      const rest = await list(['--resume', token]);
+      assert.equal(rest.code, 0, rest.stderr);
+      assert.equal(rest.stdout, '3\n4\n');
+    });
+  }
+
+  test('a token cut short, edited, or of another query: exit 2, nothing sent', async () => {
+    scenario = '500';
+    const token = /--resume (\S+)\n$/.exec((await list()).stderr)?.[1] as string;
+    const flip = (text: string, at: number): string => text.slice(0, at) + (text[at] === 'A' ? 'B' : 'A') + text.slice(at + 1);
+    for (const [bad, argv] of [[token.slice(0, -4), []], [flip(token, 10), []], [token, ['--channel', '9']]] as const) {
+      const mark = api.requests.length;
+      const result = await list(['--resume', bad, ...argv]);
+      assert.equal(result.code, 2, bad);
+      assert.match(result.stderr, /^carectl: --resume: (not a whole token|the token belongs to a different command)/);
+      assert.equal(api.requests.length, mark);
+    }
+  });
+});
+
+describe('the sandbox rehearses these shapes of sort dates (--dates)', () => {
+  for (const dates of ['future', '1970', 'bursts', 'gaps', 'hours'] as const) {
+    test(`--dates ${dates}: every conversation once, the same in parallel as one at a time`, async () => {
+      const sandbox = await openSandbox({ conversations: 400, dates });
+      try {
+        const argv = ['conversations', 'list', '--columns', 'id', '--no-header', '--page-size', '20'];
+        const one = await runCli([...argv, '--parallel', '1'], { sandbox });
+        const many = await runCli(argv, { sandbox });
+        assert.equal(many.code, 0, many.stderr);
+        assert.equal(many.stdout, one.stdout);
+        assert.equal(new Set(ids(many.stdout)).size, sandbox.data.conversations.length);
+      } finally {
+        await sandbox.close();
+      }
+    });
+  }
+
+  test('--dates takes only the shapes it names: exit 2', async () => {
+    const result = await runCli(['sandbox', '--dates', 'someday']);
+    assert.equal(result.code, 2);
+    assert.equal(result.stderr, 'carectl: --dates: "someday" is not one of year, future, 1970, bursts, gaps, hours\n');
+  });
+});

@@ -1,0 +1,174 @@
+/**
+ * --unzip (issue 24 item 9): a report file that is a ZIP archive of one file is saved as that
+ * file, atomically; several members, a member with a path, or one past the size limit are
+ * refused with no file left. Archives are built here byte by byte (stored or deflated).
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { deflateRawSync } from 'node:zlib';
+import { download, PartialFile, type Unzipping } from '../src/http/download.js';
+import { extractSingleMember } from '../src/http/unzip.js';
+import { FIXTURES, type Sandbox } from '../src/sandbox/index.js';
+import { downloadOptions, fakeClock, openSandbox, runCli } from './helpers.js';
+import { serve } from './scripted-server.js';
+
+const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+function crc32(bytes: Buffer): number {
+  let c = 0xffffffff;
+  for (const b of bytes) c = CRC_TABLE[(c ^ b) & 0xff]! ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+/** A ZIP archive of these members; `size` overrides the uncompressed size the headers state. */
+function zip(members: { name: string; data: Buffer; deflate?: boolean; size?: number }[]): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const m of members) {
+    const name = Buffer.from(m.name);
+    const body = m.deflate ? deflateRawSync(m.data) : m.data;
+    const size = m.size ?? m.data.length;
+    const header = (central: boolean): Buffer => {
+      const b = Buffer.alloc(central ? 46 : 30);
+      let at = 0;
+      b.writeUInt32LE(central ? 0x02014b50 : 0x04034b50, at); at += 4;
+      if (central) { b.writeUInt16LE(20, at); at += 2; }
+      b.writeUInt16LE(20, at); at += 2; // version needed
+      b.writeUInt16LE(0, at); at += 2; // flags
+      b.writeUInt16LE(m.deflate ? 8 : 0, at); at += 2;
+      b.writeUInt32LE(0, at); at += 4; // time, date
+      b.writeUInt32LE(crc32(m.data), at); at += 4;
+      b.writeUInt32LE(body.length, at); at += 4;
+      b.writeUInt32LE(size, at); at += 4;
+      b.writeUInt16LE(name.length, at); at += 2;
+      b.writeUInt16LE(0, at); at += 2; // extra
+      if (central) b.writeUInt32LE(offset, 42);
+      return b;
+    };
+    const local = Buffer.concat([header(false), name, body]);
+    centrals.push(Buffer.concat([header(true), name]));
+    locals.push(local);
+    offset += local.length;
+  }
+  const directory = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(members.length, 8);
+  end.writeUInt16LE(members.length, 10);
+  end.writeUInt32LE(directory.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, directory, end]);
+}
+
+const CSV = Buffer.from('id,text\n'.concat('1,hello\n'.repeat(20_000)));
+let folder: string;
+before(async () => {
+  folder = await mkdtemp(join(tmpdir(), 'carectl-unzip-'));
+});
+after(() => rm(folder, { recursive: true, force: true }));
+
+async function fetchUnzipped(archive: Buffer): Promise<{ outcome: number | Error; files: string[]; saved?: Unzipping['saved']; content?: Buffer }> {
+  const server = await serve((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/zip', 'content-length': String(archive.length) });
+    res.end(archive);
+  });
+  const into = await mkdtemp(join(folder, 'run-'));
+  try {
+    const partial = await PartialFile.create(into, 'report.csv');
+    const unzip: Unzipping = { what: 'the file of report 7', finalPath: () => join(into, 'report.csv') };
+    const outcome = await download(downloadOptions(`${server.url}/r.zip`, { file: join(into, 'report.csv'), partial, unzip }, fakeClock(), { retries: 1 })).catch((err: Error) => err);
+    const files = await readdir(into);
+    return { outcome, files, saved: unzip.saved, ...(files.includes('report.csv') && { content: await readFile(join(into, 'report.csv')) }) };
+  } finally {
+    await server.close();
+  }
+}
+
+describe('an archive of one file', () => {
+  for (const deflate of [false, true]) {
+    test(`${deflate ? 'deflated' : 'stored'}: extracted into place, the archive gone`, async () => {
+      const result = await fetchUnzipped(zip([{ name: 'export.csv', data: CSV, deflate }]));
+      assert.equal(typeof result.outcome, 'number', String(result.outcome));
+      assert.deepEqual(result.files, ['report.csv']);
+      assert.deepEqual(result.content, CSV);
+      assert.deepEqual(result.saved, { path: result.saved!.path, bytes: CSV.length, member: 'export.csv' });
+    });
+  }
+});
+
+describe('refused, with no file left', () => {
+  const cases: [string, Buffer, RegExp][] = [
+    ['several members', zip([{ name: 'a.csv', data: CSV }, { name: 'b.csv', data: CSV }]), /^--unzip: the file of report 7 holds 2 members; --unzip extracts an archive of one file \(save it without --unzip\)$/],
+    ['a member with a path', zip([{ name: 'dir/a.csv', data: CSV }]), /^--unzip: the file of report 7 has a member with a path \("dir\/a\.csv"\)/],
+    ['a member that climbs out', zip([{ name: '../a.csv', data: CSV }]), /^--unzip: the file of report 7 has a member (carectl will not extract|with a path)/],
+    ['not an archive', CSV, /^--unzip: the file of report 7 is not a ZIP archive carectl can read/],
+  ];
+  for (const [name, archive, message] of cases) {
+    test(name, async () => {
+      const result = await fetchUnzipped(archive);
+      assert.ok(result.outcome instanceof Error, String(result.outcome));
+      assert.match(result.outcome.message, message);
+      assert.deepEqual(result.files, []);
+    });
+  }
+});
+
+describe('the size limit (here 100 KiB)', () => {
+  async function extract(archive: Buffer): Promise<{ outcome: unknown; files: string[] }> {
+    const into = await mkdtemp(join(folder, 'limit-'));
+    await writeFile(join(into, 'a.zip'), archive);
+    const target = await PartialFile.create(into, 'out.csv');
+    const outcome = await extractSingleMember(join(into, 'a.zip'), target, 'the file of report 7', 100 * 1024).catch((err: unknown) => err);
+    await target.discard();
+    return { outcome, files: await readdir(into) };
+  }
+
+  test('a member past it by its header: refused before a byte is written', async () => {
+    const { outcome } = await extract(zip([{ name: 'a.csv', data: CSV, deflate: true }]));
+    assert.equal((outcome as Error).message, `--unzip: the file of report 7 has a member of ${CSV.length} bytes, more than the 100 KiB carectl writes`);
+  });
+
+  test('a header that lies about the size: stopped while inflating', async () => {
+    const { outcome } = await extract(zip([{ name: 'a.csv', data: CSV, deflate: true, size: 100 }]));
+    assert.match((outcome as Error).message, /^--unzip: the file of report 7 (inflates past the 100 KiB carectl writes|could not be extracted \(.*\))$/);
+  });
+});
+
+describe('carectl reports … --unzip', () => {
+  let sandbox: Sandbox;
+  before(async () => {
+    sandbox = await openSandbox();
+  });
+  after(() => sandbox.close());
+
+  test('needs a file or folder to extract into: exit 2, nothing sent', async () => {
+    const cases: [string[], string][] = [
+      [['reports', 'download', FIXTURES.reports.generatedId, '--unzip', '--file', '-'], 'carectl: --unzip: extracts into a file or folder: give --file PATH (not -)\n'],
+      [['reports', 'wait', FIXTURES.reports.generatedId, '--unzip'], 'carectl: --unzip: extracts into a file or folder: give --download PATH\n'],
+      [['reports', 'create', '--account', '1001', '--from', '3d', '--to', '1d', '--unzip'], 'carectl: --unzip: extracts into a file or folder: give --download PATH\n'],
+    ];
+    for (const [argv, stderr] of cases) {
+      const from = sandbox.requests.length;
+      const result = await runCli(argv, { sandbox, cwd: folder });
+      assert.equal(result.code, 2, argv.join(' '));
+      assert.equal(result.stderr, stderr);
+      assert.equal(sandbox.requests.length, from);
+    }
+  });
+
+  test('a file that is no archive: exit 1, the command to try again, nothing left', async () => {
+    const into = await mkdtemp(join(folder, 'cli-'));
+    const clock = fakeClock();
+    const result = await runCli(['reports', 'download', FIXTURES.reports.generatedId, '--unzip', '--file', 'r.csv'], { sandbox, cwd: into, now: clock.now, sleep: clock.sleep });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /^carectl: --unzip: the file of report 60001 is not a ZIP archive carectl can read \(.*\); nothing was saved; try again with: carectl reports download 60001 --file r\.csv --unzip\n$/);
+    assert.deepEqual(await readdir(into), []);
+  });
+});

@@ -1,0 +1,126 @@
+/**
+ * Name who answered (issue 24 item 5): a proxy's or a gateway's own error page is said to be
+ * theirs, with its title; --sandbox and loopback bypass the environment's proxies; NO_PROXY takes CIDR
+ * ranges and IPv6 literals as curl and Go do.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { bypassed, proxyFor } from '../src/http/proxy.js';
+import { pageTitle } from '../src/http/reply.js';
+import { fakeClock, runCli } from './helpers.js';
+import { serve } from './scripted-server.js';
+
+const NGINX_413 = '<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
+const SQUID_503 = '<!DOCTYPE html><html><head><meta type="copyright" content="Copyright (C) 1996-2023 The Squid Software Foundation and contributors">\n<title>ERROR: The requested URL could not be retrieved</title></head><body>…</body></html>';
+
+function cli(argv: string[], env: Record<string, string>): ReturnType<typeof runCli> {
+  const clock = fakeClock();
+  return runCli(['--retries', '0', ...argv], { env: { CARECTL_USER: 'u', CARECTL_PASSWORD: 'p', ...env }, now: clock.now, sleep: clock.sleep });
+}
+
+describe('error pages', () => {
+  test("a gateway's HTML page (nginx's 413) is the gateway's, quoted by its title", async () => {
+    const server = await serve((_req, res) => {
+      res.writeHead(413, { 'content-type': 'text/html' });
+      res.end(NGINX_413);
+    });
+    try {
+      const result = await cli(['tags', 'get', '7001'], { CARECTL_BASE_URL: server.url });
+      assert.equal(result.code, 1);
+      assert.equal(result.stderr, 'carectl: a gateway in front of the service answered HTTP 413 ("413 Request Entity Too Large"), not the service itself\n');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("a proxy's 503 and 407 name the proxy, never its credentials", async () => {
+    let status = 503;
+    const proxy = await serve((req, res) => {
+      assert.match(req.url ?? '', /^http:\/\/api\.example\.test\//, 'absolute form');
+      res.writeHead(status, { 'content-type': 'text/html', ...(status === 407 && { 'proxy-authenticate': 'Basic realm="Squid"' }) });
+      res.end(SQUID_503.replace('ERROR: The requested URL could not be retrieved', status === 407 ? 'ERROR: Cache Access Denied' : '$&'));
+    });
+    const port = new URL(proxy.url).port;
+    try {
+      const env = { CARECTL_BASE_URL: 'http://api.example.test', HTTP_PROXY: `http://pu:proxy-pw@127.0.0.1:${port}` };
+      const unavailable = await cli(['--insecure-http', 'tags', 'get', '7001'], env);
+      assert.equal(unavailable.code, 1);
+      assert.equal(unavailable.stderr, `carectl: the proxy 127.0.0.1:${port} (HTTP_PROXY) answered HTTP 503 ("ERROR: The requested URL could not be retrieved"): it did not get an answer from the service\n`);
+      status = 407;
+      const denied = await cli(['--insecure-http', 'tags', 'get', '7001'], env);
+      // undici turns a 407 into an error of its own: the proxy is named all the same.
+      assert.equal(denied.stderr, `carectl: GET http://api.example.test/v1.3/tags/7001 failed: the proxy 127.0.0.1:${port} (HTTP_PROXY) refused the request (HTTP 407: proxy credentials missing or wrong)\n`);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test('a JSON error of the service through a proxy is still the service\'s', async () => {
+    const proxy = await serve((_req, res) => {
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end('{"status":"error","message":"Down for maintenance"}');
+    });
+    try {
+      const result = await cli(['--insecure-http', 'tags', 'get', '7001'], { CARECTL_BASE_URL: 'http://api.example.test', HTTP_PROXY: proxy.url });
+      assert.equal(result.stderr, 'carectl: Down for maintenance (HTTP 503)\n');
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test('page titles: entities read, whitespace and control characters collapsed, long ones cut', () => {
+    assert.equal(pageTitle('<TITLE lang="en">\n  502 Bad&nbsp;Gateway &amp; more\u001b[31m </TITLE>'), '502 Bad Gateway & more [31m');
+    assert.equal(pageTitle('<title></title>'), undefined);
+    assert.equal(pageTitle('{"a":1}'), undefined);
+    assert.equal(pageTitle(`<title>${'x'.repeat(300)}</title>`)?.length, 100);
+  });
+});
+
+describe('going around the proxy', () => {
+  test('--sandbox never goes through the environment\'s proxy', async () => {
+    const clock = fakeClock();
+    const result = await runCli(['--sandbox', 'tags', 'get', '7001', '-o', 'json'], { env: { HTTP_PROXY: 'http://127.0.0.1:9', HTTPS_PROXY: 'http://127.0.0.1:9' }, now: clock.now, sleep: clock.sleep });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /"id"/);
+  });
+
+  test('a service on loopback is reached directly, whatever HTTP_PROXY says (as Go and gh do)', async () => {
+    const server = await serve((_req, res) => res.end('{"tag":{"id":7001,"name":"x"}}'));
+    try {
+      const result = await cli(['tags', 'get', '7001', '-o', 'json'], { CARECTL_BASE_URL: server.url, HTTP_PROXY: 'http://127.0.0.1:9' });
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(server.hits.length, 1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('NO_PROXY entries: names and suffixes, IPs, IPv6 with or without brackets, CIDR ranges, ports, *', () => {
+    const yes = (url: string, noProxy: string): void => assert.ok(bypassed(new URL(url), noProxy), `${url} by ${noProxy}`);
+    const no = (url: string, noProxy: string): void => assert.ok(!bypassed(new URL(url), noProxy), `${url} not by ${noProxy}`);
+    yes('https://api.example.com/', 'example.com');
+    yes('https://api.example.com/', '.example.com');
+    yes('https://api.example.com/', '*.example.com');
+    no('https://badexample.com/', 'example.com');
+    yes('http://10.1.2.3:8080/', '10.0.0.0/8');
+    no('http://11.1.2.3/', '10.0.0.0/8');
+    yes('http://127.0.0.1/', '127.0.0.0/8');
+    yes('http://[::1]:3000/', '::1');
+    yes('http://[::1]:3000/', '[::1]');
+    yes('http://[::1]:3000/', '[::1]:3000');
+    no('http://[::1]:3001/', '[::1]:3000');
+    yes('http://[fd00::5]/', 'fd00::/8');
+    no('http://[fe80::5]/', 'fd00::/8');
+    no('http://10.0.0.1/', 'fd00::/8');
+    yes('https://host.corp:8443/', 'host.corp:8443');
+    no('https://host.corp/', 'host.corp:8443');
+    yes('https://anything/', '*');
+    no('https://anything/', '');
+    assert.equal(proxyFor(new URL('http://10.0.0.1/'), { http: 'http://p:3128/', noProxy: '10.0.0.0/8' }), undefined);
+    for (const local of ['http://localhost:3000/', 'http://api.localhost/', 'http://127.5.5.5/', 'http://[::1]:8080/']) {
+      assert.equal(proxyFor(new URL(local), { http: 'http://p:3128/' }), undefined, local);
+    }
+    assert.equal(proxyFor(new URL('http://localhost.example.com/'), { http: 'http://p:3128/' }), 'http://p:3128/');
+    assert.equal(proxyFor(new URL('http://11.0.0.1/'), { http: 'http://p:3128/', noProxy: '10.0.0.0/8' }), 'http://p:3128/');
+  });
+});
