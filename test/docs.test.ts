@@ -207,6 +207,7 @@ describe('completion', () => {
       ['carectl', 'help', ''],
       ['carectl', 'sandbox', '--'],
       ['carectl', 'conversations', 'list', '--columns', 'au'],
+      ['carectl', 'help', 'conversations', ''],
     ]);
     assert.deepEqual(offers[0], ['conversations']);
     assert.deepEqual(offers[1]?.sort(), [...CONVERSATION_STATUSES].sort());
@@ -230,6 +231,8 @@ describe('completion', () => {
     assert.deepEqual(offers[15]?.sort(), sandboxFlags.sort());
     assert.ok(!offers[15]?.includes('--output'));
     assert.deepEqual(offers[16], ['author', 'author.id', 'author.url']);
+    // help GROUP: the group's verbs
+    assert.deepEqual(offers[17]?.sort(), ['content', 'get', 'list', 'update']);
   });
 
   test('bash: later items of comma lists, config keys and values, profiles from the config file; file names where nothing else applies', async () => {
@@ -317,6 +320,7 @@ describe('completion', () => {
       "offer carectl --profile ''",
       "offer carectl conversations get 1 ''",
       "offer carectl conversations list --limit ''",
+      "offer carectl help conversations ''",
     ].join('\n');
     const { stdout } = await run('zsh', ['-f', '-c', driver], { env });
     assert.deepEqual(stdout.split('\n'), [
@@ -329,6 +333,7 @@ describe('completion', () => {
       'compadd default staging',
       'files',
       'message',
+      'compadd list get content update',
       '',
     ]);
   });
@@ -347,6 +352,7 @@ describe('completion', () => {
     assert.deepEqual(await offers('carectl reports list --columns id,st'), ['id,state']);
     assert.deepEqual(await offers('carectl config set '), [...CONFIG_KEYS].sort());
     assert.ok((await offers('carectl help ')).includes('conversations') && (await offers('carectl help ')).includes('exit-codes'));
+    assert.deepEqual(await offers('carectl help conversations '), ['content', 'get', 'list', 'update']);
     assert.ok(!(await offers('carectl sandbox --')).includes('--output'));
     assert.ok((await offers('carectl sandbox --')).includes('--port'));
     // an option's description is shown with the option, not after each of its values

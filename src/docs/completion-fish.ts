@@ -103,6 +103,15 @@ function __carectl_wants_files --description 'whether nothing but a file name ca
     test (count $subcommands) = 0; and not __carectl_has_words "$at"
 end
 
+function __carectl_help_words --description 'the verbs of the command that carectl help names so far'
+    set -l walked (__carectl_walk)
+    set -l at ''
+    for word in $walked[2..-1]
+        contains -- $word (__carectl_commands "$at"); and set at (string trim -- "$at $word")
+    end
+    __carectl_commands "$at"
+end
+
 function __carectl_list_items --description 'the items of a comma-separated list, after those typed so far'
     set -l token (commandline -ct)
     set -l done (string match -r '^.*,' -- $token)
@@ -112,6 +121,7 @@ function __carectl_list_items --description 'the items of a comma-separated list
 end
 
 complete -c carectl -n 'not __carectl_wants_files' -f
+complete -c carectl -n '__carectl_at help; and not __carectl_argument 0' -a '(__carectl_help_words)'
 ${rules.join('\n')}
 `;
 }

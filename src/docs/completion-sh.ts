@@ -169,7 +169,12 @@ ${argumentTable(commands)}
 # The words the next positional argument of the command ($1) can be, after the arguments the
 # walker found.
 __carectl_argument_words() {
-  local count=\${#__carectl_args[@]} last=''
+  local count=\${#__carectl_args[@]} last='' line
+  if [ "$1" = help ] && (( count > 0 )); then
+    # carectl help GROUP …: the verbs of the command named so far
+    __carectl_commands "$(__carectl_path "\${__carectl_args[@]}")" | while IFS= read -r line; do printf '%s ' "\${line%%:*}"; done
+    return 0
+  fi
   (( count > 0 )) && last=\${__carectl_args[-1]}
   __carectl_positional "$1" "$count" "$last"
 }
