@@ -212,7 +212,7 @@ describe('the sandbox', () => {
     assert.equal(out.code, 0, out.stderr);
     const answers = out.stderr.split('\n').filter((line) => line.startsWith('< '));
     assert.ok(answers.length >= 2, out.stderr);
-    const details = /^< 200 GET \S+ \(HTTP\/1\.1, direct, (new|reused) connection, gzip ([\d.]+) KB on the wire, ([\d.]+) KB decoded, \d+ ms\)$/;
+    const details = /^< 200 GET \S+ \(HTTP\/1\.1, direct, (new|reused) connection, gzip ([\d.]+) KiB on the wire, ([\d.]+) KiB decoded, \d+ ms\)$/;
     const parsed = answers.map((line) => details.exec(line));
     assert.ok(parsed.every(Boolean), answers.join('\n'));
     assert.equal(parsed[0]![1], 'new');

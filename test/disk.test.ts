@@ -69,7 +69,7 @@ describe('onto a symbolic link', () => {
     await symlink(join('real', 'r.csv'), join(folder, 'link.csv'));
     const result = await save(['--file', 'link.csv']);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stderr, new RegExp(`^report ${ID}: saved [0-9.]+ KB to link\\.csv\n$`));
+    assert.match(result.stderr, new RegExp(`^report ${ID}: saved [0-9.]+ KiB to link\\.csv\n$`));
     assert.ok((await lstat(join(folder, 'link.csv'))).isSymbolicLink());
     assert.equal(await readlink(join(folder, 'link.csv')), join('real', 'r.csv'));
     assert.deepEqual(await readFile(join(folder, 'real', 'r.csv')), expected);

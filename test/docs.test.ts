@@ -70,7 +70,29 @@ describe('man page', () => {
       for (const option of command.options.filter((o) => !o.names.includes('--help'))) {
         for (const name of option.names) assert.ok(section.includes(`\\fB${roff.code(name)}\\fR`), `${command.path.join(' ')} ${name}`);
       }
-      for (const example of command.examples) assert.ok(section.includes(roff.code(example)), `${command.path.join(' ')}: ${example}`);
+      // A long example goes on under a backslash: the words are the same.
+      const joined = section.replace(/ \\e\n +/g, ' ');
+      for (const example of command.examples) assert.ok(joined.includes(roff.code(example)), `${command.path.join(' ')}: ${example}`);
+    }
+  });
+
+  test('mandoc -Tlint -W warning finds nothing; read at 80 columns no line is wider; it has a date and a SEE ALSO section', { skip: installed('mandoc') ? false : 'mandoc is not installed (apt-get install mandoc)' }, async () => {
+    const lint = await run('mandoc', ['-Tlint', '-W', 'warning', fileURLToPath(MAN_PAGE)]).catch((err: { stdout: string; stderr: string }) => err);
+    assert.equal(`${lint.stdout}${lint.stderr}`, '');
+    const { stdout } = await run('mandoc', ['-Tutf8', '-Owidth=80', fileURLToPath(MAN_PAGE)]);
+    const plain = stdout.replace(/.\x08/g, '').replace(/\t/g, '        ');
+    for (const line of plain.split('\n')) assert.ok([...line].length <= 80, line);
+    assert.match(page, /^\.TH CARECTL 1 \d{4}-\d{2}-\d{2} /m);
+    assert.match(page, /^\.SH "SEE ALSO"$/m);
+  });
+
+  test('the example in the description names a tag the sandbox has', async () => {
+    const sandbox = await (await import('./helpers.js')).openSandbox();
+    try {
+      assert.match(page, /carectl tags get 7005/);
+      assert.equal((await runCli(['tags', 'get', '7005'], { sandbox })).code, 0);
+    } finally {
+      await sandbox.close();
     }
   });
 
@@ -182,6 +204,10 @@ describe('completion', () => {
       ['carectl', 'conversations', 'get', '1001', '--inc'],
       ['carectl', 'completion', ''],
       ['carectl', 'tags', 'list', '--status', ''],
+      ['carectl', 'help', ''],
+      ['carectl', 'sandbox', '--'],
+      ['carectl', 'conversations', 'list', '--columns', 'au'],
+      ['carectl', 'help', 'conversations', ''],
     ]);
     assert.deepEqual(offers[0], ['conversations']);
     assert.deepEqual(offers[1]?.sort(), [...CONVERSATION_STATUSES].sort());
@@ -198,6 +224,15 @@ describe('completion', () => {
     assert.deepEqual(offers[12]?.sort(), ['bash', 'fish', 'zsh']);
     // tags have no --status: it is not an option there, so no values are offered
     assert.deepEqual(offers[13], []);
+    // help: the commands beside it and the topics, not file names
+    assert.deepEqual(offers[14]?.sort(), [...topLevel.filter((name) => name !== 'help'), 'options', 'environment', 'dates', 'formats', 'exit-codes'].sort());
+    // sandbox: its own flags, none of the global options
+    const sandboxFlags = allCommands(carectlTree()).find((command) => command.path.join(' ') === 'sandbox')!.options.flatMap((option) => option.names.filter((name) => name.startsWith('--')));
+    assert.deepEqual(offers[15]?.sort(), sandboxFlags.sort());
+    assert.ok(!offers[15]?.includes('--output'));
+    assert.deepEqual(offers[16], ['author', 'author.id', 'author.url']);
+    // help GROUP: the group's verbs
+    assert.deepEqual(offers[17]?.sort(), ['content', 'get', 'list', 'update']);
   });
 
   test('bash: later items of comma lists, config keys and values, profiles from the config file; file names where nothing else applies', async () => {
@@ -218,7 +253,10 @@ describe('completion', () => {
     ]);
     assert.deepEqual(offers[0]?.sort(), ['content,actions', 'content,notes']);
     assert.deepEqual(offers[1], ['content,notes']);
-    const conversationColumns = columnNames(resourceByName('conversations'), 'list').filter((column) => column !== 'id');
+    // the columns, and the dotted paths of references (author.id, tags.name)
+    const conversationColumns = allCommands(carectlTree()).find((command) => command.path.join(' ') === 'conversations list')!.columns!.filter((column) => column !== 'id');
+    assert.ok(conversationColumns.includes('author.id') && conversationColumns.includes('tags.name'));
+    for (const column of columnNames(resourceByName('conversations'), 'list').filter((column) => column !== 'id')) assert.ok(conversationColumns.includes(column), column);
     assert.deepEqual(offers[2]?.sort(), conversationColumns.map((column) => `id,${column}`).sort());
     assert.deepEqual(offers[3], ['id,state']);
     assert.deepEqual(offers[4], CONTENT_ITEM.fields.filter((field) => field.startsWith('te')));
@@ -270,25 +308,32 @@ describe('completion', () => {
       'compdef() { :; }',
       `source ${JSON.stringify(file)}`,
       'compadd() { local -a out; while (( $# )); do case $1 in (-a) shift; out+=("${(@P)1}") ;; (--) shift; out+=("$@"); break ;; (-S|-P) shift ;; (-*) ;; (*) out+=("$1") ;; esac; shift; done; print -r -- "compadd ${out[*]}"; }',
-      'compset() { print -r -- "compset $*"; }',
+      // as compset -P '*,' moves what is typed up to the last comma into IPREFIX
+      'compset() { print -r -- "compset $*"; [[ ${words[CURRENT]} == *,* ]] && IPREFIX=${words[CURRENT]%,*},; }',
       '_files() { print -r -- files; }',
       '_message() { print -r -- message; }',
       '_describe() { local name=${@[-1]}; print -r -- "describe ${(P)name}"; }',
       'offer() { local -a words; words=("$@"); CURRENT=$#; _carectl; }',
       "offer carectl conversations list --include 'content,'",
+      "offer carectl reports list --columns 'id,state,'",
       "offer carectl config set output ''",
       "offer carectl --profile ''",
       "offer carectl conversations get 1 ''",
       "offer carectl conversations list --limit ''",
+      "offer carectl help conversations ''",
     ].join('\n');
     const { stdout } = await run('zsh', ['-f', '-c', driver], { env });
     assert.deepEqual(stdout.split('\n'), [
       'compset -P *,',
-      `compadd ${CONVERSATION_INCLUDES.join(' ')}`,
+      // the items already in the list are not offered again
+      `compadd ${CONVERSATION_INCLUDES.filter((item) => item !== 'content').join(' ')}`,
+      'compset -P *,',
+      `compadd ${allCommands(carectlTree()).find((command) => command.path.join(' ') === 'reports list')!.columns!.filter((column) => column !== 'id' && column !== 'state').join(' ')}`,
       `compadd ${FORMATS.join(' ')}`,
       'compadd default staging',
       'files',
       'message',
+      'compadd list get content update',
       '',
     ]);
   });
@@ -306,6 +351,15 @@ describe('completion', () => {
     assert.deepEqual(await offers('carectl conversations list --include content,'), ['content,actions', 'content,notes']);
     assert.deepEqual(await offers('carectl reports list --columns id,st'), ['id,state']);
     assert.deepEqual(await offers('carectl config set '), [...CONFIG_KEYS].sort());
+    assert.ok((await offers('carectl help ')).includes('conversations') && (await offers('carectl help ')).includes('exit-codes'));
+    assert.deepEqual(await offers('carectl help conversations '), ['content', 'get', 'list', 'update']);
+    assert.ok(!(await offers('carectl sandbox --')).includes('--output'));
+    assert.ok((await offers('carectl sandbox --')).includes('--port'));
+    // an option's description is shown with the option, not after each of its values
+    const values = await run('fish', ['--no-config', '-c', `source ${JSON.stringify(file)}; complete -C${JSON.stringify('carectl conversations list --status ')}`], { cwd: folder, env });
+    assert.ok(values.stdout.split('\n').filter(Boolean).every((entry) => !entry.includes('\t')), values.stdout);
+    const option = await run('fish', ['--no-config', '-c', `source ${JSON.stringify(file)}; complete -C${JSON.stringify('carectl conversations list --stat')}`], { cwd: folder, env });
+    assert.match(option.stdout, /^--status\t\S/m);
     assert.deepEqual(await offers('carectl config set api-version '), [...VERSIONS].sort());
     assert.deepEqual(await offers('carectl --profile '), ['default', 'staging']);
     // file names only where nothing else can come: an argument without a fixed set of words

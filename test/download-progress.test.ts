@@ -8,9 +8,9 @@ const MB = 1024 * 1024;
 
 describe('download progress', () => {
   test('the line never reaches the last column: the bar narrows, then goes, then the text is cut', () => {
-    assert.equal(progressLine('report 60001', 12 * MB, 25 * MB, undefined), 'report 60001 [############------------]  48%  12.0 MB / 25.0 MB');
-    assert.equal(progressLine('report 60001', 12 * MB, 25 * MB, 50), 'report 60001 [#####-----]  48%  12.0 MB / 25.0 MB');
-    assert.equal(progressLine('report 60001', 12 * MB, 25 * MB, 40), 'report 60001  48%  12.0 MB / 25.0 MB');
+    assert.equal(progressLine('report 60001', 12 * MB, 25 * MB, undefined), 'report 60001 [############------------]  48%  12.0 MiB / 25.0 MiB');
+    assert.equal(progressLine('report 60001', 12 * MB, 25 * MB, 50), 'report 60001 [####----]  48%  12.0 MiB / 25.0 MiB');
+    assert.equal(progressLine('report 60001', 12 * MB, 25 * MB, 40), 'report 60001  48%  12.0 MiB / 25.0 MiB');
     assert.equal(progressLine('report 60001', 12 * MB, 25 * MB, 20), 'report 60001  48% …');
     for (const columns of [20, 30, 40, 50, 60, 80, 120]) {
       assert.ok(progressLine('report 60001', 12 * MB, 25 * MB, columns).length < columns, `${columns} columns`);

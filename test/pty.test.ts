@@ -14,9 +14,16 @@ import { ptyRunner, runInPty } from './pty.js';
 const runner = ptyRunner();
 const skip = typeof runner === 'string' ? runner : false;
 
-/** The lines as they stand on the screen (escape sequences of colour removed). */
+/**
+ * The lines as they stand on the screen (escape sequences of colour removed): a line redrawn in
+ * place (a live count, on a machine slow enough for one to show) is what follows its last \r.
+ */
 function lines(screen: string): string[] {
-  return screen.replace(/\x1b\[[\d;]*m/g, '').replace(/\n$/, '').split('\n');
+  return screen
+    .replace(/\x1b\[[\d;]*m/g, '')
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((line) => line.slice(line.lastIndexOf('\r') + 1).replaceAll('\x1b[2K', ''));
 }
 
 function assertFits(screen: string, columns: number, what: string): void {

@@ -635,7 +635,7 @@ describe('exit codes', () => {
     ['a typo of a verb', ['conversations', 'lst'], /unknown command 'lst' \(did you mean list\?\)/],
     // Options that only lists act on are refused elsewhere, not silently ignored.
     ['--resume on a get', ['tags', 'get', '7001', '--resume', 'x'], /^carectl: --resume: `carectl tags get` does not take it\n$/],
-    ['--page-size on content', ['conversations', 'content', '500001', '--page-size', '5'], /^carectl: --page-size: `carectl conversations content` does not take it\n$/],
+    ['--resume on content by ids', ['conversations', 'content', '500001', '--resume', 'x'], /^carectl: --resume continues a list by filters; with ids, give the ids not yet done\n$/],
     ['--limit on api', ['api', 'v1.3/tags', '--paginate', '--limit', '1'], /^carectl: --limit: `carectl api` does not take it\n$/],
     ['-o csv on api', ['api', 'v1.3/tags', '-o', 'csv'], /^carectl: --output: `carectl api` prints the service's JSON as it is; leave -o out \(or use -o json\)\n$/],
     ['--api-version on api', ['api', 'v1.3/tags/7001', '--api-version', 'v1.1'], /^carectl: --api-version: `carectl api` sends PATH as given; put the version in it \(v1\.1\/reports\)\n$/],

@@ -122,7 +122,7 @@ describe('reports create --download: the whole way to a file', () => {
       assert.equal(
         result.stderr,
         `report ${id}: queued (0s)\nreport ${id}: generating (5s)\nreport ${id}: generated (10s)\n` +
-          `report ${id}: saved ${(bytes.length / 1024).toFixed(1)} KB to out.${format}\n`,
+          `report ${id}: saved ${(bytes.length / 1024).toFixed(1)} KiB to out.${format}\n`,
       );
       const downloads = sandbox.requests.slice(from).filter((r) => r.listener === 'download');
       assert.equal(downloads.length, 1);
@@ -177,8 +177,8 @@ describe('reports create --download: the whole way to a file', () => {
     assert.ok(result.stderr.startsWith(`${clear}report ${id}: queued (0s)${clear}report ${id}: queued (1s)`), JSON.stringify(result.stderr.slice(0, 80)));
     assert.ok(result.stderr.includes(`${clear}report ${id}: generating (5s)${clear}report ${id}: generating (6s)`));
     assert.ok(result.stderr.includes(`${clear}report ${id}: generated (10s)\n`));
-    assert.match(result.stderr, /\r\x1b\[2Kreport \d+ \[#{24}\] 100% {2}\d+\.\d KB \/ \d+\.\d KB/);
-    assert.ok(result.stderr.endsWith(`${clear}report ${id}: saved ${(reportFileContent(report(id), 'csv').length / 1024).toFixed(1)} KB to ${join(folder, `report-${id}.csv`)}\n`));
+    assert.match(result.stderr, /\r\x1b\[2Kreport \d+ \[#{24}\] 100% {2}\d+\.\d KiB \/ \d+\.\d KiB/);
+    assert.ok(result.stderr.endsWith(`${clear}report ${id}: saved ${(reportFileContent(report(id), 'csv').length / 1024).toFixed(1)} KiB to ${join(folder, `report-${id}.csv`)}\n`));
     assert.deepEqual(await readdir(folder), [`report-${id}.csv`]);
   });
 

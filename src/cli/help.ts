@@ -89,13 +89,11 @@ function paragraph(text: string, width: number, indent = ''): string[] {
 }
 
 /**
- * An example command line; a line too long for the terminal goes on under a backslash, so it can
- * still be copied into a shell as it is. Words in quotes stay whole.
+ * A shell line in lines of at most `width` columns: a line too long goes on under a backslash, so
+ * it can still be copied into a shell as it is. Words in quotes stay whole.
  */
-export function exampleLines(example: string, width: number): string[] {
-  const first = `${INDENT}$ `;
-  const next = `${INDENT}    `;
-  const words = example.match(/(?:[^\s'"]+|'[^']*'|"(?:\\.|[^"\\])*")+/g) ?? [example];
+export function continuedLines(text: string, width: number, first: string, next: string): string[] {
+  const words = text.match(/(?:[^\s'"]+|'[^']*'|"(?:\\.|[^"\\])*")+/g) ?? [text];
   const lines: string[] = [];
   let line = first;
   for (const word of words) {
@@ -109,6 +107,11 @@ export function exampleLines(example: string, width: number): string[] {
     }
   }
   return [...lines, line];
+}
+
+/** An example command line in the help, `  $ carectl …`, continued under a backslash where too long. */
+export function exampleLines(example: string, width: number): string[] {
+  return continuedLines(example, width, `${INDENT}$ `, `${INDENT}    `);
 }
 
 function formatHelp(command: Command, helper: Help): string {

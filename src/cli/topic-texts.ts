@@ -23,7 +23,7 @@ export interface ExampleGroup {
 }
 
 export const DESCRIPTION: string[] = [
-  'Every resource of the API is a command, and what can be done with it is a verb: `carectl conversations list`, `carectl tags get 3`. Each `list` follows all pages of the service unless `--limit` stops it, and writes records as they arrive. Each `get` and `list` asks the service for just the fields its output needs.',
+  'Every resource of the API is a command, and what can be done with it is a verb: `carectl conversations list`, `carectl tags get 7005`. Each `list` follows all pages of the service unless `--limit` stops it, and writes records as they arrive. Each `get` and `list` asks the service for just the fields its output needs.',
   'Lists and `conversations update` batches keep up to `--parallel` requests in flight (8 by default, 1 to 32). A conversation list runs its two priority queries side by side and reads day ranges of its sort date at once; a batch works on several ids at once. The output is the same as with `--parallel 1`: the same records in the same order, each once (update rows in the order of the ids). When the service answers 429, fewer requests are sent, and each waits as long as the service asks.',
   'A list never loops: a page address already read, a page repeating the records of the one before it, or a next_page link that changes the query and cannot be rebuilt from it ends the list with an error and a `--resume` token. A list that fails before its first record prints no token.',
   'Data goes to standard output; progress, notices and errors go to standard error, so output can be piped and redirected safely. `carectl ... | head -1` ends quietly.',
@@ -147,13 +147,18 @@ export const EXAMPLES: ExampleGroup[] = [
     ],
   },
   {
-    title: 'From cron',
-    intro: 'A crontab that fetches yesterday\'s report every night at 03:15, with the credentials in the environment:',
-    kind: 'crontab',
+    title: 'A nightly report script',
+    intro: 'Yesterday\'s report as CSV, saved complete or not at all, with the connection from CARECTL_* variables. With `--quiet` and `--download FILE`, a run that succeeds prints nothing. Saved as `nightly-report` on the job\'s PATH:',
+    kind: 'script',
     lines: [
-      'CARECTL_BASE_URL=https://api.example.com',
-      'CARECTL_USER=reports-bot',
-      '15 3 * * * . /etc/carectl/password.env && carectl --quiet reports create --account 1001 --from yesterday --to yesterday --format csv --download /srv/reports/ || logger -t carectl "nightly report failed"',
+      'day=$(date -u -d yesterday +%Y-%m-%d)',
+      'carectl --quiet reports create --account 1001 --from "$day" --to "$day" --format csv --timeout 45m --download "care-$day.csv"',
     ],
+  },
+  {
+    title: 'From cron',
+    intro: 'A crontab that runs it every night at 03:15, the password in a file only the job can read (`pw.env` exports CARECTL_PASSWORD, mode 0600). Cron mails what a job prints: only failures.',
+    kind: 'crontab',
+    lines: ['CARECTL_BASE_URL=https://api.example.com', 'CARECTL_USER=reports-bot', '15 3 * * * . /etc/carectl/pw.env; cd /srv/reports; nightly-report'],
   },
 ];

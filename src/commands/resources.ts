@@ -14,7 +14,9 @@ import { UsageError } from '../core/errors.js';
 import { LIST_USES, type Action, type RawOptions } from '../cli/action.js';
 import type { Context } from '../cli/context.js';
 import { addExamples } from '../cli/help.js';
-import { readIds, refuseMissingIds, watchIds } from '../cli/ids.js';
+import { readIds, refuseMissingIds, watchIds, type IdWatch } from '../cli/ids.js';
+import type { RecordWriter } from '../output/index.js';
+import type { Printer } from '../output/printer.js';
 import { repeatable } from '../cli/repeats.js';
 
 /** A group of a resource with only the read verbs its description names. */
@@ -45,7 +47,7 @@ function optionKey(flag: string): string {
   return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
-function readFilters(raw: RawOptions, filters: readonly FilterSpec[]): FilterValues {
+export function readFilters(raw: RawOptions, filters: readonly FilterSpec[]): FilterValues {
   const values: Record<string, unknown> = {};
   for (const filter of filters) {
     for (const flag of [filter.flag, ...(filter.kind === 'switch' && filter.offFlag ? [filter.offFlag] : [])]) {
@@ -82,7 +84,7 @@ export function addGetVerb(group: Command, spec: ResourceSpec, action: Action): 
   get.action(action(read, (ctx, opts) => getResource(ctx, spec, opts), ['columns']));
 }
 
-function addFilterOptions(command: Command, filters: readonly FilterSpec[]): void {
+export function addFilterOptions(command: Command, filters: readonly FilterSpec[]): void {
   for (const filter of filters) {
     switch (filter.kind) {
       case 'switch': {
@@ -137,24 +139,54 @@ async function readShape(ctx: Context, spec: ResourceSpec, shape: 'list' | 'sing
 
 async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions): Promise<void> {
   const { printer, version, picked, columns, fieldsQuery } = await readShape(ctx, spec, 'list', opts.fields);
-  // A resumed list resolves `today` and `7d` as the run it continues did.
-  const asOf = resumeAsOf(ctx.globals.resume) ?? ctx.io.now();
-  const query = [...checkedFilterParams(spec, version, opts.filters, spec.filters, asOf), ...fieldsQuery];
-  const limit = ctx.limit;
+  const { query, asOf } = listQuery(ctx, spec, version, opts.filters);
+  noticeIncludedElsewhere(ctx, spec, printer, opts.filters, columns);
   const ids = spec.listByIds ? await readIds(ctx, opts.ids, '--id') : undefined;
-  const plan = listPlan(spec, version, query, { pageSize: ctx.pageSize, limit, asOf }, ids);
-  refuseUnionSort(spec, plan, query);
+  let watch: IdWatch | undefined;
+  const written = await streamList(ctx, spec, { version, query: [...query, ...fieldsQuery], asOf, ids, noun: spec.noun }, (continues) => {
+    watch = watchIds(printer.writer('list', columns, { continues, computed: spec.computed, picked }));
+    return watch.writer;
+  });
+  // A look-up by ids names those the service did not return; a resumed or --limit-cut run cannot tell.
+  if (ids && ctx.globals.resume === undefined && written < (ctx.limit ?? Infinity)) refuseMissingIds(spec.noun, watch?.missing(ids));
+  if (written === 0) ctx.notice(`no ${spec.noun}s found`);
+}
+
+/** The filters' parameters, checked before anything is sent; a resumed list resolves `today` and `7d` as the run it continues did. */
+export function listQuery(ctx: Context, spec: ResourceSpec, version: Version, filters: FilterValues): { query: Array<[string, string]>; asOf: number } {
+  const asOf = resumeAsOf(ctx.globals.resume) ?? ctx.io.now();
+  return { query: checkedFilterParams(spec, version, filters, spec.filters, asOf), asOf };
+}
+
+export interface ListRun {
+  version: Version;
+  query: ReadonlyArray<readonly [string, string]>;
+  asOf: number;
+  ids?: string[] | undefined;
+  /** What the live count counts. */
+  noun: string;
+}
+
+/**
+ * A list of `spec` through the list engine (runList): its plan, the point a --resume token
+ * continues from, up to --parallel requests, a live count, into the writer `writerFor` makes (given
+ * the header the output being continued already has). How many records were written.
+ */
+export async function streamList(ctx: Context, spec: ResourceSpec, run: ListRun, writerFor: (continues: string | undefined) => RecordWriter): Promise<number> {
+  const printer = await ctx.printer();
+  const limit = ctx.limit;
+  const plan = listPlan(spec, run.version, run.query, { pageSize: ctx.pageSize, limit, asOf: run.asOf }, run.ids);
+  refuseUnionSort(spec, plan, run.query);
   const start = startPoint(plan, ctx.globals.resume);
   const scheduler = await ctx.scheduler();
 
   const api = await ctx.api();
   const header = printer.continuableHeader;
-  const watch = watchIds(printer.writer('list', columns, { continues: start.header, computed: spec.computed, picked }));
-  const live = ctx.liveCount(watch.writer, spec.noun);
+  const live = ctx.liveCount(writerFor(start.header), run.noun);
   try {
-    const written = await runList({
+    return await runList({
       plan,
-      source: api.pages(spec, version),
+      source: api.pages(spec, run.version),
       writer: live.writer,
       start,
       scheduler,
@@ -167,13 +199,24 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
         ctx.notice(message);
       },
     });
-    // A look-up by ids names those the service did not return; a resumed or --limit-cut run cannot tell.
-    if (ids && ctx.globals.resume === undefined && written < (limit ?? Infinity)) refuseMissingIds(spec.noun, watch.missing(ids));
-    if (written === 0) ctx.notice(`no ${spec.noun}s found`);
   } finally {
     // Before the error line, should the list have failed.
     live.clear();
   }
+}
+
+/**
+ * `--include` in a row format (table, csv, tsv): a row holds the record's own fields, so the
+ * included items would silently be missing; the notice says where they are.
+ */
+function noticeIncludedElsewhere(ctx: Context, spec: ResourceSpec, printer: Printer, filters: FilterValues, columns: readonly string[]): void {
+  const included = (filters as Record<string, unknown>).include as string[] | undefined;
+  if (printer.wholeRecords || !included?.length) return;
+  // Those the columns show (--columns id,content.text) are not missing.
+  const missing = included.flatMap((value) => value.split(',')).map((value) => value.trim()).filter((value) => value !== '' && !columns.some((column) => column.split('.')[0] === value));
+  if (missing.length === 0) return;
+  const content = missing.includes('content') ? `, or one row per content item with carectl ${spec.name} content and the same filters` : '';
+  ctx.notice(`--include ${missing.join(',')}: ${printer.format} rows hold each ${spec.noun}'s own fields; the included items are in -o json or -o ndjson${content}`);
 }
 
 /**

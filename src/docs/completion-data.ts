@@ -57,9 +57,12 @@ export function summary(description: string): string {
   return description.split('\n')[0]!.replace(/\s+/g, ' ').trim();
 }
 
-/** A command's options to complete. -h/--help of carectl itself applies below it too, so it is listed once. */
+/**
+ * A command's options to complete. -h/--help of carectl itself applies below it too, so it is
+ * listed once; a command the global options do not apply to lists its own.
+ */
 export function completedOptions(command: CommandDoc): OptionDoc[] {
-  return command.path.length === 0 ? command.options : command.options.filter((option) => !option.names.includes('--help'));
+  return command.path.length === 0 || command.ownOptionsOnly ? command.options : command.options.filter((option) => !option.names.includes('--help'));
 }
 
 /** The hidden command the scripts run for the profile names (src/commands/completion.ts). */

@@ -9,7 +9,7 @@ import type { CommandDoc, OptionDoc } from './tree.js';
 export function fishScript(commands: readonly CommandDoc[]): string {
   const rules = commands.flatMap((command) => [
     ...command.commands.map((sub) => `complete -c carectl -n ${quote(`__carectl_at ${quote(pathKey(command))}`)} -a ${quote(lastWord(sub))} -d ${quote(summary(sub.description))}`),
-    ...completedOptions(command).map((option) => optionRule(command, option)),
+    ...completedOptions(command).map((option) => optionRule(command, option, commands.filter((other) => other.ownOptionsOnly))),
     ...extraValues(command).flatMap(({ names, kind }) => names.map((name) => `complete -c carectl -n ${quote(`__carectl_at ${quote(pathKey(command))}`)} ${nameFlag(name)}${valueFlags(kind)}`)),
     ...argumentWords(command).map(({ index, previous, words }) => {
       const condition = `__carectl_at ${quote(pathKey(command))}; and __carectl_argument ${index}${previous === undefined ? '' : ` ${quote(previous)}`}`;
@@ -103,6 +103,15 @@ function __carectl_wants_files --description 'whether nothing but a file name ca
     test (count $subcommands) = 0; and not __carectl_has_words "$at"
 end
 
+function __carectl_help_words --description 'the verbs of the command that carectl help names so far'
+    set -l walked (__carectl_walk)
+    set -l at ''
+    for word in $walked[2..-1]
+        contains -- $word (__carectl_commands "$at"); and set at (string trim -- "$at $word")
+    end
+    __carectl_commands "$at"
+end
+
 function __carectl_list_items --description 'the items of a comma-separated list, after those typed so far'
     set -l token (commandline -ct)
     set -l done (string match -r '^.*,' -- $token)
@@ -112,16 +121,24 @@ function __carectl_list_items --description 'the items of a comma-separated list
 end
 
 complete -c carectl -n 'not __carectl_wants_files' -f
+complete -c carectl -n '__carectl_at help; and not __carectl_argument 0' -a '(__carectl_help_words)'
 ${rules.join('\n')}
 `;
 }
 
-/** carectl's own options apply everywhere; a command's options to it and the commands below it. */
-function optionRule(command: CommandDoc, option: OptionDoc): string {
-  const condition = command.path.length === 0 ? '' : ` -n ${quote(`__carectl_under ${quote(pathKey(command))}`)}`;
+/**
+ * carectl's own options apply everywhere but under the commands they do not apply to (sandbox); a
+ * command's options to it and the commands below it. The description goes with the option only:
+ * on the rule of its values, fish would repeat it after every value.
+ */
+function optionRule(command: CommandDoc, option: OptionDoc, ownOnly: readonly CommandDoc[]): string {
+  const exclusive = command.path.length === 0 ? ownOnly.map((other) => `not __carectl_under ${quote(pathKey(other))}`).join('; and ') : '';
+  const condition = command.path.length === 0 ? (exclusive ? ` -n ${quote(exclusive)}` : '') : ` -n ${quote(`__carectl_under ${quote(pathKey(command))}`)}`;
   const names = option.names.map(nameFlag).join(' ');
   const kind = valueKind(option);
-  return `complete -c carectl${condition} ${names}${kind ? valueFlags(kind) : ''} -d ${quote(summary(option.description))}`;
+  const rule = `complete -c carectl${condition} ${names}`;
+  // The values' rule first: fish takes the option's description from the rule that comes last.
+  return `${kind && kind.kind !== 'text' ? `${rule}${valueFlags(kind)}\n` : ''}${rule}${kind?.kind === 'path' ? ' -r' : kind ? ' -x' : ''} -d ${quote(summary(option.description))}`;
 }
 
 function nameFlag(name: string): string {

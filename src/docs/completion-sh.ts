@@ -105,9 +105,11 @@ _carectl() {
         found=(\${(f)"$(${PROFILES_COMMAND})"})
         compadd -a found ;;
       ,*)
-        # complete the item after the last comma; a comma typed next stays, a space removes it
+        # complete the item after the last comma, leaving out those already there; a comma typed next stays, a space removes it
         compset -P '*,'
-        compadd -q -S , -- \${=\${__carectl_value#,}} ;;
+        local -a typed items
+        typed=(\${(s:,:)\${IPREFIX##*=}}) items=(\${=\${__carectl_value#,}})
+        compadd -q -S , -- \${items:|typed} ;;
       '') _message -e values 'value' ;;
       *) compadd -- \${=__carectl_value} ;;
     esac
@@ -167,7 +169,12 @@ ${argumentTable(commands)}
 # The words the next positional argument of the command ($1) can be, after the arguments the
 # walker found.
 __carectl_argument_words() {
-  local count=\${#__carectl_args[@]} last=''
+  local count=\${#__carectl_args[@]} last='' line
+  if [ "$1" = help ] && (( count > 0 )); then
+    # carectl help GROUP …: the verbs of the command named so far
+    __carectl_commands "$(__carectl_path "\${__carectl_args[@]}")" | while IFS= read -r line; do printf '%s ' "\${line%%:*}"; done
+    return 0
+  fi
   (( count > 0 )) && last=\${__carectl_args[-1]}
   __carectl_positional "$1" "$count" "$last"
 }
@@ -199,12 +206,12 @@ __carectl_find_value() {
   done
 }
 
-# Options of a command and of the commands above it.
+# Options of a command and of the commands above it; its own only where none of the global options apply (sandbox).
 __carectl_all_options() {
   local at=$1
   while :; do
     __carectl_options "$at"
-    [ -z "$at" ] && return 0
+    case $at in ''|${commands.filter((command) => command.ownOptionsOnly).map((command) => quote(pathKey(command))).join('|') || "''"}) return 0 ;; esac
     at=$(__carectl_parent "$at")
   done
 }

@@ -8,16 +8,22 @@ import { FORMATS } from '../output/index.js';
 import { ENVIRONMENT, SETTING_KEYS } from '../config/keys.js';
 import * as roff from './roff.js';
 import { allCommands, describeCommand, isLeaf, type CommandDoc, type OptionDoc } from './tree.js';
+import { continuedLines } from '../cli/help.js';
 import {
   DATE_EXAMPLES, DESCRIPTION, EXAMPLES, EXIT_TEXT, FILES, FORMAT_NOTES, FORMAT_TEXT, GLOBAL_OPTIONS_INTRO, OTHER_ENVIRONMENT,
   SETTING_TEXT, VALUE_SYNTAX, type Term,
 } from '../cli/topic-texts.js';
 
+/** The date of the page's last change, for its .TH line (a fixed date keeps the page reproducible). */
+const MAN_DATE = '2026-11-26';
+const EXAMPLE_WIDTH = 68;
+const SEE_ALSO: ReadonlyArray<[string, number]> = [['jq', 1], ['curl', 1], ['crontab', 5]];
+
 export function renderManPage(program: Command, version: string): string {
   const root = describeCommand(program);
   const page = [
     '.\\" Generated from the command tree by `npm run man` (scripts/gen-man.js): edit the sources, not this page.',
-    `.TH CARECTL 1 "" ${roff.argument(`carectl ${version}`)} "carectl manual"`,
+    `.TH CARECTL 1 ${MAN_DATE} ${roff.argument(`carectl ${version}`)} "carectl manual"`,
     // no hyphenation or justification: option names and values must read exactly as typed
     '.nh',
     '.ad l',
@@ -50,9 +56,12 @@ export function renderManPage(program: Command, version: string): string {
     '.SH "EXIT STATUS"',
     ...exitCodes().flatMap(([name, code]) => termItem({ term: String(code), paragraphs: [EXIT_TEXT[name]] })),
     '.SH EXAMPLES',
-    ...EXAMPLES.flatMap((group) => [`.SS ${roff.argument(roff.text(group.title))}`, ...paragraphs([group.intro]), ...exampleBlock(group.lines)]),
+    ...EXAMPLES.flatMap((group) => [`.SS ${roff.argument(roff.text(group.title))}`, ...paragraphs([group.intro]), ...exampleBlock(group.lines, group.kind !== 'crontab')]),
+    '.SH "SEE ALSO"',
+    roff.line(SEE_ALSO.map(([name, section]) => `\\fB${roff.code(name)}\\fR(${section})`).join(', ')),
   ];
-  return `${page.join('\n')}\n`;
+  // A paragraph macro right after a heading is one mandoc -Tlint warns of: the heading starts one.
+  return `${page.filter((line, index) => !(line === '.PP' && /^\.S[HS] /.test(page[index - 1] ?? ''))).join('\n')}\n`;
 }
 
 /** A top-level command in the overview, with its verbs when it has some. */
@@ -93,8 +102,19 @@ function paragraphs(texts: readonly string[]): string[] {
   return texts.flatMap((paragraph) => ['.PP', roff.line(inline(paragraph))]);
 }
 
-function exampleBlock(lines: readonly string[]): string[] {
-  return ['.PP', '.RS 4', '.nf', ...lines.map((text) => roff.line(roff.code(text))), '.fi', '.RE'];
+/**
+ * Example lines as typed, each continued under a backslash where it would pass EXAMPLE_WIDTH (the
+ * page read at 80 columns: 7 of indent, 4 more for the block). A crontab line cannot be continued:
+ * those are kept short at the source.
+ */
+function exampleBlock(lines: readonly string[], continued = true): string[] {
+  const shown = continued
+    ? lines.flatMap((text) => {
+        const indent = /^ */.exec(text)?.[0] ?? '';
+        return continuedLines(text.trimStart(), EXAMPLE_WIDTH, indent, `${indent}    `);
+      })
+    : lines;
+  return ['.PP', '.RS 4', '.nf', ...shown.map((text) => roff.line(roff.code(text))), '.fi', '.RE'];
 }
 
 /** `-o, --output <format>` with the option names in bold and the value in italics. */

@@ -4,7 +4,8 @@
  */
 import type { Argument, Command, Option } from 'commander';
 import { examplesOf } from '../cli/help.js';
-import { ARGUMENT_VALUES, columnValues, DYNAMIC_VALUES, optionValues, type ArgumentValues } from './values.js';
+import { ARGUMENT_VALUES, columnValues, DYNAMIC_VALUES, optionValues, OWN_OPTIONS_ONLY, type ArgumentValues } from './values.js';
+import { TOPICS } from '../cli/topics.js';
 
 export interface OptionDoc {
   /** As declared: '-o, --output <format>'. */
@@ -43,6 +44,8 @@ export interface CommandDoc {
   examples: string[];
   /** The columns the global --columns can name here, for the commands that print records. */
   columns?: readonly string[];
+  /** A command none of carectl's global options apply to (sandbox): completion offers its own only. */
+  ownOptionsOnly?: boolean;
 }
 
 /** Option values named like these are file paths. */
@@ -54,12 +57,13 @@ export function describeCommand(command: Command, path: readonly string[] = []):
     path,
     usage: help.commandUsage(command),
     description: help.commandDescription(command),
-    arguments: command.registeredArguments.map((argument, index) => describeArgument(argument, ARGUMENT_VALUES[path.join(' ')]?.[index])),
+    arguments: command.registeredArguments.map((argument, index) => describeArgument(argument, argumentValues(command, path)?.[index])),
     options: help.visibleOptions(command).map((option) => describeOption(path, option, help.optionDescription(option))),
     // hidden commands (what the completion scripts run) are not documented
     commands: help.visibleCommands(command).map((sub) => describeCommand(sub, [...path, sub.name()])),
     examples: [...examplesOf(command)],
     ...(columnValues(path) && { columns: columnValues(path) }),
+    ...(OWN_OPTIONS_ONLY.includes(path.join(' ')) && { ownOptionsOnly: true }),
   };
 }
 
@@ -86,6 +90,13 @@ function describeOption(path: readonly string[], option: Option, description: st
     ...(dynamic && { dynamic }),
     isPath: valueName !== undefined && PATH_VALUE_NAMES.has(valueName.toLowerCase()),
   };
+}
+
+/** `carectl help`'s words are the commands beside it and the topics; other commands' come from ARGUMENT_VALUES. */
+function argumentValues(command: Command, path: readonly string[]): readonly ArgumentValues[] | undefined {
+  if (path.join(' ') !== 'help' || !command.parent) return ARGUMENT_VALUES[path.join(' ')];
+  const commands = command.parent.createHelp().visibleCommands(command.parent).map((sub) => sub.name()).filter((name) => name !== 'help');
+  return [{ words: [...commands, 'options', ...TOPICS] }];
 }
 
 function describeArgument(argument: Argument, values: ArgumentValues | undefined): ArgumentDoc {

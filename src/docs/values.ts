@@ -10,6 +10,9 @@ import { columnNames, requestableFields } from '../api/query.js';
 import { CONFIG_KEYS } from '../config/keys.js';
 import { METHODS } from '../http/methods.js';
 
+/** Commands that none of the global options apply to: completion offers only their own. */
+export const OWN_OPTIONS_ONLY: readonly string[] = ['sandbox', 'completion', 'version', 'help'];
+
 /** Options of carectl itself (global options), by long name. */
 const GLOBAL_VALUES: Readonly<Record<string, readonly string[]>> = {
   '--output': FORMATS,
@@ -53,14 +56,33 @@ export function optionValues(path: readonly string[], option: Option): readonly 
   return resourceFilterValues(path, option.long) ?? COMMAND_VALUES[`${path.join(' ')} ${option.long}`];
 }
 
+/**
+ * Fields the spec gives as references ({id, url}, some with a name), whose dotted paths
+ * completion offers: `author.id`, `tags.name`.
+ */
+const REFERENCE_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  author: ['id', 'url'],
+  assigned_to: ['id', 'url'],
+  account: ['id', 'url'],
+  generated_by: ['id', 'url'],
+  user: ['id', 'url', 'email'],
+  tags: ['id', 'url', 'name'],
+  channels: ['id', 'url', 'name', 'platform_id'],
+};
+
+/** Columns, each reference followed by its dotted paths. */
+function withPaths(columns: readonly string[]): string[] {
+  return columns.flatMap((column) => [column, ...(REFERENCE_FIELDS[column] ?? []).map((key) => `${column}.${key}`)]);
+}
+
 /** The words of the global --columns at a command that prints records with columns. */
 export function columnValues(path: readonly string[]): readonly string[] | undefined {
   const [name, verb] = path;
   if (path.length !== 2) return undefined;
-  if (name === 'conversations' && verb === 'content') return CONTENT_ITEM.fields;
+  if (name === 'conversations' && verb === 'content') return withPaths(['conversation_id', ...CONTENT_ITEM.fields]);
   const spec = RESOURCES.find((resource) => resource.name === name);
   if (!spec || (verb !== 'list' && verb !== 'get')) return undefined;
-  return columnNames(spec, verb === 'get' ? 'single' : 'list');
+  return withPaths(columnNames(spec, verb === 'get' ? 'single' : 'list'));
 }
 
 /** The values of the catalogue's enum filters, a text filter's examples, or --fields, on the list verb (and get, for what it shares). */

@@ -44,7 +44,7 @@ export function connectionOf(method: string, url: URL): string | undefined {
 }
 
 /**
- * `HTTP/1.1, direct, reused connection, gzip 1.2 KB on the wire, 8.0 KB decoded, 15 ms`: the
+ * `HTTP/1.1, direct, reused connection, gzip 1.2 KiB on the wire, 8.0 KiB decoded, 15 ms`: the
  * protocol, direct or via which proxy, the connection, the coding and bytes, the time taken.
  */
 export function answerDetails(method: string, url: URL, seen: AttemptReply, proxy: string | undefined, ms: number): string {

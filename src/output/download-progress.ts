@@ -12,7 +12,7 @@ const MIN_BAR_WIDTH = 5;
 const REDRAW_EVERY_MS = 250;
 
 /**
- * A byte progress bar on a terminal (`[#####-----]  48%  1.2 MB / 2.5 MB`), fitted to the width
+ * A byte progress bar on a terminal (`[#####-----]  48%  1.2 MiB / 2.5 MiB`), fitted to the width
  * of stderr (the bar narrows, then goes; the line never wraps), redrawn at most every 250 ms and
  * cleared when done. Off a terminal or with --quiet: nothing.
  */

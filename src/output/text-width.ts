@@ -45,8 +45,8 @@ export function fitLine(text: string, columns: number | undefined): string {
 /**
  * Wraps one paragraph at spaces into lines of at most `width` columns (the first line
  * `firstWidth`); a word longer than a line is cut across lines, except a URL, which goes whole on
- * a line of its own. Runs of spaces inside a
- * line are kept; spaces at a break are dropped. Width undefined: the paragraph as one line.
+ * a line of its own. Runs of spaces inside a line are kept; spaces at a break are dropped. Width
+ * undefined: the paragraph as one line.
  */
 export function wrapText(text: string, width: number | undefined, firstWidth = width): string[] {
   if (width === undefined || firstWidth === undefined || width < 1 || displayWidth(text) <= firstWidth) return [text];
@@ -58,6 +58,22 @@ export function wrapText(text: string, width: number | undefined, firstWidth = w
     lines.push(line.trimEnd());
     line = '';
     lineWidth = 0;
+  };
+  /** The word on the line; a word wider than a line is cut across lines, in one pass over it (a 200 KB word too). */
+  const cutAcross = (word: string, wordWidth: number): void => {
+    let at = 0;
+    let restWidth = wordWidth;
+    while (lineWidth + restWidth > room()) {
+      let end = headEnd(word, at, room() - lineWidth);
+      if (end === at) end += (word.codePointAt(at) as number) > 0xffff ? 2 : 1;
+      const head = word.slice(at, end);
+      line += head;
+      restWidth -= displayWidth(head);
+      at = end;
+      breakLine();
+    }
+    line += word.slice(at);
+    lineWidth += restWidth;
   };
   for (const word of text.split(/( +)/)) {
     if (word === '') continue;
@@ -79,20 +95,7 @@ export function wrapText(text: string, width: number | undefined, firstWidth = w
       breakLine();
       continue;
     }
-    // A word wider than a line is cut across lines, in one pass over it (a 200 KB word too).
-    let at = 0;
-    let restWidth = wordWidth;
-    while (lineWidth + restWidth > room()) {
-      let end = headEnd(word, at, room() - lineWidth);
-      if (end === at) end += (word.codePointAt(at) as number) > 0xffff ? 2 : 1;
-      const head = word.slice(at, end);
-      line += head;
-      restWidth -= displayWidth(head);
-      at = end;
-      breakLine();
-    }
-    line += word.slice(at);
-    lineWidth += restWidth;
+    cutAcross(word, wordWidth);
   }
   if (line.trimEnd() !== '' || lines.length === 0) lines.push(line.trimEnd());
   return lines;

@@ -1,24 +1,122 @@
-/** `conversations content ID`: the content thread of one conversation. */
+/**
+ * `conversations content`: the content items of one conversation (ID), of several (ids, or - for
+ * stdin), or of every conversation the list filters match, as rows with their conversation_id.
+ */
 import type { Command } from 'commander';
 import { requireId } from '../../api/client.js';
 import { CONTENT_ITEM, defaultVersion, hasPlaceholderDate, hasWithheldText, isPlaceholderLink, itemTime, resourceByName } from '../../api/catalogue/index.js';
-import { resolveColumns } from '../../api/query.js';
-import type { Action } from '../../cli/action.js';
+import { resolveColumns, type FilterValues } from '../../api/query.js';
+import { inOrder } from '../../api/scheduler.js';
+import { LIST_USES, type Action, type RawOptions } from '../../cli/action.js';
 import type { Context } from '../../cli/context.js';
 import { addExamples } from '../../cli/help.js';
+import { readIds } from '../../cli/ids.js';
+import { UsageError } from '../../core/errors.js';
 import type { TextBlock } from '../../output/blocks.js';
+import type { RecordWriter } from '../../output/index.js';
+import { addFilterOptions, listQuery, readFilters, streamList } from '../resources.js';
 
 const conversations = resourceByName('conversations');
+/** The list filters, but --include: content is what this verb side-loads. */
+const FILTERS = conversations.filters.filter((filter) => filter.flag !== 'include');
+const ROW_COLUMNS = ['conversation_id', ...CONTENT_ITEM.fields];
+const ROW_DEFAULTS = ['conversation_id', ...CONTENT_ITEM.defaultColumns];
+
+interface ContentOptions {
+  ids: string[];
+  filters: FilterValues;
+}
 
 export function addContentVerb(group: Command, action: Action): void {
   const content = group
-    .command('content <id>')
-    .description("show a conversation's content items, oldest first: on a terminal each item's whole text, elsewhere one row each");
-  addExamples(content, ['carectl conversations content 500002', 'carectl conversations content 500002 --columns created_date,author.id,text -o csv']);
-  content.action(action((_raw, args) => args[0] as string, showContent, ['limit', 'columns']));
+    .command('content [ids...]')
+    .description(
+      "show content items, oldest first: of one conversation (on a terminal each item's whole text, elsewhere one row each), of several (ids, or - for stdin), or of every conversation the list filters match, one row per item with its conversation_id",
+    );
+  addFilterOptions(content, FILTERS);
+  addExamples(content, [
+    'carectl conversations content 500002',
+    'carectl conversations content 500002 --columns created_date,author.id,text -o csv',
+    'carectl conversations content --status closed --newest 7d..today -o csv > messages.csv',
+  ]);
+  const read = (raw: RawOptions, args: readonly unknown[]): ContentOptions => ({ ids: (args[0] as string[] | undefined) ?? [], filters: readFilters(raw, FILTERS) });
+  content.action(action(read, showContent, LIST_USES));
 }
 
-async function showContent(ctx: Context, id: string): Promise<void> {
+async function showContent(ctx: Context, opts: ContentOptions): Promise<void> {
+  const filtered = Object.keys(opts.filters).length > 0;
+  if (filtered && opts.ids.length > 0) throw new UsageError('conversations content: give ids or list filters (--status, --oldest, …), not both');
+  if (opts.ids.length > 0 && ctx.globals.resume !== undefined) throw new UsageError('--resume continues a list by filters; with ids, give the ids not yet done');
+  if (opts.ids.length === 1 && opts.ids[0] !== '-') return showThread(ctx, opts.ids[0]!);
+  const printer = await ctx.printer();
+  const columns = resolveColumns(ROW_COLUMNS, ROW_DEFAULTS, ctx.globals.columns, undefined);
+  const version = await ctx.apiVersion(conversations.versions, defaultVersion(conversations));
+  if (opts.ids.length === 0) {
+    // Every matching conversation through the list engine, with its content side-loaded: resumable and parallel as any list.
+    const { query, asOf } = listQuery(ctx, conversations, version, opts.filters);
+    const written = await streamList(ctx, conversations, { version, query: [...query, ['include', 'content']], asOf, noun: 'conversation' }, (continues) =>
+      itemRows(printer.writer('list', columns, { continues })),
+    );
+    if (written === 0) ctx.notice('no conversations found');
+    return;
+  }
+  const ids = (await readIds(ctx, opts.ids, '-')).map((id) => requireId(id, conversations));
+  const api = await ctx.api();
+  const writer = itemRows(printer.writer('list', columns));
+  const live = ctx.liveTicker('conversation', ids.length);
+  try {
+    await inOrder(
+      await ctx.scheduler(),
+      ids,
+      (id, slot) => api.fetchRecord(conversations, version, id, [['include', 'content']], { throttle: slot.throttle }),
+      async (record) => {
+        live.stepAside();
+        await writer.write(record);
+        live.tick();
+      },
+      { stop: ctx.io.signal },
+    );
+  } finally {
+    live.clear();
+    await writer.end();
+  }
+}
+
+/**
+ * Each conversation record as the rows of its content items, oldest first, each with its
+ * conversation_id. Only one conversation's thread is held at a time. What the stream took counts
+ * whole conversations, for the resume point of a list that stopped.
+ */
+function itemRows(writer: RecordWriter): RecordWriter {
+  /** Item counts at the end of each conversation not yet known to be delivered, and how many were. */
+  const ends: number[] = [];
+  let confirmed = 0;
+  let items = 0;
+  const delivered = writer.delivered?.bind(writer);
+  const settle = (): number => {
+    const took = delivered?.() ?? items;
+    while (ends.length > 0 && (ends[0] as number) <= took) {
+      ends.shift();
+      confirmed += 1;
+    }
+    return confirmed;
+  };
+  return {
+    async write(record) {
+      const thread = [...((record.content as Record<string, unknown>[] | undefined) ?? [])].sort(byTime);
+      for (const item of thread) await writer.write({ conversation_id: record.id, ...item });
+      items += thread.length;
+      ends.push(items);
+      settle();
+    },
+    endPage: () => writer.endPage(),
+    end: () => writer.end(),
+    ...(delivered && { delivered: settle }),
+  };
+}
+
+/** One conversation's thread: blocks of text on a terminal, else rows. */
+async function showThread(ctx: Context, id: string): Promise<void> {
   const printer = await ctx.printer();
   const limit = ctx.limit ?? Infinity;
   const columns = resolveColumns(CONTENT_ITEM.fields, CONTENT_ITEM.defaultColumns, ctx.globals.columns, undefined);
