@@ -7,20 +7,23 @@ import { argumentWords, completedOptions, extraValues, pathKey, PROFILES_COMMAND
 import type { CommandDoc, OptionDoc } from './tree.js';
 
 export function fishScript(commands: readonly CommandDoc[]): string {
-  const rules = commands.flatMap((command) => [
-    ...command.commands.map((sub) => `complete -c carectl -n ${quote(`__carectl_at ${quote(pathKey(command))}`)} -a ${quote(lastWord(sub))} -d ${quote(summary(sub.description))}`),
-    ...completedOptions(command).map((option) => optionRule(command, option, commands.filter((other) => other.ownOptionsOnly))),
-    ...extraValues(command).flatMap(({ names, kind }) => names.map((name) => `complete -c carectl -n ${quote(`__carectl_at ${quote(pathKey(command))}`)} ${nameFlag(name)}${valueFlags(kind)}`)),
-    ...argumentWords(command).map(({ index, previous, words }) => {
-      const condition = `__carectl_at ${quote(pathKey(command))}; and __carectl_argument ${index}${previous === undefined ? '' : ` ${quote(previous)}`}`;
-      return `complete -c carectl -n ${quote(condition)} -a ${quote(words.join(' '))}`;
-    }),
-  ]);
   return `# fish completion for carectl, generated from its command tree by \`carectl completion fish\`.
 # Load it with:  carectl completion fish | source
 # or save it as ~/.config/fish/completions/carectl.fish
 
-function __carectl_commands --description 'subcommands of a carectl command'
+${treeFunctions(commands)}
+
+${WALKER}
+
+complete -c carectl -n 'not __carectl_wants_files' -f
+complete -c carectl -n '__carectl_at help; and not __carectl_argument 0' -a '(__carectl_help_words)'
+${completeRules(commands).join('\n')}
+`;
+}
+
+/** The tree as switch tables: subcommands, options that take a value, commands whose arguments have fixed words. */
+function treeFunctions(commands: readonly CommandDoc[]): string {
+  return `function __carectl_commands --description 'subcommands of a carectl command'
     switch $argv[1]
 ${switchTable(commands.filter((command) => command.commands.length > 0).map((command) => [quote(pathKey(command)), `printf '%s\\n' ${command.commands.map((sub) => quote(lastWord(sub))).join(' ')}`]))}
     end
@@ -38,9 +41,14 @@ function __carectl_has_words --description 'whether the arguments of a carectl c
 ${switchTable([[commands.filter((command) => argumentWords(command).length > 0).map((command) => quote(pathKey(command))).join(' ') || "''", 'return 0']])}
     end
     return 1
-end
+end`;
+}
 
-function __carectl_find_value --description 'whether an option of a carectl command or of one above it takes a value'
+/**
+ * Where the words typed so far lead: the command they name and its positional arguments (skipping
+ * options and their values), and the tests the rules are conditioned on.
+ */
+const WALKER = `function __carectl_find_value --description 'whether an option of a carectl command or of one above it takes a value'
     set -l at $argv[1]
     while true
         __carectl_takes_value "$at" $argv[2]; and return 0
@@ -118,12 +126,19 @@ function __carectl_list_items --description 'the items of a comma-separated list
     for word in $argv
         contains -- $word (string split , -- $done); or printf '%s%s\\n' "$done" $word
     end
-end
+end`;
 
-complete -c carectl -n 'not __carectl_wants_files' -f
-complete -c carectl -n '__carectl_at help; and not __carectl_argument 0' -a '(__carectl_help_words)'
-${rules.join('\n')}
-`;
+/** One `complete` rule per subcommand, option, option value and argument word of each command. */
+function completeRules(commands: readonly CommandDoc[]): string[] {
+  return commands.flatMap((command) => [
+    ...command.commands.map((sub) => `complete -c carectl -n ${quote(`__carectl_at ${quote(pathKey(command))}`)} -a ${quote(lastWord(sub))} -d ${quote(summary(sub.description))}`),
+    ...completedOptions(command).map((option) => optionRule(command, option, commands.filter((other) => other.ownOptionsOnly))),
+    ...extraValues(command).flatMap(({ names, kind }) => names.map((name) => `complete -c carectl -n ${quote(`__carectl_at ${quote(pathKey(command))}`)} ${nameFlag(name)}${valueFlags(kind)}`)),
+    ...argumentWords(command).map(({ index, previous, words }) => {
+      const condition = `__carectl_at ${quote(pathKey(command))}; and __carectl_argument ${index}${previous === undefined ? '' : ` ${quote(previous)}`}`;
+      return `complete -c carectl -n ${quote(condition)} -a ${quote(words.join(' '))}`;
+    }),
+  ]);
 }
 
 /**

@@ -144,7 +144,15 @@ fi
 /** The tree as case tables, and the walker, valid in both bash and zsh. */
 function core(commands: readonly CommandDoc[]): string {
   return `
-# Subcommands of a command ('' is carectl itself), as 'name:description' lines.
+${treeTables(commands)}
+
+${walker(commands)}
+`;
+}
+
+/** What the tree says about a command: its subcommands, options, argument words and option values. */
+function treeTables(commands: readonly CommandDoc[]): string {
+  return `# Subcommands of a command ('' is carectl itself), as 'name:description' lines.
 __carectl_commands() {
   case $1 in
 ${caseTable(commands, (command) => command.commands.map((sub) => `${sub.path[sub.path.length - 1]}:${summary(sub.description)}`))}
@@ -186,9 +194,15 @@ __carectl_option_value() {
 ${valueTable(commands)}
     *) return 1 ;;
   esac
+}`;
 }
 
-# The parent of a command.
+/**
+ * Finding where the words lead: a command's parent, the value an option takes there or above, the
+ * options in effect, and the walk over the words to the command they name and its arguments.
+ */
+function walker(commands: readonly CommandDoc[]): string {
+  return `# The parent of a command.
 __carectl_parent() {
   case $1 in
     *' '*) printf '%s\\n' "\${1% *}" ;;
@@ -254,8 +268,7 @@ __carectl_path() {
   local -a __carectl_args
   __carectl_walk "$@"
   printf '%s\\n' "$__carectl_at"
-}
-`;
+}`;
 }
 
 /** One case entry per command that has lines: `'path') printf '%s\n' 'line' … ;;`. */

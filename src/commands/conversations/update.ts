@@ -181,7 +181,7 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
     else if (writer) await output(() => writer.write({ id, method: 'PATCH', path, body }));
     else await output(() => writeText(ctx.io.stdout.stream, `PATCH ${path} ${stringifyJson(body)}\n`, ctx.io.signal));
   };
-  let done = 0;
+  let done: number;
   try {
     done = await inOrder(scheduler, ids, update, report, { stop: ctx.io.signal });
   } finally {
