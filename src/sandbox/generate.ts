@@ -314,12 +314,11 @@ function makeTags(world: World): TagRecord[] {
   });
 }
 
-/** Hand-written content of the hostile and the multi-platform fixture conversations. */
-function makeFixedContent(world: World, channels: readonly ChannelRecord[]): Map<string, ContentItemRecord[]> {
-  const channel = (id: string): ChannelRecord => channels.find((candidate) => candidate.id === id)!;
-  const facebook = channel(FIXTURES.facebookChannelId);
-  const microblog = channel(FIXTURES.microblogChannelId);
-  const item = (fields: Partial<ContentItemRecord> & Pick<ContentItemRecord, 'id' | 'parent' | 'createdMs' | 'text' | 'author_id'>, on: ChannelRecord): ContentItemRecord => ({
+type FixedItemFields = Partial<ContentItemRecord> & Pick<ContentItemRecord, 'id' | 'parent' | 'createdMs' | 'text' | 'author_id'>;
+
+/** One hand-written content item on a channel: what the fields leave out, as a plain reply. */
+function fixedItem(fields: FixedItemFields, on: ChannelRecord): ContentItemRecord {
+  return {
     type: 'reply',
     platform: on.platform,
     platform_id: `${on.platform_id}_${fields.id}`,
@@ -334,30 +333,46 @@ function makeFixedContent(world: World, channels: readonly ChannelRecord[]): Map
     attachments: [],
     sentiment: null,
     ...fields,
-  });
-  const hostileStart = world.windowEndMs - 2 * DAY_MS + 3_600_000;
-  const multiStart = world.windowEndMs - 5 * DAY_MS + 36_000_000;
+  };
+}
+
+/** The hostile conversation's thread: terminal escapes and spreadsheet formulas in its texts. */
+function hostileContent(world: World, facebook: ChannelRecord): ContentItemRecord[] {
+  const start = world.windowEndMs - 2 * DAY_MS + 3_600_000;
   const [hostileA, hostileB] = FIXTURES.hostile.authorIds;
+  return [
+    fixedItem({ id: '5000011', parent: FIXTURES.hostile.conversationId, type: 'post', createdMs: start, author_id: hostileA, tag_ids: ['7001', '7002'],
+      text: `Hello ${HOSTILE.clearScreen}${HOSTILE.osc52Clipboard}see ${HOSTILE.osc8Hyperlink}` }, facebook),
+    fixedItem({ id: '5000012', parent: '5000011', createdMs: start + 300_000, author_id: facebook.author_id, is_by_source: true, user_id: FIXTURES.userId,
+      text: HOSTILE.formulaHyperlink }, facebook),
+    fixedItem({ id: '5000013', parent: '5000012', createdMs: start + 600_000, author_id: hostileB, tag_ids: ['7003'],
+      text: `${HOSTILE.crOverwrite} ${HOSTILE.c1Csi}red${HOSTILE.del}${HOSTILE.bell} ${HOSTILE.tabAndNewline} ${HOSTILE.formulaMinus} ${HOSTILE.formulaAt} ${HOSTILE.formulaFullWidth} ${HOSTILE.formulaPlus}` }, facebook),
+  ];
+}
+
+/** The multi-platform conversation's thread: microblog items the platform restricts, and an exempt reply. */
+function multiPlatformContent(world: World, facebook: ChannelRecord, microblog: ChannelRecord): ContentItemRecord[] {
+  const start = world.windowEndMs - 5 * DAY_MS + 36_000_000;
   const ids = FIXTURES.multiPlatformItemIds;
+  return [
+    fixedItem({ id: ids.restrictedInbound, parent: FIXTURES.multiPlatformConversationId, type: 'post', createdMs: start, author_id: FIXTURES.microblogAuthorId,
+      text: 'Is my flight still on time? @acme_microblog', is_priority: true }, microblog),
+    fixedItem({ id: ids.restrictedOwnPost, parent: ids.restrictedInbound, createdMs: start + 120_000, author_id: microblog.author_id, is_by_source: true,
+      text: 'We are looking into delays on route 12.' }, microblog),
+    fixedItem({ id: ids.exemptReply, parent: ids.restrictedInbound, createdMs: start + 420_000, author_id: microblog.author_id, is_by_source: true,
+      user_id: FIXTURES.userId, text: 'Hi Sam, your flight is on time.' }, microblog),
+    fixedItem({ id: ids.facebookReply, parent: ids.exemptReply, createdMs: start + 1_200_000, author_id: facebook.author_id, is_by_source: true,
+      user_id: '3002', text: 'We also sent the details by Facebook message.' }, facebook),
+  ];
+}
+
+/** Hand-written content of the hostile and the multi-platform fixture conversations. */
+function makeFixedContent(world: World, channels: readonly ChannelRecord[]): Map<string, ContentItemRecord[]> {
+  const channel = (id: string): ChannelRecord => channels.find((candidate) => candidate.id === id)!;
+  const facebook = channel(FIXTURES.facebookChannelId);
   return new Map([
-    [FIXTURES.hostile.conversationId, [
-      item({ id: '5000011', parent: FIXTURES.hostile.conversationId, type: 'post', createdMs: hostileStart, author_id: hostileA, tag_ids: ['7001', '7002'],
-        text: `Hello ${HOSTILE.clearScreen}${HOSTILE.osc52Clipboard}see ${HOSTILE.osc8Hyperlink}` }, facebook),
-      item({ id: '5000012', parent: '5000011', createdMs: hostileStart + 300_000, author_id: facebook.author_id, is_by_source: true, user_id: FIXTURES.userId,
-        text: HOSTILE.formulaHyperlink }, facebook),
-      item({ id: '5000013', parent: '5000012', createdMs: hostileStart + 600_000, author_id: hostileB, tag_ids: ['7003'],
-        text: `${HOSTILE.crOverwrite} ${HOSTILE.c1Csi}red${HOSTILE.del}${HOSTILE.bell} ${HOSTILE.tabAndNewline} ${HOSTILE.formulaMinus} ${HOSTILE.formulaAt} ${HOSTILE.formulaFullWidth} ${HOSTILE.formulaPlus}` }, facebook),
-    ]],
-    [FIXTURES.multiPlatformConversationId, [
-      item({ id: ids.restrictedInbound, parent: FIXTURES.multiPlatformConversationId, type: 'post', createdMs: multiStart, author_id: FIXTURES.microblogAuthorId,
-        text: 'Is my flight still on time? @acme_microblog', is_priority: true }, microblog),
-      item({ id: ids.restrictedOwnPost, parent: ids.restrictedInbound, createdMs: multiStart + 120_000, author_id: microblog.author_id, is_by_source: true,
-        text: 'We are looking into delays on route 12.' }, microblog),
-      item({ id: ids.exemptReply, parent: ids.restrictedInbound, createdMs: multiStart + 420_000, author_id: microblog.author_id, is_by_source: true,
-        user_id: FIXTURES.userId, text: 'Hi Sam, your flight is on time.' }, microblog),
-      item({ id: ids.facebookReply, parent: ids.exemptReply, createdMs: multiStart + 1_200_000, author_id: facebook.author_id, is_by_source: true,
-        user_id: '3002', text: 'We also sent the details by Facebook message.' }, facebook),
-    ]],
+    [FIXTURES.hostile.conversationId, hostileContent(world, facebook)],
+    [FIXTURES.multiPlatformConversationId, multiPlatformContent(world, facebook, channel(FIXTURES.microblogChannelId))],
   ]);
 }
 
