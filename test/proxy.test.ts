@@ -190,6 +190,27 @@ describe('API requests through a proxy', () => {
     assert.equal(proxy.seen.length, 1);
   });
 
+  test('a CONNECT the proxy answers with 503 or 500 (it could not reach or resolve the service): never sent, said as such, never "may have been created"', async () => {
+    for (const [status, title] of [[503, 'Service Unavailable'], [500, 'Internal Server Error'], [502, 'Bad Gateway']] as const) {
+      proxy.seen.length = 0;
+      proxy.connectReply = `HTTP/1.1 ${status} ${title}\r\ncontent-length: 0\r\n\r\n`;
+      const clock = fakeClock();
+      const result = await runCli(['reports', 'create', '--account', '1001', '--from', '2026-06-01', '--to', '2026-06-07', '--retries', '1'], {
+        env: { CARECTL_BASE_URL: 'https://unreach.example.test:18999', CARECTL_USER: 'u', CARECTL_PASSWORD: 'p', HTTPS_PROXY: proxy.url, XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
+        now: clock.now,
+        sleep: clock.sleep,
+      });
+      assert.equal(result.code, 1);
+      assert.equal(
+        result.stderr,
+        `carectl: POST https://unreach.example.test:18999/v1.1/reports failed: the proxy ${proxy.url.slice(7)} (HTTPS_PROXY) could not reach the service (HTTP ${status} ${title}); the request never reached the service\n`,
+      );
+      // Known not to have been sent, the POST may be tried again like any request that never left.
+      assert.deepEqual(proxy.seen.map(({ method }) => method), ['CONNECT', 'CONNECT']);
+      assert.equal(clock.slept.length, 1);
+    }
+  });
+
   test('a proxy that echoes its credentials in an error: the message holds none', async () => {
     proxy.refuse = { status: 403, body: (headers) => JSON.stringify({ message: `denied: ${headers['proxy-authorization']} is not ${PROXY_PASSWORD}` }) };
     const result = await proxied(['--verbose', 'tags', 'get', '7001'], { HTTP_PROXY: proxy.withCredentials });

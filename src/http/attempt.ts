@@ -1,4 +1,5 @@
 /** One attempt of a request: sending it and reading its reply, its deadline, and how its failure is described and classed. */
+import { STATUS_CODES } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ApiError, BadReplyError, MAY_HAVE_BEEN_APPLIED, NetworkError } from '../core/errors.js';
 import { decodedBody } from './encoding.js';
@@ -41,12 +42,24 @@ export async function sendAttempt(
 }
 
 /**
+ * The status a proxy answered instead of passing the request on: a CONNECT it would not open
+ * (undici keeps only the status), or the 407 undici turns into an error of its own; undefined
+ * for any other failure. Either way the request never went past the proxy.
+ */
+export function proxyStatus(err: unknown): number | undefined {
+  const message = (err as { message?: string } | undefined)?.message ?? '';
+  const status = /^Proxy response \((\d+)\) !== 200/.exec(message)?.[1] ?? (/^Proxy Authentication Required/.test(message) ? '407' : undefined);
+  return status === undefined ? undefined : Number(status);
+}
+
+/**
  * A proxy that refused the request (its credentials, its rules): asking again gets the same
- * answer, so it is not retried.
+ * answer, so it is not retried. A proxy that could not reach the service (a 5xx to CONNECT) may
+ * do better on another attempt.
  */
 export function isProxyRefusal(err: unknown): boolean {
-  const message = (err as { message?: string } | undefined)?.message ?? '';
-  return /^Proxy Authentication Required|^Proxy response \((?:407|403)\)/.test(message);
+  const status = proxyStatus(err);
+  return status === 407 || status === 403;
 }
 
 /**
@@ -70,11 +83,18 @@ export function attemptDeadline(interrupt: AbortSignal, timeoutMs: number): { si
   };
 }
 
-/** What undici's failure of a tunnel the proxy would not open says, in words; undefined for any other failure. */
+/**
+ * What a proxy's answer instead of the service's (see proxyStatus) means, in words; undefined
+ * for any other failure. Only 407 and 403 are refusals; a 5xx is a service it could not reach.
+ */
 export function proxyRefusalText(err: unknown): string | undefined {
-  const message = (err as { message?: string } | undefined)?.message ?? '';
-  const status = /^Proxy response \((\d+)\) !== 200/.exec(message)?.[1] ?? (/^Proxy Authentication Required/.test(message) ? '407' : undefined);
-  return status === undefined ? undefined : `the proxy refused the request (HTTP ${status}${status === '407' ? ': proxy credentials missing or wrong' : ''})`;
+  const status = proxyStatus(err);
+  if (status === undefined) return undefined;
+  if (status === 407) return 'the proxy refused the request (HTTP 407: proxy credentials missing or wrong)';
+  const said = `HTTP ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''}`;
+  if (status === 403) return `the proxy refused the request (${said})`;
+  if (status >= 500) return `the proxy could not reach the service (${said}); the request never reached the service`;
+  return `the proxy would not open a connection to the service (${said}); the request never reached the service`;
 }
 
 export function describeNetworkError(err: unknown, timeoutMs: number): string {
