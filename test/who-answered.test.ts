@@ -55,6 +55,30 @@ describe('error pages', () => {
     }
   });
 
+  test("a gateway's 502/504 to the POST (or an HTTP_PROXY's): the report may have been created, and how to look", async () => {
+    const page = (status: number, title: string): string => `<html>\r\n<head><title>${status} ${title}</title></head>\r\n<body><center><h1>${status} ${title}</h1></center><hr><center>nginx</center></body>\r\n</html>\r\n`;
+    const create = ['reports', 'create', '--account', '1001', '--from', '2026-06-01', '--to', '2026-06-07'];
+    const look = '; the report may have been created all the same: look with carectl reports list --account 1001 before trying again\n';
+    for (const [status, title] of [[504, 'Gateway Time-out'], [502, 'Bad Gateway']] as const) {
+      // serve() reads the whole POST, as a gateway passing it on would, before it answers.
+      const gateway = await serve((_req, res) => {
+        res.writeHead(status, { 'content-type': 'text/html' });
+        res.end(page(status, title));
+      });
+      try {
+        const direct = await cli(create, { CARECTL_BASE_URL: gateway.url });
+        assert.equal(direct.code, 1);
+        assert.equal(direct.stderr, `carectl: a gateway in front of the service answered HTTP ${status} ("${status} ${title}"): it got no usable answer from the service${look}`);
+        const port = new URL(gateway.url).port;
+        const proxied = await cli(['--insecure-http', ...create], { CARECTL_BASE_URL: 'http://api.example.test', HTTP_PROXY: `http://127.0.0.1:${port}` });
+        assert.equal(proxied.stderr, `carectl: the proxy 127.0.0.1:${port} (HTTP_PROXY) answered HTTP ${status} ("${status} ${title}"): it did not get an answer from the service${look}`);
+        assert.equal(gateway.hits.length, 2, 'the POST is never repeated');
+      } finally {
+        await gateway.close();
+      }
+    }
+  });
+
   test('a JSON error of the service through a proxy is still the service\'s', async () => {
     const proxy = await serve((_req, res) => {
       res.writeHead(503, { 'content-type': 'application/json' });

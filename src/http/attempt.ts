@@ -108,10 +108,28 @@ export function describeNetworkError(err: unknown, timeoutMs: number): string {
   return code ? `${code}${e?.message ? ` (${e.message})` : ''}` : (e?.message ?? String(err));
 }
 
-/** The error a request ends with: a write that may have been applied says so, and is flagged. */
-export function finalError(error: ApiError | NetworkError, mayHaveBeenApplied: boolean): ApiError | NetworkError {
+/** Replies of a gateway (or an HTTP_PROXY) that may have passed the request on before failing. */
+const GATEWAY_FAILURES: ReadonlySet<number> = new Set([500, 502, 504]);
+
+/**
+ * The one rule for whether an attempt of a change may have reached the service: a reply the
+ * service could have sent after acting on it (2xx, or one unreadable past its status), a
+ * gateway's failure after passing it on, or a failure with no reply once it may have been sent.
+ * A refusal (4xx, a 503) and a failure known to come before sending (a refused connection, a
+ * certificate, a proxy's answer in the service's place: isNeverSentError) did not.
+ */
+export function mayHaveReached(attempt: { status: number } | { neverSent: boolean }): boolean {
+  if ('neverSent' in attempt) return !attempt.neverSent;
+  return attempt.status < 400 || GATEWAY_FAILURES.has(attempt.status);
+}
+
+/**
+ * The error a request ends with: a change that may have been applied is flagged; a retried one
+ * (`worded`) says so too, while the caller of a POST that is never repeated says it in its own words.
+ */
+export function finalError(error: ApiError | NetworkError, mayHaveBeenApplied: boolean, worded: boolean): ApiError | NetworkError {
   if (!mayHaveBeenApplied) return error;
-  const message = `${error.message}; ${MAY_HAVE_BEEN_APPLIED} (an attempt ended after the request was sent)`;
+  const message = worded ? `${error.message}; ${MAY_HAVE_BEEN_APPLIED} (an attempt ended after the request was sent)` : error.message;
   if (error instanceof ApiError) return new ApiError(error.status, message, { mayHaveBeenApplied });
   if (error instanceof BadReplyError) return new BadReplyError(message, { mayHaveBeenApplied });
   return new NetworkError(message, error.maybeSent, { mayHaveBeenApplied });

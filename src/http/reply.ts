@@ -151,7 +151,8 @@ function pageMessage(status: number, text: string, from: ErrorSource): string | 
   if (from.proxy !== undefined && PROXY_STATUSES.has(status)) {
     return `the proxy ${from.proxy} answered HTTP ${status}${quoted}: ${status === 407 ? 'proxy credentials missing or wrong' : 'it did not get an answer from the service'}`;
   }
-  if (title !== undefined) return `a gateway in front of the service answered HTTP ${status}${quoted}, not the service itself`;
+  // A 502/504 is a gateway that passed the request on (perhaps) and got nothing usable back.
+  if (title !== undefined) return `a gateway in front of the service answered HTTP ${status}${quoted}${status === 502 || status === 504 ? ': it got no usable answer from the service' : ', not the service itself'}`;
   return undefined;
 }
 
