@@ -92,6 +92,41 @@ describe('error pages', () => {
     }
   });
 
+  test('a page title that echoes the credentials is redacted before it is cut: no part of a secret at any length around the cut', async () => {
+    const user = 'demo';
+    const password = 'Serv1ce-Pw-long-password';
+    const proxyPassword = 'Pr0xy-Pw-long-password';
+    // Pads the title so that the echoed credential starts before, at and after the 100th character.
+    let pad = 0;
+    let echo: 'header' | 'decoded' = 'header';
+    const server = await serve((req, res) => {
+      const header = String(req.headers['proxy-authorization'] ?? req.headers.authorization);
+      const shown = echo === 'header' ? header : `(${Buffer.from(header.replace(/^Basic /, ''), 'base64').toString()})`;
+      res.writeHead(502, { 'content-type': 'text/html' });
+      res.end(`<html><head><title>502 ${'x'.repeat(pad)} ${shown}</title></head><body></body></html>`);
+    });
+    const port = new URL(server.url).port;
+    const leaks = (text: string, secretUser: string, secret: string): string[] => {
+      const base64 = Buffer.from(`${secretUser}:${secret}`).toString('base64');
+      // Four characters of the Base64 already name the user; of the password, four are a good part of it.
+      return [base64.slice(0, 4), secret.slice(0, 4), `${secretUser}:${secret.slice(0, 1)}`].filter((part) => text.includes(part));
+    };
+    try {
+      for (echo of ['header', 'decoded'] as const) {
+        for (pad = 40; pad <= 100; pad++) {
+          const direct = await cli(['tags', 'list'], { CARECTL_BASE_URL: server.url, CARECTL_USER: user, CARECTL_PASSWORD: password });
+          assert.match(direct.stderr, /^carectl: a gateway in front of the service answered HTTP 502 \("502 x+[ …]/, direct.stderr);
+          assert.deepEqual(leaks(direct.stderr, user, password), [], `${echo}, ${pad}: ${direct.stderr}`);
+          const proxied = await cli(['--insecure-http', 'tags', 'list'], { CARECTL_BASE_URL: 'http://api.example.test', HTTP_PROXY: `http://pu:${proxyPassword}@127.0.0.1:${port}` });
+          assert.match(proxied.stderr, /^carectl: the proxy 127\.0\.0\.1:\d+ \(HTTP_PROXY\) answered HTTP 502 \("502 x+[ …]/, proxied.stderr);
+          assert.deepEqual(leaks(proxied.stderr, 'pu', proxyPassword), [], `${echo}, ${pad}: ${proxied.stderr}`);
+        }
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
   test('page titles: entities read, whitespace and control characters collapsed, long ones cut', () => {
     assert.equal(pageTitle('<TITLE lang="en">\n  502 Bad&nbsp;Gateway &amp; more\u001b[31m </TITLE>'), '502 Bad Gateway & more [31m');
     assert.equal(pageTitle('<title></title>'), undefined);

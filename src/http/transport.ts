@@ -263,10 +263,10 @@ export class Transport {
   private async failureStatus(call: Call, attempt: number, status: number, text: string, headers: ReplyHeaders): Promise<Outcome> {
     const { url, options } = call;
     if (status >= 300 && status < 400) {
-      return { kind: 'failed', error: new ApiError(status, this.redact(redirectMessage(status, text, headers.location, url))), retryable: false };
+      return { kind: 'failed', error: new ApiError(status, this.redact(redirectMessage(status, text, headers.location, url, { redact: (page) => this.redact(page) }))), retryable: false };
     }
     call.reached ||= call.write && mayHaveReached({ status });
-    const error = new ApiError(status, this.redact(errorMessage(status, text, { proxy: proxyLabel(url, this.config.proxy) })));
+    const error = new ApiError(status, this.redact(errorMessage(status, text, { proxy: proxyLabel(url, this.config.proxy), redact: (page) => this.redact(page) })));
     if (status === 429 && (await this.throttled(options, attempt, headers['retry-after']))) return { kind: 'taken back' };
     return { kind: 'failed', error, retryable: options.idempotent && RETRYABLE_STATUSES.has(status), retryAfter: headers['retry-after'] };
   }
