@@ -273,9 +273,15 @@ describe('report downloads through a proxy', () => {
     const behind = await openSandbox({ port, publicUrl: `http://sandbox.test:${port}` });
     behind.setFaults({ redirectDownloads: true });
     try {
-      const result = await proxied(['reports', 'download', '60001', '--file', '-'], { HTTP_PROXY: proxy.withCredentials }, behind);
+      const result = await proxied(['--verbose', 'reports', 'download', '60001', '--file', '-'], { HTTP_PROXY: proxy.withCredentials }, behind);
       assert.equal(result.code, 0, result.stderr);
       assert.equal(result.stdout, direct.stdout);
+      // Each hop's answer says it came through the proxy, as an API answer does.
+      const hops = result.stderr.split('\n').filter((line) => /^< \d+ GET \S+\/(redirect|downloads)\//.test(line));
+      assert.equal(hops.length, 2, result.stderr);
+      assert.match(hops[0]!, /^< 302 GET \S+ \(HTTP\/1\.1, via the proxy 127\.0\.0\.1:\d+ \(HTTP_PROXY\), \d+ ms\)$/);
+      assert.match(hops[1]!, /^< 200 GET \S+ \(HTTP\/1\.1, via the proxy 127\.0\.0\.1:\d+ \(HTTP_PROXY\), .*\d+ ms\)$/);
+      assertNoProxyCredential(result.stderr);
     } finally {
       await behind.close();
     }

@@ -35,7 +35,14 @@ export async function sendAttempt(
   seen.status = reply.statusCode;
   seen.headers = reply.headers;
   const decoded = await decodedBody(reply.body, reply.headers['content-encoding']);
-  const text = await readBounded(decoded.stream, request.maxReplyBytes, decoded.wire() === undefined ? reply.headers['content-length'] : undefined, reply.headers['content-type']);
+  let text: string;
+  try {
+    text = await readBounded(decoded.stream, request.maxReplyBytes, decoded.wire() === undefined ? reply.headers['content-length'] : undefined, reply.headers['content-type']);
+  } catch (err) {
+    // What came of a coded body before it was given up, for --verbose.
+    seen.wireBytes = decoded.wire();
+    throw err;
+  }
   seen.decodedBytes = Buffer.byteLength(text);
   seen.wireBytes = decoded.wire() ?? seen.decodedBytes;
   return text;

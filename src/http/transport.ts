@@ -232,7 +232,7 @@ export class Transport {
   private async failedAttempt(call: Call, err: unknown, seen: AttemptReply, started: number): Promise<Outcome> {
     const { options, shown, answerTo, write, url } = call;
     if ((err instanceof ReplyTooLargeError || err instanceof ReplyEncodingError) && seen.status !== undefined) {
-      this.trace(`< ${seen.status} ${answerTo}: ${err.message} (${this.config.now() - started} ms)`);
+      this.trace(`< ${seen.status} ${answerTo}: ${err.message} (${answerDetails(call.method, url, seen, proxyLabel(url, this.config.proxy), this.config.now() - started)})`);
       call.reached ||= write && mayHaveReached({ status: seen.status });
       const retryable = options.idempotent && !(err instanceof ReplyEncodingError && err.permanent);
       return { kind: 'failed', error: new BadReplyError(`${shown}: ${err.message}`), retryable };
