@@ -23,6 +23,12 @@ export class CarectlError extends Error {
   }
 }
 
+/**
+ * A failure another attempt would meet again (a certificate refused, an archive --unzip will not
+ * extract): its message gives no "try again" advice.
+ */
+export class LastingError extends CarectlError {}
+
 /** Standard output could not be written (a full disk, say): not the service's fault, nor the user's command. */
 export class OutputError extends CarectlError {
   constructor(cause: Error) {

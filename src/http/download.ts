@@ -14,7 +14,7 @@
  */
 import type { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { ApiError, CarectlError, InterruptedError, NetworkError, isBrokenPipe } from '../core/errors.js';
+import { ApiError, CarectlError, InterruptedError, LastingError, NetworkError, isBrokenPipe } from '../core/errors.js';
 import type { PartialFile } from './partial-file.js';
 import { createDispatcher, namingProxy, proxyLabel, type ProxySettings } from './proxy.js';
 import { isProxyRefusal, proxyRefusalText, type AttemptReply } from './attempt.js';
@@ -165,8 +165,8 @@ async function fetchFile(dispatchers: Dispatchers, start: URL, options: Download
       options.trace?.(`< ${reason} (${options.now() - started} ms)`);
       const failed = `download from ${url.origin} failed: ${reason}`;
       // A proxy that refused (its credentials, its rules) or a refused certificate answers the same again: no retry.
-      const certificate = certificateMessage(err, url);
-      if (certificate !== undefined) throw new NetworkError(`download from ${url.origin} failed: ${certificate}`, false);
+      const certificate = certificateMessage(err, url, 'download');
+      if (certificate !== undefined) throw new LastingError(`download from ${url.origin} failed: ${certificate}`);
       if (isProxyRefusal(err)) throw new NetworkError(failed, false);
       throw new TransientDownloadError(failed, undefined, undefined);
     }

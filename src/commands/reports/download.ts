@@ -6,7 +6,7 @@ import { basename, join } from 'node:path';
 import type { ApiRecord } from '../../api/client.js';
 import { failureText, reportState } from '../../api/catalogue/index.js';
 import type { Context } from '../../cli/context.js';
-import { CarectlError, InterruptedError, ReportFailedError, systemReason } from '../../core/errors.js';
+import { CarectlError, InterruptedError, LastingError, ReportFailedError, systemReason } from '../../core/errors.js';
 import { shellWord } from '../../core/shell.js';
 import { VERSION } from '../../core/version.js';
 import { download, type DownloadTarget, type PartialFile, type Unzipping } from '../../http/download.js';
@@ -67,6 +67,7 @@ export async function saveReport(ctx: Context, id: string, record: ApiRecord, de
     device?.destroy();
     const outcome = onStdout > 0 ? `the output on ${device ? destination.shown : 'stdout'} is incomplete (${onStdout} bytes)` : 'nothing was saved';
     if (err instanceof InterruptedError) throw new InterruptedError(`interrupted while downloading report ${id}; ${outcome}; start again with: ${resume}`);
+    if (err instanceof LastingError) throw new CarectlError(`${err.message}; ${outcome}`, err.exitCode);
     if (err instanceof CarectlError) throw new CarectlError(`${err.message}; ${outcome}; try again with: ${resume}`, err.exitCode);
     throw err;
   } finally {
