@@ -234,7 +234,8 @@ export class Transport {
     if ((err instanceof ReplyTooLargeError || err instanceof ReplyEncodingError) && seen.status !== undefined) {
       this.trace(`< ${seen.status} ${answerTo}: ${err.message} (${answerDetails(call.method, url, seen, proxyLabel(url, this.config.proxy), this.config.now() - started)})`);
       call.reached ||= write && mayHaveReached({ status: seen.status });
-      const retryable = options.idempotent && !(err instanceof ReplyEncodingError && err.permanent);
+      // A reply past the cap (a runaway body, a bomb) or in a coding carectl cannot read is the same again.
+      const retryable = options.idempotent && !(err instanceof ReplyTooLargeError) && !(err instanceof ReplyEncodingError && err.permanent);
       return { kind: 'failed', error: new BadReplyError(`${shown}: ${err.message}`), retryable };
     }
     // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
