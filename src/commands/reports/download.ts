@@ -6,7 +6,7 @@ import { basename, join } from 'node:path';
 import type { ApiRecord } from '../../api/client.js';
 import { failureText, reportState } from '../../api/catalogue/index.js';
 import type { Context } from '../../cli/context.js';
-import { CarectlError, InterruptedError, LastingError, ReportFailedError, systemReason } from '../../core/errors.js';
+import { CarectlError, InterruptedError, LastingError, OutputError, ReportFailedError, systemReason } from '../../core/errors.js';
 import { shellWord } from '../../core/shell.js';
 import { VERSION } from '../../core/version.js';
 import { download, type DownloadTarget, type PartialFile, type Unzipping } from '../../http/download.js';
@@ -71,6 +71,8 @@ export async function saveReport(ctx: Context, id: string, record: ApiRecord, de
     // Asking again meets the same failure: an archive --unzip refuses can still be saved as it is.
     if (err instanceof UnzipRefusal) throw new CarectlError(`${err.message}; ${outcome}; to save the file as it is: ${resume.replace(/ --unzip$/, '')}`, err.exitCode);
     if (err instanceof LastingError) throw new CarectlError(`${err.message}; ${outcome}`, err.exitCode);
+    // A device that takes no more (/dev/full) is named, and would refuse the same bytes again.
+    if (device && err instanceof OutputError) throw new CarectlError(`cannot write ${destination.shown}: ${err.reason}; ${outcome}`, err.exitCode);
     if (err instanceof CarectlError) throw new CarectlError(`${err.message}; ${outcome}; try again with: ${resume}`, err.exitCode);
     throw err;
   } finally {
