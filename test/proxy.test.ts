@@ -16,7 +16,7 @@ import { NetworkError } from '../src/core/errors.js';
 import { download } from '../src/http/download.js';
 import { proxyFromEnv } from '../src/http/proxy.js';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { Collector, downloadOptions, fakeClock, openSandbox, runCli, sandboxEnv } from './helpers.js';
+import { Collector, downloadOptions, fakeClock, freePort, openSandbox, runCli, sandboxEnv } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
 const PROXY_USER = 'proxy-user';
@@ -83,15 +83,6 @@ async function forwardProxy(): Promise<Proxy> {
       }),
   };
   return proxy;
-}
-
-/** A port nothing listens on just now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 function assertNoProxyCredential(text: string): void {
