@@ -220,6 +220,18 @@ describe('the sandbox', () => {
     assert.ok(Number(parsed[0]![2]) * 3 < Number(parsed[0]![3]), answers[0]);
   });
 
+  test('--verbose download lines carry the same details as the API lines: protocol, direct, connection, coding, bytes on the wire and decoded, time', async () => {
+    const into = await mkdtemp(join(folder, 'verbose-'));
+    const out = await runCli(['--verbose', 'reports', 'download', '60001', '--file', 'r.csv'], { sandbox, cwd: into });
+    assert.equal(out.code, 0, out.stderr);
+    const saved = (await readFile(join(into, 'r.csv'))).length;
+    const line = out.stderr.split('\n').find((text) => text.startsWith('< ') && text.includes('/downloads/'));
+    const details = /^< 200 GET \S+\/downloads\/\S+ \(HTTP\/1\.1, direct, new connection, gzip ([\d.]+) (?:KiB|bytes) on the wire, ([\d.]+) KiB decoded, \d+ ms\)$/.exec(line ?? '');
+    assert.ok(details, out.stderr);
+    assert.equal(Math.round(Number(details[2]) * 1024 / 100), Math.round(saved / 100), 'the decoded size is the file saved');
+    assert.ok(Number(details[1]) < Number(details[2]), line);
+  });
+
   test('--bandwidth takes bits or bytes per second; anything else is exit 2, naming the accepted forms', async () => {
     assert.equal(parseBandwidth('20mbit'), 2_500_000);
     assert.equal(parseBandwidth('512kbit'), 64_000);

@@ -1,5 +1,6 @@
 /** Runs carectl in-process against a sandbox on loopback, capturing what a user would see. */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -165,4 +166,13 @@ export function writerOptions(stream: Writable, overrides: Partial<WriterOptions
 /** download() options for tests: the fake clock's time, retry waits of at most a second; `overrides` set the rest. */
 export function downloadOptions(url: string, target: DownloadTarget, clock: ReturnType<typeof fakeClock>, overrides: Partial<DownloadOptions> = {}): DownloadOptions {
   return { url, target, userAgent: 'carectl-test', idleTimeoutMs: 5000, retries: 3, maxRetryWaitMs: 1000, now: clock.now, sleep: clock.sleep, signal: new AbortController().signal, ...overrides };
+}
+
+/** A port nothing listens on just now. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }

@@ -16,7 +16,7 @@ import { NetworkError } from '../src/core/errors.js';
 import { download } from '../src/http/download.js';
 import { proxyFromEnv } from '../src/http/proxy.js';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { Collector, downloadOptions, fakeClock, openSandbox, runCli, sandboxEnv } from './helpers.js';
+import { Collector, downloadOptions, fakeClock, freePort, openSandbox, runCli, sandboxEnv } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
 const PROXY_USER = 'proxy-user';
@@ -83,15 +83,6 @@ async function forwardProxy(): Promise<Proxy> {
       }),
   };
   return proxy;
-}
-
-/** A port nothing listens on just now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 function assertNoProxyCredential(text: string): void {
@@ -190,6 +181,27 @@ describe('API requests through a proxy', () => {
     assert.equal(proxy.seen.length, 1);
   });
 
+  test('a CONNECT the proxy answers with 503 or 500 (it could not reach or resolve the service): never sent, said as such, never "may have been created"', async () => {
+    for (const [status, title] of [[503, 'Service Unavailable'], [500, 'Internal Server Error'], [502, 'Bad Gateway']] as const) {
+      proxy.seen.length = 0;
+      proxy.connectReply = `HTTP/1.1 ${status} ${title}\r\ncontent-length: 0\r\n\r\n`;
+      const clock = fakeClock();
+      const result = await runCli(['reports', 'create', '--account', '1001', '--from', '2026-06-01', '--to', '2026-06-07', '--retries', '1'], {
+        env: { CARECTL_BASE_URL: 'https://unreach.example.test:18999', CARECTL_USER: 'u', CARECTL_PASSWORD: 'p', HTTPS_PROXY: proxy.url, XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
+        now: clock.now,
+        sleep: clock.sleep,
+      });
+      assert.equal(result.code, 1);
+      assert.equal(
+        result.stderr,
+        `carectl: POST https://unreach.example.test:18999/v1.1/reports failed: the proxy ${proxy.url.slice(7)} (HTTPS_PROXY) could not reach the service (HTTP ${status} ${title}); the request never reached the service\n`,
+      );
+      // Known not to have been sent, the POST may be tried again like any request that never left.
+      assert.deepEqual(proxy.seen.map(({ method }) => method), ['CONNECT', 'CONNECT']);
+      assert.equal(clock.slept.length, 1);
+    }
+  });
+
   test('a proxy that echoes its credentials in an error: the message holds none', async () => {
     proxy.refuse = { status: 403, body: (headers) => JSON.stringify({ message: `denied: ${headers['proxy-authorization']} is not ${PROXY_PASSWORD}` }) };
     const result = await proxied(['--verbose', 'tags', 'get', '7001'], { HTTP_PROXY: proxy.withCredentials });
@@ -252,9 +264,15 @@ describe('report downloads through a proxy', () => {
     const behind = await openSandbox({ port, publicUrl: `http://sandbox.test:${port}` });
     behind.setFaults({ redirectDownloads: true });
     try {
-      const result = await proxied(['reports', 'download', '60001', '--file', '-'], { HTTP_PROXY: proxy.withCredentials }, behind);
+      const result = await proxied(['--verbose', 'reports', 'download', '60001', '--file', '-'], { HTTP_PROXY: proxy.withCredentials }, behind);
       assert.equal(result.code, 0, result.stderr);
       assert.equal(result.stdout, direct.stdout);
+      // Each hop's answer says it came through the proxy, as an API answer does.
+      const hops = result.stderr.split('\n').filter((line) => /^< \d+ GET \S+\/(redirect|downloads)\//.test(line));
+      assert.equal(hops.length, 2, result.stderr);
+      assert.match(hops[0]!, /^< 302 GET \S+ \(HTTP\/1\.1, via the proxy 127\.0\.0\.1:\d+ \(HTTP_PROXY\), \d+ ms\)$/);
+      assert.match(hops[1]!, /^< 200 GET \S+ \(HTTP\/1\.1, via the proxy 127\.0\.0\.1:\d+ \(HTTP_PROXY\), .*\d+ ms\)$/);
+      assertNoProxyCredential(result.stderr);
     } finally {
       await behind.close();
     }

@@ -408,13 +408,15 @@ describe('reports download', () => {
     const address = `${sandbox.downloadBaseUrl}/downloads/${report(id).download_token}/${id}.${report(id).format}`;
     const result = await cli(['--verbose', 'reports', 'download', id, '--file', '-']);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stderr, new RegExp(`^> GET ${address.replaceAll('.', '\\.')} \\(download: no credentials\\)\n< 200 \\(\\d+ ms\\)\n`, 'm'));
+    assert.match(result.stderr, new RegExp(`^> GET ${address.replaceAll('.', '\\.')} \\(download: no credentials\\)\n< 200 GET ${address.replaceAll('.', '\\.')} \\(HTTP/1\\.1, direct, new connection, .*\\d+ ms\\)\n`, 'm'));
 
     sandbox.setFaults({ breakDownloads: true });
     const broken = await cli(['--verbose', 'reports', 'download', id, '--file', 'broken.csv', '--retries', '1']);
     assert.equal(broken.code, 1);
     assert.equal(broken.stderr.match(/^> GET .*\/downloads\//gm)?.length, 2, broken.stderr);
     assert.match(broken.stderr, /^ {2}retrying in \d+ ms$/m);
+    // A failed attempt's answer says how far its body came, and how.
+    assert.match(broken.stderr, /^< 200 GET \S+\/downloads\/\S+: download from \S+ (?:broke off|ended) after \d+ .*\(HTTP\/1\.1, direct, (?:new|reused) connection, .*\d+ ms\)$/m);
   });
 
   test('a broken download leaves neither the file nor a temporary file (after the retries)', async () => {
@@ -551,9 +553,9 @@ describe('download module', () => {
       trace: (line) => lines.push(line),
     });
     assert.ok(out.text.length > 0, 'the file came');
-    assert.deepEqual(lines.map((line) => line.replace(/\d+ ms/, 'N ms')), [
+    assert.deepEqual(lines.map((line) => line.replace(/[\d.]+ (ms|KiB)/g, 'N $1')), [
       `> GET ${sandbox.downloadBaseUrl}/downloads/${record.download_token}/${record.id}.${record.format}?[redacted] (download: no credentials)`,
-      '< 200 (N ms)',
+      `< 200 GET ${sandbox.downloadBaseUrl}/downloads/${record.download_token}/${record.id}.${record.format}?[redacted] (HTTP/1.1, direct, new connection, gzip N KiB on the wire, N KiB decoded, N ms)`,
     ]);
   });
 

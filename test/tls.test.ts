@@ -19,7 +19,8 @@ import { mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { download, PartialFile } from '../src/http/download.js';
-import { downloadOptions, fakeClock, runCli } from './helpers.js';
+import { certificateMessage } from '../src/http/tls.js';
+import { downloadOptions, fakeClock, openSandbox, runCli } from './helpers.js';
 import { makeCerts, type TestCerts } from './tls-certs.js';
 
 const BIN = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
@@ -124,7 +125,7 @@ test('a download from a host with a self-signed certificate: one attempt, the sa
     const clock = fakeClock();
     const outcome = await download(downloadOptions(`${server.url}/r.csv`, { file: join(into, 'r.csv'), partial }, clock)).catch((err: Error) => err);
     assert.ok(outcome instanceof Error);
-    assert.equal(outcome.message, `download from ${server.url} failed: the certificate of ${server.url.slice(8)} is self-signed, which this machine does not trust (DEPTH_ZERO_SELF_SIGNED_CERT); ${FIX}`);
+    assert.equal(outcome.message, `download from ${server.url} failed: the certificate of ${server.url.slice(8)} (the download host the service named) is self-signed, which this machine does not trust (DEPTH_ZERO_SELF_SIGNED_CERT); ${FIX}`);
     assert.equal(server.connections(), 1);
     assert.deepEqual(clock.slept, []);
     assert.deepEqual(await readdir(into), []);
@@ -132,6 +133,39 @@ test('a download from a host with a self-signed certificate: one attempt, the sa
     await server.close();
     await rm(into, { recursive: true, force: true });
   }
+});
+
+test('reports download from a download host whose certificate is refused: named as the host the service gave, and no "try again"', async (t) => {
+  if (typeof certs === 'string') return t.skip(certs);
+  const server = await tlsServer(certs.selfSigned, certs.key);
+  // The API answers directly; the report's download address names the TLS host.
+  const sandbox = await openSandbox({ publicUrl: server.url });
+  const into = await mkdtemp(join(tmpdir(), 'carectl-tls-download-'));
+  try {
+    const clock = fakeClock();
+    const result = await runCli(['reports', 'download', '60001', '--file', 'r.csv'], { sandbox, cwd: into, now: clock.now, sleep: clock.sleep });
+    assert.equal(result.code, 1);
+    const host = server.url.slice(8);
+    assert.equal(
+      result.stderr,
+      `carectl: download from ${server.url} failed: the certificate of ${host} (the download host the service named) is self-signed, which this machine does not trust (DEPTH_ZERO_SELF_SIGNED_CERT); ${FIX}; nothing was saved\n`,
+    );
+    assert.equal(server.connections(), 1);
+    assert.deepEqual(await readdir(into), []);
+  } finally {
+    await sandbox.close();
+    await server.close();
+    await rm(into, { recursive: true, force: true });
+  }
+});
+
+test('a download host issued for other names: the address comes from the service, not from the base URL', () => {
+  const err = { code: 'ERR_TLS_CERT_ALTNAME_INVALID', cert: { subjectaltname: 'DNS:carectl.example, DNS:other.example' } };
+  assert.equal(
+    certificateMessage(err, new URL('https://localhost:18446/r.csv'), 'download'),
+    'the certificate of localhost:18446 (the download host the service named) is issued for other names (carectl.example, other.example), not localhost (ERR_TLS_CERT_ALTNAME_INVALID): the service gives this address, so the fix is theirs: a certificate that names it, or another download address',
+  );
+  assert.match(certificateMessage(err, new URL('https://localhost:18446/'))!, /: use an address the certificate names in the base URL$/);
 });
 
 describe('with the CA trusted (NODE_EXTRA_CA_CERTS), the real command', () => {

@@ -4,6 +4,7 @@
  * refused with no file left. Archives are built here byte by byte (stored or deflated).
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,12 +102,21 @@ describe('an archive of one file', () => {
       assert.deepEqual(result.saved, { path: result.saved!.path, bytes: CSV.length, member: 'export.csv' });
     });
   }
+
+  test('a folder entry beside the one file is no member: the file is extracted', async () => {
+    const result = await fetchUnzipped(zip([{ name: 'empty/', data: Buffer.alloc(0) }, { name: 'export.csv', data: CSV, deflate: true }]));
+    assert.equal(typeof result.outcome, 'number', String(result.outcome));
+    assert.deepEqual(result.content, CSV);
+  });
 });
 
 describe('refused, with no file left', () => {
   const cases: [string, Buffer, RegExp][] = [
     ['several members', zip([{ name: 'a.csv', data: CSV }, { name: 'b.csv', data: CSV }]), /^--unzip: the file of report 7 holds 2 members; --unzip extracts an archive of one file \(save it without --unzip\)$/],
     ['a member with a path', zip([{ name: 'dir/a.csv', data: CSV }]), /^--unzip: the file of report 7 has a member with a path \("dir\/a\.csv"\)/],
+    // `zip -r` of a folder holding one file: the folder's own entry is no member, the file has a path.
+    ['a folder holding one file', zip([{ name: 'sub/', data: Buffer.alloc(0) }, { name: 'sub/report.csv', data: CSV }]), /^--unzip: the file of report 7 has a member with a path \("sub\/report\.csv"\)/],
+    ['two files beside a folder entry', zip([{ name: 'sub/', data: Buffer.alloc(0) }, { name: 'a.csv', data: CSV }, { name: 'b.csv', data: CSV }]), /^--unzip: the file of report 7 holds 2 members;/],
     ['a member that climbs out', zip([{ name: '../a.csv', data: CSV }]), /^--unzip: the file of report 7 has a member (carectl will not extract|with a path)/],
     ['not an archive', CSV, /^--unzip: the file of report 7 is not a ZIP archive carectl can read/],
   ];
@@ -163,12 +173,37 @@ describe('carectl reports … --unzip', () => {
     }
   });
 
-  test('a file that is no archive: exit 1, the command to try again, nothing left', async () => {
+  test('a file that is no archive: exit 1, the command that saves it as it is (not one that meets the same refusal), nothing left', async () => {
     const into = await mkdtemp(join(folder, 'cli-'));
     const clock = fakeClock();
     const result = await runCli(['reports', 'download', FIXTURES.reports.generatedId, '--unzip', '--file', 'r.csv'], { sandbox, cwd: into, now: clock.now, sleep: clock.sleep });
     assert.equal(result.code, 1);
-    assert.match(result.stderr, /^carectl: --unzip: the file of report 60001 is not a ZIP archive carectl can read \(.*\); nothing was saved; try again with: carectl reports download 60001 --file r\.csv --unzip\n$/);
+    assert.match(result.stderr, /^carectl: --unzip: the file of report 60001 is not a ZIP archive carectl can read \(.*\); nothing was saved; to save the file as it is: carectl reports download 60001 --file r\.csv\n$/);
     assert.deepEqual(await readdir(into), []);
   });
+});
+
+test('a full disk while extracting into a folder: the line names the file being extracted, not the archive', async (t) => {
+  const mount = await mkdtemp(join(folder, 'small-'));
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', mount], { encoding: 'utf8' });
+  if (mounted.status !== 0) {
+    const reason = `cannot mount a small tmpfs here (${(mounted.stderr || mounted.error?.message || 'mount failed').trim()}): the full-disk test is skipped`;
+    console.log(reason);
+    return t.skip(reason);
+  }
+  const archive = zip([{ name: 'export.csv', data: CSV, deflate: true }]);
+  const server = await serve((_req, res) => res.end(archive));
+  try {
+    assert.ok(archive.length < 16 * 1024 && CSV.length > 64 * 1024, 'the archive fits, its member does not');
+    // Folder mode: the archive is saved as report-7.zip, its member goes to report-7.csv.
+    const partial = await PartialFile.create(mount, 'report-7.zip');
+    const unzip: Unzipping = { what: 'the file of report 7', finalPath: (member) => join(mount, `report-7${member.slice(member.lastIndexOf('.'))}`) };
+    const outcome = await download(downloadOptions(`${server.url}/r.zip`, { file: join(mount, 'report-7.zip'), partial, unzip }, fakeClock(), { retries: 0 })).catch((err: Error) => err);
+    assert.ok(outcome instanceof Error, String(outcome));
+    assert.equal(outcome.message, `cannot write ${join(mount, 'report-7.csv')}: no space left on device (ENOSPC)`);
+    assert.deepEqual(await readdir(mount), []);
+  } finally {
+    await server.close();
+    spawnSync('umount', [mount]);
+  }
 });

@@ -55,6 +55,30 @@ describe('error pages', () => {
     }
   });
 
+  test("a gateway's 502/504 to the POST (or an HTTP_PROXY's): the report may have been created, and how to look", async () => {
+    const page = (status: number, title: string): string => `<html>\r\n<head><title>${status} ${title}</title></head>\r\n<body><center><h1>${status} ${title}</h1></center><hr><center>nginx</center></body>\r\n</html>\r\n`;
+    const create = ['reports', 'create', '--account', '1001', '--from', '2026-06-01', '--to', '2026-06-07'];
+    const look = '; the report may have been created all the same: look with carectl reports list --account 1001 before trying again\n';
+    for (const [status, title] of [[504, 'Gateway Time-out'], [502, 'Bad Gateway']] as const) {
+      // serve() reads the whole POST, as a gateway passing it on would, before it answers.
+      const gateway = await serve((_req, res) => {
+        res.writeHead(status, { 'content-type': 'text/html' });
+        res.end(page(status, title));
+      });
+      try {
+        const direct = await cli(create, { CARECTL_BASE_URL: gateway.url });
+        assert.equal(direct.code, 1);
+        assert.equal(direct.stderr, `carectl: a gateway in front of the service answered HTTP ${status} ("${status} ${title}"): it got no usable answer from the service${look}`);
+        const port = new URL(gateway.url).port;
+        const proxied = await cli(['--insecure-http', ...create], { CARECTL_BASE_URL: 'http://api.example.test', HTTP_PROXY: `http://127.0.0.1:${port}` });
+        assert.equal(proxied.stderr, `carectl: the proxy 127.0.0.1:${port} (HTTP_PROXY) answered HTTP ${status} ("${status} ${title}"): it did not get an answer from the service${look}`);
+        assert.equal(gateway.hits.length, 2, 'the POST is never repeated');
+      } finally {
+        await gateway.close();
+      }
+    }
+  });
+
   test('a JSON error of the service through a proxy is still the service\'s', async () => {
     const proxy = await serve((_req, res) => {
       res.writeHead(503, { 'content-type': 'application/json' });
@@ -65,6 +89,41 @@ describe('error pages', () => {
       assert.equal(result.stderr, 'carectl: Down for maintenance (HTTP 503)\n');
     } finally {
       await proxy.close();
+    }
+  });
+
+  test('a page title that echoes the credentials is redacted before it is cut: no part of a secret at any length around the cut', async () => {
+    const user = 'demo';
+    const password = 'Serv1ce-Pw-long-password';
+    const proxyPassword = 'Pr0xy-Pw-long-password';
+    // Pads the title so that the echoed credential starts before, at and after the 100th character.
+    let pad = 0;
+    let echo: 'header' | 'decoded' = 'header';
+    const server = await serve((req, res) => {
+      const header = String(req.headers['proxy-authorization'] ?? req.headers.authorization);
+      const shown = echo === 'header' ? header : `(${Buffer.from(header.replace(/^Basic /, ''), 'base64').toString()})`;
+      res.writeHead(502, { 'content-type': 'text/html' });
+      res.end(`<html><head><title>502 ${'x'.repeat(pad)} ${shown}</title></head><body></body></html>`);
+    });
+    const port = new URL(server.url).port;
+    const leaks = (text: string, secretUser: string, secret: string): string[] => {
+      const base64 = Buffer.from(`${secretUser}:${secret}`).toString('base64');
+      // Four characters of the Base64 already name the user; of the password, four are a good part of it.
+      return [base64.slice(0, 4), secret.slice(0, 4), `${secretUser}:${secret.slice(0, 1)}`].filter((part) => text.includes(part));
+    };
+    try {
+      for (echo of ['header', 'decoded'] as const) {
+        for (pad = 40; pad <= 100; pad++) {
+          const direct = await cli(['tags', 'list'], { CARECTL_BASE_URL: server.url, CARECTL_USER: user, CARECTL_PASSWORD: password });
+          assert.match(direct.stderr, /^carectl: a gateway in front of the service answered HTTP 502 \("502 x+[ …]/, direct.stderr);
+          assert.deepEqual(leaks(direct.stderr, user, password), [], `${echo}, ${pad}: ${direct.stderr}`);
+          const proxied = await cli(['--insecure-http', 'tags', 'list'], { CARECTL_BASE_URL: 'http://api.example.test', HTTP_PROXY: `http://pu:${proxyPassword}@127.0.0.1:${port}` });
+          assert.match(proxied.stderr, /^carectl: the proxy 127\.0\.0\.1:\d+ \(HTTP_PROXY\) answered HTTP 502 \("502 x+[ …]/, proxied.stderr);
+          assert.deepEqual(leaks(proxied.stderr, 'pu', proxyPassword), [], `${echo}, ${pad}: ${proxied.stderr}`);
+        }
+      }
+    } finally {
+      await server.close();
     }
   });
 

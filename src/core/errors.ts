@@ -23,10 +23,20 @@ export class CarectlError extends Error {
   }
 }
 
+/**
+ * A failure another attempt would meet again (a certificate refused, an archive --unzip will not
+ * extract): its message gives no "try again" advice.
+ */
+export class LastingError extends CarectlError {}
+
 /** Standard output could not be written (a full disk, say): not the service's fault, nor the user's command. */
 export class OutputError extends CarectlError {
+  /** The system's reason, for a caller that names the output itself. */
+  readonly reason: string;
   constructor(cause: Error) {
-    super(`cannot write the output: ${systemReason(cause)}`);
+    const reason = systemReason(cause);
+    super(`cannot write the output: ${reason}`);
+    this.reason = reason;
   }
 }
 

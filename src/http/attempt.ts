@@ -1,4 +1,5 @@
 /** One attempt of a request: sending it and reading its reply, its deadline, and how its failure is described and classed. */
+import { STATUS_CODES } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ApiError, BadReplyError, MAY_HAVE_BEEN_APPLIED, NetworkError } from '../core/errors.js';
 import { decodedBody } from './encoding.js';
@@ -34,19 +35,38 @@ export async function sendAttempt(
   seen.status = reply.statusCode;
   seen.headers = reply.headers;
   const decoded = await decodedBody(reply.body, reply.headers['content-encoding']);
-  const text = await readBounded(decoded.stream, request.maxReplyBytes, decoded.wire() === undefined ? reply.headers['content-length'] : undefined, reply.headers['content-type']);
+  let text: string;
+  try {
+    text = await readBounded(decoded.stream, request.maxReplyBytes, decoded.wire() === undefined ? reply.headers['content-length'] : undefined, reply.headers['content-type']);
+  } catch (err) {
+    // What came of a coded body before it was given up, for --verbose.
+    seen.wireBytes = decoded.wire();
+    throw err;
+  }
   seen.decodedBytes = Buffer.byteLength(text);
   seen.wireBytes = decoded.wire() ?? seen.decodedBytes;
   return text;
 }
 
 /**
+ * The status a proxy answered instead of passing the request on: a CONNECT it would not open
+ * (undici keeps only the status), or the 407 undici turns into an error of its own; undefined
+ * for any other failure. Either way the request never went past the proxy.
+ */
+export function proxyStatus(err: unknown): number | undefined {
+  const message = (err as { message?: string } | undefined)?.message ?? '';
+  const status = /^Proxy response \((\d+)\) !== 200/.exec(message)?.[1] ?? (/^Proxy Authentication Required/.test(message) ? '407' : undefined);
+  return status === undefined ? undefined : Number(status);
+}
+
+/**
  * A proxy that refused the request (its credentials, its rules): asking again gets the same
- * answer, so it is not retried.
+ * answer, so it is not retried. A proxy that could not reach the service (a 5xx to CONNECT) may
+ * do better on another attempt.
  */
 export function isProxyRefusal(err: unknown): boolean {
-  const message = (err as { message?: string } | undefined)?.message ?? '';
-  return /^Proxy Authentication Required|^Proxy response \((?:407|403)\)/.test(message);
+  const status = proxyStatus(err);
+  return status === 407 || status === 403;
 }
 
 /**
@@ -70,11 +90,18 @@ export function attemptDeadline(interrupt: AbortSignal, timeoutMs: number): { si
   };
 }
 
-/** What undici's failure of a tunnel the proxy would not open says, in words; undefined for any other failure. */
+/**
+ * What a proxy's answer instead of the service's (see proxyStatus) means, in words; undefined
+ * for any other failure. Only 407 and 403 are refusals; a 5xx is a service it could not reach.
+ */
 export function proxyRefusalText(err: unknown): string | undefined {
-  const message = (err as { message?: string } | undefined)?.message ?? '';
-  const status = /^Proxy response \((\d+)\) !== 200/.exec(message)?.[1] ?? (/^Proxy Authentication Required/.test(message) ? '407' : undefined);
-  return status === undefined ? undefined : `the proxy refused the request (HTTP ${status}${status === '407' ? ': proxy credentials missing or wrong' : ''})`;
+  const status = proxyStatus(err);
+  if (status === undefined) return undefined;
+  if (status === 407) return 'the proxy refused the request (HTTP 407: proxy credentials missing or wrong)';
+  const said = `HTTP ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''}`;
+  if (status === 403) return `the proxy refused the request (${said})`;
+  if (status >= 500) return `the proxy could not reach the service (${said}); the request never reached the service`;
+  return `the proxy would not open a connection to the service (${said}); the request never reached the service`;
 }
 
 export function describeNetworkError(err: unknown, timeoutMs: number): string {
@@ -88,10 +115,28 @@ export function describeNetworkError(err: unknown, timeoutMs: number): string {
   return code ? `${code}${e?.message ? ` (${e.message})` : ''}` : (e?.message ?? String(err));
 }
 
-/** The error a request ends with: a write that may have been applied says so, and is flagged. */
-export function finalError(error: ApiError | NetworkError, mayHaveBeenApplied: boolean): ApiError | NetworkError {
+/** Replies of a gateway (or an HTTP_PROXY) that may have passed the request on before failing. */
+const GATEWAY_FAILURES: ReadonlySet<number> = new Set([500, 502, 504]);
+
+/**
+ * The one rule for whether an attempt of a change may have reached the service: a reply the
+ * service could have sent after acting on it (2xx, or one unreadable past its status), a
+ * gateway's failure after passing it on, or a failure with no reply once it may have been sent.
+ * A refusal (4xx, a 503) and a failure known to come before sending (a refused connection, a
+ * certificate, a proxy's answer in the service's place: isNeverSentError) did not.
+ */
+export function mayHaveReached(attempt: { status: number } | { neverSent: boolean }): boolean {
+  if ('neverSent' in attempt) return !attempt.neverSent;
+  return attempt.status < 400 || GATEWAY_FAILURES.has(attempt.status);
+}
+
+/**
+ * The error a request ends with: a change that may have been applied is flagged; a retried one
+ * (`worded`) says so too, while the caller of a POST that is never repeated says it in its own words.
+ */
+export function finalError(error: ApiError | NetworkError, mayHaveBeenApplied: boolean, worded: boolean): ApiError | NetworkError {
   if (!mayHaveBeenApplied) return error;
-  const message = `${error.message}; ${MAY_HAVE_BEEN_APPLIED} (an attempt ended after the request was sent)`;
+  const message = worded ? `${error.message}; ${MAY_HAVE_BEEN_APPLIED} (an attempt ended after the request was sent)` : error.message;
   if (error instanceof ApiError) return new ApiError(error.status, message, { mayHaveBeenApplied });
   if (error instanceof BadReplyError) return new BadReplyError(message, { mayHaveBeenApplied });
   return new NetworkError(message, error.maybeSent, { mayHaveBeenApplied });

@@ -27,24 +27,36 @@ export interface Unzipping {
 
 /** One attempt's writes into the partial file; errors name PATH, which is what the user gave. */
 export async function fileSink(partial: PartialFile, path: string, unzip?: Unzipping): Promise<Sink> {
-  const failed = (err: unknown): never => {
-    throw new CarectlError(`cannot write ${path}: ${err instanceof Error && 'syscall' in err ? systemReason(err) : redact(err instanceof Error ? err.message : String(err))}`);
-  };
+  const failed = writeFailure(path);
   await partial.restart().catch(failed);
   return {
     write: (chunk) => partial.write(chunk).catch(failed),
-    commit: () => (unzip ? extract(partial, path, unzip, failed) : partial.commit(path).catch(failed)),
+    commit: () => (unzip ? extract(partial, path, unzip) : partial.commit(path).catch(failed)),
     discard: async () => undefined,
   };
 }
 
-/** Extracts the archive's member into a temporary file of its own, renamed into place; the archive goes. */
-async function extract(archive: PartialFile, path: string, unzip: Unzipping, failed: (err: unknown) => never): Promise<void> {
-  const extracted = await PartialFile.create(dirname(path), basename(path)).catch(failed);
+/** Throws a failed write (a full disk) as one line naming `path`. */
+function writeFailure(path: string): (err: unknown) => never {
+  return (err) => {
+    throw new CarectlError(`cannot write ${path}: ${err instanceof Error && 'syscall' in err ? systemReason(err) : redact(err instanceof Error ? err.message : String(err))}`);
+  };
+}
+
+/**
+ * Extracts the archive's member into a temporary file of its own, renamed into place; the archive
+ * goes. A failed write names where the member was going (in a folder: report-ID.<its extension>).
+ */
+async function extract(archive: PartialFile, path: string, unzip: Unzipping): Promise<void> {
+  const extracted = await PartialFile.create(dirname(path), basename(path)).catch(writeFailure(path));
+  let destination = path;
   try {
-    const { name, bytes } = await extractSingleMember(archive.path, extracted, unzip.what).catch((err: unknown) => (err instanceof CarectlError ? Promise.reject(err) : failed(err)));
+    const onMember = (member: string): void => void (destination = unzip.finalPath(member));
+    const { name, bytes } = await extractSingleMember(archive.path, extracted, unzip.what, undefined, onMember).catch((err: unknown) =>
+      err instanceof CarectlError ? Promise.reject(err) : writeFailure(destination)(err),
+    );
     const final = unzip.finalPath(name);
-    await extracted.commit(final).catch(failed);
+    await extracted.commit(final).catch(writeFailure(final));
     unzip.saved = { path: final, bytes, member: name };
   } finally {
     await extracted.discard();

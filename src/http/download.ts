@@ -14,10 +14,10 @@
  */
 import type { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { ApiError, CarectlError, InterruptedError, NetworkError, isBrokenPipe } from '../core/errors.js';
+import { ApiError, CarectlError, InterruptedError, LastingError, NetworkError, isBrokenPipe } from '../core/errors.js';
 import type { PartialFile } from './partial-file.js';
-import { createDispatcher, namingProxy, type ProxySettings } from './proxy.js';
-import { isProxyRefusal, proxyRefusalText } from './attempt.js';
+import { createDispatcher, namingProxy, proxyLabel, type ProxySettings } from './proxy.js';
+import { isProxyRefusal, proxyRefusalText, type AttemptReply } from './attempt.js';
 import { redact, stripUserinfo } from './redact.js';
 import { formatLimit } from './reply.js';
 import { RETRYABLE_STATUSES, retryDelayMs } from './retry.js';
@@ -25,6 +25,7 @@ import { loadUndici, type Undici } from './undici.js';
 import { ACCEPT_ENCODING, decodedBody, ReplyEncodingError } from './encoding.js';
 import { certificateMessage } from './tls.js';
 import { fileSink, stdoutSink, type Sink, type Unzipping } from './download-sink.js';
+import { answerDetails, watchConnections } from './verbose.js';
 
 // What callers of download() also need, from the modules they now live in.
 export { linkTarget, PartialFile, removePartialFiles } from './partial-file.js';
@@ -142,8 +143,9 @@ function shown(url: URL): string {
 }
 
 /** The reply to a GET of the file, redirects followed; the redirects that cannot lead anywhere fail for good. */
-async function fetchFile(dispatchers: Dispatchers, start: URL, options: DownloadOptions): Promise<{ reply: Dispatcher.ResponseData; url: URL }> {
+async function fetchFile(dispatchers: Dispatchers, start: URL, options: DownloadOptions): Promise<{ reply: Dispatcher.ResponseData; url: URL; started: number }> {
   const visited = new Set<string>([start.href]);
+  if (options.trace) watchConnections();
   for (let url = start, hops = 0; ; hops++) {
     const started = options.now();
     options.trace?.(`> GET ${shown(url)} (download: no credentials)`);
@@ -163,14 +165,16 @@ async function fetchFile(dispatchers: Dispatchers, start: URL, options: Download
       options.trace?.(`< ${reason} (${options.now() - started} ms)`);
       const failed = `download from ${url.origin} failed: ${reason}`;
       // A proxy that refused (its credentials, its rules) or a refused certificate answers the same again: no retry.
-      const certificate = certificateMessage(err, url);
-      if (certificate !== undefined) throw new NetworkError(`download from ${url.origin} failed: ${certificate}`, false);
+      const certificate = certificateMessage(err, url, 'download');
+      if (certificate !== undefined) throw new LastingError(`download from ${url.origin} failed: ${certificate}`);
       if (isProxyRefusal(err)) throw new NetworkError(failed, false);
       throw new TransientDownloadError(failed, undefined, undefined);
     }
-    options.trace?.(`< ${reply.statusCode} (${options.now() - started} ms)`);
     const location = header(reply.headers.location);
-    if (!REDIRECT_STATUSES.has(reply.statusCode) || location === undefined) return { reply, url };
+    // A 2xx is traced once its body is in (answered()), with the bytes.
+    if (reply.statusCode >= 200 && reply.statusCode < 300) return { reply, url, started };
+    answered(options, url, reply.statusCode, { headers: reply.headers }, started);
+    if (!REDIRECT_STATUSES.has(reply.statusCode) || location === undefined) return { reply, url, started };
     await reply.body.dump().catch(() => undefined);
     const next = URL.canParse(location, url.href) ? new URL(location, url.href) : undefined;
     const from = `download from ${url.origin} was redirected`;
@@ -183,18 +187,36 @@ async function fetchFile(dispatchers: Dispatchers, start: URL, options: Download
   }
 }
 
+/**
+ * --verbose: an answer with the details an API answer has (verbose.ts), and how its body ended
+ * when it did not arrive whole.
+ */
+function answered(options: DownloadOptions, url: URL, status: number, seen: AttemptReply, started: number, failure?: unknown): void {
+  if (!options.trace) return;
+  const outcome = failure === undefined ? '' : `: ${failure instanceof Error ? failure.message : String(failure)}`;
+  options.trace(`< ${status} GET ${shown(url)}${outcome} (${answerDetails('GET', url, seen, proxyLabel(url, options.proxy), options.now() - started)})`);
+}
+
 async function attemptDownload(dispatchers: Dispatchers, start: URL, options: DownloadOptions): Promise<number> {
-  const { reply, url } = await fetchFile(dispatchers, start, options);
+  const { reply, url, started } = await fetchFile(dispatchers, start, options);
   await refuseFailure(reply, url);
   const maxBytes = options.maxBytes ?? MAX_DOWNLOAD_BYTES;
-  const { decoded, total } = await openBody(reply, url, maxBytes);
-  const sink = 'file' in options.target ? await fileSink(options.target.partial, options.target.file, options.target.unzip) : stdoutSink(options.target.stdout, options.signal);
+  const seen: AttemptReply = { headers: reply.headers };
+  let decoded: DecodedBody | undefined;
+  let sink: Sink | undefined;
   try {
-    const received = await copyBody(decoded, sink, { url, total, maxBytes }, options);
+    const opened = await openBody(reply, url, maxBytes);
+    decoded = opened.decoded;
+    sink = 'file' in options.target ? await fileSink(options.target.partial, options.target.file, options.target.unzip) : stdoutSink(options.target.stdout, options.signal);
+    const received = await copyBody(decoded, sink, { url, total: opened.total, maxBytes }, options);
+    Object.assign(seen, { decodedBytes: received, wireBytes: decoded.wire() ?? received });
+    answered(options, url, reply.statusCode, seen, started);
     await sink.commit();
     return received;
   } catch (err) {
-    await sink.discard();
+    // The bytes come from the wire count only: what was decoded is not kept past a failure.
+    if (seen.decodedBytes === undefined) answered(options, url, reply.statusCode, { headers: reply.headers, ...(decoded?.wire() !== undefined && { wireBytes: decoded.wire()! }) }, started, err);
+    await sink?.discard();
     throw err;
   }
 }

@@ -144,7 +144,7 @@ const CONNECT_FAILURES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRES
 /**
  * A failure to connect to the proxy itself (refused, no such host, unreachable), said as such:
  * `the proxy HOST:PORT (HTTPS_PROXY) cannot be reached: <reason>`, never with its credentials (and
- * a refusal of the proxy's own: `the proxy HOST:PORT (HTTPS_PROXY) refused the request …`);
+ * the proxy's own answer: `the proxy HOST:PORT (HTTPS_PROXY) refused the request …`, `… could not reach the service …`);
  * `reason` unchanged for any other failure (the service's own address, a host in NO_PROXY). The
  * address that failed is the proxy's when the proxy's name resolves to it (looked up only here,
  * on the way to an error).
@@ -152,8 +152,8 @@ const CONNECT_FAILURES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRES
 export async function namingProxy(err: unknown, url: URL, proxy: ProxySettings | undefined, reason: string): Promise<string> {
   const via = proxyFor(url, proxy);
   if (via === undefined) return reason;
-  // A refusal of the proxy's own (407, a CONNECT it would not open) names it as well.
-  if (proxyRefusalText(err) !== undefined) return reason.replace(/^the proxy refused/, `the proxy ${proxyLabel(url, proxy)} refused`);
+  // The proxy's own answer (407, a CONNECT it would not open) names it as well.
+  if (proxyRefusalText(err) !== undefined) return reason.replace(/^the proxy /, `the proxy ${proxyLabel(url, proxy)} `);
   const { protocol, hostname, port } = new URL(via);
   const host = hostname.replace(/^\[|\]$/g, '');
   const proxyPort = port || (protocol === 'https:' ? '443' : '80');

@@ -5,7 +5,7 @@
 import type { Readable } from 'node:stream';
 import { parseJson } from '../core/exact-json.js';
 import { ReplyEncodingError } from './encoding.js';
-import { stripUserinfo } from './redact.js';
+import { redact, stripUserinfo } from './redact.js';
 
 /** The largest API reply read (a page of 50 conversations with content is a few MB at most). */
 export const MAX_REPLY_BYTES = 64 * 1024 * 1024;
@@ -146,32 +146,43 @@ function errorBody(text: string): ErrorBody | undefined {
  * nothing says who answered.
  */
 function pageMessage(status: number, text: string, from: ErrorSource): string | undefined {
-  const title = pageTitle(text);
+  const title = pageTitle(text, from.redact);
   const quoted = title === undefined ? '' : ` ("${title}")`;
   if (from.proxy !== undefined && PROXY_STATUSES.has(status)) {
     return `the proxy ${from.proxy} answered HTTP ${status}${quoted}: ${status === 407 ? 'proxy credentials missing or wrong' : 'it did not get an answer from the service'}`;
   }
-  if (title !== undefined) return `a gateway in front of the service answered HTTP ${status}${quoted}, not the service itself`;
+  // A 502/504 is a gateway that passed the request on (perhaps) and got nothing usable back.
+  if (title !== undefined) return `a gateway in front of the service answered HTTP ${status}${quoted}${status === 502 || status === 504 ? ': it got no usable answer from the service' : ', not the service itself'}`;
   return undefined;
 }
 
 /** Who else may have answered: the proxy the request went through (`HOST:PORT (HTTP_PROXY)`). */
 export interface ErrorSource {
   proxy?: string | undefined;
+  /**
+   * Takes the credentials out of the service's text before any of it is cut (a secret cut in half
+   * no longer matches); without it, only URL userinfo and Authorization values are taken out.
+   */
+  redact?: (text: string) => string;
 }
 
 /** What a proxy answers for itself: its credentials, or a service it could not reach. */
 const PROXY_STATUSES: ReadonlySet<number> = new Set([407, 502, 503, 504]);
 
-/** The <title> of an HTML page, whitespace collapsed, entities of the common kind read, at most 100 characters. */
-export function pageTitle(text: string): string | undefined {
+/**
+ * The <title> of an HTML page, whitespace collapsed, entities of the common kind read, redacted
+ * (`clean`), then cut to at most 100 characters.
+ */
+export function pageTitle(text: string, clean: (text: string) => string = (raw) => redact(raw)): string | undefined {
   const raw = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(text.slice(0, 64 * 1024))?.[1];
   if (raw === undefined) return undefined;
   const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", apos: "'", nbsp: ' ' };
-  const title = raw
-    .replace(/&(amp|lt|gt|quot|#39|apos|nbsp);/g, (_, name: string) => entities[name]!)
-    .replace(/[\s\p{Cc}]+/gu, ' ')
-    .trim();
+  const title = clean(
+    raw
+      .replace(/&(amp|lt|gt|quot|#39|apos|nbsp);/g, (_, name: string) => entities[name]!)
+      .replace(/[\s\p{Cc}]+/gu, ' ')
+      .trim(),
+  );
   if (title === '') return undefined;
   return title.length > 100 ? `${title.slice(0, 99)}…` : title;
 }
@@ -183,11 +194,11 @@ function scalar(value: unknown): string | undefined {
 }
 
 /** A redirect of an API request, which carectl refuses: where it pointed, credentials stripped. */
-export function redirectMessage(status: number, text: string, location: string | string[] | undefined, from: URL): string {
+export function redirectMessage(status: number, text: string, location: string | string[] | undefined, from: URL, source: ErrorSource = {}): string {
   const value = Array.isArray(location) ? location[0] : location;
-  if (value === undefined || value.trim() === '') return errorMessage(status, text);
+  if (value === undefined || value.trim() === '') return errorMessage(status, text, source);
   const target = URL.canParse(value, from.href) ? stripUserinfo(new URL(value, from)) : stripUserinfo(value);
-  return `${errorMessage(status, text)}: a redirect to ${target}, which carectl does not follow (credentials go only to ${from.origin}): check the base address`;
+  return `${errorMessage(status, text, source)}: a redirect to ${target}, which carectl does not follow (credentials go only to ${from.origin}): check the base address`;
 }
 
 /** A limit as set, exactly: 64 MiB, 32 KiB, 1000 bytes (a progress figure uses formatBytes). */

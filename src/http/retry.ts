@@ -1,5 +1,5 @@
 /** When and how long to wait before another attempt: pure, so it is tested without a network. */
-import { isProxyRefusal } from './attempt.js';
+import { proxyStatus } from './attempt.js';
 import { isCertificateError } from './tls.js';
 
 /** Throttling and transient server trouble; other 4xx are the caller's fault and not retried. */
@@ -21,11 +21,11 @@ const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND
 /**
  * Whether the request surely never reached the service: the connection (or the host's address)
  * could not be had, the service's certificate was refused at the handshake, or the proxy
- * refused to open the tunnel to it.
+ * answered in its place (a tunnel it did not open, whatever its status; its 407).
  */
 export function isNeverSentError(err: unknown): boolean {
   const e = err as { code?: string; cause?: { code?: string } } | undefined;
-  return NEVER_SENT_CODES.has(e?.code ?? '') || NEVER_SENT_CODES.has(e?.cause?.code ?? '') || isCertificateError(err) || isProxyRefusal(err);
+  return NEVER_SENT_CODES.has(e?.code ?? '') || NEVER_SENT_CODES.has(e?.cause?.code ?? '') || isCertificateError(err) || proxyStatus(err) !== undefined;
 }
 
 export interface RetryDelayInput {

@@ -42,10 +42,11 @@ const TRUST_FIX =
  * One line for a certificate `url`'s host presented that was refused, or undefined when `err`
  * is no certificate failure: `the certificate of HOST:PORT is self-signed; if … NODE_EXTRA_CA_CERTS=/path/ca.pem`.
  */
-export function certificateMessage(err: unknown, url: URL): string | undefined {
+export function certificateMessage(err: unknown, url: URL, of: 'service' | 'download' = 'service'): string | undefined {
   const found = certificateFailure(err);
   if (found === undefined) return undefined;
-  const host = url.port ? `${url.hostname}:${url.port}` : url.hostname;
+  // A download address is the service's to give: the base URL has no bearing on it.
+  const host = `${url.port ? `${url.hostname}:${url.port}` : url.hostname}${of === 'download' ? ' (the download host the service named)' : ''}`;
   const code = found.failure.code;
   switch (found.problem) {
     case 'self-signed':
@@ -58,7 +59,7 @@ export function certificateMessage(err: unknown, url: URL): string | undefined {
       return `the certificate of ${host} is not valid yet (${code}): check this machine's clock`;
     case 'name': {
       const names = certificateNames(found.failure);
-      return `the certificate of ${host} is issued for other names (${names === '' ? 'none' : names}), not ${url.hostname.replace(/^\[|\]$/g, '')} (${code}): use an address the certificate names in the base URL`;
+      return `the certificate of ${host} is issued for other names (${names === '' ? 'none' : names}), not ${url.hostname.replace(/^\[|\]$/g, '')} (${code}): ${of === 'download' ? 'the service gives this address, so the fix is theirs: a certificate that names it, or another download address' : 'use an address the certificate names in the base URL'}`;
     }
     case 'invalid':
       return `the certificate of ${host} is not valid (${code}); ${TRUST_FIX}`;

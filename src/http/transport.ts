@@ -21,7 +21,7 @@ import { ACCEPT_ENCODING, ReplyEncodingError } from './encoding.js';
 import { answerDetails, watchConnections } from './verbose.js';
 import { LinkElsewhereError } from './link-elsewhere.js';
 import { certificateMessage, isCertificateError } from './tls.js';
-import { attemptDeadline, sendAttempt, type AttemptReply, describeNetworkError, isProxyRefusal, finalError } from './attempt.js';
+import { attemptDeadline, sendAttempt, type AttemptReply, describeNetworkError, isProxyRefusal, finalError, mayHaveReached } from './attempt.js';
 
 export type QueryParams = ReadonlyArray<readonly [string, string]>;
 
@@ -50,9 +50,6 @@ export interface TransportConfig {
   /** Sends the requests instead of our own pool (tests: MockAgent); close() leaves it to its owner. */
   dispatcher?: Dispatcher;
 }
-
-/** Replies of a gateway that may have passed the request on before failing. */
-const GATEWAY_FAILURES: ReadonlySet<number> = new Set([500, 502, 504]);
 
 export interface RequestOptions {
   query?: QueryParams;
@@ -91,8 +88,9 @@ interface Call {
   shown: string;
   answerTo: string;
   /**
-   * A retried change (the absolute-valued PATCH) that an attempt may have delivered before the
-   * last one failed. A POST that is never repeated has its own word for it (NetworkError.maybeSent).
+   * A change (PATCH, POST): an attempt that may have delivered it before the request failed
+   * (`reached`, see mayHaveReached) flags the error mayHaveBeenApplied. A retried change (the
+   * absolute-valued PATCH) is worded so here; a POST that is never repeated by its caller.
    */
   write: boolean;
   reached: boolean;
@@ -162,7 +160,7 @@ export class Transport {
         attempt--;
         continue;
       }
-      if (!outcome.retryable || attempt >= this.config.retries) throw finalError(outcome.error, call.write && call.reached);
+      if (!outcome.retryable || attempt >= this.config.retries) throw finalError(outcome.error, call.write && call.reached, options.idempotent);
       const cause = outcome.error instanceof ApiError ? outcome.error : undefined;
       call.waitedMs += await this.wait(attempt, outcome.retryAfter, call.waitedMs, cause, options.deadline);
     }
@@ -194,7 +192,7 @@ export class Transport {
       shown: `${method} ${stripUserinfo(`${url.origin}${url.pathname}`)}`,
       // Each answer names its request: with requests in parallel, answers come in any order.
       answerTo: `${method} ${url.pathname}${url.search}`,
-      write: options.idempotent && method !== 'GET' && method !== 'HEAD',
+      write: method !== 'GET' && method !== 'HEAD',
       reached: false,
       waitedMs: 0,
     };
@@ -234,9 +232,10 @@ export class Transport {
   private async failedAttempt(call: Call, err: unknown, seen: AttemptReply, started: number): Promise<Outcome> {
     const { options, shown, answerTo, write, url } = call;
     if ((err instanceof ReplyTooLargeError || err instanceof ReplyEncodingError) && seen.status !== undefined) {
-      this.trace(`< ${seen.status} ${answerTo}: ${err.message} (${this.config.now() - started} ms)`);
-      call.reached ||= write && (seen.status < 400 || GATEWAY_FAILURES.has(seen.status));
-      const retryable = options.idempotent && !(err instanceof ReplyEncodingError && err.permanent);
+      this.trace(`< ${seen.status} ${answerTo}: ${err.message} (${answerDetails(call.method, url, seen, proxyLabel(url, this.config.proxy), this.config.now() - started)})`);
+      call.reached ||= write && mayHaveReached({ status: seen.status });
+      // A reply past the cap (a runaway body, a bomb) or in a coding carectl cannot read is the same again.
+      const retryable = options.idempotent && !(err instanceof ReplyTooLargeError) && !(err instanceof ReplyEncodingError && err.permanent);
       return { kind: 'failed', error: new BadReplyError(`${shown}: ${err.message}`), retryable };
     }
     // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
@@ -244,7 +243,7 @@ export class Transport {
     const neverSent = isNeverSentError(err);
     const reason = certificateMessage(err, url) ?? this.redact(await namingProxy(err, url, this.config.proxy, describeNetworkError(err, this.config.requestTimeoutMs)));
     this.trace(`< ${answerTo}: ${reason} (${this.config.now() - started} ms)`);
-    call.reached ||= write && !neverSent;
+    call.reached ||= write && mayHaveReached({ neverSent });
     // A refusal (the proxy's, a certificate's) gets the same answer again.
     const retryable = (options.idempotent || neverSent) && !isProxyRefusal(err) && !isCertificateError(err);
     return { kind: 'failed', error: new NetworkError(`${shown} failed: ${reason}`, !neverSent), retryable };
@@ -256,7 +255,7 @@ export class Transport {
     const value = parsed.ok ? redactReply(parsed.value, text, this.secrets) : undefined;
     const reason = parsed.ok ? this.refusal(call.options.check, value) : parsed.reason;
     if (reason === undefined) return { kind: 'answered', value };
-    call.reached ||= call.write;
+    call.reached ||= call.write && mayHaveReached({ status: 200 });
     this.trace(`< ${reason}`);
     return { kind: 'failed', error: new BadReplyError(`${call.shown}: ${this.redact(reason)}`), retryable: call.options.idempotent };
   }
@@ -265,10 +264,10 @@ export class Transport {
   private async failureStatus(call: Call, attempt: number, status: number, text: string, headers: ReplyHeaders): Promise<Outcome> {
     const { url, options } = call;
     if (status >= 300 && status < 400) {
-      return { kind: 'failed', error: new ApiError(status, this.redact(redirectMessage(status, text, headers.location, url))), retryable: false };
+      return { kind: 'failed', error: new ApiError(status, this.redact(redirectMessage(status, text, headers.location, url, { redact: (page) => this.redact(page) }))), retryable: false };
     }
-    call.reached ||= call.write && GATEWAY_FAILURES.has(status);
-    const error = new ApiError(status, this.redact(errorMessage(status, text, { proxy: proxyLabel(url, this.config.proxy) })));
+    call.reached ||= call.write && mayHaveReached({ status });
+    const error = new ApiError(status, this.redact(errorMessage(status, text, { proxy: proxyLabel(url, this.config.proxy), redact: (page) => this.redact(page) })));
     if (status === 429 && (await this.throttled(options, attempt, headers['retry-after']))) return { kind: 'taken back' };
     return { kind: 'failed', error, retryable: options.idempotent && RETRYABLE_STATUSES.has(status), retryAfter: headers['retry-after'] };
   }

@@ -45,11 +45,17 @@ export function connectionOf(method: string, url: URL): string | undefined {
 
 /**
  * `HTTP/1.1, direct, reused connection, gzip 1.2 KiB on the wire, 8.0 KiB decoded, 15 ms`: the
- * protocol, direct or via which proxy, the connection, the coding and bytes, the time taken.
+ * protocol, direct or via which proxy, the connection, the coding and bytes, the time taken. A
+ * body not read (a redirect's) gives no bytes; one given up part-way (past the cap), the bytes
+ * received.
  */
 export function answerDetails(method: string, url: URL, seen: AttemptReply, proxy: string | undefined, ms: number): string {
   const coding = contentCodings(seen.headers?.['content-encoding']).join(', ');
-  const bytes = coding === '' ? formatBytes(seen.decodedBytes ?? 0) : `${coding} ${formatBytes(seen.wireBytes ?? 0)} on the wire, ${formatBytes(seen.decodedBytes ?? 0)} decoded`;
+  const wire = seen.wireBytes ?? seen.decodedBytes;
+  const bytes = [
+    wire !== undefined && (coding === '' ? formatBytes(wire) : `${coding} ${formatBytes(wire)} on the wire`),
+    coding !== '' && seen.decodedBytes !== undefined && `${formatBytes(seen.decodedBytes)} decoded`,
+  ];
   // carectl speaks HTTP/1.1 only (undici 7 without allowH2).
-  return ['HTTP/1.1', proxy === undefined ? 'direct' : `via the proxy ${proxy}`, connectionOf(method, url), bytes, `${ms} ms`].filter(Boolean).join(', ');
+  return ['HTTP/1.1', proxy === undefined ? 'direct' : `via the proxy ${proxy}`, connectionOf(method, url), ...bytes, `${ms} ms`].filter(Boolean).join(', ');
 }

@@ -2,7 +2,7 @@
 import { idProblem, type ApiClient, type ApiRecord } from '../../api/client.js';
 import { DATE_TYPES, REPORT_FORMATS, type Version } from '../../api/catalogue/index.js';
 import type { Context } from '../../cli/context.js';
-import { CarectlError, NetworkError, UsageError } from '../../core/errors.js';
+import { CarectlError, mayHaveBeenApplied, UsageError } from '../../core/errors.js';
 import { idText } from '../../core/exact-json.js';
 import { parseDate, parseEnum } from '../../core/parse.js';
 import { checkedDestination } from './destination.js';
@@ -83,7 +83,8 @@ async function postReport(api: ApiClient, version: Version, request: CreateReque
   try {
     record = await api.createRecord(reports, version, request.body);
   } catch (err) {
-    if (err instanceof NetworkError && err.maybeSent) {
+    // The transport's one rule (a dropped connection after sending, a gateway's 502/504): never a reply known to come before sending.
+    if (err instanceof CarectlError && mayHaveBeenApplied(err)) {
       throw new CarectlError(`${err.message}; the report may have been created all the same: look with ${request.listCommand} before trying again`);
     }
     throw err;

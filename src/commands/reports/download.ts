@@ -6,10 +6,11 @@ import { basename, join } from 'node:path';
 import type { ApiRecord } from '../../api/client.js';
 import { failureText, reportState } from '../../api/catalogue/index.js';
 import type { Context } from '../../cli/context.js';
-import { CarectlError, InterruptedError, ReportFailedError, systemReason } from '../../core/errors.js';
+import { CarectlError, InterruptedError, LastingError, OutputError, ReportFailedError, systemReason } from '../../core/errors.js';
 import { shellWord } from '../../core/shell.js';
 import { VERSION } from '../../core/version.js';
 import { download, type DownloadTarget, type PartialFile, type Unzipping } from '../../http/download.js';
+import { UnzipRefusal } from '../../http/unzip.js';
 import { formatBytes } from '../../core/bytes.js';
 import { createByteProgress } from '../../output/download-progress.js';
 import { checkedDestination, withPartialFile, type Destination } from './destination.js';
@@ -67,6 +68,11 @@ export async function saveReport(ctx: Context, id: string, record: ApiRecord, de
     device?.destroy();
     const outcome = onStdout > 0 ? `the output on ${device ? destination.shown : 'stdout'} is incomplete (${onStdout} bytes)` : 'nothing was saved';
     if (err instanceof InterruptedError) throw new InterruptedError(`interrupted while downloading report ${id}; ${outcome}; start again with: ${resume}`);
+    // Asking again meets the same failure: an archive --unzip refuses can still be saved as it is.
+    if (err instanceof UnzipRefusal) throw new CarectlError(`${err.message}; ${outcome}; to save the file as it is: ${resume.replace(/ --unzip$/, '')}`, err.exitCode);
+    if (err instanceof LastingError) throw new CarectlError(`${err.message}; ${outcome}`, err.exitCode);
+    // A device that takes no more (/dev/full) is named, and would refuse the same bytes again.
+    if (device && err instanceof OutputError) throw new CarectlError(`cannot write ${destination.shown}: ${err.reason}; ${outcome}`, err.exitCode);
     if (err instanceof CarectlError) throw new CarectlError(`${err.message}; ${outcome}; try again with: ${resume}`, err.exitCode);
     throw err;
   } finally {
