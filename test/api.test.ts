@@ -150,3 +150,26 @@ describe('api PATH', () => {
     }
   });
 });
+
+describe('api -X POST that may have reached the service', () => {
+  it('a gateway 502 after the POST was sent says the change may have been applied; a 403 says nothing of the kind', async () => {
+    const { scriptedApi, scriptedEnv } = await import('./scripted-server.js');
+    const api = await scriptedApi((request) =>
+      request.url.startsWith('/v1.1/reports')
+        ? { status: 502, text: '<html><head><title>502 Bad Gateway</title></head></html>', headers: { 'content-type': 'text/html' } }
+        : { status: 403, json: { status: 'error', message: 'permission denied' } },
+    );
+    try {
+      const env = { ...scriptedEnv(api) };
+      const gateway = await runCli(['api', 'v1.1/reports', '-X', 'POST', '-d', '{"account":"1001"}'], { env });
+      assert.equal(gateway.code, 1);
+      assert.match(gateway.stderr, /may have been applied: look before sending it again\n$/);
+      assert.equal(api.requests.length, 1, 'a POST is never repeated');
+      const refused = await runCli(['api', 'v1.3/conversations/1', '-X', 'POST', '-d', '{}'], { env });
+      assert.equal(refused.code, 3);
+      assert.doesNotMatch(refused.stderr, /may have been/);
+    } finally {
+      await api.close();
+    }
+  });
+});

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { text } from 'node:stream/consumers';
 import type { Command } from 'commander';
 import type { Context } from '../cli/context.js';
-import { UsageError } from '../core/errors.js';
+import { CarectlError, MAY_HAVE_BEEN_APPLIED, mayHaveBeenApplied, UsageError } from '../core/errors.js';
 import { parseJson } from '../core/exact-json.js';
 import { safeJsonStringify, writeText } from '../output/index.js';
 import { nextPageLink } from '../api/paging.js';
@@ -76,7 +76,11 @@ async function apiCommand(ctx: Context, opts: ApiOptions): Promise<void> {
     throw new UsageError(`api: ${url.origin} is not the base address's origin (${transport.baseUrl.origin}); credentials go nowhere else`);
   }
   if (!opts.paginate) {
-    const reply = await transport.request(method, url, { body, idempotent: IDEMPOTENT.has(method) });
+    const reply = await transport.request(method, url, { body, idempotent: IDEMPOTENT.has(method) }).catch((err: unknown) => {
+      // A POST is never repeated, and the transport leaves its caller to say what that means.
+      if (!IDEMPOTENT.has(method) && mayHaveBeenApplied(err)) throw new CarectlError(`${(err as CarectlError).message}; ${MAY_HAVE_BEEN_APPLIED}: look before sending it again`, (err as CarectlError).exitCode);
+      throw err;
+    });
     await printJson(ctx, reply, ctx.io.stdout.isTTY ? 2 : undefined);
     return;
   }
