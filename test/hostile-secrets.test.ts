@@ -85,3 +85,27 @@ describe('carectl api -d @FILE that is not JSON', () => {
     }
   });
 });
+
+describe('secrets with characters JSON escapes (review D1)', () => {
+  const QUOTED = 'Pa"ss\\word-2024xyz';
+  test('redactReply: a password with " and \\ echoed by plain JSON.stringify is replaced in the decoded value', () => {
+    const value = { name: QUOTED, note: `bad password ${QUOTED}` };
+    assert.deepEqual(redactReply(value, JSON.stringify(value), [QUOTED]), { name: '[redacted]', note: 'bad password [redacted]' });
+  });
+
+  test('carectl: the password and a proxy password with " and \\ echoed in plain JSON are not printed', async () => {
+    const PROXY = 'pr"oxy-secret-99';
+    const api = await scriptedApi(() => ({ text: JSON.stringify({ tag: { id: '1', name: QUOTED, note: PROXY, short: 'hunter"7' } }) }));
+    try {
+      const out = await runCli(['tags', 'get', '1', '-o', 'json'], {
+        env: { ...scriptedEnv(api), CARECTL_PASSWORD: QUOTED, HTTPS_PROXY: 'http://puser:pr%22oxy-secret-99@127.0.0.1:9', NO_PROXY: '127.0.0.1' },
+      });
+      assert.equal(out.code, 0, out.stderr);
+      assert.deepEqual(JSON.parse(out.stdout), { id: '1', name: '[redacted]', note: '[redacted]', short: 'hunter"7' });
+      const short = await runCli(['tags', 'get', '1', '-o', 'json'], { env: { ...scriptedEnv(api), CARECTL_PASSWORD: 'hunter"7' } });
+      assert.equal((JSON.parse(short.stdout) as { short: string }).short, '[redacted]');
+    } finally {
+      await api.close();
+    }
+  });
+});

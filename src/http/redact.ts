@@ -94,12 +94,13 @@ export function redactError<T>(err: T, secrets: readonly string[] = []): T {
 /**
  * A value parsed from a reply, with secrets replaced in its decoded strings (keys and values), a
  * short one as a whole token (see replacerOf). JSON may write any character as `\uXXXX` (Python
- * does for non-ASCII) and `/` as `\/` (PHP does): a raw text with such escapes is always walked.
+ * does for non-ASCII), `/` as `\/` (PHP does), and must write `"` and `\` as `\"` and `\\`: a raw
+ * text with any backslash escape is always walked, as its strings differ from their raw form.
  * Any other is walked only when it holds a secret or URL credentials as they are, so an ordinary
  * page costs a substring search per secret. Only the objects that change are copied.
  */
 export function redactReply(value: unknown, rawText: string, secrets: readonly string[]): unknown {
-  const escaped = rawText.includes('\\u') || rawText.includes('\\/');
+  const escaped = rawText.includes('\\');
   const present = escaped ? secrets : secrets.filter((secret) => secret !== '' && rawText.includes(secret));
   if (!escaped && present.length === 0 && !hasUserinfoWithPassword(rawText)) return value;
   const replace = replacers(present, MIN_SECRET_LENGTH_IN_DATA);
