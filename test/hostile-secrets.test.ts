@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { redact, redactReply } from '../src/http/redact.js';
+import { basicCredentialForms, redact, redactReply } from '../src/http/redact.js';
 import { runCli } from './helpers.js';
 import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
 
@@ -104,6 +104,36 @@ describe('secrets with characters JSON escapes (review D1)', () => {
       assert.deepEqual(JSON.parse(out.stdout), { id: '1', name: '[redacted]', note: '[redacted]', short: 'hunter"7' });
       const short = await runCli(['tags', 'get', '1', '-o', 'json'], { env: { ...scriptedEnv(api), CARECTL_PASSWORD: 'hunter"7' } });
       assert.equal((JSON.parse(short.stdout) as { short: string }).short, '[redacted]');
+    } finally {
+      await api.close();
+    }
+  });
+});
+
+describe('other echo forms (review D2, D3)', () => {
+  const pct = (text: string): string => encodeURIComponent(text).replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase());
+  test('redact and redactReply: lower-case percent-encoding, the Base64 of the password alone, its NFC and NFD forms', () => {
+    const nfd = PASSWORD.normalize('NFD');
+    assert.notEqual(nfd, PASSWORD);
+    const echoes = [pct(PASSWORD), Buffer.from(PASSWORD).toString('base64'), Buffer.from(PASSWORD).toString('base64').replace(/=+$/, ''), nfd, `x=${pct(PASSWORD)}&y=1`, 'auth=Basic%20' + pct(Buffer.from(`bot:${PASSWORD}`).toString('base64'))];
+    const forms = basicCredentialForms('bot', PASSWORD);
+    for (const echo of echoes) {
+      assert.doesNotMatch(redact(`said ${echo}.`, forms), /42|p%c3|U3Vw|Secret/, echo);
+      const value = { name: echo };
+      assert.doesNotMatch(JSON.stringify(redactReply(value, JSON.stringify(value), forms)), /42|p%c3|U3Vw|Secret/, echo);
+    }
+  });
+
+  test('carectl: a lower-case percent-encoded echo in data and in a next_page link is not printed', async () => {
+    const api = await scriptedApi((request) =>
+      request.url.includes('page=2')
+        ? { json: { tags: [] } }
+        : { json: { tags: [{ id: '1', name: pct(PASSWORD) }], next_page: `${'/v1.3/tags?page=2'}&x=${pct(PASSWORD)}` } },
+    );
+    try {
+      const out = await runCli(['tags', 'list', '-o', 'json', '--verbose'], { env: { ...scriptedEnv(api), CARECTL_PASSWORD: PASSWORD } });
+      for (const text of [out.stdout, out.stderr]) assert.ok(!/p%c3%a4ssw/i.test(text), text);
+      assert.match(out.stdout, /"name": "\[redacted\]"/);
     } finally {
       await api.close();
     }
