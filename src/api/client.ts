@@ -55,7 +55,8 @@ export class ApiClient {
   async patchRecord(spec: ResourceSpec, version: Version, id: string, body: unknown, throttle?: Throttle): Promise<ApiRecord> {
     const reply = await this.transportFor(version).request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true, ...(throttle && { throttle }) });
     const record = isObject(reply) ? reply[spec.envelope.single] : undefined;
-    if (isObject(record) && idText(record.id) === id) return record;
+    // The spec's error body ({status: "error", message}) is a failure even beside a record naming the id.
+    if (isObject(record) && idText(record.id) === id && isObject(reply) && reply.status !== 'error') return record;
     throw new BadReplyError(`the service did not confirm the update: ${unconfirmedReason(spec, reply, record)}`);
   }
 
