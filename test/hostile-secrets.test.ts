@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { basicCredentialForms, redact, redactReply } from '../src/http/redact.js';
-import { runCli } from './helpers.js';
+import { basicCredentialForms, redact, redactError, redactReply } from '../src/http/redact.js';
+import { fakeClock, runCli } from './helpers.js';
 import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
 
 const PASSWORD = 'Sup3r-Secret/pässwörd+42';
@@ -134,6 +134,43 @@ describe('other echo forms (review D2, D3)', () => {
       const out = await runCli(['tags', 'list', '-o', 'json', '--verbose'], { env: { ...scriptedEnv(api), CARECTL_PASSWORD: PASSWORD } });
       for (const text of [out.stdout, out.stderr]) assert.ok(!/p%c3%a4ssw/i.test(text), text);
       assert.match(out.stdout, /"name": "\[redacted\]"/);
+    } finally {
+      await api.close();
+    }
+  });
+});
+
+describe('short passwords: echoes of the credentials, never carectl\'s own words (review D5)', () => {
+  test('redactError leaves carectl\'s own text alone for a short password, still redacts a long one', () => {
+    const own = (password: string): string => redactError(new Error('report 60001 is still queued; keep waiting with: carectl reports wait 60001'), basicCredentialForms('bot', password)).message;
+    for (const password of ['port', 'wait', '60001', 'reports']) assert.equal(own(password), 'report 60001 is still queued; keep waiting with: carectl reports wait 60001', password);
+    assert.equal(redactError(new Error('sent it-is-a-long-secret back'), basicCredentialForms('bot', 'it-is-a-long-secret')).message, 'sent [redacted] back');
+  });
+
+  test('an error body echoing a short password: the echo is redacted, carectl\'s words around it are not', async () => {
+    const api = await scriptedApi(() => ({ status: 400, json: { status: 'error', message: 'wrong password HTTP for bot' } }));
+    try {
+      const out = await runCli(['tags', 'get', '1'], { env: { ...scriptedEnv(api), CARECTL_PASSWORD: 'HTTP' } });
+      assert.equal(out.stderr, 'carectl: wrong password [redacted] for bot (HTTP 400)\n');
+    } finally {
+      await api.close();
+    }
+  });
+
+  test('a record whose id equals a short password: the id check holds, and stderr says what was replaced', async () => {
+    const api = await scriptedApi((request) => {
+      if (request.url.includes('reports')) return { json: { report: { id: '60001', url: 'x' } } };
+      return { json: { tag: { id: '7001', name: 'admin@example.com 2024-01-05' } } };
+    });
+    try {
+      const tag = await runCli(['tags', 'get', '7001', '-o', 'ndjson'], { env: { ...scriptedEnv(api), CARECTL_PASSWORD: '7001' } });
+      assert.equal(tag.code, 0, tag.stderr);
+      assert.equal(tag.stdout, '{"id":"[redacted]","name":"admin@example.com 2024-01-05"}\n');
+      assert.match(tag.stderr, /holds the password .*\[redacted\]/);
+      const clock = fakeClock();
+      const wait = await runCli(['reports', 'wait', '60001', '--timeout', '1s'], { env: { ...scriptedEnv(api), CARECTL_PASSWORD: '60001' }, now: clock.now, sleep: clock.sleep });
+      assert.equal(wait.code, 6, wait.stderr);
+      assert.match(wait.stderr, /keep waiting with: carectl reports wait 60001\n$/);
     } finally {
       await api.close();
     }

@@ -36,14 +36,15 @@ export class ApiClient {
   /** One record, unwrapped, with its side-loaded items attached; `deadline`: see RequestOptions. */
   async fetchRecord(spec: ResourceSpec, version: Version, id: string, query: QueryParams, limits: { throttle?: Throttle; deadline?: number } = {}): Promise<ApiRecord> {
     // The check inside the transport's retries unwraps the reply once; its record is kept.
+    const transport = this.transportFor(version);
     let record: ApiRecord = {};
     const check = (reply: unknown): void => {
       record = unwrapSingle(spec, reply);
       // Another record than the one asked for (a proxy's cache, a service's redirect) would be
       // printed, or updated with its tags, as if it were this one.
-      if (!spec.idless && idText(record.id) !== id) throw new BadReplyError(`unexpected reply: the service sent ${spec.noun} ${idText(record.id)} for ${spec.noun} ${id}`);
+      if (!spec.idless && !sameId(transport, record.id, id)) throw new BadReplyError(`unexpected reply: the service sent ${spec.noun} ${idText(record.id)} for ${spec.noun} ${id}`);
     };
-    const body = await this.transportFor(version).request('GET', this.recordUrl(spec, version, id, query), { idempotent: true, check, ...limits });
+    const body = await transport.request('GET', this.recordUrl(spec, version, id, query), { idempotent: true, check, ...limits });
     return attachSideloads(spec, body, [record])[0] as ApiRecord;
   }
 
@@ -53,10 +54,11 @@ export class ApiClient {
    * the spec's error body, an empty 202, another record, are failures in the service's words.
    */
   async patchRecord(spec: ResourceSpec, version: Version, id: string, body: unknown, throttle?: Throttle): Promise<ApiRecord> {
-    const reply = await this.transportFor(version).request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true, ...(throttle && { throttle }) });
+    const transport = this.transportFor(version);
+    const reply = await transport.request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true, ...(throttle && { throttle }) });
     const record = isObject(reply) ? reply[spec.envelope.single] : undefined;
     // The spec's error body ({status: "error", message}) is a failure even beside a record naming the id.
-    if (isObject(record) && idText(record.id) === id && isObject(reply) && reply.status !== 'error') return record;
+    if (isObject(record) && sameId(transport, record.id, id) && isObject(reply) && reply.status !== 'error') return record;
     throw new BadReplyError(`the service did not confirm the update: ${unconfirmedReason(spec, reply, record)}`);
   }
 
@@ -107,6 +109,15 @@ function unconfirmedReason(spec: ResourceSpec, reply: unknown, record: unknown):
   }
   if (isObject(record) && idText(record.id) !== undefined) return `it answered with ${spec.noun} ${idText(record.id)}`;
   return `its reply holds no "${spec.envelope.single}" record with an id`;
+}
+
+/**
+ * Whether a record's id names the id asked for. The reply was redacted: an id equal to a short
+ * password came back as [redacted], which is still the record asked for.
+ */
+function sameId(transport: Transport, sent: unknown, asked: string): boolean {
+  const text = idText(sent);
+  return text !== undefined && (text === asked || text === transport.redact(asked));
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

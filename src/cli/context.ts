@@ -266,6 +266,7 @@ export class Context {
       signal,
       proxy: this.proxy(),
       ...(this.trace && { trace: this.trace }),
+      notice: (line) => this.notice(line),
     });
     this.made.push(transport);
     this.onClose(() => transport.close());

@@ -10,13 +10,14 @@ import { ExactNumber } from '../core/exact-json.js';
 export const REDACTED = '[redacted]';
 
 /**
- * Shorter secrets are replaced only where they stand as a whole token (a value of their own, a
- * word between spaces or punctuation): replacing every "ab" inside other words would hide more
- * than it protects, but an echoed short password is still a password.
+ * In what the service sent, a secret this long is replaced wherever it stands; a shorter one only
+ * where it stands as a whole token (a value of its own, a word between spaces or punctuation):
+ * replacing every "ab" inside other words would hide more than it protects, but an echoed short
+ * password is still a password. In carectl's own text (messages, printed commands, ids the user
+ * typed) only secrets this long are looked for: a short one would rewrite carectl's own words
+ * (`report` for the password `port`), and every part the service supplied was redacted already.
  */
-const MIN_SECRET_LENGTH = 3;
-/** In records, where a replaced word is lost data, a secret must be longer still to be replaced inside words. */
-const MIN_SECRET_LENGTH_IN_DATA = 8;
+const MIN_SECRET_LENGTH = 8;
 
 /**
  * The forms in which a Basic credential can be echoed, as decoded text: the password as given, in
@@ -95,7 +96,10 @@ const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi;
 /** Userinfo with a password (`user:pw@`): the form worth rewriting inside data. */
 const USERINFO_WITH_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@:"]*:[^\s/?#@"]*@/gi;
 
-/** The text with every secret replaced by [redacted] (see matcherOf) and every URL's credentials removed. */
+/**
+ * Text the service or a proxy supplied, with every secret replaced by [redacted] (see matcherOf)
+ * and every URL's credentials removed.
+ */
 export function redact(text: string, secrets: readonly string[] = []): string {
   let out = stripUserinfoInText(text);
   const matcher = matcherOf(secrets, MIN_SECRET_LENGTH);
@@ -104,13 +108,23 @@ export function redact(text: string, secrets: readonly string[] = []): string {
   return out.replace(/\b((?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:Basic|Bearer)\s+)[A-Za-z0-9+/=._~-]+/gi, `$1${REDACTED}`);
 }
 
+/** carectl's own text: URL credentials and the long secrets only (see MIN_SECRET_LENGTH). */
+export function redactOwnText(text: string, secrets: readonly string[] = []): string {
+  return redact(text, longSecrets(secrets));
+}
+
+/** The secrets long enough to look for in carectl's own text. */
+export function longSecrets(secrets: readonly string[]): string[] {
+  return secrets.filter((secret) => secret.length >= MIN_SECRET_LENGTH);
+}
+
 /**
  * Redacts an error's message in place and returns the error (any other value unchanged): for the
- * one place the CLI prints a failure.
+ * one place the CLI prints a failure, as carectl's own text.
  */
 export function redactError<T>(err: T, secrets: readonly string[] = []): T {
   if (err instanceof Error) {
-    const clean = redact(err.message, secrets);
+    const clean = redactOwnText(err.message, secrets);
     if (clean !== err.message) err.message = clean;
   }
   return err;
@@ -125,7 +139,7 @@ export function redactError<T>(err: T, secrets: readonly string[] = []): T {
  * page costs one search of its text. Only the objects that change are copied.
  */
 export function redactReply(value: unknown, rawText: string, secrets: readonly string[]): unknown {
-  const matcher = matcherOf(secrets, MIN_SECRET_LENGTH_IN_DATA);
+  const matcher = matcherOf(secrets, MIN_SECRET_LENGTH);
   // Without a backslash, every string of the reply stands in the raw text as it is.
   if (!rawText.includes('\\') && (matcher === undefined || rawText.search(matcher) === -1) && !hasUserinfoWithPassword(rawText)) return value;
   const clean = (text: string): string => {
