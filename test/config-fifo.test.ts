@@ -1,7 +1,7 @@
 /** A config path that is not a regular file is refused at once, never opened (a FIFO would block). */
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -59,5 +59,39 @@ test('api -d @FIFO is refused as not a regular file, at once (a blocking open ig
   } finally {
     await api.close();
     rmSync(folder, { recursive: true });
+  }
+});
+
+test('a config file over 1 MiB is refused naming it, before it is read', async () => {
+  const home = mkdtempSync(path.join(tmpdir(), 'carectl-bigconfig-'));
+  const api = await scriptedApi(() => ({ json: { tags: [], paging: {} } }));
+  try {
+    mkdirSync(path.join(home, 'carectl'), { mode: 0o700 });
+    const file = path.join(home, 'carectl', 'config.json');
+    writeFileSync(file, '', { mode: 0o600 });
+    truncateSync(file, 3 * 1024 ** 3);
+    const out = await carectl(['tags', 'list'], { ...scriptedEnv(api), XDG_CONFIG_HOME: home });
+    assert.equal(out.code, 2, out.stderr);
+    assert.equal(out.stderr, `carectl: ${file} is larger than 1 MiB, which no configuration is; move it away, or use another config folder with XDG_CONFIG_HOME\n`);
+    assert.equal(api.requests.length, 0);
+  } finally {
+    await api.close();
+    rmSync(home, { recursive: true });
+  }
+});
+
+test('a config path that cannot be looked at (a symlink loop) is an error naming it, not an empty configuration', async () => {
+  const home = mkdtempSync(path.join(tmpdir(), 'carectl-loop-'));
+  try {
+    mkdirSync(path.join(home, 'carectl'), { mode: 0o700 });
+    const file = path.join(home, 'carectl', 'config.json');
+    symlinkSync(file, file);
+    for (const argv of [['config', 'list'], ['config', 'set', 'output', 'json']]) {
+      const out = await carectl(argv, { XDG_CONFIG_HOME: home });
+      assert.equal(out.code, 2, `${argv.join(' ')}: ${out.stderr}`);
+      assert.equal(out.stderr, `carectl: cannot read ${file}: ELOOP; move it away, or use another config folder with XDG_CONFIG_HOME\n`);
+    }
+  } finally {
+    rmSync(home, { recursive: true });
   }
 });
