@@ -1,7 +1,7 @@
 /** A config path that is not a regular file is refused at once, never opened (a FIFO would block). */
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -35,6 +35,63 @@ test('a FIFO at the config path: exit 2 naming it, even with every setting in th
     assert.equal(api.requests.length, 0);
   } finally {
     await api.close();
+    rmSync(home, { recursive: true });
+  }
+});
+
+test('api -d @FIFO is refused as not a regular file, at once (a blocking open ignored SIGTERM); -d @FILE over 16 MiB too; nothing sent', async (t) => {
+  if (process.platform === 'win32') return t.skip('no FIFOs');
+  const folder = mkdtempSync(path.join(tmpdir(), 'carectl-data-fifo-'));
+  const api = await scriptedApi(() => ({ json: {} }));
+  try {
+    const fifo = path.join(folder, 'body');
+    execFileSync('mkfifo', ['-m', '600', fifo]);
+    const big = path.join(folder, 'big.json');
+    writeFileSync(big, '');
+    truncateSync(big, 16 * 1024 * 1024 + 1);
+    const out = await carectl(['api', '-X', 'POST', '-d', `@${fifo}`, 'v1.3/tags'], scriptedEnv(api));
+    assert.equal(out.code, 2, out.stderr);
+    assert.equal(out.stderr, `carectl: --data: ${fifo} is not a regular file (a FIFO); pipe its content in with -d @- instead\n`);
+    const large = await carectl(['api', '-X', 'POST', '-d', `@${big}`, 'v1.3/tags'], scriptedEnv(api));
+    assert.equal(large.code, 2, large.stderr);
+    assert.equal(large.stderr, `carectl: --data: ${big} is larger than 16 MiB, more than a request body carectl sends\n`);
+    assert.equal(api.requests.length, 0);
+  } finally {
+    await api.close();
+    rmSync(folder, { recursive: true });
+  }
+});
+
+test('a config file over 1 MiB is refused naming it, before it is read', async () => {
+  const home = mkdtempSync(path.join(tmpdir(), 'carectl-bigconfig-'));
+  const api = await scriptedApi(() => ({ json: { tags: [], paging: {} } }));
+  try {
+    mkdirSync(path.join(home, 'carectl'), { mode: 0o700 });
+    const file = path.join(home, 'carectl', 'config.json');
+    writeFileSync(file, '', { mode: 0o600 });
+    truncateSync(file, 3 * 1024 ** 3);
+    const out = await carectl(['tags', 'list'], { ...scriptedEnv(api), XDG_CONFIG_HOME: home });
+    assert.equal(out.code, 2, out.stderr);
+    assert.equal(out.stderr, `carectl: ${file} is larger than 1 MiB, which no configuration is; move it away, or use another config folder with XDG_CONFIG_HOME\n`);
+    assert.equal(api.requests.length, 0);
+  } finally {
+    await api.close();
+    rmSync(home, { recursive: true });
+  }
+});
+
+test('a config path that cannot be looked at (a symlink loop) is an error naming it, not an empty configuration', async () => {
+  const home = mkdtempSync(path.join(tmpdir(), 'carectl-loop-'));
+  try {
+    mkdirSync(path.join(home, 'carectl'), { mode: 0o700 });
+    const file = path.join(home, 'carectl', 'config.json');
+    symlinkSync(file, file);
+    for (const argv of [['config', 'list'], ['config', 'set', 'output', 'json']]) {
+      const out = await carectl(argv, { XDG_CONFIG_HOME: home });
+      assert.equal(out.code, 2, `${argv.join(' ')}: ${out.stderr}`);
+      assert.equal(out.stderr, `carectl: cannot read ${file}: ELOOP; move it away, or use another config folder with XDG_CONFIG_HOME\n`);
+    }
+  } finally {
     rmSync(home, { recursive: true });
   }
 });

@@ -10,6 +10,10 @@ describe('side-loaded content', () => {
   let api: ScriptedApi;
   before(async () => {
     api = await scriptedApi((request) => {
+      // An item with its conversation's id (another id space), content_ids naming items not sent, content not a list.
+      if (request.url.includes('/conversations/500005')) return { json: { conversation: { id: '500005', url: 'x' }, content: [item('500005', '500005', 'self'), item('c2', '500005', 'reply')] } };
+      if (request.url.includes('/conversations/500006')) return { json: { conversation: { id: '500006', url: 'x', content_ids: ['c1', 'c404', null] }, content: [item('c1', '500006', 'kept')] } };
+      if (request.url.includes('/conversations/500007')) return { json: { conversation: { id: '500007', url: 'x', content_ids: ['c1'] }, content: { c1: item('c1', '500007', 'in an object') } } };
       if (request.url.includes('/conversations/500002')) {
         // No content_ids: items found by parent (the conversation, or an earlier item), in their order.
         return {
@@ -43,6 +47,21 @@ describe('side-loaded content', () => {
     assert.equal(out.code, 0, out.stderr);
     assert.equal(out.stdout, 'id\ttext\nc1\tfirst\nc2\treply\n');
     assert.equal(out.stderr, '');
+  });
+
+  test('an item whose id is its conversation\'s id does not hide the conversation\'s other items', async () => {
+    const out = await runCli(['conversations', 'content', '500005', '-o', 'tsv', '--columns', 'id,text'], { env: scriptedEnv(api) });
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal(out.stdout, 'id\ttext\nc2\treply\n500005\tself\n');
+  });
+
+  test('content_ids naming items not sent, and content that is not a list, are said on stderr; the good items stay', async () => {
+    const missing = await runCli(['conversations', 'content', '500006', '-o', 'tsv', '--columns', 'id,text'], { env: scriptedEnv(api) });
+    assert.equal(missing.code, 0, missing.stderr);
+    assert.equal(missing.stdout, 'id\ttext\nc1\tkept\n');
+    assert.equal(missing.stderr, 'carectl: the service\'s reply left out content: conversation 500006 names 2 content items it does not hold (c404, null)\n');
+    const notList = await runCli(['conversations', 'content', '500007', '-o', 'tsv', '--columns', 'id,text'], { env: scriptedEnv(api) });
+    assert.match(notList.stderr, /^carectl: the service's reply left out content: its "content" is not a list\n/);
   });
 });
 

@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { redact, redactReply } from '../src/http/redact.js';
-import { runCli } from './helpers.js';
+import { basicCredentialForms, redact, redactError, redactReply } from '../src/http/redact.js';
+import { fakeClock, runCli } from './helpers.js';
 import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
 
 const PASSWORD = 'Sup3r-Secret/pässwörd+42';
@@ -82,6 +82,97 @@ describe('carectl api -d @FILE that is not JSON', () => {
     } finally {
       await api.close();
       rmSync(folder, { recursive: true });
+    }
+  });
+});
+
+describe('secrets with characters JSON escapes (review D1)', () => {
+  const QUOTED = 'Pa"ss\\word-2024xyz';
+  test('redactReply: a password with " and \\ echoed by plain JSON.stringify is replaced in the decoded value', () => {
+    const value = { name: QUOTED, note: `bad password ${QUOTED}` };
+    assert.deepEqual(redactReply(value, JSON.stringify(value), [QUOTED]), { name: '[redacted]', note: 'bad password [redacted]' });
+  });
+
+  test('carectl: the password and a proxy password with " and \\ echoed in plain JSON are not printed', async () => {
+    const PROXY = 'pr"oxy-secret-99';
+    const api = await scriptedApi(() => ({ text: JSON.stringify({ tag: { id: '1', name: QUOTED, note: PROXY, short: 'hunter"7' } }) }));
+    try {
+      const out = await runCli(['tags', 'get', '1', '-o', 'json'], {
+        env: { ...scriptedEnv(api), CARECTL_PASSWORD: QUOTED, HTTPS_PROXY: 'http://puser:pr%22oxy-secret-99@127.0.0.1:9', NO_PROXY: '127.0.0.1' },
+      });
+      assert.equal(out.code, 0, out.stderr);
+      assert.deepEqual(JSON.parse(out.stdout), { id: '1', name: '[redacted]', note: '[redacted]', short: 'hunter"7' });
+      const short = await runCli(['tags', 'get', '1', '-o', 'json'], { env: { ...scriptedEnv(api), CARECTL_PASSWORD: 'hunter"7' } });
+      assert.equal((JSON.parse(short.stdout) as { short: string }).short, '[redacted]');
+    } finally {
+      await api.close();
+    }
+  });
+});
+
+describe('other echo forms (review D2, D3)', () => {
+  const pct = (text: string): string => encodeURIComponent(text).replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase());
+  test('redact and redactReply: lower-case percent-encoding, the Base64 of the password alone, its NFC and NFD forms', () => {
+    const nfd = PASSWORD.normalize('NFD');
+    assert.notEqual(nfd, PASSWORD);
+    const echoes = [pct(PASSWORD), Buffer.from(PASSWORD).toString('base64'), Buffer.from(PASSWORD).toString('base64').replace(/=+$/, ''), nfd, `x=${pct(PASSWORD)}&y=1`, 'auth=Basic%20' + pct(Buffer.from(`bot:${PASSWORD}`).toString('base64'))];
+    const forms = basicCredentialForms('bot', PASSWORD);
+    for (const echo of echoes) {
+      assert.doesNotMatch(redact(`said ${echo}.`, forms), /42|p%c3|U3Vw|Secret/, echo);
+      const value = { name: echo };
+      assert.doesNotMatch(JSON.stringify(redactReply(value, JSON.stringify(value), forms)), /42|p%c3|U3Vw|Secret/, echo);
+    }
+  });
+
+  test('carectl: a lower-case percent-encoded echo in data and in a next_page link is not printed', async () => {
+    const api = await scriptedApi((request) =>
+      request.url.includes('page=2')
+        ? { json: { tags: [] } }
+        : { json: { tags: [{ id: '1', name: pct(PASSWORD) }], next_page: `${'/v1.3/tags?page=2'}&x=${pct(PASSWORD)}` } },
+    );
+    try {
+      const out = await runCli(['tags', 'list', '-o', 'json', '--verbose'], { env: { ...scriptedEnv(api), CARECTL_PASSWORD: PASSWORD } });
+      for (const text of [out.stdout, out.stderr]) assert.ok(!/p%c3%a4ssw/i.test(text), text);
+      assert.match(out.stdout, /"name": "\[redacted\]"/);
+    } finally {
+      await api.close();
+    }
+  });
+});
+
+describe('short passwords: echoes of the credentials, never carectl\'s own words (review D5)', () => {
+  test('redactError leaves carectl\'s own text alone for a short password, still redacts a long one', () => {
+    const own = (password: string): string => redactError(new Error('report 60001 is still queued; keep waiting with: carectl reports wait 60001'), basicCredentialForms('bot', password)).message;
+    for (const password of ['port', 'wait', '60001', 'reports']) assert.equal(own(password), 'report 60001 is still queued; keep waiting with: carectl reports wait 60001', password);
+    assert.equal(redactError(new Error('sent it-is-a-long-secret back'), basicCredentialForms('bot', 'it-is-a-long-secret')).message, 'sent [redacted] back');
+  });
+
+  test('an error body echoing a short password: the echo is redacted, carectl\'s words around it are not', async () => {
+    const api = await scriptedApi(() => ({ status: 400, json: { status: 'error', message: 'wrong password HTTP for bot' } }));
+    try {
+      const out = await runCli(['tags', 'get', '1'], { env: { ...scriptedEnv(api), CARECTL_PASSWORD: 'HTTP' } });
+      assert.equal(out.stderr, 'carectl: wrong password [redacted] for bot (HTTP 400)\n');
+    } finally {
+      await api.close();
+    }
+  });
+
+  test('a record whose id equals a short password: the id check holds, and stderr says what was replaced', async () => {
+    const api = await scriptedApi((request) => {
+      if (request.url.includes('reports')) return { json: { report: { id: '60001', url: 'x' } } };
+      return { json: { tag: { id: '7001', name: 'admin@example.com 2024-01-05' } } };
+    });
+    try {
+      const tag = await runCli(['tags', 'get', '7001', '-o', 'ndjson'], { env: { ...scriptedEnv(api), CARECTL_PASSWORD: '7001' } });
+      assert.equal(tag.code, 0, tag.stderr);
+      assert.equal(tag.stdout, '{"id":"[redacted]","name":"admin@example.com 2024-01-05"}\n');
+      assert.match(tag.stderr, /holds the password .*\[redacted\]/);
+      const clock = fakeClock();
+      const wait = await runCli(['reports', 'wait', '60001', '--timeout', '1s'], { env: { ...scriptedEnv(api), CARECTL_PASSWORD: '60001' }, now: clock.now, sleep: clock.sleep });
+      assert.equal(wait.code, 6, wait.stderr);
+      assert.match(wait.stderr, /keep waiting with: carectl reports wait 60001\n$/);
+    } finally {
+      await api.close();
     }
   });
 });

@@ -11,6 +11,7 @@ const PATCH_REPLIES: Record<string, ScriptedReply> = {
   '500012': { status: 202, text: '' },
   '500013': { json: { conversation: { id: '999999', url: 'x' } } },
   '500014': { json: { ok: true } },
+  '500015': { json: { status: 'error', message: 'permission denied', conversation: { id: '500015', url: 'u' } } },
 };
 
 describe('conversations update against a service that answers the wrong thing', () => {
@@ -44,8 +45,8 @@ describe('conversations update against a service that answers the wrong thing', 
     assert.match(out.stderr, /unexpected reply: the service sent conversation 999999 for conversation 500001\n$/);
   });
 
-  test('only {conversation: {id}} naming that id is ok: an error body in a 200, an empty 202, another id fail with the service\'s words', async () => {
-    const out = await runCli(['conversations', 'update', '500010', '500011', '500012', '500013', '500014', '--status', 'on_hold', '-o', 'tsv', '--no-header', '--columns', 'id,result'], { env: scriptedEnv(api) });
+  test('only {conversation: {id}} naming that id is ok: an error body in a 200, an empty 202, another id, an error body naming the id fail with the service\'s words', async () => {
+    const out = await runCli(['conversations', 'update', '500010', '500011', '500012', '500013', '500014', '500015', '--status', 'on_hold', '-o', 'tsv', '--no-header', '--columns', 'id,result'], { env: scriptedEnv(api) });
     assert.equal(out.code, 1, out.stderr);
     assert.equal(
       out.stdout,
@@ -55,9 +56,10 @@ describe('conversations update against a service that answers the wrong thing', 
         '500012\tthe service did not confirm the update: it answered with an empty body',
         '500013\tthe service did not confirm the update: it answered with conversation 999999',
         '500014\tthe service did not confirm the update: its reply holds no "conversation" record with an id',
+        '500015\tthe service did not confirm the update: it answered with an error: permission denied',
         '',
       ].join('\n'),
     );
-    assert.match(out.stderr, /^carectl: 4 of 5 updates failed \(first: 500011: the service did not confirm the update: it answered with an error: permission denied for this source\)\n$/);
+    assert.match(out.stderr, /^carectl: 5 of 6 updates failed \(first: 500011: the service did not confirm the update: it answered with an error: permission denied for this source\)\n$/);
   });
 });

@@ -4,7 +4,7 @@
  * knows nothing of the command line; the transport below it knows nothing of resources.
  */
 import { BadReplyError, UsageError } from '../core/errors.js';
-import { idText } from '../core/exact-json.js';
+import { idText, stringifyJson } from '../core/exact-json.js';
 import type { QueryParams, Throttle, Transport } from '../http/transport.js';
 import { linkElsewhereMessage } from '../http/link-elsewhere.js';
 import { unwrapList, unwrapSingle, type ResourceSpec, type Version } from './catalogue/index.js';
@@ -21,6 +21,8 @@ export class ApiClient {
   constructor(
     readonly transport: Transport,
     private readonly annotations: Transport = transport,
+    /** Says on stderr what a reply left out (see attachSideloads). */
+    private readonly notice?: (line: string) => void,
   ) {}
 
   /** Where a version's requests go. */
@@ -36,15 +38,16 @@ export class ApiClient {
   /** One record, unwrapped, with its side-loaded items attached; `deadline`: see RequestOptions. */
   async fetchRecord(spec: ResourceSpec, version: Version, id: string, query: QueryParams, limits: { throttle?: Throttle; deadline?: number } = {}): Promise<ApiRecord> {
     // The check inside the transport's retries unwraps the reply once; its record is kept.
+    const transport = this.transportFor(version);
     let record: ApiRecord = {};
     const check = (reply: unknown): void => {
       record = unwrapSingle(spec, reply);
       // Another record than the one asked for (a proxy's cache, a service's redirect) would be
       // printed, or updated with its tags, as if it were this one.
-      if (!spec.idless && idText(record.id) !== id) throw new BadReplyError(`unexpected reply: the service sent ${spec.noun} ${idText(record.id)} for ${spec.noun} ${id}`);
+      if (!spec.idless && !sameId(transport, record.id, id)) throw new BadReplyError(`unexpected reply: the service sent ${spec.noun} ${idText(record.id)} for ${spec.noun} ${id}`);
     };
-    const body = await this.transportFor(version).request('GET', this.recordUrl(spec, version, id, query), { idempotent: true, check, ...limits });
-    return attachSideloads(spec, body, [record])[0] as ApiRecord;
+    const body = await transport.request('GET', this.recordUrl(spec, version, id, query), { idempotent: true, check, ...limits });
+    return attachSideloads(spec, body, [record], this.notice)[0] as ApiRecord;
   }
 
   /**
@@ -53,9 +56,11 @@ export class ApiClient {
    * the spec's error body, an empty 202, another record, are failures in the service's words.
    */
   async patchRecord(spec: ResourceSpec, version: Version, id: string, body: unknown, throttle?: Throttle): Promise<ApiRecord> {
-    const reply = await this.transportFor(version).request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true, ...(throttle && { throttle }) });
+    const transport = this.transportFor(version);
+    const reply = await transport.request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true, ...(throttle && { throttle }) });
     const record = isObject(reply) ? reply[spec.envelope.single] : undefined;
-    if (isObject(record) && idText(record.id) === id) return record;
+    // The spec's error body ({status: "error", message}) is a failure even beside a record naming the id.
+    if (isObject(record) && sameId(transport, record.id, id) && isObject(reply) && reply.status !== 'error') return record;
     throw new BadReplyError(`the service did not confirm the update: ${unconfirmedReason(spec, reply, record)}`);
   }
 
@@ -77,7 +82,7 @@ export class ApiClient {
         const check = (reply: unknown): void => void (unwrapped = unwrapList(spec, reply));
         const body = await transport.request('GET', transport.url(url), { idempotent: true, check, ...(throttle && { throttle }) });
         const link = nextPageLink(body);
-        const records = attachSideloads(spec, body, unwrapped);
+        const records = attachSideloads(spec, body, unwrapped, this.notice);
         const next = link === null ? null : relativeLink(transport.baseUrl, link);
         // Another origin: never sent our credentials; the list ends with a token, its pages so far written.
         if (next !== null && /^[a-z][a-z0-9+.-]*:/i.test(next)) {
@@ -108,6 +113,15 @@ function unconfirmedReason(spec: ResourceSpec, reply: unknown, record: unknown):
   return `its reply holds no "${spec.envelope.single}" record with an id`;
 }
 
+/**
+ * Whether a record's id names the id asked for. The reply was redacted: an id equal to a short
+ * password came back as [redacted], which is still the record asked for.
+ */
+function sameId(transport: Transport, sent: unknown, asked: string): boolean {
+  const text = idText(sent);
+  return text !== undefined && (text === asked || text === transport.redact(asked));
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
@@ -134,34 +148,51 @@ export function idProblem(id: string, spec: { noun: string }): string | undefine
 /**
  * With include=content (notes, actions), each record carries its own items, found by its id list,
  * or by the items' parents where it has none. An item that is not an object or has no id (a
- * null in the array) belongs to no record and is left out, not a failure of the whole page.
+ * null in the array), an id in the list that the reply does not hold, or a side-load that is not
+ * a list is left out, not a failure of the whole page: `notice` says so, once for the reply.
  */
-export function attachSideloads(spec: ResourceSpec, body: unknown, records: ApiRecord[]): ApiRecord[] {
+export function attachSideloads(spec: ResourceSpec, body: unknown, records: ApiRecord[], notice?: (line: string) => void): ApiRecord[] {
   if (!spec.sideloads || !isObject(body)) return records;
+  const problems: string[] = [];
   for (const { key, ids, parent } of spec.sideloads) {
     const array = body[key];
-    if (!Array.isArray(array)) continue;
+    if (array === undefined) continue;
+    if (!Array.isArray(array)) {
+      problems.push(`its "${key}" is not a list`);
+      continue;
+    }
     const items = array.filter((item): item is ApiRecord => isObject(item) && idText(item.id) !== undefined);
+    if (items.length < array.length) problems.push(`${array.length - items.length} of its ${key} items are not objects with an id`);
     const byId = new Map(items.map((item) => [idText(item.id)!, item]));
     let byOwner: Map<string, ApiRecord[]> | undefined;
     for (const record of records) {
       const wanted = record[ids];
       if (Array.isArray(wanted)) {
+        const absent = wanted.filter((id) => !byId.has(idText(id) ?? ''));
+        if (absent.length > 0) problems.push(`${spec.noun} ${idText(record.id) ?? ''} names ${absent.length} ${key} items it does not hold (${shortList(absent.map((id) => idText(id) ?? String(stringifyJson(id))))})`);
         record[key] = wanted.flatMap((id) => byId.get(idText(id) ?? '') ?? []);
       } else if (parent !== undefined) {
-        byOwner ??= itemsByOwner(items, byId, parent);
+        byOwner ??= itemsByOwner(items, byId, parent, new Set(records.map((one) => idText(one.id) ?? '')));
         record[key] = byOwner.get(idText(record.id) ?? '') ?? [];
       }
     }
   }
+  if (problems.length > 0) notice?.(`carectl: the service's reply left out content: ${problems.join('; ')}`);
   return records;
+}
+
+/** At most three values, then how many more. */
+function shortList(values: string[]): string {
+  return values.length <= 3 ? values.join(', ') : `${values.slice(0, 3).join(', ')} and ${values.length - 3} more`;
 }
 
 /**
  * Items by the record they belong to: an item's parent is that record, or an earlier item whose
- * own parent leads there. A chain that loops or ends nowhere belongs to no record.
+ * own parent leads there. A chain that loops or ends nowhere belongs to no record. Records and
+ * items are different id spaces: a parent naming one of `owners` is that record, even where an
+ * item has the same id.
  */
-function itemsByOwner(items: readonly ApiRecord[], byId: ReadonlyMap<string, ApiRecord>, parent: string): Map<string, ApiRecord[]> {
+function itemsByOwner(items: readonly ApiRecord[], byId: ReadonlyMap<string, ApiRecord>, parent: string, owners: ReadonlySet<string>): Map<string, ApiRecord[]> {
   const ownerOf = new Map<ApiRecord, string | undefined>();
   const owner = (item: ApiRecord): string | undefined => {
     const chain = new Set<ApiRecord>();
@@ -176,6 +207,10 @@ function itemsByOwner(items: readonly ApiRecord[], byId: ReadonlyMap<string, Api
       chain.add(current);
       const up = idText(current[parent]);
       if (up === undefined) break;
+      if (owners.has(up)) {
+        found = up;
+        break;
+      }
       const next = byId.get(up);
       if (next === undefined) found = up;
       current = next;

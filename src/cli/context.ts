@@ -266,6 +266,7 @@ export class Context {
       signal,
       proxy: this.proxy(),
       ...(this.trace && { trace: this.trace }),
+      notice: (line) => this.notice(line),
     });
     this.made.push(transport);
     this.onClose(() => transport.close());
@@ -282,7 +283,7 @@ export class Context {
     const { baseUrl, annotationsUrl } = await this.connection();
     const finishInFlight = options.finishInFlight === true;
     const main = await this.transportTo(baseUrl, finishInFlight);
-    return new ApiClient(main, annotationsUrl ? await this.transportTo(annotationsUrl, finishInFlight) : main);
+    return new ApiClient(main, annotationsUrl ? await this.transportTo(annotationsUrl, finishInFlight) : main, (line) => this.notice(line));
   }
 
   private async startSandbox(): Promise<Connection> {

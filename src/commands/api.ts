@@ -3,7 +3,8 @@
  * the same credentials, errors, retries, trace and origin rules. Prints the JSON reply: indented
  * on a terminal, one line otherwise (and always one line per page with --paginate).
  */
-import { readFile } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { text } from 'node:stream/consumers';
 import type { Command } from 'commander';
@@ -17,6 +18,7 @@ import { parseEnum } from '../core/parse.js';
 import type { Action, RawOptions } from '../cli/action.js';
 import { addExamples } from '../cli/help.js';
 import { METHODS } from '../http/methods.js';
+import { formatLimit } from '../http/reply.js';
 
 type Method = (typeof METHODS)[number];
 
@@ -119,11 +121,7 @@ async function readBody(ctx: Context, data: string): Promise<unknown> {
     json = await text(ctx.io.stdin.stream);
   } else if (data.startsWith('@')) {
     source = data.slice(1);
-    try {
-      json = await readFile(path.resolve(ctx.io.cwd, source), 'utf8');
-    } catch (err) {
-      throw new UsageError(`--data: cannot read ${source}: ${(err as { code?: string }).code ?? String(err)}`);
-    }
+    json = await readDataFile(path.resolve(ctx.io.cwd, source), source);
   }
   try {
     return parseJson(json);
@@ -131,6 +129,37 @@ async function readBody(ctx: Context, data: string): Promise<unknown> {
     // The parser's message quotes the text, which may be a password file: only where it failed is said.
     throw new UsageError(`--data: ${source} is not valid JSON${whereInvalid(json, (err as Error).message)}`);
   }
+}
+
+/** The largest -d @FILE read: a request body, far below what would hold the process for long. */
+const MAX_DATA_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A -d @FILE's text. Only a regular file is read: it is opened without blocking and checked by
+ * its descriptor, as a FIFO with no writer would block the open where no signal ends it (and a
+ * device never end); a pipe's content goes through -d @-.
+ */
+async function readDataFile(file: string, source: string): Promise<string> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    const stats = await handle.stat();
+    if (!stats.isFile()) throw new UsageError(`--data: ${source} is not a regular file (${fileKind(stats)}); pipe its content in with -d @- instead`);
+    if (stats.size > MAX_DATA_BYTES) throw new UsageError(`--data: ${source} is larger than ${formatLimit(MAX_DATA_BYTES)}, more than a request body carectl sends`);
+    return await handle.readFile('utf8');
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw new UsageError(`--data: cannot read ${source}: ${(err as { code?: string }).code ?? String(err)}`);
+  } finally {
+    await handle?.close();
+  }
+}
+
+function fileKind(stats: Stats): string {
+  if (stats.isFIFO()) return 'a FIFO';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isDirectory()) return 'a folder';
+  return 'a device';
 }
 
 /** ` (at line L, column C)` from a JSON.parse message that names a position, else nothing. */

@@ -23,24 +23,31 @@ const WRITABLE_BY_OTHERS = 0o022;
 const ANY_ACCESS_BY_OTHERS = 0o077;
 const CHMOD = { folder: '700', file: '600' } as const;
 
+const ELSEWHERE = 'move it away, or use another config folder with XDG_CONFIG_HOME';
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
 /** Mode bits and owners mean nothing on Windows (and getuid does not exist there). */
 const checked = process.platform !== 'win32' && typeof process.getuid === 'function';
 
 /**
  * Refuses a folder or file that others can change, and a config file that is not a regular file
- * (a FIFO would block every command on opening it, a device never end); answers its stat
- * (undefined when it does not exist, or on Windows).
+ * (a FIFO would block every command on opening it, a device never end) or is over 1 MiB;
+ * answers its stat (undefined when it does not exist, or on Windows).
  */
 export function refuseWritableByOthers(target: string, kind: 'folder' | 'file'): Stats | undefined {
   let stats: Stats;
   try {
     stats = statSync(target);
-  } catch {
-    return undefined;
+  } catch (err) {
+    // Only a path that is not there is no configuration: a symlink loop is not an empty one.
+    if ((err as { code?: string }).code === 'ENOENT') return undefined;
+    throw new UsageError(`cannot read ${target}: ${(err as { code?: string }).code ?? String(err)}; ${ELSEWHERE}`);
   }
   if (kind === 'file' ? !stats.isFile() : !stats.isDirectory()) {
-    throw new UsageError(`${target} is not a ${kind === 'file' ? 'regular file' : 'folder'} (${fileType(stats)}); carectl reads its configuration only from one: move it away, or use another config folder with XDG_CONFIG_HOME`);
+    throw new UsageError(`${target} is not a ${kind === 'file' ? 'regular file' : 'folder'} (${fileType(stats)}); carectl reads its configuration only from one: ${ELSEWHERE}`);
   }
+  // A config file holds a few settings: a huge one would hold the process for seconds and gigabytes.
+  if (kind === 'file' && stats.size > MAX_CONFIG_BYTES) throw new UsageError(`${target} is larger than 1 MiB, which no configuration is; ${ELSEWHERE}`);
   if (!checked) return undefined;
   const uid = process.getuid?.();
   if (stats.uid !== uid && stats.uid !== 0) {

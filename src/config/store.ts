@@ -10,7 +10,7 @@
  * Writers take a lock beside the file (lock.ts) around read-modify-write, so carectl runs that
  * change the file at once keep each other's changes.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
 import { isDeepStrictEqual } from 'node:util';
 import path from 'node:path';
@@ -119,7 +119,8 @@ class FileConfigStore implements ConfigStore {
   }
 
   private async read(): Promise<ConfigData> {
-    if (!existsSync(this.path)) return {};
+    // existsSync is false for a path it cannot stat (a symlink loop): refuseWritableByOthers says why.
+    if (!existsSync(this.path) && !lstatOk(this.path)) return {};
     refuseWritableByOthers(this.folder, 'folder');
     const stats = refuseWritableByOthers(this.path, 'file');
     const data = (await this.open()).store;
@@ -270,4 +271,14 @@ function describe(err: unknown): string {
   const message = e?.message ?? String(err);
   if (message.startsWith('Config schema violation: ')) return `not a valid carectl configuration: ${message.slice('Config schema violation: '.length)}`;
   return e?.code ?? message;
+}
+
+/** Whether there is something at the path itself (a symlink, even a looping one). */
+function lstatOk(file: string): boolean {
+  try {
+    lstatSync(file);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -10,41 +10,66 @@ import { ExactNumber } from '../core/exact-json.js';
 export const REDACTED = '[redacted]';
 
 /**
- * Shorter secrets are replaced only where they stand as a whole token (a value of their own, a
- * word between spaces or punctuation): replacing every "ab" inside other words would hide more
- * than it protects, but an echoed short password is still a password.
+ * In what the service sent, a secret this long is replaced wherever it stands; a shorter one only
+ * where it stands as a whole token (a value of its own, a word between spaces or punctuation):
+ * replacing every "ab" inside other words would hide more than it protects, but an echoed short
+ * password is still a password. In carectl's own text (messages, printed commands, ids the user
+ * typed) only secrets this long are looked for: a short one would rewrite carectl's own words
+ * (`report` for the password `port`), and every part the service supplied was redacted already.
  */
-const MIN_SECRET_LENGTH = 3;
-/** In records, where a replaced word is lost data, a secret must be longer still to be replaced inside words. */
-const MIN_SECRET_LENGTH_IN_DATA = 8;
+const MIN_SECRET_LENGTH = 8;
 
 /**
- * The forms in which a Basic credential can be echoed: the password as given and percent-encoded
- * (in a URL), `user:password` in Base64 with and without its padding, and the whole header value.
+ * The forms in which a Basic credential can be echoed, as decoded text: the password as given, in
+ * NFC and NFD (a service may normalise what it stores), JSON-escaped (a raw error body), in Base64
+ * alone, `user:password` in Base64 with and without its padding, and the whole header value. Each
+ * is also found percent-encoded (see patternOf), so no URL-encoded form is listed.
  */
 export function basicCredentialForms(user: string, password: string): string[] {
   const forms: string[] = [];
-  if (password !== '') forms.push(password, encodeURIComponent(password), JSON.stringify(password).slice(1, -1));
+  if (password !== '') {
+    const alone = Buffer.from(password).toString('base64');
+    forms.push(password, password.normalize('NFC'), password.normalize('NFD'), JSON.stringify(password).slice(1, -1), alone, alone.replace(/=+$/, ''), Buffer.from(password).toString('base64url'));
+  }
   const base64 = Buffer.from(`${user}:${password}`).toString('base64');
   forms.push(`Basic ${base64}`, base64, base64.replace(/=+$/, ''), Buffer.from(`${user}:${password}`).toString('base64url'));
   return unique(forms);
 }
 
 /**
- * What replaces one secret in a text: every occurrence when it is at least `minLength` long, else
- * only where it stands as a whole token (no letter or digit right before or after it).
+ * A secret as a pattern that also matches it percent-encoded, wholly or in part, with hex digits
+ * of either case (`%2F` and `%2f`: RFC 3986 makes the case insignificant), and a space as `+`.
  */
-function replacerOf(secret: string, minLength: number): (text: string) => string {
-  if (secret.length >= minLength) return (text) => (text.includes(secret) ? text.split(secret).join(REDACTED) : text);
-  const token = new RegExp(`(?<![\\p{L}\\p{N}])${secret.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&')}(?![\\p{L}\\p{N}])`, 'gu');
-  return (text) => (text.includes(secret) ? text.replace(token, REDACTED) : text);
+function patternOf(secret: string): string {
+  let out = '';
+  for (const char of secret) {
+    const encoded = [...Buffer.from(char)].map((byte) => '%' + [...byte.toString(16).padStart(2, '0')].map((d) => (/[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d)).join('')).join('');
+    out += `(?:${char.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&')}|${encoded}${char === ' ' ? '|\\+' : ''})`;
+  }
+  return out;
 }
 
-/** The replacers of the non-empty secrets, longest first, so a form that contains another (`Basic <base64>`) goes whole. */
-function replacers(secrets: readonly string[], minLength: number): Array<(text: string) => string> {
-  return unique(secrets.filter((secret) => secret !== ''))
-    .sort((a, b) => b.length - a.length)
-    .map((secret) => replacerOf(secret, minLength));
+/**
+ * One expression for every non-empty secret, longest first (so `Basic <base64>` goes whole): one
+ * at least `minLength` long matches anywhere, a shorter one only as a whole token (no letter or
+ * digit right before or after it). Undefined when there is no secret.
+ */
+function matcherOf(secrets: readonly string[], minLength: number): RegExp | undefined {
+  const made = matchers.get(secrets);
+  if (made?.has(minLength)) return made.get(minLength);
+  const matcher = buildMatcher(secrets, minLength);
+  matchers.set(secrets, (made ?? new Map<number, RegExp | undefined>()).set(minLength, matcher));
+  return matcher;
+}
+
+/** Each transport's secrets are matched on every reply: their expression is made once. */
+const matchers = new WeakMap<readonly string[], Map<number, RegExp | undefined>>();
+
+function buildMatcher(secrets: readonly string[], minLength: number): RegExp | undefined {
+  const sorted = unique(secrets.filter((secret) => secret !== '')).sort((a, b) => b.length - a.length);
+  if (sorted.length === 0) return undefined;
+  const alternatives = sorted.map((secret) => (secret.length >= minLength ? patternOf(secret) : `(?<![\\p{L}\\p{N}])${patternOf(secret)}(?![\\p{L}\\p{N}])`));
+  return new RegExp(alternatives.join('|'), 'gu');
 }
 
 /** The URL as text without its `user:password@` part. */
@@ -71,21 +96,35 @@ const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi;
 /** Userinfo with a password (`user:pw@`): the form worth rewriting inside data. */
 const USERINFO_WITH_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@:"]*:[^\s/?#@"]*@/gi;
 
-/** The text with every secret replaced by [redacted] (see replacerOf) and every URL's credentials removed. */
+/**
+ * Text the service or a proxy supplied, with every secret replaced by [redacted] (see matcherOf)
+ * and every URL's credentials removed.
+ */
 export function redact(text: string, secrets: readonly string[] = []): string {
   let out = stripUserinfoInText(text);
-  for (const replace of replacers(secrets, MIN_SECRET_LENGTH)) out = replace(out);
+  const matcher = matcherOf(secrets, MIN_SECRET_LENGTH);
+  if (matcher) out = out.replace(matcher, REDACTED);
   // Whatever the header held, an echoed Authorization value is a credential.
   return out.replace(/\b((?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:Basic|Bearer)\s+)[A-Za-z0-9+/=._~-]+/gi, `$1${REDACTED}`);
 }
 
+/** carectl's own text: URL credentials and the long secrets only (see MIN_SECRET_LENGTH). */
+export function redactOwnText(text: string, secrets: readonly string[] = []): string {
+  return redact(text, longSecrets(secrets));
+}
+
+/** The secrets long enough to look for in carectl's own text. */
+export function longSecrets(secrets: readonly string[]): string[] {
+  return secrets.filter((secret) => secret.length >= MIN_SECRET_LENGTH);
+}
+
 /**
  * Redacts an error's message in place and returns the error (any other value unchanged): for the
- * one place the CLI prints a failure.
+ * one place the CLI prints a failure, as carectl's own text.
  */
 export function redactError<T>(err: T, secrets: readonly string[] = []): T {
   if (err instanceof Error) {
-    const clean = redact(err.message, secrets);
+    const clean = redactOwnText(err.message, secrets);
     if (clean !== err.message) err.message = clean;
   }
   return err;
@@ -93,20 +132,19 @@ export function redactError<T>(err: T, secrets: readonly string[] = []): T {
 
 /**
  * A value parsed from a reply, with secrets replaced in its decoded strings (keys and values), a
- * short one as a whole token (see replacerOf). JSON may write any character as `\uXXXX` (Python
- * does for non-ASCII) and `/` as `\/` (PHP does): a raw text with such escapes is always walked.
+ * short one as a whole token (see matcherOf). JSON may write any character as `\uXXXX` (Python
+ * does for non-ASCII), `/` as `\/` (PHP does), and must write `"` and `\` as `\"` and `\\`: a raw
+ * text with any backslash escape is always walked, as its strings differ from their raw form.
  * Any other is walked only when it holds a secret or URL credentials as they are, so an ordinary
- * page costs a substring search per secret. Only the objects that change are copied.
+ * page costs one search of its text. Only the objects that change are copied.
  */
 export function redactReply(value: unknown, rawText: string, secrets: readonly string[]): unknown {
-  const escaped = rawText.includes('\\u') || rawText.includes('\\/');
-  const present = escaped ? secrets : secrets.filter((secret) => secret !== '' && rawText.includes(secret));
-  if (!escaped && present.length === 0 && !hasUserinfoWithPassword(rawText)) return value;
-  const replace = replacers(present, MIN_SECRET_LENGTH_IN_DATA);
+  const matcher = matcherOf(secrets, MIN_SECRET_LENGTH);
+  // Without a backslash, every string of the reply stands in the raw text as it is.
+  if (!rawText.includes('\\') && (matcher === undefined || rawText.search(matcher) === -1) && !hasUserinfoWithPassword(rawText)) return value;
   const clean = (text: string): string => {
-    let out = text.includes('@') ? text.replace(USERINFO_WITH_PASSWORD, '$1') : text;
-    for (const one of replace) out = one(out);
-    return out;
+    const out = text.includes('@') ? text.replace(USERINFO_WITH_PASSWORD, '$1') : text;
+    return matcher ? out.replace(matcher, REDACTED) : out;
   };
   const walk = (node: unknown): unknown => {
     if (typeof node === 'string') return clean(node);

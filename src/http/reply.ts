@@ -119,9 +119,10 @@ function deeperThan(value: unknown, limit: number): boolean {
  * `param`, shown after the status when present. Anything else falls back to the status.
  */
 export function errorMessage(status: number, text: string, from: ErrorSource = {}): string {
+  const clean = from.clean ?? ((part: string) => part);
   const body = errorBody(text);
-  const details = [scalar(body?.error_code) && `error_code: ${scalar(body?.error_code)}`, scalar(body?.param) && `param: ${scalar(body?.param)}`].filter(Boolean);
-  const message = typeof body?.message === 'string' && body.message !== '' ? body.message : undefined;
+  const details = [scalar(body?.error_code) && `error_code: ${clean(scalar(body?.error_code)!)}`, scalar(body?.param) && `param: ${clean(scalar(body?.param)!)}`].filter(Boolean);
+  const message = typeof body?.message === 'string' && body.message !== '' ? clean(body.message) : undefined;
   if (message !== undefined) return `${message} (${[`HTTP ${status}`, ...details].join(', ')})`;
   const page = body === undefined ? pageMessage(status, text, from) : undefined;
   if (page !== undefined) return page;
@@ -146,7 +147,7 @@ function errorBody(text: string): ErrorBody | undefined {
  * nothing says who answered.
  */
 function pageMessage(status: number, text: string, from: ErrorSource): string | undefined {
-  const title = pageTitle(text, from.redact);
+  const title = pageTitle(text, from.clean);
   const quoted = title === undefined ? '' : ` ("${title}")`;
   if (from.proxy !== undefined && PROXY_STATUSES.has(status)) {
     return `the proxy ${from.proxy} answered HTTP ${status}${quoted}: ${status === 407 ? 'proxy credentials missing or wrong' : 'it did not get an answer from the service'}`;
@@ -160,10 +161,10 @@ function pageMessage(status: number, text: string, from: ErrorSource): string | 
 export interface ErrorSource {
   proxy?: string | undefined;
   /**
-   * Takes the credentials out of the service's text before any of it is cut (a secret cut in half
-   * no longer matches); without it, only URL userinfo and Authorization values are taken out.
+   * Takes credentials out of each part the service sent (its message, a page title), before any
+   * of it is cut (a secret cut in half no longer matches), and not out of carectl's words around them.
    */
-  redact?: (text: string) => string;
+  clean?: (part: string) => string;
 }
 
 /** What a proxy answers for itself: its credentials, or a service it could not reach. */
@@ -194,11 +195,11 @@ function scalar(value: unknown): string | undefined {
 }
 
 /** A redirect of an API request, which carectl refuses: where it pointed, credentials stripped. */
-export function redirectMessage(status: number, text: string, location: string | string[] | undefined, from: URL, source: ErrorSource = {}): string {
+export function redirectMessage(status: number, text: string, location: string | string[] | undefined, from: URL, clean: (part: string) => string = String): string {
   const value = Array.isArray(location) ? location[0] : location;
-  if (value === undefined || value.trim() === '') return errorMessage(status, text, source);
-  const target = URL.canParse(value, from.href) ? stripUserinfo(new URL(value, from)) : stripUserinfo(value);
-  return `${errorMessage(status, text, source)}: a redirect to ${target}, which carectl does not follow (credentials go only to ${from.origin}): check the base address`;
+  if (value === undefined || value.trim() === '') return errorMessage(status, text, { clean });
+  const target = clean(URL.canParse(value, from.href) ? stripUserinfo(new URL(value, from)) : stripUserinfo(value));
+  return `${errorMessage(status, text, { clean })}: a redirect to ${target}, which carectl does not follow (credentials go only to ${from.origin}): check the base address`;
 }
 
 /** A limit as set, exactly: 64 MiB, 32 KiB, 1000 bytes (a progress figure uses formatBytes). */

@@ -14,7 +14,7 @@ import { ApiError, BadReplyError, CarectlError, DeadlineError, InterruptedError,
 import { stringifyJson } from '../core/exact-json.js';
 import { loadUndici } from './undici.js';
 import { createDispatcher, namingProxy, proxyLabel, proxySecrets, type ProxySettings } from './proxy.js';
-import { basicCredentialForms, redact, redactReply, stripUserinfo } from './redact.js';
+import { basicCredentialForms, longSecrets, redact, redactReply, stripUserinfo } from './redact.js';
 import { errorMessage, MAX_REPLY_BYTES, parseReply, redirectMessage, ReplyTooLargeError } from './reply.js';
 import { isNeverSentError, parseRetryAfter, retryDelayMs, RETRYABLE_STATUSES } from './retry.js';
 import { ACCEPT_ENCODING, ReplyEncodingError } from './encoding.js';
@@ -39,6 +39,8 @@ export interface TransportConfig {
   signal: AbortSignal;
   /** Receives one line per request and response when --verbose is on. */
   trace?: (line: string) => void;
+  /** Receives a notice for the user (stderr): once, when a reply held a credential that prints as [redacted]. */
+  notice?: (line: string) => void;
   /** The backoff's random draw, 0 ≤ r < 1 (default Math.random). */
   random?: () => number;
   /** The largest reply body read (default 64 MiB); a larger one is a BadReplyError, retried. */
@@ -115,11 +117,15 @@ export class Transport {
   readonly baseUrl: URL;
   /** The credentials (the API's and the proxy's) in every form they could be echoed in. */
   readonly secrets: readonly string[];
+  /** Those looked for in carectl's own text (see redactOwnText). */
+  private readonly ownSecrets: readonly string[];
+  private noticedRedaction = false;
 
   constructor(private readonly config: TransportConfig) {
     this.baseUrl = config.baseUrl;
     this.authorization = 'Basic ' + Buffer.from(`${config.user}:${config.password}`).toString('base64');
     this.secrets = [...basicCredentialForms(config.user, config.password), ...proxySecrets(config.proxy)];
+    this.ownSecrets = longSecrets(this.secrets);
     const interrupt = config.signal;
     // Each request in flight listens to it (up to 32 with --parallel, and their waits): not a leak.
     setMaxListeners(0, this.lifetime.signal);
@@ -135,9 +141,14 @@ export class Transport {
     return url;
   }
 
-  /** The text with the credentials and any URL's userinfo taken out: for anything printed. */
+  /** Text the service or a proxy sent, with the credentials and any URL's userinfo taken out. */
   redact(text: string): string {
     return redact(text, this.secrets);
+  }
+
+  /** carectl's own text (where the service's parts were redacted already): see redactOwnText. */
+  private redactOwn(text: string): string {
+    return redact(text, this.ownSecrets);
   }
 
   /**
@@ -241,7 +252,7 @@ export class Transport {
     // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
     this.throwIfStopped(options.idempotent ? undefined : `interrupted while ${shown} was in flight: it may have reached the service`);
     const neverSent = isNeverSentError(err);
-    const reason = certificateMessage(err, url) ?? this.redact(await namingProxy(err, url, this.config.proxy, describeNetworkError(err, this.config.requestTimeoutMs)));
+    const reason = certificateMessage(err, url) ?? this.redactOwn(await namingProxy(err, url, this.config.proxy, describeNetworkError(err, this.config.requestTimeoutMs)));
     this.trace(`< ${answerTo}: ${reason} (${this.config.now() - started} ms)`);
     call.reached ||= write && mayHaveReached({ neverSent });
     // A refusal (the proxy's, a certificate's) gets the same answer again.
@@ -253,21 +264,27 @@ export class Transport {
   private success(call: Call, text: string, headers: ReplyHeaders): Outcome {
     const parsed = parseReply(text, headers['content-type']);
     const value = parsed.ok ? redactReply(parsed.value, text, this.secrets) : undefined;
-    const reason = parsed.ok ? this.refusal(call.options.check, value) : parsed.reason;
+    if (parsed.ok && value !== parsed.value && !this.noticedRedaction) {
+      this.noticedRedaction = true;
+      // Not silent: a short password also blanks data that merely equals it (an id, a word).
+      this.config.notice?.('carectl: the service\'s reply holds the password (or a form of it), which prints as [redacted]');
+    }
+    // The check's words are carectl's, around values redacted already; the parser's name the reply's content-type.
+    const reason = parsed.ok ? this.refusal(call.options.check, value) : this.redact(parsed.reason);
     if (reason === undefined) return { kind: 'answered', value };
     call.reached ||= call.write && mayHaveReached({ status: 200 });
     this.trace(`< ${reason}`);
-    return { kind: 'failed', error: new BadReplyError(`${call.shown}: ${this.redact(reason)}`), retryable: call.options.idempotent };
+    return { kind: 'failed', error: new BadReplyError(`${call.shown}: ${this.redactOwn(reason)}`), retryable: call.options.idempotent };
   }
 
   /** A reply other than 2xx: a redirect ends the request; an error status may be retried, or handed to the throttle (a 429). */
   private async failureStatus(call: Call, attempt: number, status: number, text: string, headers: ReplyHeaders): Promise<Outcome> {
     const { url, options } = call;
     if (status >= 300 && status < 400) {
-      return { kind: 'failed', error: new ApiError(status, this.redact(redirectMessage(status, text, headers.location, url, { redact: (page) => this.redact(page) }))), retryable: false };
+      return { kind: 'failed', error: new ApiError(status, redirectMessage(status, text, headers.location, url, (part) => this.redact(part))), retryable: false };
     }
     call.reached ||= call.write && mayHaveReached({ status });
-    const error = new ApiError(status, this.redact(errorMessage(status, text, { proxy: proxyLabel(url, this.config.proxy), redact: (page) => this.redact(page) })));
+    const error = new ApiError(status, errorMessage(status, text, { proxy: proxyLabel(url, this.config.proxy), clean: (part) => this.redact(part) }));
     if (status === 429 && (await this.throttled(options, attempt, headers['retry-after']))) return { kind: 'taken back' };
     return { kind: 'failed', error, retryable: options.idempotent && RETRYABLE_STATUSES.has(status), retryAfter: headers['retry-after'] };
   }
@@ -313,7 +330,7 @@ export class Transport {
       const askedMs = parseRetryAfter(header, now) ?? 0;
       throw new ApiError(
         cause?.status ?? 503,
-        this.redact(`${cause?.message ?? 'the service is unavailable'}; it asked to wait ${Math.ceil(askedMs / 1000)} s before a retry (Retry-After: ${header}), more than the ${Math.round(capMs / 1000)} s carectl waits: try again later`),
+        this.redactOwn(`${cause?.message ?? 'the service is unavailable'}; it asked to wait ${Math.ceil(askedMs / 1000)} s before a retry (Retry-After: ${header}), more than the ${Math.round(capMs / 1000)} s carectl waits: try again later`),
         { retryAfterMs: askedMs },
       );
     }
@@ -334,7 +351,7 @@ export class Transport {
   }
 
   private trace(line: string): void {
-    this.config.trace?.(this.redact(line));
+    this.config.trace?.(this.redactOwn(line));
   }
 }
 
