@@ -61,6 +61,12 @@ export interface ColumnMeasure {
   header: number;
   /** Columns the widest cell of the first window takes (bounded). */
   values: number;
+  /**
+   * Columns wanted beyond `values` on a terminal with room for them, but given up before free
+   * text is cut: a later id or e-mail address a little longer than the first window's stays on
+   * its row (an id of one more digit, a longer name in an address).
+   */
+  reserve?: number;
 }
 
 /** The widest of `cells` in columns, counting no further than `limit`. */
@@ -127,7 +133,16 @@ export function columnWidths(
 ): number[] {
   const natural = measures.map(({ header, values }) => Math.max(1, header, values));
   if (!terminalColumns) return natural;
-  return shrink(natural, floorsOf(measures, policies), terminalColumns - gap * (natural.length - 1));
+  const budget = terminalColumns - gap * (natural.length - 1);
+  const fitted = shrink(natural, floorsOf(measures, policies), budget);
+  // The reserves come out of the room no column needs (the last one reaches the edge), left to right.
+  const last = fitted.length - 1;
+  let spare = budget - sum(fitted);
+  return fitted.map((width, index) => {
+    const wanted = index === last ? 0 : Math.min(spare, Math.max(0, (measures[index] as ColumnMeasure).values + ((measures[index] as ColumnMeasure).reserve ?? 0) - width));
+    spare -= wanted;
+    return width + wanted;
+  });
 }
 
 export interface FittedColumns {
