@@ -51,6 +51,18 @@ describe('in a pseudo-terminal', { skip }, () => {
     assert.match(coloured.screen, /^\x1b\[1mid\x1b\[22m {2,}7005\n/);
   });
 
+  test('get at 40 columns: an address that does not fit after its key stands whole on a line of its own, never broken by the terminal', async () => {
+    for (const argv of [['conversations', 'get', FIXTURES.multiPlatformConversationId], ['users', 'get', '3001'], ['authors', 'get', 'm:777000001']]) {
+      const { code, screen } = await runInPty(argv, { columns: 40, env });
+      assert.equal(code, 0, screen);
+      const shown = lines(screen);
+      const addresses = shown.filter((line) => /:\/\/|@/.test(line));
+      assert.ok(addresses.length > 0, screen);
+      // Wider than the terminal only when the address alone is: then it starts the line, so the terminal shows it whole from there.
+      for (const line of shown) assert.ok(displayWidth(line) <= 40 || /^\S+$/.test(line), `${argv.join(' ')}:\n${line}`);
+    }
+  });
+
   test('conversations content at 50 columns: blocks of wrapped text, placeholders said to be unavailable', async () => {
     const { code, screen } = await runInPty(['conversations', 'content', FIXTURES.multiPlatformConversationId], { columns: 50, env });
     assert.equal(code, 0, screen);
