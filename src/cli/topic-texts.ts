@@ -130,12 +130,14 @@ export const EXAMPLES: ExampleGroup[] = [
   },
   {
     title: 'In scripts',
-    intro: 'Export a filtered list, park conversations in bulk from a list of ids, and act on the exit code of a report.',
+    intro: 'Export a filtered list, park conversations in bulk from a list of ids (dropping the deactivated tags, which the service refuses to keep), and act on the exit code of a report.',
     kind: 'script',
     lines: [
       'carectl conversations list --priority --newest 7d..today -o csv > urgent.csv',
+      'inactive=$(carectl tags list --inactive --columns id --no-header | paste -sd, -)',
       'carectl conversations list --status unread --tag refund-urgent --columns id --no-header |',
-      '  carectl conversations update - --status on_hold --add-tags 7005',
+      '  carectl conversations update - --status on_hold --add-tags 7005 \\',
+      '    --remove-tags "$inactive"',
       'mkdir -p reports',
       'carectl --quiet reports create --account 1001 --from yesterday --to yesterday --download reports/',
       'case $? in',
