@@ -63,6 +63,21 @@ describe('in a pseudo-terminal', { skip }, () => {
     }
   });
 
+  test('conversations content at 80 columns: the message text is kept, other columns left out for it', async () => {
+    const { code, screen } = await runInPty(['conversations', 'content', '--status', 'closed', '--limit', '5'], { columns: 80, env });
+    assert.equal(code, 0, screen);
+    const shown = lines(screen);
+    assertFits(shown.filter((line) => !line.startsWith('left out') && !line.startsWith('stopped at')).join('\n'), 80, 'content rows');
+    const header = shown.find((line) => line.startsWith('CONVERSATI'))!;
+    assert.ok(header, screen);
+    assert.match(header, /  TEXT$/);
+    assert.match(header, /^CONVERSATI\S*  ID  +CREATED_DATE  /);
+    // A third of the terminal at least, for the text.
+    assert.ok(80 - header.indexOf('TEXT') >= 26, header);
+    assert.ok(shown.some((line) => /Could you tell us/.test(line)), screen);
+    assert.ok(shown.some((line) => /^left out [\w.]+(?:, [\w.]+)* to fit 80 columns/.test(line) && !/text/.test(line.split(' to fit')[0]!)), screen);
+  });
+
   test('conversations content at 50 columns: blocks of wrapped text, placeholders said to be unavailable', async () => {
     const { code, screen } = await runInPty(['conversations', 'content', FIXTURES.multiPlatformConversationId], { columns: 50, env });
     assert.equal(code, 0, screen);

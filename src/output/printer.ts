@@ -35,6 +35,8 @@ export interface WriterChoices {
   picked?: boolean;
   /** table: the values the catalogue knows a column can hold (WriterOptions.known). */
   known?: Readonly<Record<string, readonly string[]>>;
+  /** table: the column the rows are read for (WriterOptions.main). */
+  main?: string;
 }
 
 export class Printer {
@@ -75,6 +77,7 @@ export class Printer {
       header: this.settings.header && !continued,
       everyField: this.needsAllFields(shape, choices.picked === true),
       ...(choices.known ? { known: choices.known } : {}),
+      ...(choices.main ? { main: choices.main } : {}),
     });
     if (!this.wholeRecords) return withComputed(writer, choices.computed ?? []);
     return this.settings.project ? withComputed(withProjection(writer, columns), choices.computed ?? []) : writer;

@@ -169,6 +169,7 @@ class ListTableWriter implements RecordWriter {
   readonly #terminalColumns: number | undefined;
   readonly #notice: ((message: string) => void) | undefined;
   readonly #known: Readonly<Record<string, readonly string[]>>;
+  readonly #main: string | undefined;
   #page: string[][] = [];
   #grid: { grid: Grid; shown: number[]; Table: typeof CliTable } | undefined;
   #leftOut: string[] = [];
@@ -186,6 +187,7 @@ class ListTableWriter implements RecordWriter {
     this.#terminalColumns = terminalWidth(opts);
     this.#notice = opts.notice;
     this.#known = opts.known ?? {};
+    this.#main = opts.main;
   }
 
   async write(record: Record<string, unknown>): Promise<void> {
@@ -231,7 +233,7 @@ class ListTableWriter implements RecordWriter {
     const policies: ColumnPolicy[] = [];
     const measures = this.#columns.map((column, index) => {
       const cells = rows.map((row) => row[index] as string);
-      const policy = columnPolicy(column, cells, this.#wrap.has(column));
+      const policy = { ...columnPolicy(column, cells, this.#wrap.has(column)), main: column === this.#main };
       const known = this.#known[column] ?? [];
       policies.push(policy);
       const values = Math.max(widestCell(cells, MAX_CELL_WIDTH), widestCell(known, MAX_CELL_WIDTH));

@@ -29,6 +29,8 @@ export interface WriterOptions {
    * column is made as wide as the widest, so a later page's longer code stays on the grid.
    */
   known?: Readonly<Record<string, readonly string[]>>;
+  /** table: the column the rows are read for (a message's text): kept, and given a third of a terminal, before the others. */
+  main?: string;
   /** Where a notice goes (stderr, unless --quiet): a table names the columns a terminal had no room for. */
   notice?: (message: string) => void;
 }
