@@ -74,11 +74,11 @@ describe('one grid', () => {
     const output = await table([first, second, third], { columns }, 40);
     assert.equal(
       output,
-      'ID   NAME          STATUS     NOTE\n' +
-        '1    Ada Lovelace  open       first\n' +
-        '22   Grace Hopper  on_hold    second\n' +
-        '3    Edsger Wybe…  closed     a much lo…\n' +
-        '4    Alan Turing   open       fourth\n',
+      'ID  NAME          STATUS     NOTE\n' +
+        '1   Ada Lovelace  open       first\n' +
+        '22  Grace Hopper  on_hold    second\n' +
+        '3   Edsger Wybe…  closed     a much lon…\n' +
+        '4   Alan Turing   open       fourth\n',
     );
     for (const line of output.split('\n')) assert.ok(displayWidth(line) <= 40, line);
   });
@@ -143,8 +143,7 @@ describe('one grid', () => {
     for (const width of [undefined, 50, 80]) {
       const output = await table(pages, { columns }, width);
       const [header = ''] = output.split('\n');
-      // On a terminal the id column keeps a reserve (KEY_RESERVE) from the room the last column does not need.
-      assert.equal(header, width === undefined ? 'ID   NAME       STATUS  NOTE' : 'ID    NAME       STATUS  NOTE');
+      assert.equal(header, 'ID   NAME       STATUS  NOTE');
       assertOnGrid(output, headerStarts(header));
       assert.equal(output.split('\n').length, 62);
       assert.match(output, /\n159 +nnnnnnnn… {2}closed {2}note w/);
@@ -267,7 +266,7 @@ describe('fitting the terminal', () => {
     const notices: string[] = [];
     const output = await table([records], { columns, notice: (message) => notices.push(message) }, 30);
     // The room the last column does not need goes to the key columns' reserves.
-    assert.equal(output, 'ID     STATUS     CREATED\n' + '5083   unread     2026-06-01\n' + '5481   on_hold    2026-06-02\n');
+    assert.equal(output, 'ID    STATUS     CREATED\n' + '5083  unread     2026-06-01\n' + '5481  on_hold    2026-06-02\n');
     assert.deepEqual(notices, ['left out author.id, assigned_to, tags, message to fit 30 columns: --columns picks the columns, -o tsv shows them all']);
     for (const width of [40, 45, 52, 57]) {
       const fitted = await table([records], { columns }, width);
@@ -306,17 +305,38 @@ describe('wrapped columns', () => {
     const output = await table([records], { columns: ['id', 'status', 'tags', 'result'] }, 50);
     assert.equal(
       output,
-      'ID      STATUS   TAGS  RESULT\n' +
-        '500083  closing  7059  ok\n' +
-        '500481                 Unknown tag id nosuchtag\n' +
-        '                       (HTTP 400); --add-tags\n' +
-        '                       nosuchtag: only active tags\n' +
-        '                       can be set (see carectl\n' +
-        '                       tags list --active)\n' +
-        '12                     No conversation with id\n' +
-        "                       '12' (HTTP 404)\n",
+      'ID      STATUS     TAGS  RESULT\n' +
+        '500083  closing    7059  ok\n' +
+        '500481                   Unknown tag id nosuchtag\n' +
+        '                         (HTTP 400); --add-tags\n' +
+        '                         nosuchtag: only active\n' +
+        '                         tags can be set (see\n' +
+        '                         carectl tags list\n' +
+        '                         --active)\n' +
+        '12                       No conversation with id\n' +
+        "                         '12' (HTTP 404)\n",
     );
     for (const line of output.split('\n')) assert.ok(displayWidth(line) <= 50, line);
+  });
+
+  it('on a terminal with too little room for the result column, results go under their row, wrapped at words', async () => {
+    const records: Row[] = [
+      { id: '500352', status: 'on_hold', tags: '7049,7013', result: 'ok' },
+      { id: '500562', status: 'on_hold', tags: '7069,7029,7005', result: 'ok' },
+      { id: '500534', status: null, tags: null, result: "Tag 7024 is inactive (HTTP 400); the conversation's current tags were sent back: drop a refused one with --remove-tags 7024" },
+    ];
+    const output = await table([records], { columns: ['id', 'status', 'tags', 'result'] }, 40);
+    assert.equal(
+      output,
+      'ID      STATUS   TAGS            RESULT\n' +
+        '500352  on_hold  7049,7013       ok\n' +
+        '500562  on_hold  7069,7029,7005  ok\n' +
+        '500534\n' +
+        "        Tag 7024 is inactive (HTTP 400);\n" +
+        "        the conversation's current tags\n" +
+        '        were sent back: drop a refused\n' +
+        '        one with --remove-tags 7024\n',
+    );
   });
 
   it('off a terminal, a later result wider than its column wraps at the column width', async () => {

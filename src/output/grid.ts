@@ -24,6 +24,13 @@ export interface ColumnPolicy {
   main?: boolean;
 }
 
+/**
+ * On a terminal, a wrapped column narrower than this puts its longer cells under their row
+ * instead (words stay whole). As the last column it is measured by its cells no wider than
+ * this, so the columns before it keep their room, and reaches the terminal's edge.
+ */
+export const MIN_WRAP_WIDTH = 24;
+
 /** Fitting to a terminal never shrinks a text column below this (a narrower one stays as it is). */
 export const MIN_SHRUNK_WIDTH = 6;
 
@@ -147,7 +154,8 @@ export function columnWidths(
   const fitted = shrink(natural, floorsOf(measures, policies, terminalColumns), budget);
   // The reserves come out of the room no column needs (the last one reaches the edge), left to right.
   const last = fitted.length - 1;
-  let spare = budget - sum(fitted);
+  // A wrapped last column keeps the room to wrap in.
+  let spare = Math.max(0, budget - sum(fitted) - ((policies[last] as ColumnPolicy).wrap ? Math.max(0, MIN_WRAP_WIDTH - (fitted[last] as number)) : 0));
   return fitted.map((width, index) => {
     const wanted = index === last ? 0 : Math.min(spare, Math.max(0, (measures[index] as ColumnMeasure).values + ((measures[index] as ColumnMeasure).reserve ?? 0) - width));
     spare -= wanted;

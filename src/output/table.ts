@@ -1,7 +1,7 @@
 import type CliTable from 'cli-table3';
 import { cellText, pathGetter } from './cells.js';
 import type { ValueGetter } from './cells.js';
-import { columnPolicy, fitColumns, widestCell } from './grid.js';
+import { columnPolicy, fitColumns, MIN_WRAP_WIDTH, widestCell } from './grid.js';
 import type { ColumnPolicy } from './grid.js';
 import { sanitizeForTerminal } from './sanitize.js';
 import { StreamSink } from '../core/stream-sink.js';
@@ -110,6 +110,13 @@ class Grid {
       const at = starts[index] as number;
       const policy = this.#policies[index] as ColumnPolicy;
       if (header || displayWidth(text, width) <= width) return cutToWidth(text, width);
+      if (policy.wrap && this.#terminalColumns !== undefined && width < MIN_WRAP_WIDTH && index === last && index > 0) {
+        // Too narrow to read: under the row, from its second column, as wide as the terminal lets it.
+        const under = starts[1] as number;
+        const from = freeFrom(under);
+        wrapToWidth(text, this.#terminalColumns - under).forEach((line, row) => (more[from + row] ??= new Line()).put(under, line, displayWidth(line)));
+        return '';
+      }
       if (policy.wrap) {
         const [first = '', ...rest] = wrapToWidth(text, width);
         const from = freeFrom(at);
@@ -236,11 +243,14 @@ class ListTableWriter implements RecordWriter {
       const policy = { ...columnPolicy(column, cells, this.#wrap.has(column)), main: column === this.#main };
       const known = this.#known[column] ?? [];
       policies.push(policy);
-      const values = Math.max(widestCell(cells, MAX_CELL_WIDTH), widestCell(known, MAX_CELL_WIDTH));
+      const last = index === this.#columns.length - 1;
+      const measured = policy.wrap && last && this.#terminalColumns !== undefined ? cells.filter((cell) => displayWidth(cell, MIN_WRAP_WIDTH) <= MIN_WRAP_WIDTH) : cells;
+      const values = Math.max(widestCell(measured, MAX_CELL_WIDTH), widestCell(known, MAX_CELL_WIDTH));
       return {
         header: this.#header ? displayWidth(this.#header[index] as string) : 0,
         values,
-        reserve: policy.kind === 'key' && known.length === 0 ? Math.ceil(values * KEY_RESERVE) : 0,
+        // Not the first column: a wider first cell stands above its row, which reads well enough.
+        reserve: index > 0 && policy.kind === 'key' && known.length === 0 ? Math.ceil(values * KEY_RESERVE) : 0,
       };
     });
     const { shown, widths } = fitColumns(measures, policies, GAP, this.#terminalColumns);
