@@ -216,6 +216,10 @@ class ListTableWriter implements RecordWriter {
     let text = '';
     if (!this.#grid) {
       this.#grid = { ...this.#gridFor(rows), Table: (await import('cli-table3')).default };
+      // Said before the table, so that whoever reads its top knows columns are missing.
+      if (this.#leftOut.length > 0) {
+        this.#notice?.(`left out ${this.#leftOut.join(', ')} to fit ${this.#terminalColumns} columns: --columns picks the columns, -o tsv shows them all`);
+      }
       if (this.#header) text += render(this.#grid.Table, [this.#grid.grid.layRow(this.#pick(this.#header), true)], await this.#style);
     }
     const { grid, Table } = this.#grid;
@@ -227,9 +231,6 @@ class ListTableWriter implements RecordWriter {
   async end(): Promise<void> {
     await this.endPage();
     await this.#sink.end();
-    if (this.#leftOut.length > 0) {
-      this.#notice?.(`left out ${this.#leftOut.join(', ')} to fit ${this.#terminalColumns} columns: --columns picks the columns, -o tsv shows them all`);
-    }
   }
 
   #pick(row: readonly string[]): string[] {
