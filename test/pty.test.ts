@@ -89,6 +89,13 @@ describe('in a pseudo-terminal', { skip }, () => {
     assert.match(blocks[2]!, /\nHi Sam, your flight is on time\.\n/);
   });
 
+  test('conversations content at 40 columns: a header too long for a line breaks at spaces, a timestamp whole', async () => {
+    const { code, screen } = await runInPty(['conversations', 'content', FIXTURES.multiPlatformConversationId], { columns: 40, env });
+    assert.equal(code, 0, screen);
+    assertFits(screen, 40, 'content');
+    assert.match(screen, /imported\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\)/, screen);
+  });
+
   for (const columns of [60, 120]) {
     test(`help at ${columns} columns fits the terminal and uses its width`, async () => {
       let widest = 0;
@@ -116,6 +123,8 @@ describe('in a pseudo-terminal', { skip }, () => {
         // (or a line of a row's cells too wide for their columns on it: readGrid)
         for (const row of rows) assert.match(row, /^(?:\d+(?: |$)| +\S)/, `${argv.join(' ')}: ${row}`);
         const leftOut = lines(screen).find((line) => line.startsWith('left out'));
+        // Said before the table: whoever reads its top knows columns are missing.
+        if (leftOut) assert.ok(lines(screen).indexOf(leftOut) < lines(screen).indexOf(header), `${argv.join(' ')}:\n${screen}`);
         if (leftOut) assert.match(leftOut, new RegExp(`^left out [\\w.]+(?:, [\\w.]+)* to fit ${columns} columns: --columns picks the columns, -o tsv shows them all$`));
       }
     });
