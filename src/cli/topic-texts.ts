@@ -69,7 +69,7 @@ export const FORMAT_TEXT: Record<Format, string> = {
   json: 'One JSON array for a list, one JSON object for a `get`, with whole records; with `--columns`, only those keys, a dotted path as nested keys (`author.id` gives `{"author": {"id": …}}`).',
   ndjson: 'One JSON record per line, with whole records (or the `--columns` keys, as json): for `jq` and for streaming.',
   csv: 'RFC 4180, with a header row (`--no-header` drops it). A cell holding a list (`tags`, `tags.name`, `content.text`) is a JSON array (`["refund, urgent","vip"]`; `[]` when empty, an empty cell when missing), so values with commas split back with any JSON parser. A text cell that begins with `=`, `+`, `-`, `@`, a tab, CR or LF is prefixed with an apostrophe so that spreadsheets do not run it as a formula; `--no-escape-formulas` turns that off.',
-  tsv: 'Tab-separated values with a header row, the default when standard output is not a terminal. Values never contain a raw tab or newline.',
+  tsv: 'Tab-separated values with a header row, the default when standard output is not a terminal. Values never contain a raw tab or newline: a tab, newline and carriage return are written `\\t`, `\\n`, `\\r`, a backslash `\\\\`, other control characters `\\xHH` or `\\uHHHH`. A cell holding a list (`tags`, `tags.name`) joins its elements with commas (an empty element for a missing value), which is ambiguous when the values hold commas: use csv or json for those.',
 };
 
 export const FORMAT_NOTES: string[] = [
