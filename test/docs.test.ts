@@ -383,7 +383,8 @@ describe('the man page examples run against the sandbox', () => {
     test(group.title, async () => {
       const scripts = group.kind === 'script' ? [group.lines.join('\n')] : group.lines;
       for (const script of scripts) {
-        const result = await shell().run(script);
+        // Every command's exit counts (set -e, and pipefail in the shell): not only the last one's.
+        const result = await shell().run(`set -e\n${script}`);
         assert.equal(result.code, 0, describeRun(script, result));
       }
     });

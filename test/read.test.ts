@@ -99,7 +99,8 @@ describe('every resource, list and get, every format', () => {
 
       const table = await runCli([...args, '-o', 'table'], { sandbox });
       assert.equal(table.code, 0, table.stderr);
-      const rows = table.stdout.trimEnd().split('\n');
+      // A line starting blank holds a value too wide for its column on the row above (an id is never cut).
+      const rows = table.stdout.trimEnd().split('\n').filter((line) => !line.startsWith(' '));
       assert.deepEqual(rows[0]?.split(/\s{2,}/), spec.defaultColumns.map((c) => c.toUpperCase()));
       assert.equal(rows.length, expected.length + 1);
     });

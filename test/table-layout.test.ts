@@ -70,15 +70,15 @@ describe('one grid', () => {
     );
   });
 
-  it('on a terminal, the last column may reach its edge and is cut there', async () => {
+  it('on a terminal, the last column may reach its edge and is cut there; key columns get their reserve from its spare room', async () => {
     const output = await table([first, second, third], { columns }, 40);
     assert.equal(
       output,
-      'ID  NAME          STATUS   NOTE\n' +
-        '1   Ada Lovelace  open     first\n' +
-        '22  Grace Hopper  on_hold  second\n' +
-        '3   Edsger Wybe…  closed   a much longe…\n' +
-        '4   Alan Turing   open     fourth\n',
+      'ID  NAME          STATUS     NOTE\n' +
+        '1   Ada Lovelace  open       first\n' +
+        '22  Grace Hopper  on_hold    second\n' +
+        '3   Edsger Wybe…  closed     a much lon…\n' +
+        '4   Alan Turing   open       fourth\n',
     );
     for (const line of output.split('\n')) assert.ok(displayWidth(line) <= 40, line);
   });
@@ -93,7 +93,7 @@ describe('one grid', () => {
     );
   });
 
-  it('shows a later id longer than its column whole; the next free-text cell in that row makes room', async () => {
+  it('shows a later id longer than its column whole, on a line of its own above the rest of its row, which stays on the grid', async () => {
     const later: Row[] = [
       { id: 333, name: 'Short', status: 'open', note: 'x' },
       { id: 4444, name: 'A name long enough to cut', status: 'open', note: 'y' },
@@ -104,9 +104,27 @@ describe('one grid', () => {
       'ID  NAME          STATUS   NOTE\n' +
         '1   Ada Lovelace  open     first\n' +
         '22  Grace Hopper  on_hold  second\n' +
-        '333  Short        open     x\n' +
-        '4444  A name lo…  open     y\n' +
+        '333\n' +
+        '    Short         open     x\n' +
+        '4444\n' +
+        '    A name long…  open     y\n' +
         '5   Five          open     z\n',
+    );
+  });
+
+  it('shows a later code longer than its column whole on a line under its row, from its column, its place left blank', async () => {
+    const later: Row[] = [
+      { id: 5, name: 'Short', status: 'pending_approval', note: 'x' },
+      { id: 6, name: 'Six', status: 'open', note: 'y' },
+    ];
+    assert.equal(
+      await table([first, later], { columns }),
+      'ID  NAME          STATUS   NOTE\n' +
+        '1   Ada Lovelace  open     first\n' +
+        '22  Grace Hopper  on_hold  second\n' +
+        '5   Short                  x\n' +
+        '                  pending_approval\n' +
+        '6   Six           open     y\n',
     );
   });
 
@@ -128,7 +146,7 @@ describe('one grid', () => {
       assert.equal(header, 'ID   NAME       STATUS  NOTE');
       assertOnGrid(output, headerStarts(header));
       assert.equal(output.split('\n').length, 62);
-      assert.match(output, /\n159 {2}nnnnnnnn… {2}closed {2}note w/);
+      assert.match(output, /\n159 +nnnnnnnn… {2}closed {2}note w/);
     }
   });
 });
@@ -247,7 +265,8 @@ describe('fitting the terminal', () => {
   it('leaves columns out from the right, naming them, when even the ids do not fit: no line wider than the terminal', async () => {
     const notices: string[] = [];
     const output = await table([records], { columns, notice: (message) => notices.push(message) }, 30);
-    assert.equal(output, 'ID    STATUS   CREATED\n' + '5083  unread   2026-06-01\n' + '5481  on_hold  2026-06-02\n');
+    // The room the last column does not need goes to the key columns' reserves.
+    assert.equal(output, 'ID    STATUS     CREATED\n' + '5083  unread     2026-06-01\n' + '5481  on_hold    2026-06-02\n');
     assert.deepEqual(notices, ['left out author.id, assigned_to, tags, message to fit 30 columns: --columns picks the columns, -o tsv shows them all']);
     for (const width of [40, 45, 52, 57]) {
       const fitted = await table([records], { columns }, width);
@@ -258,10 +277,11 @@ describe('fitting the terminal', () => {
   it('cuts later rows to the fitted widths, ids still whole', async () => {
     const later: Row = { ...records[0], id: '900001', author: { id: 'f:77' }, message: 'ok', tags: [], assigned_to: { id: 3, name: 'Someone with a long name' } };
     const output = await table([records, [later]], { columns }, 80);
-    // The longer id takes its room from the blanks of TAGS (empty here): MESSAGE is back on the grid.
+    // The longer id stands whole above the rest of its row, which stays on the grid.
     const lines = output.split('\n');
-    assert.equal(lines[3], '900001  unread   2026-06-01  f:77       Someone wi…                ok');
-    assert.equal(lines[3]!.indexOf('ok'), lines[0]!.indexOf('MESSAGE'));
+    assert.equal(lines[3], '900001');
+    assert.equal(lines[4], '      unread   2026-06-01  f:77       Someone wi…                  ok');
+    assert.equal(lines[4]!.indexOf('ok'), lines[0]!.indexOf('MESSAGE'));
   });
 
   it('styles the header bold outside the padding, so colour changes no width', async () => {
@@ -285,17 +305,38 @@ describe('wrapped columns', () => {
     const output = await table([records], { columns: ['id', 'status', 'tags', 'result'] }, 50);
     assert.equal(
       output,
-      'ID      STATUS   TAGS  RESULT\n' +
-        '500083  closing  7059  ok\n' +
-        '500481                 Unknown tag id nosuchtag\n' +
-        '                       (HTTP 400); --add-tags\n' +
-        '                       nosuchtag: only active tags\n' +
-        '                       can be set (see carectl\n' +
-        '                       tags list --active)\n' +
-        '12                     No conversation with id\n' +
-        "                       '12' (HTTP 404)\n",
+      'ID      STATUS     TAGS  RESULT\n' +
+        '500083  closing    7059  ok\n' +
+        '500481                   Unknown tag id nosuchtag\n' +
+        '                         (HTTP 400); --add-tags\n' +
+        '                         nosuchtag: only active\n' +
+        '                         tags can be set (see\n' +
+        '                         carectl tags list\n' +
+        '                         --active)\n' +
+        '12                       No conversation with id\n' +
+        "                         '12' (HTTP 404)\n",
     );
     for (const line of output.split('\n')) assert.ok(displayWidth(line) <= 50, line);
+  });
+
+  it('on a terminal with too little room for the result column, results go under their row, wrapped at words', async () => {
+    const records: Row[] = [
+      { id: '500352', status: 'on_hold', tags: '7049,7013', result: 'ok' },
+      { id: '500562', status: 'on_hold', tags: '7069,7029,7005', result: 'ok' },
+      { id: '500534', status: null, tags: null, result: "Tag 7024 is inactive (HTTP 400); the conversation's current tags were sent back: drop a refused one with --remove-tags 7024" },
+    ];
+    const output = await table([records], { columns: ['id', 'status', 'tags', 'result'] }, 40);
+    assert.equal(
+      output,
+      'ID      STATUS   TAGS            RESULT\n' +
+        '500352  on_hold  7049,7013       ok\n' +
+        '500562  on_hold  7069,7029,7005  ok\n' +
+        '500534\n' +
+        "        Tag 7024 is inactive (HTTP 400);\n" +
+        "        the conversation's current tags\n" +
+        '        were sent back: drop a refused\n' +
+        '        one with --remove-tags 7024\n',
+    );
   });
 
   it('off a terminal, a later result wider than its column wraps at the column width', async () => {
@@ -394,8 +435,11 @@ describe('end to end', () => {
     const result = await runCli(argv, { sandbox, stdoutTTY: true, columns: 80 });
     assert.equal(result.code, 0, result.stderr);
     const lines = result.stdout.trimEnd().split('\n');
-    assert.equal(lines.length, 231);
-    const [header = '', ...rows] = lines;
+    // An author id longer than any on the first page stands whole on a line under its row.
+    assert.equal(lines.length, 232);
+    const [header = '', ...shown] = lines;
+    const under = shown.filter((line) => line.startsWith(' '));
+    const rows = shown.filter((line) => !line.startsWith(' '));
     assert.equal(header, 'ID      STATUS            IS_PRIORI…  AUTHOR.ID  CHANNELS   TAGS       ASSIGNED…');
     for (const line of lines) assert.ok(displayWidth(line) <= 80, line);
     const json = JSON.parse((await runCli([...argv.slice(0, -1), 'json'], { sandbox })).stdout) as { id: string; author: { id: string } }[];
@@ -404,17 +448,19 @@ describe('end to end', () => {
       fields.map(([id]) => id),
       json.map(({ id }) => id),
     );
+    const starts = headerStarts(header);
+    const longer = json.filter(({ author }) => author.id.length > 'AUTHOR.ID'.length);
+    assert.deepEqual(
+      longer.map(({ id }) => id),
+      ['500002'],
+    );
+    assert.deepEqual(under, [`${' '.repeat(starts[3]!)}m:777000001`]);
+    assert.equal(shown[shown.indexOf(under[0]!) - 1], '500002  assigned          true                   Acme Mic…  praise-f…  3001');
     assert.deepEqual(
       fields.map((field) => field[3]),
-      json.map(({ author }) => author.id),
+      json.map(({ id, author }) => (id === '500002' ? 'Acme' : author.id)),
     );
-    // An author id longer than any on the first page is shown whole: its row's channel cell makes
-    // room, and the columns after it are on the grid again.
-    const starts = headerStarts(header);
-    const longer = rows.filter((_, index) => (json[index] as { author: { id: string } }).author.id.length > 'AUTHOR.ID'.length);
-    assert.deepEqual(longer, ['500002  assigned          true        m:777000001  Acme M…  praise-f…  3001']);
-    assertOnGrid(rows.filter((row) => !longer.includes(row)).join('\n'), starts);
-    assertOnGrid(longer.join('\n'), [0, ...starts.slice(5)]);
+    assertOnGrid(rows.join('\n'), starts);
   });
 
   it('conversations update wraps its result messages on a terminal', async () => {

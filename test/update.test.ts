@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
+import { idsFromText } from '../src/cli/ids.js';
 import { refusedTagHint } from '../src/commands/conversations/update.js';
 import { FIXTURES, type ConversationRecord, type Sandbox } from '../src/sandbox/index.js';
 import { apiRequests, openSandbox, runCli } from './helpers.js';
@@ -164,6 +165,22 @@ describe('conversations update: batches', () => {
     const result = await runCli(['conversations', 'update', '-', '--status', 'on_hold', '--dry-run'], { sandbox, stdin: `${a!.id}\nid\n` });
     assert.notEqual(result.code, 0);
     assert.match(result.stderr, /'id'/);
+  });
+
+  test('a first line naming an id column (author.id, conversation_id) is a header too, for every command reading ids from -', async () => {
+    assert.deepEqual(idsFromText('author.id\nm:1\n'), ['m:1']);
+    assert.deepEqual(idsFromText('conversation_id\r\n500002\r\n'), ['500002']);
+    assert.deepEqual(idsFromText('assigned_to.id\n3001\n'), ['3001']);
+    // Only a column name: an id, or a word that names no id column, is read as given.
+    assert.deepEqual(idsFromText('m:1\nauthor.id\n'), ['m:1', 'author.id']);
+    assert.deepEqual(idsFromText('name\n7005\n'), ['name', '7005']);
+    const authors = await runCli(['conversations', 'list', '--status', 'unread', '--limit', '3', '--columns', 'author.id'], { sandbox });
+    const listed = await runCli(['authors', 'list', '-', '--columns', 'id'], { sandbox, stdin: authors.stdout });
+    assert.equal(listed.code, 0, listed.stderr);
+    const [a] = freshConversations(1, (c) => c.status !== 'on_hold');
+    const content = await runCli(['conversations', 'content', '-', '--columns', 'conversation_id', '-o', 'tsv'], { sandbox, stdin: `id\n${a!.id}\n` });
+    const update = await runCli(['conversations', 'update', '-', '--status', 'on_hold', '--dry-run'], { sandbox, stdin: content.stdout });
+    assert.equal(update.code, 0, update.stderr);
   });
 
   test('an id given twice is updated once, with a notice', async () => {

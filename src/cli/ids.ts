@@ -36,15 +36,22 @@ async function givenIds(ctx: Context, given: string[], flag: string): Promise<st
 }
 
 /**
+ * The header of one id column in carectl's csv/tsv output: `id`, a path to one (`author.id`,
+ * `assigned_to.id`) or an `_id` field (`conversation_id`). No id of the service looks like this.
+ */
+const ID_HEADER = /^(?:[a-z][a-z0-9_]*\.)*(?:id|[a-z][a-z0-9]*(?:_[a-z0-9]+)*_id)$/;
+
+/**
  * One id per line; blank lines and surrounding spaces are ignored, and so is a first line that is
- * the header `id` of a list's csv/tsv output, so `list --columns id | update -` works.
+ * the header of an id column of a list's csv/tsv output (`id`, `author.id`, `conversation_id`),
+ * so `list --columns author.id | authors list -` works.
  */
 export function idsFromText(text: string): string[] {
   const lines = text
     .split(/\r?\n/)
     .map((line) => line.trim())
     .filter((line) => line !== '');
-  return lines[0] === 'id' ? lines.slice(1) : lines;
+  return lines[0] !== undefined && ID_HEADER.test(lines[0]) ? lines.slice(1) : lines;
 }
 
 /** A writer that notes the id of each record it passes on, to name the ids a look-up did not return. */

@@ -65,11 +65,11 @@ export const DATE_EXAMPLES: string[] = [
 ];
 
 export const FORMAT_TEXT: Record<Format, string> = {
-  table: 'Aligned columns for people, the default when standard output is a terminal. Rows are printed a page at a time on one grid, its widths set by the first page. No line is wider than the terminal: free text is cut first (a cut cell ends in …), ids never; when even the ids do not fit, columns are left out from the right and a notice names them. A `get` prints one `KEY  value` line per field, long values wrapped under their value. Colour is used only on a terminal, and not where TERM=dumb.',
+  table: 'Aligned columns for people, the default when standard output is a terminal. Rows are printed a page at a time on one grid, its widths set by the first page (and by the values a code such as a status can take): every cell starts under its header. An id or code wider than its column on a later page stands whole on a line of its own, under its column (the first cell of a row: above the rest of its row). No line is wider than the terminal: free text is cut first (a cut cell ends in …), ids never; when even the ids do not fit, columns are left out from the right and a notice names them. A `get` prints one `KEY  value` line per field, long values wrapped under their value. Colour is used only on a terminal, and not where TERM=dumb.',
   json: 'One JSON array for a list, one JSON object for a `get`, with whole records; with `--columns`, only those keys, a dotted path as nested keys (`author.id` gives `{"author": {"id": …}}`).',
   ndjson: 'One JSON record per line, with whole records (or the `--columns` keys, as json): for `jq` and for streaming.',
   csv: 'RFC 4180, with a header row (`--no-header` drops it). A cell holding a list (`tags`, `tags.name`, `content.text`) is a JSON array (`["refund, urgent","vip"]`; `[]` when empty, an empty cell when missing), so values with commas split back with any JSON parser. A text cell that begins with `=`, `+`, `-`, `@`, a tab, CR or LF is prefixed with an apostrophe so that spreadsheets do not run it as a formula; `--no-escape-formulas` turns that off.',
-  tsv: 'Tab-separated values with a header row, the default when standard output is not a terminal. Values never contain a raw tab or newline.',
+  tsv: 'Tab-separated values with a header row, the default when standard output is not a terminal. Values never contain a raw tab or newline: a tab, newline and carriage return are written `\\t`, `\\n`, `\\r`, a backslash `\\\\`, other control characters `\\xHH` or `\\uHHHH`. A cell holding a list (`tags`, `tags.name`) joins its elements with commas (an empty element for a missing value), which is ambiguous when the values hold commas: use csv or json for those.',
 };
 
 export const FORMAT_NOTES: string[] = [
@@ -130,12 +130,14 @@ export const EXAMPLES: ExampleGroup[] = [
   },
   {
     title: 'In scripts',
-    intro: 'Export a filtered list, park conversations in bulk from a list of ids, and act on the exit code of a report.',
+    intro: 'Export a filtered list, park conversations in bulk from a list of ids (dropping the deactivated tags, which the service refuses to keep), and act on the exit code of a report.',
     kind: 'script',
     lines: [
       'carectl conversations list --priority --newest 7d..today -o csv > urgent.csv',
+      'inactive=$(carectl tags list --inactive --columns id --no-header | paste -sd, -)',
       'carectl conversations list --status unread --tag refund-urgent --columns id --no-header |',
-      '  carectl conversations update - --status on_hold --add-tags 7005',
+      '  carectl conversations update - --status on_hold --add-tags 7005 \\',
+      '    --remove-tags "$inactive"',
       'mkdir -p reports',
       'carectl --quiet reports create --account 1001 --from yesterday --to yesterday --download reports/',
       'case $? in',

@@ -137,6 +137,13 @@ async function readShape(ctx: Context, spec: ResourceSpec, shape: 'list' | 'sing
   return { printer, version, picked, columns, fieldsQuery };
 }
 
+/** The values an enum filter on a field names are the values that field can hold (a conversation's status). */
+export function knownValues(spec: ResourceSpec): Record<string, readonly string[]> {
+  const known: Record<string, readonly string[]> = {};
+  for (const filter of spec.filters) if (filter.kind === 'enum' && spec.fields.includes(filter.param)) known[filter.param] = filter.values;
+  return known;
+}
+
 async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions): Promise<void> {
   const { printer, version, picked, columns, fieldsQuery } = await readShape(ctx, spec, 'list', opts.fields);
   const { query, asOf } = listQuery(ctx, spec, version, opts.filters);
@@ -144,7 +151,7 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
   const ids = spec.listByIds ? await readIds(ctx, opts.ids, '--id') : undefined;
   let watch: IdWatch | undefined;
   const written = await streamList(ctx, spec, { version, query: [...query, ...fieldsQuery], asOf, ids, noun: spec.noun }, (continues) => {
-    watch = watchIds(printer.writer('list', columns, { continues, computed: spec.computed, picked }));
+    watch = watchIds(printer.writer('list', columns, { continues, computed: spec.computed, picked, known: knownValues(spec) }));
     return watch.writer;
   });
   // A look-up by ids names those the service did not return; a resumed or --limit-cut run cannot tell.

@@ -6,6 +6,7 @@ import { sanitizeForTerminal } from './sanitize.js';
 import { StreamSink } from '../core/stream-sink.js';
 import { boldWhen } from './style.js';
 import { wrapText } from './text-width.js';
+import { displayWidth } from './width.js';
 import type { OutStream } from '../core/io.js';
 
 export interface TextBlock {
@@ -37,7 +38,10 @@ class TextBlockWriter implements BlockWriter {
 
   async write(block: TextBlock): Promise<void> {
     const bold = await this.#header;
-    const header = wrapText(block.header.map((part) => sanitizeForTerminal(part).replaceAll(' ', NBSP)).join('  '), this.#width).map((line) => bold(line.replaceAll(NBSP, ' ')));
+    // A part of the header stays on one line when it fits one; a longer one breaks at its own spaces, not inside a word.
+    const width = this.#width;
+    const parts = block.header.map((part) => sanitizeForTerminal(part)).map((part) => (width !== undefined && displayWidth(part) > width ? part : part.replaceAll(' ', NBSP)));
+    const header = wrapText(parts.join('  '), width).map((line) => bold(line.replaceAll(NBSP, ' ')));
     const body = block.body.flatMap((paragraph) => wrapText(sanitizeForTerminal(paragraph), this.#width));
     const lines = [...(this.#count > 0 ? [''] : []), ...header, ...body];
     this.#count += 1;

@@ -18,9 +18,18 @@ export interface ColumnPolicy {
   kind: ColumnKind;
   /** Cells wider than the column wrap within it instead of being cut (WriterOptions.wrap). */
   wrap: boolean;
-  /** Whether a cell's text is shown whole even when wider than its column (the row then makes room). */
+  /** Whether a cell's text is shown whole even when wider than its column (on a line of its own then). */
   keeps(text: string): boolean;
+  /** The column the rows are read for (a message's text): kept, and given a third of a terminal, before the others. */
+  main?: boolean;
 }
+
+/**
+ * On a terminal, a wrapped column narrower than this puts its longer cells under their row
+ * instead (words stay whole). As the last column it is measured by its cells no wider than
+ * this, so the columns before it keep their room, and reaches the terminal's edge.
+ */
+export const MIN_WRAP_WIDTH = 24;
 
 /** Fitting to a terminal never shrinks a text column below this (a narrower one stays as it is). */
 export const MIN_SHRUNK_WIDTH = 6;
@@ -61,6 +70,12 @@ export interface ColumnMeasure {
   header: number;
   /** Columns the widest cell of the first window takes (bounded). */
   values: number;
+  /**
+   * Columns wanted beyond `values` on a terminal with room for them, but given up before free
+   * text is cut: a later id or e-mail address a little longer than the first window's stays on
+   * its row (an id of one more digit, a longer name in an address).
+   */
+  reserve?: number;
 }
 
 /** The widest of `cells` in columns, counting no further than `limit`. */
@@ -103,11 +118,19 @@ function shrink(widths: number[], floors: readonly number[], budget: number): nu
   });
 }
 
-/** Below these widths a column is not shrunk: free text to MIN_SHRUNK_WIDTH, a key or fixed value never below its values. */
-function floorsOf(measures: readonly ColumnMeasure[], policies: readonly ColumnPolicy[]): number[] {
+/** The main column (ColumnPolicy.main) is not shrunk below this share of a terminal. */
+const MAIN_SHARE = 1 / 3;
+
+/**
+ * Below these widths a column is not shrunk: free text to MIN_SHRUNK_WIDTH (the main column to a
+ * third of the terminal), a key or fixed value never below its values.
+ */
+function floorsOf(measures: readonly ColumnMeasure[], policies: readonly ColumnPolicy[], terminalColumns: number): number[] {
   return measures.map(({ header, values }, index) => {
     const width = Math.max(1, header, values);
-    if ((policies[index] as ColumnPolicy).kind === 'text') return Math.min(width, MIN_SHRUNK_WIDTH);
+    const policy = policies[index] as ColumnPolicy;
+    if (policy.main) return Math.min(width, Math.max(MIN_SHRUNK_WIDTH, Math.floor(terminalColumns * MAIN_SHARE)));
+    if (policy.kind === 'text') return Math.min(width, MIN_SHRUNK_WIDTH);
     return Math.max(1, values, Math.min(header, MIN_SHRUNK_WIDTH));
   });
 }
@@ -127,7 +150,17 @@ export function columnWidths(
 ): number[] {
   const natural = measures.map(({ header, values }) => Math.max(1, header, values));
   if (!terminalColumns) return natural;
-  return shrink(natural, floorsOf(measures, policies), terminalColumns - gap * (natural.length - 1));
+  const budget = terminalColumns - gap * (natural.length - 1);
+  const fitted = shrink(natural, floorsOf(measures, policies, terminalColumns), budget);
+  // The reserves come out of the room no column needs (the last one reaches the edge), left to right.
+  const last = fitted.length - 1;
+  // A wrapped last column keeps the room to wrap in.
+  let spare = Math.max(0, budget - sum(fitted) - ((policies[last] as ColumnPolicy).wrap ? Math.max(0, MIN_WRAP_WIDTH - (fitted[last] as number)) : 0));
+  return fitted.map((width, index) => {
+    const wanted = index === last ? 0 : Math.min(spare, Math.max(0, (measures[index] as ColumnMeasure).values + ((measures[index] as ColumnMeasure).reserve ?? 0) - width));
+    spare -= wanted;
+    return width + wanted;
+  });
 }
 
 export interface FittedColumns {
@@ -139,8 +172,8 @@ export interface FittedColumns {
 
 /**
  * The columns a terminal has room for, and their widths: when even the ids, identifiers, dates
- * and the shortest free text do not fit, columns are left out from the right (never the first),
- * rather than a line wider than the terminal.
+ * and the shortest free text do not fit, columns are left out from the right (never the first,
+ * nor the main column: what the rows are read for), rather than a line wider than the terminal.
  */
 export function fitColumns(
   measures: readonly ColumnMeasure[],
@@ -150,8 +183,12 @@ export function fitColumns(
 ): FittedColumns {
   let shown = measures.map((_, index) => index);
   if (terminalColumns) {
-    const floors = floorsOf(measures, policies);
-    while (shown.length > 1 && sum(shown.map((index) => floors[index] as number)) + gap * (shown.length - 1) > terminalColumns) shown = shown.slice(0, -1);
+    const floors = floorsOf(measures, policies, terminalColumns);
+    const fits = (): boolean => sum(shown.map((index) => floors[index] as number)) + gap * (shown.length - 1) <= terminalColumns;
+    while (shown.length > 1 && !fits()) {
+      const out = shown.findLastIndex((index, at) => at > 0 && !(policies[index] as ColumnPolicy).main);
+      shown = shown.filter((_, at) => at !== (out < 0 ? shown.length - 1 : out));
+    }
   }
   const pick = <T>(items: readonly T[]): T[] => shown.map((index) => items[index] as T);
   return { shown, widths: columnWidths(pick(measures), pick(policies), gap, terminalColumns) };

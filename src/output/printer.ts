@@ -33,6 +33,10 @@ export interface WriterChoices {
   computed?: readonly ComputedColumn[] | undefined;
   /** The user chose what to show (--columns or --fields): one record in table form shows those, not every field. */
   picked?: boolean;
+  /** table: the values the catalogue knows a column can hold (WriterOptions.known). */
+  known?: Readonly<Record<string, readonly string[]>>;
+  /** table: the column the rows are read for (WriterOptions.main). */
+  main?: string;
 }
 
 export class Printer {
@@ -72,6 +76,8 @@ export class Printer {
       columns,
       header: this.settings.header && !continued,
       everyField: this.needsAllFields(shape, choices.picked === true),
+      ...(choices.known ? { known: choices.known } : {}),
+      ...(choices.main ? { main: choices.main } : {}),
     });
     if (!this.wholeRecords) return withComputed(writer, choices.computed ?? []);
     return this.settings.project ? withComputed(withProjection(writer, columns), choices.computed ?? []) : writer;

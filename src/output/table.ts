@@ -1,7 +1,7 @@
 import type CliTable from 'cli-table3';
 import { cellText, pathGetter } from './cells.js';
 import type { ValueGetter } from './cells.js';
-import { columnPolicy, fitColumns, widestCell } from './grid.js';
+import { columnPolicy, fitColumns, MIN_WRAP_WIDTH, widestCell } from './grid.js';
 import type { ColumnPolicy } from './grid.js';
 import { sanitizeForTerminal } from './sanitize.js';
 import { StreamSink } from '../core/stream-sink.js';
@@ -23,6 +23,8 @@ const MAX_BUFFERED_ROWS = 1000;
  * what a table can usefully show, and the bound on what laying it out costs.
  */
 export const MAX_CELL_WIDTH = 4096;
+/** Room a key column takes beyond its first window's values, as a share of them, when a terminal has it to spare (ColumnMeasure.reserve). */
+const KEY_RESERVE = 0.25;
 /** Columns whose cells wrap when WriterOptions.wrap is not given: `conversations update`'s messages. */
 export const DEFAULT_WRAP_COLUMNS: readonly string[] = ['result'];
 
@@ -50,6 +52,8 @@ interface LaidRow {
   cells: string[];
   widths: number[];
   more: string[];
+  /** A first cell too wide for its column, on a line of its own above the row. */
+  before?: string;
 }
 
 /** A line being assembled: text, and the terminal column where it ends. */
@@ -65,10 +69,15 @@ class Line {
 }
 
 /**
- * One grid: the widths fixed, each row laid out on it. A cell wider than its column is cut with
- * '…', or wrapped within the column when its column wraps; a key or fixed value is shown whole,
- * taking its room from the blanks and free text after it in that row, so the following columns
- * stay on the grid. The last column reaches the terminal's edge (off a terminal, MAX_CELL_WIDTH).
+ * One grid: the widths fixed, each row laid out on it, so every cell starts where its header does,
+ * page after page. A cell wider than its column is cut with '…', or wrapped within the column when
+ * its column wraps. A key or fixed value (an id, a code, a date) is never cut: the widths come from
+ * the first window and from the values the catalogue knows (a status enum), so a wider one on a
+ * later page is rare (on a terminal with room, a key column also gets a reserve: KEY_RESERVE). When
+ * one comes it must not push the cells after it off the grid, nor be cut: it stands whole on a
+ * line of its own, from its column's start, its place on the row left blank: under the row, or,
+ * for the first column (what a row is read by), above the rest of its row. The last column
+ * reaches the terminal's edge (off a terminal, MAX_CELL_WIDTH).
  */
 class Grid {
   readonly #widths: number[];
@@ -85,39 +94,41 @@ class Grid {
   layRow(texts: readonly string[], header = false): LaidRow {
     const widths = [...this.#widths];
     const last = widths.length - 1;
-    const keep = (index: number): boolean => !header && (this.#policies[index] as ColumnPolicy).keeps(texts[index] as string);
-    for (let index = 0; index < last; index++) {
-      let over = displayWidth(texts[index] as string) - (widths[index] as number);
-      if (over <= 0 || !keep(index)) continue;
-      widths[index] = (widths[index] as number) + over;
-      // First from the blanks of the cells after it, then from their free text; the last column gives what is left.
-      for (const fromText of [false, true]) {
-        for (let next = index + 1; next < last && over > 0; next++) {
-          if (keep(next)) continue;
-          const used = fromText ? 1 : displayWidth(texts[next] as string, widths[next] as number);
-          const spare = Math.max(0, (widths[next] as number) - Math.max(1, used));
-          const taken = Math.min(spare, over);
-          widths[next] = (widths[next] as number) - taken;
-          over -= taken;
-        }
-      }
-    }
     const lastStart = widths.slice(0, last).reduce((total, width) => total + width + GAP, 0);
     widths[last] = Math.max(1, (this.#terminalColumns ?? lastStart + MAX_CELL_WIDTH) - lastStart);
+    const starts = widths.map((_, index) => widths.slice(0, index).reduce((total, width) => total + width + GAP, 0));
     const more: Line[] = [];
-    let start = 0;
+    let before: string | undefined;
+    // The first line under the row free from column `at` on (what is put there goes no further left).
+    const freeFrom = (at: number): number => {
+      let row = more.length;
+      while (row > 0 && (more[row - 1] as Line).end + GAP <= at) row--;
+      return row;
+    };
     const cells = texts.map((text, index) => {
       const width = widths[index] as number;
-      const at = start;
-      start += width + GAP;
-      if (!header && (this.#policies[index] as ColumnPolicy).wrap && displayWidth(text, width) > width) {
+      const at = starts[index] as number;
+      const policy = this.#policies[index] as ColumnPolicy;
+      if (header || displayWidth(text, width) <= width) return cutToWidth(text, width);
+      if (policy.wrap && this.#terminalColumns !== undefined && width < MIN_WRAP_WIDTH && index === last && index > 0) {
+        // Too narrow to read: under the row, from its second column, as wide as the terminal lets it.
+        const under = starts[1] as number;
+        const from = freeFrom(under);
+        wrapToWidth(text, this.#terminalColumns - under).forEach((line, row) => (more[from + row] ??= new Line()).put(under, line, displayWidth(line)));
+        return '';
+      }
+      if (policy.wrap) {
         const [first = '', ...rest] = wrapToWidth(text, width);
-        rest.forEach((line, row) => (more[row] ??= new Line()).put(at, line, displayWidth(line)));
+        const from = freeFrom(at);
+        rest.forEach((line, row) => (more[from + row] ??= new Line()).put(at, line, displayWidth(line)));
         return first;
       }
-      return keep(index) && index < last ? text : cutToWidth(text, width);
+      if (!policy.keeps(text)) return cutToWidth(text, width);
+      if (index === 0) before = text;
+      else (more[freeFrom(at)] ??= new Line()).put(at, text, displayWidth(text));
+      return '';
     });
-    return { cells, widths, more: more.map((line) => trimTrailingSpaces(line.text)) };
+    return { cells, widths, more: more.map((line) => trimTrailingSpaces(line.text)), ...(before === undefined ? {} : { before }) };
   }
 }
 
@@ -139,7 +150,8 @@ function render(Table: typeof CliTable, rows: readonly LaidRow[], style?: (text:
       .toString()
       .split('\n')
       .forEach((line, index) => {
-        text += [line, ...(same[index] as LaidRow).more].map((shown) => trimTrailingSpaces(shown) + '\n').join('');
+        const { before, more } = same[index] as LaidRow;
+        text += [...(before === undefined ? [] : [before]), line, ...more].map((shown) => trimTrailingSpaces(shown) + '\n').join('');
       });
   }
   return text;
@@ -163,6 +175,8 @@ class ListTableWriter implements RecordWriter {
   readonly #style: Promise<((text: string) => string) | undefined>;
   readonly #terminalColumns: number | undefined;
   readonly #notice: ((message: string) => void) | undefined;
+  readonly #known: Readonly<Record<string, readonly string[]>>;
+  readonly #main: string | undefined;
   #page: string[][] = [];
   #grid: { grid: Grid; shown: number[]; Table: typeof CliTable } | undefined;
   #leftOut: string[] = [];
@@ -179,6 +193,8 @@ class ListTableWriter implements RecordWriter {
     this.#style = opts.header && opts.color ? boldWhen(true) : Promise.resolve(undefined);
     this.#terminalColumns = terminalWidth(opts);
     this.#notice = opts.notice;
+    this.#known = opts.known ?? {};
+    this.#main = opts.main;
   }
 
   async write(record: Record<string, unknown>): Promise<void> {
@@ -200,6 +216,10 @@ class ListTableWriter implements RecordWriter {
     let text = '';
     if (!this.#grid) {
       this.#grid = { ...this.#gridFor(rows), Table: (await import('cli-table3')).default };
+      // Said before the table, so that whoever reads its top knows columns are missing.
+      if (this.#leftOut.length > 0) {
+        this.#notice?.(`left out ${this.#leftOut.join(', ')} to fit ${this.#terminalColumns} columns: --columns picks the columns, -o tsv shows them all`);
+      }
       if (this.#header) text += render(this.#grid.Table, [this.#grid.grid.layRow(this.#pick(this.#header), true)], await this.#style);
     }
     const { grid, Table } = this.#grid;
@@ -211,9 +231,6 @@ class ListTableWriter implements RecordWriter {
   async end(): Promise<void> {
     await this.endPage();
     await this.#sink.end();
-    if (this.#leftOut.length > 0) {
-      this.#notice?.(`left out ${this.#leftOut.join(', ')} to fit ${this.#terminalColumns} columns: --columns picks the columns, -o tsv shows them all`);
-    }
   }
 
   #pick(row: readonly string[]): string[] {
@@ -224,10 +241,17 @@ class ListTableWriter implements RecordWriter {
     const policies: ColumnPolicy[] = [];
     const measures = this.#columns.map((column, index) => {
       const cells = rows.map((row) => row[index] as string);
-      policies.push(columnPolicy(column, cells, this.#wrap.has(column)));
+      const policy = { ...columnPolicy(column, cells, this.#wrap.has(column)), main: column === this.#main };
+      const known = this.#known[column] ?? [];
+      policies.push(policy);
+      const last = index === this.#columns.length - 1;
+      const measured = policy.wrap && last && this.#terminalColumns !== undefined ? cells.filter((cell) => displayWidth(cell, MIN_WRAP_WIDTH) <= MIN_WRAP_WIDTH) : cells;
+      const values = Math.max(widestCell(measured, MAX_CELL_WIDTH), widestCell(known, MAX_CELL_WIDTH));
       return {
         header: this.#header ? displayWidth(this.#header[index] as string) : 0,
-        values: widestCell(cells, MAX_CELL_WIDTH),
+        values,
+        // Not the first column: a wider first cell stands above its row, which reads well enough.
+        reserve: index > 0 && policy.kind === 'key' && known.length === 0 ? Math.ceil(values * KEY_RESERVE) : 0,
       };
     });
     const { shown, widths } = fitColumns(measures, policies, GAP, this.#terminalColumns);

@@ -104,7 +104,8 @@ export function wrapText(text: string, width: number | undefined, firstWidth = w
 /**
  * `first` then the wrapped lines of `text`, every line after the first indented by `indent`
  * columns (a hanging indent: `name  value that goes on` / `      under the value`); `first` may be
- * wider than the indent. Lines of the text (\n) each start a new line. Width undefined: no wrapping.
+ * wider than the indent. A web or mail address that does not fit where it would start is on a
+ * line of its own. Lines of the text (\n) each start a new line. Width undefined: no wrapping.
  */
 export function hangingLines(first: string, text: string, width: number | undefined, indent = displayWidth(first)): string[] {
   // Never narrower than this: a deep indent on a narrow terminal still leaves words room.
@@ -112,7 +113,17 @@ export function hangingLines(first: string, text: string, width: number | undefi
   const firstRoom = width === undefined ? undefined : Math.max(width - displayWidth(first), MIN_ROOM);
   const lines = text.split('\n').flatMap((paragraph, index) => wrapText(paragraph, room, index === 0 ? firstRoom : room));
   const pad = ' '.repeat(indent);
-  return lines.map((line, index) => (index === 0 ? first + line : line === '' ? '' : pad + line).trimEnd());
+  return lines.flatMap((line, index) => {
+    // An address too wide for where it would start is on a line of its own, whole, under the
+    // value if it fits there, else from the first column: the terminal then breaks it only if
+    // it is wider than the terminal itself.
+    const at = index === 0 ? displayWidth(first) : indent;
+    if (width !== undefined && URL.test(line) && at + displayWidth(line) > width) {
+      const own = indent + displayWidth(line) <= width ? pad + line : line;
+      return index === 0 ? [first.trimEnd(), own] : [own];
+    }
+    return [(index === 0 ? first + line : line === '' ? '' : pad + line).trimEnd()];
+  });
 }
 
 /** 1250 → '1,250'. */

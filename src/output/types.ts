@@ -24,6 +24,13 @@ export interface WriterOptions {
   wrap?: string[];
   /** table, one record: every field of the record rather than `columns` (`get` without --columns). */
   everyField?: boolean;
+  /**
+   * table: every value the catalogue knows a column can hold (a status enum), by column name: the
+   * column is made as wide as the widest, so a later page's longer code stays on the grid.
+   */
+  known?: Readonly<Record<string, readonly string[]>>;
+  /** table: the column the rows are read for (a message's text): kept, and given a third of a terminal, before the others. */
+  main?: string;
   /** Where a notice goes (stderr, unless --quiet): a table names the columns a terminal had no room for. */
   notice?: (message: string) => void;
 }

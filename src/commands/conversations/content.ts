@@ -20,6 +20,8 @@ const conversations = resourceByName('conversations');
 /** The list filters, but --include: content is what this verb side-loads. */
 const FILTERS = conversations.filters.filter((filter) => filter.flag !== 'include');
 const ROW_COLUMNS = ['conversation_id', ...CONTENT_ITEM.fields];
+/** What a person reads content rows for: a table keeps it, and a third of the terminal, before the other columns. */
+const TEXT_COLUMN = 'text';
 const ROW_DEFAULTS = ['conversation_id', ...CONTENT_ITEM.defaultColumns];
 
 interface ContentOptions {
@@ -55,14 +57,14 @@ async function showContent(ctx: Context, opts: ContentOptions): Promise<void> {
     // Every matching conversation through the list engine, with its content side-loaded: resumable and parallel as any list.
     const { query, asOf } = listQuery(ctx, conversations, version, opts.filters);
     const written = await streamList(ctx, conversations, { version, query: [...query, ['include', 'content']], asOf, noun: 'conversation' }, (continues) =>
-      itemRows(printer.writer('list', columns, { continues })),
+      itemRows(printer.writer('list', columns, { continues, main: TEXT_COLUMN })),
     );
     if (written === 0) ctx.notice('no conversations found');
     return;
   }
   const ids = (await readIds(ctx, opts.ids, '-')).map((id) => requireId(id, conversations));
   const api = await ctx.api();
-  const writer = itemRows(printer.writer('list', columns));
+  const writer = itemRows(printer.writer('list', columns, { main: TEXT_COLUMN }));
   const live = ctx.liveTicker('conversation', ids.length);
   try {
     await inOrder(
@@ -130,7 +132,7 @@ async function showThread(ctx: Context, id: string): Promise<void> {
     for (const item of thread) await blocks.write(contentBlock(item));
     await blocks.end();
   } else {
-    const writer = printer.writer('list', columns);
+    const writer = printer.writer('list', columns, { main: TEXT_COLUMN });
     for (const item of thread) await writer.write(item);
     await writer.end();
   }
