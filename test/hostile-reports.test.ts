@@ -48,7 +48,7 @@ describe('report ids named by the service', () => {
 
 describe('a report\'s failure field', () => {
   let api: ScriptedApi;
-  const failures: Record<string, unknown> = { '1': false, '2': { phase: 'export', code: 7 }, '3': '', '4': 'the export phase failed' };
+  const failures: Record<string, unknown> = { '1': false, '2': { phase: 'export', code: 7 }, '3': '', '4': 'the export phase failed', '5': true, '6': 0 };
   before(async () => {
     api = await scriptedApi((request) => {
       const id = /reports\/(\d+)/.exec(request.url)?.[1] ?? '';
@@ -62,6 +62,8 @@ describe('a report\'s failure field', () => {
     ['3', 0, ''],
     ['2', 5, 'carectl: report 2 failed: {"phase":"export","code":7}\n'],
     ['4', 5, 'carectl: report 4 failed: the export phase failed\n'],
+    ['5', 5, 'carectl: report 5 failed: true\n'],
+    ['6', 0, ''],
   ] as const) {
     test(`failure ${JSON.stringify(failures[id])}: exit ${code}`, async () => {
       const out = await runCli(['reports', 'wait', id, '--quiet'], { env: scriptedEnv(api) });
