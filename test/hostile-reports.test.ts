@@ -86,3 +86,22 @@ test('reports wait --timeout against a service that never answers: the timeout b
     await api.close();
   }
 });
+
+test('reports wait --timeout against a service that answers 503 with Retry-After or a wrong reply: it waits the whole timeout and says what it answered', async () => {
+  let wrong = false;
+  const api = await scriptedApi(() => (wrong ? { json: { conversation: { id: '1', url: 'x' } } } : { status: 503, json: { status: 'error', message: 'busy' }, headers: { 'retry-after': '1' } }));
+  try {
+    const clock = fakeClock();
+    const started = clock.now();
+    const busy = await runCli(['reports', 'wait', '60001', '--timeout', '2s'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
+    assert.equal(busy.code, 6, busy.stderr);
+    assert.ok(clock.now() - started >= 2000, `ended after ${clock.now() - started} ms of a 2 s timeout`);
+    assert.match(busy.stderr, /report 60001 had no usable answer from the service \(busy \(HTTP 503\)\) after 2s; keep waiting with: carectl reports wait 60001\n$/);
+    wrong = true;
+    const other = await runCli(['reports', 'wait', '60001', '--timeout', '2s'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
+    assert.equal(other.code, 6, other.stderr);
+    assert.match(other.stderr, /report 60001 had no usable answer from the service \(.*report.*\) after 2s/);
+  } finally {
+    await api.close();
+  }
+});
