@@ -26,7 +26,7 @@ describe('report ids named by the service', () => {
     assert.match(out.stderr, /keep waiting with: carectl reports wait '1;touch it'\\''s'\n$/);
   });
 
-  for (const id of ['..', '.', 'a/../..', ' 60001']) {
+  for (const id of ['..', '.', 'a/../..', ' 60001', '-rf', 'x\u0007y']) {
     test(`an id ${JSON.stringify(id)} is refused before it goes into a path`, async () => {
       created = id;
       const from = api.requests.length;
@@ -48,7 +48,7 @@ describe('report ids named by the service', () => {
 
 describe('a report\'s failure field', () => {
   let api: ScriptedApi;
-  const failures: Record<string, unknown> = { '1': false, '2': { phase: 'export', code: 7 }, '3': '', '4': 'the export phase failed' };
+  const failures: Record<string, unknown> = { '1': false, '2': { phase: 'export', code: 7 }, '3': '', '4': 'the export phase failed', '5': true, '6': 0 };
   before(async () => {
     api = await scriptedApi((request) => {
       const id = /reports\/(\d+)/.exec(request.url)?.[1] ?? '';
@@ -62,6 +62,8 @@ describe('a report\'s failure field', () => {
     ['3', 0, ''],
     ['2', 5, 'carectl: report 2 failed: {"phase":"export","code":7}\n'],
     ['4', 5, 'carectl: report 4 failed: the export phase failed\n'],
+    ['5', 5, 'carectl: report 5 failed: true\n'],
+    ['6', 0, ''],
   ] as const) {
     test(`failure ${JSON.stringify(failures[id])}: exit ${code}`, async () => {
       const out = await runCli(['reports', 'wait', id, '--quiet'], { env: scriptedEnv(api) });
@@ -80,6 +82,25 @@ test('reports wait --timeout against a service that never answers: the timeout b
     assert.equal(out.code, 6, out.stderr);
     assert.equal(out.stderr, 'carectl: report 60001 had no answer from the service after 1s; keep waiting with: carectl reports wait 60001\n');
     assert.equal(api.requests.length, 1, 'no retry past the deadline');
+  } finally {
+    await api.close();
+  }
+});
+
+test('reports wait --timeout against a service that answers 503 with Retry-After or a wrong reply: it waits the whole timeout and says what it answered', async () => {
+  let wrong = false;
+  const api = await scriptedApi(() => (wrong ? { json: { conversation: { id: '1', url: 'x' } } } : { status: 503, json: { status: 'error', message: 'busy' }, headers: { 'retry-after': '1' } }));
+  try {
+    const clock = fakeClock();
+    const started = clock.now();
+    const busy = await runCli(['reports', 'wait', '60001', '--timeout', '2s'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
+    assert.equal(busy.code, 6, busy.stderr);
+    assert.ok(clock.now() - started >= 2000, `ended after ${clock.now() - started} ms of a 2 s timeout`);
+    assert.match(busy.stderr, /report 60001 had no usable answer from the service \(busy \(HTTP 503\)\) after 2s; keep waiting with: carectl reports wait 60001\n$/);
+    wrong = true;
+    const other = await runCli(['reports', 'wait', '60001', '--timeout', '2s'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
+    assert.equal(other.code, 6, other.stderr);
+    assert.match(other.stderr, /report 60001 had no usable answer from the service \(.*report.*\) after 2s/);
   } finally {
     await api.close();
   }

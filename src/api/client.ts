@@ -141,7 +141,8 @@ export function requireId(id: string, spec: { noun: string }): string {
  */
 export function idProblem(id: string, spec: { noun: string }): string | undefined {
   if (id === '') return `the ${spec.noun} id is required`;
-  if (id === '.' || id === '..' || id.includes('/')) return `"${id}" is not a ${spec.noun} id`;
+  // A leading - would read as an option in a command printed with it, a control character show as another id.
+  if (id === '.' || id === '..' || id.includes('/') || id.startsWith('-') || /\p{Cc}/u.test(id)) return `"${id}" is not a ${spec.noun} id`;
   return undefined;
 }
 

@@ -117,7 +117,11 @@ export class BadReplyError extends NetworkError {
 
 /** A read given a deadline (a report wait's --timeout) that passed before an answer came. */
 export class DeadlineError extends NetworkError {
-  constructor(message: string) {
+  /** `answered`: the service did answer, with what `message` says, but not usably. */
+  constructor(
+    message: string,
+    readonly answered = false,
+  ) {
     super(message, true);
   }
 }

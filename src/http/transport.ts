@@ -172,8 +172,7 @@ export class Transport {
         continue;
       }
       if (!outcome.retryable || attempt >= this.config.retries) throw finalError(outcome.error, call.write && call.reached, options.idempotent);
-      const cause = outcome.error instanceof ApiError ? outcome.error : undefined;
-      call.waitedMs += await this.wait(attempt, outcome.retryAfter, call.waitedMs, cause, options.deadline);
+      call.waitedMs += await this.wait(attempt, outcome.retryAfter, call.waitedMs, outcome.error, options.deadline);
     }
   }
 
@@ -304,6 +303,15 @@ export class Transport {
     }
   }
 
+  private async sleepOrStop(ms: number): Promise<void> {
+    try {
+      await this.config.sleep(ms, this.lifetime.signal);
+    } catch {
+      this.throwIfStopped();
+      throw new InterruptedError();
+    }
+  }
+
   async close(): Promise<void> {
     this.lifetime.abort(new TransportClosedError());
     const dispatcher = this.dispatcher;
@@ -320,7 +328,7 @@ export class Transport {
   }
 
   /** Waits before another attempt; resolves to the milliseconds waited. */
-  private async wait(attempt: number, retryAfter: string | string[] | undefined, waitedMs: number, cause?: ApiError, deadline = Infinity): Promise<number> {
+  private async wait(attempt: number, retryAfter: string | string[] | undefined, waitedMs: number, cause: ApiError | NetworkError, deadline = Infinity): Promise<number> {
     const header = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
     const now = this.config.now();
     const capMs = this.config.maxRetryWaitMs;
@@ -329,19 +337,18 @@ export class Transport {
     if (delay === 'too-long') {
       const askedMs = parseRetryAfter(header, now) ?? 0;
       throw new ApiError(
-        cause?.status ?? 503,
-        this.redactOwn(`${cause?.message ?? 'the service is unavailable'}; it asked to wait ${Math.ceil(askedMs / 1000)} s before a retry (Retry-After: ${header}), more than the ${Math.round(capMs / 1000)} s carectl waits: try again later`),
+        cause instanceof ApiError ? cause.status : 503,
+        this.redactOwn(`${cause.message}; it asked to wait ${Math.ceil(askedMs / 1000)} s before a retry (Retry-After: ${header}), more than the ${Math.round(capMs / 1000)} s carectl waits: try again later`),
         { retryAfterMs: askedMs },
       );
     }
-    if (now + delay >= deadline) throw new DeadlineError(`${cause?.message ?? 'no answer'}; no time left for a retry`);
-    this.trace(`  retrying in ${delay} ms`);
-    try {
-      await this.config.sleep(delay, this.lifetime.signal);
-    } catch {
-      this.throwIfStopped();
-      throw new InterruptedError();
+    if (now + delay >= deadline) {
+      // The time given is waited out (a wait must not end before its --timeout), then the last answer is said.
+      await this.sleepOrStop(deadline - now);
+      throw new DeadlineError(cause.message, true);
     }
+    this.trace(`  retrying in ${delay} ms`);
+    await this.sleepOrStop(delay);
     return delay;
   }
 

@@ -18,11 +18,13 @@ export function reportState(record: Readonly<Record<string, unknown>>): ReportSt
 
 /**
  * What a report's `failure` says, when it says the report failed: a non-empty string (the spec's
- * shape), or an object or list with something in it, shown as JSON. `false`, `0` or an empty
+ * shape), `true` or a non-zero number (which can hardly mean success: waiting on would last until
+ * --timeout), or an object or list with something in it, shown as JSON. `false`, `0` or an empty
  * value is no failure.
  */
 export function failureText(failure: unknown): string | undefined {
   if (typeof failure === 'string') return failure.trim() === '' ? undefined : failure;
+  if (failure === true || (typeof failure === 'number' && failure !== 0)) return String(failure);
   if (failure === null || typeof failure !== 'object') return undefined;
   return Object.keys(failure).length === 0 ? undefined : stringifyJson(failure);
 }

@@ -74,7 +74,7 @@ export async function waitForReport(options: WaitOptions): Promise<Record<string
       try {
         record = await options.fetch(Math.max(started + options.timeoutMs, options.now() + LAST_POLL_MS));
       } catch (err) {
-        if (err instanceof DeadlineError) throw timedOut(options, state);
+        if (err instanceof DeadlineError) throw timedOut(options, state, err.answered ? err.message : undefined);
         // A service that asks for a longer pause than one request waits is waited for, as long
         // as --timeout leaves room: the wait is there to wait.
         const asked = err instanceof ApiError ? err.retryAfterMs : undefined;
@@ -99,9 +99,10 @@ export async function waitForReport(options: WaitOptions): Promise<Record<string
   }
 }
 
-/** --timeout passed: the report's last known state, or that the service gave none. */
-function timedOut(options: WaitOptions, state: ReportState | undefined): ReportTimeoutError {
-  const what = state === undefined ? 'had no answer from the service' : `is still ${state}`;
+/** --timeout passed: the report's last known state, or that the service gave none (or what it answered instead). */
+function timedOut(options: WaitOptions, state: ReportState | undefined, lastAnswer?: string): ReportTimeoutError {
+  const nothing = lastAnswer === undefined ? 'had no answer from the service' : `had no usable answer from the service (${lastAnswer})`;
+  const what = state === undefined ? nothing : `is still ${state}`;
   return new ReportTimeoutError(`report ${options.reportId} ${what} after ${formatElapsed(options.timeoutMs)}; keep waiting with: ${options.resumeCommand}`);
 }
 
