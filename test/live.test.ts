@@ -51,6 +51,24 @@ describe('live count of a list', () => {
     assert.equal(drawn(stderr.text).length, lines.length, 'clear after the end draws nothing more');
   });
 
+  test('a writer that only gathers a record (a table page) is not stepped aside for: no text redrawn unchanged', async () => {
+    const stderr = new Collector();
+    let now = 0;
+    const inner = { ...recorder(), writesNext: () => false };
+    const live = withLiveCount(inner, { stderr: { stream: stderr, isTTY: true }, stdout: { stream: new Collector(), isTTY: true }, now: () => now, noun: 'conversation' });
+    for (let id = 1; id <= 2000; id++) {
+      now += 1;
+      await live.writer.write({ id });
+      if (id % 500 === 0) await live.writer.endPage();
+    }
+    await live.writer.end();
+    const lines = drawn(stderr.text);
+    // A redraw shows a new count, or puts the line back after a page was written (3 pages after the first second).
+    const repeats = lines.filter((line, index) => index > 0 && line !== '' && line === lines[index - 1]).length;
+    assert.ok(repeats <= 3, `${repeats} unchanged redraws: ${lines.join(' | ')}`);
+    assert.ok(lines.length > 2 && lines.length < 20, `${lines.length} redraws`);
+  });
+
   test('cleared for a notice part-way, the count is drawn again with the next record', async () => {
     const stderr = new Collector();
     let now = 0;

@@ -74,6 +74,7 @@ export function watchIds(writer: RecordWriter): IdWatch {
       endPage: () => writer.endPage(),
       end: () => writer.end(),
       ...(writer.delivered && { delivered: () => writer.delivered!() }),
+      ...(writer.writesNext && { writesNext: () => writer.writesNext!() }),
     },
     missing: (asked) => (unknowable ? undefined : asked.filter((id) => !seen.has(id))),
   };

@@ -17,5 +17,6 @@ export function withComputed(writer: RecordWriter, computed: readonly ComputedCo
     end: () => writer.end(),
     // What the reader took: a stopped list resumes there.
     ...(writer.delivered && { delivered: writer.delivered.bind(writer) }),
+    ...(writer.writesNext && { writesNext: writer.writesNext.bind(writer) }),
   };
 }

@@ -97,7 +97,7 @@ export function withLiveCount(writer: RecordWriter, options: LiveCountOptions): 
   return {
     writer: {
       async write(record) {
-        live.stepAside();
+        if (writer.writesNext?.() ?? true) live.stepAside();
         await writer.write(record);
         live.tick();
       },
@@ -111,6 +111,7 @@ export function withLiveCount(writer: RecordWriter, options: LiveCountOptions): 
         await writer.end();
       },
       ...(writer.delivered && { delivered: writer.delivered.bind(writer) }),
+      ...(writer.writesNext && { writesNext: writer.writesNext.bind(writer) }),
     },
     clear: live.clear,
   };

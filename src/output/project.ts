@@ -61,5 +61,6 @@ export function withProjection(writer: RecordWriter, columns: readonly string[])
     endPage: () => writer.endPage(),
     end: () => writer.end(),
     ...(writer.delivered && { delivered: writer.delivered.bind(writer) }),
+    ...(writer.writesNext && { writesNext: writer.writesNext.bind(writer) }),
   };
 }

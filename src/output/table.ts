@@ -208,6 +208,10 @@ class ListTableWriter implements RecordWriter {
     if (this.#page.length >= MAX_BUFFERED_ROWS) await this.endPage();
   }
 
+  writesNext(): boolean {
+    return this.#page.length + 1 >= MAX_BUFFERED_ROWS;
+  }
+
   /** An empty page (e.g. the first of two queries) prints nothing and fixes no widths. */
   async endPage(): Promise<void> {
     const rows = this.#page;

@@ -57,6 +57,11 @@ export interface RecordWriter {
    * at once: after a stop, the records a resumed run must not repeat. Undefined: all written.
    */
   delivered?(): number;
+  /**
+   * Whether the next write() puts anything on the stream (a table only gathers its page): a live
+   * line on the same terminal steps aside only then. Undefined: it may.
+   */
+  writesNext?(): boolean;
   /** Finishes the document (json closing bracket, pending table rows). Never ends the underlying stream. */
   end(): Promise<void>;
 }
