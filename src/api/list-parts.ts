@@ -165,11 +165,10 @@ export class ListParts {
     for (const [i, part] of parts.entries()) {
       if (part.next !== null) needed++;
       const expectedBefore = expected;
-      if (limitRates) expected += holdingOf([part], 0).records + (part.inFlight ? pageSize : 0) + (this.spans?.expectedLeft(part, limitRates) ?? 0);
+      if (limitRates) expected += this.recordsToCome(part, limitRates);
       if (part.inFlight || part.next === null || part.error !== undefined) continue;
       if (i === 0) {
-        const inHand = this.pageLeft + holdingOf([part], 0).records;
-        if (part.buffer.length < this.bufferCap && this.written + inHand < limit) ready.push(part);
+        if (this.writerMayRead(part)) ready.push(part);
         continue;
       }
       const more = ready.length;
@@ -178,6 +177,17 @@ export class ListParts {
       if (this.lookAhead && (limit === Infinity || wanted) && this.budget.allows(needed, total.pages + more + 1)) ready.push(part);
     }
     return ready;
+  }
+
+  /** The records `part` holds, asks for, and will likely give over its days left (for --limit). */
+  private recordsToCome(part: Part, rates: Map<number, number>): number {
+    return holdingOf([part], 0).records + (part.inFlight ? this.options.pageSize : 0) + (this.spans?.expectedLeft(part, rates) ?? 0);
+  }
+
+  /** The writer's own part reads a few pages ahead, unless --limit has what it needs in hand. */
+  private writerMayRead(part: Part): boolean {
+    const inHand = this.pageLeft + holdingOf([part], 0).records;
+    return part.buffer.length < this.bufferCap && this.written + inHand < this.options.limit;
   }
 
   private fetch(part: Part, priority: Priority): void {

@@ -47,11 +47,17 @@ export class PartSpans {
     const phaseDays = this.phaseDays(part.phase);
     const open = rule.descending ? (part.lo ?? phaseDays.lo) === undefined : (part.hi ?? phaseDays.hi) === undefined;
     if (open && probe && underWay && !this.far.has(part.phase)) this.probe(part.phase);
-    let far = this.far.get(part.phase) ?? undefined;
-    // Until the probe answers, where to cut assumes the list ends today; never a bound: the last
-    // slice stays open, so records dated later are still read.
-    if (far === undefined && !rule.descending && this.host.plan.asOf !== undefined) far = dayOf(this.host.plan.asOf);
-    return remainingDays({ lo: part.lo, hi: part.hi, position, underWay }, phaseDays, rule, far);
+    return remainingDays({ lo: part.lo, hi: part.hi, position, underWay }, phaseDays, rule, this.farEnd(part.phase));
+  }
+
+  /**
+   * The phase's far end as the probe found it. Until the probe answers, where to cut assumes the
+   * list ends today; never a bound: the last slice stays open, so records dated later are still read.
+   */
+  private farEnd(phase: number): number | undefined {
+    const far = this.far.get(phase) ?? undefined;
+    if (far === undefined && !this.rule.descending && this.host.plan.asOf !== undefined) return dayOf(this.host.plan.asOf);
+    return far;
   }
 
   /** positionOf, read once per next address: the run asks on every page written and every page come. */
