@@ -15,7 +15,7 @@ import { PageGuard } from './page-guard.js';
 import type { ResumePoint } from './resume-token.js';
 import type { Priority, Scheduler } from './scheduler.js';
 import { holdingOf, initialParts, pastOwnDays, recordsLeftOf, skipAfter, splitPart, takeRestOfPhase, type Part, type TakenPage } from './part.js';
-import { PartSpans } from './part-spans.js';
+import { PartSpans, type Probed } from './part-spans.js';
 import type { SliceRule } from './slices.js';
 
 export interface PartsOptions {
@@ -52,13 +52,13 @@ export class ListParts {
     // One at a time, a part reads one page ahead, as one request at a time would.
     this.bufferCap = this.lookAhead ? 4 : 1;
     this.parts.push(...initialParts(plan, start));
-    const probe = (phase: number, address: string): Promise<string | null | undefined> => {
+    const probe = (phase: number, address: string): Promise<Probed | null> => {
       try {
         this.guard.enter(address);
       } catch {
         return Promise.resolve(null);
       }
-      return scheduler.run([1, 0, phase, 0], (slot) => options.source.fetch(address, address, slot.throttle)).then((page) => page.next, () => null);
+      return scheduler.run([1, 0, phase, 0], (slot) => options.source.fetch(address, address, slot.throttle)).then((page) => ({ ids: page.records.map((record) => String(record.id)), next: page.next }), () => null);
     };
     this.spans = this.rule && new PartSpans(this.rule, { plan, pageSize: options.pageSize, probe, pump: () => this.pump() });
   }
@@ -238,6 +238,10 @@ export class ListParts {
       taken.nextRefused = true;
       part.next = null;
       part.error = refusal;
+    }
+    if (this.spans && part.next !== null && url === this.options.plan.phases[part.phase]) {
+      const position = this.spans.positionOf(part, part.next);
+      if (position !== undefined) this.spans.sample(part.phase, page.records.map((record) => String(record.id)), position);
     }
     if (part.firstDay === undefined && this.spans && part.next !== null) {
       part.firstDay = this.spans.positionOf(part, part.next);
