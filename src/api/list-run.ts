@@ -147,13 +147,21 @@ class OrderedWriter {
     // The system may have taken part of the record being written: that cut line is not output.
     if (this.writing && err instanceof InterruptedError) (err as Error).message += '; stdout was not being read, so its last line may be cut off';
     // A list that failed before its first record left nothing to continue: the same command
-    // (with the same --resume, if it had one) starts it again.
-    if (isResumable(err) && this.cursor && this.written > 0) {
+    // starts it again.
+    // A resumed run that failed before its first record repeats the token it was given: a script
+    // that always takes the last token printed still has one.
+    if (isResumable(err) && this.cursor && (this.written > 0 || this.resumed())) {
       // Part of the error, not a notice: --quiet cron jobs must still learn how to continue.
       const records = `${this.written} record${this.written === 1 ? '' : 's'}`;
-      (err as Error).message += `; the list stopped after ${records}: to continue, run the same command with --resume ${this.token(this.cursor)}`;
+      const stopped = this.written > 0 ? `after ${records}` : 'before its first record';
+      (err as Error).message += `; the list stopped ${stopped}: to continue, run the same command with --resume ${this.token(this.cursor)}`;
     }
     return err;
+  }
+
+  private resumed(): boolean {
+    const { plan, start } = this.options;
+    return start.phase > 0 || start.url !== plan.phases[0] || start.skip > 0 || start.end !== undefined;
   }
 
   private at(part: Part, url: string, skip: number): Cursor {
