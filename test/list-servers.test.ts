@@ -134,6 +134,20 @@ describe('a list that stops early says so, with a --resume token', () => {
     });
   }
 
+  test('a resumed run that fails on its first request repeats the token it was given', async () => {
+    scenario = '500';
+    const token = /--resume (\S+)\n$/.exec((await list()).stderr)?.[1] as string;
+    const again = await list(['--resume', token]);
+    assert.equal(again.code, 1, again.stderr);
+    assert.equal(again.stdout, '');
+    assert.match(again.stderr, /the list stopped before its first record: to continue, run the same command with --resume \S+\n$/);
+    scenario = 'end';
+    const repeated = /--resume (\S+)\n$/.exec(again.stderr)?.[1] as string;
+    const rest = await list(['--resume', repeated]);
+    assert.equal(rest.code, 0, rest.stderr);
+    assert.equal(rest.stdout, '3\n4\n');
+  });
+
   test('a token cut short, edited, or of another query: exit 2, nothing sent', async () => {
     scenario = '500';
     const token = /--resume (\S+)\n$/.exec((await list()).stderr)?.[1] as string;

@@ -30,6 +30,8 @@ export interface ModelVariant {
   ignoreBounds?: boolean;
   /** Keeps to the bounds its keyset links seek by (lower ascending, upper descending), ignores the others. */
   ignoreFar?: boolean;
+  /** Ignores a date-only bound on the side its keyset links seek by (lower ascending, upper descending); keeps the links' date-time bounds and the far side. */
+  ignoreNear?: boolean;
   /** Every `moveEvery`-th request moves one record's newest_sort_date past all others. */
   moveEvery?: number;
   /** More than this many requests at once: 429. */
@@ -145,8 +147,16 @@ export class ModelServer {
     const key = (r: ModelRecord): number => (field === 'newest_sort_date' ? r.newest : r.oldest);
     const status = params.get('status');
     const priority = params.get('is_priority');
-    const old = this.variant.ignoreBounds ? undefined : readBounds(params, 'oldest_sort_date', this.variant.reading);
-    const recent = this.variant.ignoreBounds ? undefined : readBounds(params, 'newest_sort_date', this.variant.reading);
+    const bounds = new URLSearchParams(params);
+    if (this.variant.ignoreNear) {
+      for (const name of ['oldest_sort_date', 'newest_sort_date']) for (const op of descending ? ['lte', 'lt'] : ['gte', 'gt']) {
+        const kept = bounds.getAll(`${name}_${op}`).filter((value) => value.includes('T'));
+        bounds.delete(`${name}_${op}`);
+        for (const value of kept) bounds.append(`${name}_${op}`, value);
+      }
+    }
+    const old = this.variant.ignoreBounds ? undefined : readBounds(bounds, 'oldest_sort_date', this.variant.reading);
+    const recent = this.variant.ignoreBounds ? undefined : readBounds(bounds, 'newest_sort_date', this.variant.reading);
     void withKeyset;
     if (this.variant.ignoreFar) for (const range of [old, recent]) if (range) range[descending ? 'lo' : 'hi'] = descending ? -Infinity : Infinity;
     return this.data
@@ -164,7 +174,7 @@ export class ModelServer {
     if (query.sort) params.set('sort', query.sort);
     for (const [key, value] of query.bounds ?? []) params.append(key, value);
     const saved = { ...this.variant };
-    Object.assign(this.variant, { ignoreBounds: false, ignoreFar: false });
+    Object.assign(this.variant, { ignoreBounds: false, ignoreFar: false, ignoreNear: false });
     try {
       return this.list(params, false).filter((r) => !r.hidden).map((r) => r.id);
     } finally {

@@ -98,7 +98,7 @@ export function linkChanges(base: string, link: string, rules: LinkRules): strin
   const [basePath, baseParams] = splitAddress(base);
   const [linkPath, linkParams] = splitAddress(link);
   const changes: string[] = [];
-  if (linkPath !== basePath) changes.push(`goes to ${linkPath}`);
+  if (linkPath !== basePath) changes.push(`goes to another path (${linkPath})`);
   const cursor = cursorParams(rules.style);
   const dates = boundFields(baseParams, linkParams);
   const isBound = (key: string): boolean => dates.has(BOUND.exec(key)?.[1] ?? '');
@@ -109,13 +109,13 @@ export function linkChanges(base: string, link: string, rules: LinkRules): strin
     const given = linkParams.getAll(key);
     if (key === rules.sort?.param && wanted.length === 0 && given.length === 1 && given[0] === rules.sort.default) continue;
     if (sameValues(wanted, given)) continue;
-    changes.push(given.length === 0 ? `drops ${key}` : wanted.length === 0 ? `adds ${key}` : `changes ${key}`);
+    changes.push(given.length === 0 ? `drops ${key} from the query` : wanted.length === 0 ? `adds ${key} to the query` : `changes ${key} in the query`);
   }
   for (const field of dates) {
     const want = dateRange(baseParams, field);
     const got = dateRange(linkParams, field);
-    if (got.invalid) changes.push(`changes ${got.invalid}`);
-    else if (!within(got, want)) changes.push(`widens the ${field} range`);
+    if (got.invalid) changes.push(`changes ${got.invalid} in the query`);
+    else if (!within(got, want)) changes.push(`widens the query's ${field} range`);
   }
   return changes;
 }

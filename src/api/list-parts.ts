@@ -15,7 +15,7 @@ import { PageGuard } from './page-guard.js';
 import type { ResumePoint } from './resume-token.js';
 import type { Priority, Scheduler } from './scheduler.js';
 import { holdingOf, initialParts, pastOwnDays, recordsLeftOf, skipAfter, splitPart, takeRestOfPhase, type Part, type TakenPage } from './part.js';
-import { PartSpans } from './part-spans.js';
+import { PartSpans, type Probed } from './part-spans.js';
 import type { SliceRule } from './slices.js';
 
 export interface PartsOptions {
@@ -52,13 +52,13 @@ export class ListParts {
     // One at a time, a part reads one page ahead, as one request at a time would.
     this.bufferCap = this.lookAhead ? 4 : 1;
     this.parts.push(...initialParts(plan, start));
-    const probe = (phase: number, address: string): Promise<string | null | undefined> => {
+    const probe = (phase: number, address: string): Promise<Probed | null> => {
       try {
         this.guard.enter(address);
       } catch {
         return Promise.resolve(null);
       }
-      return scheduler.run([1, 0, phase, 0], (slot) => options.source.fetch(address, address, slot.throttle)).then((page) => page.next, () => null);
+      return scheduler.run([1, 0, phase, 0], (slot) => options.source.fetch(address, address, slot.throttle)).then((page) => ({ ids: page.records.map((record) => String(record.id)), next: page.next }), () => null);
     };
     this.spans = this.rule && new PartSpans(this.rule, { plan, pageSize: options.pageSize, probe, pump: () => this.pump() });
   }
@@ -165,11 +165,10 @@ export class ListParts {
     for (const [i, part] of parts.entries()) {
       if (part.next !== null) needed++;
       const expectedBefore = expected;
-      if (limitRates) expected += holdingOf([part], 0).records + (part.inFlight ? pageSize : 0) + (this.spans?.expectedLeft(part, limitRates) ?? 0);
+      if (limitRates) expected += this.recordsToCome(part, limitRates);
       if (part.inFlight || part.next === null || part.error !== undefined) continue;
       if (i === 0) {
-        const inHand = this.pageLeft + holdingOf([part], 0).records;
-        if (part.buffer.length < this.bufferCap && this.written + inHand < limit) ready.push(part);
+        if (this.writerMayRead(part)) ready.push(part);
         continue;
       }
       const more = ready.length;
@@ -178,6 +177,17 @@ export class ListParts {
       if (this.lookAhead && (limit === Infinity || wanted) && this.budget.allows(needed, total.pages + more + 1)) ready.push(part);
     }
     return ready;
+  }
+
+  /** The records `part` holds, asks for, and will likely give over its days left (for --limit). */
+  private recordsToCome(part: Part, rates: Map<number, number>): number {
+    return holdingOf([part], 0).records + (part.inFlight ? this.options.pageSize : 0) + (this.spans?.expectedLeft(part, rates) ?? 0);
+  }
+
+  /** The writer's own part reads a few pages ahead, unless --limit has what it needs in hand. */
+  private writerMayRead(part: Part): boolean {
+    const inHand = this.pageLeft + holdingOf([part], 0).records;
+    return part.buffer.length < this.bufferCap && this.written + inHand < this.options.limit;
   }
 
   private fetch(part: Part, priority: Priority): void {
@@ -228,6 +238,10 @@ export class ListParts {
       taken.nextRefused = true;
       part.next = null;
       part.error = refusal;
+    }
+    if (this.spans && part.next !== null && url === this.options.plan.phases[part.phase]) {
+      const position = this.spans.positionOf(part, part.next);
+      if (position !== undefined) this.spans.sample(part.phase, page.records.map((record) => String(record.id)), position);
     }
     if (part.firstDay === undefined && this.spans && part.next !== null) {
       part.firstDay = this.spans.positionOf(part, part.next);

@@ -35,101 +35,147 @@ export function startPoint(plan: ListPlan, resume: string | undefined): ResumePo
 }
 
 export async function runList(options: ListRunOptions): Promise<number> {
-  const { plan, writer, start, limit = Infinity, pageSize = 50 } = options;
+  const { plan, start, limit = Infinity, pageSize = 50 } = options;
   const scheduler = options.scheduler ?? new Scheduler({ parallel: 1, now: () => Date.now(), sleep: realSleep });
   const run = new ListParts({ plan, source: options.source, scheduler, start, pageSize, limit });
-  let cursor: Cursor | null = start;
-  let written = 0;
-  // The header the output holds once records went out, and still holds for a run continuing it.
-  const token = (at: Cursor): string => encodeResumeToken(plan, at, start.header ?? (written > 0 ? options.header : undefined));
+  const out = new OrderedWriter(options, run, limit, pageSize);
+  try {
+    parts: for (let index = 0; index < run.parts.length; index++) {
+      const part = run.parts[index] as Part;
+      await out.startPart(part);
+      for (let page = await run.take(index); page !== null; page = await run.take(index)) {
+        await out.writePage(index, part, page);
+        if (out.written >= limit) break parts;
+      }
+    }
+    await out.endPhase();
+  } catch (err) {
+    run.stop();
+    throw await out.stopped(err);
+  }
+  run.stop();
+  await options.writer.end();
+  if (out.written >= limit && out.cursor) {
+    options.notice(`stopped at --limit ${limit}; more may follow: run the same command with --resume ${out.token(out.cursor)}`);
+  }
+  return out.written;
+}
+
+/** The single writer: the parts' records in order, each id once, with the cursor a token continues from. */
+class OrderedWriter {
+  written = 0;
+  cursor: Cursor | null;
   // The cursor before each record the stream has not handed on yet (a reader that stopped
   // reading): after a stop, the resumed run starts at the first of them.
-  const undelivered: Cursor[] = [];
-  let deliveredBefore = 0;
+  private readonly undelivered: Cursor[] = [];
+  private deliveredBefore = 0;
   /** A record is being written: stopped now, part of it may already be out. */
-  let writing = false;
+  private writing = false;
   // Every id written in this run: a record comes out once, whatever the service does (a union's
   // phases overlap; a service that ignores a slice's bounds, or a record whose sort date moves,
   // gives a record twice). Memory: one id per record, a number where the id is one (a 1M export
   // holds a million small numbers, not a million strings).
-  const seen = new Set<string | number>();
+  private readonly seen = new Set<string | number>();
   // The writer gets a page boundary every pageSize records of a phase, as the service's pages
   // would give it: a table lays out the same rows the same way, however the parts were cut.
-  let phase = start.phase;
-  let counted = start.skip;
-  const endPhase = async (): Promise<void> => {
-    if (counted % pageSize !== 0 || counted === 0) await writer.endPage();
-  };
-  const at = (part: Part, url: string, skip: number): Cursor => {
-    const end = run.endOf(part);
-    return { phase: part.phase, url, skip, ...(end !== undefined && { end }) };
-  };
-  const after = (index: number, part: Part, page: TakenPage): Cursor | null => {
-    if (page.nextRefused) return at(part, page.url, page.records.length);
-    if (page.next !== null) return at(part, page.next, skipAfter(page));
-    const following = run.parts[index + 1];
-    return following ? at(following, following.first, 0) : null;
-  };
-  try {
-    parts: for (let index = 0; index < run.parts.length; index++) {
-      const part = run.parts[index] as Part;
-      if (part.phase !== phase) {
-        await endPhase();
-        phase = part.phase;
-        counted = 0;
+  private phase: number;
+  private counted: number;
+
+  constructor(
+    private readonly options: ListRunOptions,
+    private readonly run: ListParts,
+    private readonly limit: number,
+    private readonly pageSize: number,
+  ) {
+    this.cursor = options.start;
+    this.phase = options.start.phase;
+    this.counted = options.start.skip;
+  }
+
+  /** The token of `at`, with the header the output holds once records went out (or held for the run it continues). */
+  token(at: Cursor): string {
+    const { plan, start, header } = this.options;
+    return encodeResumeToken(plan, at, start.header ?? (this.written > 0 ? header : undefined));
+  }
+
+  async startPart(part: Part): Promise<void> {
+    if (part.phase === this.phase) return;
+    await this.endPhase();
+    this.phase = part.phase;
+    this.counted = 0;
+  }
+
+  async endPhase(): Promise<void> {
+    if (this.counted % this.pageSize !== 0 || this.counted === 0) await this.options.writer.endPage();
+  }
+
+  async writePage(index: number, part: Part, page: TakenPage): Promise<void> {
+    const { writer, plan } = this.options;
+    let i = page.skip;
+    for (; i < page.records.length && this.written < this.limit; i++) {
+      const record = page.records[i] as Record<string, unknown>;
+      const id = idKey(record.id);
+      const repeat = this.seen.has(id);
+      // A repeat within one query (a union's second query repeats the first's by design).
+      if (repeat && (!plan.union || part.phase === 0)) this.run.distrust();
+      if (!repeat) {
+        this.undelivered.push(this.at(part, page.url, i));
+        this.writing = true;
+        await writer.write(record);
+        this.writing = false;
+        this.run.written = ++this.written;
+        for (const delivered = writer.delivered?.() ?? this.written; this.deliveredBefore < delivered; this.deliveredBefore++) this.undelivered.shift();
+        this.seen.add(id);
       }
-      for (let page = await run.take(index); page !== null; page = await run.take(index)) {
-        let i = page.skip;
-        for (; i < page.records.length && written < limit; i++) {
-          const record = page.records[i] as Record<string, unknown>;
-          const id = idKey(record.id);
-          const repeat = seen.has(id);
-          // A repeat within one query (a union's second query repeats the first's by design).
-          if (repeat && (!plan.union || part.phase === 0)) run.distrust();
-          if (!repeat) {
-            undelivered.push(at(part, page.url, i));
-            writing = true;
-            await writer.write(record);
-            writing = false;
-            run.written = ++written;
-            for (const delivered = writer.delivered?.() ?? written; deliveredBefore < delivered; deliveredBefore++) undelivered.shift();
-            seen.add(id);
-          }
-          cursor = at(part, page.url, i + 1);
-          if (++counted % pageSize === 0) await writer.endPage();
-        }
-        if (i >= page.records.length) cursor = after(index, part, page);
-        if (written >= limit) break parts;
-      }
+      this.cursor = this.at(part, page.url, i + 1);
+      if (++this.counted % this.pageSize === 0) await writer.endPage();
     }
-    await endPhase();
-  } catch (err) {
-    run.stop();
+    if (i >= page.records.length) this.cursor = this.after(index, part, page);
+  }
+
+  /** A failure: the output closed, and the error saying how to continue when it can. */
+  async stopped(err: unknown): Promise<unknown> {
+    const { writer } = this.options;
     // Close what was started (a json array stays valid); a list that failed before its first
     // record prints nothing, so `> out.json` never looks like an empty success.
-    if (written > 0) await writer.end().catch(() => undefined);
-    const delivered = writer.delivered?.() ?? written;
-    if (delivered < written && undelivered.length > 0) {
-      cursor = undelivered[Math.max(0, delivered - deliveredBefore)] as Cursor;
-      written = delivered;
+    if (this.written > 0) await writer.end().catch(() => undefined);
+    const delivered = writer.delivered?.() ?? this.written;
+    if (delivered < this.written && this.undelivered.length > 0) {
+      this.cursor = this.undelivered[Math.max(0, delivered - this.deliveredBefore)] as Cursor;
+      this.written = delivered;
     }
     // The system may have taken part of the record being written: that cut line is not output.
-    if (writing && err instanceof InterruptedError) (err as Error).message += '; stdout was not being read, so its last line may be cut off';
+    if (this.writing && err instanceof InterruptedError) (err as Error).message += '; stdout was not being read, so its last line may be cut off';
     // A list that failed before its first record left nothing to continue: the same command
-    // (with the same --resume, if it had one) starts it again.
-    if (isResumable(err) && cursor && written > 0) {
+    // starts it again.
+    // A resumed run that failed before its first record repeats the token it was given: a script
+    // that always takes the last token printed still has one.
+    if (isResumable(err) && this.cursor && (this.written > 0 || this.resumed())) {
       // Part of the error, not a notice: --quiet cron jobs must still learn how to continue.
-      const records = `${written} record${written === 1 ? '' : 's'}`;
-      (err as Error).message += `; the list stopped after ${records}: to continue, run the same command with --resume ${token(cursor)}`;
+      const records = `${this.written} record${this.written === 1 ? '' : 's'}`;
+      const stopped = this.written > 0 ? `after ${records}` : 'before its first record';
+      (err as Error).message += `; the list stopped ${stopped}: to continue, run the same command with --resume ${this.token(this.cursor)}`;
     }
-    throw err;
+    return err;
   }
-  run.stop();
-  await writer.end();
-  if (written >= limit && cursor) {
-    options.notice(`stopped at --limit ${limit}; more may follow: run the same command with --resume ${token(cursor)}`);
+
+  private resumed(): boolean {
+    const { plan, start } = this.options;
+    return start.phase > 0 || start.url !== plan.phases[0] || start.skip > 0 || start.end !== undefined;
   }
-  return written;
+
+  private at(part: Part, url: string, skip: number): Cursor {
+    const end = this.run.endOf(part);
+    return { phase: part.phase, url, skip, ...(end !== undefined && { end }) };
+  }
+
+  /** Where the list goes on after the whole of `page`. */
+  private after(index: number, part: Part, page: TakenPage): Cursor | null {
+    if (page.nextRefused) return this.at(part, page.url, page.records.length);
+    if (page.next !== null) return this.at(part, page.next, skipAfter(page));
+    const following = this.run.parts[index + 1];
+    return following ? this.at(following, following.first, 0) : null;
+  }
 }
 
 /** An id as the run remembers it: digits that a number holds exactly as that number, else the text. */

@@ -32,7 +32,9 @@ export function nextStep(rules: LinkRules, base: string, current: string, link: 
   if (rules.style === 'offset') return { next: withParam(current, OFFSET, offsetOf(current) + count) };
   const changes = linkChanges(base, link, rules);
   if (changes.length === 0) return { next: link };
-  const refusal = new PagingError(`the service sent a next_page link that ${changes.join(', ')} of the query (${link}): its pages would be another list, so the list stops here`);
+  // An unknown parameter is refused too, not dropped nor followed: the client cannot tell a
+  // harmless one (utm_src) from one that widens the list or carries the service's own cursor.
+  const refusal = new PagingError(`the service sent a next_page link that ${changes.join(', ')} (${link}): its pages could be another list, so the list stops here (carectl follows only links that keep the query, moving the cursor or tightening a date bound; if every link of this service does this, report it to its operators)`);
   return { next: null, refusal };
 }
 

@@ -6,24 +6,33 @@
 import type { ListPlan } from './paging.js';
 import { readSoFar, recordsLeftIn, type Part } from './part.js';
 import type { Priority } from './scheduler.js';
-import { dayOf, daysOf, farEndOf, farEndProbe, positionOf, remainingDays, type SliceRule } from './slices.js';
+import { dayOf, daysOf, farEndOf, farEndProbe, narrowed, positionOf, remainingDays, withSize, type SliceRule } from './slices.js';
 
 export interface SpanHost {
   readonly plan: ListPlan;
   readonly pageSize: number;
-  /** Sends a probe (a page of one record); answers its next link, or null when it failed. */
-  probe(phase: number, address: string): Promise<string | null | undefined>;
+  /** Sends a probe (a page of a record or two); answers its ids and next link, or null when it failed. */
+  probe(phase: number, address: string): Promise<Probed | null>;
   /** Something changed that may let a part be cut: start what may start. */
   pump(): void;
 }
 
 export type Span = { lo: number; hi: number };
 
+export interface Probed {
+  ids: string[];
+  next: string | null;
+}
+
 export class PartSpans {
   /** Each phase's far end found by a probe (null: the probe found none; undefined: asked). */
   private readonly far = new Map<number, number | null | undefined>();
   private readonly positions = new WeakMap<Part, { next: string; base: string; read: number; position: number | undefined }>();
   private readonly phases = new Map<number, { lo?: number; hi?: number }>();
+  /** Each phase's near-bound check (true: the service keeps to it; undefined: asked). */
+  private readonly near = new Map<number, boolean | undefined>();
+  /** Each phase's first page from its start: its ids, all dated no later (descending: earlier) than its keyset position. */
+  private readonly samples = new Map<number, { ids: string[]; position: number }>();
 
   constructor(
     private readonly rule: SliceRule,
@@ -47,11 +56,17 @@ export class PartSpans {
     const phaseDays = this.phaseDays(part.phase);
     const open = rule.descending ? (part.lo ?? phaseDays.lo) === undefined : (part.hi ?? phaseDays.hi) === undefined;
     if (open && probe && underWay && !this.far.has(part.phase)) this.probe(part.phase);
-    let far = this.far.get(part.phase) ?? undefined;
-    // Until the probe answers, where to cut assumes the list ends today; never a bound: the last
-    // slice stays open, so records dated later are still read.
-    if (far === undefined && !rule.descending && this.host.plan.asOf !== undefined) far = dayOf(this.host.plan.asOf);
-    return remainingDays({ lo: part.lo, hi: part.hi, position, underWay }, phaseDays, rule, far);
+    return remainingDays({ lo: part.lo, hi: part.hi, position, underWay }, phaseDays, rule, this.farEnd(part.phase));
+  }
+
+  /**
+   * The phase's far end as the probe found it. Until the probe answers, where to cut assumes the
+   * list ends today; never a bound: the last slice stays open, so records dated later are still read.
+   */
+  private farEnd(phase: number): number | undefined {
+    const far = this.far.get(phase) ?? undefined;
+    if (far === undefined && !this.rule.descending && this.host.plan.asOf !== undefined) return dayOf(this.host.plan.asOf);
+    return far;
   }
 
   /** positionOf, read once per next address: the run asks on every page written and every page come. */
@@ -72,10 +87,49 @@ export class PartSpans {
   private probe(phase: number): void {
     this.far.set(phase, undefined);
     const address = farEndProbe(this.host.plan.phases[phase] as string, this.rule);
-    this.host.probe(phase, address).then((next) => {
-      this.far.set(phase, next === undefined || next === null ? null : (farEndOf(next, this.rule) ?? null));
+    this.host.probe(phase, address).then((probed) => {
+      this.far.set(phase, probed ? (farEndOf(probed.next, this.rule) ?? null) : null);
       this.host.pump();
     });
+  }
+
+  /** A page read from the phase's first address, whose next link stands at `position`. */
+  sample(phase: number, ids: string[], position: number): void {
+    if (!this.samples.has(phase)) this.samples.set(phase, { ids, position });
+  }
+
+  /**
+   * Whether a slice of the phase may be cut: the service must keep to the bound a cut adds on
+   * the side read first (a slice's `_gte` ascending), or a slice would list the query's start
+   * again. Asked once per phase when a cut is first wanted: records of the phase's start, all
+   * dated up to a keyset position, must not come back from the phase bounded past that day.
+   * False until the answer; false for good when it shows the bound ignored (or cannot tell):
+   * the query is read as one chain, as --parallel 1 would.
+   */
+  nearKept(phase: number): boolean {
+    if (!this.near.has(phase)) {
+      this.near.set(phase, undefined);
+      this.checkNear(phase).then((kept) => {
+        this.near.set(phase, kept);
+        this.host.pump();
+      }, () => this.near.set(phase, false));
+    }
+    return this.near.get(phase) === true;
+  }
+
+  private async checkNear(phase: number): Promise<boolean> {
+    const address = this.host.plan.phases[phase] as string;
+    let sample = this.samples.get(phase);
+    if (!sample) {
+      const first = await this.host.probe(phase, withSize(address, this.rule, 2));
+      const position = first?.next ? positionOf(first.next, address, first.ids.length, this.rule) : undefined;
+      if (!first || position === undefined) return false;
+      sample = { ids: first.ids, position };
+    }
+    const [lo, hi] = this.rule.descending ? [undefined, sample.position - 1] : [sample.position + 1, undefined];
+    const past = await this.host.probe(phase, withSize(narrowed(address, this.rule, lo, hi), this.rule, 2));
+    const before = new Set(sample.ids);
+    return past !== null && !past.ids.some((id) => before.has(id));
   }
 
   /** Records per day of each query, from its parts under way (what they read over the days they covered). */
@@ -127,7 +181,7 @@ export class PartSpans {
     const answer: { part: Part; cuts: number[] }[] = [];
     for (const part of parts) {
       const expected = part.inFlight ? undefined : this.expected(part, rates, true);
-      if (!expected || expected.records <= 2 * share) continue;
+      if (!expected || expected.records <= 2 * share || !this.nearKept(part.phase)) continue;
       const days = Math.max(1, Math.round(share / expected.rate));
       const { lo, hi } = expected.span;
       const cuts: number[] = [];
@@ -158,7 +212,7 @@ export class PartSpans {
       // Two pages left are two requests either way: cut, they go side by side (the run's tail).
       const rate = rates?.get(part.phase);
       const left = recordsLeftIn(part, span, this.rule) ?? (rate === undefined ? undefined : rate * (span.hi - span.lo + 1));
-      if (left === undefined || left <= this.host.pageSize) continue;
+      if (left === undefined || left <= this.host.pageSize || !this.nearKept(part.phase)) continue;
       if (!best || span.hi - span.lo > best.hi - best.lo) best = { part, ...span };
     }
     return best && { part: best.part, mid: best.lo + Math.floor((best.hi - best.lo) / 2) };

@@ -26,45 +26,44 @@ export function filterParams(spec: ResourceSpec, values: FilterValues, now: numb
   for (const [a, b] of spec.conflicts ?? []) {
     if (values[a] !== undefined && values[b] !== undefined) throw new UsageError(`--${a} and --${b} cannot be used together`);
   }
-  const params: Array<[string, string]> = [];
-  for (const filter of filters) {
-    const raw = values[filter.flag];
-    const flag = `--${filter.flag}`;
-    switch (filter.kind) {
-      case 'switch': {
-        const off = filter.offFlag ? values[filter.offFlag] : undefined;
-        if ((raw === true && off === true) || raw === BOTH_GIVEN) throw new UsageError(`${flag} and --${offFlagOf(filter)} cannot be used together`);
-        if (raw === true) params.push([filter.param, 'true']);
-        else if (raw === false || off === true) params.push([filter.param, 'false']);
-        break;
-      }
-      case 'text': {
-        if (raw === undefined) break;
-        const values = filter.repeat ? (raw as string[]).flatMap(parseList) : [raw as string];
-        if (values.length === 0 || values.some((v) => v === '')) throw new UsageError(`${flag}: needs a value`);
-        for (const value of values) params.push([filter.param, value]);
-        break;
-      }
-      case 'enum': {
-        if (raw === undefined) break;
-        const values = filter.repeat
-          ? (raw as string[]).flatMap((text) => parseEnumList(text, flag, filter.values))
-          : [parseEnum(raw as string, flag, filter.values)];
-        if (values.length === 0) throw new UsageError(`${flag}: needs one or more of ${filter.values.join(', ')}`);
-        for (const value of values) params.push([filter.param, value]);
-        break;
-      }
-      case 'range': {
-        if (raw === undefined) break;
-        const bounds = parseRange(raw as string, flag, now);
-        const refused = bounds.find((b) => filter.ops && !filter.ops.includes(b.op));
-        if (refused) throw new UsageError(`${flag}: the service takes no ${refused.op}: bound here; use ${filter.ops!.map((op) => `${op}:`).join(', ')} or FROM..TO`);
-        params.push(...rangeParams(filter.param, filter.pair ? asPair(bounds) : bounds));
-        break;
-      }
+  return filters.flatMap((filter) => paramsOf(filter, values, now));
+}
+
+/** One filter's parameters from the flags given (none when its flag is not). */
+function paramsOf(filter: FilterSpec, values: FilterValues, now: number): Array<[string, string]> {
+  const raw = values[filter.flag];
+  if (filter.kind === 'switch') return switchParams(filter, raw, values);
+  if (raw === undefined) return [];
+  const flag = `--${filter.flag}`;
+  switch (filter.kind) {
+    case 'text': {
+      const texts = filter.repeat ? (raw as string[]).flatMap(parseList) : [raw as string];
+      if (texts.length === 0 || texts.some((v) => v === '')) throw new UsageError(`${flag}: needs a value`);
+      return texts.map((value) => [filter.param, value]);
+    }
+    case 'enum': {
+      const chosen = filter.repeat
+        ? (raw as string[]).flatMap((text) => parseEnumList(text, flag, filter.values))
+        : [parseEnum(raw as string, flag, filter.values)];
+      if (chosen.length === 0) throw new UsageError(`${flag}: needs one or more of ${filter.values.join(', ')}`);
+      return chosen.map((value) => [filter.param, value]);
+    }
+    case 'range': {
+      const bounds = parseRange(raw as string, flag, now);
+      const refused = bounds.find((b) => filter.ops && !filter.ops.includes(b.op));
+      if (refused) throw new UsageError(`${flag}: the service takes no ${refused.op}: bound here; use ${filter.ops!.map((op) => `${op}:`).join(', ')} or FROM..TO`);
+      return rangeParams(filter.param, filter.pair ? asPair(bounds) : bounds) as Array<[string, string]>;
     }
   }
-  return params;
+}
+
+/** A `--x`/`--no-x` switch: true, false, or nothing; both given is a usage error. */
+function switchParams(filter: FilterSpec & { kind: 'switch' }, raw: FilterValues[string], values: FilterValues): Array<[string, string]> {
+  const off = filter.offFlag ? values[filter.offFlag] : undefined;
+  if ((raw === true && off === true) || raw === BOTH_GIVEN) throw new UsageError(`--${filter.flag} and --${offFlagOf(filter)} cannot be used together`);
+  if (raw === true) return [[filter.param, 'true']];
+  if (raw === false || off === true) return [[filter.param, 'false']];
+  return [];
 }
 
 /** `bounds` with an open side closed by a bound no record passes (never today: dates may lie ahead), lower bound first. */

@@ -114,7 +114,13 @@ export function narrowed(address: string, rule: SliceRule, lo: number | undefine
 export function farEndProbe(address: string, rule: SliceRule): string {
   const [path, params] = splitAddress(address);
   params.set(rule.sortParam, rule.descending ? rule.field : `-${rule.field}`);
-  params.set(rule.sizeParam, '1');
+  return withSize(`${path}?${params.toString()}`, rule, 1);
+}
+
+/** `address` asking for pages of `size` records. */
+export function withSize(address: string, rule: SliceRule, size: number): string {
+  const [path, params] = splitAddress(address);
+  params.set(rule.sizeParam, String(size));
   return `${path}?${params.toString()}`;
 }
 
