@@ -93,7 +93,11 @@ async function lookup() {
   try {
     const env = { ...cleanEnv, ...sandbox.env };
     const opts = { env, stdout: 'capture' };
-    const r = await interleaved(runs, { carectl: carectl('tags', 'get', LOOKUP.id, '-o', 'json'), baseline: ['bench/baselines/http-get.js', LOOKUP.path] }, { all: opts });
+    const r = await interleaved(
+      runs,
+      { carectl: carectl('tags', 'get', LOOKUP.id, '-o', 'json'), baseline: ['bench/baselines/http-get.js', LOOKUP.path] },
+      { all: opts },
+    );
     const shown = JSON.parse(r.carectl[0].stdout);
     if (shown.id !== LOOKUP.id) throw new Error(`carectl tags get printed an unexpected record: ${r.carectl[0].stdout}`);
     return [ratioRow(`one lookup: tags get vs node:http`, medianMs(r.carectl), medianMs(r.baseline), 1.3, ms)];
@@ -209,7 +213,10 @@ async function polling() {
 async function longWaits() {
   const { waitForReport: wait } = await import(join(ROOT, 'dist/src/commands/reports/polling.js'));
   const rows = [];
-  for (const [label, readyMs, limit] of [['10 min', 10 * 60_000, 80], ['45 min', 45 * 60_000, 230]]) {
+  for (const [label, readyMs, limit] of [
+    ['10 min', 10 * 60_000, 80],
+    ['45 min', 45 * 60_000, 230],
+  ]) {
     let now = 0;
     let requests = 0;
     await wait({
@@ -222,7 +229,10 @@ async function longWaits() {
       resumeCommand: '',
       progress: { polled: () => undefined, finish: () => undefined },
     });
-    rows.push({ ...limitRow(`polling: requests during a ${label} wait (injected clock)`, requests, limit, (n) => `${n} requests`), note: `noticed ${Math.round((now - readyMs) / 1000)} s after ready` });
+    rows.push({
+      ...limitRow(`polling: requests during a ${label} wait (injected clock)`, requests, limit, (n) => `${n} requests`),
+      note: `noticed ${Math.round((now - readyMs) / 1000)} s after ready`,
+    });
   }
   return rows;
 }
@@ -246,9 +256,13 @@ const parallel = () => parallelMeasures({ entry, env: cleanEnv, scratch, runs: N
 const wire = () => wireMeasures({ entry, env: cleanEnv, scratch, runs: Number(flags['parallel-runs']), interleaved });
 
 const sections = { startup, lookup, streaming, memory, polling, parallel, wire };
-const caNote = extraCaCerts ? `NODE_EXTRA_CA_CERTS ${flags['without-extra-ca-certs'] ? 'unset for the runs' : 'set (node start-up includes it)'}` : 'no NODE_EXTRA_CA_CERTS';
-console.log(`carectl bench: ${flags.entry}, node ${process.version}, ${cpus().length} CPUs, load ${loadavg()[0].toFixed(2)}, ${caNote}; ` +
-  `medians of ${runs} runs (exports: ${streamRuns})`);
+const caNote = extraCaCerts
+  ? `NODE_EXTRA_CA_CERTS ${flags['without-extra-ca-certs'] ? 'unset for the runs' : 'set (node start-up includes it)'}`
+  : 'no NODE_EXTRA_CA_CERTS';
+console.log(
+  `carectl bench: ${flags.entry}, node ${process.version}, ${cpus().length} CPUs, load ${loadavg()[0].toFixed(2)}, ${caNote}; ` +
+    `medians of ${runs} runs (exports: ${streamRuns})`,
+);
 const rows = [];
 for (const name of MEASURES.filter((m) => only.has(m))) rows.push(...(await sections[name]()));
 printTable(rows);

@@ -56,19 +56,33 @@ async function simulate(parallel) {
         fetching++;
         fetch(new URL(url, `${sandbox.baseUrl}/`), { headers: { authorization } })
           .then((reply) => reply.json())
-          .then((body) => due.push({ at: sent + LATENCY + random() * JITTER, hand: () => resolve({ records: body.conversations, next: body.paging?.next_page ?? null }) }), reject)
+          .then(
+            (body) =>
+              due.push({ at: sent + LATENCY + random() * JITTER, hand: () => resolve({ records: body.conversations, next: body.paging?.next_page ?? null }) }),
+            reject,
+          )
           .finally(() => fetching--);
       }),
   };
   const asOf = Date.now();
   const day = (offset) => new Date(asOf - offset * 86_400_000).toISOString().slice(0, 10);
-  const query = [['fields', FIELDS], ...(flags.range ? [['oldest_sort_date_gte', day(400)], ['oldest_sort_date_lte', day(0)]] : [])];
+  const query = [
+    ['fields', FIELDS],
+    ...(flags.range
+      ? [
+          ['oldest_sort_date_gte', day(400)],
+          ['oldest_sort_date_lte', day(0)],
+        ]
+      : []),
+  ];
   const plan = listPlan(resourceByName('conversations'), 'v1.3', query, { pageSize: 50, asOf });
   let written = 0;
   const writer = { write: async () => void written++, endPage: async () => undefined, end: async () => undefined };
   const scheduler = new Scheduler({ parallel, now: () => now, sleep: async () => undefined });
   let finished = false;
-  const run = runList({ plan, source, writer, start: { phase: 0, url: plan.phases[0], skip: 0 }, scheduler, notice: () => undefined }).finally(() => (finished = true));
+  const run = runList({ plan, source, writer, start: { phase: 0, url: plan.phases[0], skip: 0 }, scheduler, notice: () => undefined }).finally(
+    () => (finished = true),
+  );
   // Let every reaction run and every real read finish before the clock moves on.
   const settle = async () => {
     for (let turns = 0; turns < 20 || fetching > 0; turns++) await new Promise((resolve) => setImmediate(resolve));
@@ -97,7 +111,9 @@ try {
   console.log(`  --parallel 1: ${one.requests} requests, ${seconds(one.ms)}`);
   // The least its requests could take: every round trip with the window full.
   const best = Math.ceil(many.requests / parallel) * (one.ms / one.requests);
-  console.log(`  ratio: ${(one.ms / many.ms).toFixed(2)}×; with the window full all along, its requests would take ${seconds(best)} (${(one.ms / best).toFixed(2)}×)`);
+  console.log(
+    `  ratio: ${(one.ms / many.ms).toFixed(2)}×; with the window full all along, its requests would take ${seconds(best)} (${(one.ms / best).toFixed(2)}×)`,
+  );
 } finally {
   await sandbox.close();
 }

@@ -19,7 +19,9 @@ const FIELDS = 'status,is_priority,contains_private,tags,author,channels,assigne
 const mb = (bytes) => `${(bytes / 1e6).toFixed(2)} MB`;
 const count = (n) => `${n}`;
 const firstPages = () =>
-  ['true', 'false'].map((priority) => `v1.3/conversations?${new URLSearchParams({ is_priority: priority, fields: FIELDS, include: 'content', page_size: '50' })}`);
+  ['true', 'false'].map(
+    (priority) => `v1.3/conversations?${new URLSearchParams({ is_priority: priority, fields: FIELDS, include: 'content', page_size: '50' })}`,
+  );
 
 /**
  * A reverse proxy to the sandbox: bytes sent to the client (headers and bodies), connections and
@@ -53,10 +55,11 @@ async function countingProxy() {
     reset(settings) {
       Object.assign(state, { bytes: 0, connections: 0, requests: 0, ...settings });
     },
-    close: () => new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -68,7 +71,8 @@ export async function wireMeasures({ entry, env, scratch, runs, interleaved }) {
   const rows = [];
   if (!options.has('--public-url') || !options.has('--bandwidth')) {
     const note = 'this `carectl sandbox` has no --public-url or --bandwidth (they come with issue 24)';
-    for (const measure of ['wire: 5k export with content, bytes', 'thin link: 5k export with content', 'connections: server closing every 10 requests']) rows.push(skippedRow(measure, '–', note));
+    for (const measure of ['wire: 5k export with content, bytes', 'thin link: 5k export with content', 'connections: server closing every 10 requests'])
+      rows.push(skippedRow(measure, '–', note));
     return rows;
   }
 
@@ -88,9 +92,20 @@ export async function wireMeasures({ entry, env, scratch, runs, interleaved }) {
     };
     const gzip = await measure('wireGzip', {});
     const plain = await measure('wirePlain', { identity: true });
-    rows.push({ ...ratioRow(`wire: ${RECORDS / 1000}k export with content, bytes (gzip vs not)`, gzip.bytes, plain.bytes, 0.2, mb), note: `${gzip.requests} requests, ${gzip.connections} connections` });
+    rows.push({
+      ...ratioRow(`wire: ${RECORDS / 1000}k export with content, bytes (gzip vs not)`, gzip.bytes, plain.bytes, 0.2, mb),
+      note: `${gzip.requests} requests, ${gzip.connections} connections`,
+    });
     const closing = await measure('wireClosing', { closeEvery: 10 }, ['--parallel', '1', '--page-size', '20']);
-    rows.push({ ...limitRow('connections: server closing every 10 requests (--parallel 1 --page-size 20)', closing.connections, Math.ceil(closing.requests / 10) + 1, count), note: `${closing.requests} requests` });
+    rows.push({
+      ...limitRow(
+        'connections: server closing every 10 requests (--parallel 1 --page-size 20)',
+        closing.connections,
+        Math.ceil(closing.requests / 10) + 1,
+        count,
+      ),
+      note: `${closing.requests} requests`,
+    });
   } finally {
     await behind.stop();
     await proxy.close();
@@ -100,15 +115,23 @@ export async function wireMeasures({ entry, env, scratch, runs, interleaved }) {
   try {
     const all = { env: { ...env, ...thin.env } };
     const toFile = (name) => ({ ...all, stdout: join(scratch, `${name}.out`) });
-    const r = await interleaved(Math.min(runs, 3), {
-      thinCarectl: carectl(...exportArgs),
-      thinOne: carectl(...exportArgs, '--parallel', '1'),
-      thinLoop: ['bench/baselines/fetch-loop.js', ...firstPages()],
-    }, { thinCarectl: toFile('thinCarectl'), thinOne: toFile('thinOne'), thinLoop: toFile('thinLoop') });
-    for (const name of ['thinCarectl', 'thinOne', 'thinLoop']) if (lines(join(scratch, `${name}.out`)) !== RECORDS) throw new Error(`the ${name} export missed records`);
+    const r = await interleaved(
+      Math.min(runs, 3),
+      {
+        thinCarectl: carectl(...exportArgs),
+        thinOne: carectl(...exportArgs, '--parallel', '1'),
+        thinLoop: ['bench/baselines/fetch-loop.js', ...firstPages()],
+      },
+      { thinCarectl: toFile('thinCarectl'), thinOne: toFile('thinOne'), thinLoop: toFile('thinLoop') },
+    );
+    for (const name of ['thinCarectl', 'thinOne', 'thinLoop'])
+      if (lines(join(scratch, `${name}.out`)) !== RECORDS) throw new Error(`the ${name} export missed records`);
     const t = (name) => median(r[name].map((x) => x.ms));
     rows.push(speedupRow(`50 ms + 20 Mbit/s: ${RECORDS / 1000}k export with content vs gzip fetch loop`, t('thinCarectl'), t('thinLoop'), 3, ms));
-    rows.push({ ...ratioRow(`50 ms + 20 Mbit/s: same, --parallel 1 vs gzip fetch loop`, t('thinOne'), t('thinLoop'), 1.1, ms), note: 'one request at a time, both compressed: no slower than the loop' });
+    rows.push({
+      ...ratioRow(`50 ms + 20 Mbit/s: same, --parallel 1 vs gzip fetch loop`, t('thinOne'), t('thinLoop'), 1.1, ms),
+      note: 'one request at a time, both compressed: no slower than the loop',
+    });
   } finally {
     await thin.stop();
   }

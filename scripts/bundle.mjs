@@ -100,7 +100,10 @@ function versionAtBundleTime(version) {
   return {
     name: 'version-at-bundle-time',
     setup(builder) {
-      builder.onLoad({ filter: /[\\/]src[\\/]core[\\/]version\.ts$/ }, () => ({ contents: `export const VERSION = ${JSON.stringify(version)};`, loader: 'ts' }));
+      builder.onLoad({ filter: /[\\/]src[\\/]core[\\/]version\.ts$/ }, () => ({
+        contents: `export const VERSION = ${JSON.stringify(version)};`,
+        loader: 'ts',
+      }));
     },
   };
 }

@@ -21,7 +21,8 @@ export interface Stopper {
 }
 
 /** Said when a second signal ends carectl at once: no clean stop, so nothing else says what happened. */
-export const STOPPED_AT_ONCE = 'carectl: stopped at once by a second signal, cutting the clean stop short: how to continue (a --resume token, a reports wait command) is not printed, and a change under way may have been applied';
+export const STOPPED_AT_ONCE =
+  'carectl: stopped at once by a second signal, cutting the clean stop short: how to continue (a --resume token, a reports wait command) is not printed, and a change under way may have been applied';
 
 /**
  * The first signal asks the command to stop cleanly (`abort`); a second ends at once, as users

@@ -45,7 +45,15 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
       writeErr: (text) => io.stderr.stream.write(text),
       // One line: commander puts its "(Did you mean …?)" on a line of its own.
       // Arguments may come from data ($(…)): their control characters are shown, not acted on.
-      outputError: (text, write) => write(`carectl: ${sanitizeForTerminal(text.replace(/^error: /, '').replace(/\n\(Did you mean/, ' (did you mean').trimEnd())}\n`),
+      outputError: (text, write) =>
+        write(
+          `carectl: ${sanitizeForTerminal(
+            text
+              .replace(/^error: /, '')
+              .replace(/\n\(Did you mean/, ' (did you mean')
+              .trimEnd(),
+          )}\n`,
+        ),
       // Help fits the terminal it is read on; 80 columns elsewhere.
       getOutHelpWidth: () => io.stdout.columns ?? 80,
       getErrHelpWidth: () => io.stderr.columns ?? 80,
@@ -71,7 +79,10 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
     .option('--no-color', 'force colour off (also NO_COLOR; TERM=dumb gets none)')
     .option('--insecure-http', 'allow a plain-http base address on a non-loopback host')
     .option('--base-url <url>', 'API base address, without a version segment (CARECTL_BASE_URL)')
-    .option('--annotations-url <url>', 'base address of the api/1 form (annotation types, annotations) when it has a host of its own (CARECTL_ANNOTATIONS_URL; default: the base address)')
+    .option(
+      '--annotations-url <url>',
+      'base address of the api/1 form (annotation types, annotations) when it has a host of its own (CARECTL_ANNOTATIONS_URL; default: the base address)',
+    )
     .option('--user <name>', 'user name or API key (CARECTL_USER)')
     .option('--profile <name>', 'configuration profile (CARECTL_PROFILE; default: default)')
     .option('--sandbox', 'start the embedded sandbox on a free loopback port and use it');

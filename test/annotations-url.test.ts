@@ -92,14 +92,20 @@ describe('--annotations-url', () => {
     const other = await scriptedApi(() => ({ json: { annotationtypes: [], paging: { next_page: null } } }));
     try {
       const env = { XDG_CONFIG_HOME: home, CARECTL_PASSWORD: undefined };
-      const login = await runCli(['login', '--base-url', main.baseUrl, '--user', 'bot', '--annotations-url', annotations.baseUrl, '--password-stdin'], { env, stdin: 'scripted-secret\n' });
+      const login = await runCli(['login', '--base-url', main.baseUrl, '--user', 'bot', '--annotations-url', annotations.baseUrl, '--password-stdin'], {
+        env,
+        stdin: 'scripted-secret\n',
+      });
       assert.equal(login.code, 0, login.stderr);
       // Another service named in the environment: its credentials never go to this profile's api/1 host.
       const from = annotations.requests.length;
       const elsewhere = await runCli(['annotation-types', 'list', '-o', 'csv'], { env: { ...scriptedEnv(other), XDG_CONFIG_HOME: home } });
       assert.equal(elsewhere.code, 0, elsewhere.stderr);
       assert.equal(annotations.requests.length, from);
-      assert.deepEqual(other.requests.map((r) => r.url), ['/api/1/annotation-types?page_size=50']);
+      assert.deepEqual(
+        other.requests.map((r) => r.url),
+        ['/api/1/annotation-types?page_size=50'],
+      );
       // A login to the same address keeps it; a login elsewhere, or config set base-url, drops it.
       const again = await runCli(['login', '--base-url', main.baseUrl, '--user', 'bot', '--password-stdin'], { env, stdin: 'scripted-secret\n' });
       assert.equal(again.code, 0, again.stderr);
@@ -180,7 +186,10 @@ describe('against the sandbox with api/1 on a port of its own', () => {
       assert.equal(out.code, 0, out.stderr);
       const requests = sandbox.requests.slice(from);
       assert.ok(requests.length > 1, 'several pages');
-      assert.ok(requests.every((r) => r.listener === 'annotations'), JSON.stringify(requests.map((r) => r.listener)));
+      assert.ok(
+        requests.every((r) => r.listener === 'annotations'),
+        JSON.stringify(requests.map((r) => r.listener)),
+      );
       assert.equal(out.stdout.trim().split('\n').length, sandbox.data.annotations.length);
     } finally {
       await sandbox.close();

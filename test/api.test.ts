@@ -59,14 +59,20 @@ describe('api PATH', () => {
     const sent = sandbox.requests.length;
     const result = await runCli(['api', 'v1.3/tags?page_size=7', '--paginate'], { sandbox });
     assert.equal(result.code, 0, result.stderr);
-    const pages = result.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { tags: Array<{ id: string }>; paging: { next_page: string | null } });
+    const pages = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { tags: Array<{ id: string }>; paging: { next_page: string | null } });
     assert.equal(pages.length, Math.ceil(sandbox.data.tags.length / 7));
     assert.deepEqual(
       pages.flatMap((page) => page.tags.map((tag) => tag.id)),
       sandbox.data.tags.map((tag) => tag.id),
     );
     const urls = apiRequests(sandbox, sent).map((request) => request.url);
-    assert.deepEqual(urls.slice(1), pages.slice(0, -1).map((page) => new URL(page.paging.next_page as string).pathname + new URL(page.paging.next_page as string).search));
+    assert.deepEqual(
+      urls.slice(1),
+      pages.slice(0, -1).map((page) => new URL(page.paging.next_page as string).pathname + new URL(page.paging.next_page as string).search),
+    );
   });
 
   it('sends -d JSON with PATCH, and -d @FILE and @- as the body', async () => {
@@ -84,7 +90,10 @@ describe('api PATH', () => {
     assert.equal(fromFile.code, 0, fromFile.stderr);
     assert.equal(sandbox.data.byId.conversations.get(id)?.close_reason, 'spam');
 
-    const fromStdin = await runCli(['api', `v1.3/conversations/${id}`, '-X', 'PATCH', '-d', '@-'], { sandbox, stdin: '{"status":"on_hold","tag_ids":["7006"]}' });
+    const fromStdin = await runCli(['api', `v1.3/conversations/${id}`, '-X', 'PATCH', '-d', '@-'], {
+      sandbox,
+      stdin: '{"status":"on_hold","tag_ids":["7006"]}',
+    });
     assert.equal(fromStdin.code, 0, fromStdin.stderr);
     assert.deepEqual(sandbox.data.byId.conversations.get(id)?.tag_ids, ['7006']);
   });

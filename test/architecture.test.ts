@@ -27,7 +27,10 @@ export function runtimeImports(root: string): Map<string, string[]> {
     const text = readFileSync(file, 'utf8');
     const specifiers = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^import\s*)['"](\.{1,2}\/[^'"]+)['"]/gm)].map((m) => m[1] as string);
     const name = (path: string): string => relative(root, path).replace(/\.js$/, '');
-    graph.set(name(file), specifiers.map((specifier) => name(resolve(dirname(file), specifier))));
+    graph.set(
+      name(file),
+      specifiers.map((specifier) => name(resolve(dirname(file), specifier))),
+    );
   }
   return graph;
 }
@@ -83,7 +86,10 @@ function sourceImports(root: string): Map<string, string[]> {
     const text = readFileSync(file, 'utf8');
     const specifiers = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^import\s*)['"](\.{1,2}\/[^'"]+)['"]/gm)].map((m) => m[1] as string);
     const name = (path: string): string => relative(root, path).replace(/\.[jt]s$/, '');
-    graph.set(name(file), specifiers.map((specifier) => name(resolve(dirname(file), specifier))));
+    graph.set(
+      name(file),
+      specifiers.map((specifier) => name(resolve(dirname(file), specifier))),
+    );
   }
   return graph;
 }
@@ -92,8 +98,25 @@ describe('architecture', () => {
   const graph = runtimeImports(compiled);
 
   test('the cycle finder finds a cycle, dynamic imports included', () => {
-    assert.deepEqual(findCycle(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']]])), ['a', 'b', 'c', 'a']);
-    assert.equal(findCycle(new Map([['a', ['b']], ['b', []]])), undefined);
+    assert.deepEqual(
+      findCycle(
+        new Map([
+          ['a', ['b']],
+          ['b', ['c']],
+          ['c', ['a']],
+        ]),
+      ),
+      ['a', 'b', 'c', 'a'],
+    );
+    assert.equal(
+      findCycle(
+        new Map([
+          ['a', ['b']],
+          ['b', []],
+        ]),
+      ),
+      undefined,
+    );
   });
 
   test('no import cycles between modules (dynamic imports included)', () => {

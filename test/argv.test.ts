@@ -14,7 +14,7 @@ function tree(): Command {
 }
 
 describe('keepDashValuesWithOptions', () => {
-  it("joins a value-taking option with a dash-led value, so -oldest is not read as -o ldest", () => {
+  it('joins a value-taking option with a dash-led value, so -oldest is not read as -o ldest', () => {
     assert.deepEqual(keepDashValuesWithOptions(tree(), ['conversations', 'list', '--sort', '-oldest_sort_date', '--tag', '-odd']), [
       'conversations',
       'list',
@@ -70,9 +70,13 @@ describe('dash-led option values on the command line', () => {
   it('conversations list --sort -oldest_sort_date sorts descending', async () => {
     const sandbox = await openSandbox({ conversations: 40 });
     try {
-      const descending = await runCli(['conversations', 'list', '--status', 'unread', '--sort', '-oldest_sort_date', '--columns', 'id', '--no-header'], { sandbox });
+      const descending = await runCli(['conversations', 'list', '--status', 'unread', '--sort', '-oldest_sort_date', '--columns', 'id', '--no-header'], {
+        sandbox,
+      });
       assert.equal(descending.code, 0, descending.stderr);
-      const ascending = await runCli(['conversations', 'list', '--status', 'unread', '--sort', 'oldest_sort_date', '--columns', 'id', '--no-header'], { sandbox });
+      const ascending = await runCli(['conversations', 'list', '--status', 'unread', '--sort', 'oldest_sort_date', '--columns', 'id', '--no-header'], {
+        sandbox,
+      });
       assert.ok(ascending.stdout.split('\n').length > 2, 'several conversations');
       const [down, up] = [descending, ascending].map((result) => result.stdout.trimEnd().split('\n'));
       assert.deepEqual([...down!].sort(), [...up!].sort(), 'the same conversations');

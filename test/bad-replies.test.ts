@@ -7,7 +7,12 @@ import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js
 /** Second pages of the tags list, by scenario (the first page is always good). */
 const SECOND_PAGES: Record<string, unknown> = {
   'not-objects': { tags: [{ id: '3', name: 'c', is_active: true }, 'x', null] },
-  'no-id': { tags: [{ id: '3', name: 'c', is_active: true }, { name: 'no id', is_active: true }] },
+  'no-id': {
+    tags: [
+      { id: '3', name: 'c', is_active: true },
+      { name: 'no id', is_active: true },
+    ],
+  },
   'empty-id': { tags: [{ id: '', name: 'empty id', is_active: true }] },
   'wrong-key': { items: [{ id: '3' }] },
 };
@@ -22,13 +27,23 @@ describe('records that are not objects or have no id', () => {
       if (url.searchParams.get('skip') === '2') return { json: { ...(SECOND_PAGES[scenario] as object), paging: { next_page: null } } };
       url.searchParams.set('skip', '2');
       const next = `${api.baseUrl}${url.pathname}?${url.searchParams}`;
-      return { json: { tags: [{ id: '1', name: 'a', is_active: true }, { id: '2', name: 'b', is_active: true }], paging: { next_page: next } } };
+      return {
+        json: {
+          tags: [
+            { id: '1', name: 'a', is_active: true },
+            { id: '2', name: 'b', is_active: true },
+          ],
+          paging: { next_page: next },
+        },
+      };
     });
   });
   after(() => api.close());
 
   const list = (scenario: string) =>
-    runCli(['tags', 'list', '--page-size', '2', '-o', 'csv', '--retries', '0'], { env: { ...scriptedEnv(api), CARECTL_BASE_URL: `${api.baseUrl}/${scenario}` } });
+    runCli(['tags', 'list', '--page-size', '2', '-o', 'csv', '--retries', '0'], {
+      env: { ...scriptedEnv(api), CARECTL_BASE_URL: `${api.baseUrl}/${scenario}` },
+    });
 
   for (const [scenario, message] of [
     ['not-objects', /unexpected reply: record 2 of the "tags" list is not an object \(a string\)/],
@@ -46,7 +61,9 @@ describe('records that are not objects or have no id', () => {
   }
 
   test('a get whose record has no id: exit 1 with a clear message, nothing printed', async () => {
-    const out = await runCli(['tags', 'get', '7001', '-o', 'json', '--retries', '0'], { env: { ...scriptedEnv(api), CARECTL_BASE_URL: `${api.baseUrl}/no-id` } });
+    const out = await runCli(['tags', 'get', '7001', '-o', 'json', '--retries', '0'], {
+      env: { ...scriptedEnv(api), CARECTL_BASE_URL: `${api.baseUrl}/no-id` },
+    });
     assert.equal(out.code, 1);
     assert.equal(out.stdout, '');
     assert.match(out.stderr, /^carectl: GET http:\/\/127\.0\.0\.1:\d+\/no-id\/v1\.3\/tags\/7001: unexpected reply: the "tag" record has no id\n$/);
@@ -56,7 +73,9 @@ describe('records that are not objects or have no id', () => {
 describe('a reply without the expected envelope is retried like a transient failure', () => {
   test('a wrong envelope key, then the right one: the list completes', async () => {
     let calls = 0;
-    const api = await scriptedApi(() => (++calls === 1 ? { json: { html: '<h1>proxy</h1>' } } : { json: { tags: [{ id: '1', name: 'a', is_active: true }], paging: {} } }));
+    const api = await scriptedApi(() =>
+      ++calls === 1 ? { json: { html: '<h1>proxy</h1>' } } : { json: { tags: [{ id: '1', name: 'a', is_active: true }], paging: {} } },
+    );
     try {
       const clock = fakeClock();
       const out = await runCli(['tags', 'list', '-o', 'csv', '--verbose'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });

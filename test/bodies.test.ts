@@ -81,7 +81,13 @@ test('SIGTERM while the largest reply carectl takes is read and parsed: exit 143
   try {
     const bin = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
     const child = spawn(process.execPath, [bin, 'api', 'v1.3/tags'], {
-      env: { PATH: process.env.PATH ?? '', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config', CARECTL_BASE_URL: server.url, CARECTL_USER: 'u', CARECTL_PASSWORD: 'p' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        XDG_CONFIG_HOME: '/nonexistent/carectl-test-config',
+        CARECTL_BASE_URL: server.url,
+        CARECTL_USER: 'u',
+        CARECTL_PASSWORD: 'p',
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
       timeout: 30_000,
     });

@@ -95,7 +95,10 @@ describe('the bundled command', () => {
       const from = sandbox.requests.length;
       assert.equal((await bundled(argv)).stdout, expected.stdout);
       assert.deepEqual(
-        sandbox.requests.slice(from).filter((r) => r.listener === 'download').map((r) => [r.status, r.url.split('/')[1]]),
+        sandbox.requests
+          .slice(from)
+          .filter((r) => r.listener === 'download')
+          .map((r) => [r.status, r.url.split('/')[1]]),
         [
           [302, 'redirect'],
           [200, 'downloads'],

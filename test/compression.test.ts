@@ -78,7 +78,10 @@ describe('API replies', () => {
     });
     try {
       const transport = testTransport(server.url, fakeClock(), { retries: 0, maxReplyBytes: 4 * 1024 * 1024 });
-      const error = await transport.get(new URL(`${server.url}/v1.3/tags`)).then(() => undefined, (err: unknown) => err);
+      const error = await transport.get(new URL(`${server.url}/v1.3/tags`)).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       await transport.close();
       assert.ok(error instanceof BadReplyError, String(error));
       assert.equal(error.message, `GET ${server.url}/v1.3/tags: the reply is larger than the 4 MiB carectl reads`);
@@ -100,7 +103,10 @@ describe('API replies', () => {
         message: `GET ${server.url}/zstd: the reply is in the zstd content coding, which carectl cannot decode`,
       });
       assert.equal(server.hits.length, 1);
-      await assert.rejects(transport.get(new URL(`${server.url}/gzip`)), { name: 'BadReplyError', message: /^GET .*\/gzip: the reply's gzip coding is broken \(/ });
+      await assert.rejects(transport.get(new URL(`${server.url}/gzip`)), {
+        name: 'BadReplyError',
+        message: /^GET .*\/gzip: the reply's gzip coding is broken \(/,
+      });
       assert.equal(server.hits.length, 3);
       await transport.close();
     } finally {
@@ -155,7 +161,9 @@ describe('downloads', () => {
     const into = await mkdtemp(join(folder, 'run-'));
     try {
       const partial = await PartialFile.create(into, 'r');
-      const outcome = await download(downloadOptions(`${server.url}/r`, { file: join(into, 'r'), partial }, fakeClock(), { retries: 0, maxBytes: 64 * 1024 })).catch((err: Error) => err);
+      const outcome = await download(
+        downloadOptions(`${server.url}/r`, { file: join(into, 'r'), partial }, fakeClock(), { retries: 0, maxBytes: 64 * 1024 }),
+      ).catch((err: Error) => err);
       assert.ok(outcome instanceof CarectlError);
       assert.match(outcome.message, /is larger than 64 KiB, more than carectl downloads: stopped$/);
       assert.deepEqual(await readdir(into), []);
@@ -208,7 +216,10 @@ describe('the sandbox', () => {
   });
 
   test('--verbose: per answer the protocol, direct or proxied, new or reused connection, coding, bytes on the wire and decoded, time', async () => {
-    const out = await runCli(['--verbose', '--parallel', '1', 'conversations', 'list', '--status', 'unread', '--limit', '120', '--include', 'content', '-o', 'csv', '--columns', 'id'], { sandbox });
+    const out = await runCli(
+      ['--verbose', '--parallel', '1', 'conversations', 'list', '--status', 'unread', '--limit', '120', '--include', 'content', '-o', 'csv', '--columns', 'id'],
+      { sandbox },
+    );
     assert.equal(out.code, 0, out.stderr);
     const answers = out.stderr.split('\n').filter((line) => line.startsWith('< '));
     assert.ok(answers.length >= 2, out.stderr);
@@ -226,9 +237,12 @@ describe('the sandbox', () => {
     assert.equal(out.code, 0, out.stderr);
     const saved = (await readFile(join(into, 'r.csv'))).length;
     const line = out.stderr.split('\n').find((text) => text.startsWith('< ') && text.includes('/downloads/'));
-    const details = /^< 200 GET \S+\/downloads\/\S+ \(HTTP\/1\.1, direct, new connection, gzip ([\d.]+) (?:KiB|bytes) on the wire, ([\d.]+) KiB decoded, \d+ ms\)$/.exec(line ?? '');
+    const details =
+      /^< 200 GET \S+\/downloads\/\S+ \(HTTP\/1\.1, direct, new connection, gzip ([\d.]+) (?:KiB|bytes) on the wire, ([\d.]+) KiB decoded, \d+ ms\)$/.exec(
+        line ?? '',
+      );
     assert.ok(details, out.stderr);
-    assert.equal(Math.round(Number(details[2]) * 1024 / 100), Math.round(saved / 100), 'the decoded size is the file saved');
+    assert.equal(Math.round((Number(details[2]) * 1024) / 100), Math.round(saved / 100), 'the decoded size is the file saved');
     assert.ok(Number(details[1]) < Number(details[2]), line);
   });
 
@@ -247,13 +261,20 @@ describe('the sandbox', () => {
 test('a link paces every reply it carries to its rate, together', async () => {
   let clock = 0;
   const slept: number[] = [];
-  const link = new Link(16 * 1024, async (ms) => void slept.push(ms), () => clock);
+  const link = new Link(
+    16 * 1024,
+    async (ms) => void slept.push(ms),
+    () => clock,
+  );
   const written: number[] = [];
   const res = { destroyed: false, write: (part: Buffer) => written.push(part.length) > 0, end: () => res };
   // Two replies of 32 KiB at once over 16 KiB/s: the second waits behind the first; the clock does not move.
   await Promise.all([link.send(res as never, Buffer.alloc(32 * 1024)), link.send(res as never, Buffer.alloc(32 * 1024))]);
   assert.deepEqual(written, [16384, 16384, 16384, 16384]);
-  assert.deepEqual(slept.sort((a, b) => a - b), [1000, 2000, 3000, 4000]);
+  assert.deepEqual(
+    slept.sort((a, b) => a - b),
+    [1000, 2000, 3000, 4000],
+  );
   clock = 10_000;
   slept.length = 0;
   await link.send(res as never, Buffer.alloc(8 * 1024));

@@ -13,9 +13,14 @@ const bin = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
 /** carectl as a process of its own: a blocking open would hang this test's process too; killed after 20 s. */
 function carectl(argv: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...argv], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 20_000, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [bin, ...argv],
+      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 20_000, killSignal: 'SIGKILL' },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -27,10 +32,16 @@ test('a FIFO at the config path: exit 2 naming it, even with every setting in th
     mkdirSync(path.join(home, 'carectl'), { mode: 0o700 });
     const file = path.join(home, 'carectl', 'config.json');
     execFileSync('mkfifo', ['-m', '600', file]);
-    for (const argv of [['tags', 'list'], ['config', 'set', 'output', 'json']]) {
+    for (const argv of [
+      ['tags', 'list'],
+      ['config', 'set', 'output', 'json'],
+    ]) {
       const out = await carectl(argv, { ...scriptedEnv(api), XDG_CONFIG_HOME: home });
       assert.equal(out.code, 2, `${argv.join(' ')}: ${out.stderr}`);
-      assert.equal(out.stderr, `carectl: ${file} is not a regular file (a FIFO); carectl reads its configuration only from one: move it away, or use another config folder with XDG_CONFIG_HOME\n`);
+      assert.equal(
+        out.stderr,
+        `carectl: ${file} is not a regular file (a FIFO); carectl reads its configuration only from one: move it away, or use another config folder with XDG_CONFIG_HOME\n`,
+      );
     }
     assert.equal(api.requests.length, 0);
   } finally {
@@ -72,7 +83,10 @@ test('a config file over 1 MiB is refused naming it, before it is read', async (
     truncateSync(file, 3 * 1024 ** 3);
     const out = await carectl(['tags', 'list'], { ...scriptedEnv(api), XDG_CONFIG_HOME: home });
     assert.equal(out.code, 2, out.stderr);
-    assert.equal(out.stderr, `carectl: ${file} is larger than 1 MiB, which no configuration is; move it away, or use another config folder with XDG_CONFIG_HOME\n`);
+    assert.equal(
+      out.stderr,
+      `carectl: ${file} is larger than 1 MiB, which no configuration is; move it away, or use another config folder with XDG_CONFIG_HOME\n`,
+    );
     assert.equal(api.requests.length, 0);
   } finally {
     await api.close();
@@ -86,7 +100,10 @@ test('a config path that cannot be looked at (a symlink loop) is an error naming
     mkdirSync(path.join(home, 'carectl'), { mode: 0o700 });
     const file = path.join(home, 'carectl', 'config.json');
     symlinkSync(file, file);
-    for (const argv of [['config', 'list'], ['config', 'set', 'output', 'json']]) {
+    for (const argv of [
+      ['config', 'list'],
+      ['config', 'set', 'output', 'json'],
+    ]) {
       const out = await carectl(argv, { XDG_CONFIG_HOME: home });
       assert.equal(out.code, 2, `${argv.join(' ')}: ${out.stderr}`);
       assert.equal(out.stderr, `carectl: cannot read ${file}: ELOOP; move it away, or use another config folder with XDG_CONFIG_HOME\n`);

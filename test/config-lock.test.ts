@@ -11,7 +11,6 @@ import { describe, it } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { runCli, useConfigHome } from './helpers.js';
 
-
 const BIN = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
 
 let sandbox: Sandbox;
@@ -53,10 +52,17 @@ describe('concurrent config writers', () => {
     const expected: Record<string, Record<string, string>> = {};
     for (let i = 0; i < 2; i++) {
       const profile = `team${i}`;
-      expected[profile] = { 'base-url': `https://team${i}.example.com`, user: `user${i}`, output: i % 2 ? 'json' : 'csv', 'api-version': i % 2 ? 'v1.2' : 'v1.1' };
+      expected[profile] = {
+        'base-url': `https://team${i}.example.com`,
+        user: `user${i}`,
+        output: i % 2 ? 'json' : 'csv',
+        'api-version': i % 2 ? 'v1.2' : 'v1.1',
+      };
       for (const [key, value] of Object.entries(expected[profile])) runs.push(carectl(['--profile', profile, 'config', 'set', key, value]));
       expected[`login${i}`] = { 'base-url': sandbox.baseUrl, user: sandbox.user, password: sandbox.password };
-      runs.push(carectl(['--profile', `login${i}`, 'login', '--base-url', sandbox.baseUrl, '--user', sandbox.user, '--password-stdin'], `${sandbox.password}\n`));
+      runs.push(
+        carectl(['--profile', `login${i}`, 'login', '--base-url', sandbox.baseUrl, '--user', sandbox.user, '--password-stdin'], `${sandbox.password}\n`),
+      );
     }
     assert.equal(runs.length, 10);
     const exits = await Promise.all(runs);

@@ -57,7 +57,11 @@ async function type(terminal: FakeTerminal, keys: string): Promise<void> {
  * keys, typed once the question shows (as a person would). login never asks one question twice
  * in a row.
  */
-async function onTerminal(argv: string[], keys: string[], options: { onQuestion?: (question: string) => void; signal?: AbortSignal; stderrTTY?: boolean } = {}): Promise<TerminalRun> {
+async function onTerminal(
+  argv: string[],
+  keys: string[],
+  options: { onQuestion?: (question: string) => void; signal?: AbortSignal; stderrTTY?: boolean } = {},
+): Promise<TerminalRun> {
   const terminal = new FakeTerminal();
   const asked: string[] = [];
   let shown = '';

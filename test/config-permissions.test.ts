@@ -93,10 +93,16 @@ describe('a config file or folder that others can write', () => {
   it('owned by another user is refused, with the chown that fixes it', { skip: process.getuid?.() !== 0 && 'needs root to give the file away' }, async () => {
     const content = writeConfig(loggedIn());
     chownSync(configFile, 4242, 4242);
-    await assertRefused(`${configFile} belongs to another user (uid 4242), who can change it; run: sudo chown root ${configFile} (or use a config folder of your own with XDG_CONFIG_HOME)`, content);
+    await assertRefused(
+      `${configFile} belongs to another user (uid 4242), who can change it; run: sudo chown root ${configFile} (or use a config folder of your own with XDG_CONFIG_HOME)`,
+      content,
+    );
     chownSync(configFile, 0, 0);
     chownSync(folder, 4242, 4242);
-    await assertRefused(`${folder} belongs to another user (uid 4242), who can change it; run: sudo chown root ${folder} (or use a config folder of your own with XDG_CONFIG_HOME)`, content);
+    await assertRefused(
+      `${folder} belongs to another user (uid 4242), who can change it; run: sudo chown root ${folder} (or use a config folder of your own with XDG_CONFIG_HOME)`,
+      content,
+    );
   });
 });
 
@@ -106,7 +112,11 @@ describe('a config file that others can read', () => {
       const content = writeConfig(loggedIn(), { file: fileMode });
       const message = `carectl: ${configFile} holds a password and is readable by others; run: chmod 600 ${configFile}\n`;
       const sent = sandbox.requests.length;
-      for (const argv of [['tags', 'get', '7005'], ['config', 'list'], ['config', 'get', 'output']]) {
+      for (const argv of [
+        ['tags', 'get', '7005'],
+        ['config', 'list'],
+        ['config', 'get', 'output'],
+      ]) {
         assert.deepEqual(await run(argv), { code: 2, stdout: '', stderr: message }, argv.join(' '));
       }
       assert.deepEqual(await run(['tags', 'get', '7005'], { env: envCredentials() }), { code: 2, stdout: '', stderr: message });

@@ -21,9 +21,17 @@ describe('a --profile that the config file lacks', () => {
     writeProfiles({ default: { output: 'json' }, staging: { 'base-url': sandbox.baseUrl, user: sandbox.user, password: sandbox.password } });
     const sent = sandbox.requests.length;
     const flag = await runCli(['--profile', 'stagin', 'tags', 'get', '7005'], { env: { XDG_CONFIG_HOME: home } });
-    assert.deepEqual(flag, { code: 2, stdout: '', stderr: `carectl: --profile: profile "stagin" does not exist in ${configFile}; its profiles: default, staging\n` });
+    assert.deepEqual(flag, {
+      code: 2,
+      stdout: '',
+      stderr: `carectl: --profile: profile "stagin" does not exist in ${configFile}; its profiles: default, staging\n`,
+    });
     const env = await runCli(['tags', 'get', '7005'], { env: { XDG_CONFIG_HOME: home, CARECTL_PROFILE: 'stagin' } });
-    assert.deepEqual(env, { code: 2, stdout: '', stderr: `carectl: CARECTL_PROFILE: profile "stagin" does not exist in ${configFile}; its profiles: default, staging\n` });
+    assert.deepEqual(env, {
+      code: 2,
+      stdout: '',
+      stderr: `carectl: CARECTL_PROFILE: profile "stagin" does not exist in ${configFile}; its profiles: default, staging\n`,
+    });
     assert.equal(sandbox.requests.length, sent);
     assert.equal((await runCli(['--profile', 'staging', 'tags', 'get', '7005'], { env: { XDG_CONFIG_HOME: home } })).code, 0);
   });

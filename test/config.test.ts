@@ -159,7 +159,13 @@ describe('config file', () => {
         `Module._load = function (request, ...rest) { refuse(request); return load.call(this, request, ...rest); };\n`,
     );
     const bin = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
-    const env = { PATH: process.env.PATH, XDG_CONFIG_HOME: home, CARECTL_BASE_URL: sandbox.baseUrl, CARECTL_USER: sandbox.user, CARECTL_PASSWORD: sandbox.password };
+    const env = {
+      PATH: process.env.PATH,
+      XDG_CONFIG_HOME: home,
+      CARECTL_BASE_URL: sandbox.baseUrl,
+      CARECTL_USER: sandbox.user,
+      CARECTL_PASSWORD: sandbox.password,
+    };
     const carectl = (...argv: string[]): Promise<{ stdout: string }> => promisify(execFile)(process.execPath, ['--require', hook, bin, ...argv], { env });
     assert.match((await carectl('tags', 'get', '7005')).stdout, /^id\tname/);
     await assert.rejects(carectl('config', 'set', 'output', 'json'), /conf was loaded/, 'the hook does stop conf');
@@ -168,7 +174,11 @@ describe('config file', () => {
   const broken: Array<[string, string, RegExp]> = [
     ['not JSON', '{"profiles": {"default": {"password": "hunter2-corrupt"', /not valid JSON/],
     ['a bad value', '{"profiles": {"default": {"output": "xml", "password": "hunter2-corrupt"}}}', /profiles\/default\/output/],
-    ['an unknown key', '{"profiles": {"default": {"baseurl": "https://x.example", "password": "hunter2-corrupt"}}, "colour": 1}', /not a valid carectl configuration: .*\(unknown: colour \(top level\), baseurl \(profile "default"\); a profile takes base-url, user, password, output, api-version, annotations-url, parallel\)/],
+    [
+      'an unknown key',
+      '{"profiles": {"default": {"baseurl": "https://x.example", "password": "hunter2-corrupt"}}, "colour": 1}',
+      /not a valid carectl configuration: .*\(unknown: colour \(top level\), baseurl \(profile "default"\); a profile takes base-url, user, password, output, api-version, annotations-url, parallel\)/,
+    ],
     ['a bad profile name', '{"profiles": {"__proto__x": {"password": "hunter2-corrupt"}}}', /not a valid carectl configuration/],
   ];
   for (const [what, content, reason] of broken) {
@@ -270,7 +280,10 @@ describe('login', () => {
   });
 
   it('on a terminal asks for the user, and for the password in raw mode without echo', async () => {
-    const result = await runOnTerminal(['login', '--base-url', sandbox.baseUrl], ['demo\n', `${sandbox.password.slice(0, -1)}X\u007f${sandbox.password.slice(-1)}\r`]);
+    const result = await runOnTerminal(
+      ['login', '--base-url', sandbox.baseUrl],
+      ['demo\n', `${sandbox.password.slice(0, -1)}X\u007f${sandbox.password.slice(-1)}\r`],
+    );
     assert.equal(result.code, 0, result.stderr);
     // the terminal echoes the user name as typed (readline draws it), never the password
     assert.match(result.stderr, new RegExp(`user for ${sandbox.baseUrl}: (\\x1b\\[\\d+G)?demo\r\n.*password for demo: (\\x1b\\[\\d+G)?\n`, 's'));
@@ -309,7 +322,14 @@ describe('logout and config commands', () => {
     assert.equal(tsv.code, 0);
     assert.equal(
       tsv.stdout,
-      ['profile\tkey\tvalue', `default\tbase-url\t${sandbox.baseUrl}`, 'default\tuser\tdemo', 'default\tpassword\t********', 'other\tapi-version\tv1.2', ''].join('\n'),
+      [
+        'profile\tkey\tvalue',
+        `default\tbase-url\t${sandbox.baseUrl}`,
+        'default\tuser\tdemo',
+        'default\tpassword\t********',
+        'other\tapi-version\tv1.2',
+        '',
+      ].join('\n'),
     );
     const json = await runWithConfig(['-o', 'json', 'config', 'list']);
     assert.deepEqual(JSON.parse(json.stdout)[2], { profile: 'default', key: 'password', value: '********' });
@@ -351,7 +371,7 @@ describe('logout and config commands', () => {
     assert.equal((await runWithConfig(['config', 'get', 'base-url'])).stdout, 'http://api.example.com\n');
   });
 
-  it('another stored user name drops the stored password, which was the old user\'s', async () => {
+  it("another stored user name drops the stored password, which was the old user's", async () => {
     assert.equal((await login()).code, 0);
     assert.equal((await runWithConfig(['config', 'set', 'user', sandbox.user])).stderr, '', 'the same user keeps it');
     const changed = await runWithConfig(['config', 'set', 'user', 'bob']);
@@ -415,7 +435,10 @@ describe('precedence: flag > environment > profile > default', () => {
     // the environment's address wins over the profile's, whose credentials then stay home
     const envBase = await runWithConfig(['tags', 'get', '7005'], { env: { CARECTL_BASE_URL: dead } });
     assert.equal(envBase.code, 3);
-    assert.match(envBase.stderr, /no credentials for http:\/\/127\.0\.0\.1:9: for scripts and cron set CARECTL_USER and CARECTL_PASSWORD; people can run `carectl login`/);
+    assert.match(
+      envBase.stderr,
+      /no credentials for http:\/\/127\.0\.0\.1:9: for scripts and cron set CARECTL_USER and CARECTL_PASSWORD; people can run `carectl login`/,
+    );
     // the flag wins over the environment, and the profile's credentials belong to that address
     assert.equal((await runWithConfig(['--base-url', sandbox.baseUrl, 'tags', 'get', '7005'], { env: { CARECTL_BASE_URL: dead } })).code, 0);
 
@@ -440,7 +463,11 @@ describe('precedence: flag > environment > profile > default', () => {
   });
 
   it('--sandbox with its own address or user given too exits 2 and starts nothing', async () => {
-    for (const flag of [['--base-url', 'https://api.example.com'], ['--user', 'bob'], ['--annotations-url', 'https://api1.example.com']]) {
+    for (const flag of [
+      ['--base-url', 'https://api.example.com'],
+      ['--user', 'bob'],
+      ['--annotations-url', 'https://api1.example.com'],
+    ]) {
       const result = await runWithConfig(['--sandbox', ...flag, 'tags', 'get', '7005']);
       assert.equal(result.code, 2, flag.join(' '));
       assert.equal(result.stderr, `carectl: --sandbox: cannot be combined with ${flag[0]}; the sandbox brings its own address and demo credentials\n`);
@@ -455,7 +482,10 @@ describe('precedence: flag > environment > profile > default', () => {
       const result = await runWithConfig(['--sandbox', ...argv], { stdin: 'x\n' });
       assert.equal(result.code, 2, argv.join(' '));
       const command = argv[0] === 'config' ? `config ${argv[1]}` : argv[0];
-      assert.equal(result.stderr, `carectl: ${command}: --sandbox brings its own address and demo credentials; it neither uses nor changes the stored profile\n`);
+      assert.equal(
+        result.stderr,
+        `carectl: ${command}: --sandbox brings its own address and demo credentials; it neither uses nor changes the stored profile\n`,
+      );
     }
     assert.equal(readFileSync(configFile, 'utf8'), before);
   });
@@ -463,10 +493,16 @@ describe('precedence: flag > environment > profile > default', () => {
   it('a profile name is checked whether or not a config file exists; an empty CARECTL_PROFILE is unset', async () => {
     const env = { CARECTL_BASE_URL: sandbox.baseUrl, CARECTL_USER: sandbox.user, CARECTL_PASSWORD: sandbox.password };
     const sent = sandbox.requests.length;
-    for (const [argv, extra, source] of [[['--profile', 'a/b'], {}, '--profile'], [[], { CARECTL_PROFILE: 'a/b' }, 'CARECTL_PROFILE']] as const) {
+    for (const [argv, extra, source] of [
+      [['--profile', 'a/b'], {}, '--profile'],
+      [[], { CARECTL_PROFILE: 'a/b' }, 'CARECTL_PROFILE'],
+    ] as const) {
       const result = await runWithConfig([...argv, 'tags', 'get', '7005'], { env: { ...env, ...extra } });
       assert.equal(result.code, 2);
-      assert.equal(result.stderr, `carectl: ${source}: "a/b" is not a profile name; use letters, digits, '.', '_' and '-' (up to 64, starting with a letter or digit)\n`);
+      assert.equal(
+        result.stderr,
+        `carectl: ${source}: "a/b" is not a profile name; use letters, digits, '.', '_' and '-' (up to 64, starting with a letter or digit)\n`,
+      );
     }
     assert.equal(sandbox.requests.length, sent);
     assert.equal((await runWithConfig(['config', 'set', 'output', 'json'], { env: { CARECTL_PROFILE: '' } })).code, 0);

@@ -27,10 +27,13 @@ before(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
-after(() => new Promise<void>((resolve) => {
-  server.close(() => resolve());
-  server.closeAllConnections();
-}));
+after(
+  () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+);
 
 test('requests one after the other: one connection per 10 requests', async () => {
   const transport = testTransport(url, fakeClock());

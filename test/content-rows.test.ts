@@ -43,7 +43,7 @@ describe('conversations content by list filters or ids', () => {
     assert.match(csv.stdout, /^conversation_id,id,created_date,platform,type,author\.id,is_by_source,text\r\n/);
   });
 
-  test('ids from stdin, a list\'s header line included', async () => {
+  test("ids from stdin, a list's header line included", async () => {
     const ids = await runCli(['conversations', 'list', '--status', 'on_hold', '--columns', 'id', '--limit', '7', '--quiet'], { sandbox });
     const want = await expectedRows(['--status', 'on_hold', '--limit', '7']);
     const result = await runCli(['conversations', 'content', '-', '--columns', 'conversation_id,id'], { sandbox, stdin: ids.stdout });
@@ -82,10 +82,16 @@ describe('list --include content in a row format', () => {
   test('says where the items are instead of dropping them silently; json and --columns content.* say nothing', async () => {
     const csv = await runCli(['conversations', 'list', '--status', 'closed', '--include', 'content', '-o', 'csv', '--limit', '1'], { sandbox });
     assert.equal(csv.code, 0, csv.stderr);
-    assert.match(csv.stderr, /^--include content: csv rows hold each conversation's own fields; the included items are in -o json or -o ndjson, or one row per content item with carectl conversations content and the same filters$/m);
+    assert.match(
+      csv.stderr,
+      /^--include content: csv rows hold each conversation's own fields; the included items are in -o json or -o ndjson, or one row per content item with carectl conversations content and the same filters$/m,
+    );
     const json = await runCli(['conversations', 'list', '--status', 'closed', '--include', 'content', '-o', 'json', '--limit', '1', '--quiet'], { sandbox });
     assert.equal(json.stderr, '');
-    const columns = await runCli(['conversations', 'list', '--status', 'closed', '--include', 'content', '-o', 'csv', '--limit', '1', '--columns', 'id,content.text'], { sandbox });
+    const columns = await runCli(
+      ['conversations', 'list', '--status', 'closed', '--include', 'content', '-o', 'csv', '--limit', '1', '--columns', 'id,content.text'],
+      { sandbox },
+    );
     assert.doesNotMatch(columns.stderr, /--include/);
   });
 });

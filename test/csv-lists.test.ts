@@ -31,21 +31,35 @@ print(json.dumps(rows))
   return JSON.parse(result.stdout) as Array<Record<string, unknown>>;
 }
 
-test('tags.name and content.text round-trip through Python\'s csv module and json.loads', { skip: noPython }, async () => {
+test("tags.name and content.text round-trip through Python's csv module and json.loads", { skip: noPython }, async () => {
   const args = ['conversations', 'list', '--status', 'closed', '--include', 'content', '--quiet'];
   const csv = await runCli([...args, '-o', 'csv', '--columns', 'id,tags.name,content.text'], { sandbox });
   assert.equal(csv.code, 0, csv.stderr);
   const json = await runCli([...args, '-o', 'json', '--columns', 'id,tags.name,content.text'], { sandbox });
   const records = JSON.parse(json.stdout) as Array<{ id: string; tags: Array<{ name: string }>; content: Array<{ text: string | null }> }>;
   const expected = records.map((r) => ({ id: r.id, 'tags.name': r.tags.map((t) => t.name), 'content.text': r.content.map((c) => c.text) }));
-  assert.ok(expected.some((r) => r['content.text'].some((text) => text?.includes(',') === true)), 'some content text holds a comma');
-  assert.ok(expected.some((r) => r['tags.name'].length > 1), 'some conversation has several tags');
+  assert.ok(
+    expected.some((r) => r['content.text'].some((text) => text?.includes(',') === true)),
+    'some content text holds a comma',
+  );
+  assert.ok(
+    expected.some((r) => r['tags.name'].length > 1),
+    'some conversation has several tags',
+  );
   assert.deepEqual(readWithPython(csv.stdout, ['tags.name', 'content.text']), expected);
 });
 
 test('an empty list is [] and a missing value an empty cell, so the two stay apart', async () => {
-  const csv = await runCli(['conversations', 'list', '--status', 'closed', '--quiet', '-o', 'csv', '--columns', 'id,tags.name,assigned_to.id', '--no-header'], { sandbox });
+  const csv = await runCli(['conversations', 'list', '--status', 'closed', '--quiet', '-o', 'csv', '--columns', 'id,tags.name,assigned_to.id', '--no-header'], {
+    sandbox,
+  });
   const rows = csv.stdout.split('\r\n').filter(Boolean);
-  assert.ok(rows.some((row) => /^\d+,\[\],/.test(row)), 'a conversation without tags shows []');
-  assert.ok(rows.some((row) => row.endsWith(',')), 'a conversation nobody is assigned to shows an empty cell');
+  assert.ok(
+    rows.some((row) => /^\d+,\[\],/.test(row)),
+    'a conversation without tags shows []',
+  );
+  assert.ok(
+    rows.some((row) => row.endsWith(',')),
+    'a conversation nobody is assigned to shows an empty cell',
+  );
 });

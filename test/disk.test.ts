@@ -121,7 +121,10 @@ describe('onto a device node or a FIFO: written straight, never replaced', () =>
     if (spawnSync('mkfifo', [fifo]).status !== 0) return t.skip('mkfifo is not available');
     const chunks: Buffer[] = [];
     const reading = new Promise<void>((resolve, reject) => {
-      createReadStream(fifo).on('data', (c) => chunks.push(c as Buffer)).on('end', resolve).on('error', reject);
+      createReadStream(fifo)
+        .on('data', (c) => chunks.push(c as Buffer))
+        .on('end', resolve)
+        .on('error', reject);
     });
     const result = await save(['--file', fifo]);
     await reading;
@@ -145,7 +148,10 @@ describe('a full file system', () => {
       assert.ok(expected.length > 16 * 1024, `the report (${expected.length} bytes) must not fit`);
       const result = await save(['--file', join(mount, 'r.csv')]);
       assert.equal(result.code, 1, result.stderr);
-      assert.match(result.stderr, /^carectl: cannot write .*r\.csv: no space left on device \(ENOSPC\); nothing was saved; try again with: carectl reports download 60001 --file .*\n$/);
+      assert.match(
+        result.stderr,
+        /^carectl: cannot write .*r\.csv: no space left on device \(ENOSPC\); nothing was saved; try again with: carectl reports download 60001 --file .*\n$/,
+      );
       assert.deepEqual(await readdir(mount), []);
     } finally {
       spawnSync('umount', [mount]);

@@ -55,10 +55,32 @@ describe('man page', () => {
   });
 
   test('has every section, and every command with its options and examples', () => {
-    for (const section of ['NAME', 'SYNOPSIS', 'DESCRIPTION', '"GLOBAL OPTIONS"', 'COMMANDS', '"DATE, RANGE AND DURATION"', '"OUTPUT FORMATS"', 'ENVIRONMENT', 'FILES', '"EXIT STATUS"', 'EXAMPLES']) {
+    for (const section of [
+      'NAME',
+      'SYNOPSIS',
+      'DESCRIPTION',
+      '"GLOBAL OPTIONS"',
+      'COMMANDS',
+      '"DATE, RANGE AND DURATION"',
+      '"OUTPUT FORMATS"',
+      'ENVIRONMENT',
+      'FILES',
+      '"EXIT STATUS"',
+      'EXAMPLES',
+    ]) {
       assert.match(page, new RegExp(`^\\.SH ${section}$`, 'm'), section);
     }
-    for (const variable of ['CARECTL_BASE_URL', 'CARECTL_USER', 'CARECTL_PASSWORD', 'CARECTL_PROFILE', 'CARECTL_OUTPUT', 'CARECTL_API_VERSION', 'NO_COLOR', 'FORCE_COLOR', 'XDG_CONFIG_HOME']) {
+    for (const variable of [
+      'CARECTL_BASE_URL',
+      'CARECTL_USER',
+      'CARECTL_PASSWORD',
+      'CARECTL_PROFILE',
+      'CARECTL_OUTPUT',
+      'CARECTL_API_VERSION',
+      'NO_COLOR',
+      'FORCE_COLOR',
+      'XDG_CONFIG_HOME',
+    ]) {
       assert.ok(page.includes(`\\fB${roff.code(variable)}\\fR`), variable);
     }
     for (const code of [0, 1, 2, 3, 4, 5, 6, 130]) assert.match(page, new RegExp(`^\\.TP\\n\\\\fB${code}\\\\fR$`, 'm'), `exit ${code}`);
@@ -76,15 +98,19 @@ describe('man page', () => {
     }
   });
 
-  test('mandoc -Tlint -W warning finds nothing; read at 80 columns no line is wider; it has a date and a SEE ALSO section', { skip: installed('mandoc') ? false : 'mandoc is not installed (apt-get install mandoc)' }, async () => {
-    const lint = await run('mandoc', ['-Tlint', '-W', 'warning', fileURLToPath(MAN_PAGE)]).catch((err: { stdout: string; stderr: string }) => err);
-    assert.equal(`${lint.stdout}${lint.stderr}`, '');
-    const { stdout } = await run('mandoc', ['-Tutf8', '-Owidth=80', fileURLToPath(MAN_PAGE)]);
-    const plain = stdout.replace(/.\x08/g, '').replace(/\t/g, '        ');
-    for (const line of plain.split('\n')) assert.ok([...line].length <= 80, line);
-    assert.match(page, /^\.TH CARECTL 1 \d{4}-\d{2}-\d{2} /m);
-    assert.match(page, /^\.SH "SEE ALSO"$/m);
-  });
+  test(
+    'mandoc -Tlint -W warning finds nothing; read at 80 columns no line is wider; it has a date and a SEE ALSO section',
+    { skip: installed('mandoc') ? false : 'mandoc is not installed (apt-get install mandoc)' },
+    async () => {
+      const lint = await run('mandoc', ['-Tlint', '-W', 'warning', fileURLToPath(MAN_PAGE)]).catch((err: { stdout: string; stderr: string }) => err);
+      assert.equal(`${lint.stdout}${lint.stderr}`, '');
+      const { stdout } = await run('mandoc', ['-Tutf8', '-Owidth=80', fileURLToPath(MAN_PAGE)]);
+      const plain = stdout.replace(/.\x08/g, '').replace(/\t/g, '        ');
+      for (const line of plain.split('\n')) assert.ok([...line].length <= 80, line);
+      assert.match(page, /^\.TH CARECTL 1 \d{4}-\d{2}-\d{2} /m);
+      assert.match(page, /^\.SH "SEE ALSO"$/m);
+    },
+  );
 
   test('the example in the description names a tag the sandbox has', async () => {
     const sandbox = await (await import('./helpers.js')).openSandbox();
@@ -97,7 +123,7 @@ describe('man page', () => {
   });
 
   test('roff escaping: control characters at line starts, backslashes, option dashes, non-ASCII', () => {
-    assert.equal(roff.line(".TH injected"), '\\&.TH injected');
+    assert.equal(roff.line('.TH injected'), '\\&.TH injected');
     assert.equal(roff.line("'br"), "\\&'br");
     assert.equal(roff.text('a\\b'), 'a\\eb');
     assert.equal(roff.text('--status or -o, non-priority, 1-50'), '\\-\\-status or \\-o, non-priority, 1-50');
@@ -136,7 +162,9 @@ describe('help', () => {
   });
 
   test('each list of values kept for completion belongs to an option of the tree', () => {
-    const options = new Set(allCommands(carectlTree()).flatMap((command) => command.options.flatMap((option) => option.names.map((name) => [...command.path, name].join(' ')))));
+    const options = new Set(
+      allCommands(carectlTree()).flatMap((command) => command.options.flatMap((option) => option.names.map((name) => [...command.path, name].join(' ')))),
+    );
     for (const key of Object.keys(COMMAND_VALUES)) assert.ok(options.has(key), `${key} is not an option of carectl`);
   });
 
@@ -183,7 +211,10 @@ describe('completion', () => {
       ...cases.map((words) => `offer ${words.map((word) => `'${word}'`).join(' ')}`),
     ].join('\n');
     const { stdout } = await run('bash', ['-c', driver], { cwd: folder, env });
-    return stdout.split('\n').slice(0, cases.length).map((line) => (line === '' ? [] : line.split(' ')));
+    return stdout
+      .split('\n')
+      .slice(0, cases.length)
+      .map((line) => (line === '' ? [] : line.split(' ')));
   }
 
   test('bash: subcommands, options and the values of enums, in real bash', async () => {
@@ -227,7 +258,9 @@ describe('completion', () => {
     // help: the commands beside it and the topics, not file names
     assert.deepEqual(offers[14]?.sort(), [...topLevel.filter((name) => name !== 'help'), 'options', 'environment', 'dates', 'formats', 'exit-codes'].sort());
     // sandbox: its own flags, none of the global options
-    const sandboxFlags = allCommands(carectlTree()).find((command) => command.path.join(' ') === 'sandbox')!.options.flatMap((option) => option.names.filter((name) => name.startsWith('--')));
+    const sandboxFlags = allCommands(carectlTree())
+      .find((command) => command.path.join(' ') === 'sandbox')!
+      .options.flatMap((option) => option.names.filter((name) => name.startsWith('--')));
     assert.deepEqual(offers[15]?.sort(), sandboxFlags.sort());
     assert.ok(!offers[15]?.includes('--output'));
     assert.deepEqual(offers[16], ['author', 'author.id', 'author.url']);
@@ -254,12 +287,18 @@ describe('completion', () => {
     assert.deepEqual(offers[0]?.sort(), ['content,actions', 'content,notes']);
     assert.deepEqual(offers[1], ['content,notes']);
     // the columns, and the dotted paths of references (author.id, tags.name)
-    const conversationColumns = allCommands(carectlTree()).find((command) => command.path.join(' ') === 'conversations list')!.columns!.filter((column) => column !== 'id');
+    const conversationColumns = allCommands(carectlTree())
+      .find((command) => command.path.join(' ') === 'conversations list')!
+      .columns!.filter((column) => column !== 'id');
     assert.ok(conversationColumns.includes('author.id') && conversationColumns.includes('tags.name'));
-    for (const column of columnNames(resourceByName('conversations'), 'list').filter((column) => column !== 'id')) assert.ok(conversationColumns.includes(column), column);
+    for (const column of columnNames(resourceByName('conversations'), 'list').filter((column) => column !== 'id'))
+      assert.ok(conversationColumns.includes(column), column);
     assert.deepEqual(offers[2]?.sort(), conversationColumns.map((column) => `id,${column}`).sort());
     assert.deepEqual(offers[3], ['id,state']);
-    assert.deepEqual(offers[4], CONTENT_ITEM.fields.filter((field) => field.startsWith('te')));
+    assert.deepEqual(
+      offers[4],
+      CONTENT_ITEM.fields.filter((field) => field.startsWith('te')),
+    );
     assert.deepEqual(offers[5], ['status,tags']);
     assert.deepEqual(offers[6], [...CONFIG_KEYS]);
     assert.deepEqual(offers[7], [...FORMATS]);
@@ -301,48 +340,59 @@ describe('completion', () => {
     assert.deepEqual(stdout.split('\n'), ['conversations list', CONVERSATION_STATUSES.join(' '), FORMATS.join(' '), '']);
   });
 
-  test('zsh: what _carectl hands to compadd and friends for lists, config values, profiles and file names', { skip: installed('zsh') ? false : 'zsh is not installed' }, async () => {
-    const file = await script('zsh');
-    // zsh's completion builtins work only inside completion: stand-ins print what they were given
-    const driver = [
-      'compdef() { :; }',
-      `source ${JSON.stringify(file)}`,
-      'compadd() { local -a out; while (( $# )); do case $1 in (-a) shift; out+=("${(@P)1}") ;; (--) shift; out+=("$@"); break ;; (-S|-P) shift ;; (-*) ;; (*) out+=("$1") ;; esac; shift; done; print -r -- "compadd ${out[*]}"; }',
-      // as compset -P '*,' moves what is typed up to the last comma into IPREFIX
-      'compset() { print -r -- "compset $*"; [[ ${words[CURRENT]} == *,* ]] && IPREFIX=${words[CURRENT]%,*},; }',
-      '_files() { print -r -- files; }',
-      '_message() { print -r -- message; }',
-      '_describe() { local name=${@[-1]}; print -r -- "describe ${(P)name}"; }',
-      'offer() { local -a words; words=("$@"); CURRENT=$#; _carectl; }',
-      "offer carectl conversations list --include 'content,'",
-      "offer carectl reports list --columns 'id,state,'",
-      "offer carectl config set output ''",
-      "offer carectl --profile ''",
-      "offer carectl conversations get 1 ''",
-      "offer carectl conversations list --limit ''",
-      "offer carectl help conversations ''",
-    ].join('\n');
-    const { stdout } = await run('zsh', ['-f', '-c', driver], { env });
-    assert.deepEqual(stdout.split('\n'), [
-      'compset -P *,',
-      // the items already in the list are not offered again
-      `compadd ${CONVERSATION_INCLUDES.filter((item) => item !== 'content').join(' ')}`,
-      'compset -P *,',
-      `compadd ${allCommands(carectlTree()).find((command) => command.path.join(' ') === 'reports list')!.columns!.filter((column) => column !== 'id' && column !== 'state').join(' ')}`,
-      `compadd ${FORMATS.join(' ')}`,
-      'compadd default staging',
-      'files',
-      'message',
-      'compadd list get content update',
-      '',
-    ]);
-  });
+  test(
+    'zsh: what _carectl hands to compadd and friends for lists, config values, profiles and file names',
+    { skip: installed('zsh') ? false : 'zsh is not installed' },
+    async () => {
+      const file = await script('zsh');
+      // zsh's completion builtins work only inside completion: stand-ins print what they were given
+      const driver = [
+        'compdef() { :; }',
+        `source ${JSON.stringify(file)}`,
+        'compadd() { local -a out; while (( $# )); do case $1 in (-a) shift; out+=("${(@P)1}") ;; (--) shift; out+=("$@"); break ;; (-S|-P) shift ;; (-*) ;; (*) out+=("$1") ;; esac; shift; done; print -r -- "compadd ${out[*]}"; }',
+        // as compset -P '*,' moves what is typed up to the last comma into IPREFIX
+        'compset() { print -r -- "compset $*"; [[ ${words[CURRENT]} == *,* ]] && IPREFIX=${words[CURRENT]%,*},; }',
+        '_files() { print -r -- files; }',
+        '_message() { print -r -- message; }',
+        '_describe() { local name=${@[-1]}; print -r -- "describe ${(P)name}"; }',
+        'offer() { local -a words; words=("$@"); CURRENT=$#; _carectl; }',
+        "offer carectl conversations list --include 'content,'",
+        "offer carectl reports list --columns 'id,state,'",
+        "offer carectl config set output ''",
+        "offer carectl --profile ''",
+        "offer carectl conversations get 1 ''",
+        "offer carectl conversations list --limit ''",
+        "offer carectl help conversations ''",
+      ].join('\n');
+      const { stdout } = await run('zsh', ['-f', '-c', driver], { env });
+      assert.deepEqual(stdout.split('\n'), [
+        'compset -P *,',
+        // the items already in the list are not offered again
+        `compadd ${CONVERSATION_INCLUDES.filter((item) => item !== 'content').join(' ')}`,
+        'compset -P *,',
+        `compadd ${allCommands(carectlTree())
+          .find((command) => command.path.join(' ') === 'reports list')!
+          .columns!.filter((column) => column !== 'id' && column !== 'state')
+          .join(' ')}`,
+        `compadd ${FORMATS.join(' ')}`,
+        'compadd default staging',
+        'files',
+        'message',
+        'compadd list get content update',
+        '',
+      ]);
+    },
+  );
 
   test('fish: complete -C offers the same words', { skip: installed('fish') ? false : 'fish is not installed' }, async () => {
     const file = await script('fish');
     const offers = async (line: string): Promise<string[]> => {
       const { stdout } = await run('fish', ['--no-config', '-c', `source ${JSON.stringify(file)}; complete -C${JSON.stringify(line)}`], { cwd: folder, env });
-      return stdout.split('\n').filter(Boolean).map((entry) => entry.split('\t')[0] as string).sort();
+      return stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((entry) => entry.split('\t')[0] as string)
+        .sort();
     };
     assert.deepEqual(await offers('carectl conv'), ['conversations']);
     assert.deepEqual(await offers('carectl conversations list --status '), [...CONVERSATION_STATUSES].sort());
@@ -356,9 +406,23 @@ describe('completion', () => {
     assert.ok(!(await offers('carectl sandbox --')).includes('--output'));
     assert.ok((await offers('carectl sandbox --')).includes('--port'));
     // an option's description is shown with the option, not after each of its values
-    const values = await run('fish', ['--no-config', '-c', `source ${JSON.stringify(file)}; complete -C${JSON.stringify('carectl conversations list --status ')}`], { cwd: folder, env });
-    assert.ok(values.stdout.split('\n').filter(Boolean).every((entry) => !entry.includes('\t')), values.stdout);
-    const option = await run('fish', ['--no-config', '-c', `source ${JSON.stringify(file)}; complete -C${JSON.stringify('carectl conversations list --stat')}`], { cwd: folder, env });
+    const values = await run(
+      'fish',
+      ['--no-config', '-c', `source ${JSON.stringify(file)}; complete -C${JSON.stringify('carectl conversations list --status ')}`],
+      { cwd: folder, env },
+    );
+    assert.ok(
+      values.stdout
+        .split('\n')
+        .filter(Boolean)
+        .every((entry) => !entry.includes('\t')),
+      values.stdout,
+    );
+    const option = await run(
+      'fish',
+      ['--no-config', '-c', `source ${JSON.stringify(file)}; complete -C${JSON.stringify('carectl conversations list --stat')}`],
+      { cwd: folder, env },
+    );
     assert.match(option.stdout, /^--status\t\S/m);
     assert.deepEqual(await offers('carectl config set api-version '), [...VERSIONS].sort());
     assert.deepEqual(await offers('carectl --profile '), ['default', 'staging']);

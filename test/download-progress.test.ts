@@ -30,12 +30,18 @@ describe('download progress', () => {
     const draws = stream.text.split('\r\x1b[2K').filter((part) => part !== '');
     // 100 updates over 1 s: 4 timed draws, the final one, nothing more.
     assert.ok(draws.length <= 6, `${draws.length} draws`);
-    assert.ok(draws.every((line) => !line.includes('\n') && line.length < 50), draws.join(' | '));
+    assert.ok(
+      draws.every((line) => !line.includes('\n') && line.length < 50),
+      draws.join(' | '),
+    );
     assert.ok(stream.text.endsWith('\r\x1b[2K'));
   });
 
   test('off a terminal or with --quiet: nothing', () => {
-    for (const [isTTY, quiet] of [[false, false], [true, true]] as const) {
+    for (const [isTTY, quiet] of [
+      [false, false],
+      [true, true],
+    ] as const) {
       const stream = new Collector();
       const bar = createByteProgress({ stream, isTTY, columns: 80 }, quiet, 'report 1', () => 0);
       bar.update(1, 2);

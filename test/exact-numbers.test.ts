@@ -18,7 +18,12 @@ describe('parseJson', () => {
   });
 
   test('numbers a double holds stay numbers, on both paths', () => {
-    assert.deepEqual(parseJson('{"a":1,"b":2.5,"c":9007199254740991,"d":"9007199254740993 in a string"}'), { a: 1, b: 2.5, c: 9007199254740991, d: '9007199254740993 in a string' });
+    assert.deepEqual(parseJson('{"a":1,"b":2.5,"c":9007199254740991,"d":"9007199254740993 in a string"}'), {
+      a: 1,
+      b: 2.5,
+      c: 9007199254740991,
+      d: '9007199254740993 in a string',
+    });
     assert.deepEqual(parseJson('[1, 1.50, 1e10]'), [1, 1.5, 1e10]);
   });
 
@@ -35,7 +40,8 @@ describe('parseJson', () => {
 
 describe('ids past 2^53 from the service', () => {
   let api: ScriptedApi;
-  const page = '{"conversations":[{"id":9007199254740993,"url":"x","author":{"id":1e999}},{"id":9007199254740992,"url":"y","author":{"id":-1.5}}],"paging":{"next_page":null}}';
+  const page =
+    '{"conversations":[{"id":9007199254740993,"url":"x","author":{"id":1e999}},{"id":9007199254740992,"url":"y","author":{"id":-1.5}}],"paging":{"next_page":null}}';
   before(async () => {
     api = await scriptedApi((request) => {
       if (request.url.includes('/conversations/9007199254740993')) return { text: '{"conversation":{"id":9007199254740993,"url":"x","author":{"id":1e999}}}' };
@@ -51,7 +57,16 @@ describe('ids past 2^53 from the service', () => {
     assert.equal((await list('-o', 'tsv', '--no-header')).stdout, '9007199254740993\t1e999\n9007199254740992\t-1.5\n');
     const table = await list('-o', 'table', '--no-header');
     assert.equal(table.code, 0, table.stderr);
-    assert.deepEqual(table.stdout.trim().split('\n').map((line) => line.trim().split(/\s+/)), [['9007199254740993', '1e999'], ['9007199254740992', '-1.5']]);
+    assert.deepEqual(
+      table.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.trim().split(/\s+/)),
+      [
+        ['9007199254740993', '1e999'],
+        ['9007199254740992', '-1.5'],
+      ],
+    );
   });
 
   test('json and ndjson keep them numbers, exactly', async () => {

@@ -23,7 +23,11 @@ after(async () => {
 });
 
 /** Downloads `path` of the server into a fresh subfolder; `files` is what the folder holds afterwards. */
-async function fetchInto(server: Served, path: string, overrides: Partial<DownloadOptions> = {}): Promise<{ outcome: number | Error; files: string[]; slept: number[]; trace: string[] }> {
+async function fetchInto(
+  server: Served,
+  path: string,
+  overrides: Partial<DownloadOptions> = {},
+): Promise<{ outcome: number | Error; files: string[]; slept: number[]; trace: string[] }> {
   const into = await mkdtemp(join(folder, 'run-'));
   const partial = await PartialFile.create(into, 'report.csv');
   const clock = fakeClock();
@@ -31,7 +35,15 @@ async function fetchInto(server: Served, path: string, overrides: Partial<Downlo
   let outcome: number | Error;
   try {
     const target = { file: join(into, 'report.csv'), partial };
-    outcome = await download(downloadOptions(`${server.url}${path}`, target, clock, { retries: 2, maxRetryWaitMs: 60_000, random: () => 1, trace: (line) => trace.push(line), ...overrides }));
+    outcome = await download(
+      downloadOptions(`${server.url}${path}`, target, clock, {
+        retries: 2,
+        maxRetryWaitMs: 60_000,
+        random: () => 1,
+        trace: (line) => trace.push(line),
+        ...overrides,
+      }),
+    );
   } catch (err) {
     outcome = err as Error;
   }
@@ -141,10 +153,7 @@ describe('a download that grows past the cap', () => {
     const stdout = new Collector();
     try {
       const clock = fakeClock();
-      await assert.rejects(
-        download(downloadOptions(`${server.url}/r.csv`, { stdout }, clock, { retries: 2, maxBytes: 32 * 1024 })),
-        /is larger than 32 KiB/,
-      );
+      await assert.rejects(download(downloadOptions(`${server.url}/r.csv`, { stdout }, clock, { retries: 2, maxBytes: 32 * 1024 })), /is larger than 32 KiB/);
       assert.ok(stdout.text.length <= 32 * 1024);
       assert.equal(server.hits.length, 1);
     } finally {
@@ -162,7 +171,9 @@ describe('a download that grows past the cap', () => {
       const into = await mkdtemp(join(folder, 'exact-'));
       const partial = await PartialFile.create(into, 'r.csv');
       const clock = fakeClock();
-      const bytes = await download(downloadOptions(`${server.url}/r.csv`, { file: join(into, 'r.csv'), partial }, clock, { retries: 0, maxBytes: body.length }));
+      const bytes = await download(
+        downloadOptions(`${server.url}/r.csv`, { file: join(into, 'r.csv'), partial }, clock, { retries: 0, maxBytes: body.length }),
+      );
       assert.equal(bytes, body.length);
       assert.deepEqual(await readFile(join(into, 'r.csv')), body);
     } finally {
@@ -219,7 +230,10 @@ describe('redirects that cannot lead to the file fail at once', () => {
     );
     try {
       const bad = await fetchInto(server, '/bad');
-      assert.equal(failure(bad.outcome).message.replace(/:\d+ /, ':N '), 'download from http://127.0.0.1:N was redirected to ftp://files.example/r.csv?[redacted]: refusing scheme ftp:');
+      assert.equal(
+        failure(bad.outcome).message.replace(/:\d+ /, ':N '),
+        'download from http://127.0.0.1:N was redirected to ftp://files.example/r.csv?[redacted]: refusing scheme ftp:',
+      );
       const good = await fetchInto(server, '/good');
       assert.equal(good.outcome, 4);
       assert.deepEqual(good.files, ['report.csv']);

@@ -92,7 +92,8 @@ describe('reply bodies are bounded', () => {
 describe('a 200 that is not the expected JSON is retried like a transient failure', () => {
   test('HTML (a proxy page) then JSON: the retry gets the answer', async () => {
     await withTransport(
-      (_req, res, hit) => (hit === 1 ? (res.writeHead(200, { 'content-type': 'text/html' }), res.end('<html>maintenance</html>')) : json(res, 200, { ok: true })),
+      (_req, res, hit) =>
+        hit === 1 ? (res.writeHead(200, { 'content-type': 'text/html' }), res.end('<html>maintenance</html>')) : json(res, 200, { ok: true }),
       async (t, server, clock) => {
         assert.deepEqual(await t.get(t.url('v1.3/tags')), { ok: true });
         assert.equal(server.hits.length, 2);
@@ -217,7 +218,8 @@ describe('credentials are never printed, even when echoed', () => {
 });
 
 describe('a PATCH that may have been applied says so', () => {
-  const patch = (t: Transport): Promise<unknown> => t.request('PATCH', t.url('v1.3/conversations/7'), { body: { status: 'closed', tag_ids: [] }, idempotent: true });
+  const patch = (t: Transport): Promise<unknown> =>
+    t.request('PATCH', t.url('v1.3/conversations/7'), { body: { status: 'closed', tag_ids: [] }, idempotent: true });
 
   test('dropped after sending on every attempt: a NetworkError flagged and worded "may have been applied"', async () => {
     await withTransport(
@@ -238,17 +240,28 @@ describe('a PATCH that may have been applied says so', () => {
     await withTransport(
       (req, res, hit) => (hit === 1 ? req.socket.destroy() : json(res, 503, { status: 'error', message: 'down' })),
       async (t) => {
-        await assert.rejects(patch(t), (e: unknown) => e instanceof ApiError && e.status === 503 && mayHaveBeenApplied(e) && e.message.startsWith(`down (HTTP 503); ${MAY_HAVE_BEEN_APPLIED}`));
+        await assert.rejects(
+          patch(t),
+          (e: unknown) =>
+            e instanceof ApiError && e.status === 503 && mayHaveBeenApplied(e) && e.message.startsWith(`down (HTTP 503); ${MAY_HAVE_BEEN_APPLIED}`),
+        );
       },
     );
   });
 
   test('a 504 from a gateway may have been applied; a 503 or 400 alone was not', async () => {
-    for (const [status, applied] of [[504, true], [503, false], [400, false]] as const) {
+    for (const [status, applied] of [
+      [504, true],
+      [503, false],
+      [400, false],
+    ] as const) {
       await withTransport(
         (_req, res) => json(res, status, { status: 'error', message: 'no' }),
         async (t) => {
-          await assert.rejects(patch(t), (e: unknown) => e instanceof ApiError && mayHaveBeenApplied(e) === applied && e.message.includes(MAY_HAVE_BEEN_APPLIED) === applied);
+          await assert.rejects(
+            patch(t),
+            (e: unknown) => e instanceof ApiError && mayHaveBeenApplied(e) === applied && e.message.includes(MAY_HAVE_BEEN_APPLIED) === applied,
+          );
         },
         { retries: 1 },
       );
@@ -259,7 +272,10 @@ describe('a PATCH that may have been applied says so', () => {
     await withTransport(
       (req) => req.socket.destroy(),
       async (t) => {
-        await assert.rejects(t.get(t.url('v1.3/tags')), (e: unknown) => e instanceof NetworkError && !mayHaveBeenApplied(e) && !e.message.includes('may have been applied'));
+        await assert.rejects(
+          t.get(t.url('v1.3/tags')),
+          (e: unknown) => e instanceof NetworkError && !mayHaveBeenApplied(e) && !e.message.includes('may have been applied'),
+        );
       },
       { retries: 1 },
     );
@@ -272,7 +288,10 @@ describe('a PATCH that may have been applied says so', () => {
       assert.equal(result.code, 1);
       // The row keeps what was sent: it may be the conversation's state now.
       assert.match(result.stdout, /^500001\ton_hold\t\tPATCH .*may have been applied/m);
-      assert.match(result.stderr, /^carectl: 1 of 1 updates failed \(first: 500001: PATCH .* may have been applied.*\); 1 of them may have been applied: the update is safe to repeat, run the same command again$/m);
+      assert.match(
+        result.stderr,
+        /^carectl: 1 of 1 updates failed \(first: 500001: PATCH .* may have been applied.*\); 1 of them may have been applied: the update is safe to repeat, run the same command again$/m,
+      );
       assert.equal(result.stderr.match(/^> PATCH /gm)?.length, 4, result.stderr);
       assert.equal(result.stderr.match(/^ {2}retrying in \d+ ms$/gm)?.length, 3, result.stderr);
     } finally {
@@ -293,7 +312,10 @@ describe('an API redirect is refused, naming where it pointed', () => {
           await assert.rejects(t.get(t.url('v1.3/tags')), (e: unknown) => {
             assert.ok(e instanceof ApiError && e.status === 301);
             const target = shown.startsWith('/') ? `${server.url}${shown}` : shown;
-            assert.equal(e.message, `the service answered HTTP 301: a redirect to ${target}, which carectl does not follow (credentials go only to ${server.url}): check the base address`);
+            assert.equal(
+              e.message,
+              `the service answered HTTP 301: a redirect to ${target}, which carectl does not follow (credentials go only to ${server.url}): check the base address`,
+            );
             return true;
           });
           assert.equal(server.hits.length, 1, 'not retried');
@@ -331,7 +353,9 @@ describe('error bodies of the real service: error_code and param', () => {
   });
 
   test('carectl prints the code and the parameter', async () => {
-    const server = await serve((_req, res) => json(res, 400, { status: 'error', http_status: 400, error_code: 'invalid_parameter', param: 'page_size', message: 'page_size must be between 1 and 50' }));
+    const server = await serve((_req, res) =>
+      json(res, 400, { status: 'error', http_status: 400, error_code: 'invalid_parameter', param: 'page_size', message: 'page_size must be between 1 and 50' }),
+    );
     try {
       const result = await cliAgainst(server.url, ['tags', 'get', '7001']);
       assert.equal(result.stderr, 'carectl: page_size must be between 1 and 50 (HTTP 400, error_code: invalid_parameter, param: page_size)\n');
@@ -357,7 +381,10 @@ describe('retries span a real hiccup', () => {
   });
 
   test('the transport with a fixed draw: 0.5 s, 1 s, then the rest of 5 s and its own jitter', async () => {
-    for (const [random, waits] of [[() => 1, [500, 1000, 5500]], [() => 0, [0, 0, 5000]]] as const) {
+    for (const [random, waits] of [
+      [() => 1, [500, 1000, 5500]],
+      [() => 0, [0, 0, 5000]],
+    ] as const) {
       await withTransport(
         (_req, res) => json(res, 503, { status: 'error', message: 'down' }),
         async (t, _server, clock) => {
@@ -413,7 +440,10 @@ describe('a list whose page is not JSON ends with a --resume token', () => {
       broken = true;
       const first = await run([...argv, '--retries', '1']);
       assert.equal(first.code, 1);
-      assert.match(first.stderr, /^carectl: GET \S+\/v1\.3\/tags: the service sent a reply that is not JSON \(text\/html\); the list stopped after 10 records: to continue, run the same command with --resume \S+\n$/);
+      assert.match(
+        first.stderr,
+        /^carectl: GET \S+\/v1\.3\/tags: the service sent a reply that is not JSON \(text\/html\); the list stopped after 10 records: to continue, run the same command with --resume \S+\n$/,
+      );
       assert.equal(first.slept.length, 1, 'the page was retried once');
       const token = /--resume (\S+)/.exec(first.stderr)![1]!;
       broken = false;

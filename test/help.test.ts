@@ -51,7 +51,7 @@ describe('help', () => {
     }
   });
 
-  test('carectl help GROUP VERB is the verb\'s --help; an unknown command is a usage error', async () => {
+  test("carectl help GROUP VERB is the verb's --help; an unknown command is a usage error", async () => {
     for (const path of [['conversations', 'list'], ['reports', 'create'], ['config', 'set'], ['tags']]) {
       const help = await runCli(['help', ...path]);
       assert.equal(help.code, 0, help.stderr);
@@ -63,8 +63,13 @@ describe('help', () => {
     assert.match(unknown.stderr, /^carectl: help: no command "carectl conversations lst"/);
   });
 
-  test('at 40 columns every help fits, words whole (an example\'s word too long for any line, on a line of its own, is the one exception)', async () => {
-    const paths = [[], ...allCommands(tree).filter((command) => command.path.length > 0).map((command) => [...command.path])];
+  test("at 40 columns every help fits, words whole (an example's word too long for any line, on a line of its own, is the one exception)", async () => {
+    const paths = [
+      [],
+      ...allCommands(tree)
+        .filter((command) => command.path.length > 0)
+        .map((command) => [...command.path]),
+    ];
     const words = (text: string): string[] => text.split(/\s+/).filter((word) => word !== '' && word !== '\\' && word !== '$');
     for (const path of [...paths, ['help', 'options']]) {
       const argv = path[0] === 'help' ? path : [...path, '--help'];
@@ -79,7 +84,12 @@ describe('help', () => {
   });
 
   test('every help fits the terminal: 60 and 120 columns, 80 off a terminal', async () => {
-    const paths = [[], ...allCommands(tree).filter((command) => command.path.length > 0).map((command) => [...command.path])];
+    const paths = [
+      [],
+      ...allCommands(tree)
+        .filter((command) => command.path.length > 0)
+        .map((command) => [...command.path]),
+    ];
     for (const columns of [60, 120, undefined]) {
       const width = columns ?? 80;
       let widest = 0;
@@ -103,7 +113,7 @@ describe('help', () => {
     assert.equal(version.code, 0);
   });
 
-  test('help topics: environment, dates, formats and exit-codes, from the man page\'s own text, fitted to the terminal', async () => {
+  test("help topics: environment, dates, formats and exit-codes, from the man page's own text, fitted to the terminal", async () => {
     const expected: Record<string, RegExp[]> = {
       environment: [/^CARECTL_BASE_URL\n {4}The base address/m, /^CARECTL_PASSWORD$/m, /^NO_COLOR$/m, /^HTTPS_PROXY, HTTP_PROXY, NO_PROXY$/m],
       dates: [/^DATE\n {4}YYYY-MM-DD, today, yesterday/m, /^RANGE$/m, /^DURATION$/m, /^Examples:\n {2}\$ carectl /m],
@@ -126,7 +136,10 @@ describe('help', () => {
       '  $ carectl conversations list --priority \\',
       '      --newest 7d..today -o csv > urgent.csv',
     ]);
-    assert.deepEqual(exampleLines(`carectl config path && ls -l "$(carectl config path)"`, 40), ['  $ carectl config path && ls -l \\', '      "$(carectl config path)"']);
+    assert.deepEqual(exampleLines(`carectl config path && ls -l "$(carectl config path)"`, 40), [
+      '  $ carectl config path && ls -l \\',
+      '      "$(carectl config path)"',
+    ]);
     assert.deepEqual(exampleLines('carectl tags list', 80), ['  $ carectl tags list']);
   });
 });

@@ -76,7 +76,12 @@ export async function runCli(argv: string[], options: RunOptions = {}): Promise<
     ...options.env,
   };
   const io: Io = {
-    stdout: { stream: stdout, isTTY: options.stdoutTTY ?? false, ...(options.columns !== undefined && { columns: options.columns }), ...(options.stdoutFile && { file: true }) },
+    stdout: {
+      stream: stdout,
+      isTTY: options.stdoutTTY ?? false,
+      ...(options.columns !== undefined && { columns: options.columns }),
+      ...(options.stdoutFile && { file: true }),
+    },
     stderr: { stream: stderr, isTTY: options.stderrTTY ?? false },
     stdin: {
       stream: options.stdin instanceof Readable ? options.stdin : Readable.from(options.stdin === undefined ? [] : [options.stdin]),
@@ -164,8 +169,24 @@ export function writerOptions(stream: Writable, overrides: Partial<WriterOptions
 }
 
 /** download() options for tests: the fake clock's time, retry waits of at most a second; `overrides` set the rest. */
-export function downloadOptions(url: string, target: DownloadTarget, clock: ReturnType<typeof fakeClock>, overrides: Partial<DownloadOptions> = {}): DownloadOptions {
-  return { url, target, userAgent: 'carectl-test', idleTimeoutMs: 5000, retries: 3, maxRetryWaitMs: 1000, now: clock.now, sleep: clock.sleep, signal: new AbortController().signal, ...overrides };
+export function downloadOptions(
+  url: string,
+  target: DownloadTarget,
+  clock: ReturnType<typeof fakeClock>,
+  overrides: Partial<DownloadOptions> = {},
+): DownloadOptions {
+  return {
+    url,
+    target,
+    userAgent: 'carectl-test',
+    idleTimeoutMs: 5000,
+    retries: 3,
+    maxRetryWaitMs: 1000,
+    now: clock.now,
+    sleep: clock.sleep,
+    signal: new AbortController().signal,
+    ...overrides,
+  };
 }
 
 /** A port nothing listens on just now. */

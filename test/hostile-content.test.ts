@@ -4,22 +4,38 @@ import { after, before, describe, test } from 'node:test';
 import { runCli } from './helpers.js';
 import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
 
-const item = (id: string, parent: string, text: string) => ({ id, parent, type: 'message', platform: 'x', created_date: `2026-01-0${id.slice(-1)}T10:00:00`, text });
+const item = (id: string, parent: string, text: string) => ({
+  id,
+  parent,
+  type: 'message',
+  platform: 'x',
+  created_date: `2026-01-0${id.slice(-1)}T10:00:00`,
+  text,
+});
 
 describe('side-loaded content', () => {
   let api: ScriptedApi;
   before(async () => {
     api = await scriptedApi((request) => {
       // An item with its conversation's id (another id space), content_ids naming items not sent, content not a list.
-      if (request.url.includes('/conversations/500005')) return { json: { conversation: { id: '500005', url: 'x' }, content: [item('500005', '500005', 'self'), item('c2', '500005', 'reply')] } };
-      if (request.url.includes('/conversations/500006')) return { json: { conversation: { id: '500006', url: 'x', content_ids: ['c1', 'c404', null] }, content: [item('c1', '500006', 'kept')] } };
-      if (request.url.includes('/conversations/500007')) return { json: { conversation: { id: '500007', url: 'x', content_ids: ['c1'] }, content: { c1: item('c1', '500007', 'in an object') } } };
+      if (request.url.includes('/conversations/500005'))
+        return { json: { conversation: { id: '500005', url: 'x' }, content: [item('500005', '500005', 'self'), item('c2', '500005', 'reply')] } };
+      if (request.url.includes('/conversations/500006'))
+        return { json: { conversation: { id: '500006', url: 'x', content_ids: ['c1', 'c404', null] }, content: [item('c1', '500006', 'kept')] } };
+      if (request.url.includes('/conversations/500007'))
+        return { json: { conversation: { id: '500007', url: 'x', content_ids: ['c1'] }, content: { c1: item('c1', '500007', 'in an object') } } };
       if (request.url.includes('/conversations/500002')) {
         // No content_ids: items found by parent (the conversation, or an earlier item), in their order.
         return {
           json: {
             conversation: { id: '500002', url: 'x' },
-            content: [item('c1', '500002', 'first'), item('c2', 'c1', 'reply'), item('c3', '500003', 'another conversation'), item('c4', 'c5', 'loop'), item('c5', 'c4', 'loop')],
+            content: [
+              item('c1', '500002', 'first'),
+              item('c2', 'c1', 'reply'),
+              item('c3', '500003', 'another conversation'),
+              item('c4', 'c5', 'loop'),
+              item('c5', 'c4', 'loop'),
+            ],
           },
         };
       }
@@ -36,7 +52,9 @@ describe('side-loaded content', () => {
   after(() => api.close());
 
   test('a null (or any item that is not an object with an id) in content is left out, the rest is shown', async () => {
-    const out = await runCli(['conversations', 'list', '--include', 'content', '--columns', 'id,content.text', '-o', 'csv', '--verbose'], { env: scriptedEnv(api) });
+    const out = await runCli(['conversations', 'list', '--include', 'content', '--columns', 'id,content.text', '-o', 'csv', '--verbose'], {
+      env: scriptedEnv(api),
+    });
     assert.equal(out.code, 0, out.stderr);
     assert.equal(out.stdout, 'id,content.text\r\n500001,"[""hello"",""bye""]"\r\n');
     assert.doesNotMatch(out.stderr, /TypeError|Cannot read/);
@@ -49,7 +67,7 @@ describe('side-loaded content', () => {
     assert.equal(out.stderr, '');
   });
 
-  test('an item whose id is its conversation\'s id does not hide the conversation\'s other items', async () => {
+  test("an item whose id is its conversation's id does not hide the conversation's other items", async () => {
     const out = await runCli(['conversations', 'content', '500005', '-o', 'tsv', '--columns', 'id,text'], { env: scriptedEnv(api) });
     assert.equal(out.code, 0, out.stderr);
     assert.equal(out.stdout, 'id\ttext\nc2\treply\n500005\tself\n');
@@ -59,7 +77,7 @@ describe('side-loaded content', () => {
     const missing = await runCli(['conversations', 'content', '500006', '-o', 'tsv', '--columns', 'id,text'], { env: scriptedEnv(api) });
     assert.equal(missing.code, 0, missing.stderr);
     assert.equal(missing.stdout, 'id\ttext\nc1\tkept\n');
-    assert.equal(missing.stderr, 'carectl: the service\'s reply left out content: conversation 500006 names 2 content items it does not hold (c404, null)\n');
+    assert.equal(missing.stderr, "carectl: the service's reply left out content: conversation 500006 names 2 content items it does not hold (c404, null)\n");
     const notList = await runCli(['conversations', 'content', '500007', '-o', 'tsv', '--columns', 'id,text'], { env: scriptedEnv(api) });
     assert.match(notList.stderr, /^carectl: the service's reply left out content: its "content" is not a list\n/);
   });
@@ -67,7 +85,16 @@ describe('side-loaded content', () => {
 
 test('conversations get --include content in table form: 20,000 items (200,000 keys) are shown, whatever the size', async () => {
   const items = Array.from({ length: 20_000 }, (_, i) => ({
-    id: `c${i}`, parent: '500001', type: 'message', platform: 'x', platform_id: `p${i}`, is_private: false, is_priority: false, is_by_source: i % 2 === 0, created_date: '2026-01-01T10:00:00', text: `item ${i}`,
+    id: `c${i}`,
+    parent: '500001',
+    type: 'message',
+    platform: 'x',
+    platform_id: `p${i}`,
+    is_private: false,
+    is_priority: false,
+    is_by_source: i % 2 === 0,
+    created_date: '2026-01-01T10:00:00',
+    text: `item ${i}`,
   }));
   const api = await scriptedApi(() => ({ json: { conversation: { id: '500001', url: 'x', content_ids: items.map((one) => one.id) }, content: items } }));
   try {

@@ -33,7 +33,10 @@ describe('report ids named by the service', () => {
       const out = await runCli([...CREATE, '--wait'], { env: scriptedEnv(api) });
       assert.equal(out.code, 1, out.stderr);
       assert.match(out.stderr, /named it ".*", which is not a report id; look with carectl reports list --account 1001\n$/);
-      assert.deepEqual(api.requests.slice(from).map((r) => r.method), ['POST']);
+      assert.deepEqual(
+        api.requests.slice(from).map((r) => r.method),
+        ['POST'],
+      );
     });
   }
 
@@ -46,7 +49,7 @@ describe('report ids named by the service', () => {
   });
 });
 
-describe('a report\'s failure field', () => {
+describe("a report's failure field", () => {
   let api: ScriptedApi;
   const failures: Record<string, unknown> = { '1': false, '2': { phase: 'export', code: 7 }, '3': '', '4': 'the export phase failed', '5': true, '6': 0 };
   before(async () => {
@@ -89,14 +92,19 @@ test('reports wait --timeout against a service that never answers: the timeout b
 
 test('reports wait --timeout against a service that answers 503 with Retry-After or a wrong reply: it waits the whole timeout and says what it answered', async () => {
   let wrong = false;
-  const api = await scriptedApi(() => (wrong ? { json: { conversation: { id: '1', url: 'x' } } } : { status: 503, json: { status: 'error', message: 'busy' }, headers: { 'retry-after': '1' } }));
+  const api = await scriptedApi(() =>
+    wrong ? { json: { conversation: { id: '1', url: 'x' } } } : { status: 503, json: { status: 'error', message: 'busy' }, headers: { 'retry-after': '1' } },
+  );
   try {
     const clock = fakeClock();
     const started = clock.now();
     const busy = await runCli(['reports', 'wait', '60001', '--timeout', '2s'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
     assert.equal(busy.code, 6, busy.stderr);
     assert.ok(clock.now() - started >= 2000, `ended after ${clock.now() - started} ms of a 2 s timeout`);
-    assert.match(busy.stderr, /report 60001 had no usable answer from the service \(busy \(HTTP 503\)\) after 2s; keep waiting with: carectl reports wait 60001\n$/);
+    assert.match(
+      busy.stderr,
+      /report 60001 had no usable answer from the service \(busy \(HTTP 503\)\) after 2s; keep waiting with: carectl reports wait 60001\n$/,
+    );
     wrong = true;
     const other = await runCli(['reports', 'wait', '60001', '--timeout', '2s'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
     assert.equal(other.code, 6, other.stderr);

@@ -29,7 +29,10 @@ describe('secrets echoed with JSON escapes', () => {
   });
   after(() => api.close());
 
-  for (const [name, escaping] of [['Python (\\u00e4)', pythonJson], ['PHP (\\/)', phpJson]] as const) {
+  for (const [name, escaping] of [
+    ['Python (\\u00e4)', pythonJson],
+    ['PHP (\\/)', phpJson],
+  ] as const) {
     test(`${name}: every decoded string and key holding a credential is redacted`, async () => {
       style = escaping;
       const out = await runCli(['tags', 'get', '7001', '-o', 'json'], {
@@ -37,8 +40,17 @@ describe('secrets echoed with JSON escapes', () => {
       });
       assert.equal(out.code, 0, out.stderr);
       const record = JSON.parse(out.stdout) as Record<string, unknown>;
-      assert.deepEqual(record, { id: '7001', name: 'echo', 'bot:secret-key': 'k', note: '[redacted]', auth: '[redacted]', proxy: '[redacted]', '[redacted]': 'as a key' });
-      for (const secret of [PASSWORD, 'pässwörd', basic('bot', PASSWORD).slice(6), basic('puser', 'se??cret-proxy').slice(6)]) assert.ok(!out.stdout.includes(secret), secret);
+      assert.deepEqual(record, {
+        id: '7001',
+        name: 'echo',
+        'bot:secret-key': 'k',
+        note: '[redacted]',
+        auth: '[redacted]',
+        proxy: '[redacted]',
+        '[redacted]': 'as a key',
+      });
+      for (const secret of [PASSWORD, 'pässwörd', basic('bot', PASSWORD).slice(6), basic('puser', 'se??cret-proxy').slice(6)])
+        assert.ok(!out.stdout.includes(secret), secret);
     });
   }
 });
@@ -46,7 +58,12 @@ describe('secrets echoed with JSON escapes', () => {
 describe('short passwords', () => {
   test('redactReply: a short password as a whole value or word is replaced, inside another word it is not', () => {
     const value = { a: 'hunter2', b: 'login hunter2, then', c: 'hunter22 and xhunter2', hunter2: 1 };
-    assert.deepEqual(redactReply(value, JSON.stringify(value), ['hunter2']), { a: '[redacted]', b: 'login [redacted], then', c: 'hunter22 and xhunter2', '[redacted]': 1 });
+    assert.deepEqual(redactReply(value, JSON.stringify(value), ['hunter2']), {
+      a: '[redacted]',
+      b: 'login [redacted], then',
+      c: 'hunter22 and xhunter2',
+      '[redacted]': 1,
+    });
     assert.deepEqual(redactReply({ a: 'x', b: 'a b' }, '{"a":"x","b":"a b"}', ['ab']), { a: 'x', b: 'a b' });
   });
 
@@ -72,7 +89,10 @@ describe('carectl api -d @FILE that is not JSON', () => {
     writeFileSync(path.join(folder, 'cut.json'), '{"name":\n "hunter2-cut" 1}');
     const api = await scriptedApi(() => ({ json: {} }));
     try {
-      for (const [file, where] of [['password.txt', ''], ['cut.json', ' \\(at line 2, column 16\\)']] as const) {
+      for (const [file, where] of [
+        ['password.txt', ''],
+        ['cut.json', ' \\(at line 2, column 16\\)'],
+      ] as const) {
         const out = await runCli(['api', 'v1.3/tags', '-X', 'POST', '-d', `@${file}`], { env: scriptedEnv(api), cwd: folder });
         assert.equal(out.code, 2);
         assert.match(out.stderr, new RegExp(`^carectl: --data: ${file.replace('.', '\\.')} is not valid JSON${where}\\n$`));
@@ -115,7 +135,14 @@ describe('other echo forms (review D2, D3)', () => {
   test('redact and redactReply: lower-case percent-encoding, the Base64 of the password alone, its NFC and NFD forms', () => {
     const nfd = PASSWORD.normalize('NFD');
     assert.notEqual(nfd, PASSWORD);
-    const echoes = [pct(PASSWORD), Buffer.from(PASSWORD).toString('base64'), Buffer.from(PASSWORD).toString('base64').replace(/=+$/, ''), nfd, `x=${pct(PASSWORD)}&y=1`, 'auth=Basic%20' + pct(Buffer.from(`bot:${PASSWORD}`).toString('base64'))];
+    const echoes = [
+      pct(PASSWORD),
+      Buffer.from(PASSWORD).toString('base64'),
+      Buffer.from(PASSWORD).toString('base64').replace(/=+$/, ''),
+      nfd,
+      `x=${pct(PASSWORD)}&y=1`,
+      'auth=Basic%20' + pct(Buffer.from(`bot:${PASSWORD}`).toString('base64')),
+    ];
     const forms = basicCredentialForms('bot', PASSWORD);
     for (const echo of echoes) {
       assert.doesNotMatch(redact(`said ${echo}.`, forms), /42|p%c3|U3Vw|Secret/, echo);
@@ -140,14 +167,16 @@ describe('other echo forms (review D2, D3)', () => {
   });
 });
 
-describe('short passwords: echoes of the credentials, never carectl\'s own words (review D5)', () => {
-  test('redactError leaves carectl\'s own text alone for a short password, still redacts a long one', () => {
-    const own = (password: string): string => redactError(new Error('report 60001 is still queued; keep waiting with: carectl reports wait 60001'), basicCredentialForms('bot', password)).message;
-    for (const password of ['port', 'wait', '60001', 'reports']) assert.equal(own(password), 'report 60001 is still queued; keep waiting with: carectl reports wait 60001', password);
+describe("short passwords: echoes of the credentials, never carectl's own words (review D5)", () => {
+  test("redactError leaves carectl's own text alone for a short password, still redacts a long one", () => {
+    const own = (password: string): string =>
+      redactError(new Error('report 60001 is still queued; keep waiting with: carectl reports wait 60001'), basicCredentialForms('bot', password)).message;
+    for (const password of ['port', 'wait', '60001', 'reports'])
+      assert.equal(own(password), 'report 60001 is still queued; keep waiting with: carectl reports wait 60001', password);
     assert.equal(redactError(new Error('sent it-is-a-long-secret back'), basicCredentialForms('bot', 'it-is-a-long-secret')).message, 'sent [redacted] back');
   });
 
-  test('an error body echoing a short password: the echo is redacted, carectl\'s words around it are not', async () => {
+  test("an error body echoing a short password: the echo is redacted, carectl's words around it are not", async () => {
     const api = await scriptedApi(() => ({ status: 400, json: { status: 'error', message: 'wrong password HTTP for bot' } }));
     try {
       const out = await runCli(['tags', 'get', '1'], { env: { ...scriptedEnv(api), CARECTL_PASSWORD: 'HTTP' } });
@@ -168,7 +197,11 @@ describe('short passwords: echoes of the credentials, never carectl\'s own words
       assert.equal(tag.stdout, '{"id":"[redacted]","name":"admin@example.com 2024-01-05"}\n');
       assert.match(tag.stderr, /holds the password .*\[redacted\]/);
       const clock = fakeClock();
-      const wait = await runCli(['reports', 'wait', '60001', '--timeout', '1s'], { env: { ...scriptedEnv(api), CARECTL_PASSWORD: '60001' }, now: clock.now, sleep: clock.sleep });
+      const wait = await runCli(['reports', 'wait', '60001', '--timeout', '1s'], {
+        env: { ...scriptedEnv(api), CARECTL_PASSWORD: '60001' },
+        now: clock.now,
+        sleep: clock.sleep,
+      });
       assert.equal(wait.code, 6, wait.stderr);
       assert.match(wait.stderr, /keep waiting with: carectl reports wait 60001\n$/);
     } finally {

@@ -25,7 +25,11 @@ describe('conversations update against a service that answers the wrong thing', 
   });
   after(() => api.close());
 
-  const patched = (from: number): string[] => api.requests.slice(from).filter((r) => r.method === 'PATCH').map((r) => /conversations\/([^/?]+)/.exec(r.url)?.[1] ?? '');
+  const patched = (from: number): string[] =>
+    api.requests
+      .slice(from)
+      .filter((r) => r.method === 'PATCH')
+      .map((r) => /conversations\/([^/?]+)/.exec(r.url)?.[1] ?? '');
 
   test('a GET answered with another conversation: that id fails and nothing is sent for it', async () => {
     const from = api.requests.length;
@@ -45,8 +49,27 @@ describe('conversations update against a service that answers the wrong thing', 
     assert.match(out.stderr, /unexpected reply: the service sent conversation 999999 for conversation 500001\n$/);
   });
 
-  test('only {conversation: {id}} naming that id is ok: an error body in a 200, an empty 202, another id, an error body naming the id fail with the service\'s words', async () => {
-    const out = await runCli(['conversations', 'update', '500010', '500011', '500012', '500013', '500014', '500015', '--status', 'on_hold', '-o', 'tsv', '--no-header', '--columns', 'id,result'], { env: scriptedEnv(api) });
+  test("only {conversation: {id}} naming that id is ok: an error body in a 200, an empty 202, another id, an error body naming the id fail with the service's words", async () => {
+    const out = await runCli(
+      [
+        'conversations',
+        'update',
+        '500010',
+        '500011',
+        '500012',
+        '500013',
+        '500014',
+        '500015',
+        '--status',
+        'on_hold',
+        '-o',
+        'tsv',
+        '--no-header',
+        '--columns',
+        'id,result',
+      ],
+      { env: scriptedEnv(api) },
+    );
     assert.equal(out.code, 1, out.stderr);
     assert.equal(
       out.stdout,
@@ -60,6 +83,9 @@ describe('conversations update against a service that answers the wrong thing', 
         '',
       ].join('\n'),
     );
-    assert.match(out.stderr, /^carectl: 5 of 6 updates failed \(first: 500011: the service did not confirm the update: it answered with an error: permission denied for this source\)\n$/);
+    assert.match(
+      out.stderr,
+      /^carectl: 5 of 6 updates failed \(first: 500011: the service did not confirm the update: it answered with an error: permission denied for this source\)\n$/,
+    );
   });
 });

@@ -25,7 +25,7 @@ export function keysetData(count: number, end = END): KeysetRecord[] {
   const next = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const records: KeysetRecord[] = [];
   for (let i = 0; i < count; i++) {
-    const at = i % 5 === 4 ? (records[i - 1] as KeysetRecord).at : end - Math.floor(next() * YEAR / 1000) * 1000;
+    const at = i % 5 === 4 ? (records[i - 1] as KeysetRecord).at : end - Math.floor((next() * YEAR) / 1000) * 1000;
     records.push({ id: String(700000 + i), is_priority: next() < 0.25, status: STATUSES[Math.floor(next() * 3)] as string, at });
   }
   return records;
@@ -55,7 +55,13 @@ export function keysetReply(data: readonly KeysetRecord[], request: ScriptedRequ
   }
   const descending = q.get('sort') === '-oldest_sort_date';
   const list = data
-    .filter((r) => (!q.has('is_priority') || String(r.is_priority) === q.get('is_priority')) && (!q.has('status') || r.status === q.get('status')) && r.at >= lo && r.at <= hi)
+    .filter(
+      (r) =>
+        (!q.has('is_priority') || String(r.is_priority) === q.get('is_priority')) &&
+        (!q.has('status') || r.status === q.get('status')) &&
+        r.at >= lo &&
+        r.at <= hi,
+    )
     .sort((a, b) => (descending ? b.at - a.at || b.id.localeCompare(a.id) : a.at - b.at || a.id.localeCompare(b.id)));
   const size = Math.min(Number(q.get('page_size') ?? 25), 50);
   const skip = Number(q.get('skip') ?? 0);
@@ -71,7 +77,9 @@ export function keysetReply(data: readonly KeysetRecord[], request: ScriptedRequ
     link.set('skip', String(atLast));
     next = `${baseUrl}${url.pathname}?${link}`;
   }
-  return { json: { conversations: page.map((r) => ({ id: r.id, status: r.status, is_priority: r.is_priority })), paging: { next_page: next, prev_page: null } } };
+  return {
+    json: { conversations: page.map((r) => ({ id: r.id, status: r.status, is_priority: r.is_priority })), paging: { next_page: next, prev_page: null } },
+  };
 }
 
 /** Answers through `reply` after `delayMs` of real time, so that requests overlap; undefined for scriptedApi. */

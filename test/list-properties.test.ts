@@ -55,10 +55,25 @@ function flagsOf(c: Case): { argv: string[]; query: ModelQuery } {
     const param = `${field}_sort_date`;
     const next = day(Date.parse(to) + DAY);
     const [text, bounds]: [string, Array<[string, string]>] =
-      kind === 'both' ? [`${from}..${to}`, [[`${param}_gte`, from], [`${param}_lt`, next]]]
-      : kind === 'from' ? [`${from}..`, [[`${param}_gte`, from]]]
-      : kind === 'to' ? [`..${to}`, [[`${param}_lt`, next]]]
-      : [`${ops[0]}:${from},${ops[1]}:${to}`, [[`${param}_${ops[0]}`, from], [`${param}_${ops[1]}`, to]]];
+      kind === 'both'
+        ? [
+            `${from}..${to}`,
+            [
+              [`${param}_gte`, from],
+              [`${param}_lt`, next],
+            ],
+          ]
+        : kind === 'from'
+          ? [`${from}..`, [[`${param}_gte`, from]]]
+          : kind === 'to'
+            ? [`..${to}`, [[`${param}_lt`, next]]]
+            : [
+                `${ops[0]}:${from},${ops[1]}:${to}`,
+                [
+                  [`${param}_${ops[0]}`, from],
+                  [`${param}_${ops[1]}`, to],
+                ],
+              ];
     argv.push(`--${field}`, text);
     query.bounds = bounds;
   }
@@ -69,7 +84,9 @@ function flagsOf(c: Case): { argv: string[]; query: ModelQuery } {
 function oracle(model: ModelServer, c: Case, query: ModelQuery): string[] {
   if (c.filter.status || c.filter.priority !== undefined) return model.expected(query);
   const seen = new Set<string>();
-  return [...model.expected({ ...query, is_priority: true }), ...model.expected({ ...query, is_priority: false })].filter((id) => !seen.has(id) && (seen.add(id), true));
+  return [...model.expected({ ...query, is_priority: true }), ...model.expected({ ...query, is_priority: false })].filter(
+    (id) => !seen.has(id) && (seen.add(id), true),
+  );
 }
 
 const TOKEN = /--resume '?([A-Za-z0-9_-]+)'?/;
@@ -94,7 +111,10 @@ async function listAll(model: ModelServer, c: Case, argv: string[]): Promise<{ i
 const shapesArb = fc.subarray(['year', 'future', '1970', 'burst', 'gaps', 'hours'] as Shape[], { minLength: 1 });
 const dateArb = fc.integer({ min: Date.UTC(1969, 11, 20), max: NOW + 400 * DAY }).map((ms) => Math.floor(ms / DAY) * DAY);
 
-function caseArb(variant: fc.Arbitrary<ModelVariant>, options: { shapes?: fc.Arbitrary<Shape[]>; sorts?: string[]; ranges?: boolean; limits?: boolean } = {}): fc.Arbitrary<Case> {
+function caseArb(
+  variant: fc.Arbitrary<ModelVariant>,
+  options: { shapes?: fc.Arbitrary<Shape[]>; sorts?: string[]; ranges?: boolean; limits?: boolean } = {},
+): fc.Arbitrary<Case> {
   const filter: fc.Arbitrary<Case['filter']> = fc.oneof(
     fc.record({ status: fc.constantFrom('unread', 'assigned', 'closed') }),
     fc.record({ priority: fc.boolean() }),
@@ -110,22 +130,24 @@ function caseArb(variant: fc.Arbitrary<ModelVariant>, options: { shapes?: fc.Arb
     }),
     { nil: undefined },
   );
-  return fc
-    .record({
-      count: fc.integer({ min: 0, max: 260 }),
-      shapes: options.shapes ?? shapesArb,
-      dataSeed: fc.integer({ min: 1, max: 2 ** 30 }),
-      hidden: fc.constantFrom(0, 0, 0.3),
-      variant,
-      filter,
-      range: options.ranges === false ? fc.constant(undefined) : range,
-      sort: fc.option(fc.constantFrom(...(options.sorts ?? ['-oldest_sort_date', 'newest_sort_date', '-newest_sort_date'])), { nil: undefined }),
-      parallel: fc.integer({ min: 1, max: 16 }),
-      pageSize: fc.integer({ min: 5, max: 50 }),
-      limit: options.limits === false ? fc.constant(undefined) : fc.option(fc.integer({ min: 15, max: 120 }), { nil: undefined }),
-    })
-    // A union cannot be sorted (a usage error, tested elsewhere).
-    .map((c) => (c.filter.status || c.filter.priority !== undefined ? c : { ...c, sort: undefined }));
+  return (
+    fc
+      .record({
+        count: fc.integer({ min: 0, max: 260 }),
+        shapes: options.shapes ?? shapesArb,
+        dataSeed: fc.integer({ min: 1, max: 2 ** 30 }),
+        hidden: fc.constantFrom(0, 0, 0.3),
+        variant,
+        filter,
+        range: options.ranges === false ? fc.constant(undefined) : range,
+        sort: fc.option(fc.constantFrom(...(options.sorts ?? ['-oldest_sort_date', 'newest_sort_date', '-newest_sort_date'])), { nil: undefined }),
+        parallel: fc.integer({ min: 1, max: 16 }),
+        pageSize: fc.integer({ min: 5, max: 50 }),
+        limit: options.limits === false ? fc.constant(undefined) : fc.option(fc.integer({ min: 15, max: 120 }), { nil: undefined }),
+      })
+      // A union cannot be sorted (a usage error, tested elsewhere).
+      .map((c) => (c.filter.status || c.filter.priority !== undefined ? c : { ...c, sort: undefined }))
+  );
 }
 
 async function check(c: Case): Promise<void> {
@@ -159,7 +181,10 @@ async function checkCase(c: Case): Promise<void> {
     const expected = oracle(model, c, query);
     const mayMiss = new Set(before.filter((_, i) => i > 0 && moved.has(before[i - 1] as string)));
     const printed = new Set(ids);
-    assert.deepEqual(ids.filter((id) => !moved.has(id)), expected.filter((id) => !moved.has(id) && (printed.has(id) || !mayMiss.has(id))));
+    assert.deepEqual(
+      ids.filter((id) => !moved.has(id)),
+      expected.filter((id) => !moved.has(id) && (printed.has(id) || !mayMiss.has(id))),
+    );
     if (c.sort === 'newest_sort_date') assert.deepEqual(printed, new Set(expected.filter((id) => printed.has(id) || !mayMiss.has(id))));
   } finally {
     await model.close();
@@ -169,7 +194,7 @@ async function checkCase(c: Case): Promise<void> {
 const readings = fc.constantFrom('whole-day' as const, 'midnight' as const);
 
 describe('lists against model servers (properties)', () => {
-  it('print exactly the model\'s records in its order, whole-day or midnight bounds, keyset or plain-skip links', async () => {
+  it("print exactly the model's records in its order, whole-day or midnight bounds, keyset or plain-skip links", async () => {
     const variant = fc.record({ reading: readings, links: fc.constantFrom('keyset' as const, 'skip' as const) });
     await fc.assert(fc.asyncProperty(caseArb(variant), check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
   });
@@ -181,14 +206,14 @@ describe('lists against model servers (properties)', () => {
 
   // Without --limit chains: a slice whose last page passes its far bound (no link shows it)
   // writes records of the next slice, which a run continuing from a token there writes again.
-  it('print each record once when the service ignores a slice\'s far bound', async () => {
+  it("print each record once when the service ignores a slice's far bound", async () => {
     const variant = fc.record({ reading: readings, links: fc.constant('keyset' as const), ignoreFar: fc.constant(true) });
     await fc.assert(fc.asyncProperty(caseArb(variant, { ranges: false, limits: false }), check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
   });
 
   // With --limit chains: a token must lead neither to records printed again nor to a run that
   // makes no progress (the resumed run of a slice read the query's start again, every time).
-  it('print exactly the model\'s records in its order when the service ignores a slice\'s near bound', async () => {
+  it("print exactly the model's records in its order when the service ignores a slice's near bound", async () => {
     const variant = fc.record({ reading: readings, links: fc.constant('keyset' as const), ignoreNear: fc.constant(true) });
     await fc.assert(fc.asyncProperty(caseArb(variant, { ranges: false }), check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
   });
@@ -200,10 +225,15 @@ describe('lists against model servers (properties)', () => {
   });
 
   it('lose nothing to 429s from an in-flight limit or a quota', async () => {
-    const variant = fc.record({
-      reading: readings, links: fc.constantFrom('keyset' as const, 'skip' as const), delayMs: fc.constant(2),
-      inFlightLimit: fc.integer({ min: 1, max: 4 }), quotaEvery: fc.option(fc.integer({ min: 5, max: 15 }), { nil: undefined }),
-    }).map((v) => (v.quotaEvery === undefined ? { reading: v.reading, links: v.links, delayMs: v.delayMs, inFlightLimit: v.inFlightLimit } : v));
+    const variant = fc
+      .record({
+        reading: readings,
+        links: fc.constantFrom('keyset' as const, 'skip' as const),
+        delayMs: fc.constant(2),
+        inFlightLimit: fc.integer({ min: 1, max: 4 }),
+        quotaEvery: fc.option(fc.integer({ min: 5, max: 15 }), { nil: undefined }),
+      })
+      .map((v) => (v.quotaEvery === undefined ? { reading: v.reading, links: v.links, delayMs: v.delayMs, inFlightLimit: v.inFlightLimit } : v));
     await fc.assert(fc.asyncProperty(caseArb(variant, { limits: false }), check), { seed: SEED, numRuns: Math.ceil(RUNS / 2), endOnFailure: true });
   });
 });

@@ -8,15 +8,26 @@ import { fakeClock, openSandbox, runCli } from './helpers.js';
 import { DAY, ModelServer, NOW, modelData, type ModelRecord, type ModelVariant } from './model-server.js';
 import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
 
-const envOf = (baseUrl: string): Record<string, string> => ({ CARECTL_BASE_URL: baseUrl, CARECTL_USER: 'bot', CARECTL_PASSWORD: 'model-secret', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' });
+const envOf = (baseUrl: string): Record<string, string> => ({
+  CARECTL_BASE_URL: baseUrl,
+  CARECTL_USER: 'bot',
+  CARECTL_PASSWORD: 'model-secret',
+  XDG_CONFIG_HOME: '/nonexistent/carectl-test-config',
+});
 const ids = (stdout: string): string[] => stdout.split('\n').filter((line) => line !== '' && line !== 'id');
 
-async function withModel(data: ModelRecord[], variant: ModelVariant, use: (model: ModelServer, list: (argv: string[]) => ReturnType<typeof runCli>) => Promise<void>): Promise<void> {
+async function withModel(
+  data: ModelRecord[],
+  variant: ModelVariant,
+  use: (model: ModelServer, list: (argv: string[]) => ReturnType<typeof runCli>) => Promise<void>,
+): Promise<void> {
   const model = new ModelServer(data, variant);
   await model.start();
   const clock = fakeClock(NOW);
   try {
-    await use(model, (argv) => runCli(['conversations', 'list', '-o', 'tsv', '--columns', 'id', ...argv], { env: envOf(model.baseUrl), now: clock.now, sleep: clock.sleep }));
+    await use(model, (argv) =>
+      runCli(['conversations', 'list', '-o', 'tsv', '--columns', 'id', ...argv], { env: envOf(model.baseUrl), now: clock.now, sleep: clock.sleep }),
+    );
   } finally {
     await model.close();
   }
@@ -34,17 +45,27 @@ describe('lists on servers the spec allows', () => {
       }
       const ahead = model.expected({ status: 'unread', bounds: [['oldest_sort_date_gte', '2027-01-01']] });
       assert.ok(ahead.length > 50);
-      for (const parallel of ['1', '8']) assert.deepEqual(ids((await list(['--status', 'unread', '--oldest', '2027-01-01..', '--parallel', parallel])).stdout), ahead);
+      for (const parallel of ['1', '8'])
+        assert.deepEqual(ids((await list(['--status', 'unread', '--oldest', '2027-01-01..', '--parallel', parallel])).stdout), ahead);
     });
   });
 
-  test('a server reading a date-only bound as that day\'s midnight loses nothing at cuts, and FROM..TO keeps the TO day', async () => {
+  test("a server reading a date-only bound as that day's midnight loses nothing at cuts, and FROM..TO keeps the TO day", async () => {
     const data = modelData(900, ['year', 'hours'], 9);
     await withModel(data, { reading: 'midnight', links: 'keyset' }, async (model, list) => {
       assert.deepEqual(ids((await list(['--priority', '--parallel', '8'])).stdout), model.expected({ is_priority: true }));
       const to = new Date(NOW).toISOString().slice(0, 10);
-      const range = model.expected({ is_priority: false, bounds: [['oldest_sort_date_gte', '2026-01-01'], ['oldest_sort_date_lt', new Date(NOW + DAY).toISOString().slice(0, 10)]] });
-      assert.ok(range.some((id) => (data.find((r) => r.id === id) as ModelRecord).oldest >= Date.parse(to)), 'records on the TO day');
+      const range = model.expected({
+        is_priority: false,
+        bounds: [
+          ['oldest_sort_date_gte', '2026-01-01'],
+          ['oldest_sort_date_lt', new Date(NOW + DAY).toISOString().slice(0, 10)],
+        ],
+      });
+      assert.ok(
+        range.some((id) => (data.find((r) => r.id === id) as ModelRecord).oldest >= Date.parse(to)),
+        'records on the TO day',
+      );
       assert.deepEqual(ids((await list(['--no-priority', '--oldest', `2026-01-01..${to}`, '--parallel', '8'])).stdout), range);
     });
   });
@@ -117,9 +138,18 @@ describe('a list that stops early says so, with a --resume token', () => {
     });
   });
   after(() => api.close());
-  const list = (extra: string[] = []) => runCli(['conversations', 'list', '--status', 'unread', '--page-size', '2', '--columns', 'id', '--retries', '0', ...extra], { env: scriptedEnv(api) });
+  const list = (extra: string[] = []) =>
+    runCli(['conversations', 'list', '--status', 'unread', '--page-size', '2', '--columns', 'id', '--retries', '0', ...extra], { env: scriptedEnv(api) });
 
-  for (const [what, answer, code] of [['a next_page that is a number', 'number', 1], ['a paging that is a string', 'string', 1], ['a 400', '400', 1], ['a 401', '401', 3], ['a 403', '403', 3], ['a 404', '404', 4], ['a 409', '409', 1]] as const) {
+  for (const [what, answer, code] of [
+    ['a next_page that is a number', 'number', 1],
+    ['a paging that is a string', 'string', 1],
+    ['a 400', '400', 1],
+    ['a 401', '401', 3],
+    ['a 403', '403', 3],
+    ['a 404', '404', 4],
+    ['a 409', '409', 1],
+  ] as const) {
     test(`${what} part-way`, async () => {
       scenario = answer;
       const result = await list();
@@ -152,7 +182,11 @@ describe('a list that stops early says so, with a --resume token', () => {
     scenario = '500';
     const token = /--resume (\S+)\n$/.exec((await list()).stderr)?.[1] as string;
     const flip = (text: string, at: number): string => text.slice(0, at) + (text[at] === 'A' ? 'B' : 'A') + text.slice(at + 1);
-    for (const [bad, argv] of [[token.slice(0, -4), []], [flip(token, 10), []], [token, ['--channel', '9']]] as const) {
+    for (const [bad, argv] of [
+      [token.slice(0, -4), []],
+      [flip(token, 10), []],
+      [token, ['--channel', '9']],
+    ] as const) {
       const mark = api.requests.length;
       const result = await list(['--resume', bad, ...argv]);
       assert.equal(result.code, 2, bad);

@@ -27,7 +27,12 @@ function drawn(stderr: string): string[] {
 
 function recorder(): RecordWriter & { log: string[] } {
   const log: string[] = [];
-  return { log, write: async (record) => void log.push(`write ${String(record.id)}`), endPage: async () => void log.push('page'), end: async () => void log.push('end') };
+  return {
+    log,
+    write: async (record) => void log.push(`write ${String(record.id)}`),
+    endPage: async () => void log.push('page'),
+    end: async () => void log.push('end'),
+  };
 }
 
 describe('live count of a list', () => {
@@ -35,7 +40,12 @@ describe('live count of a list', () => {
     const stderr = new Collector();
     let now = 0;
     const inner = recorder();
-    const live = withLiveCount(inner, { stderr: { stream: stderr, isTTY: true }, stdout: { stream: new Collector(), isTTY: false }, now: () => now, noun: 'conversation' });
+    const live = withLiveCount(inner, {
+      stderr: { stream: stderr, isTTY: true },
+      stdout: { stream: new Collector(), isTTY: false },
+      now: () => now,
+      noun: 'conversation',
+    });
     for (let id = 1; id <= 2000; id++) {
       now += 1; // a record a millisecond
       await live.writer.write({ id });
@@ -55,7 +65,12 @@ describe('live count of a list', () => {
     const stderr = new Collector();
     let now = 0;
     const inner = { ...recorder(), writesNext: () => false };
-    const live = withLiveCount(inner, { stderr: { stream: stderr, isTTY: true }, stdout: { stream: new Collector(), isTTY: true }, now: () => now, noun: 'conversation' });
+    const live = withLiveCount(inner, {
+      stderr: { stream: stderr, isTTY: true },
+      stdout: { stream: new Collector(), isTTY: true },
+      now: () => now,
+      noun: 'conversation',
+    });
     for (let id = 1; id <= 2000; id++) {
       now += 1;
       await live.writer.write({ id });
@@ -72,7 +87,12 @@ describe('live count of a list', () => {
   test('cleared for a notice part-way, the count is drawn again with the next record', async () => {
     const stderr = new Collector();
     let now = 0;
-    const live = withLiveCount(recorder(), { stderr: { stream: stderr, isTTY: true }, stdout: { stream: new Collector(), isTTY: false }, now: () => now, noun: 'user' });
+    const live = withLiveCount(recorder(), {
+      stderr: { stream: stderr, isTTY: true },
+      stdout: { stream: new Collector(), isTTY: false },
+      now: () => now,
+      noun: 'user',
+    });
     now = 1500;
     await live.writer.write({ id: 1 });
     live.clear();
@@ -84,10 +104,18 @@ describe('live count of a list', () => {
   });
 
   test('a list done within a second shows nothing; stderr not a terminal never does', async () => {
-    for (const [isTTY, ms] of [[true, 999], [false, 5000]] as const) {
+    for (const [isTTY, ms] of [
+      [true, 999],
+      [false, 5000],
+    ] as const) {
       const stderr = new Collector();
       let now = 0;
-      const live = withLiveCount(recorder(), { stderr: { stream: stderr, isTTY }, stdout: { stream: new Collector(), isTTY: false }, now: () => now, noun: 'tag' });
+      const live = withLiveCount(recorder(), {
+        stderr: { stream: stderr, isTTY },
+        stdout: { stream: new Collector(), isTTY: false },
+        now: () => now,
+        noun: 'tag',
+      });
       for (let id = 0; id < 10; id++) {
         now += ms / 10;
         await live.writer.write({ id });
@@ -101,8 +129,17 @@ describe('live count of a list', () => {
     const stderr = new Collector();
     let now = 0;
     const output: string[] = [];
-    const inner: RecordWriter = { write: async () => void output.push(`[record after ${JSON.stringify(stderr.text.slice(-4))}]`), endPage: async () => undefined, end: async () => undefined };
-    const live = withLiveCount(inner, { stderr: { stream: stderr, isTTY: true, columns: 12 }, stdout: { stream: new Collector(), isTTY: true }, now: () => now, noun: 'conversation' });
+    const inner: RecordWriter = {
+      write: async () => void output.push(`[record after ${JSON.stringify(stderr.text.slice(-4))}]`),
+      endPage: async () => undefined,
+      end: async () => undefined,
+    };
+    const live = withLiveCount(inner, {
+      stderr: { stream: stderr, isTTY: true, columns: 12 },
+      stdout: { stream: new Collector(), isTTY: true },
+      now: () => now,
+      noun: 'conversation',
+    });
     now = 2000;
     await live.writer.write({ id: 1 });
     assert.equal(drawn(stderr.text)[0], '1 conversa…');
@@ -154,7 +191,10 @@ describe('live count, end to end', () => {
   });
 
   test('--quiet, --verbose or a stderr that is not a terminal: no live count', async () => {
-    for (const [args, tty] of [[['--quiet'], true], [[], false]] as const) {
+    for (const [args, tty] of [
+      [['--quiet'], true],
+      [[], false],
+    ] as const) {
       const result = await runCli([...args, 'conversations', 'list', '--status', 'unread', '-o', 'csv'], { sandbox, stderrTTY: tty, now: movingClock() });
       assert.equal(result.code, 0, result.stderr);
       assert.equal(result.stderr, '', `${args.join(' ')} tty ${tty}`);
@@ -168,7 +208,11 @@ describe('live count, end to end', () => {
   test('a list that fails part-way clears the count before its error line', async () => {
     sandbox.setFaults({ failListAfterPages: 4 });
     try {
-      const result = await runCli(['--retries', '0', 'conversations', 'list', '--status', 'unread', '--page-size', '10', '-o', 'csv'], { sandbox, stderrTTY: true, now: movingClock() });
+      const result = await runCli(['--retries', '0', 'conversations', 'list', '--status', 'unread', '--page-size', '10', '-o', 'csv'], {
+        sandbox,
+        stderrTTY: true,
+        now: movingClock(),
+      });
       assert.equal(result.code, 1);
       assert.match(result.stderr, /conversations \([\d,]+\/s\)\r\x1b\[2Kcarectl: [^\r]*--resume \S+\n$/);
     } finally {

@@ -64,12 +64,18 @@ export type Shape = 'year' | 'future' | '1970' | 'burst' | 'gaps' | 'hours';
 function dateOf(shape: Shape, random: () => number, burstAt: number): number {
   const second = (ms: number): number => Math.floor(ms / 1000) * 1000;
   switch (shape) {
-    case 'year': return second(NOW - random() * 365 * DAY);
-    case 'future': return second(NOW + random() * 365 * DAY);
-    case '1970': return random() < 0.5 ? 0 : second(random() * 3 * DAY);
-    case 'burst': return burstAt;
-    case 'gaps': return second(Date.UTC(2001 + 8 * Math.floor(random() * 4), 0, 1) + random() * 20 * DAY);
-    case 'hours': return second(NOW - random() * 6 * 3_600_000);
+    case 'year':
+      return second(NOW - random() * 365 * DAY);
+    case 'future':
+      return second(NOW + random() * 365 * DAY);
+    case '1970':
+      return random() < 0.5 ? 0 : second(random() * 3 * DAY);
+    case 'burst':
+      return burstAt;
+    case 'gaps':
+      return second(Date.UTC(2001 + 8 * Math.floor(random() * 4), 0, 1) + random() * 20 * DAY);
+    case 'hours':
+      return second(NOW - random() * 6 * 3_600_000);
   }
 }
 
@@ -82,7 +88,11 @@ export function modelData(count: number, shapes: readonly Shape[], seed: number,
     const oldest = dateOf(shape, random, burstAt);
     const newest = Math.max(oldest, random() < 0.5 ? oldest : dateOf(shape, random, burstAt));
     records.push({
-      id: String(500000 + i), status: STATUSES[Math.floor(random() * 3)] as string, is_priority: random() < 0.4, oldest, newest,
+      id: String(500000 + i),
+      status: STATUSES[Math.floor(random() * 3)] as string,
+      is_priority: random() < 0.4,
+      oldest,
+      newest,
       ...(random() < hiddenShare && { hidden: true }),
     });
   }
@@ -134,7 +144,10 @@ export class ModelServer {
   private count = 0;
   baseUrl = '';
 
-  constructor(data: ModelRecord[], readonly variant: ModelVariant) {
+  constructor(
+    data: ModelRecord[],
+    readonly variant: ModelVariant,
+  ) {
     this.variant = { ...variant };
     this.data = data.map((record) => ({ ...record }));
   }
@@ -149,11 +162,12 @@ export class ModelServer {
     const priority = params.get('is_priority');
     const bounds = new URLSearchParams(params);
     if (this.variant.ignoreNear) {
-      for (const name of ['oldest_sort_date', 'newest_sort_date']) for (const op of descending ? ['lte', 'lt'] : ['gte', 'gt']) {
-        const kept = bounds.getAll(`${name}_${op}`).filter((value) => value.includes('T'));
-        bounds.delete(`${name}_${op}`);
-        for (const value of kept) bounds.append(`${name}_${op}`, value);
-      }
+      for (const name of ['oldest_sort_date', 'newest_sort_date'])
+        for (const op of descending ? ['lte', 'lt'] : ['gte', 'gt']) {
+          const kept = bounds.getAll(`${name}_${op}`).filter((value) => value.includes('T'));
+          bounds.delete(`${name}_${op}`);
+          for (const value of kept) bounds.append(`${name}_${op}`, value);
+        }
     }
     const old = this.variant.ignoreBounds ? undefined : readBounds(bounds, 'oldest_sort_date', this.variant.reading);
     const recent = this.variant.ignoreBounds ? undefined : readBounds(bounds, 'newest_sort_date', this.variant.reading);
@@ -176,7 +190,9 @@ export class ModelServer {
     const saved = { ...this.variant };
     Object.assign(this.variant, { ignoreBounds: false, ignoreFar: false, ignoreNear: false });
     try {
-      return this.list(params, false).filter((r) => !r.hidden).map((r) => r.id);
+      return this.list(params, false)
+        .filter((r) => !r.hidden)
+        .map((r) => r.id);
     } finally {
       Object.assign(this.variant, saved);
     }
@@ -214,7 +230,9 @@ export class ModelServer {
       link.set('page_size', String(size));
       next = `${this.baseUrl}${path}?${link.toString()}`;
     }
-    const shown = page.filter((r) => !r.hidden).map((r) => ({ id: r.id, url: `${this.baseUrl}/v1.3/conversations/${r.id}`, status: r.status, is_priority: r.is_priority }));
+    const shown = page
+      .filter((r) => !r.hidden)
+      .map((r) => ({ id: r.id, url: `${this.baseUrl}/v1.3/conversations/${r.id}`, status: r.status, is_priority: r.is_priority }));
     return { status: 200, body: { conversations: shown, paging: { next_page: next, prev_page: null } } };
   }
 

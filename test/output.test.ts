@@ -3,16 +3,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import {
-  FORMATS,
-  cellText,
-  createWriter,
-  csvField,
-  safeJsonStringify,
-  sanitizeForTerminal,
-  tsvField,
-  valueAt,
-} from '../src/output/index.js';
+import { FORMATS, cellText, createWriter, csvField, safeJsonStringify, sanitizeForTerminal, tsvField, valueAt } from '../src/output/index.js';
 import type { Format, WriterOptions } from '../src/output/index.js';
 import { StreamSink, writeText } from '../src/core/stream-sink.js';
 import { createBlockWriter } from '../src/output/blocks.js';
@@ -38,12 +29,7 @@ class Collector extends Writable {
 }
 
 /** Writes the pages (endPage() after each), ends the document and returns what reached the stream. */
-async function render(
-  format: Format,
-  pages: Row[][],
-  overrides: Partial<WriterOptions> = {},
-  terminalColumns?: number,
-): Promise<string> {
+async function render(format: Format, pages: Row[][], overrides: Partial<WriterOptions> = {}, terminalColumns?: number): Promise<string> {
   const collector = new Collector();
   const writer = createWriter(format, writerOptions(collector, overrides, terminalColumns));
   for (const page of pages) {
@@ -73,8 +59,7 @@ const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f
 /** Every bidi control and zero-width character the contract names, in one string. */
 const BIDI_AND_ZERO_WIDTH = '\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u200b\u200c\u200d\u2060\ufeff';
 /** The same, as table, tsv and csv on a terminal show it. */
-const BIDI_AND_ZERO_WIDTH_SHOWN =
-  '\\u202a\\u202b\\u202c\\u202d\\u202e\\u2066\\u2067\\u2068\\u2069\\u200e\\u200f\\u061c\\u200b\\u200c\\u200d\\u2060\\ufeff';
+const BIDI_AND_ZERO_WIDTH_SHOWN = '\\u202a\\u202b\\u202c\\u202d\\u202e\\u2066\\u2067\\u2068\\u2069\\u200e\\u200f\\u061c\\u200b\\u200c\\u200d\\u2060\\ufeff';
 
 describe('valueAt', () => {
   const record = { id: 5, author: { id: 7, tags: ['x', 'y'] }, channels: [{ name: 'mail' }] };
@@ -90,7 +75,10 @@ describe('valueAt', () => {
   it('takes a name segment on an array from each element, like jq .channels[].name', () => {
     const conversation = {
       tags: [{ id: 1, name: 'vip' }, { id: 2 }, { id: 3, name: 'billing' }],
-      channels: [{ name: 'mail', owners: [{ id: 8 }, { id: 9 }] }, { name: 'chat', owners: [{ id: 10 }] }],
+      channels: [
+        { name: 'mail', owners: [{ id: 8 }, { id: 9 }] },
+        { name: 'chat', owners: [{ id: 10 }] },
+      ],
     };
     // An element without the field keeps its place (as jq's null does), so tags.id and tags.name line up.
     assert.deepEqual(valueAt(conversation, 'tags.name'), ['vip', null, 'billing']);
@@ -133,11 +121,7 @@ describe('cellText', () => {
 describe('sanitizeForTerminal', () => {
   const cases: [string, string, string][] = [
     ['OSC 52 clipboard write', '\x1b]52;c;ZWNobyBwd25lZA==\x07', '\\x1b]52;c;ZWNobyBwd25lZA==\\x07'],
-    [
-      'OSC 8 hyperlink',
-      '\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\',
-      '\\x1b]8;;https://evil.example\\x1b\\click\\x1b]8;;\\x1b\\',
-    ],
+    ['OSC 8 hyperlink', '\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\', '\\x1b]8;;https://evil.example\\x1b\\click\\x1b]8;;\\x1b\\'],
     ['CSI clear screen', '\x1b[2J', '\\x1b[2J'],
     ['carriage-return overwrite', 'ok\rPWNED', 'ok\\rPWNED'],
     ['bell', 'ding\x07', 'ding\\x07'],
@@ -181,10 +165,7 @@ describe('errors on stderr', () => {
   it('show bidi controls and zero-width characters from the arguments escaped', async () => {
     const column = await runCli(['tags', 'list', '--columns', 'id,na\u200bme']);
     assert.equal(column.code, 2);
-    assert.equal(
-      column.stderr,
-      'carectl: --columns: unknown column "na\\u200bme"; accepted: id, url, name, is_active (dotted paths allowed)\n',
-    );
+    assert.equal(column.stderr, 'carectl: --columns: unknown column "na\\u200bme"; accepted: id, url, name, is_active (dotted paths allowed)\n');
     const format = await runCli(['--output', 'ta\u202eble\u2069', 'tags', 'list']);
     assert.equal(format.code, 2);
     assert.equal(format.stderr, 'carectl: --output: "ta\\u202eble\\u2069" is not one of table, json, ndjson, csv, tsv\n');
@@ -226,10 +207,7 @@ describe('json', () => {
   });
 
   it('prints a single record as one object', async () => {
-    assert.equal(
-      await render('json', [[{ id: 1, author: { id: 7 } }]], { shape: 'single' }),
-      '{\n  "id": 1,\n  "author": {\n    "id": 7\n  }\n}\n',
-    );
+    assert.equal(await render('json', [[{ id: 1, author: { id: 7 } }]], { shape: 'single' }), '{\n  "id": 1,\n  "author": {\n    "id": 7\n  }\n}\n');
   });
 
   it('escapes DEL, C1 and bidi controls, staying parseable with the same value', async () => {
@@ -279,10 +257,7 @@ describe('csv', () => {
   const columns = ['id', 'name', 'author.id', 'channels'];
 
   it('prints a header and RFC 4180 records with CRLF', async () => {
-    assert.equal(
-      await render('csv', [people], { columns }),
-      'id,name,author.id,channels\r\n1,Ada,7,"[""mail"",""chat""]"\r\n22,Grace Hopper,8,[]\r\n',
-    );
+    assert.equal(await render('csv', [people], { columns }), 'id,name,author.id,channels\r\n1,Ada,7,"[""mail"",""chat""]"\r\n22,Grace Hopper,8,[]\r\n');
   });
 
   it('drops the header with header=false, and prints only the header for an empty list', async () => {
@@ -350,14 +325,8 @@ describe('csv', () => {
   });
 
   it('escapes header cells and record cells in the writer', async () => {
-    assert.equal(
-      await render('csv', [[{ '-x': '=cmd', id: '-7' }]], { columns: ['-x', 'id'] }),
-      "'-x,id\r\n'=cmd,'-7\r\n",
-    );
-    assert.equal(
-      await render('csv', [[{ '-x': '=cmd', id: '-7' }]], { columns: ['-x', 'id'], escapeFormulas: false }),
-      '-x,id\r\n=cmd,-7\r\n',
-    );
+    assert.equal(await render('csv', [[{ '-x': '=cmd', id: '-7' }]], { columns: ['-x', 'id'] }), "'-x,id\r\n'=cmd,'-7\r\n");
+    assert.equal(await render('csv', [[{ '-x': '=cmd', id: '-7' }]], { columns: ['-x', 'id'], escapeFormulas: false }), '-x,id\r\n=cmd,-7\r\n');
   });
 });
 
@@ -365,10 +334,7 @@ describe('tsv', () => {
   const columns = ['id', 'name', 'author.id', 'channels'];
 
   it('prints tab-separated lines with a header', async () => {
-    assert.equal(
-      await render('tsv', [people], { columns }),
-      'id\tname\tauthor.id\tchannels\n1\tAda\t7\tmail,chat\n22\tGrace Hopper\t8\t\n',
-    );
+    assert.equal(await render('tsv', [people], { columns }), 'id\tname\tauthor.id\tchannels\n1\tAda\t7\tmail,chat\n22\tGrace Hopper\t8\t\n');
   });
 
   it('drops the header with header=false; single is header plus one line', async () => {
@@ -410,17 +376,12 @@ describe('table', () => {
   it('prints a borderless table with an upper-case header', async () => {
     assert.equal(
       await render('table', [people], { columns: peopleColumns }),
-      'ID  NAME          AUTHOR.ID  CHANNELS.0.NAME\n' +
-        '1   Ada           7          mail\n' +
-        '22  Grace Hopper  8\n',
+      'ID  NAME          AUTHOR.ID  CHANNELS.0.NAME\n' + '1   Ada           7          mail\n' + '22  Grace Hopper  8\n',
     );
   });
 
   it('drops the header with header=false, sizing columns from the data alone', async () => {
-    assert.equal(
-      await render('table', [people], { columns: peopleColumns, header: false }),
-      '1   Ada           7  mail\n22  Grace Hopper  8\n',
-    );
+    assert.equal(await render('table', [people], { columns: peopleColumns, header: false }), '1   Ada           7  mail\n22  Grace Hopper  8\n');
   });
 
   it('prints nothing at all for an empty list', async () => {
@@ -489,16 +450,37 @@ describe('table', () => {
 
   it('measures display width, not string length', async () => {
     assert.equal(
-      await render('table', [[{ name: '日本語', id: 1 }, { name: 'ab', id: 2 }], [{ name: '日本語テキスト', id: 3 }]], { columns: ['name', 'id'] }, 10),
+      await render(
+        'table',
+        [
+          [
+            { name: '日本語', id: 1 },
+            { name: 'ab', id: 2 },
+          ],
+          [{ name: '日本語テキスト', id: 3 }],
+        ],
+        { columns: ['name', 'id'] },
+        10,
+      ),
       'NAME    ID\n日本語  1\nab      2\n日本…   3\n',
     );
   });
 
   it('counts an emoji as two columns and a combining mark as none', async () => {
     assert.equal(
-      await render('table', [[{ name: '✅', id: 1 }, { name: 'e\u0301', id: 2 }, { name: 'abc', id: 3 }]], {
-        columns: ['name', 'id'],
-      }),
+      await render(
+        'table',
+        [
+          [
+            { name: '✅', id: 1 },
+            { name: 'e\u0301', id: 2 },
+            { name: 'abc', id: 3 },
+          ],
+        ],
+        {
+          columns: ['name', 'id'],
+        },
+      ),
       'NAME  ID\n✅    1\ne\u0301     2\nabc   3\n',
     );
   });
@@ -514,18 +496,12 @@ describe('table', () => {
   });
 
   it('cuts a later value to an ellipsis alone in a one-column-wide column', async () => {
-    assert.equal(
-      await render('table', [[{ id: 1, name: 'a' }], [{ id: 2, name: 'abc' }]], { header: false }, 4),
-      '1  a\n2  …\n',
-    );
+    assert.equal(await render('table', [[{ id: 1, name: 'a' }], [{ id: 2, name: 'abc' }]], { header: false }, 4), '1  a\n2  …\n');
   });
 
   it('shrinks free text and the blank under long headers to fit the terminal width, never the ids', async () => {
     const output = await render('table', [people], { columns: peopleColumns }, 30);
-    assert.equal(
-      output,
-      'ID  NAME      AUTHOR…  CHANNE…\n' + '1   Ada       7        mail\n' + '22  Grace H…  8\n',
-    );
+    assert.equal(output, 'ID  NAME      AUTHOR…  CHANNE…\n' + '1   Ada       7        mail\n' + '22  Grace H…  8\n');
     for (const line of output.split('\n')) assert.ok(line.length <= 30, line);
   });
 
@@ -542,14 +518,21 @@ describe('table', () => {
       { id: 3, 'na\u200dme': `x${BIDI_AND_ZERO_WIDTH}y` },
     ];
     const output = await render('table', [rows], { columns: ['id', 'na\u200dme'] });
-    assert.equal(
-      output,
-      'ID  NA\\u200dME\n' + '1   invoice\\u200ftxt.exe\n' + '2   p\\u200bay\\ufeff\n' + `3   x${BIDI_AND_ZERO_WIDTH_SHOWN}y\n`,
-    );
+    assert.equal(output, 'ID  NA\\u200dME\n' + '1   invoice\\u200ftxt.exe\n' + '2   p\\u200bay\\ufeff\n' + `3   x${BIDI_AND_ZERO_WIDTH_SHOWN}y\n`);
     assert.doesNotMatch(output, RAW_CONTROL);
     // They take columns now that they are visible: the grid holds on a terminal too.
     assert.equal(
-      await render('table', [[{ id: 1, name: 'a\u200bb' }, { id: 2, name: 'abcdefghij' }]], {}, 80),
+      await render(
+        'table',
+        [
+          [
+            { id: 1, name: 'a\u200bb' },
+            { id: 2, name: 'abcdefghij' },
+          ],
+        ],
+        {},
+        80,
+      ),
       'ID  NAME\n1   a\\u200bb\n2   abcdefghij\n',
     );
   });
@@ -618,7 +601,10 @@ describe('streaming', () => {
       await writer.end();
       assert.ok(maxBufferedBeforeWrite < 16, `wrote while ${maxBufferedBeforeWrite} bytes were buffered`);
       const ids = received.join('').match(/r\d+/g) ?? [];
-      assert.deepEqual(ids, Array.from({ length: count }, (_, i) => `r${String(i).padStart(4, '0')}`));
+      assert.deepEqual(
+        ids,
+        Array.from({ length: count }, (_, i) => `r${String(i).padStart(4, '0')}`),
+      );
     });
   }
 });
@@ -666,16 +652,22 @@ describe('write errors', () => {
     });
     disk.on('error', () => undefined);
     const sink = new StreamSink(disk, undefined);
-    await assert.rejects(sink.write('x\n'), (error: Error) => error instanceof OutputError && error.message === 'cannot write the output: no space left on device (ENOSPC)');
+    await assert.rejects(
+      sink.write('x\n'),
+      (error: Error) => error instanceof OutputError && error.message === 'cannot write the output: no space left on device (ENOSPC)',
+    );
   });
 
   it('rejects with EPIPE when the reading process has exited', async () => {
     const child = spawn(process.execPath, ['-e', ''], { stdio: ['pipe', 'ignore', 'ignore'] });
     await once(child, 'exit');
     const writer = createWriter('ndjson', writerOptions(child.stdin));
-    await assert.rejects(async () => {
-      for (let id = 0; id < 100_000; id++) await writer.write({ id, padding: 'x'.repeat(100) });
-    }, (error: NodeJS.ErrnoException) => error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED');
+    await assert.rejects(
+      async () => {
+        for (let id = 0; id < 100_000; id++) await writer.write({ id, padding: 'x'.repeat(100) });
+      },
+      (error: NodeJS.ErrnoException) => error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED',
+    );
   });
 
   it('rejects on a stream that was already destroyed', async () => {
@@ -686,8 +678,8 @@ describe('write errors', () => {
   });
 });
 
-describe('computed columns (a report\'s state)', () => {
-  it('keep the writer\'s count of what the reader took, so a stopped list resumes at the first record not taken', async () => {
+describe("computed columns (a report's state)", () => {
+  it("keep the writer's count of what the reader took, so a stopped list resumes at the first record not taken", async () => {
     const chunks: string[] = [];
     const stream = new Writable({ write: (chunk: Buffer, _encoding, done) => (chunks.push(chunk.toString()), done()) });
     const writer = withComputed(createWriter('csv', writerOptions(stream, { columns: ['id', 'state'] })), [{ name: 'state', from: () => 'generated' }]);
@@ -707,7 +699,14 @@ describe('a stopped command and a reader that is not reading', () => {
   const stopped = (): AbortSignal => AbortSignal.abort();
   const record = { id: '1', name: 'x'.repeat(100) };
 
-  for (const [what, shape] of [['json', 'list'], ['ndjson', 'list'], ['csv', 'list'], ['tsv', 'list'], ['table', 'list'], ['table', 'single']] as const) {
+  for (const [what, shape] of [
+    ['json', 'list'],
+    ['ndjson', 'list'],
+    ['csv', 'list'],
+    ['tsv', 'list'],
+    ['table', 'list'],
+    ['table', 'single'],
+  ] as const) {
     it(`-o ${what} (${shape}): the writer gives up instead of waiting for ever`, async () => {
       const writer = createWriter(what, writerOptions(stuck(), { shape, signal: stopped() }, shape === 'single' ? 80 : undefined));
       await assert.rejects(async () => {
@@ -727,7 +726,10 @@ describe('a stopped command and a reader that is not reading', () => {
     await assert.rejects(writeText(stuck(), 'x'.repeat(100), stopped()), InterruptedError);
   });
 
-  for (const argv of [['completion', 'bash'], ['help', 'options']]) {
+  for (const argv of [
+    ['completion', 'bash'],
+    ['help', 'options'],
+  ]) {
     it(`carectl ${argv.join(' ')} (a one-off text) ends on a stop, exit 130`, async () => {
       const stop = new AbortController();
       const running = runCli(argv, { stdout: stuck(), signal: stop.signal });

@@ -38,9 +38,13 @@ describe('npm pack', () => {
   after(() => rm(folder, { recursive: true, force: true }));
 
   test('the tarball holds the command, its bundle with code caches and the man page; no sources, tests or module-by-module build', () => {
-    for (const path of ['package.json', 'bin/carectl.js', 'bin/package.json', 'dist/bundle/carectl.js', 'dist/bundle/carectl.js.cache', 'man/carectl.1']) assert.ok(files.includes(path), path);
+    for (const path of ['package.json', 'bin/carectl.js', 'bin/package.json', 'dist/bundle/carectl.js', 'dist/bundle/carectl.js.cache', 'man/carectl.1'])
+      assert.ok(files.includes(path), path);
     // bin/carectl.js runs dist/bundle only; dist/src (tsc's output, for the tests) would be dead weight
-    assert.deepEqual(files.filter((path) => /^(dist\/(src|test)|src|test)\//.test(path)), []);
+    assert.deepEqual(
+      files.filter((path) => /^(dist\/(src|test)|src|test)\//.test(path)),
+      [],
+    );
   });
 
   test('the installed carectl prints its version', async () => {

@@ -11,7 +11,11 @@ import { scriptedApi, scriptedEnv, type ScriptedApi, type ScriptedReply, type Sc
 type Answer = (request: ScriptedRequest, params: URLSearchParams, base: string) => ScriptedReply | undefined;
 
 /** Runs `argv` against a scripted API answering with `answer`, then closes it. */
-async function against(answer: Answer, argv: string[], run?: (api: ScriptedApi, result: RunResult) => Promise<void>): Promise<{ result: RunResult; api: ScriptedApi }> {
+async function against(
+  answer: Answer,
+  argv: string[],
+  run?: (api: ScriptedApi, result: RunResult) => Promise<void>,
+): Promise<{ result: RunResult; api: ScriptedApi }> {
   let base = '';
   const api = await scriptedApi((request) => answer(request, new URL(request.url, 'http://x').searchParams, base));
   base = api.baseUrl;
@@ -24,18 +28,22 @@ async function against(answer: Answer, argv: string[], run?: (api: ScriptedApi, 
   }
 }
 
-const tags = (...ids: number[]): Array<{ id: string; name: string; is_active: boolean }> => ids.map((id) => ({ id: String(id), name: `t${id}`, is_active: true }));
+const tags = (...ids: number[]): Array<{ id: string; name: string; is_active: boolean }> =>
+  ids.map((id) => ({ id: String(id), name: `t${id}`, is_active: true }));
 const lines = (ids: number[]): string => ids.map((id) => `${JSON.stringify({ id: String(id), name: `t${id}`, is_active: true })}\n`).join('');
 const tokenOf = (stderr: string): string | undefined => /--resume (\S+)/.exec(stderr)?.[1];
 
 describe('paging follows what a service sends, but never loops', () => {
   test('an empty page that carries a next_page is followed', async () => {
-    const { result, api } = await against((_request, params, base) => {
-      const skip = params.get('skip');
-      if (skip === null) return { json: { tags: tags(1, 2), paging: { next_page: `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50&skip=2` } } };
-      if (skip === '2') return { json: { tags: [], paging: { next_page: `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50&skip=3` } } };
-      return { json: { tags: tags(3), paging: { next_page: null } } };
-    }, ['tags', 'list', '-o', 'ndjson']);
+    const { result, api } = await against(
+      (_request, params, base) => {
+        const skip = params.get('skip');
+        if (skip === null) return { json: { tags: tags(1, 2), paging: { next_page: `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50&skip=2` } } };
+        if (skip === '2') return { json: { tags: [], paging: { next_page: `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50&skip=3` } } };
+        return { json: { tags: tags(3), paging: { next_page: null } } };
+      },
+      ['tags', 'list', '-o', 'ndjson'],
+    );
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, lines([1, 2, 3]));
     assert.equal(api.requests.length, 3);
@@ -46,12 +54,23 @@ describe('paging follows what a service sends, but never loops', () => {
     const answer: Answer = (_request, params, base) => {
       const skip = params.get('skip');
       if (skip === null) return { json: { tags: tags(1, 2), paging: { next_page: `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50&skip=2` } } };
-      if (skip === '2') return { json: { tags: tags(3, 4), paging: { next_page: fixed ? `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50&skip=4` : `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50` } } };
+      if (skip === '2')
+        return {
+          json: {
+            tags: tags(3, 4),
+            paging: {
+              next_page: fixed ? `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50&skip=4` : `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50`,
+            },
+          },
+        };
       return { json: { tags: tags(5), paging: { next_page: null } } };
     };
     await against(answer, ['tags', 'list', '-o', 'ndjson'], async (api, result) => {
       assert.equal(result.code, 1);
-      assert.match(result.stderr, /^carectl: the service sent a next_page link back to a page already read \(v1\.3\/tags\?fields=name%2Cis_active&page_size=50\); the list stopped after 4 records: to continue, run the same command with --resume \S+\n$/);
+      assert.match(
+        result.stderr,
+        /^carectl: the service sent a next_page link back to a page already read \(v1\.3\/tags\?fields=name%2Cis_active&page_size=50\); the list stopped after 4 records: to continue, run the same command with --resume \S+\n$/,
+      );
       assert.equal(result.stdout, lines([1, 2, 3, 4]));
       assert.equal(api.requests.length, 2, 'the page already read is not asked for again');
       fixed = true;
@@ -62,10 +81,14 @@ describe('paging follows what a service sends, but never loops', () => {
   });
 
   test('the same address with its query in another order is the same page', async () => {
-    const { result, api } = await against((_request, params, base) => {
-      if (params.get('skip') === null) return { json: { tags: tags(1), paging: { next_page: `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50&skip=1` } } };
-      return { json: { tags: tags(2), paging: { next_page: `${base}/v1.3/tags?skip=1&page_size=50&fields=name%2Cis_active` } } };
-    }, ['tags', 'list', '-o', 'ndjson']);
+    const { result, api } = await against(
+      (_request, params, base) => {
+        if (params.get('skip') === null)
+          return { json: { tags: tags(1), paging: { next_page: `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50&skip=1` } } };
+        return { json: { tags: tags(2), paging: { next_page: `${base}/v1.3/tags?skip=1&page_size=50&fields=name%2Cis_active` } } };
+      },
+      ['tags', 'list', '-o', 'ndjson'],
+    );
     assert.equal(result.code, 1);
     assert.match(result.stderr, /a page already read \(v1\.3\/tags\?skip=1&page_size=50&fields=name%2Cis_active\).*--resume \S+\n$/);
     assert.equal(result.stdout, lines([1, 2]));
@@ -73,20 +96,29 @@ describe('paging follows what a service sends, but never loops', () => {
   });
 
   test('a page that repeats the ids of the page before it is not written, and ends the list', async () => {
-    const { result } = await against((_request, params, base) => {
-      const skip = Number(params.get('skip') ?? 0);
-      return { json: { tags: tags(1, 2), paging: { next_page: `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50&skip=${skip + 2}` } } };
-    }, ['tags', 'list', '-o', 'ndjson']);
+    const { result } = await against(
+      (_request, params, base) => {
+        const skip = Number(params.get('skip') ?? 0);
+        return { json: { tags: tags(1, 2), paging: { next_page: `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50&skip=${skip + 2}` } } };
+      },
+      ['tags', 'list', '-o', 'ndjson'],
+    );
     assert.equal(result.code, 1);
-    assert.match(result.stderr, /^carectl: the service sent the same records as the page before it \(v1\.3\/tags\?fields=name%2Cis_active&page_size=50&skip=2\) with a link to more: paging would not end; the list stopped after 2 records: .*--resume \S+\n$/);
+    assert.match(
+      result.stderr,
+      /^carectl: the service sent the same records as the page before it \(v1\.3\/tags\?fields=name%2Cis_active&page_size=50&skip=2\) with a link to more: paging would not end; the list stopped after 2 records: .*--resume \S+\n$/,
+    );
     assert.equal(result.stdout, lines([1, 2]));
   });
 
   test('empty pages that go on linking end at the 50th in a row', async () => {
-    const { result, api } = await against((_request, params, base) => {
-      const skip = Number(params.get('skip') ?? 0);
-      return { json: { tags: skip === 0 ? tags(1) : [], paging: { next_page: `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50&skip=${skip + 1}` } } };
-    }, ['tags', 'list', '-o', 'ndjson']);
+    const { result, api } = await against(
+      (_request, params, base) => {
+        const skip = Number(params.get('skip') ?? 0);
+        return { json: { tags: skip === 0 ? tags(1) : [], paging: { next_page: `${base}/v1.3/tags?fields=name%2Cis_active&page_size=50&skip=${skip + 1}` } } };
+      },
+      ['tags', 'list', '-o', 'ndjson'],
+    );
     assert.equal(result.code, 1);
     assert.match(result.stderr, /50 empty pages in a row .*--resume \S+\n$/);
     assert.equal(result.stdout, lines([1]));
@@ -99,15 +131,45 @@ const conversations = (...ids: number[]): Array<{ id: string }> => ids.map((id) 
 const idLines = (ids: number[]): string => ids.map((id) => `${JSON.stringify({ id: String(id) })}\n`).join('');
 
 describe('a next_page link that drops or changes the query is never followed as it is', () => {
-  const argv = ['conversations', 'list', '--status', 'unread', '--channel', '202', '--oldest', '2026-01-01..2026-01-31', '--fields', 'status', '-o', 'ndjson', '--parallel', '1'];
+  const argv = [
+    'conversations',
+    'list',
+    '--status',
+    'unread',
+    '--channel',
+    '202',
+    '--oldest',
+    '2026-01-01..2026-01-31',
+    '--fields',
+    'status',
+    '-o',
+    'ndjson',
+    '--parallel',
+    '1',
+  ];
   const query = 'status=unread&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lt=2026-02-01&channel=202&fields=status';
   for (const [what, link] of [
     ['drops a filter', 'v1.3/conversations?status=unread&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lt=2026-02-01&fields=status&page_size=50&skip=2'],
-    ['changes a filter', 'v1.3/conversations?status=closed&channel=202&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lt=2026-02-01&fields=status&page_size=50&skip=2'],
-    ['adds a value', 'v1.3/conversations?status=unread&channel=202&channel=203&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lt=2026-02-01&fields=status&page_size=50&skip=2'],
-    ['widens the date range', 'v1.3/conversations?status=unread&channel=202&oldest_sort_date_gte=2025-01-01&oldest_sort_date_lt=2026-02-01&fields=status&page_size=50&skip=2'],
-    ['adds a parameter carectl does not know (utm_src: it cannot tell a harmless one from one that widens the list)', 'v1.3/conversations?status=unread&channel=202&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lt=2026-02-01&fields=status&page_size=50&skip=2&utm_src=api'],
-    ['numbers its pages (page=2)', 'v1.3/conversations?status=unread&channel=202&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lt=2026-02-01&fields=status&page_size=50&page=2'],
+    [
+      'changes a filter',
+      'v1.3/conversations?status=closed&channel=202&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lt=2026-02-01&fields=status&page_size=50&skip=2',
+    ],
+    [
+      'adds a value',
+      'v1.3/conversations?status=unread&channel=202&channel=203&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lt=2026-02-01&fields=status&page_size=50&skip=2',
+    ],
+    [
+      'widens the date range',
+      'v1.3/conversations?status=unread&channel=202&oldest_sort_date_gte=2025-01-01&oldest_sort_date_lt=2026-02-01&fields=status&page_size=50&skip=2',
+    ],
+    [
+      'adds a parameter carectl does not know (utm_src: it cannot tell a harmless one from one that widens the list)',
+      'v1.3/conversations?status=unread&channel=202&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lt=2026-02-01&fields=status&page_size=50&skip=2&utm_src=api',
+    ],
+    [
+      'numbers its pages (page=2)',
+      'v1.3/conversations?status=unread&channel=202&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lt=2026-02-01&fields=status&page_size=50&page=2',
+    ],
     ['is written http:/… and drops a filter', 'http:/v1.3/conversations?status=unread&fields=status&page_size=50&skip=2'],
     ['is relative and drops a filter', '/v1.3/conversations?status=unread&fields=status&page_size=50&skip=2'],
   ] as const) {
@@ -120,7 +182,10 @@ describe('a next_page link that drops or changes the query is never followed as 
         return { json: { conversations: conversations(skip + 1, skip + 2), paging: { next_page: skip === 0 ? next : null } } };
       }, argv);
       assert.equal(result.code, 1);
-      assert.match(result.stderr, /^carectl: the service sent a next_page link that (drops \w+ from the query|changes \w+ in the query|adds \w+ to the query|widens the query's oldest_sort_date range)(, [^(]*)? \(.*\): its pages could be another list, so the list stops here \(carectl follows only links that keep the query, moving the cursor or tightening a date bound; if every link of this service does this, report it to its operators\); the list stopped after 2 records: to continue, run the same command with --resume \S+\n$/);
+      assert.match(
+        result.stderr,
+        /^carectl: the service sent a next_page link that (drops \w+ from the query|changes \w+ in the query|adds \w+ to the query|widens the query's oldest_sort_date range)(, [^(]*)? \(.*\): its pages could be another list, so the list stops here \(carectl follows only links that keep the query, moving the cursor or tightening a date bound; if every link of this service does this, report it to its operators\); the list stopped after 2 records: to continue, run the same command with --resume \S+\n$/,
+      );
       assert.equal(result.stdout, idLines([1, 2]));
       assert.equal(answered, 1);
       assert.equal(api.requests[0]!.url, `/v1.3/conversations?${query}&page_size=50`);
@@ -128,7 +193,8 @@ describe('a next_page link that drops or changes the query is never followed as 
   }
 
   test('skip paging: a keyset link (a tighter date bound, the default sort) is followed as given', async () => {
-    const keyset = 'v1.3/conversations?status=unread&channel=202&fields=status&oldest_sort_date_gte=2026-01-20T10%3A00%3A00&oldest_sort_date_lt=2026-02-01&sort=oldest_sort_date&page_size=50&skip=1';
+    const keyset =
+      'v1.3/conversations?status=unread&channel=202&fields=status&oldest_sort_date_gte=2026-01-20T10%3A00%3A00&oldest_sort_date_lt=2026-02-01&sort=oldest_sort_date&page_size=50&skip=1';
     const { result, api } = await against((request, _params, base) => {
       const first = !request.url.includes('skip=');
       return { json: { conversations: first ? conversations(1, 2) : conversations(3), paging: { next_page: first ? `${base}/${keyset}` : null } } };
@@ -143,17 +209,28 @@ describe('a next_page link that drops or changes the query is never followed as 
     const answer: Answer = (request, params, base) => {
       const token = params.get('page_token');
       const types = (...ids: number[]): unknown[] => ids.map((id) => ({ id: String(id), name: `n${id}`, format: 'short', is_active: true }));
-      if (token === null) return { json: { annotationtypes: types(1, 2), paging: { next_page: `${base}/api/1/annotation-types?page_size=50&page_token=AA${fixed ? '' : '&is_active=true'}` } } };
+      if (token === null)
+        return {
+          json: {
+            annotationtypes: types(1, 2),
+            paging: { next_page: `${base}/api/1/annotation-types?page_size=50&page_token=AA${fixed ? '' : '&is_active=true'}` },
+          },
+        };
       assert.equal(request.url, '/api/1/annotation-types?page_size=50&page_token=AA');
       return { json: { annotationtypes: types(3), paging: { next_page: null } } };
     };
     await against(answer, ['annotation-types', 'list', '--columns', 'id', '--no-header'], async (api, result) => {
       assert.equal(result.code, 1);
-      assert.match(result.stderr, /^carectl: the service sent a next_page link that adds is_active to the query \(api\/1\/annotation-types\?page_size=50&page_token=AA&is_active=true\): its pages could be another list, so the list stops here \(carectl follows only links that keep the query, moving the cursor or tightening a date bound; if every link of this service does this, report it to its operators\); the list stopped after 2 records: to continue, run the same command with --resume \S+\n$/);
+      assert.match(
+        result.stderr,
+        /^carectl: the service sent a next_page link that adds is_active to the query \(api\/1\/annotation-types\?page_size=50&page_token=AA&is_active=true\): its pages could be another list, so the list stops here \(carectl follows only links that keep the query, moving the cursor or tightening a date bound; if every link of this service does this, report it to its operators\); the list stopped after 2 records: to continue, run the same command with --resume \S+\n$/,
+      );
       assert.equal(result.stdout, '1\n2\n');
       assert.equal(api.requests.length, 1);
       fixed = true;
-      const rest = await runCli(['annotation-types', 'list', '--columns', 'id', '--no-header', '--resume', tokenOf(result.stderr) as string], { env: scriptedEnv(api) });
+      const rest = await runCli(['annotation-types', 'list', '--columns', 'id', '--no-header', '--resume', tokenOf(result.stderr) as string], {
+        env: scriptedEnv(api),
+      });
       assert.equal(rest.code, 0, rest.stderr);
       assert.equal(result.stdout + rest.stdout, '1\n2\n3\n');
     });
@@ -162,11 +239,14 @@ describe('a next_page link that drops or changes the query is never followed as 
 
 describe('conversations list without --status or --priority (the union of two queries)', () => {
   test('prints a conversation once when its priority changed between the two queries', async () => {
-    const { result, api } = await against((_request, params) => {
-      const priority = params.get('is_priority');
-      // 3 moved from priority to not while the list ran, and shows in both queries.
-      return { json: { conversations: conversations(...(priority === 'true' ? [1, 2, 3] : [3, 4, 5])), paging: { next_page: null } } };
-    }, ['conversations', 'list', '-o', 'ndjson', '--fields', 'status']);
+    const { result, api } = await against(
+      (_request, params) => {
+        const priority = params.get('is_priority');
+        // 3 moved from priority to not while the list ran, and shows in both queries.
+        return { json: { conversations: conversations(...(priority === 'true' ? [1, 2, 3] : [3, 4, 5])), paging: { next_page: null } } };
+      },
+      ['conversations', 'list', '-o', 'ndjson', '--fields', 'status'],
+    );
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, idLines([1, 2, 3, 4, 5]));
     assert.equal(api.requests.length, 2);
@@ -175,7 +255,10 @@ describe('conversations list without --status or --priority (the union of two qu
   test('--sort there is a usage error and sends nothing', async () => {
     const { result, api } = await against(() => ({ json: {} }), ['conversations', 'list', '--sort', '-oldest_sort_date']);
     assert.equal(result.code, 2);
-    assert.equal(result.stderr, 'carectl: --sort: add --status or --priority/--no-priority; without them the list joins two queries, one after the other, which cannot be merged by a date the service does not return\n');
+    assert.equal(
+      result.stderr,
+      'carectl: --sort: add --status or --priority/--no-priority; without them the list joins two queries, one after the other, which cannot be merged by a date the service does not return\n',
+    );
     assert.equal(api.requests.length, 0);
   });
 });

@@ -58,13 +58,19 @@ describe('runList over pages that would not end', () => {
   test('follows empty pages that carry a next link, and stops at the 50th in a row', async () => {
     const fetched: string[] = [];
     const source: PageSource = { fetch: async (url) => (fetched.push(url), { records: [], next: `${url}x` }) };
-    await assert.rejects(runList({ plan: { phases: ['a'] }, source, writer: collector(), start: startPoint({ phases: ['a'] }, undefined), notice: () => undefined }), /50 empty pages in a row \(the last: a(x){49}\)/);
+    await assert.rejects(
+      runList({ plan: { phases: ['a'] }, source, writer: collector(), start: startPoint({ phases: ['a'] }, undefined), notice: () => undefined }),
+      /50 empty pages in a row \(the last: a(x){49}\)/,
+    );
     assert.equal(fetched.length, 50);
   });
 
   test('empty pages in a row at new addresses are part of a list', async () => {
     const pages: Record<string, { records: Array<{ id: number }>; next: string | null }> = {
-      a: { records: [{ id: 1 }], next: 'b' }, b: { records: [], next: 'c' }, c: { records: [], next: 'd' }, d: { records: [{ id: 2 }], next: null },
+      a: { records: [{ id: 1 }], next: 'b' },
+      b: { records: [], next: 'c' },
+      c: { records: [], next: 'd' },
+      d: { records: [{ id: 2 }], next: null },
     };
     const source: PageSource = { fetch: async (url) => pages[url] as { records: Array<{ id: number }>; next: string | null } };
     const writer = collector();
@@ -75,7 +81,10 @@ describe('runList over pages that would not end', () => {
   test('refuses a next link that points at the same page', async () => {
     const source: PageSource = { fetch: async () => ({ records: [{ id: 1 }], next: 'a' }) };
     const writer = collector();
-    await assert.rejects(runList({ plan: { phases: ['a'] }, source, writer, start: startPoint({ phases: ['a'] }, undefined), notice: () => undefined }), /a page already read \(a\)/);
+    await assert.rejects(
+      runList({ plan: { phases: ['a'] }, source, writer, start: startPoint({ phases: ['a'] }, undefined), notice: () => undefined }),
+      /a page already read \(a\)/,
+    );
     assert.deepEqual(writer.ids, ['1']);
   });
 });
@@ -93,7 +102,13 @@ describe('runList', () => {
     for (const fail of ['p0/1', 'p0/2', 'p1/0', 'p1/1']) {
       const notices: string[] = [];
       const first = collector();
-      const failure = await runList({ plan: plan(2), source: memorySource([12, 7], 5, fail), writer: first, start: startPoint(plan(2), undefined), notice: (m) => notices.push(m) }).then(
+      const failure = await runList({
+        plan: plan(2),
+        source: memorySource([12, 7], 5, fail),
+        writer: first,
+        start: startPoint(plan(2), undefined),
+        notice: (m) => notices.push(m),
+      }).then(
         () => assert.fail('the list should fail'),
         (err: unknown) => err as ApiError,
       );
@@ -113,7 +128,14 @@ describe('runList', () => {
     for (const limit of [1, 3, 5, 6, 12, 13]) {
       const notices: string[] = [];
       const first = collector();
-      await runList({ plan: plan(2), source: memorySource([12, 7], 5), writer: first, start: startPoint(plan(2), undefined), limit, notice: (m) => notices.push(m) });
+      await runList({
+        plan: plan(2),
+        source: memorySource([12, 7], 5),
+        writer: first,
+        start: startPoint(plan(2), undefined),
+        limit,
+        notice: (m) => notices.push(m),
+      });
       assert.equal(first.ids.length, limit);
       const token = /--resume (\S+)/.exec(notices[0] ?? '')?.[1] as string;
       const rest = collector();
@@ -124,7 +146,14 @@ describe('runList', () => {
 
   test('no notice when the limit ends exactly with the list', async () => {
     const notices: string[] = [];
-    await runList({ plan: plan(1), source: memorySource([10], 5), writer: collector(), start: startPoint(plan(1), undefined), limit: 10, notice: (m) => notices.push(m) });
+    await runList({
+      plan: plan(1),
+      source: memorySource([10], 5),
+      writer: collector(),
+      start: startPoint(plan(1), undefined),
+      limit: 10,
+      notice: (m) => notices.push(m),
+    });
     assert.deepEqual(notices, []);
   });
 });
@@ -157,7 +186,10 @@ describe('resume tokens', () => {
     assert.deepEqual(decodeResumeToken(plan(2), token), { phase: 1, url: 'p1/3', skip: 2, header: 'csv' });
     const withoutHeader = encodeResumeToken(plan(2), { phase: 0, url: 'p0/0', skip: 0 });
     assert.deepEqual(decodeResumeToken(plan(2), withoutHeader), { phase: 0, url: 'p0/0', skip: 0 });
-    assert.throws(() => decodeResumeToken({ phases: ['q0/0', 'q1/0'] }, token), (e: unknown) => e instanceof UsageError && /different command/.test(e.message));
+    assert.throws(
+      () => decodeResumeToken({ phases: ['q0/0', 'q1/0'] }, token),
+      (e: unknown) => e instanceof UsageError && /different command/.test(e.message),
+    );
     assert.throws(() => decodeResumeToken(plan(2), 'garbage!'), UsageError);
     assert.throws(() => decodeResumeToken(plan(2), Buffer.from('{"v":1}').toString('base64url')), UsageError);
   });
@@ -165,36 +197,51 @@ describe('resume tokens', () => {
   const cursorArb = fc.record({
     phase: fc.integer({ min: 0, max: 1 }),
     skip: fc.nat(500),
-    end: fc.option(fc.integer({ min: -30000, max: 3_000_000 }).map((n) => Math.abs(n)), { nil: undefined }),
+    end: fc.option(
+      fc.integer({ min: -30000, max: 3_000_000 }).map((n) => Math.abs(n)),
+      { nil: undefined },
+    ),
     params: fc.array(fc.tuple(fc.constantFrom('skip', 'oldest_sort_date_gte', 'page_token', 'x|y', 'status'), fc.string({ maxLength: 12 })), { maxLength: 4 }),
     header: fc.option(fc.constantFrom('csv', 'tsv'), { nil: undefined }),
   });
-  const twoPhases = { phases: ['v1.3/conversations?is_priority=true&page_size=50', 'v1.3/conversations?is_priority=false&page_size=50'], asOf: 1_780_000_000_000 };
+  const twoPhases = {
+    phases: ['v1.3/conversations?is_priority=true&page_size=50', 'v1.3/conversations?is_priority=false&page_size=50'],
+    asOf: 1_780_000_000_000,
+  };
   const cursorOf = (c: { phase: number; skip: number; end: number | undefined; params: Array<[string, string]> }) => {
     const url = `${twoPhases.phases[c.phase]}${c.params.map(([k, v]) => `&${new URLSearchParams([[k, v]])}`).join('')}`;
     return { phase: c.phase, url, skip: c.skip, ...(c.end !== undefined && { end: c.end }) };
   };
 
   test('round-trip any cursor (property)', () => {
-    fc.assert(fc.property(cursorArb, (c) => {
-      const cursor = cursorOf(c);
-      const decoded = decodeResumeToken(twoPhases, encodeResumeToken(twoPhases, cursor, c.header));
-      assert.deepEqual(decoded, { ...cursor, url: decoded.url, ...(c.header !== undefined && { header: c.header }) });
-      assert.deepEqual([...new URLSearchParams(decoded.url.split('?')[1])].sort(), [...new URLSearchParams(cursor.url.split('?')[1])].sort());
-    }), { seed: 23, numRuns: 200 });
+    fc.assert(
+      fc.property(cursorArb, (c) => {
+        const cursor = cursorOf(c);
+        const decoded = decodeResumeToken(twoPhases, encodeResumeToken(twoPhases, cursor, c.header));
+        assert.deepEqual(decoded, { ...cursor, url: decoded.url, ...(c.header !== undefined && { header: c.header }) });
+        assert.deepEqual([...new URLSearchParams(decoded.url.split('?')[1])].sort(), [...new URLSearchParams(cursor.url.split('?')[1])].sort());
+      }),
+      { seed: 23, numRuns: 200 },
+    );
   });
 
   test('refuse a token cut short or with any character changed (property)', () => {
-    fc.assert(fc.property(cursorArb, fc.nat(), fc.integer({ min: 1, max: 63 }), (c, at, shift) => {
-      const token = encodeResumeToken(twoPhases, cursorOf(c), c.header);
-      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-      const i = at % token.length;
-      const edited = token.slice(0, i) + alphabet[(alphabet.indexOf(token[i] as string) + shift) % 64] + token.slice(i + 1);
-      for (const bad of [token.slice(0, i), edited]) {
-        // A change in the last character's padding bits decodes to the same bytes: the same token.
-        if (Buffer.from(bad, 'base64url').equals(Buffer.from(token, 'base64url'))) continue;
-        assert.throws(() => decodeResumeToken(twoPhases, bad), (e: unknown) => e instanceof UsageError && /not a whole token|different command/.test(e.message));
-      }
-    }), { seed: 23, numRuns: 200 });
+    fc.assert(
+      fc.property(cursorArb, fc.nat(), fc.integer({ min: 1, max: 63 }), (c, at, shift) => {
+        const token = encodeResumeToken(twoPhases, cursorOf(c), c.header);
+        const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+        const i = at % token.length;
+        const edited = token.slice(0, i) + alphabet[(alphabet.indexOf(token[i] as string) + shift) % 64] + token.slice(i + 1);
+        for (const bad of [token.slice(0, i), edited]) {
+          // A change in the last character's padding bits decodes to the same bytes: the same token.
+          if (Buffer.from(bad, 'base64url').equals(Buffer.from(token, 'base64url'))) continue;
+          assert.throws(
+            () => decodeResumeToken(twoPhases, bad),
+            (e: unknown) => e instanceof UsageError && /not a whole token|different command/.test(e.message),
+          );
+        }
+      }),
+      { seed: 23, numRuns: 200 },
+    );
   });
 });

@@ -35,7 +35,10 @@ describe('--parallel, CARECTL_PARALLEL and the profile key parallel', () => {
       [[], { XDG_CONFIG_HOME: home }, 'parallel in profile "default": must be an integer from 1 to 32 (got "40")'],
     ];
     for (const [flags, env, message] of cases) {
-      for (const command of [['conversations', 'list'], ['conversations', 'update', '500002', '--status', 'on_hold']]) {
+      for (const command of [
+        ['conversations', 'list'],
+        ['conversations', 'update', '500002', '--status', 'on_hold'],
+      ]) {
         const mark = sandbox.requests.length;
         const result = await cli([...command, ...flags], { env });
         assert.equal(result.code, 2, `${command.join(' ')} ${flags.join(' ')}`);
@@ -66,14 +69,21 @@ describe('--parallel, CARECTL_PARALLEL and the profile key parallel', () => {
 });
 
 /** ids of ndjson/csv/tsv output, for counting. */
-const idsOf = (stdout: string): string[] => stdout.trimEnd().split('\n').map((line) => (line.startsWith('{') ? (JSON.parse(line) as { id: string }).id : line.split(/[\t,]/)[0] as string));
+const idsOf = (stdout: string): string[] =>
+  stdout
+    .trimEnd()
+    .split('\n')
+    .map((line) => (line.startsWith('{') ? (JSON.parse(line) as { id: string }).id : (line.split(/[\t,]/)[0] as string)));
 
 describe('a list in parallel prints exactly what it prints one request at a time', () => {
   const lists: Array<[string, string[]]> = [
     ['the union of the two priority queries', ['conversations', 'list']],
     ['a date range, sliced', ['conversations', 'list', '--oldest', '2025-08-03..2026-05-31']],
     ['a union with an open range', ['conversations', 'list', '--oldest', '2026-01-01..']],
-    ['a descending sort with a range', ['conversations', 'list', '--status', 'closed', '--sort', '-oldest_sort_date', '--oldest', 'gt:2025-07-01,lt:2026-06-01']],
+    [
+      'a descending sort with a range',
+      ['conversations', 'list', '--status', 'closed', '--sort', '-oldest_sort_date', '--oldest', 'gt:2025-07-01,lt:2026-06-01'],
+    ],
     ['newest_sort_date', ['conversations', 'list', '--no-priority', '--sort', 'newest_sort_date', '--newest', '2025-09-01..2026-03-01']],
   ];
   for (const [what, list] of lists) {
@@ -91,7 +101,11 @@ describe('a list in parallel prints exactly what it prints one request at a time
         if (format === 'ndjson') {
           const ids = idsOf(many.stdout);
           assert.equal(new Set(ids).size, ids.length, 'each record once');
-          const slices = new Set(apiRequests(sandbox, mark).map((r) => new URL(r.url, 'http://x').searchParams.getAll('oldest_sort_date_gte').join() + new URL(r.url, 'http://x').searchParams.get('is_priority')));
+          const slices = new Set(
+            apiRequests(sandbox, mark).map(
+              (r) => new URL(r.url, 'http://x').searchParams.getAll('oldest_sort_date_gte').join() + new URL(r.url, 'http://x').searchParams.get('is_priority'),
+            ),
+          );
           if (list.includes('--oldest') || list.length === 2) assert.ok(slices.size > 1, `${what}: more than one part (${[...slices].join(' ')})`);
         }
       }
@@ -99,19 +113,55 @@ describe('a list in parallel prints exactly what it prints one request at a time
   }
 
   test('a union with a date range starts its two queries at once, and cuts them only once their pages say more remain', async () => {
-    const result = await cli(['conversations', 'list', '--oldest', '2025-06-01..2026-07-01', '--columns', 'id', '--no-header', '--page-size', '5', '--verbose']);
+    const result = await cli([
+      'conversations',
+      'list',
+      '--oldest',
+      '2025-06-01..2026-07-01',
+      '--columns',
+      'id',
+      '--no-header',
+      '--page-size',
+      '5',
+      '--verbose',
+    ]);
     assert.equal(result.code, 0, result.stderr);
     // The order carectl sends them in (the trace); they may reach the sandbox in another.
-    const sent = result.stderr.split('\n').filter((line) => line.startsWith('> GET ')).map((line) => new URL(line.slice('> GET '.length)).searchParams);
-    assert.deepEqual(sent.slice(0, 2).map((params) => params.get('is_priority')).sort(), ['false', 'true']);
+    const sent = result.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('> GET '))
+      .map((line) => new URL(line.slice('> GET '.length)).searchParams);
+    assert.deepEqual(
+      sent
+        .slice(0, 2)
+        .map((params) => params.get('is_priority'))
+        .sort(),
+      ['false', 'true'],
+    );
     // The first two requests are the user's query as given: no slice before any page was read.
-    for (const params of sent.slice(0, 2)) assert.deepEqual([params.get('oldest_sort_date_gte'), params.get('oldest_sort_date_lt')], ['2025-06-01', '2026-07-02']);
-    assert.ok(sent.some((params) => params.get('oldest_sort_date_gte') !== '2025-06-01' && !params.get('oldest_sort_date_gte')?.includes('T')), 'cut later');
+    for (const params of sent.slice(0, 2))
+      assert.deepEqual([params.get('oldest_sort_date_gte'), params.get('oldest_sort_date_lt')], ['2025-06-01', '2026-07-02']);
+    assert.ok(
+      sent.some((params) => params.get('oldest_sort_date_gte') !== '2025-06-01' && !params.get('oldest_sort_date_gte')?.includes('T')),
+      'cut later',
+    );
   });
 
   test('the records of the sandbox, each exactly once, in the order of the service', async () => {
     const one = await cli(['conversations', 'list', '--oldest', '2025-06-01..2026-07-01', '--columns', 'id', '--no-header', '--parallel', '1']);
-    const many = await cli(['conversations', 'list', '--oldest', '2025-06-01..2026-07-01', '--columns', 'id', '--no-header', '--parallel', '32', '--page-size', '3']);
+    const many = await cli([
+      'conversations',
+      'list',
+      '--oldest',
+      '2025-06-01..2026-07-01',
+      '--columns',
+      'id',
+      '--no-header',
+      '--parallel',
+      '32',
+      '--page-size',
+      '3',
+    ]);
     assert.equal(many.stdout, one.stdout);
     assert.equal(new Set(idsOf(many.stdout)).size, sandbox.data.conversations.length);
   });
@@ -153,7 +203,11 @@ describe('a list far longer than the pages held ahead of the writer', () => {
     try {
       // The first record is never taken: the writer waits, and the parts read what the budget allows.
       const stuck = new Writable({ highWaterMark: 1, write: () => undefined });
-      const running = runCli(['conversations', 'list', '--page-size', '5', '--parallel', '4', '-o', 'ndjson'], { sandbox: near, stdout: stuck, signal: stop.signal });
+      const running = runCli(['conversations', 'list', '--page-size', '5', '--parallel', '4', '-o', 'ndjson'], {
+        sandbox: near,
+        stdout: stuck,
+        signal: stop.signal,
+      });
       let seen = -1;
       for (let quiet = 0; quiet < 5; quiet = apiRequests(near).length === seen ? quiet + 1 : 0) {
         seen = apiRequests(near).length;
@@ -184,7 +238,11 @@ describe('a list without a date range, on a service with keyset links', () => {
   const run = (argv: string[], options: RunOptions = {}) => runCli(argv, { env: scriptedEnv(api), ...options });
 
   test('is cut into slices once its first page links on, and prints the same', async () => {
-    for (const list of [['conversations', 'list'], ['conversations', 'list', '--status', 'unread', '--sort', '-oldest_sort_date'], ['conversations', 'list', '--priority', '--oldest', '..2026-03-01']]) {
+    for (const list of [
+      ['conversations', 'list'],
+      ['conversations', 'list', '--status', 'unread', '--sort', '-oldest_sort_date'],
+      ['conversations', 'list', '--priority', '--oldest', '..2026-03-01'],
+    ]) {
       const argv = [...list, '-o', 'ndjson', '--fields', 'status,is_priority'];
       const one = await run([...argv, '--parallel', '1']);
       assert.equal(one.code, 0, one.stderr);
@@ -195,7 +253,9 @@ describe('a list without a date range, on a service with keyset links', () => {
       const ids = idsOf(many.stdout);
       assert.equal(new Set(ids).size, ids.length, 'each record once');
       // Slices were cut from the keyset position: requests bounded on both sides by a day, half-open.
-      const sliced = api.requests.slice(mark).filter((r) => /oldest_sort_date_gte=\d{4}-\d\d-\d\d(&|$)/.test(r.url) && /oldest_sort_date_lt=\d{4}-\d\d-\d\d(&|$)/.test(r.url));
+      const sliced = api.requests
+        .slice(mark)
+        .filter((r) => /oldest_sort_date_gte=\d{4}-\d\d-\d\d(&|$)/.test(r.url) && /oldest_sort_date_lt=\d{4}-\d\d-\d\d(&|$)/.test(r.url));
       assert.ok(sliced.length >= 2, `${list.join(' ')}: ${sliced.length} slice requests`);
       // Its far end was asked for once per query, with one record in the other order.
       const probes = api.requests.slice(mark).filter((r) => /page_size=1(&|$)/.test(r.url));
@@ -206,15 +266,28 @@ describe('a list without a date range, on a service with keyset links', () => {
   });
 
   test('a slice bounds its sort date as a pair, as the spec asks', async () => {
-    for (const list of [['conversations', 'list'], ['conversations', 'list', '--status', 'unread', '--sort', '-oldest_sort_date'], ['conversations', 'list', '--priority', '--oldest', '..2026-03-01'], ['conversations', 'list', '--no-priority', '--oldest', '2025-09-01..']]) {
+    for (const list of [
+      ['conversations', 'list'],
+      ['conversations', 'list', '--status', 'unread', '--sort', '-oldest_sort_date'],
+      ['conversations', 'list', '--priority', '--oldest', '..2026-03-01'],
+      ['conversations', 'list', '--no-priority', '--oldest', '2025-09-01..'],
+    ]) {
       const mark = api.requests.length;
       const result = await run([...list, '-o', 'ndjson', '--fields', 'status']);
       assert.equal(result.code, 0, result.stderr);
       const params = (url: string) => new URL(url, 'http://x').searchParams;
-      const sides = (url: string) => [['gte', 'gt'], ['lt', 'lte']].filter((ops) => ops.some((op) => params(url).has(`oldest_sort_date_${op}`))).map(([op]) => op);
+      const sides = (url: string) =>
+        [
+          ['gte', 'gt'],
+          ['lt', 'lte'],
+        ]
+          .filter((ops) => ops.some((op) => params(url).has(`oldest_sort_date_${op}`)))
+          .map(([op]) => op);
       // Requests carectl bounded itself: a day the user did not give (the service's keyset links bound by a time).
       const given = new URLSearchParams(api.requests[mark]?.url.split('?')[1]);
-      const sliced = api.requests.slice(mark).filter((r) => [...params(r.url)].some(([key, value]) => key.startsWith('oldest_sort_date_') && !value.includes('T') && given.get(key) !== value));
+      const sliced = api.requests
+        .slice(mark)
+        .filter((r) => [...params(r.url)].some(([key, value]) => key.startsWith('oldest_sort_date_') && !value.includes('T') && given.get(key) !== value));
       assert.ok(sliced.length >= 4, `${list.join(' ')}: ${sliced.length} slice requests`);
       for (const request of sliced) assert.deepEqual(sides(request.url), ['gte', 'lt'], `${list.join(' ')}: ${request.url}`);
     }
@@ -222,10 +295,34 @@ describe('a list without a date range, on a service with keyset links', () => {
 
   test('a one-sided range on a sort date goes as a pair too, closed by a bound no record passes (1900-01-01, 9999-12-31), one request at a time or not', async () => {
     const cases: Array<[string[], Array<[string, string]>]> = [
-      [['--oldest', '..2026-03-01'], [['oldest_sort_date_gte', '1900-01-01'], ['oldest_sort_date_lt', '2026-03-02']]],
-      [['--oldest', '2025-09-01..'], [['oldest_sort_date_gte', '2025-09-01'], ['oldest_sort_date_lt', '9999-12-31']]],
-      [['--newest', 'gt:2025-09-01'], [['newest_sort_date_gt', '2025-09-01'], ['newest_sort_date_lt', '9999-12-31']]],
-      [['--newest', 'lt:2026-01-01'], [['newest_sort_date_gte', '1900-01-01'], ['newest_sort_date_lt', '2026-01-01']]],
+      [
+        ['--oldest', '..2026-03-01'],
+        [
+          ['oldest_sort_date_gte', '1900-01-01'],
+          ['oldest_sort_date_lt', '2026-03-02'],
+        ],
+      ],
+      [
+        ['--oldest', '2025-09-01..'],
+        [
+          ['oldest_sort_date_gte', '2025-09-01'],
+          ['oldest_sort_date_lt', '9999-12-31'],
+        ],
+      ],
+      [
+        ['--newest', 'gt:2025-09-01'],
+        [
+          ['newest_sort_date_gt', '2025-09-01'],
+          ['newest_sort_date_lt', '9999-12-31'],
+        ],
+      ],
+      [
+        ['--newest', 'lt:2026-01-01'],
+        [
+          ['newest_sort_date_gte', '1900-01-01'],
+          ['newest_sort_date_lt', '2026-01-01'],
+        ],
+      ],
     ];
     for (const [range, bounds] of cases) {
       for (const parallel of ['1', '8']) {
@@ -238,7 +335,11 @@ describe('a list without a date range, on a service with keyset links', () => {
         for (const request of api.requests.slice(mark)) {
           const own = sortBounds(request.url);
           if (own.some(([, value]) => value.includes('T'))) continue;
-          assert.deepEqual(own.map(([key]) => (/_g/.test(key) ? 'lower' : 'upper')).sort(), ['lower', 'upper'], `${range.join(' ')} --parallel ${parallel}: ${request.url}`);
+          assert.deepEqual(
+            own.map(([key]) => (/_g/.test(key) ? 'lower' : 'upper')).sort(),
+            ['lower', 'upper'],
+            `${range.join(' ')} --parallel ${parallel}: ${request.url}`,
+          );
         }
       }
     }
@@ -259,7 +360,14 @@ describe('a list without a date range, on a service with keyset links', () => {
       const mark = api.requests.length;
       const result = await run([...argv, '--limit', String(limit)]);
       assert.equal(result.code, 0, result.stderr);
-      assert.equal(result.stdout, full.stdout.split('\n').slice(0, limit).map((line) => `${line}\n`).join(''));
+      assert.equal(
+        result.stdout,
+        full.stdout
+          .split('\n')
+          .slice(0, limit)
+          .map((line) => `${line}\n`)
+          .join(''),
+      );
       const fetched = api.requests.slice(mark).reduce((sum, r) => sum + Number(new URL(r.url, 'http://x').searchParams.get('page_size')), 0);
       assert.ok(fetched <= limit + 8 * 20, `--limit ${limit}: ${fetched} records asked for`);
       // Batches of --limit with --resume add up to the whole list.
@@ -280,7 +388,13 @@ describe('a service that answers 429 past 2 requests in flight', () => {
       inFlight++;
       const over = inFlight > 2;
       if (over) refused++;
-      return later(res, 5, () => (over ? { status: 429, headers: { 'retry-after': '1' }, json: { status: 'error', message: 'Too many requests' } } : keysetReply(data, request, base)), () => inFlight--);
+      return later(
+        res,
+        5,
+        () =>
+          over ? { status: 429, headers: { 'retry-after': '1' }, json: { status: 'error', message: 'Too many requests' } } : keysetReply(data, request, base),
+        () => inFlight--,
+      );
     });
     base = api.baseUrl;
     try {
@@ -290,13 +404,23 @@ describe('a service that answers 429 past 2 requests in flight', () => {
       assert.equal(refused, 0);
       const clock = fakeClock();
       const many = await runCli([...argv, '--verbose', '--retries', '0'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
-      assert.equal(many.code, 0, many.stderr.split('\n').filter((line) => !line.startsWith('>') && !line.startsWith('<')).join('\n'));
+      assert.equal(
+        many.code,
+        0,
+        many.stderr
+          .split('\n')
+          .filter((line) => !line.startsWith('>') && !line.startsWith('<'))
+          .join('\n'),
+      );
       assert.equal(many.stdout, one.stdout);
       assert.ok(refused > 0, 'the service refused some requests');
       // Each change of the window is shown with --verbose; every request waited the second asked.
       assert.match(many.stderr, /^ {2}parallel: 8 → 4 requests in flight \(429: too many requests; every request waits 1000 ms\)$/m);
       assert.ok(clock.slept.includes(1000));
-      assert.ok(clock.slept.every((ms) => ms <= 1000), clock.slept.join());
+      assert.ok(
+        clock.slept.every((ms) => ms <= 1000),
+        clock.slept.join(),
+      );
     } finally {
       await api.close();
     }
@@ -308,7 +432,10 @@ describe('--resume after a parallel run that failed part-way', () => {
 
   test('sliced by a date range (the sandbox failing after N pages): the two runs add up to the whole list', async () => {
     let resumed = 0;
-    for (const list of [['conversations', 'list', '--oldest', '2025-08-01..2026-06-30'], ['conversations', 'list', '--status', 'unread', '--sort', '-oldest_sort_date', '--oldest', '2025-07-01..']]) {
+    for (const list of [
+      ['conversations', 'list', '--oldest', '2025-08-01..2026-06-30'],
+      ['conversations', 'list', '--status', 'unread', '--sort', '-oldest_sort_date', '--oldest', '2025-07-01..'],
+    ]) {
       for (const format of ['ndjson', 'csv']) {
         const argv = [...list, '-o', format, '--page-size', '5'];
         const full = await cli([...argv, '--parallel', '1']);
@@ -341,7 +468,9 @@ describe('--resume after a parallel run that failed part-way', () => {
     let base = '';
     let failAfter = Infinity;
     let served = 0;
-    const api = await scriptedApi((request) => (++served > failAfter ? { status: 503, json: { status: 'error', message: 'down' } } : keysetReply(data, request, base)));
+    const api = await scriptedApi((request) =>
+      ++served > failAfter ? { status: 503, json: { status: 'error', message: 'down' } } : keysetReply(data, request, base),
+    );
     base = api.baseUrl;
     try {
       const run = (argv: string[]) => runCli(argv, { env: scriptedEnv(api) });
@@ -382,12 +511,19 @@ describe('conversations update in parallel', () => {
       const over = options.limit !== undefined && inFlight > options.limit;
       const id = /conversations\/(\d+)/.exec(request.url)?.[1] as string;
       if (request.method === 'PATCH' && !over) patches.set(id, (patches.get(id) ?? 0) + 1);
-      return later(res, 3 + (Number(id) % 4), () => {
-        if (over) return { status: 429, headers: { 'retry-after': '1' }, json: { status: 'error', message: 'slow down' } };
-        if (id === '13') return { status: 404, json: { status: 'error', message: `No conversation with id '13'` } };
-        if (id === '21') return { status: 403, json: { status: 'error', message: 'no permission for 21' } };
-        return request.method === 'PATCH' ? { json: { conversation: { id, url: `/v1.3/conversations/${id}` } } } : { json: { conversation: { id, tags: [{ id: '7001' }] } } };
-      }, () => inFlight--);
+      return later(
+        res,
+        3 + (Number(id) % 4),
+        () => {
+          if (over) return { status: 429, headers: { 'retry-after': '1' }, json: { status: 'error', message: 'slow down' } };
+          if (id === '13') return { status: 404, json: { status: 'error', message: `No conversation with id '13'` } };
+          if (id === '21') return { status: 403, json: { status: 'error', message: 'no permission for 21' } };
+          return request.method === 'PATCH'
+            ? { json: { conversation: { id, url: `/v1.3/conversations/${id}` } } }
+            : { json: { conversation: { id, tags: [{ id: '7001' }] } } };
+        },
+        () => inFlight--,
+      );
     });
     return Object.assign(api, { inFlightPeak: () => peak, patches });
   }
@@ -396,13 +532,24 @@ describe('conversations update in parallel', () => {
   test('rows in input order, each PATCH sent once, the exit code of the first failure in input order', async () => {
     const api = await slowService();
     try {
-      const result = await runCli(['conversations', 'update', ...ids, '--status', 'on_hold', '--parallel', '6', '--columns', 'id,result'], { env: scriptedEnv(api) });
+      const result = await runCli(['conversations', 'update', ...ids, '--status', 'on_hold', '--parallel', '6', '--columns', 'id,result'], {
+        env: scriptedEnv(api),
+      });
       assert.equal(result.code, 4, 'the 404 of id 13 comes before the 403 of id 21');
-      assert.deepEqual(result.stdout.trimEnd().split('\n').map((line) => line.split('\t')[0]), ['id', ...ids]);
+      assert.deepEqual(
+        result.stdout
+          .trimEnd()
+          .split('\n')
+          .map((line) => line.split('\t')[0]),
+        ['id', ...ids],
+      );
       assert.match(result.stdout, /\n13\tNo conversation with id '13' \(HTTP 404\)\n/);
       assert.match(result.stderr, /^carectl: 2 of 30 updates failed \(first: 13: /);
       assert.equal(api.patches.size, 28);
-      assert.ok([...api.patches.values()].every((n) => n === 1), 'one PATCH per id');
+      assert.ok(
+        [...api.patches.values()].every((n) => n === 1),
+        'one PATCH per id',
+      );
       assert.ok(api.inFlightPeak() > 1 && api.inFlightPeak() <= 6, `at most 6 in flight (${api.inFlightPeak()})`);
     } finally {
       await api.close();
@@ -414,10 +561,17 @@ describe('conversations update in parallel', () => {
     try {
       const clock = fakeClock();
       const some = ids.filter((id) => id !== '13' && id !== '21');
-      const result = await runCli(['conversations', 'update', ...some, '--status', 'on_hold', '--retries', '0', '--columns', 'id,result', '--no-header'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
+      const result = await runCli(['conversations', 'update', ...some, '--status', 'on_hold', '--retries', '0', '--columns', 'id,result', '--no-header'], {
+        env: scriptedEnv(api),
+        now: clock.now,
+        sleep: clock.sleep,
+      });
       assert.equal(result.code, 0, result.stderr);
       assert.equal(result.stdout, some.map((id) => `${id}\tok\n`).join(''));
-      assert.ok(some.every((id) => api.patches.get(id) === 1), 'each id patched once');
+      assert.ok(
+        some.every((id) => api.patches.get(id) === 1),
+        'each id patched once',
+      );
     } finally {
       await api.close();
     }
@@ -437,9 +591,20 @@ describe('conversations update in parallel', () => {
       const done = rows.length;
       // The four ids under way when the first row came out were finished, not cut short.
       assert.ok(done >= 4 && done < ids.length, `${done} done`);
-      assert.deepEqual(rows, ids.slice(0, done).map((id) => `${id}\tok`), 'rows in input order');
-      assert.equal(result.stderr, `carectl: interrupted after ${done} of 30 conversations; an update is safe to repeat, so the same command can simply run again\n`);
-      assert.deepEqual([...api.patches.keys()].sort((a, b) => Number(a) - Number(b)), ids.slice(0, done), 'a PATCH for each id done, none for the others');
+      assert.deepEqual(
+        rows,
+        ids.slice(0, done).map((id) => `${id}\tok`),
+        'rows in input order',
+      );
+      assert.equal(
+        result.stderr,
+        `carectl: interrupted after ${done} of 30 conversations; an update is safe to repeat, so the same command can simply run again\n`,
+      );
+      assert.deepEqual(
+        [...api.patches.keys()].sort((a, b) => Number(a) - Number(b)),
+        ids.slice(0, done),
+        'a PATCH for each id done, none for the others',
+      );
     } finally {
       await api.close();
     }

@@ -3,23 +3,12 @@ import assert from 'node:assert/strict';
 import { ExitCode, UsageError } from '../src/core/errors.js';
 import { resourceByName } from '../src/api/catalogue/index.js';
 import { filterParams } from '../src/api/query.js';
-import {
-  type Bound,
-  parseDate,
-  parseDuration,
-  parseEnum,
-  parseEnumList,
-  parseIntInRange,
-  parseList,
-  parseRange,
-  rangeParams,
-} from '../src/core/parse.js';
+import { type Bound, parseDate, parseDuration, parseEnum, parseEnumList, parseIntInRange, parseList, parseRange, rangeParams } from '../src/core/parse.js';
 
 /** 2026-11-22 13:05 UTC: day 326 of a non-leap year. */
 const NOW = Date.UTC(2026, 10, 22, 13, 5);
 const DATE_FORMS = 'use YYYY-MM-DD, today, yesterday, Nd or Nw';
-const RANGE_FORMS =
-  'use FROM..TO, FROM.., ..TO, or gt:DATE, gte:DATE, lt:DATE, lte:DATE (two joined by a comma)';
+const RANGE_FORMS = 'use FROM..TO, FROM.., ..TO, or gt:DATE, gte:DATE, lt:DATE, lte:DATE (two joined by a comma)';
 const DURATION_FORMS = 'use a number with ms, s, m or h, or several from the largest unit down (e.g. 500ms, 90s, 10m, 1.5h, 1h30m)';
 
 function assertUsage(run: () => unknown, message: string): void {
@@ -89,19 +78,13 @@ describe('parseDate', () => {
   ];
   for (const text of invalid) {
     it(`rejects ${JSON.stringify(text)}`, () => {
-      assertUsage(
-        () => parseDate(text, '--oldest', NOW),
-        `--oldest: "${text}" is not a valid date; ${DATE_FORMS}`,
-      );
+      assertUsage(() => parseDate(text, '--oldest', NOW), `--oldest: "${text}" is not a valid date; ${DATE_FORMS}`);
     });
   }
 
   for (const text of ['800000d', '99999999999999d']) {
     it(`rejects ${JSON.stringify(text)} as too far back`, () => {
-      assertUsage(
-        () => parseDate(text, '--from', NOW),
-        `--from: "${text}" reaches too far into the past; ${DATE_FORMS}`,
-      );
+      assertUsage(() => parseDate(text, '--from', NOW), `--from: "${text}" reaches too far into the past; ${DATE_FORMS}`);
     });
   }
 });
@@ -323,30 +306,44 @@ describe('parseDuration', () => {
     });
   }
 
-  for (const text of ['10', '5x', '-1s', '', '1.s', '.5s', 's', '1 h', '1H', '1e3ms', '10mins',
+  for (const text of [
+    '10',
+    '5x',
+    '-1s',
+    '',
+    '1.s',
+    '.5s',
+    's',
+    '1 h',
+    '1H',
+    '1e3ms',
+    '10mins',
     // compound forms: each unit once, from the largest down, each with its number, nothing between
-    '30m1h', '1s1m', '500ms1s', '1h1h', '1m1m30s', '1h30', '1h 30m', '1h-30m', 'h30m', '1h30m5x', '1h,30m', '1hm']) {
+    '30m1h',
+    '1s1m',
+    '500ms1s',
+    '1h1h',
+    '1m1m30s',
+    '1h30',
+    '1h 30m',
+    '1h-30m',
+    'h30m',
+    '1h30m5x',
+    '1h,30m',
+    '1hm',
+  ]) {
     it(`rejects ${JSON.stringify(text)}`, () => {
-      assertUsage(
-        () => parseDuration(text, '--timeout'),
-        `--timeout: "${text}" is not a duration; ${DURATION_FORMS}`,
-      );
+      assertUsage(() => parseDuration(text, '--timeout'), `--timeout: "${text}" is not a duration; ${DURATION_FORMS}`);
     });
   }
   for (const text of ['0s', '0.0001s', '0.4ms', '0h0m0s', '0m0.4ms']) {
     it(`rejects ${JSON.stringify(text)} as not positive`, () => {
-      assertUsage(
-        () => parseDuration(text, '--timeout'),
-        `--timeout: "${text}" must be at least 1ms; ${DURATION_FORMS}`,
-      );
+      assertUsage(() => parseDuration(text, '--timeout'), `--timeout: "${text}" must be at least 1ms; ${DURATION_FORMS}`);
     });
   }
   for (const text of ['597h', '2147483648ms', '596h40m', '596h31m23s648ms']) {
     it(`rejects ${JSON.stringify(text)} as too long for a timer`, () => {
-      assertUsage(
-        () => parseDuration(text, '--timeout'),
-        `--timeout: "${text}" is too long; the longest duration is 2147483647ms (about 596h)`,
-      );
+      assertUsage(() => parseDuration(text, '--timeout'), `--timeout: "${text}" is too long; the longest duration is 2147483647ms (about 596h)`);
     });
   }
 });
@@ -384,10 +381,7 @@ describe('parseIntInRange', () => {
   ];
   for (const { text, min, max, accepted } of rejected) {
     it(`rejects ${JSON.stringify(text)} for [${min}, ${max}]`, () => {
-      assertUsage(
-        () => parseIntInRange(text, '--page-size', min, max),
-        `--page-size: must be an integer${accepted} (got "${text}")`,
-      );
+      assertUsage(() => parseIntInRange(text, '--page-size', min, max), `--page-size: must be an integer${accepted} (got "${text}")`);
     });
   }
 });
@@ -401,10 +395,7 @@ describe('parseEnum, parseList, parseEnumList', () => {
   });
   for (const text of ['foo', 'Archived', '', ' archived']) {
     it(`rejects ${JSON.stringify(text)}`, () => {
-      assertUsage(
-        () => parseEnum(text, '--status', statuses),
-        `--status: "${text}" is not one of archived, on_hold, closing`,
-      );
+      assertUsage(() => parseEnum(text, '--status', statuses), `--status: "${text}" is not one of archived, on_hold, closing`);
     });
   }
 
@@ -422,16 +413,9 @@ describe('parseEnum, parseList, parseEnumList', () => {
   }
 
   it('parseEnumList checks every item', () => {
-    assert.deepEqual(parseEnumList('content, notes,,actions', '--include', includes), [
-      'content',
-      'notes',
-      'actions',
-    ]);
+    assert.deepEqual(parseEnumList('content, notes,,actions', '--include', includes), ['content', 'notes', 'actions']);
     assert.deepEqual(parseEnumList('', '--include', includes), []);
-    assertUsage(
-      () => parseEnumList('content,bogus', '--include', includes),
-      '--include: "bogus" is not one of content, notes, actions',
-    );
+    assertUsage(() => parseEnumList('content,bogus', '--include', includes), '--include: "bogus" is not one of content, notes, actions');
   });
 });
 
@@ -439,15 +423,53 @@ describe('filterParams: a sort date goes as a pair (the spec), other dates as gi
   // An open side is closed by a bound no record passes, never by today or tomorrow.
   const conversations = resourceByName('conversations');
   const cases: Array<[string, string, Array<[string, string]>]> = [
-    ['oldest', '2024-02-29..', [['oldest_sort_date_gte', '2024-02-29'], ['oldest_sort_date_lt', '9999-12-31']]],
-    ['oldest', '..2024-01-31', [['oldest_sort_date_gte', '1900-01-01'], ['oldest_sort_date_lt', '2024-02-01']]],
-    ['newest', 'gt:2024-01-01', [['newest_sort_date_gt', '2024-01-01'], ['newest_sort_date_lt', '9999-12-31']]],
-    ['newest', 'lt:today', [['newest_sort_date_gte', '1900-01-01'], ['newest_sort_date_lt', '2026-11-22']]],
-    ['oldest', 'gt:2024-01-01,lt:2024-02-01', [['oldest_sort_date_gt', '2024-01-01'], ['oldest_sort_date_lt', '2024-02-01']]],
+    [
+      'oldest',
+      '2024-02-29..',
+      [
+        ['oldest_sort_date_gte', '2024-02-29'],
+        ['oldest_sort_date_lt', '9999-12-31'],
+      ],
+    ],
+    [
+      'oldest',
+      '..2024-01-31',
+      [
+        ['oldest_sort_date_gte', '1900-01-01'],
+        ['oldest_sort_date_lt', '2024-02-01'],
+      ],
+    ],
+    [
+      'newest',
+      'gt:2024-01-01',
+      [
+        ['newest_sort_date_gt', '2024-01-01'],
+        ['newest_sort_date_lt', '9999-12-31'],
+      ],
+    ],
+    [
+      'newest',
+      'lt:today',
+      [
+        ['newest_sort_date_gte', '1900-01-01'],
+        ['newest_sort_date_lt', '2026-11-22'],
+      ],
+    ],
+    [
+      'oldest',
+      'gt:2024-01-01,lt:2024-02-01',
+      [
+        ['oldest_sort_date_gt', '2024-01-01'],
+        ['oldest_sort_date_lt', '2024-02-01'],
+      ],
+    ],
   ];
   for (const [flag, text, params] of cases) {
     it(`--${flag} ${text}`, () => {
-      assert.deepEqual(filterParams(conversations, { [flag]: text, priority: true }, NOW).filter(([key]) => key.includes('_sort_date_')), params);
+      assert.deepEqual(
+        filterParams(conversations, { [flag]: text, priority: true }, NOW).filter(([key]) => key.includes('_sort_date_')),
+        params,
+      );
     });
   }
 

@@ -29,7 +29,9 @@ function slice(rule: SliceRule, lo: string, hi: string, underWay?: { read: numbe
   const address = `v1.3/conversations?is_priority=false&oldest_sort_date_gte=${lo}&oldest_sort_date_lte=${hi}&page_size=50`;
   const part = newPart(0, day(lo), day(hi), address, rule);
   if (underWay) {
-    const bound = rule.descending ? `oldest_sort_date_gte=${lo}&oldest_sort_date_lte=${underWay.at}` : `oldest_sort_date_gte=${underWay.at}&oldest_sort_date_lte=${hi}`;
+    const bound = rule.descending
+      ? `oldest_sort_date_gte=${lo}&oldest_sort_date_lte=${underWay.at}`
+      : `oldest_sort_date_gte=${underWay.at}&oldest_sort_date_lte=${hi}`;
     Object.assign(part, { pagesRead: 1, recordsRead: underWay.read, next: `v1.3/conversations?is_priority=false&${bound}&page_size=50&skip=1` });
   }
   return part;
@@ -104,7 +106,7 @@ describe('PartSpans.priorityOf', () => {
     assert.ok(goesAfter(spans.priorityOf(second, rates), spans.priorityOf(unknown, new Map())));
   });
 
-  it('orders parts expected to give as much by the writer\'s order', () => {
+  it("orders parts expected to give as much by the writer's order", () => {
     const spans = spansOf(rule);
     const early = slice(rule, '2026-01-01', '2026-01-10', { read: 50, at: '2026-01-05T10:00:00' });
     const late = slice(rule, '2026-02-01', '2026-02-10', { read: 50, at: '2026-02-05T10:00:00' });

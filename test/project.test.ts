@@ -11,7 +11,10 @@ describe('projector', () => {
     url: 'u',
     author: { id: 'a', name: 'n' },
     tags: [{ id: 1, name: 'x' }, { id: 2 }],
-    channels: [{ name: 'c0', id: 10 }, { name: 'c1', id: 11 }],
+    channels: [
+      { name: 'c0', id: 10 },
+      { name: 'c1', id: 11 },
+    ],
     assigned_to: null,
   };
 
@@ -44,7 +47,9 @@ describe('json and ndjson with --columns, end to end', () => {
 
   test('-o json --columns prints only those keys, and asks the service for only their fields', async () => {
     const from = sandbox.requests.length;
-    const result = await runCli(['conversations', 'list', '--status', 'unread', '--limit', '2', '-o', 'json', '--columns', 'id,author.id,status', '--quiet'], { sandbox });
+    const result = await runCli(['conversations', 'list', '--status', 'unread', '--limit', '2', '-o', 'json', '--columns', 'id,author.id,status', '--quiet'], {
+      sandbox,
+    });
     assert.equal(result.code, 0, result.stderr);
     const rows = JSON.parse(result.stdout) as Array<Record<string, unknown>>;
     assert.equal(rows.length, 2);
@@ -57,10 +62,13 @@ describe('json and ndjson with --columns, end to end', () => {
     assert.equal(new URL(request!.url, 'http://x').searchParams.get('fields'), 'author,status');
   });
 
-  test('-o ndjson --columns, computed columns included (a report\'s state)', async () => {
+  test("-o ndjson --columns, computed columns included (a report's state)", async () => {
     const result = await runCli(['reports', 'list', '--limit', '2', '-o', 'ndjson', '--columns', 'id,state', '--quiet'], { sandbox });
     assert.equal(result.code, 0, result.stderr);
-    const lines = result.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     assert.equal(lines.length, 2);
     for (const line of lines) assert.deepEqual(Object.keys(line), ['id', 'state']);
   });

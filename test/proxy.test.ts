@@ -119,7 +119,7 @@ describe('API requests through a proxy', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, direct.stdout);
     assert.deepEqual(
-      proxy.seen.map(({ method, target }) => `${method} ${target.split("?")[0]}`),
+      proxy.seen.map(({ method, target }) => `${method} ${target.split('?')[0]}`),
       [`GET ${alias(sandbox.baseUrl)}/v1.3/tags/7001`],
     );
     assert.equal(proxy.seen[0]!.proxyAuthorization, `Basic ${PROXY_BASE64}`);
@@ -158,36 +158,64 @@ describe('API requests through a proxy', () => {
   test('https goes through CONNECT host:443 with Proxy-Authorization; a refused tunnel fails clearly, without retries, credentials unprinted', async () => {
     proxy.connectReply = 'HTTP/1.1 407 Proxy Authentication Required\r\ncontent-length: 0\r\n\r\n';
     const result = await runCli(['--verbose', 'tags', 'get', '7001'], {
-      env: { CARECTL_BASE_URL: 'https://api.example.test', CARECTL_USER: 'u', CARECTL_PASSWORD: 'api-password', HTTPS_PROXY: proxy.withCredentials, XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
+      env: {
+        CARECTL_BASE_URL: 'https://api.example.test',
+        CARECTL_USER: 'u',
+        CARECTL_PASSWORD: 'api-password',
+        HTTPS_PROXY: proxy.withCredentials,
+        XDG_CONFIG_HOME: '/nonexistent/carectl-test-config',
+      },
     });
     assert.equal(result.code, 1);
     assert.deepEqual(
-      proxy.seen.map(({ method, target }) => `${method} ${target.split("?")[0]}`),
+      proxy.seen.map(({ method, target }) => `${method} ${target.split('?')[0]}`),
       ['CONNECT api.example.test:443'],
     );
     assert.equal(proxy.seen[0]!.proxyAuthorization, `Basic ${PROXY_BASE64}`);
     assert.equal(proxy.seen[0]!.authorization, undefined, 'the API credentials never reach the proxy in clear');
-    assert.match(result.stderr, /^carectl: GET https:\/\/api\.example\.test\/v1\.3\/tags\/7001 failed: the proxy 127\.0\.0\.1:\d+ \(HTTPS_PROXY\) refused the request \(HTTP 407: proxy credentials missing or wrong\)$/m);
+    assert.match(
+      result.stderr,
+      /^carectl: GET https:\/\/api\.example\.test\/v1\.3\/tags\/7001 failed: the proxy 127\.0\.0\.1:\d+ \(HTTPS_PROXY\) refused the request \(HTTP 407: proxy credentials missing or wrong\)$/m,
+    );
     assertNoProxyCredential(result.stderr);
   });
 
   test('reports create refused by the proxy at CONNECT (407): never sent, so nothing "may have been created"', async () => {
     proxy.connectReply = 'HTTP/1.1 407 Proxy Authentication Required\r\ncontent-length: 0\r\n\r\n';
     const result = await runCli(['reports', 'create', '--account', '1001', '--from', '2026-06-01', '--to', '2026-06-07'], {
-      env: { CARECTL_BASE_URL: 'https://api.example.test', CARECTL_USER: 'u', CARECTL_PASSWORD: 'p', HTTPS_PROXY: proxy.url, XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
+      env: {
+        CARECTL_BASE_URL: 'https://api.example.test',
+        CARECTL_USER: 'u',
+        CARECTL_PASSWORD: 'p',
+        HTTPS_PROXY: proxy.url,
+        XDG_CONFIG_HOME: '/nonexistent/carectl-test-config',
+      },
     });
     assert.equal(result.code, 1);
-    assert.equal(result.stderr, `carectl: POST https://api.example.test/v1.1/reports failed: the proxy ${proxy.url.slice(7)} (HTTPS_PROXY) refused the request (HTTP 407: proxy credentials missing or wrong)\n`);
+    assert.equal(
+      result.stderr,
+      `carectl: POST https://api.example.test/v1.1/reports failed: the proxy ${proxy.url.slice(7)} (HTTPS_PROXY) refused the request (HTTP 407: proxy credentials missing or wrong)\n`,
+    );
     assert.equal(proxy.seen.length, 1);
   });
 
   test('a CONNECT the proxy answers with 503 or 500 (it could not reach or resolve the service): never sent, said as such, never "may have been created"', async () => {
-    for (const [status, title] of [[503, 'Service Unavailable'], [500, 'Internal Server Error'], [502, 'Bad Gateway']] as const) {
+    for (const [status, title] of [
+      [503, 'Service Unavailable'],
+      [500, 'Internal Server Error'],
+      [502, 'Bad Gateway'],
+    ] as const) {
       proxy.seen.length = 0;
       proxy.connectReply = `HTTP/1.1 ${status} ${title}\r\ncontent-length: 0\r\n\r\n`;
       const clock = fakeClock();
       const result = await runCli(['reports', 'create', '--account', '1001', '--from', '2026-06-01', '--to', '2026-06-07', '--retries', '1'], {
-        env: { CARECTL_BASE_URL: 'https://unreach.example.test:18999', CARECTL_USER: 'u', CARECTL_PASSWORD: 'p', HTTPS_PROXY: proxy.url, XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
+        env: {
+          CARECTL_BASE_URL: 'https://unreach.example.test:18999',
+          CARECTL_USER: 'u',
+          CARECTL_PASSWORD: 'p',
+          HTTPS_PROXY: proxy.url,
+          XDG_CONFIG_HOME: '/nonexistent/carectl-test-config',
+        },
         now: clock.now,
         sleep: clock.sleep,
       });
@@ -197,7 +225,10 @@ describe('API requests through a proxy', () => {
         `carectl: POST https://unreach.example.test:18999/v1.1/reports failed: the proxy ${proxy.url.slice(7)} (HTTPS_PROXY) could not reach the service (HTTP ${status} ${title}); the request never reached the service\n`,
       );
       // Known not to have been sent, the POST may be tried again like any request that never left.
-      assert.deepEqual(proxy.seen.map(({ method }) => method), ['CONNECT', 'CONNECT']);
+      assert.deepEqual(
+        proxy.seen.map(({ method }) => method),
+        ['CONNECT', 'CONNECT'],
+      );
       assert.equal(clock.slept.length, 1);
     }
   });
@@ -216,32 +247,67 @@ describe('API requests through a proxy', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    const cases = [['HTTPS_PROXY', 'https://api.example.test', '127.0.0.1'], ['HTTP_PROXY', 'http://api.example.test', '127.0.0.1'], ['HTTPS_PROXY', 'https://api.example.test', 'localhost']] as const;
+    const cases = [
+      ['HTTPS_PROXY', 'https://api.example.test', '127.0.0.1'],
+      ['HTTP_PROXY', 'http://api.example.test', '127.0.0.1'],
+      ['HTTPS_PROXY', 'https://api.example.test', 'localhost'],
+    ] as const;
     for (const [variable, base, host] of cases) {
       const result = await runCli(['--retries', '0', '--insecure-http', 'tags', 'get', '7001'], {
-        env: { CARECTL_BASE_URL: base, CARECTL_USER: 'u', CARECTL_PASSWORD: 'api-password', [variable]: `http://${PROXY_USER}:${PROXY_PASSWORD}@${host}:${port}`, XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
+        env: {
+          CARECTL_BASE_URL: base,
+          CARECTL_USER: 'u',
+          CARECTL_PASSWORD: 'api-password',
+          [variable]: `http://${PROXY_USER}:${PROXY_PASSWORD}@${host}:${port}`,
+          XDG_CONFIG_HOME: '/nonexistent/carectl-test-config',
+        },
         sleep: fakeClock().sleep,
       });
       assert.equal(result.code, 1);
-      assert.match(result.stderr, new RegExp(`^carectl: GET ${base}/v1\\.3/tags/7001 failed: the proxy ${host.replaceAll('.', '\\.')}:${port} \\(${variable}\\) cannot be reached: ECONNREFUSED`, 'm'));
+      assert.match(
+        result.stderr,
+        new RegExp(
+          `^carectl: GET ${base}/v1\\.3/tags/7001 failed: the proxy ${host.replaceAll('.', '\\.')}:${port} \\(${variable}\\) cannot be reached: ECONNREFUSED`,
+          'm',
+        ),
+      );
       assertNoProxyCredential(result.stderr);
     }
     // A proxy by host name on the service's own port (https on 443 both, say) is still named.
     const samePort = await runCli(['--retries', '0', '--insecure-http', 'tags', 'get', '7001'], {
-      env: { CARECTL_BASE_URL: `http://api.example.test:${port}`, CARECTL_USER: 'u', CARECTL_PASSWORD: 'api-password', HTTP_PROXY: `http://localhost:${port}`, XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
+      env: {
+        CARECTL_BASE_URL: `http://api.example.test:${port}`,
+        CARECTL_USER: 'u',
+        CARECTL_PASSWORD: 'api-password',
+        HTTP_PROXY: `http://localhost:${port}`,
+        XDG_CONFIG_HOME: '/nonexistent/carectl-test-config',
+      },
       sleep: fakeClock().sleep,
     });
     assert.match(samePort.stderr, new RegExp(`failed: the proxy localhost:${port} \\(HTTP_PROXY\\) cannot be reached: ECONNREFUSED`));
     // A host in NO_PROXY reached directly on the proxy's own port: its refusal is not the proxy's.
     const direct = await runCli(['--retries', '0', 'tags', 'get', '7001'], {
-      env: { CARECTL_BASE_URL: `http://127.0.0.2:${port}`, CARECTL_USER: 'u', CARECTL_PASSWORD: 'api-password', HTTP_PROXY: `http://localhost:${port}`, NO_PROXY: '127.0.0.2', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
+      env: {
+        CARECTL_BASE_URL: `http://127.0.0.2:${port}`,
+        CARECTL_USER: 'u',
+        CARECTL_PASSWORD: 'api-password',
+        HTTP_PROXY: `http://localhost:${port}`,
+        NO_PROXY: '127.0.0.2',
+        XDG_CONFIG_HOME: '/nonexistent/carectl-test-config',
+      },
       sleep: fakeClock().sleep,
     });
     assert.equal(direct.code, 1);
     assert.match(direct.stderr, new RegExp(`^carectl: GET http://127\\.0\\.0\\.2:${port}/v1\\.3/tags/7001 failed: ECONNREFUSED`));
     // A host that does not exist (.invalid never resolves) is named as the proxy too.
     const unknown = await runCli(['--retries', '0', 'tags', 'get', '7001'], {
-      env: { CARECTL_BASE_URL: 'https://api.example.test', CARECTL_USER: 'u', CARECTL_PASSWORD: 'api-password', HTTPS_PROXY: 'http://proxy.invalid:3128', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
+      env: {
+        CARECTL_BASE_URL: 'https://api.example.test',
+        CARECTL_USER: 'u',
+        CARECTL_PASSWORD: 'api-password',
+        HTTPS_PROXY: 'http://proxy.invalid:3128',
+        XDG_CONFIG_HOME: '/nonexistent/carectl-test-config',
+      },
       sleep: fakeClock().sleep,
     });
     assert.match(unknown.stderr, /failed: the proxy proxy\.invalid:3128 \(HTTPS_PROXY\) cannot be reached: (ENOTFOUND|EAI_AGAIN)/);
@@ -292,14 +358,26 @@ describe('report downloads through a proxy', () => {
     const trace: string[] = [];
     const clock = fakeClock();
     await assert.rejects(
-      download(downloadOptions('https://downloads.example.test/r.csv?signature=abc', { stdout: new Collector() }, clock, { proxy: { https: proxy.withCredentials }, trace: (line) => trace.push(line) })),
+      download(
+        downloadOptions('https://downloads.example.test/r.csv?signature=abc', { stdout: new Collector() }, clock, {
+          proxy: { https: proxy.withCredentials },
+          trace: (line) => trace.push(line),
+        }),
+      ),
       (err: Error) => {
         assert.ok(err instanceof NetworkError, 'a network failure (exit 1), as the API says it');
-        assert.equal(err.message, `download from https://downloads.example.test failed: the proxy ${proxy.url.slice(7)} (HTTPS_PROXY) refused the request (HTTP 407: proxy credentials missing or wrong)`);
+        assert.equal(
+          err.message,
+          `download from https://downloads.example.test failed: the proxy ${proxy.url.slice(7)} (HTTPS_PROXY) refused the request (HTTP 407: proxy credentials missing or wrong)`,
+        );
         return true;
       },
     );
-    assert.deepEqual(proxy.seen.map(({ method, target }) => `${method} ${target}`), ['CONNECT downloads.example.test:443'], 'refused once, not retried');
+    assert.deepEqual(
+      proxy.seen.map(({ method, target }) => `${method} ${target}`),
+      ['CONNECT downloads.example.test:443'],
+      'refused once, not retried',
+    );
     assert.deepEqual(clock.slept, []);
     assertNoProxyCredential(trace.join('\n'));
   });
@@ -310,9 +388,19 @@ describe('report downloads through a proxy', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
     await assert.rejects(
-      download(downloadOptions('https://downloads.example.test/r.csv', { stdout: new Collector() }, fakeClock(), { proxy: { https: `http://${PROXY_USER}:${PROXY_PASSWORD}@127.0.0.1:${port}` }, retries: 0 })),
+      download(
+        downloadOptions('https://downloads.example.test/r.csv', { stdout: new Collector() }, fakeClock(), {
+          proxy: { https: `http://${PROXY_USER}:${PROXY_PASSWORD}@127.0.0.1:${port}` },
+          retries: 0,
+        }),
+      ),
       (err: Error) => {
-        assert.match(err.message, new RegExp(`^download from https://downloads\\.example\\.test failed: the proxy 127\\.0\\.0\\.1:${port} \\(HTTPS_PROXY\\) cannot be reached: .*ECONNREFUSED`));
+        assert.match(
+          err.message,
+          new RegExp(
+            `^download from https://downloads\\.example\\.test failed: the proxy 127\\.0\\.0\\.1:${port} \\(HTTPS_PROXY\\) cannot be reached: .*ECONNREFUSED`,
+          ),
+        );
         assertNoProxyCredential(err.message);
         return true;
       },
@@ -347,7 +435,7 @@ describe('the bundled command through a proxy', () => {
     });
     assert.equal(stdout, (await cli(['tags', 'get', '7001', '-o', 'json'], {})).stdout);
     assert.deepEqual(
-      proxy.seen.map(({ method, target }) => `${method} ${target.split("?")[0]}`),
+      proxy.seen.map(({ method, target }) => `${method} ${target.split('?')[0]}`),
       [`GET ${alias(sandbox.baseUrl)}/v1.3/tags/7001`],
     );
   });

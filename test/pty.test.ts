@@ -45,14 +45,22 @@ describe('in a pseudo-terminal', { skip }, () => {
     assertFits(screen, 80, 'get');
     const shown = lines(screen);
     assert.match(shown[0]!, /^id {2,}500002$/);
-    for (const key of ['status', 'is_priority', 'tags', 'author.id', 'channels', 'assigned_to.id']) assert.ok(shown.some((line) => line.startsWith(`${key}  `)), key);
+    for (const key of ['status', 'is_priority', 'tags', 'author.id', 'channels', 'assigned_to.id'])
+      assert.ok(
+        shown.some((line) => line.startsWith(`${key}  `)),
+        key,
+      );
     // with colour (a terminal, no NO_COLOR) the keys are bold
     const coloured = await runInPty(['tags', 'get', '7005'], { columns: 80, env: sandboxEnv(sandbox) });
     assert.match(coloured.screen, /^\x1b\[1mid\x1b\[22m {2,}7005\n/);
   });
 
   test('get at 40 columns: an address that does not fit after its key stands whole on a line of its own, never broken by the terminal', async () => {
-    for (const argv of [['conversations', 'get', FIXTURES.multiPlatformConversationId], ['users', 'get', '3001'], ['authors', 'get', 'm:777000001']]) {
+    for (const argv of [
+      ['conversations', 'get', FIXTURES.multiPlatformConversationId],
+      ['users', 'get', '3001'],
+      ['authors', 'get', 'm:777000001'],
+    ]) {
       const { code, screen } = await runInPty(argv, { columns: 40, env });
       assert.equal(code, 0, screen);
       const shown = lines(screen);
@@ -70,12 +78,18 @@ describe('in a pseudo-terminal', { skip }, () => {
     assertFits(shown.filter((line) => !line.startsWith('left out') && !line.startsWith('stopped at')).join('\n'), 80, 'content rows');
     const header = shown.find((line) => line.startsWith('CONVERSATI'))!;
     assert.ok(header, screen);
-    assert.match(header, /  TEXT$/);
-    assert.match(header, /^CONVERSATI\S*  ID  +CREATED_DATE  /);
+    assert.match(header, / {2}TEXT$/);
+    assert.match(header, /^CONVERSATI\S* {2}ID  +CREATED_DATE {2}/);
     // A third of the terminal at least, for the text.
     assert.ok(80 - header.indexOf('TEXT') >= 26, header);
-    assert.ok(shown.some((line) => /Could you tell us/.test(line)), screen);
-    assert.ok(shown.some((line) => /^left out [\w.]+(?:, [\w.]+)* to fit 80 columns/.test(line) && !/text/.test(line.split(' to fit')[0]!)), screen);
+    assert.ok(
+      shown.some((line) => /Could you tell us/.test(line)),
+      screen,
+    );
+    assert.ok(
+      shown.some((line) => /^left out [\w.]+(?:, [\w.]+)* to fit 80 columns/.test(line) && !/text/.test(line.split(' to fit')[0]!)),
+      screen,
+    );
   });
 
   test('conversations content at 50 columns: blocks of wrapped text, placeholders said to be unavailable', async () => {
@@ -111,12 +125,26 @@ describe('in a pseudo-terminal', { skip }, () => {
 
   for (const columns of [40, 80, 132]) {
     test(`every list's table at ${columns} columns: no line wider than the terminal, ids whole, columns left out named`, async () => {
-      const lists = [['users', 'list'], ['conversations', 'list', '--status', 'unread'], ['reports', 'list'], ['channels', 'list'], ['accounts', 'list'], ['tags', 'list'], ['teams', 'list']];
+      const lists = [
+        ['users', 'list'],
+        ['conversations', 'list', '--status', 'unread'],
+        ['reports', 'list'],
+        ['channels', 'list'],
+        ['accounts', 'list'],
+        ['tags', 'list'],
+        ['teams', 'list'],
+      ];
       for (const argv of lists) {
         const { code, screen } = await runInPty(argv, { columns, env });
         assert.equal(code, 0, screen);
         // The notice on stderr is a message, wrapped by the terminal like any other: the table's lines must fit.
-        assertFits(lines(screen).filter((line) => !line.startsWith('left out')).join('\n'), columns, argv.join(' '));
+        assertFits(
+          lines(screen)
+            .filter((line) => !line.startsWith('left out'))
+            .join('\n'),
+          columns,
+          argv.join(' '),
+        );
         const [header = '', ...rows] = lines(screen).filter((line) => !line.startsWith('left out') && line !== '');
         assert.match(header, /^ID {2}/, argv.join(' '));
         // The first cell of every row is a whole id (digits, no ellipsis).
@@ -125,7 +153,8 @@ describe('in a pseudo-terminal', { skip }, () => {
         const leftOut = lines(screen).find((line) => line.startsWith('left out'));
         // Said before the table: whoever reads its top knows columns are missing.
         if (leftOut) assert.ok(lines(screen).indexOf(leftOut) < lines(screen).indexOf(header), `${argv.join(' ')}:\n${screen}`);
-        if (leftOut) assert.match(leftOut, new RegExp(`^left out [\\w.]+(?:, [\\w.]+)* to fit ${columns} columns: --columns picks the columns, -o tsv shows them all$`));
+        if (leftOut)
+          assert.match(leftOut, new RegExp(`^left out [\\w.]+(?:, [\\w.]+)* to fit ${columns} columns: --columns picks the columns, -o tsv shows them all$`));
       }
     });
   }
@@ -145,7 +174,8 @@ describe('in a pseudo-terminal', { skip }, () => {
       const cells = starts.map((start, index) => {
         const end = starts[index + 1];
         // Two blanks before the next column: a cell that runs into them has left the grid.
-        if (end !== undefined && line[0] !== ' ') assert.match(line.slice(end - 2, end).padEnd(2), /^ {2}$/, `a cell runs into column ${columns[index + 1]}:\n${header}\n${line}`);
+        if (end !== undefined && line[0] !== ' ')
+          assert.match(line.slice(end - 2, end).padEnd(2), /^ {2}$/, `a cell runs into column ${columns[index + 1]}:\n${header}\n${line}`);
         return line.slice(start, end === undefined ? undefined : end - 2).trim();
       });
       if (cells[0] !== '') {

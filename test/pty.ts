@@ -32,7 +32,10 @@ export interface PtyResult {
 type Runner = { kind: 'script' | 'python3'; program: string };
 
 function onPath(program: string): string | undefined {
-  return (process.env.PATH ?? '').split(':').map((folder) => join(folder, program)).find((path) => existsSync(path));
+  return (process.env.PATH ?? '')
+    .split(':')
+    .map((folder) => join(folder, program))
+    .find((path) => existsSync(path));
 }
 
 /** How this machine makes a pseudo-terminal, or why it cannot. */
@@ -78,7 +81,15 @@ export function runInPty(args: readonly string[], options: PtyOptions): Promise<
   // script starts the command on a terminal of its own size: stty sets the size asked for first
   const command = runner.kind === 'script' ? `stty cols ${options.columns} rows ${rows}; exec ${carectl}` : `exec ${carectl}`;
   const argv = runner.kind === 'script' ? ['-q', '-e', '-c', command, '/dev/null'] : ['-c', PYTHON_PTY, String(rows), String(options.columns), command];
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/', LANG: 'C.UTF-8', TERM: 'xterm-256color', COLUMNS: String(options.columns), LINES: String(rows), ...options.env };
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: process.env.HOME ?? '/',
+    LANG: 'C.UTF-8',
+    TERM: 'xterm-256color',
+    COLUMNS: String(options.columns),
+    LINES: String(rows),
+    ...options.env,
+  };
   return new Promise((resolve, reject) => {
     const child = spawn(runner.program, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let screen = '';

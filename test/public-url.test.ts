@@ -76,6 +76,9 @@ describe('the sandbox behind a front', () => {
   test('carectl sandbox --public-url takes an http(s) address only (exit 2)', async () => {
     const result = await runCli(['sandbox', '--public-url', 'ftp://front.example.test']);
     assert.equal(result.code, 2);
-    assert.equal(result.stderr, 'carectl: --public-url: expected an http:// or https:// address such as https://carectl.test (got "ftp://front.example.test")\n');
+    assert.equal(
+      result.stderr,
+      'carectl: --public-url: expected an http:// or https:// address such as https://carectl.test (got "ftp://front.example.test")\n',
+    );
   });
 });

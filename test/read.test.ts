@@ -44,8 +44,7 @@ async function oracleGet(path: string): Promise<Row> {
   return 'id' in body ? body : (inner as Row);
 }
 
-const allFields = (spec: ResourceSpec, single = false): string =>
-  [...spec.fields, ...(single ? (spec.singleFields ?? []) : [])].join(',');
+const allFields = (spec: ResourceSpec, single = false): string => [...spec.fields, ...(single ? (spec.singleFields ?? []) : [])].join(',');
 
 /** The oracle path of a resource's whole list, with every field (what -o json asks for). */
 function oraclePath(spec: ResourceSpec, extra = ''): string {
@@ -82,7 +81,13 @@ describe('every resource, list and get, every format', () => {
 
       const ndjson = await runCli([...args, '-o', 'ndjson'], { sandbox });
       assert.equal(ndjson.code, 0, ndjson.stderr);
-      assert.deepEqual(ndjson.stdout.trimEnd().split('\n').map((line) => JSON.parse(line)), expected);
+      assert.deepEqual(
+        ndjson.stdout
+          .trimEnd()
+          .split('\n')
+          .map((line) => JSON.parse(line)),
+        expected,
+      );
 
       const idColumn = spec.defaultColumns[0] as string;
       for (const format of ['csv', 'tsv'] as const) {
@@ -93,15 +98,24 @@ describe('every resource, list and get, every format', () => {
         assert.equal(lines[0], spec.defaultColumns.join(format === 'csv' ? ',' : '\t'));
         assert.equal(lines.length, expected.length + 1);
         if (idColumn === 'id') {
-          assert.deepEqual(lines.slice(1).map((line) => line.split(format === 'csv' ? ',' : '\t')[0]), expected.map((r) => String(r.id)));
+          assert.deepEqual(
+            lines.slice(1).map((line) => line.split(format === 'csv' ? ',' : '\t')[0]),
+            expected.map((r) => String(r.id)),
+          );
         }
       }
 
       const table = await runCli([...args, '-o', 'table'], { sandbox });
       assert.equal(table.code, 0, table.stderr);
       // A line starting blank holds a value too wide for its column on the row above (an id is never cut).
-      const rows = table.stdout.trimEnd().split('\n').filter((line) => !line.startsWith(' '));
-      assert.deepEqual(rows[0]?.split(/\s{2,}/), spec.defaultColumns.map((c) => c.toUpperCase()));
+      const rows = table.stdout
+        .trimEnd()
+        .split('\n')
+        .filter((line) => !line.startsWith(' '));
+      assert.deepEqual(
+        rows[0]?.split(/\s{2,}/),
+        spec.defaultColumns.map((c) => c.toUpperCase()),
+      );
       assert.equal(rows.length, expected.length + 1);
     });
 
@@ -127,9 +141,16 @@ describe('every resource, list and get, every format', () => {
         assert.equal(out.code, 0, out.stderr);
         if (format === 'table') {
           // every field of the record, one `key  value` line each (nested ones under dotted keys)
-          const keys = out.stdout.trimEnd().split('\n').map((l) => l.split(/\s+/)[0] as string);
+          const keys = out.stdout
+            .trimEnd()
+            .split('\n')
+            .map((l) => l.split(/\s+/)[0] as string);
           assert.match(out.stdout, new RegExp(`^id +${id.replace(/[.:]/g, '\\$&')}\n`));
-          for (const field of Object.keys(expected)) assert.ok(keys.some((key) => key === field || key.startsWith(`${field}.`)), `${spec.name} get: ${field} is shown`);
+          for (const field of Object.keys(expected))
+            assert.ok(
+              keys.some((key) => key === field || key.startsWith(`${field}.`)),
+              `${spec.name} get: ${field} is shown`,
+            );
           for (const computed of spec.computed ?? []) assert.ok(keys.includes(computed.name), `${spec.name} get: ${computed.name} is shown`);
         } else {
           const sep = format === 'csv' ? ',' : '\t';
@@ -191,7 +212,10 @@ describe('exact output', () => {
     };
     assert.equal(await fieldsOf(['conversations', 'list', '--status', 'unread', '--limit', '1']), 'status,is_priority,author,channels,tags,assigned_to');
     assert.equal(await fieldsOf(['conversations', 'get', '500002', '--columns', 'id,close_reason,author.screen_name']), 'close_reason,author');
-    assert.equal(await fieldsOf(['users', 'get', '3001', '-o', 'json']), 'first_name,last_name,email,timezone,date_joined,last_login,is_expert,crowds_name,is_active,account');
+    assert.equal(
+      await fieldsOf(['users', 'get', '3001', '-o', 'json']),
+      'first_name,last_name,email,timezone,date_joined,last_login,is_expert,crowds_name,is_active,account',
+    );
     assert.equal(await fieldsOf(['tags', 'list', '-o', 'ndjson', '--fields', 'name', '--limit', '1']), 'name');
     // --fields is sent as asked even when --columns picks what is shown.
     assert.equal(await fieldsOf(['tags', 'list', '--fields', 'name', '--columns', 'id', '--limit', '1']), 'name');
@@ -214,7 +238,10 @@ describe('exact output', () => {
     const names = (c: Row, key: string, part: string): string => JSON.stringify((c[key] as Row[]).map((item) => item[part]));
     const quoted = (text: string): string => (/[",]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
     const want = expected.map((c) => `${c.id},${quoted(names(c, 'tags', 'name'))},${quoted(names(c, 'channels', 'id'))}\r\n`).join('');
-    assert.ok(expected.some((c) => (c.tags as Row[]).length > 1), 'some conversation has several tags');
+    assert.ok(
+      expected.some((c) => (c.tags as Row[]).length > 1),
+      'some conversation has several tags',
+    );
     assert.equal(out.stdout, 'id,tags.name,channels.id\r\n' + want);
   });
 });
@@ -251,11 +278,14 @@ describe('ids and colour', () => {
     const result = await runCli(['authors', 'list', first!, 'nope:1', second!, 'm:999999999', '--columns', 'id', '--no-header'], { sandbox });
     assert.equal(result.code, 4);
     assert.equal(result.stdout, `${first}\n${second}\n`);
-    assert.equal(result.stderr, "carectl: no authors with the ids nope:1, m:999999999\n");
+    assert.equal(result.stderr, 'carectl: no authors with the ids nope:1, m:999999999\n');
     const one = await runCli(['authors', 'list', first!, 'nope:1', '-o', 'json'], { sandbox });
     assert.equal(one.code, 4);
-    assert.deepEqual((JSON.parse(one.stdout) as Row[]).map((r) => r.id), [first]);
-    assert.equal(one.stderr, "carectl: no author with the id nope:1\n");
+    assert.deepEqual(
+      (JSON.parse(one.stdout) as Row[]).map((r) => r.id),
+      [first],
+    );
+    assert.equal(one.stderr, 'carectl: no author with the id nope:1\n');
   });
 
   test('--id given twice takes the ids of both, in order', async () => {
@@ -277,18 +307,35 @@ describe('ids and colour', () => {
 
   test('a later page with longer cells widens the table instead of cutting them, up to the terminal width', async () => {
     const argv = ['conversations', 'list', '--status', 'unread', '--page-size', '3', '--columns', 'id,tags.name'];
-    const cells = (await runCli([...argv, '--no-header'], { sandbox })).stdout.trimEnd().split('\n').map((line) => line.split('\t'));
+    const cells = (await runCli([...argv, '--no-header'], { sandbox })).stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => line.split('\t'));
     const firstPageWidth = Math.max(9, ...cells.slice(0, 3).map(([, tags]) => tags!.length));
-    assert.ok(cells.slice(3).some(([, tags]) => tags!.length > firstPageWidth), 'the data has a longer cell after the first page');
+    assert.ok(
+      cells.slice(3).some(([, tags]) => tags!.length > firstPageWidth),
+      'the data has a longer cell after the first page',
+    );
     for (const terminal of [undefined, 400]) {
       const table = await runCli([...argv, '-o', 'table'], { sandbox, ...(terminal && { stdoutTTY: true, columns: terminal, env: { NO_COLOR: '1' } }) });
       assert.equal(table.code, 0, table.stderr);
-      const rows = table.stdout.trimEnd().split('\n').slice(1).map((line) => line.split(/ {2,}/));
-      assert.deepEqual(rows, cells.map(([id, tags]) => (tags === '' ? [id] : [id, tags])), `terminal: ${terminal}`);
+      const rows = table.stdout
+        .trimEnd()
+        .split('\n')
+        .slice(1)
+        .map((line) => line.split(/ {2,}/));
+      assert.deepEqual(
+        rows,
+        cells.map(([id, tags]) => (tags === '' ? [id] : [id, tags])),
+        `terminal: ${terminal}`,
+      );
     }
     // A terminal too narrow still gets lines that fit it.
     const narrow = await runCli([...argv, '-o', 'table'], { sandbox, stdoutTTY: true, columns: 40, env: { NO_COLOR: '1' } });
-    assert.ok(narrow.stdout.split('\n').every((line) => line.length <= 40), narrow.stdout);
+    assert.ok(
+      narrow.stdout.split('\n').every((line) => line.length <= 40),
+      narrow.stdout,
+    );
   });
 
   test('colour only on a terminal, unless --color, --no-color, NO_COLOR or FORCE_COLOR say otherwise', async () => {
@@ -311,7 +358,11 @@ describe('paging', () => {
     ['offset style (users)', ['users', 'list', '--page-size', '13'], 'v1.2/users?limit=50'],
     ['token style (annotation types)', ['annotation-types', 'list', '--page-size', '4'], 'api/1/annotation-types?page_size=50'],
     ['token style (annotations)', ['annotations', 'list', '--page-size', '9'], 'api/1/annotations?page_size=50'],
-    ['skip style with a date bound (conversations)', ['conversations', 'list', '--status', 'unread', '--page-size', '11'], 'v1.3/conversations?status=unread&page_size=50'],
+    [
+      'skip style with a date bound (conversations)',
+      ['conversations', 'list', '--status', 'unread', '--page-size', '11'],
+      'v1.3/conversations?status=unread&page_size=50',
+    ],
   ];
   for (const [name, argv, oracle] of cases) {
     test(`${name}: to the last page, nothing missing or repeated`, async () => {
@@ -319,7 +370,11 @@ describe('paging', () => {
       const start = sandbox.requests.length;
       const out = await runCli([...argv, '-o', 'ndjson'], { sandbox });
       assert.equal(out.code, 0, out.stderr);
-      const got = out.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Row).map((r) => JSON.stringify(r.id ?? r));
+      const got = out.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Row)
+        .map((r) => JSON.stringify(r.id ?? r));
       if (argv[0] === 'annotations') {
         assert.equal(got.length, expectedIds.length);
       } else {
@@ -336,7 +391,11 @@ describe('paging', () => {
         .map((q) => q.get('skip') ?? q.get('offset'))
         .filter((position) => position !== null)
         .map(Number);
-      assert.deepEqual(positions, [...positions].sort((a, b) => a - b), 'pages only move forward');
+      assert.deepEqual(
+        positions,
+        [...positions].sort((a, b) => a - b),
+        'pages only move forward',
+      );
     });
   }
 
@@ -351,7 +410,10 @@ describe('paging', () => {
     assert.deepEqual(out.stdout.trimEnd().split('\n'), expected);
     const requests = apiRequests(sandbox, start).map((r) => new URL(r.url, 'http://x').searchParams);
     assert.ok(requests.length >= expected.length / 2);
-    assert.ok(requests.every((q) => q.get('timezone') === zone), 'every page request carries the filter');
+    assert.ok(
+      requests.every((q) => q.get('timezone') === zone),
+      'every page request carries the filter',
+    );
   });
 
   test('conversations list without status or priority is the union of both is_priority queries', async () => {
@@ -362,11 +424,17 @@ describe('paging', () => {
     const out = await runCli(['conversations', 'list', '--columns', 'id', '--no-header', '--parallel', '1'], { sandbox });
     assert.equal(out.code, 0, out.stderr);
     const ids = out.stdout.trimEnd().split('\n');
-    assert.deepEqual(ids, [...priority, ...normal].map((c) => String(c.id)));
+    assert.deepEqual(
+      ids,
+      [...priority, ...normal].map((c) => String(c.id)),
+    );
     assert.equal(new Set(ids).size, sandbox.data.conversations.length, 'every conversation exactly once');
     const queries = apiRequests(sandbox, start).map((r) => new URL(r.url, 'http://x').searchParams.get('is_priority'));
     const firstFalse = queries.indexOf('false');
-    assert.ok(firstFalse > 0 && queries.slice(0, firstFalse).every((q) => q === 'true') && queries.slice(firstFalse).every((q) => q === 'false'), 'true first, then false');
+    assert.ok(
+      firstFalse > 0 && queries.slice(0, firstFalse).every((q) => q === 'true') && queries.slice(firstFalse).every((q) => q === 'false'),
+      'true first, then false',
+    );
   });
 
   test('--priority and --status run one query', async () => {
@@ -407,21 +475,43 @@ describe('filters become parameters', () => {
   // Each flag's parameter, by name: the service ignores an unknown parameter, so a misspelt one
   // would quietly list everything.
   const sent: Array<[string[], Array<[string, string[]]>]> = [
-    [['conversations', 'list', '--channel', '202', '--tag', 'vip', '--author', 'm:1', '--assigned-to', '3001', '--priority', '--no-private'], [
-      ['channel', ['202']],
-      ['tag', ['vip']],
-      ['author', ['m:1']],
-      ['assigned_to', ['3001']],
-      ['is_priority', ['true']],
-      ['contains_private', ['false']],
-    ]],
+    [
+      ['conversations', 'list', '--channel', '202', '--tag', 'vip', '--author', 'm:1', '--assigned-to', '3001', '--priority', '--no-private'],
+      [
+        ['channel', ['202']],
+        ['tag', ['vip']],
+        ['author', ['m:1']],
+        ['assigned_to', ['3001']],
+        ['is_priority', ['true']],
+        ['contains_private', ['false']],
+      ],
+    ],
     [['conversations', 'list', '--status', 'unread'], [['status', ['unread']]]],
-    [['channels', 'list', '--name', 'Acme Facebook', '--type', 'facebook'], [['name', ['Acme Facebook']], ['type', ['facebook']]]],
+    [
+      ['channels', 'list', '--name', 'Acme Facebook', '--type', 'facebook'],
+      [
+        ['name', ['Acme Facebook']],
+        ['type', ['facebook']],
+      ],
+    ],
     // The spec names no platforms: one the demo data lacks still goes to the service.
     [['channels', 'list', '--type', 'youtube'], [['type', ['youtube']]]],
-    [['accounts', 'list', '--id', '1001,1003', '--name', 'Acme'], [['id', ['1001', '1003']], ['name', ['Acme']]]],
+    [
+      ['accounts', 'list', '--id', '1001,1003', '--name', 'Acme'],
+      [
+        ['id', ['1001', '1003']],
+        ['name', ['Acme']],
+      ],
+    ],
     [['tags', 'list', '--active'], [['is_active', ['true']]]],
-    [['users', 'list', '--timezone', 'UTC', '--joined', '2023-01-01..2023-12-31'], [['timezone', ['UTC']], ['date_joined_gte', ['2023-01-01']], ['date_joined_lt', ['2024-01-01']]]],
+    [
+      ['users', 'list', '--timezone', 'UTC', '--joined', '2023-01-01..2023-12-31'],
+      [
+        ['timezone', ['UTC']],
+        ['date_joined_gte', ['2023-01-01']],
+        ['date_joined_lt', ['2024-01-01']],
+      ],
+    ],
     [['reports', 'list', '--channel', '202'], [['channel', ['202']]]],
     [['reports', 'list', '--account', '1001'], [['account', ['1001']]]],
   ];
@@ -433,7 +523,10 @@ describe('filters become parameters', () => {
   }
 
   test('pages hold 50 records unless --page-size says otherwise', async () => {
-    for (const [argv, param] of [[['tags', 'list'], 'page_size'], [['users', 'list'], 'limit']] as const) {
+    for (const [argv, param] of [
+      [['tags', 'list'], 'page_size'],
+      [['users', 'list'], 'limit'],
+    ] as const) {
       const start = sandbox.requests.length;
       assert.equal((await runCli([...argv], { sandbox })).code, 0);
       assert.equal(new URL(apiRequests(sandbox, start)[0]!.url, 'http://x').searchParams.get(param), '50', argv.join(' '));
@@ -442,12 +535,24 @@ describe('filters become parameters', () => {
 
   test('a filter narrows the records to what it names (--channel, --tag)', async () => {
     const byChannel = await runCli(['conversations', 'list', '--status', 'closed', '--channel', '202', '-o', 'ndjson'], { sandbox });
-    const records = byChannel.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Row);
+    const records = byChannel.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Row);
     assert.ok(records.length > 0);
-    for (const record of records) assert.ok((record.channels as Row[]).some((channel) => channel.id === '202'), String(record.id));
-    const tag = (records.flatMap((record) => record.tags as Row[]).find((t) => typeof t.name === 'string' && /^[a-z-]+$/.test(t.name as string)) as Row).name as string;
+    for (const record of records)
+      assert.ok(
+        (record.channels as Row[]).some((channel) => channel.id === '202'),
+        String(record.id),
+      );
+    const tag = (records.flatMap((record) => record.tags as Row[]).find((t) => typeof t.name === 'string' && /^[a-z-]+$/.test(t.name as string)) as Row)
+      .name as string;
     const byTag = await runCli(['conversations', 'list', '--status', 'closed', '--tag', tag, '-o', 'ndjson'], { sandbox });
-    for (const line of byTag.stdout.trimEnd().split('\n')) assert.ok((JSON.parse(line).tags as Row[]).some((t) => t.name === tag), line.slice(0, 60));
+    for (const line of byTag.stdout.trimEnd().split('\n'))
+      assert.ok(
+        (JSON.parse(line).tags as Row[]).some((t) => t.name === tag),
+        line.slice(0, 60),
+      );
   });
 
   test('open ranges send one bound', async () => {
@@ -457,7 +562,21 @@ describe('filters become parameters', () => {
   });
 
   test('repeated and switch filters', async () => {
-    const q = await firstQuery(['conversations', 'list', '--status', 'unread', '--private', '--queue', '3,4', '--queue', '5', '--include', 'content,notes', '--sort', '-newest_sort_date']);
+    const q = await firstQuery([
+      'conversations',
+      'list',
+      '--status',
+      'unread',
+      '--private',
+      '--queue',
+      '3,4',
+      '--queue',
+      '5',
+      '--include',
+      'content,notes',
+      '--sort',
+      '-newest_sort_date',
+    ]);
     assert.deepEqual(q.getAll('queue_id'), ['3', '4', '5']);
     assert.deepEqual(q.getAll('include'), ['content', 'notes']);
     assert.equal(q.get('contains_private'), 'true');
@@ -484,14 +603,22 @@ describe('filters become parameters', () => {
   });
 
   test('--include content gives each conversation its own content items', async () => {
-    const out = await runCli(['conversations', 'list', '--status', 'archived', '--include', 'content', '-o', 'ndjson', '--limit', '20', '--quiet'], { sandbox });
+    const out = await runCli(['conversations', 'list', '--status', 'archived', '--include', 'content', '-o', 'ndjson', '--limit', '20', '--quiet'], {
+      sandbox,
+    });
     assert.equal(out.code, 0, out.stderr);
-    const records = out.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Row);
+    const records = out.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Row);
     assert.equal(records.length, 20);
     for (const record of records) {
       const content = record.content as Row[];
       assert.ok(content.length >= 1 && content.length <= 4);
-      assert.deepEqual(content.map((c) => c.id), record.content_ids);
+      assert.deepEqual(
+        content.map((c) => c.id),
+        record.content_ids,
+      );
     }
   });
 
@@ -503,7 +630,10 @@ describe('filters become parameters', () => {
     assert.equal(record.id, '500002');
     const content = record.content as Row[];
     assert.ok(content.length >= 1);
-    assert.deepEqual(content.map((c) => c.id), record.content_ids);
+    assert.deepEqual(
+      content.map((c) => c.id),
+      record.content_ids,
+    );
     assert.equal(new URL(apiRequests(sandbox, start)[0]!.url, 'http://x').searchParams.get('include'), 'content');
   });
 
@@ -524,7 +654,10 @@ describe('filters become parameters', () => {
   test('--verbose traces each API request and its answer on stderr, the password redacted', async () => {
     const out = await runCli(['--verbose', 'tags', 'get', '7005'], { sandbox });
     assert.equal(out.code, 0, out.stderr);
-    assert.match(out.stderr, /^> GET http:\/\/127\.0\.0\.1:\d+\/v1\.3\/tags\/7005\?fields=name%2Cis_active\n> authorization: Basic \[redacted\]\n< 200 GET \/v1\.3\/tags\/7005\?fields=name%2Cis_active \(HTTP\/1\.1, direct, (new|reused) connection, \d+ B, \d+ ms\)\n$/);
+    assert.match(
+      out.stderr,
+      /^> GET http:\/\/127\.0\.0\.1:\d+\/v1\.3\/tags\/7005\?fields=name%2Cis_active\n> authorization: Basic \[redacted\]\n< 200 GET \/v1\.3\/tags\/7005\?fields=name%2Cis_active \(HTTP\/1\.1, direct, (new|reused) connection, \d+ B, \d+ ms\)\n$/,
+    );
   });
 
   test('conversations content lists the thread oldest first', async () => {
@@ -534,7 +667,10 @@ describe('filters become parameters', () => {
     assert.ok(body);
     const out = await runCli(['conversations', 'content', id, '-o', 'ndjson'], { sandbox });
     assert.equal(out.code, 0, out.stderr);
-    const items = out.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Row);
+    const items = out.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Row);
     const times = items.map((i) => (String(i.created_date).startsWith('1970') ? String(i.imported_date) : String(i.created_date)));
     assert.deepEqual(times, [...times].sort());
     assert.ok(items.length >= 2, 'a thread of several items');
@@ -584,7 +720,12 @@ describe('--limit', () => {
   test('a token resumed with smaller pages (--page-size, or a smaller --limit) skips all it wrote, across pages', async () => {
     // Each paging style: keyset links (conversations), skip (tags), offset (users), page tokens
     // (annotations); and a union cut into date slices in parallel.
-    const cases = [['conversations', 'list', '--status', 'unread'], ['tags', 'list'], ['users', 'list'], ['annotations', 'list']].map((argv) => [...argv, '--parallel', '1']);
+    const cases = [
+      ['conversations', 'list', '--status', 'unread'],
+      ['tags', 'list'],
+      ['users', 'list'],
+      ['annotations', 'list'],
+    ].map((argv) => [...argv, '--parallel', '1']);
     for (const argv of [...cases, ['conversations', 'list', '--oldest', '300d..today', '--parallel', '8']]) {
       const list = [...argv, '-o', 'tsv', '--columns', 'id', '--no-header'];
       const full = (await runCli(list, { sandbox })).stdout.split('\n').slice(0, -1);
@@ -592,7 +733,10 @@ describe('--limit', () => {
       const first = await runCli([...list, '--page-size', '30', '--limit', '45'], { sandbox });
       const token = /--resume (\S+)$/m.exec(first.stderr)?.[1];
       assert.ok(token !== undefined && full.length > 60, `${argv.join(' ')}: ${full.length} records, ${first.stderr}`);
-      for (const smaller of [['--page-size', '4'], ['--limit', '10']]) {
+      for (const smaller of [
+        ['--page-size', '4'],
+        ['--limit', '10'],
+      ]) {
         const rest = await runCli([...list, '--resume', token, ...smaller, '--quiet'], { sandbox });
         assert.equal(rest.code, 0, rest.stderr);
         const next = full.slice(45, smaller[0] === '--limit' ? 55 : undefined);
@@ -614,7 +758,11 @@ describe('--limit', () => {
 describe('exit codes', () => {
   const usage: Array<[string, string[], RegExp, Record<string, string>?]> = [
     ['unknown flag', ['tags', 'list', '--colour'], /unknown option '--colour'/],
-    ['bad enum', ['conversations', 'list', '--status', 'open'], /--status: "open" is not one of archived, on_hold, closing, closed, pending_approval, unread, assigned/],
+    [
+      'bad enum',
+      ['conversations', 'list', '--status', 'open'],
+      /--status: "open" is not one of archived, on_hold, closing, closed, pending_approval, unread, assigned/,
+    ],
     ['bad output', ['tags', 'list', '-o', 'xml'], /--output: "xml" is not one of table, json, ndjson, csv, tsv/],
     ['bad date', ['conversations', 'list', '--status', 'unread', '--oldest', '2026-02-30..'], /--oldest: .*2026-02-30.* YYYY-MM-DD/],
     ['bad range', ['users', 'list', '--joined', 'soon'], /--joined: "soon" is not a range/],
@@ -628,37 +776,82 @@ describe('exit codes', () => {
     ['queue filter before v1.3', ['conversations', 'list', '--queue', '3', '--api-version', 'v1.2'], /--queue needs --api-version v1.3/],
     ['bad resume token', ['tags', 'list', '--resume', 'nonsense'], /--resume: not a whole token as carectl printed it/],
     // Several sort fields would get no paging links (spec rule 3): the list would end after a page.
-    ['several sort fields', ['conversations', 'list', '--status', 'unread', '--sort', '-newest_sort_date,oldest_sort_date'], /--sort: "-newest_sort_date,oldest_sort_date" is not one of/],
+    [
+      'several sort fields',
+      ['conversations', 'list', '--status', 'unread', '--sort', '-newest_sort_date,oldest_sort_date'],
+      /--sort: "-newest_sort_date,oldest_sort_date" is not one of/,
+    ],
     ['accounts take no gt: bound', ['accounts', 'list', '--created', 'gt:2026-01-01'], /--created: the service takes no gt: bound/],
     ['--priority and --no-priority', ['conversations', 'list', '--priority', '--no-priority'], /--priority and --no-priority cannot be used together/],
-    ['--no-private and --private', ['conversations', 'list', '--no-private', '--private', '--status', 'unread'], /--private and --no-private cannot be used together/],
+    [
+      '--no-private and --private',
+      ['conversations', 'list', '--no-private', '--private', '--status', 'unread'],
+      /--private and --no-private cannot be used together/,
+    ],
     ['empty --include', ['conversations', 'list', '--status', 'unread', '--include', ''], /--include: needs one or more of content, notes, actions/],
     ['a typo of a verb', ['conversations', 'lst'], /unknown command 'lst' \(did you mean list\?\)/],
     // Options that only lists act on are refused elsewhere, not silently ignored.
     ['--resume on a get', ['tags', 'get', '7001', '--resume', 'x'], /^carectl: --resume: `carectl tags get` does not take it\n$/],
-    ['--resume on content by ids', ['conversations', 'content', '500001', '--resume', 'x'], /^carectl: --resume continues a list by filters; with ids, give the ids not yet done\n$/],
+    [
+      '--resume on content by ids',
+      ['conversations', 'content', '500001', '--resume', 'x'],
+      /^carectl: --resume continues a list by filters; with ids, give the ids not yet done\n$/,
+    ],
     ['--limit on api', ['api', 'v1.3/tags', '--paginate', '--limit', '1'], /^carectl: --limit: `carectl api` does not take it\n$/],
-    ['-o csv on api', ['api', 'v1.3/tags', '-o', 'csv'], /^carectl: --output: `carectl api` prints the service's JSON as it is; leave -o out \(or use -o json\)\n$/],
-    ['--api-version on api', ['api', 'v1.3/tags/7001', '--api-version', 'v1.1'], /^carectl: --api-version: `carectl api` sends PATH as given; put the version in it \(v1\.1\/reports\)\n$/],
+    [
+      '-o csv on api',
+      ['api', 'v1.3/tags', '-o', 'csv'],
+      /^carectl: --output: `carectl api` prints the service's JSON as it is; leave -o out \(or use -o json\)\n$/,
+    ],
+    [
+      '--api-version on api',
+      ['api', 'v1.3/tags/7001', '--api-version', 'v1.1'],
+      /^carectl: --api-version: `carectl api` sends PATH as given; put the version in it \(v1\.1\/reports\)\n$/,
+    ],
     ['--columns on reports wait', ['reports', 'wait', '60001', '--columns', 'id'], /^carectl: --columns: `carectl reports wait` does not take it\n$/],
     // URL parsing would collapse them: `tags/.` asks for the tag list, `conversations/..` the API root.
     ['an id that is a dot segment', ['tags', 'get', '.'], /"\." is not a tag id/],
     ['an id that is two dots', ['conversations', 'get', '..'], /"\.\." is not a conversation id/],
-    ['a base address with a version', ['tags', 'list', '--base-url', 'http://127.0.0.1:9/v1.3'], /--base-url: give the address without a version segment \(not \/v1\.3\)/],
+    [
+      'a base address with a version',
+      ['tags', 'list', '--base-url', 'http://127.0.0.1:9/v1.3'],
+      /--base-url: give the address without a version segment \(not \/v1\.3\)/,
+    ],
     ['too few sandbox conversations', ['sandbox', '--conversations', '2'], /^carectl: --conversations: must be an integer from 3 to 1000000 \(got "2"\)\n$/],
     ['too many sandbox conversations', ['sandbox', '--conversations', '1000001'], /^carectl: --conversations: must be an integer from 3 to 1000000/],
     // A one-value option given twice would silently drop a value; a LIST option joins them instead.
-    ['a filter given twice', ['conversations', 'list', '--status', 'unread', '--status', 'closed'], /^carectl: --status: given twice \("unread" and "closed"\); it takes one value\n$/],
-    ['--channel given twice', ['conversations', 'list', '--channel', '202', '--channel=204'], /^carectl: --channel: given twice \("202" and "204"\); it takes one value\n$/],
-    ['a global option before and after the command', ['--limit', '1', 'tags', 'list', '--limit', '2'], /^carectl: --limit: given twice \("1" and "2"\); it takes one value\n$/],
+    [
+      'a filter given twice',
+      ['conversations', 'list', '--status', 'unread', '--status', 'closed'],
+      /^carectl: --status: given twice \("unread" and "closed"\); it takes one value\n$/,
+    ],
+    [
+      '--channel given twice',
+      ['conversations', 'list', '--channel', '202', '--channel=204'],
+      /^carectl: --channel: given twice \("202" and "204"\); it takes one value\n$/,
+    ],
+    [
+      'a global option before and after the command',
+      ['--limit', '1', 'tags', 'list', '--limit', '2'],
+      /^carectl: --limit: given twice \("1" and "2"\); it takes one value\n$/,
+    ],
     ['-o and --output', ['-o', 'json', 'tags', 'list', '--output', 'csv'], /^carectl: --output: given twice \("json" and "csv"\)/],
     ['--base-url given twice', ['--base-url', 'http://127.0.0.1:9', 'tags', 'list', '--base-url', 'http://127.0.0.1:8'], /^carectl: --base-url: given twice/],
-    ['a dash-led value given twice', ['conversations', 'list', '--sort', '-oldest_sort_date', '--sort', '-newest_sort_date'], /^carectl: --sort: given twice \("-oldest_sort_date" and "-newest_sort_date"\)/],
+    [
+      'a dash-led value given twice',
+      ['conversations', 'list', '--sort', '-oldest_sort_date', '--sort', '-newest_sort_date'],
+      /^carectl: --sort: given twice \("-oldest_sort_date" and "-newest_sort_date"\)/,
+    ],
     ['-X given twice on api', ['api', 'v1.3/tags', '-X', 'GET', '-X', 'POST'], /^carectl: --method: given twice \("GET" and "POST"\)/],
     ['a report option given twice', ['reports', 'create', '--account', '1001', '--from', 'yesterday', '--from', 'today'], /^carectl: --from: given twice/],
     // A bad value from the environment is named by its variable.
     ['a bad CARECTL_OUTPUT', ['tags', 'list'], /^carectl: CARECTL_OUTPUT: "xml" is not one of table, json/, { CARECTL_OUTPUT: 'xml' }],
-    ['a bad CARECTL_BASE_URL', ['tags', 'list'], /^carectl: CARECTL_BASE_URL: give the address without a version segment/, { CARECTL_BASE_URL: 'http://127.0.0.1:9/v1.3' }],
+    [
+      'a bad CARECTL_BASE_URL',
+      ['tags', 'list'],
+      /^carectl: CARECTL_BASE_URL: give the address without a version segment/,
+      { CARECTL_BASE_URL: 'http://127.0.0.1:9/v1.3' },
+    ],
   ];
   for (const [name, argv, message, env] of usage) {
     test(`2 on ${name}, one line, nothing sent`, async () => {
@@ -666,7 +859,13 @@ describe('exit codes', () => {
       const out = await runCli(argv, { sandbox, ...(env && { env }) });
       assert.equal(out.code, 2);
       assert.match(out.stderr, message);
-      assert.equal(out.stderr.trimEnd().split('\n').filter((l) => l.startsWith('carectl:')).length, 1);
+      assert.equal(
+        out.stderr
+          .trimEnd()
+          .split('\n')
+          .filter((l) => l.startsWith('carectl:')).length,
+        1,
+      );
       assert.equal(out.stdout, '');
       assert.equal(sandbox.requests.length, start, 'no request was sent');
     });

@@ -81,7 +81,13 @@ test("squid's 503 to CONNECT (the service's port is closed): it could not reach 
   const closed = await freePort();
   const clock = fakeClock();
   const result = await runCli(['reports', 'create', '--account', '1001', '--from', '2026-06-01', '--to', '2026-06-07', '--retries', '0'], {
-    env: { CARECTL_BASE_URL: `https://unreach.test:${closed}`, CARECTL_USER: 'u', CARECTL_PASSWORD: 'p', HTTPS_PROXY: `http://127.0.0.1:${proxyPort}`, XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
+    env: {
+      CARECTL_BASE_URL: `https://unreach.test:${closed}`,
+      CARECTL_USER: 'u',
+      CARECTL_PASSWORD: 'p',
+      HTTPS_PROXY: `http://127.0.0.1:${proxyPort}`,
+      XDG_CONFIG_HOME: '/nonexistent/carectl-test-config',
+    },
     now: clock.now,
     sleep: clock.sleep,
   });

@@ -120,7 +120,10 @@ describe('transport: which failures are retried', () => {
   test('PATCH sets absolute values, so it is retried like GET, with the same body', async () => {
     await scripted([503, 'drop', 200], async (t, server) => {
       await t.request('PATCH', t.url('v1.3/conversations/7'), { body: PATCH_BODY, idempotent: true });
-      assert.deepEqual(server.hits.map((h) => h.method), ['PATCH', 'PATCH', 'PATCH']);
+      assert.deepEqual(
+        server.hits.map((h) => h.method),
+        ['PATCH', 'PATCH', 'PATCH'],
+      );
       for (const hit of server.hits) assert.deepEqual(JSON.parse(hit.body), PATCH_BODY);
     });
   });
@@ -136,33 +139,49 @@ describe('transport: which failures are retried', () => {
   }
 
   test('after `retries` retries the last failure is reported', async () => {
-    await scripted([503, 503, 503, 200], async (t, server, clock) => {
-      await assert.rejects(t.get(t.url('v1.3/tags')), (e: unknown) => e instanceof ApiError && e.status === 503);
-      assert.equal(server.hits.length, 3);
-      // The last retry waits out the rest of 5 s, and its own jitter on top.
-      assert.deepEqual(clock.slept, [500, 5500]);
-    }, { retries: 2 });
+    await scripted(
+      [503, 503, 503, 200],
+      async (t, server, clock) => {
+        await assert.rejects(t.get(t.url('v1.3/tags')), (e: unknown) => e instanceof ApiError && e.status === 503);
+        assert.equal(server.hits.length, 3);
+        // The last retry waits out the rest of 5 s, and its own jitter on top.
+        assert.deepEqual(clock.slept, [500, 5500]);
+      },
+      { retries: 2 },
+    );
   });
 
   test('retries: 0 sends exactly once', async () => {
-    await scripted(['drop', 200], async (t, server) => {
-      await assert.rejects(t.get(t.url('v1.3/tags')), NetworkError);
-      assert.equal(server.hits.length, 1);
-    }, { retries: 0 });
+    await scripted(
+      ['drop', 200],
+      async (t, server) => {
+        await assert.rejects(t.get(t.url('v1.3/tags')), NetworkError);
+        assert.equal(server.hits.length, 1);
+      },
+      { retries: 0 },
+    );
   });
 
   test('the backoff ceiling stops at the cap', async () => {
-    await scripted([500, 500, 500, 500, 500, 200], async (t, _server, clock) => {
-      await t.get(t.url('v1.3/tags'));
-      assert.deepEqual(clock.slept, [500, 1000, 1500, 1500, 1500]);
-    }, { retries: 5, maxRetryWaitMs: 1500 });
+    await scripted(
+      [500, 500, 500, 500, 500, 200],
+      async (t, _server, clock) => {
+        await t.get(t.url('v1.3/tags'));
+        assert.deepEqual(clock.slept, [500, 1000, 1500, 1500, 1500]);
+      },
+      { retries: 5, maxRetryWaitMs: 1500 },
+    );
   });
 
   test('the jitter is full: the random draw scales the whole wait', async () => {
-    await scripted([500, 500, 200], async (t, _server, clock) => {
-      await t.get(t.url('v1.3/tags'));
-      assert.deepEqual(clock.slept, [0, 0]);
-    }, { random: () => 0 });
+    await scripted(
+      [500, 500, 200],
+      async (t, _server, clock) => {
+        await t.get(t.url('v1.3/tags'));
+        assert.deepEqual(clock.slept, [0, 0]);
+      },
+      { random: () => 0 },
+    );
   });
 });
 
@@ -170,11 +189,7 @@ describe('transport: Retry-After', () => {
   test('seconds and HTTP-dates are waited as asked, instead of the backoff', async () => {
     let now = (): number => 0;
     await scripted(
-      [
-        { status: 429, retryAfter: () => '7' },
-        { status: 503, retryAfter: () => new Date(now() + 12_000).toUTCString() },
-        200,
-      ],
+      [{ status: 429, retryAfter: () => '7' }, { status: 503, retryAfter: () => new Date(now() + 12_000).toUTCString() }, 200],
       async (t, _server, clock) => {
         now = clock.now;
         await t.get(t.url('v1.3/tags'));
@@ -201,22 +216,26 @@ describe('transport: Retry-After', () => {
 
 describe('transport: per-attempt timeout', () => {
   test('a slow answer times out and is retried', async () => {
-    await scripted([{ status: 200, delayMs: 5000 }, 200], async (t, server) => {
-      assert.deepEqual(await t.get(t.url('v1.3/tags')), { ok: true, hit: 2 });
-      assert.equal(server.hits.length, 2);
-    }, { requestTimeoutMs: 250 });
+    await scripted(
+      [{ status: 200, delayMs: 5000 }, 200],
+      async (t, server) => {
+        assert.deepEqual(await t.get(t.url('v1.3/tags')), { ok: true, hit: 2 });
+        assert.equal(server.hits.length, 2);
+      },
+      { requestTimeoutMs: 250 },
+    );
   });
 
   test('when every attempt is slow, the failure names the limit', async () => {
-    await scripted([1, 2, 3].map(() => ({ status: 200, delayMs: 5000 })), async (t, server) => {
-      await assert.rejects(t.get(t.url('v1.3/tags')), (e: unknown) => e instanceof NetworkError && /no answer within 250 ms/.test(e.message));
-      assert.equal(server.hits.length, 3);
-      assert.deepEqual(
-        await Promise.all(server.hits.map((hit) => hit.closed)),
-        [true, true, true],
-        'each attempt was cut at the timeout, before its answer',
-      );
-    }, { requestTimeoutMs: 250, retries: 2 });
+    await scripted(
+      [1, 2, 3].map(() => ({ status: 200, delayMs: 5000 })),
+      async (t, server) => {
+        await assert.rejects(t.get(t.url('v1.3/tags')), (e: unknown) => e instanceof NetworkError && /no answer within 250 ms/.test(e.message));
+        assert.equal(server.hits.length, 3);
+        assert.deepEqual(await Promise.all(server.hits.map((hit) => hit.closed)), [true, true, true], 'each attempt was cut at the timeout, before its answer');
+      },
+      { requestTimeoutMs: 250, retries: 2 },
+    );
   });
 });
 
@@ -241,10 +260,14 @@ describe('transport: a POST is never sent twice', () => {
   });
 
   test('not after a timeout', async () => {
-    await scripted([{ status: 201, delayMs: 5000 }, 201], async (t, server) => {
-      await assert.rejects(post(t), (e: unknown) => e instanceof NetworkError && e.maybeSent);
-      assert.equal(server.hits.length, 1);
-    }, { requestTimeoutMs: 250 });
+    await scripted(
+      [{ status: 201, delayMs: 5000 }, 201],
+      async (t, server) => {
+        await assert.rejects(post(t), (e: unknown) => e instanceof NetworkError && e.maybeSent);
+        assert.equal(server.hits.length, 1);
+      },
+      { requestTimeoutMs: 250 },
+    );
   });
 
   test('a refused connection never sent it, so it is retried', async () => {
@@ -298,10 +321,14 @@ describe('transport: Ctrl-C', () => {
       controller.abort();
       if (signal?.aborted) throw signal.reason;
     };
-    await scripted([503, 200], async (t, server) => {
-      await assert.rejects(t.get(t.url('v1.3/tags')), InterruptedError);
-      assert.equal(server.hits.length, 1);
-    }, { signal: controller.signal, sleep });
+    await scripted(
+      [503, 200],
+      async (t, server) => {
+        await assert.rejects(t.get(t.url('v1.3/tags')), InterruptedError);
+        assert.equal(server.hits.length, 1);
+      },
+      { signal: controller.signal, sleep },
+    );
   });
 });
 
@@ -332,7 +359,11 @@ async function countingWrites(argv: string[], stdoutFile: boolean): Promise<RunR
 
 describe('carectl: --retries, --request-timeout, Retry-After', () => {
   test('--retries N makes N+1 attempts (default 3), then exits 1 with the service message', async () => {
-    for (const [flags, attempts] of [[[], 4], [['--retries', '0'], 1], [['--retries', '5'], 6]] as const) {
+    for (const [flags, attempts] of [
+      [[], 4],
+      [['--retries', '0'], 1],
+      [['--retries', '5'], 6],
+    ] as const) {
       sandbox.setFaults({ rate: 1, kinds: ['503'] });
       const mark = sandbox.requests.length;
       cliClock.slept.length = 0;
@@ -503,7 +534,11 @@ describe('resumable lists: a hard failure, then --resume, gives the clean run ex
   });
 
   test('a list that fails before its first record prints no token: the same command starts it again', async () => {
-    for (const argv of [['tags', 'list', '-o', 'ndjson'], ['queues', 'list', '-o', 'tsv'], ['conversations', 'list', '-o', 'csv']]) {
+    for (const argv of [
+      ['tags', 'list', '-o', 'ndjson'],
+      ['queues', 'list', '-o', 'tsv'],
+      ['conversations', 'list', '-o', 'csv'],
+    ]) {
       sandbox.setFaults({ failListAfterPages: 0 });
       const failed = await cli([...argv, '--retries', '0']);
       sandbox.setFaults(undefined);
@@ -599,7 +634,11 @@ describe('resumable lists: a hard failure, then --resume, gives the clean run ex
     const fromNdjson = await cli(['tags', 'list', '--page-size', '10', '-o', 'ndjson', '--limit', '3']);
     const fromTsv = await cli(['tags', 'list', '--page-size', '10', '-o', 'tsv', '--limit', '3']);
     const headless = await cli([...csv, '--limit', '3', '--no-header']);
-    for (const [what, first] of [['ndjson', fromNdjson], ['tsv', fromTsv], ['csv --no-header', headless]] as const) {
+    for (const [what, first] of [
+      ['ndjson', fromNdjson],
+      ['tsv', fromTsv],
+      ['csv --no-header', headless],
+    ] as const) {
       const token = /--resume (\S+)$/m.exec(first.stderr)?.[1] as string;
       const rest = await cli([...csv, '--resume', token]);
       assert.equal(rest.code, 0, rest.stderr);
@@ -682,7 +721,10 @@ describe('a full export under 25% injected faults', () => {
     const argv = ['conversations', 'list', '-o', 'ndjson', '--page-size', '10'];
     const clean = await cli(argv);
     assert.equal(clean.code, 0);
-    const ids = clean.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { id: string }).id);
+    const ids = clean.stdout
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { id: string }).id);
     assert.equal(new Set(ids).size, 120);
 
     for (const seed of [1, 2, 3]) {

@@ -34,10 +34,18 @@ describe('checkRepeats', () => {
 
   it('covers the options of subcommands, and leaves switches alone', () => {
     const program = new Command().option('--quiet');
-    program.command('list').option('--status <s>').option('--priority').option('--no-priority').action(() => {});
+    program
+      .command('list')
+      .option('--status <s>')
+      .option('--priority')
+      .option('--no-priority')
+      .action(() => {});
     assert.throws(() => parse(program, ['list', '--status', 'a', '--status', 'b']), /--status: given twice/);
     const again = new Command().option('--quiet');
-    again.command('list').option('--priority').action(() => {});
+    again
+      .command('list')
+      .option('--priority')
+      .action(() => {});
     assert.doesNotThrow(() => parse(again, ['--quiet', 'list', '--quiet', '--priority', '--priority']));
   });
 });

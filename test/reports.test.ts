@@ -68,7 +68,10 @@ describe('reports create', () => {
     const from = sandbox.requests.length;
     const result = await cli(CREATE);
     assert.equal(result.code, 1);
-    assert.match(result.stderr, /^carectl: POST http:\/\/127\.0\.0\.1:\d+\/v1\.1\/reports failed: .*; the report may have been created all the same: look with carectl reports list --account 1001 before trying again\n$/);
+    assert.match(
+      result.stderr,
+      /^carectl: POST http:\/\/127\.0\.0\.1:\d+\/v1\.1\/reports failed: .*; the report may have been created all the same: look with carectl reports list --account 1001 before trying again\n$/,
+    );
     assert.equal(apiRequests(sandbox, from).length, 1, 'sent once');
   });
 
@@ -78,20 +81,45 @@ describe('reports create', () => {
     const result = await cli(['-o', 'json', 'reports', 'create', '--channel', '202', '--from', '7d', '--to', 'yesterday', '--date-type', 'updated_date']);
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(JSON.parse(result.stdout), { id, url: `${sandbox.baseUrl}/v1.1/reports/${id}` });
-    assert.deepEqual(JSON.parse(apiRequests(sandbox, from)[0]!.body!), { channel: '202', date_from: '2026-06-23', date_to: '2026-06-29', date_type: 'updated_date' });
+    assert.deepEqual(JSON.parse(apiRequests(sandbox, from)[0]!.body!), {
+      channel: '202',
+      date_from: '2026-06-23',
+      date_to: '2026-06-29',
+      date_type: 'updated_date',
+    });
   });
 
   const usage: Array<{ name: string; args: string[]; message: RegExp }> = [
-    { name: 'both --account and --channel', args: ['--account', '1001', '--channel', '202', '--from', '1d', '--to', '1d'], message: /exactly one of --account ID or --channel ID/ },
+    {
+      name: 'both --account and --channel',
+      args: ['--account', '1001', '--channel', '202', '--from', '1d', '--to', '1d'],
+      message: /exactly one of --account ID or --channel ID/,
+    },
     { name: 'neither --account nor --channel', args: ['--from', '1d', '--to', '1d'], message: /exactly one of/ },
     { name: 'no --to', args: ['--account', '1001', '--from', '1d'], message: /--from DATE and --to DATE are both required/ },
     { name: 'a bad date', args: ['--account', '1001', '--from', '2026-02-30', '--to', '1d'], message: /--from: "2026-02-30" is not a valid date/ },
     { name: '--from after --to', args: ['--account', '1001', '--from', '1d', '--to', '3d'], message: /is after --to/ },
-    { name: 'a bad --format', args: ['--account', '1001', '--from', '3d', '--to', '1d', '--format', 'pdf'], message: /--format: "pdf" is not one of xlsx, csv, json/ },
+    {
+      name: 'a bad --format',
+      args: ['--account', '1001', '--from', '3d', '--to', '1d', '--format', 'pdf'],
+      message: /--format: "pdf" is not one of xlsx, csv, json/,
+    },
     { name: 'a bad --date-type', args: ['--account', '1001', '--from', '3d', '--to', '1d', '--date-type', 'sent'], message: /--date-type/ },
-    { name: '--timeout without waiting', args: ['--account', '1001', '--from', '3d', '--to', '1d', '--timeout', '5m'], message: /use it with --wait or --download/ },
-    { name: 'a bad --timeout', args: ['--account', '1001', '--from', '3d', '--to', '1d', '--wait', '--timeout', '5'], message: /--timeout: "5" is not a duration/ },
-    { name: '--download into a missing folder', args: ['--account', '1001', '--from', '3d', '--to', '1d', '--download', 'nope/r.csv'], message: /--download: the folder nope does not exist/ },
+    {
+      name: '--timeout without waiting',
+      args: ['--account', '1001', '--from', '3d', '--to', '1d', '--timeout', '5m'],
+      message: /use it with --wait or --download/,
+    },
+    {
+      name: 'a bad --timeout',
+      args: ['--account', '1001', '--from', '3d', '--to', '1d', '--wait', '--timeout', '5'],
+      message: /--timeout: "5" is not a duration/,
+    },
+    {
+      name: '--download into a missing folder',
+      args: ['--account', '1001', '--from', '3d', '--to', '1d', '--download', 'nope/r.csv'],
+      message: /--download: the folder nope does not exist/,
+    },
   ];
   for (const { name, args, message } of usage) {
     test(`${name}: exit 2, nothing sent`, async () => {
@@ -152,9 +180,15 @@ describe('reports create --download: the whole way to a file', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(clock.slept.slice(0, 6), [250, 375, 563, 845, 900, 900]);
     // Within the first ten seconds no wait passes a second (later, a tenth of the time waited).
-    assert.ok(clock.slept.every((ms) => ms <= Math.max(POLL_CAP_MS, 1000)), clock.slept.join(','));
+    assert.ok(
+      clock.slept.every((ms) => ms <= Math.max(POLL_CAP_MS, 1000)),
+      clock.slept.join(','),
+    );
     const polls = apiRequests(sandbox, from).filter((r) => r.method === 'GET');
-    assert.ok(polls.every((r) => r.url.endsWith('?fields=generation_start_date%2Cgenerated_date%2Cdownload%2Cfailure')), polls[0]?.url);
+    assert.ok(
+      polls.every((r) => r.url.endsWith('?fields=generation_start_date%2Cgenerated_date%2Cdownload%2Cfailure')),
+      polls[0]?.url,
+    );
     // About one request a second over the wait (the first second polls faster).
     assert.ok(polls.length <= REPORT_DELAY_MS / 1000 + 4, `${polls.length} polls`);
   });
@@ -178,7 +212,11 @@ describe('reports create --download: the whole way to a file', () => {
     assert.ok(result.stderr.includes(`${clear}report ${id}: generating (5s)${clear}report ${id}: generating (6s)`));
     assert.ok(result.stderr.includes(`${clear}report ${id}: generated (10s)\n`));
     assert.match(result.stderr, /\r\x1b\[2Kreport \d+ \[#{24}\] 100% {2}\d+\.\d KiB \/ \d+\.\d KiB/);
-    assert.ok(result.stderr.endsWith(`${clear}report ${id}: saved ${(reportFileContent(report(id), 'csv').length / 1024).toFixed(1)} KiB to ${join(folder, `report-${id}.csv`)}\n`));
+    assert.ok(
+      result.stderr.endsWith(
+        `${clear}report ${id}: saved ${(reportFileContent(report(id), 'csv').length / 1024).toFixed(1)} KiB to ${join(folder, `report-${id}.csv`)}\n`,
+      ),
+    );
     assert.deepEqual(await readdir(folder), [`report-${id}.csv`]);
   });
 
@@ -196,7 +234,10 @@ describe('reports: failure, timeout, interrupt', () => {
     assert.equal(result.code, 5);
     const failure = report(id).failure;
     assert.ok(failure);
-    assert.equal(result.stderr, `report ${id}: queued (0s)\nreport ${id}: generating (5s)\nreport ${id}: failed (10s)\ncarectl: report ${id} failed: ${failure}\n`);
+    assert.equal(
+      result.stderr,
+      `report ${id}: queued (0s)\nreport ${id}: generating (5s)\nreport ${id}: failed (10s)\ncarectl: report ${id} failed: ${failure}\n`,
+    );
     assert.equal(result.stdout, '');
     assert.deepEqual(await readdir(folder), []);
   });
@@ -278,8 +319,16 @@ describe('reports: failure, timeout, interrupt', () => {
     const short = await cli(['--quiet', 'reports', 'wait', late, '--timeout', '60s']);
     sandbox.setFaults(undefined);
     assert.equal(short.code, 1);
-    assert.match(short.stderr, new RegExp(`^carectl: .*\\(HTTP 429\\); it asked to wait 90 s .* \\(while waiting for report ${late}; try again with: carectl reports wait ${late}\\)\\n$`));
-    assert.ok(clock.slept.slice(start).every((ms) => ms < 90_000), `slept ${clock.slept.slice(start).join(',')}`);
+    assert.match(
+      short.stderr,
+      new RegExp(
+        `^carectl: .*\\(HTTP 429\\); it asked to wait 90 s .* \\(while waiting for report ${late}; try again with: carectl reports wait ${late}\\)\\n$`,
+      ),
+    );
+    assert.ok(
+      clock.slept.slice(start).every((ms) => ms < 90_000),
+      `slept ${clock.slept.slice(start).join(',')}`,
+    );
   });
 
   test('reports wait on an unknown report: exit 4 with the service message', async () => {
@@ -306,10 +355,26 @@ describe('reports: a destination that cannot be written', () => {
   // /proc refuses new files even to root, who passes every permission check elsewhere.
   const skip = process.platform !== 'linux';
   const cases: Array<{ name: string; args: string[]; cwd?: string; message: RegExp }> = [
-    { name: 'create --download FILE', args: [...CREATE, '--download', '/proc/x.csv'], message: /^carectl: --download: cannot write to \/proc\/x\.csv: [a-z ]+ \(E[A-Z]+\)\n$/ },
-    { name: 'create --download FOLDER', args: [...CREATE, '--download', '/proc'], message: /^carectl: --download: cannot write to the folder \/proc: [a-z ]+ \(E[A-Z]+\)\n$/ },
-    { name: 'wait --download', args: ['reports', 'wait', FIXTURES.reports.generatedId, '--download', '/proc/x.csv'], message: /^carectl: --download: cannot write to \/proc\/x\.csv: / },
-    { name: 'download --file', args: ['reports', 'download', FIXTURES.reports.generatedId, '--file', '/proc/x.csv'], message: /^carectl: --file: cannot write to \/proc\/x\.csv: / },
+    {
+      name: 'create --download FILE',
+      args: [...CREATE, '--download', '/proc/x.csv'],
+      message: /^carectl: --download: cannot write to \/proc\/x\.csv: [a-z ]+ \(E[A-Z]+\)\n$/,
+    },
+    {
+      name: 'create --download FOLDER',
+      args: [...CREATE, '--download', '/proc'],
+      message: /^carectl: --download: cannot write to the folder \/proc: [a-z ]+ \(E[A-Z]+\)\n$/,
+    },
+    {
+      name: 'wait --download',
+      args: ['reports', 'wait', FIXTURES.reports.generatedId, '--download', '/proc/x.csv'],
+      message: /^carectl: --download: cannot write to \/proc\/x\.csv: /,
+    },
+    {
+      name: 'download --file',
+      args: ['reports', 'download', FIXTURES.reports.generatedId, '--file', '/proc/x.csv'],
+      message: /^carectl: --file: cannot write to \/proc\/x\.csv: /,
+    },
     {
       name: 'download into the current folder',
       args: ['reports', 'download', FIXTURES.reports.generatedId],
@@ -325,7 +390,10 @@ describe('reports: a destination that cannot be written', () => {
       assert.match(result.stderr, message);
       assert.equal(result.stdout, '');
       assert.equal(sandbox.requests.length, from, 'nothing sent');
-      assert.deepEqual((await readdir('/proc')).filter((name) => name.includes('.partial-')), []);
+      assert.deepEqual(
+        (await readdir('/proc')).filter((name) => name.includes('.partial-')),
+        [],
+      );
     });
   }
 
@@ -388,7 +456,10 @@ describe('reports download', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, reportFileContent(report(id), report(id).format).toString('utf8'));
     assert.deepEqual(
-      sandbox.requests.slice(from).filter((r) => r.listener === 'download').map((r) => [r.status, r.authorization]),
+      sandbox.requests
+        .slice(from)
+        .filter((r) => r.listener === 'download')
+        .map((r) => [r.status, r.authorization]),
       [
         [302, undefined],
         [200, undefined],
@@ -408,7 +479,13 @@ describe('reports download', () => {
     const address = `${sandbox.downloadBaseUrl}/downloads/${report(id).download_token}/${id}.${report(id).format}`;
     const result = await cli(['--verbose', 'reports', 'download', id, '--file', '-']);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stderr, new RegExp(`^> GET ${address.replaceAll('.', '\\.')} \\(download: no credentials\\)\n< 200 GET ${address.replaceAll('.', '\\.')} \\(HTTP/1\\.1, direct, new connection, .*\\d+ ms\\)\n`, 'm'));
+    assert.match(
+      result.stderr,
+      new RegExp(
+        `^> GET ${address.replaceAll('.', '\\.')} \\(download: no credentials\\)\n< 200 GET ${address.replaceAll('.', '\\.')} \\(HTTP/1\\.1, direct, new connection, .*\\d+ ms\\)\n`,
+        'm',
+      ),
+    );
 
     sandbox.setFaults({ breakDownloads: true });
     const broken = await cli(['--verbose', 'reports', 'download', id, '--file', 'broken.csv', '--retries', '1']);
@@ -416,7 +493,10 @@ describe('reports download', () => {
     assert.equal(broken.stderr.match(/^> GET .*\/downloads\//gm)?.length, 2, broken.stderr);
     assert.match(broken.stderr, /^ {2}retrying in \d+ ms$/m);
     // A failed attempt's answer says how far its body came, and how.
-    assert.match(broken.stderr, /^< 200 GET \S+\/downloads\/\S+: download from \S+ (?:broke off|ended) after \d+ .*\(HTTP\/1\.1, direct, (?:new|reused) connection, .*\d+ ms\)$/m);
+    assert.match(
+      broken.stderr,
+      /^< 200 GET \S+\/downloads\/\S+: download from \S+ (?:broke off|ended) after \d+ .*\(HTTP\/1\.1, direct, (?:new|reused) connection, .*\d+ ms\)$/m,
+    );
   });
 
   test('a broken download leaves neither the file nor a temporary file (after the retries)', async () => {
@@ -435,7 +515,9 @@ describe('reports download', () => {
     const result = await cli(['reports', 'download', id, '--file', '-']);
     assert.equal(result.code, 1);
     assert.ok(result.stdout.length > 0, 'part of the file went to stdout');
-    const message = new RegExp(`^carectl: download from \\S+ broke off after (\\d+) bytes: .*; the output on stdout is incomplete \\((\\d+) bytes\\); try again with: carectl reports download ${id} --file -\n$`).exec(result.stderr);
+    const message = new RegExp(
+      `^carectl: download from \\S+ broke off after (\\d+) bytes: .*; the output on stdout is incomplete \\((\\d+) bytes\\); try again with: carectl reports download ${id} --file -\n$`,
+    ).exec(result.stderr);
     assert.ok(message, result.stderr);
     assert.equal(message[1], message[2]);
     assert.ok(Number(message[1]) > 0);
@@ -448,13 +530,19 @@ describe('reports download', () => {
     const waited = await cli(['--quiet', 'reports', 'wait', id, '--download', '-']);
     assert.equal(waited.code, 1);
     assert.ok(waited.stdout.length > 0);
-    assert.match(waited.stderr, new RegExp(`; the output on stdout is incomplete \\(\\d+ bytes\\); try again with: carectl reports wait ${id} --download -\n$`));
+    assert.match(
+      waited.stderr,
+      new RegExp(`; the output on stdout is incomplete \\(\\d+ bytes\\); try again with: carectl reports wait ${id} --download -\n$`),
+    );
 
     const next = nextReportId();
     const created = await cli(['--quiet', ...CREATE, '--format', 'csv', '--download', '-']);
     assert.equal(created.code, 1);
     assert.ok(created.stdout.length > 0);
-    assert.match(created.stderr, new RegExp(`; the output on stdout is incomplete \\(\\d+ bytes\\); try again with: carectl reports wait ${next} --download -\n$`));
+    assert.match(
+      created.stderr,
+      new RegExp(`; the output on stdout is incomplete \\(\\d+ bytes\\); try again with: carectl reports wait ${next} --download -\n$`),
+    );
   });
 
   test('to stdout, Ctrl-C part-way says the output is incomplete (exit 130)', async () => {
@@ -464,7 +552,12 @@ describe('reports download', () => {
     const result = await cli(['reports', 'download', id, '--file', '-'], { signal: controller.signal, onStdout: () => controller.abort() });
     assert.equal(result.code, 130);
     assert.ok(result.stdout.length > 0);
-    assert.match(result.stderr, new RegExp(`^carectl: interrupted while downloading report ${id}; the output on stdout is incomplete \\(\\d+ bytes\\); start again with: carectl reports download ${id} --file -\n$`));
+    assert.match(
+      result.stderr,
+      new RegExp(
+        `^carectl: interrupted while downloading report ${id}; the output on stdout is incomplete \\(\\d+ bytes\\); start again with: carectl reports download ${id} --file -\n$`,
+      ),
+    );
   });
 
   test('a failed report: exit 5; a report still generating: a hint to wait', async () => {
@@ -483,7 +576,9 @@ describe('reports download', () => {
 /** download() of a seeded report's file, with test defaults. */
 function downloadSeeded(id: string, overrides: Partial<DownloadOptions> & Pick<DownloadOptions, 'target'>): Promise<number> {
   const record = report(id);
-  return download(downloadOptions(`${sandbox.downloadBaseUrl}/downloads/${record.download_token}/${record.id}.${record.format}`, overrides.target, clock, overrides));
+  return download(
+    downloadOptions(`${sandbox.downloadBaseUrl}/downloads/${record.download_token}/${record.id}.${record.format}`, overrides.target, clock, overrides),
+  );
 }
 
 /** A file target in the test folder, its temporary file created first as the commands do. */
@@ -553,20 +648,20 @@ describe('download module', () => {
       trace: (line) => lines.push(line),
     });
     assert.ok(out.text.length > 0, 'the file came');
-    assert.deepEqual(lines.map((line) => line.replace(/[\d.]+ (ms|KiB)/g, 'N $1')), [
-      `> GET ${sandbox.downloadBaseUrl}/downloads/${record.download_token}/${record.id}.${record.format}?[redacted] (download: no credentials)`,
-      `< 200 GET ${sandbox.downloadBaseUrl}/downloads/${record.download_token}/${record.id}.${record.format}?[redacted] (HTTP/1.1, direct, new connection, gzip N KiB on the wire, N KiB decoded, N ms)`,
-    ]);
+    assert.deepEqual(
+      lines.map((line) => line.replace(/[\d.]+ (ms|KiB)/g, 'N $1')),
+      [
+        `> GET ${sandbox.downloadBaseUrl}/downloads/${record.download_token}/${record.id}.${record.format}?[redacted] (download: no credentials)`,
+        `< 200 GET ${sandbox.downloadBaseUrl}/downloads/${record.download_token}/${record.id}.${record.format}?[redacted] (HTTP/1.1, direct, new connection, gzip N KiB on the wire, N KiB decoded, N ms)`,
+      ],
+    );
   });
 
   test('to stdout: no retry once bytes went out', async () => {
     sandbox.setFaults({ breakDownloads: true });
     const from = sandbox.requests.length;
     const out = new Collector();
-    await assert.rejects(
-      downloadSeeded(FIXTURES.reports.generatedId, { target: { stdout: out } }),
-      /broke off after \d+ bytes/,
-    );
+    await assert.rejects(downloadSeeded(FIXTURES.reports.generatedId, { target: { stdout: out } }), /broke off after \d+ bytes/);
     assert.equal(sandbox.requests.slice(from).length, 1);
   });
 });

@@ -51,14 +51,23 @@ describe('retryDelayMs: the waits of the default 3 retries come to at least 5 s'
 
   test('the last retry makes up what the jittered waits before it fell short of 5 s, plus its own jitter', () => {
     assert.equal(MIN_RETRY_SPAN_MS, 5000);
-    assert.deepEqual(schedule(3, () => 0), [0, 0, 5000]);
-    assert.deepEqual(schedule(3, () => 1), [500, 1000, 5500]);
-    assert.deepEqual(schedule(3, () => 0.5), [250, 500, 5250]);
+    assert.deepEqual(
+      schedule(3, () => 0),
+      [0, 0, 5000],
+    );
+    assert.deepEqual(
+      schedule(3, () => 1),
+      [500, 1000, 5500],
+    );
+    assert.deepEqual(
+      schedule(3, () => 0.5),
+      [250, 500, 5250],
+    );
   });
 
   test('whatever the draws, 3 retries wait 5 s or more in all, and at most 7 s', () => {
     let seed = 7;
-    const random = (): number => ((seed = (seed * 48271) % 2147483647) / 2147483647);
+    const random = (): number => (seed = (seed * 48271) % 2147483647) / 2147483647;
     for (let run = 0; run < 200; run++) {
       const total = sum(schedule(3, random));
       assert.ok(total >= 5000 && total <= 7000, String(total));
@@ -66,12 +75,21 @@ describe('retryDelayMs: the waits of the default 3 retries come to at least 5 s'
   });
 
   test('one retry waits the 5 s itself; more retries than needed add nothing to reach it', () => {
-    assert.deepEqual(schedule(1, () => 0), [5000]);
-    assert.deepEqual(schedule(6, () => 1), [500, 1000, 2000, 4000, 8000, 16_000]);
+    assert.deepEqual(
+      schedule(1, () => 0),
+      [5000],
+    );
+    assert.deepEqual(
+      schedule(6, () => 1),
+      [500, 1000, 2000, 4000, 8000, 16_000],
+    );
   });
 
   test('the cap bounds the last wait too', () => {
-    assert.deepEqual(schedule(3, () => 0, 2000), [0, 0, 2000]);
+    assert.deepEqual(
+      schedule(3, () => 0, 2000),
+      [0, 0, 2000],
+    );
   });
 
   test('without `retries` no wait is taken for the last', () => {

@@ -89,7 +89,10 @@ describe('credentials go only to the base origin', () => {
     });
     try {
       const seen = other.requests.length;
-      for (const argv of [['tags', 'get', '1'], ['api', 'v1.3/tags/1']]) {
+      for (const argv of [
+        ['tags', 'get', '1'],
+        ['api', 'v1.3/tags/1'],
+      ]) {
         const result = await runCli([...argv, '--retries', '0'], { env: { ...env(), CARECTL_BASE_URL: redirecting.url } });
         assert.equal(result.code, 1, argv.join(' '));
         assert.match(result.stderr, /302/);
@@ -119,7 +122,12 @@ describe('credentials go only to the base origin', () => {
 
   it('plain http is refused (exit 2) unless the host is loopback or --insecure-http is given', async () => {
     const creds = { CARECTL_USER: 'demo', CARECTL_PASSWORD: 'x' };
-    for (const address of ['http://api.example.com', `http://0.0.0.0:${new URL(base.url).port}`, 'http://localhost.evil.example:9', 'http://127.0.0.1.nip.io:9']) {
+    for (const address of [
+      'http://api.example.com',
+      `http://0.0.0.0:${new URL(base.url).port}`,
+      'http://localhost.evil.example:9',
+      'http://127.0.0.1.nip.io:9',
+    ]) {
       const result = await runCli(['tags', 'list'], { env: { ...creds, CARECTL_BASE_URL: address } });
       assert.equal(result.code, 2);
       assert.match(result.stderr, /refusing plain http to .*: credentials would cross the network unencrypted; use https:\/\/ or pass --insecure-http/);
@@ -153,7 +161,10 @@ describe('api --paginate does not trust paging links to end', () => {
       const env = { CARECTL_BASE_URL: server.url, CARECTL_USER: 'u', CARECTL_PASSWORD: 'p' };
       const empty = await runCli(['api', 'empty?page=1', '--paginate'], { env });
       assert.equal(empty.code, 1);
-      assert.match(empty.stderr, /^carectl: the service sent 50 empty pages in a row \(the last: .*\/empty\?page=52\) with a link to more: paging would not end\n$/);
+      assert.match(
+        empty.stderr,
+        /^carectl: the service sent 50 empty pages in a row \(the last: .*\/empty\?page=52\) with a link to more: paging would not end\n$/,
+      );
       assert.equal(empty.stdout.trimEnd().split('\n').length, 51, 'the empty pages before the 50th are printed, that one is not');
       const loop = await runCli(['api', 'loop?page=1', '--paginate'], { env });
       assert.equal(loop.code, 1);
@@ -220,7 +231,10 @@ describe('no output contains the password or its Base64 form', () => {
       await runCli(['--verbose', 'api', 'v1.3/tags/999999'], { env }),
       await runCli(['logout'], { env }),
     ];
-    assert.deepEqual(runs.map((result) => result.code), [0, 0, 0, 0, 2, 0, 4, 0]);
+    assert.deepEqual(
+      runs.map((result) => result.code),
+      [0, 0, 0, 0, 2, 0, 4, 0],
+    );
     runs.forEach((result, index) => assertNoLeak(`profile run ${index}`, result, sandbox.user, sandbox.password));
   });
 
@@ -235,7 +249,8 @@ describe('no output contains the password or its Base64 form', () => {
 });
 
 describe('hostile text stays inert', () => {
-  const hostileTags = (): Array<{ id: string; name: string }> => sandbox.data.tags.filter((tag) => (FIXTURES.hostile.tagIds as readonly string[]).includes(tag.id));
+  const hostileTags = (): Array<{ id: string; name: string }> =>
+    sandbox.data.tags.filter((tag) => (FIXTURES.hostile.tagIds as readonly string[]).includes(tag.id));
 
   it('table shows control characters escaped, never raw', async () => {
     for (const argv of [
@@ -278,7 +293,13 @@ describe('hostile text stays inert', () => {
       const result = await runCli(['-o', format, 'tags', 'list'], { sandbox });
       assert.equal(result.code, 0, result.stderr);
       assert.deepEqual(rawControls(result.stdout, '\n'), [], format);
-      const records = format === 'json' ? (JSON.parse(result.stdout) as Array<{ id: string; name: string }>) : result.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { id: string; name: string });
+      const records =
+        format === 'json'
+          ? (JSON.parse(result.stdout) as Array<{ id: string; name: string }>)
+          : result.stdout
+              .trimEnd()
+              .split('\n')
+              .map((line) => JSON.parse(line) as { id: string; name: string });
       for (const tag of hostileTags()) assert.equal(records.find((record) => record.id === tag.id)?.name, tag.name);
     }
     const author = await runCli(['-o', 'json', 'authors', 'get', FIXTURES.hostile.authorIds[0]], { sandbox });
@@ -291,7 +312,9 @@ describe('hostile text stays inert', () => {
     assert.equal(escaped.code, 0, escaped.stderr);
     assert.ok(escaped.stdout.includes(`7001,"'=HYPERLINK(""http://evil.example"",""x"")"`), escaped.stdout.slice(0, 300));
     assert.ok(escaped.stdout.includes("7004,'+1+1"));
-    const author = await runCli(['-o', 'csv', 'authors', 'get', FIXTURES.hostile.authorIds[1], '--columns', 'screen_name,real_name,location,website'], { sandbox });
+    const author = await runCli(['-o', 'csv', 'authors', 'get', FIXTURES.hostile.authorIds[1], '--columns', 'screen_name,real_name,location,website'], {
+      sandbox,
+    });
     assert.equal(author.stdout.split(/\r?\n/)[1], "'@SUM(A1),'-2+3,'＝1+1,'+1+1");
 
     const raw = await runCli(['--no-escape-formulas', '-o', 'csv', 'tags', 'list', '--columns', 'id,name'], { sandbox });
@@ -309,7 +332,11 @@ describe('hostile text stays inert', () => {
   });
 
   it('usage errors show control characters in the arguments escaped', async () => {
-    for (const argv of [['tags', 'list', '--x\u001b]0;PWN\u0007'], ['tags', 'frob\u001b[2J'], ['completion', 'b\u001b[1m']]) {
+    for (const argv of [
+      ['tags', 'list', '--x\u001b]0;PWN\u0007'],
+      ['tags', 'frob\u001b[2J'],
+      ['completion', 'b\u001b[1m'],
+    ]) {
       const result = await runCli(argv, { sandbox });
       assert.equal(result.code, 2, argv.join(' '));
       assert.deepEqual(rawControls(result.stderr, '\n'), [], result.stderr);
@@ -330,7 +357,12 @@ describe('hostile text stays inert', () => {
       const result = await runCli(['--verbose', 'tags', 'list'], { env: { CARECTL_BASE_URL: server.url, CARECTL_USER: 'u', CARECTL_PASSWORD: 'p' } });
       assert.equal(result.code, 1);
       assert.deepEqual(rawControls(result.stderr, '\n'), []);
-      assert.ok(result.stderr.includes('carectl: bad \\x1b]8;;https://evil.example/\\x1b\\click\\x1b]8;;\\x1b\\ ok\\rPWNED \\x9b31m \\x7f\\x07\\u202eevil (HTTP 400)\n'), result.stderr);
+      assert.ok(
+        result.stderr.includes(
+          'carectl: bad \\x1b]8;;https://evil.example/\\x1b\\click\\x1b]8;;\\x1b\\ ok\\rPWNED \\x9b31m \\x7f\\x07\\u202eevil (HTTP 400)\n',
+        ),
+        result.stderr,
+      );
     } finally {
       await server.close();
     }

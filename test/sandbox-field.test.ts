@@ -15,7 +15,7 @@ import { ANCHOR, NOON, authHeader, call, get, type Answer, type Json } from './s
 async function walk(sandbox: Sandbox, first: string, key: string): Promise<{ records: Json[]; links: string[] }> {
   const records: Json[] = [];
   const links: string[] = [];
-  for (let next: string | null = first; next !== null; ) {
+  for (let next: string | null = first; next !== null;) {
     const body: Json = await get(sandbox, next);
     records.push(...body[key]);
     next = body.paging.next_page;
@@ -109,7 +109,10 @@ describe('sandbox latency', () => {
         await call(sandbox, '/v1.3/tags', { auth: false }),
         await call(sandbox, '/v1.3/tags/no-such-tag'),
       ];
-      assert.deepEqual(answers.map((answer) => answer.status), [200, 200, 200, 401, 404]);
+      assert.deepEqual(
+        answers.map((answer) => answer.status),
+        [200, 200, 200, 401, 404],
+      );
       for (const answer of answers) assert.ok(answer.elapsed >= latencyMs, `a reply came after ${answer.elapsed.toFixed(1)} ms`);
     });
   });
@@ -122,7 +125,10 @@ describe('sandbox latency', () => {
         assert.equal(answer.status, 200);
         assert.ok(answer.elapsed >= 60, `a reply came after ${answer.elapsed.toFixed(1)} ms`);
       }
-      assert.deepEqual(sandbox.requests.map((r) => r.status), [200, 200, 200]);
+      assert.deepEqual(
+        sandbox.requests.map((r) => r.status),
+        [200, 200, 200],
+      );
     });
   });
 
@@ -187,7 +193,7 @@ describe('sandbox rate limit', () => {
     });
   });
 
-  test('latency counts as in flight: a request arriving during another one\'s delay is refused, after the delay too', async () => {
+  test("latency counts as in flight: a request arriving during another one's delay is refused, after the delay too", async () => {
     const latencyMs = 200;
     await withSandbox({ rateLimit: 1, latencyMs }, async (sandbox) => {
       const first = call(sandbox, '/v1.3/tags?page_size=1');
@@ -199,7 +205,10 @@ describe('sandbox rate limit', () => {
       assert.equal((await first).status, 200);
       await finished(sandbox, 1);
       assert.equal((await call(sandbox, '/v1.3/tags?page_size=1')).status, 200);
-      assert.deepEqual(sandbox.requests.map((r) => r.status), [200, 429, 200]);
+      assert.deepEqual(
+        sandbox.requests.map((r) => r.status),
+        [200, 429, 200],
+      );
     });
   });
 
@@ -208,8 +217,14 @@ describe('sandbox rate limit', () => {
       const answers = await Promise.all(Array.from({ length: 6 }, (_, index) => call(sandbox, `/v1.3/tags?page_size=${index + 1}`)));
       const byUrl = new Map(answers.map((answer, index) => [`/v1.3/tags?page_size=${index + 1}`, answer.status]));
       // Arrival order is the log's order, whatever order fetch sent them in.
-      assert.deepEqual(sandbox.requests.map((r) => byUrl.get(r.url)), [200, 200, 429, 429, 429, 429]);
-      assert.deepEqual(sandbox.requests.map((r) => r.status), [200, 200, 429, 429, 429, 429]);
+      assert.deepEqual(
+        sandbox.requests.map((r) => byUrl.get(r.url)),
+        [200, 200, 429, 429, 429, 429],
+      );
+      assert.deepEqual(
+        sandbox.requests.map((r) => r.status),
+        [200, 200, 429, 429, 429, 429],
+      );
     });
   });
 
@@ -286,7 +301,11 @@ describe('sandbox annotations port', () => {
           ['api', '/v1.3/tags', 200],
         ],
       );
-      assert.deepEqual(apiRequests(sandbox).map((r) => r.url), ['/v1.3/tags'], "helpers' apiRequests() still means the main listener");
+      assert.deepEqual(
+        apiRequests(sandbox).map((r) => r.url),
+        ['/v1.3/tags'],
+        "helpers' apiRequests() still means the main listener",
+      );
     });
   });
 
@@ -302,7 +321,14 @@ describe('sandbox annotations port', () => {
       assertError(refused, 429);
       assert.equal(refused.headers.get('retry-after'), '1');
       assert.equal((await held.release()).status, 200);
-      assert.deepEqual(sandbox.requests.map((r) => [r.listener, r.status]), [['annotations', 200], ['api', 200], ['annotations', 429]]);
+      assert.deepEqual(
+        sandbox.requests.map((r) => [r.listener, r.status]),
+        [
+          ['annotations', 200],
+          ['api', 200],
+          ['annotations', 429],
+        ],
+      );
     });
     await withSandbox({ annotationsPort: 0, faults: { rate: 1, kinds: ['503'] } }, async (sandbox) => {
       assertError(await call(sandbox, `${sandbox.annotationsUrl}/api/1/annotations`), 503);
@@ -314,7 +340,10 @@ describe('sandbox annotations port', () => {
       assert.equal(sandbox.annotationsUrl, sandbox.baseUrl);
       const body = await get(sandbox, '/api/1/annotations?page_size=2');
       assert.ok(body.paging.next_page.startsWith(`${sandbox.baseUrl}/api/1/annotations?`));
-      assert.deepEqual(sandbox.requests.map((r) => r.listener), ['api']);
+      assert.deepEqual(
+        sandbox.requests.map((r) => r.listener),
+        ['api'],
+      );
     });
   });
 
@@ -386,7 +415,10 @@ describe('sandbox conversation keyset paging', () => {
   test('next_page has the documented form: the sort date of the last record, URL-encoded, then skip, sort and page_size', async () => {
     await withSandbox({}, async (sandbox) => {
       const body = await get(sandbox, '/v1.3/conversations?is_priority=true&page_size=4');
-      const expected = ordered(sandbox.data.conversations.filter((c) => c.is_priority), 'oldest_sort_date');
+      const expected = ordered(
+        sandbox.data.conversations.filter((c) => c.is_priority),
+        'oldest_sort_date',
+      );
       assert.deepEqual(ids(body.conversations), ids(expected.slice(0, 4)));
       const date = expected[3]!.oldestMs;
       const skip = expected.slice(0, 4).filter((c) => c.oldestMs === date).length;
@@ -395,7 +427,10 @@ describe('sandbox conversation keyset paging', () => {
         `${sandbox.baseUrl}/v1.3/conversations?is_priority=true&page_size=4&oldest_sort_date_gte=${datetime(date).replace(/:/g, '%3A')}&skip=${skip}&sort=oldest_sort_date`,
       );
       const descending = await get(sandbox, '/v1.2/conversations?status=unread&sort=-newest_sort_date&page_size=3&fields=status');
-      const unread = ordered(sandbox.data.conversations.filter((c) => c.status === 'unread'), '-newest_sort_date');
+      const unread = ordered(
+        sandbox.data.conversations.filter((c) => c.status === 'unread'),
+        '-newest_sort_date',
+      );
       const last = unread[2]!.newestMs;
       assert.equal(
         descending.paging.next_page,
@@ -405,17 +440,41 @@ describe('sandbox conversation keyset paging', () => {
     });
   });
 
-  test('the link replaces the query\'s bounds on the keyset side and keeps the other side as given', async () => {
+  test("the link replaces the query's bounds on the keyset side and keeps the other side as given", async () => {
     await withSandbox({}, async (sandbox) => {
       const cases = [
-        ['oldest_sort_date', 'oldest_sort_date_gt=2023-09-01&oldest_sort_date_lt=2024-03-01', 'gte', { oldest_sort_date_lt: '2024-03-01' }, ['oldest_sort_date_gt']],
+        [
+          'oldest_sort_date',
+          'oldest_sort_date_gt=2023-09-01&oldest_sort_date_lt=2024-03-01',
+          'gte',
+          { oldest_sort_date_lt: '2024-03-01' },
+          ['oldest_sort_date_gt'],
+        ],
         ['oldest_sort_date', 'oldest_sort_date_gte=2023-09-01&oldest_sort_date_lte=2024-03-01', 'gte', { oldest_sort_date_lte: '2024-03-01' }, []],
-        ['-oldest_sort_date', 'oldest_sort_date_gte=2023-09-01&oldest_sort_date_lt=2024-03-01', 'lte', { oldest_sort_date_gte: '2023-09-01' }, ['oldest_sort_date_lt']],
+        [
+          '-oldest_sort_date',
+          'oldest_sort_date_gte=2023-09-01&oldest_sort_date_lt=2024-03-01',
+          'lte',
+          { oldest_sort_date_gte: '2023-09-01' },
+          ['oldest_sort_date_lt'],
+        ],
         ['newest_sort_date', 'newest_sort_date_gte=2023-09-01&newest_sort_date_lte=2024-03-01', 'gte', { newest_sort_date_lte: '2024-03-01' }, []],
         ['-newest_sort_date', 'newest_sort_date_gt=2023-09-01&newest_sort_date_lte=2024-03-01', 'lte', { newest_sort_date_gt: '2023-09-01' }, []],
         // A filter on the other date field stays as given; the keyset bound is on the sort field.
-        ['oldest_sort_date', 'newest_sort_date_gte=2023-09-01&newest_sort_date_lt=2024-03-01', 'gte', { newest_sort_date_gte: '2023-09-01', newest_sort_date_lt: '2024-03-01' }, []],
-        ['-newest_sort_date', 'oldest_sort_date_gte=2023-09-01&oldest_sort_date_lte=2024-03-01', 'lte', { oldest_sort_date_gte: '2023-09-01', oldest_sort_date_lte: '2024-03-01' }, []],
+        [
+          'oldest_sort_date',
+          'newest_sort_date_gte=2023-09-01&newest_sort_date_lt=2024-03-01',
+          'gte',
+          { newest_sort_date_gte: '2023-09-01', newest_sort_date_lt: '2024-03-01' },
+          [],
+        ],
+        [
+          '-newest_sort_date',
+          'oldest_sort_date_gte=2023-09-01&oldest_sort_date_lte=2024-03-01',
+          'lte',
+          { oldest_sort_date_gte: '2023-09-01', oldest_sort_date_lte: '2024-03-01' },
+          [],
+        ],
       ] as const;
       for (const [sort, bounds, side, kept, gone] of cases) {
         const first = `/v1.3/conversations?is_priority=false&${bounds}&sort=${sort}&page_size=20&fields=status`;
@@ -436,7 +495,10 @@ describe('sandbox conversation keyset paging', () => {
             const modifier = name.slice(name.lastIndexOf('_') + 1);
             return modifier === 'gte' ? ms >= day : modifier === 'gt' ? ms >= day + 86_400_000 : modifier === 'lt' ? ms < day : ms < day + 86_400_000;
           });
-        const expected = ordered(sandbox.data.conversations.filter((c) => !c.is_priority && inRange(c)), sort);
+        const expected = ordered(
+          sandbox.data.conversations.filter((c) => !c.is_priority && inRange(c)),
+          sort,
+        );
         assert.ok(expected.length > 40, `${sort} ${bounds}: several pages`);
         const { records } = await walkKeyset(sandbox, first, sort);
         assert.deepEqual(ids(records), ids(expected), `${sort} ${bounds}`);
@@ -449,7 +511,10 @@ describe('sandbox conversation keyset paging', () => {
       let tied = 0;
       for (const sort of SORTS) {
         for (const priority of [true, false]) {
-          const expected = ordered(sandbox.data.conversations.filter((c) => c.is_priority === priority), sort);
+          const expected = ordered(
+            sandbox.data.conversations.filter((c) => c.is_priority === priority),
+            sort,
+          );
           const { records, links } = await walkKeyset(sandbox, `/v1.3/conversations?is_priority=${priority}&sort=${sort}&page_size=7`, sort);
           assert.deepEqual(ids(records), ids(expected), `${sort} is_priority=${priority}`);
           tied += links.filter((link) => Number(link.searchParams.get('skip')) > 1).length;
@@ -470,7 +535,10 @@ describe('sandbox conversation keyset paging', () => {
       crowd.slice(120, 175).forEach((c) => Object.assign(c, { oldestMs: other, newestMs: other + 3_600_000 }));
       for (const sort of SORTS) {
         for (const pageSize of [7, 50]) {
-          const expected = ordered(sandbox.data.conversations.filter((c) => !c.is_priority), sort);
+          const expected = ordered(
+            sandbox.data.conversations.filter((c) => !c.is_priority),
+            sort,
+          );
           const { records, links } = await walkKeyset(sandbox, `/v1.3/conversations?is_priority=false&sort=${sort}&page_size=${pageSize}`, sort);
           assert.deepEqual(ids(records), ids(expected), `${sort} page_size=${pageSize}`);
           // Consecutive links inside the crowd carry the same date with a growing skip.
@@ -478,7 +546,10 @@ describe('sandbox conversation keyset paging', () => {
           const atOne = links.filter((link) => link.searchParams.get(`${fieldOf(sort)}_${side}`) === '2024-02-20T11:58:34');
           assert.ok(atOne.length >= (pageSize === 7 ? 16 : 2), `${sort} page_size=${pageSize}: ${atOne.length} links at the crowded date`);
           const skips = atOne.map((link) => Number(link.searchParams.get('skip')));
-          assert.deepEqual(skips, [...skips].sort((a, b) => a - b));
+          assert.deepEqual(
+            skips,
+            [...skips].sort((a, b) => a - b),
+          );
           assert.ok(skips[skips.length - 1]! > pageSize, `${sort} page_size=${pageSize}: skip ${skips.join(',')} goes past one page`);
         }
       }
@@ -487,13 +558,23 @@ describe('sandbox conversation keyset paging', () => {
 
   test('a first request with its own skip keeps working, and its links go on from there', async () => {
     await withSandbox({}, async (sandbox) => {
-      const expected = ordered(sandbox.data.conversations.filter((c) => c.is_priority), 'oldest_sort_date');
+      const expected = ordered(
+        sandbox.data.conversations.filter((c) => c.is_priority),
+        'oldest_sort_date',
+      );
       const body = await get(sandbox, '/v1.3/conversations?is_priority=true&page_size=5&skip=3');
       assert.deepEqual(ids(body.conversations), ids(expected.slice(3, 8)));
       const { records } = await walk(sandbox, body.paging.next_page, 'conversations');
       assert.deepEqual(ids(records), ids(expected.slice(8)));
-      const bounded = ordered(sandbox.data.conversations.filter((c) => c.is_priority && c.oldestMs >= Date.parse('2024-01-01T00:00:00Z')), '-oldest_sort_date');
-      const { records: all } = await walk(sandbox, '/v1.3/conversations?is_priority=true&oldest_sort_date_gte=2024-01-01&sort=-oldest_sort_date&page_size=6&skip=10', 'conversations');
+      const bounded = ordered(
+        sandbox.data.conversations.filter((c) => c.is_priority && c.oldestMs >= Date.parse('2024-01-01T00:00:00Z')),
+        '-oldest_sort_date',
+      );
+      const { records: all } = await walk(
+        sandbox,
+        '/v1.3/conversations?is_priority=true&oldest_sort_date_gte=2024-01-01&sort=-oldest_sort_date&page_size=6&skip=10',
+        'conversations',
+      );
       assert.deepEqual(ids(all), ids(bounded.slice(10)));
       const empty = await get(sandbox, `/v1.3/conversations?is_priority=true&skip=${expected.length}`);
       assert.deepEqual(empty.conversations, []);
@@ -502,14 +583,22 @@ describe('sandbox conversation keyset paging', () => {
     });
   });
 
-  test('datetime bounds are accepted as links write them; users\' YYYY-MM-DD still works; the two fields stay apart', async () => {
+  test("datetime bounds are accepted as links write them; users' YYYY-MM-DD still works; the two fields stay apart", async () => {
     await withSandbox({}, async (sandbox) => {
-      const target = ordered(sandbox.data.conversations.filter((c) => c.is_priority), 'oldest_sort_date')[20]!;
+      const target = ordered(
+        sandbox.data.conversations.filter((c) => c.is_priority),
+        'oldest_sort_date',
+      )[20]!;
       const from = datetime(target.oldestMs);
       const exact = await get(sandbox, `/v1.3/conversations?is_priority=true&oldest_sort_date_gte=${encodeURIComponent(from)}&page_size=50`);
       assert.deepEqual(
         ids(exact.conversations),
-        ids(ordered(sandbox.data.conversations.filter((c) => c.is_priority && c.oldestMs >= target.oldestMs), 'oldest_sort_date').slice(0, 50)),
+        ids(
+          ordered(
+            sandbox.data.conversations.filter((c) => c.is_priority && c.oldestMs >= target.oldestMs),
+            'oldest_sort_date',
+          ).slice(0, 50),
+        ),
       );
       // The raw colon is read the same as %3A.
       const raw = await get(sandbox, `/v1.3/conversations?is_priority=true&oldest_sort_date_gte=${from}&page_size=50`);
@@ -517,7 +606,12 @@ describe('sandbox conversation keyset paging', () => {
       const day = await get(sandbox, `/v1.3/conversations?is_priority=true&oldest_sort_date_gte=${from.slice(0, 10)}&page_size=50`);
       assert.deepEqual(
         ids(day.conversations),
-        ids(ordered(sandbox.data.conversations.filter((c) => c.is_priority && datetime(c.oldestMs).slice(0, 10) >= from.slice(0, 10)), 'oldest_sort_date').slice(0, 50)),
+        ids(
+          ordered(
+            sandbox.data.conversations.filter((c) => c.is_priority && datetime(c.oldestMs).slice(0, 10) >= from.slice(0, 10)),
+            'oldest_sort_date',
+          ).slice(0, 50),
+        ),
       );
       assertError(await call(sandbox, '/v1.3/conversations?is_priority=true&oldest_sort_date_gte=2024-02-20T25:00:00'), 400);
       assertError(await call(sandbox, '/v1.3/conversations?is_priority=true&oldest_sort_date_gte=2024-02-20T11%3A58'), 400);
@@ -525,10 +619,25 @@ describe('sandbox conversation keyset paging', () => {
       const combined = /^oldest_sort_date cannot be combined with newest_sort_date$/;
       assertError(await call(sandbox, '/v1.3/conversations?is_priority=true&newest_sort_date_gte=2024-01-01&oldest_sort_date_gte=2024-02-01'), 400, combined);
       assertError(await call(sandbox, `/v1.3/conversations?is_priority=true&newest_sort_date_gte=2024-01-01&oldest_sort_date_gte=${from}`), 400, combined);
-      assertError(await call(sandbox, `/v1.3/conversations?is_priority=true&newest_sort_date_gte=2024-01-01&oldest_sort_date_lte=${from}&skip=1`), 400, combined);
-      assertError(await call(sandbox, `/v1.3/conversations?is_priority=true&newest_sort_date_gte=2024-01-01&oldest_sort_date_gte=${from}&skip=1&sort=newest_sort_date`), 400, combined);
-      assert.equal((await call(sandbox, `/v1.3/conversations?is_priority=true&newest_sort_date_gte=2024-01-01&oldest_sort_date_gte=${from}&skip=1`)).status, 200);
-      assert.equal((await call(sandbox, `/v1.3/conversations?is_priority=true&newest_sort_date_gte=2024-01-01&oldest_sort_date_lte=${from}&skip=1&sort=-oldest_sort_date`)).status, 200);
+      assertError(
+        await call(sandbox, `/v1.3/conversations?is_priority=true&newest_sort_date_gte=2024-01-01&oldest_sort_date_lte=${from}&skip=1`),
+        400,
+        combined,
+      );
+      assertError(
+        await call(sandbox, `/v1.3/conversations?is_priority=true&newest_sort_date_gte=2024-01-01&oldest_sort_date_gte=${from}&skip=1&sort=newest_sort_date`),
+        400,
+        combined,
+      );
+      assert.equal(
+        (await call(sandbox, `/v1.3/conversations?is_priority=true&newest_sort_date_gte=2024-01-01&oldest_sort_date_gte=${from}&skip=1`)).status,
+        200,
+      );
+      assert.equal(
+        (await call(sandbox, `/v1.3/conversations?is_priority=true&newest_sort_date_gte=2024-01-01&oldest_sort_date_lte=${from}&skip=1&sort=-oldest_sort_date`))
+          .status,
+        200,
+      );
     });
   });
 });
@@ -575,7 +684,10 @@ describe('carectl sandbox --latency, --rate-limit, --annotations-port', () => {
     try {
       const sandbox = fromBanner(run.banner);
       assert.notEqual(sandbox.annotationsUrl, sandbox.baseUrl, run.banner);
-      assert.match(run.banner, /^carectl sandbox listening on http:\/\/127\.0\.0\.1:\d+ \(report downloads on http:\/\/127\.0\.0\.1:\d+\)\napi\/1 \(annotation types, annotations\) on http:\/\/127\.0\.0\.1:\d+\nuser: /);
+      assert.match(
+        run.banner,
+        /^carectl sandbox listening on http:\/\/127\.0\.0\.1:\d+ \(report downloads on http:\/\/127\.0\.0\.1:\d+\)\napi\/1 \(annotation types, annotations\) on http:\/\/127\.0\.0\.1:\d+\nuser: /,
+      );
       const annotations = await call(sandbox, `${sandbox.annotationsUrl}/api/1/annotations`);
       assert.equal(annotations.status, 200);
       assert.ok(annotations.elapsed >= 300, `the reply came after ${annotations.elapsed.toFixed(1)} ms`);
@@ -611,7 +723,10 @@ describe('carectl sandbox --latency, --rate-limit, --annotations-port', () => {
     const run = await carectlSandbox(['--port', '0', '--report-delay', '1ms']);
     try {
       const sandbox = fromBanner(run.banner);
-      const created = await call(sandbox, '/v1.1/reports', { method: 'POST', body: JSON.stringify({ account: '1001', format: 'csv', date_type: 'created_date', date_from: '2026-06-01', date_to: '2026-06-07' }) });
+      const created = await call(sandbox, '/v1.1/reports', {
+        method: 'POST',
+        body: JSON.stringify({ account: '1001', format: 'csv', date_type: 'created_date', date_from: '2026-06-01', date_to: '2026-06-07' }),
+      });
       assert.ok(created.status < 300, JSON.stringify(created.body));
       await new Promise((resolve) => setTimeout(resolve, 50));
       const id = String(created.body.report?.id ?? created.body.id);

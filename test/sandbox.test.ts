@@ -98,7 +98,10 @@ describe('sandbox (read-only behaviour)', () => {
     assert.equal(single.channel.type, 'microblog');
     assert.equal(typeof single.channel.account.id, 'number');
     const accounts = await get(sandbox, '/v1/accounts?fields=name');
-    assert.deepEqual(accounts.map((account: Json) => account.id), FIXTURES.accountIds);
+    assert.deepEqual(
+      accounts.map((account: Json) => account.id),
+      FIXTURES.accountIds,
+    );
     assert.equal((await get(sandbox, '/v1/accounts/1002')).url, `${sandbox.baseUrl}/v1/accounts/1002`);
     assert.deepEqual(ids(await get(sandbox, '/v1/accounts?id=1001&id=1003')), ['1001', '1003']);
   });
@@ -128,7 +131,10 @@ describe('sandbox (read-only behaviour)', () => {
     const list = await get(sandbox, `/v1.3/authors?id=${hostileB},nope:1,${hostileA}`);
     assert.deepEqual(ids(list.authors), [hostileB, hostileA]);
     assert.equal(list.paging, undefined);
-    const tooMany = sandbox.data.authors.slice(0, 51).map((author) => author.id).join(',');
+    const tooMany = sandbox.data.authors
+      .slice(0, 51)
+      .map((author) => author.id)
+      .join(',');
     assertError(await call(sandbox, `/v1.3/authors?id=${tooMany}`), 400, /50/);
     assertError(await call(sandbox, '/v1.3/authors'), 400);
   });
@@ -238,7 +244,10 @@ describe('sandbox (read-only behaviour)', () => {
     assert.equal(typeof back.paging.prev_page, 'string');
 
     // A descending sort bounds from above (_lte) and keeps the other field's filter as given.
-    const bounded = await get(sandbox, '/v1.1/conversations?is_priority=false&newest_sort_date_gte=2024-01-01&newest_sort_date_lt=2024-03-01&sort=-oldest_sort_date&page_size=3');
+    const bounded = await get(
+      sandbox,
+      '/v1.1/conversations?is_priority=false&newest_sort_date_gte=2024-01-01&newest_sort_date_lt=2024-03-01&sort=-oldest_sort_date&page_size=3',
+    );
     const link = new URL(bounded.paging.next_page);
     assert.equal(link.searchParams.get('newest_sort_date_lt'), '2024-03-01');
     assert.equal(link.searchParams.get('newest_sort_date_gte'), '2024-01-01');
@@ -292,9 +301,17 @@ describe('sandbox (read-only behaviour)', () => {
     const next = day(target.oldestMs + 86_400_000);
     const previous = day(target.oldestMs - 86_400_000);
     const onDay = sandbox.data.conversations.filter((c) => day(c.oldestMs) === date).sort(byOldest);
-    const gteLte = await walk(sandbox, `/v1.3/conversations?status=${target.status}&oldest_sort_date_gte=${date}&oldest_sort_date_lte=${date}`, 'conversations');
+    const gteLte = await walk(
+      sandbox,
+      `/v1.3/conversations?status=${target.status}&oldest_sort_date_gte=${date}&oldest_sort_date_lte=${date}`,
+      'conversations',
+    );
     assert.deepEqual(ids(gteLte.records), ids(onDay.filter((c) => c.status === target.status)));
-    const gtLt = await walk(sandbox, `/v1.3/conversations?is_priority=${target.is_priority}&oldest_sort_date_gt=${previous}&oldest_sort_date_lt=${next}`, 'conversations');
+    const gtLt = await walk(
+      sandbox,
+      `/v1.3/conversations?is_priority=${target.is_priority}&oldest_sort_date_gt=${previous}&oldest_sort_date_lt=${next}`,
+      'conversations',
+    );
     assert.deepEqual(ids(gtLt.records), ids(onDay.filter((c) => c.is_priority === target.is_priority)));
     const single = await walk(sandbox, `/v1.3/conversations?is_priority=true&oldest_sort_date_gte=${date}&page_size=50`, 'conversations');
     const after = sandbox.data.conversations.filter((c) => c.is_priority && day(c.oldestMs) >= date).sort(byOldest);
@@ -316,7 +333,11 @@ describe('sandbox (read-only behaviour)', () => {
     );
     assert.ok(ids(filtered.records).includes(conversation.id));
     const expected = sandbox.data.conversations.filter(
-      (c) => c.status === conversation.status && c.author_id === conversation.author_id && c.assigned_to === conversation.assigned_to && c.contains_private === conversation.contains_private,
+      (c) =>
+        c.status === conversation.status &&
+        c.author_id === conversation.author_id &&
+        c.assigned_to === conversation.assigned_to &&
+        c.contains_private === conversation.contains_private,
     );
     assert.equal(filtered.records.length, expected.length);
   });
@@ -325,8 +346,14 @@ describe('sandbox (read-only behaviour)', () => {
     const body = await get(sandbox, '/v1.2/conversations?is_priority=true&page_size=4&include=content&include=notes&include=actions');
     const contentIds = body.conversations.flatMap((c: Json) => c.content_ids);
     assert.deepEqual(ids(body.content), contentIds);
-    assert.deepEqual(ids(body.notes), body.conversations.flatMap((c: Json) => c.note_ids));
-    assert.deepEqual(ids(body.actions), body.conversations.flatMap((c: Json) => c.action_ids));
+    assert.deepEqual(
+      ids(body.notes),
+      body.conversations.flatMap((c: Json) => c.note_ids),
+    );
+    assert.deepEqual(
+      ids(body.actions),
+      body.conversations.flatMap((c: Json) => c.action_ids),
+    );
     assert.ok(body.content.every((item: Json) => typeof item.imported_date === 'string' && /\.\d{3}$/.test(item.imported_date)));
     const plain = await get(sandbox, '/v1.2/conversations?is_priority=true&page_size=4');
     assert.equal(plain.content, undefined);
@@ -368,7 +395,16 @@ describe('sandbox (read-only behaviour)', () => {
     assert.ok(names.includes(HOSTILE.formulaHyperlink));
     assert.ok(names.some((name: string) => name.includes(HOSTILE.osc52Clipboard)));
     const text = body.content.map((item: Json) => item.text).join('\n');
-    for (const payload of [HOSTILE.clearScreen, HOSTILE.osc8Hyperlink, HOSTILE.crOverwrite, HOSTILE.c1Csi, HOSTILE.del, HOSTILE.bell, HOSTILE.tabAndNewline, HOSTILE.formulaFullWidth]) {
+    for (const payload of [
+      HOSTILE.clearScreen,
+      HOSTILE.osc8Hyperlink,
+      HOSTILE.crOverwrite,
+      HOSTILE.c1Csi,
+      HOSTILE.del,
+      HOSTILE.bell,
+      HOSTILE.tabAndNewline,
+      HOSTILE.formulaFullWidth,
+    ]) {
       assert.ok(text.includes(payload), JSON.stringify(payload));
     }
     for (const id of FIXTURES.hostile.tagIds) assert.equal(sandbox.data.byId.tags.get(id)!.is_active, true);
@@ -405,7 +441,10 @@ describe('sandbox (read-only behaviour)', () => {
     await call(sandbox, '/v1.3/tags', { auth: false });
     assert.deepEqual(
       sandbox.requests.map((r) => [r.listener, r.method, r.url, r.authorization === authHeader(sandbox), r.status]),
-      [['api', 'GET', '/v1.3/tags?page_size=1', true, 200], ['api', 'GET', '/v1.3/tags', false, 401]],
+      [
+        ['api', 'GET', '/v1.3/tags?page_size=1', true, 200],
+        ['api', 'GET', '/v1.3/tags', false, 401],
+      ],
     );
   });
 });
@@ -421,7 +460,12 @@ test('dates nothing later than the moment it serves, even early in its anchor da
       else if (value !== null && typeof value === 'object') for (const inner of Object.values(value)) collect(inner);
     };
     for (const priority of ['true', 'false']) {
-      collect(await get(sandbox, `/v1.3/conversations?is_priority=${priority}&sort=-newest_sort_date&page_size=50&include=content&include=notes&include=actions&fields=handling_times`));
+      collect(
+        await get(
+          sandbox,
+          `/v1.3/conversations?is_priority=${priority}&sort=-newest_sort_date&page_size=50&include=content&include=notes&include=actions&fields=handling_times`,
+        ),
+      );
     }
     collect((await walk(sandbox, '/v1.2/users?limit=100&fields=last_login,date_joined', 'users')).records);
     collect((await walk(sandbox, '/v1.1/reports?page_size=50&fields=date_from,date_to,generation_start_date,generated_date', 'reports')).records);
@@ -484,7 +528,7 @@ describe('sandbox (state changes)', () => {
       const reportCount = sandbox.data.reports.length;
 
       const created = await post({ ...valid, format: 'json' });
-      assert.equal(created.status, 200, "the spec: a successful request returns HTTP 200");
+      assert.equal(created.status, 200, 'the spec: a successful request returns HTTP 200');
       const id = created.body.report.id;
       assert.equal(created.body.report.url, `${sandbox.baseUrl}/v1.1/reports/${id}`);
       assert.equal(sandbox.data.reports.length, reportCount + 1);

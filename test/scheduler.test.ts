@@ -172,10 +172,10 @@ describe('Scheduler: growing back after a 429', () => {
       assert.equal(scheduler.window, 2);
       await answers(scheduler, GROWTH * 2 + toFour);
       assert.equal(scheduler.window, 4);
-      assert.deepEqual(trace.filter((line) => /answered/.test(line)), [
-        `parallel: 2 → 3 requests in flight (${GROWTH * 2} answered in a row)`,
-        `parallel: 3 → 4 requests in flight (${toFour} answered in a row)`,
-      ]);
+      assert.deepEqual(
+        trace.filter((line) => /answered/.test(line)),
+        [`parallel: 2 → 3 requests in flight (${GROWTH * 2} answered in a row)`, `parallel: 3 → 4 requests in flight (${toFour} answered in a row)`],
+      );
     }
   });
 });
@@ -192,7 +192,11 @@ describe('Scheduler: priorities', () => {
     let release = (): void => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const first = scheduler.run([0], () => gate);
-    const runs = [[[1, 5], 'b'], [[1, -2], 'a'], [[2], 'c']].map(([priority, name]) => scheduler.run(priority as number[], async () => void order.push(name as string)));
+    const runs = [
+      [[1, 5], 'b'],
+      [[1, -2], 'a'],
+      [[2], 'c'],
+    ].map(([priority, name]) => scheduler.run(priority as number[], async () => void order.push(name as string)));
     release();
     await Promise.all([first, ...runs]);
     assert.deepEqual(order, ['a', 'b', 'c']);

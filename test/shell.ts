@@ -116,5 +116,7 @@ export function describeRun(line: string, result: ShellResult): string {
     result.timedOut ? '(did not finish in time)' : `exit ${result.code}`,
     result.stdout.trim() && `stdout:\n${tail(result.stdout)}`,
     result.stderr.trim() && `stderr:\n${tail(result.stderr)}`,
-  ].filter(Boolean).join('\n');
+  ]
+    .filter(Boolean)
+    .join('\n');
 }

@@ -33,7 +33,11 @@ interface Finished {
 }
 
 /** Starts carectl; `watch` sees the output so far after every chunk, and may act on the child. */
-function carectl(argv: string[], env: Record<string, string>, watch?: (out: { stdout: string; stderr: string }, child: Child) => void): { child: Child; done: Promise<Finished> } {
+function carectl(
+  argv: string[],
+  env: Record<string, string>,
+  watch?: (out: { stdout: string; stderr: string }, child: Child) => void,
+): { child: Child; done: Promise<Finished> } {
   const child = spawn(process.execPath, [BIN, ...argv], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config', ...env },
@@ -97,9 +101,13 @@ describe('| head -1', () => {
 
   test('a reader that leaves while the next page is in flight ends the process at once: nothing is retried', async () => {
     // With 10 retries, retrying on the closed connection pool would back off for over a minute.
-    const { done } = carectl(['--verbose', '--retries', '10', 'conversations', 'list', '-o', 'ndjson', '--page-size', '5'], sandboxEnv(sandbox), (out, child) => {
-      if (out.stdout.includes('\n')) child.stdout.destroy();
-    });
+    const { done } = carectl(
+      ['--verbose', '--retries', '10', 'conversations', 'list', '-o', 'ndjson', '--page-size', '5'],
+      sandboxEnv(sandbox),
+      (out, child) => {
+        if (out.stdout.includes('\n')) child.stdout.destroy();
+      },
+    );
     const result = await done;
     assert.equal(result.signal, null, 'ended by itself, not by the test timeout');
     assert.equal(result.code, 0);
@@ -108,7 +116,7 @@ describe('| head -1', () => {
 });
 
 describe('| head -1 after a write batch', () => {
-  test('every id is still updated, quietly, and the exit code is the batch\'s own', async () => {
+  test("every id is still updated, quietly, and the exit code is the batch's own", async () => {
     // Slow replies, so the reader leaves while most ids are still to be sent.
     sandbox.setFaults({ rate: 1, kinds: ['slow'], slowMs: 20 });
     const { data } = sandbox;
@@ -120,7 +128,9 @@ describe('| head -1 after a write batch', () => {
     });
     const result = await done;
     sandbox.setFaults(undefined);
-    const patched = apiRequests(sandbox, mark).filter((r) => r.method === 'PATCH').map((r) => r.url.split('/').pop());
+    const patched = apiRequests(sandbox, mark)
+      .filter((r) => r.method === 'PATCH')
+      .map((r) => r.url.split('/').pop());
     assert.deepEqual([...patched].sort(), [...ids].sort());
     // The locked conversation's 403: the failure is said, as it would be with the rows read.
     assert.equal(result.code, 3);
@@ -133,12 +143,18 @@ describe('| head -1 after a write batch', () => {
     // A table sends its rows at the end: the reader leaves then.
     for (const format of [[], ['-o', 'json'], ['-o', 'table']]) {
       const mark = sandbox.requests.length;
-      const { child, done } = carectl(['conversations', 'update', ...ids, '--status', 'on_hold', '--dry-run', ...format], sandboxEnv(sandbox), (out, running) => {
-        if (out.stdout.includes('\n')) running.stdout.destroy();
-      });
+      const { child, done } = carectl(
+        ['conversations', 'update', ...ids, '--status', 'on_hold', '--dry-run', ...format],
+        sandboxEnv(sandbox),
+        (out, running) => {
+          if (out.stdout.includes('\n')) running.stdout.destroy();
+        },
+      );
       if (format[1] === 'table') child.stdout.destroy();
       const result = await done;
-      const read = apiRequests(sandbox, mark).filter((r) => r.method === 'GET').map((r) => new URL(r.url, 'http://x').pathname.split('/').pop());
+      const read = apiRequests(sandbox, mark)
+        .filter((r) => r.method === 'GET')
+        .map((r) => new URL(r.url, 'http://x').pathname.split('/').pop());
       assert.deepEqual([...read].sort(), [...ids].sort(), format.join(' '));
       assert.equal(result.code, 4, result.stderr);
       assert.match(result.stderr, /carectl: 1 of 21 conversations could not be read \(first: 999999: .*\(HTTP 404\)\)\n$/);
@@ -274,7 +290,10 @@ describe('the stopper behind the signal handlers', () => {
 });
 
 describe('SIGTERM, SIGHUP, and a signal during a download', () => {
-  for (const [signal, code] of [['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+  for (const [signal, code] of [
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const) {
     test(`${signal} stops a list as cleanly as Ctrl-C, with exit ${code} and a --resume token`, async () => {
       sandbox.setFaults({ rate: 1, kinds: ['slow'], slowMs: 60 });
       let sent = false;
@@ -319,7 +338,12 @@ describe('SIGTERM, SIGHUP, and a signal during a download', () => {
         const result = await done.finally(() => clearInterval(poll));
         assert.ok(sent, 'the download had started');
         assert.equal(result.code, 130, result.stderr);
-        assert.match(result.stderr, new RegExp(`^carectl: interrupted while downloading report ${id}; nothing was saved; start again with: carectl reports download ${id} --file \\S+report\\.csv\\n$`));
+        assert.match(
+          result.stderr,
+          new RegExp(
+            `^carectl: interrupted while downloading report ${id}; nothing was saved; start again with: carectl reports download ${id} --file \\S+report\\.csv\\n$`,
+          ),
+        );
         assert.deepEqual(readdirSync(downloads), []);
       } finally {
         sandbox.setFaults(undefined);
@@ -353,8 +377,15 @@ describe('carectl sandbox', () => {
     try {
       const served = await runCli(['tags', 'list', '-o', 'json'], { env });
       assert.equal(served.code, 0, served.stderr);
-      assert.equal(served.stdout, (await runCli(['tags', 'list', '-o', 'json'], { sandbox: reference })).stdout.replaceAll(reference.baseUrl, env.CARECTL_BASE_URL!));
-      assert.notEqual(served.stdout, (await runCli(['tags', 'list', '-o', 'json'], { sandbox })).stdout.replaceAll(sandbox.baseUrl, env.CARECTL_BASE_URL!), 'seed 1 differs');
+      assert.equal(
+        served.stdout,
+        (await runCli(['tags', 'list', '-o', 'json'], { sandbox: reference })).stdout.replaceAll(reference.baseUrl, env.CARECTL_BASE_URL!),
+      );
+      assert.notEqual(
+        served.stdout,
+        (await runCli(['tags', 'list', '-o', 'json'], { sandbox })).stdout.replaceAll(sandbox.baseUrl, env.CARECTL_BASE_URL!),
+        'seed 1 differs',
+      );
     } finally {
       await reference.close();
       server.child.kill('SIGINT');
@@ -397,7 +428,10 @@ describe('carectl sandbox', () => {
 });
 
 describe('a stop signal while the reader of stdout is not reading', () => {
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     test(`${signal}: the process ends at once (${code}) with the resume line, and resuming loses and repeats nothing`, async () => {
       const big = await openSandbox({ conversations: 600 });
       try {
@@ -432,7 +466,10 @@ describe('a stop signal while the reader of stdout is not reading', () => {
         const result = await done;
         assert.ok(ended, 'ended within 5 s of the signal while its stdout was full');
         assert.equal(result.code, code, result.stderr);
-        assert.match(result.stderr, /^carectl: interrupted; stdout was not being read, so its last line may be cut off; the list stopped after \d+ records?: to continue, run the same command with --resume \S+$/m);
+        assert.match(
+          result.stderr,
+          /^carectl: interrupted; stdout was not being read, so its last line may be cut off; the list stopped after \d+ records?: to continue, run the same command with --resume \S+$/m,
+        );
         const token = /--resume (\S+)/.exec(result.stderr)?.[1] as string;
         const rest = await runCli([...argv, '--resume', token], { sandbox: big });
         assert.equal(rest.code, 0, rest.stderr);

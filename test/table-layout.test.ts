@@ -14,7 +14,6 @@ import { Collector, openSandbox, runCli, writerOptions } from './helpers.js';
 
 type Row = Record<string, unknown>;
 
-
 /** Writes the pages to a table writer (endPage() after each) and returns what reached stdout. */
 async function table(pages: Row[][], overrides: Partial<WriterOptions> = {}, terminalColumns?: number): Promise<string> {
   const collector = new Collector();
@@ -275,7 +274,14 @@ describe('fitting the terminal', () => {
   });
 
   it('cuts later rows to the fitted widths, ids still whole', async () => {
-    const later: Row = { ...records[0], id: '900001', author: { id: 'f:77' }, message: 'ok', tags: [], assigned_to: { id: 3, name: 'Someone with a long name' } };
+    const later: Row = {
+      ...records[0],
+      id: '900001',
+      author: { id: 'f:77' },
+      message: 'ok',
+      tags: [],
+      assigned_to: { id: 3, name: 'Someone with a long name' },
+    };
     const output = await table([records, [later]], { columns }, 80);
     // The longer id stands whole above the rest of its row, which stays on the grid.
     const lines = output.split('\n');
@@ -293,8 +299,7 @@ describe('fitting the terminal', () => {
 });
 
 describe('wrapped columns', () => {
-  const message =
-    "Unknown tag id nosuchtag (HTTP 400); --add-tags nosuchtag: only active tags can be set (see carectl tags list --active)";
+  const message = 'Unknown tag id nosuchtag (HTTP 400); --add-tags nosuchtag: only active tags can be set (see carectl tags list --active)';
 
   it('wraps a long result within its cell by default, continuation lines under the column', async () => {
     const records: Row[] = [
@@ -323,7 +328,12 @@ describe('wrapped columns', () => {
     const records: Row[] = [
       { id: '500352', status: 'on_hold', tags: '7049,7013', result: 'ok' },
       { id: '500562', status: 'on_hold', tags: '7069,7029,7005', result: 'ok' },
-      { id: '500534', status: null, tags: null, result: "Tag 7024 is inactive (HTTP 400); the conversation's current tags were sent back: drop a refused one with --remove-tags 7024" },
+      {
+        id: '500534',
+        status: null,
+        tags: null,
+        result: "Tag 7024 is inactive (HTTP 400); the conversation's current tags were sent back: drop a refused one with --remove-tags 7024",
+      },
     ];
     const output = await table([records], { columns: ['id', 'status', 'tags', 'result'] }, 40);
     assert.equal(
@@ -332,7 +342,7 @@ describe('wrapped columns', () => {
         '500352  on_hold  7049,7013       ok\n' +
         '500562  on_hold  7069,7029,7005  ok\n' +
         '500534\n' +
-        "        Tag 7024 is inactive (HTTP 400);\n" +
+        '        Tag 7024 is inactive (HTTP 400);\n' +
         "        the conversation's current tags\n" +
         '        were sent back: drop a refused\n' +
         '        one with --remove-tags 7024\n',
@@ -340,27 +350,22 @@ describe('wrapped columns', () => {
   });
 
   it('off a terminal, a later result wider than its column wraps at the column width', async () => {
-    const output = await table(
-      [[{ id: 1, result: 'ok' }], [{ id: 2, result: 'this one is longer' }]],
-      { columns: ['id', 'result', 'tags'], wrap: ['result'] },
-    );
+    const output = await table([[{ id: 1, result: 'ok' }], [{ id: 2, result: 'this one is longer' }]], { columns: ['id', 'result', 'tags'], wrap: ['result'] });
     assert.equal(output, 'ID  RESULT  TAGS\n1   ok\n2   this\n    one is\n    longer\n');
   });
 
   it('keeps the grid with a wrapped column in the middle: the row goes on beside the first line', async () => {
     const output = await table(
-      [[{ id: 1, note: 'a note that needs three lines here', tags: 'vip' }, { id: 2, note: 'short', tags: 'billing' }]],
+      [
+        [
+          { id: 1, note: 'a note that needs three lines here', tags: 'vip' },
+          { id: 2, note: 'short', tags: 'billing' },
+        ],
+      ],
       { columns: ['id', 'note', 'tags'], wrap: ['note'] },
       26,
     );
-    assert.equal(
-      output,
-      'ID  NOTE           TAGS\n' +
-        '1   a note that    vip\n' +
-        '    needs three\n' +
-        '    lines here\n' +
-        '2   short          billing\n',
-    );
+    assert.equal(output, 'ID  NOTE           TAGS\n' + '1   a note that    vip\n' + '    needs three\n' + '    lines here\n' + '2   short          billing\n');
   });
 
   it('cuts instead with wrap: [] (a result column no longer wraps)', async () => {
@@ -388,7 +393,17 @@ describe('a 200 KB cell', () => {
 
   it('lays out on a terminal, cut to the column', { timeout: 10_000 }, async () => {
     assert.equal(
-      await table([[{ id: 1, name: words }, { id: 2, name: spaces }], [{ id: 3, name: cjk }]], {}, 40),
+      await table(
+        [
+          [
+            { id: 1, name: words },
+            { id: 2, name: spaces },
+          ],
+          [{ id: 3, name: cjk }],
+        ],
+        {},
+        40,
+      ),
       'ID  NAME\n' + '1   word word word word word word word…\n' + '2   start…\n' + `3   ${'日本語テキスト'.repeat(2)}日本語…\n`,
     );
   });
@@ -408,7 +423,13 @@ describe('a 200 KB cell', () => {
     assert.equal(lines[0], 'ID  RESULT');
     assert.equal(lines.length, 1 + Math.ceil(size / 5 / 15));
     for (const line of lines.slice(1)) assert.ok(line.length <= 80, line);
-    assert.equal(lines.slice(1).map((line) => line.slice(4)).join(' '), words.trimEnd());
+    assert.equal(
+      lines
+        .slice(1)
+        .map((line) => line.slice(4))
+        .join(' '),
+      words.trimEnd(),
+    );
   });
 
   it('is shown whole, wrapped, by a single record (get)', { timeout: 10_000 }, async () => {
@@ -473,7 +494,7 @@ describe('end to end', () => {
     assert.equal(
       result.stdout,
       '\x1b[1mID\x1b[22m      \x1b[1mSTATUS\x1b[22m  \x1b[1mTAGS\x1b[22m  \x1b[1mRESULT\x1b[22m\n' +
-        "999999                No conversation with id\n" +
+        '999999                No conversation with id\n' +
         "                      '999999' (HTTP 404)\n" +
         "12                    No conversation with id '12'\n" +
         '                      (HTTP 404)\n',

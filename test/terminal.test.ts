@@ -35,7 +35,11 @@ describe('text measured in terminal columns', () => {
 
   test('wrapText breaks at spaces, cuts a word longer than a line, and measures wide characters', () => {
     assert.deepEqual(wrapText('the quick brown fox jumps', 10), ['the quick', 'brown fox', 'jumps']);
-    assert.deepEqual(wrapText('see https://example.com/a/very/long/path now', 12), ['see', 'https://example.com/a/very/long/path', 'now'], 'a URL whole on a line of its own');
+    assert.deepEqual(
+      wrapText('see https://example.com/a/very/long/path now', 12),
+      ['see', 'https://example.com/a/very/long/path', 'now'],
+      'a URL whole on a line of its own',
+    );
     assert.deepEqual(wrapText('abcdefghijklmnopqrstuvwxyz0123456789', 12), ['abcdefghijkl', 'mnopqrstuvwx', 'yz0123456789']);
     assert.deepEqual(wrapText('日本語 日本語', 7), ['日本語', '日本語']);
     assert.deepEqual(wrapText('short', undefined), ['short']);
@@ -60,7 +64,10 @@ describe('one record as key/value lines (get in table form)', () => {
   const record = {
     id: '500002',
     status: 'assigned',
-    tags: [{ id: '7001', url: 'u' }, { id: '7005', url: 'u', name: 'vip' }],
+    tags: [
+      { id: '7001', url: 'u' },
+      { id: '7005', url: 'u', name: 'vip' },
+    ],
     author: { id: 'm:1', url: 'http://x/authors/m:1' },
     handling_times: { first_response_seconds: 300 },
     attachments: [{ caption: null, media: [{ src: 'https://m/1.jpg', type: 'image' }] }],
@@ -109,15 +116,23 @@ describe('one record as key/value lines (get in table form)', () => {
     const long = { id: '1', description: 'word '.repeat(20).trim(), url: 'http://example.com/' + 'x'.repeat(50) };
     assert.equal(await describeRecord(long), `id           1\ndescription  ${long.description}\nurl          ${long.url}\n`);
     const wrapped = (await describeRecord(long, { width: 40 })).split('\n');
-    assert.ok(wrapped.every((line) => line.length <= 40 || line === long.url), wrapped.join('\n'));
+    assert.ok(
+      wrapped.every((line) => line.length <= 40 || line === long.url),
+      wrapped.join('\n'),
+    );
     assert.equal(wrapped[1], 'description  word word word word word');
     assert.equal(wrapped[2], '             word word word word word');
     const url = wrapped.findIndex((line) => line.startsWith('url'));
     assert.deepEqual(wrapped.slice(url, url + 2), ['url', long.url], 'a URL is never broken: a line of its own');
   });
 
-  test('on a narrow terminal values start in one column: a key longer than the keys\' column has a line of its own', async () => {
-    const record = { id: '1', handling_times: { first_response_seconds: 300, resolution_seconds: null }, author: { id: 'm:1', url: 'http://127.0.0.1:18626/v1.3/authors/m:777000001' }, email: 'mei.nguyen.1@sandbox.example.com' };
+  test("on a narrow terminal values start in one column: a key longer than the keys' column has a line of its own", async () => {
+    const record = {
+      id: '1',
+      handling_times: { first_response_seconds: 300, resolution_seconds: null },
+      author: { id: 'm:1', url: 'http://127.0.0.1:18626/v1.3/authors/m:777000001' },
+      email: 'mei.nguyen.1@sandbox.example.com',
+    };
     const lines = (await describeRecord(record, { width: 40 })).split('\n');
     assert.deepEqual(lines, [
       'id                1',
@@ -193,7 +208,10 @@ describe('at a terminal, end to end', () => {
     assert.equal(new URL(request!.url, 'http://x').searchParams.get('fields'), resourceByName('conversations').fields.join(','));
     const lines = result.stdout.trimEnd().split('\n');
     // Every line fits but those of a URL, which is never broken.
-    assert.ok(lines.every((line) => displayWidth(line) <= 60 || / http:\/\/\S+$/.test(line)), result.stdout);
+    assert.ok(
+      lines.every((line) => displayWidth(line) <= 60 || / http:\/\/\S+$/.test(line)),
+      result.stdout,
+    );
     assert.match(result.stdout, /^id {2,}500002\n/);
     assert.match(result.stdout, /\nstatus {2,}\w+\n/);
     assert.match(result.stdout, /\nauthor\.id {2,}m:777000001\n/);
@@ -209,7 +227,10 @@ describe('at a terminal, end to end', () => {
   test('off a terminal -o table prints the same lines unwrapped; --columns narrows them and what is asked for', async () => {
     const wide = await runCli(['authors', 'get', FIXTURES.microblogAuthorId, '-o', 'table'], { sandbox, columns: 30 });
     assert.equal(wide.code, 0, wide.stderr);
-    assert.ok(wide.stdout.split('\n').some((line) => line.length > 30), 'not wrapped off a terminal');
+    assert.ok(
+      wide.stdout.split('\n').some((line) => line.length > 30),
+      'not wrapped off a terminal',
+    );
     assert.match(wide.stdout, /\nprofile_link {2,}https:\S+\n/);
     const start = sandbox.requests.length;
     const narrow = await runCli(['conversations', 'get', '500002', '--columns', 'status,author.id'], { ...terminal(80), sandbox });
@@ -221,15 +242,24 @@ describe('at a terminal, end to end', () => {
   test('conversations content on a terminal: each item as a block, placeholders shown as unavailable', async () => {
     const result = await runCli(['conversations', 'content', FIXTURES.multiPlatformConversationId], { ...terminal(50), sandbox });
     assert.equal(result.code, 0, result.stderr);
-    assert.ok(result.stdout.split('\n').every((line) => displayWidth(line) <= 50), result.stdout);
+    assert.ok(
+      result.stdout.split('\n').every((line) => displayWidth(line) <= 50),
+      result.stdout,
+    );
     const blocks = result.stdout.trimEnd().split('\n\n');
     assert.equal(blocks.length, 4);
     // restricted inbound item: no time, no text, no link, said so
-    assert.match(blocks[0]!, /^m:777000001\s+\(time unavailable; imported 2026-\d\d-\d\dT[\d:]+\)\s+microblog\/post\n\(text unavailable\)\n\(link unavailable\)$/);
+    assert.match(
+      blocks[0]!,
+      /^m:777000001\s+\(time unavailable; imported 2026-\d\d-\d\dT[\d:]+\)\s+microblog\/post\n\(text unavailable\)\n\(link unavailable\)$/,
+    );
     // restricted post of the channel itself: its text is kept
     assert.match(blocks[1]!, /\(by source\)\nWe are looking into delays on route 12\.\n\(link unavailable\)$/);
     // exempt reply written through the service: real time and link
-    assert.match(blocks[2]!, /^m:880001 {2}2026-\d\d-\d\dT\d\d:\d\d:\d\d {2}microblog\/reply\s+\(by source\)\nHi Sam, your flight is on time\.\nhttps:\/\/microblog\.example\/status\/5000023$/);
+    assert.match(
+      blocks[2]!,
+      /^m:880001 {2}2026-\d\d-\d\dT\d\d:\d\d:\d\d {2}microblog\/reply\s+\(by source\)\nHi Sam, your flight is on time\.\nhttps:\/\/microblog\.example\/status\/5000023$/,
+    );
     assert.match(blocks[3]!, /facebook\/reply/);
     assert.doesNotMatch(result.stdout, /1970|this-info-is-unavailable/);
   });

@@ -33,20 +33,89 @@ export async function makeCerts(): Promise<TestCerts | string> {
   openssl('req', '-new', ...ec, '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', '/CN=localhost');
   const sign = async (name: string, altNames: string): Promise<void> => {
     await writeFile(at(`${name}.ext`), `subjectAltName=${altNames}\n`);
-    openssl('x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '30', '-extfile', `${name}.ext`, '-out', `${name}.pem`);
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      'leaf.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '30',
+      '-extfile',
+      `${name}.ext`,
+      '-out',
+      `${name}.pem`,
+    );
   };
   await sign('good', 'DNS:localhost,IP:127.0.0.1');
   await sign('other', 'DNS:other.example,DNS:www.other.example');
-  openssl('req', '-x509', '-key', 'leaf.key', '-out', 'self.pem', '-days', '30', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1');
+  openssl(
+    'req',
+    '-x509',
+    '-key',
+    'leaf.key',
+    '-out',
+    'self.pem',
+    '-days',
+    '30',
+    '-subj',
+    '/CN=localhost',
+    '-addext',
+    'subjectAltName=DNS:localhost,IP:127.0.0.1',
+  );
   // openssl 3.0's x509 cannot date a certificate in the past; its `ca` command can.
   await writeFile(at('index.txt'), '');
   await writeFile(at('serial'), '1000\n');
   await writeFile(at('ext.cnf'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
   await writeFile(
     at('ca.cnf'),
-    ['[ca]', 'default_ca=test', '[test]', `database=${at('index.txt')}`, `serial=${at('serial')}`, `new_certs_dir=${folder}`, 'default_md=sha256', 'policy=any', '[any]', 'commonName=supplied', ''].join('\n'),
+    [
+      '[ca]',
+      'default_ca=test',
+      '[test]',
+      `database=${at('index.txt')}`,
+      `serial=${at('serial')}`,
+      `new_certs_dir=${folder}`,
+      'default_md=sha256',
+      'policy=any',
+      '[any]',
+      'commonName=supplied',
+      '',
+    ].join('\n'),
   );
-  openssl('ca', '-batch', '-config', 'ca.cnf', '-cert', 'ca.pem', '-keyfile', 'ca.key', '-in', 'leaf.csr', '-out', 'expired.pem', '-notext', '-startdate', '20200101000000Z', '-enddate', '20200201000000Z', '-extfile', 'ext.cnf');
+  openssl(
+    'ca',
+    '-batch',
+    '-config',
+    'ca.cnf',
+    '-cert',
+    'ca.pem',
+    '-keyfile',
+    'ca.key',
+    '-in',
+    'leaf.csr',
+    '-out',
+    'expired.pem',
+    '-notext',
+    '-startdate',
+    '20200101000000Z',
+    '-enddate',
+    '20200201000000Z',
+    '-extfile',
+    'ext.cnf',
+  );
   const read = (name: string): Promise<Buffer> => readFile(at(name));
-  return { folder, caFile: at('ca.pem'), key: await read('leaf.key'), good: await read('good.pem'), selfSigned: await read('self.pem'), otherName: await read('other.pem'), expired: await read('expired.pem') };
+  return {
+    folder,
+    caFile: at('ca.pem'),
+    key: await read('leaf.key'),
+    good: await read('good.pem'),
+    selfSigned: await read('self.pem'),
+    otherName: await read('other.pem'),
+    expired: await read('expired.pem'),
+  };
 }

@@ -24,7 +24,8 @@ import { downloadOptions, fakeClock, openSandbox, runCli } from './helpers.js';
 import { makeCerts, type TestCerts } from './tls-certs.js';
 
 const BIN = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
-const FIX = 'if the service uses a private CA, or this network inspects TLS (a company proxy), give carectl that CA certificate: NODE_EXTRA_CA_CERTS=/path/ca.pem';
+const FIX =
+  'if the service uses a private CA, or this network inspects TLS (a company proxy), give carectl that CA certificate: NODE_EXTRA_CA_CERTS=/path/ca.pem';
 
 let certs: TestCerts | string;
 before(async () => {
@@ -47,10 +48,11 @@ async function tlsServer(cert: Buffer, key: Buffer): Promise<{ url: string; conn
   return {
     url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
     connections: () => connections,
-    close: () => new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -67,7 +69,10 @@ describe('a certificate this machine does not trust', () => {
       const result = await inProcess(server.url, ['tags', 'get', '7001']);
       assert.equal(result.code, 1);
       const host = server.url.slice('https://'.length);
-      assert.equal(result.stderr, `carectl: GET ${server.url}/v1.3/tags/7001 failed: the certificate of ${host} is self-signed, which this machine does not trust (DEPTH_ZERO_SELF_SIGNED_CERT); ${FIX}\n`);
+      assert.equal(
+        result.stderr,
+        `carectl: GET ${server.url}/v1.3/tags/7001 failed: the certificate of ${host} is self-signed, which this machine does not trust (DEPTH_ZERO_SELF_SIGNED_CERT); ${FIX}\n`,
+      );
       assert.equal(server.connections(), 1, 'not retried');
     } finally {
       await server.close();
@@ -80,7 +85,10 @@ describe('a certificate this machine does not trust', () => {
     try {
       const result = await inProcess(server.url, ['tags', 'get', '7001']);
       assert.equal(result.code, 1);
-      assert.match(result.stderr, /^carectl: GET \S+ failed: the certificate of 127\.0\.0\.1:\d+ is issued by a CA this machine does not trust \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\); .*NODE_EXTRA_CA_CERTS=\/path\/ca\.pem\n$/);
+      assert.match(
+        result.stderr,
+        /^carectl: GET \S+ failed: the certificate of 127\.0\.0\.1:\d+ is issued by a CA this machine does not trust \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\); .*NODE_EXTRA_CA_CERTS=\/path\/ca\.pem\n$/,
+      );
       assert.equal(server.connections(), 1);
     } finally {
       await server.close();
@@ -106,7 +114,13 @@ describe('a certificate this machine does not trust', () => {
     const server = await tlsServer(certs.selfSigned, certs.key);
     try {
       const clock = fakeClock();
-      const result = await runCli(['login', '--base-url', server.url, '--user', 'u', '--password-stdin'], { stdin: 'p\n', stdinTTY: false, env: { XDG_CONFIG_HOME: certs.folder }, now: clock.now, sleep: clock.sleep });
+      const result = await runCli(['login', '--base-url', server.url, '--user', 'u', '--password-stdin'], {
+        stdin: 'p\n',
+        stdinTTY: false,
+        env: { XDG_CONFIG_HOME: certs.folder },
+        now: clock.now,
+        sleep: clock.sleep,
+      });
       assert.equal(result.code, 1, result.stderr);
       assert.match(result.stderr, /the certificate of 127\.0\.0\.1:\d+ is self-signed.*NODE_EXTRA_CA_CERTS=\/path\/ca\.pem/);
       assert.equal(server.connections(), 1);
@@ -125,7 +139,10 @@ test('a download from a host with a self-signed certificate: one attempt, the sa
     const clock = fakeClock();
     const outcome = await download(downloadOptions(`${server.url}/r.csv`, { file: join(into, 'r.csv'), partial }, clock)).catch((err: Error) => err);
     assert.ok(outcome instanceof Error);
-    assert.equal(outcome.message, `download from ${server.url} failed: the certificate of ${server.url.slice(8)} (the download host the service named) is self-signed, which this machine does not trust (DEPTH_ZERO_SELF_SIGNED_CERT); ${FIX}`);
+    assert.equal(
+      outcome.message,
+      `download from ${server.url} failed: the certificate of ${server.url.slice(8)} (the download host the service named) is self-signed, which this machine does not trust (DEPTH_ZERO_SELF_SIGNED_CERT); ${FIX}`,
+    );
     assert.equal(server.connections(), 1);
     assert.deepEqual(clock.slept, []);
     assert.deepEqual(await readdir(into), []);
@@ -170,7 +187,14 @@ test('a download host issued for other names: the address comes from the service
 
 describe('with the CA trusted (NODE_EXTRA_CA_CERTS), the real command', () => {
   async function carectl(url: string, caFile: string): Promise<{ code: number; stdout: string; stderr: string }> {
-    const env = { PATH: process.env.PATH ?? '', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config', NODE_EXTRA_CA_CERTS: caFile, CARECTL_BASE_URL: url, CARECTL_USER: 'u', CARECTL_PASSWORD: 'p' };
+    const env = {
+      PATH: process.env.PATH ?? '',
+      XDG_CONFIG_HOME: '/nonexistent/carectl-test-config',
+      NODE_EXTRA_CA_CERTS: caFile,
+      CARECTL_BASE_URL: url,
+      CARECTL_USER: 'u',
+      CARECTL_PASSWORD: 'p',
+    };
     try {
       const { stdout, stderr } = await promisify(execFile)(process.execPath, [BIN, 'tags', 'get', '7001', '-o', 'json'], { env });
       return { code: 0, stdout, stderr };
@@ -198,7 +222,10 @@ describe('with the CA trusted (NODE_EXTRA_CA_CERTS), the real command', () => {
     try {
       const result = await carectl(server.url, certs.caFile);
       assert.equal(result.code, 1);
-      assert.match(result.stderr, /^carectl: GET \S+ failed: the certificate of 127\.0\.0\.1:\d+ has expired \(CERT_HAS_EXPIRED\): the service must renew it; check this machine's clock too\n$/);
+      assert.match(
+        result.stderr,
+        /^carectl: GET \S+ failed: the certificate of 127\.0\.0\.1:\d+ has expired \(CERT_HAS_EXPIRED\): the service must renew it; check this machine's clock too\n$/,
+      );
       assert.equal(server.connections(), 1);
     } finally {
       await server.close();
@@ -211,7 +238,10 @@ describe('with the CA trusted (NODE_EXTRA_CA_CERTS), the real command', () => {
     try {
       const result = await carectl(server.url, certs.caFile);
       assert.equal(result.code, 1);
-      assert.match(result.stderr, /^carectl: GET \S+ failed: the certificate of 127\.0\.0\.1:\d+ is issued for other names \(other\.example, www\.other\.example\), not 127\.0\.0\.1 \(ERR_TLS_CERT_ALTNAME_INVALID\): use an address the certificate names in the base URL\n$/);
+      assert.match(
+        result.stderr,
+        /^carectl: GET \S+ failed: the certificate of 127\.0\.0\.1:\d+ is issued for other names \(other\.example, www\.other\.example\), not 127\.0\.0\.1 \(ERR_TLS_CERT_ALTNAME_INVALID\): use an address the certificate names in the base URL\n$/,
+      );
       assert.equal(server.connections(), 1);
     } finally {
       await server.close();

@@ -52,8 +52,11 @@ describe('transport against a mock dispatcher', () => {
     await t.close();
   });
 
-  test('a POST answered 503 is not repeated: one request, the service\'s words, exit 1', async () => {
-    agent.get(ORIGIN).intercept({ path: '/v1.1/reports', method: 'POST', body: '{"account":"1001"}' }).reply(503, ERROR_BODY('try later'), { headers: JSON_HEADERS });
+  test("a POST answered 503 is not repeated: one request, the service's words, exit 1", async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/v1.1/reports', method: 'POST', body: '{"account":"1001"}' })
+      .reply(503, ERROR_BODY('try later'), { headers: JSON_HEADERS });
     const t = transport();
     const failure = await t.request('POST', t.url('v1.1/reports'), { body: { account: '1001' }, idempotent: false }).catch((err: unknown) => err);
     assert.ok(failure instanceof ApiError, String(failure));
@@ -64,7 +67,7 @@ describe('transport against a mock dispatcher', () => {
     await t.close();
   });
 
-  test('a 404 with the spec\'s error body is a not-found error with its message, not retried', async () => {
+  test("a 404 with the spec's error body is a not-found error with its message, not retried", async () => {
     agent.get(ORIGIN).intercept({ path: '/v1.3/tags/9', method: 'GET' }).reply(404, ERROR_BODY('No tag with id 9'), { headers: JSON_HEADERS });
     const t = transport();
     const failure = await t.get(t.url('v1.3/tags/9')).catch((err: unknown) => err);
@@ -75,7 +78,11 @@ describe('transport against a mock dispatcher', () => {
   });
 
   test('a 200 that is not JSON is a bad reply after the retries, each attempt one expected request', async () => {
-    agent.get(ORIGIN).intercept({ path: '/v1.3/teams', method: 'GET' }).reply(200, '<html>maintenance</html>', { headers: { 'content-type': 'text/html' } }).times(4);
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/v1.3/teams', method: 'GET' })
+      .reply(200, '<html>maintenance</html>', { headers: { 'content-type': 'text/html' } })
+      .times(4);
     const t = transport();
     await assert.rejects(t.get(t.url('v1.3/teams')), BadReplyError);
     assert.equal(clock.slept.length, 3);

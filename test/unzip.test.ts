@@ -39,16 +39,28 @@ function zip(members: { name: string; data: Buffer; deflate?: boolean; size?: nu
     const header = (central: boolean): Buffer => {
       const b = Buffer.alloc(central ? 46 : 30);
       let at = 0;
-      b.writeUInt32LE(central ? 0x02014b50 : 0x04034b50, at); at += 4;
-      if (central) { b.writeUInt16LE(20, at); at += 2; }
-      b.writeUInt16LE(20, at); at += 2; // version needed
-      b.writeUInt16LE(0, at); at += 2; // flags
-      b.writeUInt16LE(m.deflate ? 8 : 0, at); at += 2;
-      b.writeUInt32LE(0, at); at += 4; // time, date
-      b.writeUInt32LE(crc32(m.data), at); at += 4;
-      b.writeUInt32LE(body.length, at); at += 4;
-      b.writeUInt32LE(size, at); at += 4;
-      b.writeUInt16LE(name.length, at); at += 2;
+      b.writeUInt32LE(central ? 0x02014b50 : 0x04034b50, at);
+      at += 4;
+      if (central) {
+        b.writeUInt16LE(20, at);
+        at += 2;
+      }
+      b.writeUInt16LE(20, at);
+      at += 2; // version needed
+      b.writeUInt16LE(0, at);
+      at += 2; // flags
+      b.writeUInt16LE(m.deflate ? 8 : 0, at);
+      at += 2;
+      b.writeUInt32LE(0, at);
+      at += 4; // time, date
+      b.writeUInt32LE(crc32(m.data), at);
+      at += 4;
+      b.writeUInt32LE(body.length, at);
+      at += 4;
+      b.writeUInt32LE(size, at);
+      at += 4;
+      b.writeUInt16LE(name.length, at);
+      at += 2;
       b.writeUInt16LE(0, at); // extra
       if (central) b.writeUInt32LE(offset, 42);
       return b;
@@ -84,7 +96,9 @@ async function fetchUnzipped(archive: Buffer): Promise<{ outcome: number | Error
   try {
     const partial = await PartialFile.create(into, 'report.csv');
     const unzip: Unzipping = { what: 'the file of report 7', finalPath: () => join(into, 'report.csv') };
-    const outcome = await download(downloadOptions(`${server.url}/r.zip`, { file: join(into, 'report.csv'), partial, unzip }, fakeClock(), { retries: 1 })).catch((err: Error) => err);
+    const outcome = await download(
+      downloadOptions(`${server.url}/r.zip`, { file: join(into, 'report.csv'), partial, unzip }, fakeClock(), { retries: 1 }),
+    ).catch((err: Error) => err);
     const files = await readdir(into);
     return { outcome, files, saved: unzip.saved, ...(files.includes('report.csv') && { content: await readFile(join(into, 'report.csv')) }) };
   } finally {
@@ -104,7 +118,12 @@ describe('an archive of one file', () => {
   }
 
   test('a folder entry beside the one file is no member: the file is extracted', async () => {
-    const result = await fetchUnzipped(zip([{ name: 'empty/', data: Buffer.alloc(0) }, { name: 'export.csv', data: CSV, deflate: true }]));
+    const result = await fetchUnzipped(
+      zip([
+        { name: 'empty/', data: Buffer.alloc(0) },
+        { name: 'export.csv', data: CSV, deflate: true },
+      ]),
+    );
     assert.equal(typeof result.outcome, 'number', String(result.outcome));
     assert.deepEqual(result.content, CSV);
   });
@@ -112,11 +131,33 @@ describe('an archive of one file', () => {
 
 describe('refused, with no file left', () => {
   const cases: [string, Buffer, RegExp][] = [
-    ['several members', zip([{ name: 'a.csv', data: CSV }, { name: 'b.csv', data: CSV }]), /^--unzip: the file of report 7 holds 2 members; --unzip extracts an archive of one file \(save it without --unzip\)$/],
+    [
+      'several members',
+      zip([
+        { name: 'a.csv', data: CSV },
+        { name: 'b.csv', data: CSV },
+      ]),
+      /^--unzip: the file of report 7 holds 2 members; --unzip extracts an archive of one file \(save it without --unzip\)$/,
+    ],
     ['a member with a path', zip([{ name: 'dir/a.csv', data: CSV }]), /^--unzip: the file of report 7 has a member with a path \("dir\/a\.csv"\)/],
     // `zip -r` of a folder holding one file: the folder's own entry is no member, the file has a path.
-    ['a folder holding one file', zip([{ name: 'sub/', data: Buffer.alloc(0) }, { name: 'sub/report.csv', data: CSV }]), /^--unzip: the file of report 7 has a member with a path \("sub\/report\.csv"\)/],
-    ['two files beside a folder entry', zip([{ name: 'sub/', data: Buffer.alloc(0) }, { name: 'a.csv', data: CSV }, { name: 'b.csv', data: CSV }]), /^--unzip: the file of report 7 holds 2 members;/],
+    [
+      'a folder holding one file',
+      zip([
+        { name: 'sub/', data: Buffer.alloc(0) },
+        { name: 'sub/report.csv', data: CSV },
+      ]),
+      /^--unzip: the file of report 7 has a member with a path \("sub\/report\.csv"\)/,
+    ],
+    [
+      'two files beside a folder entry',
+      zip([
+        { name: 'sub/', data: Buffer.alloc(0) },
+        { name: 'a.csv', data: CSV },
+        { name: 'b.csv', data: CSV },
+      ]),
+      /^--unzip: the file of report 7 holds 2 members;/,
+    ],
     ['a member that climbs out', zip([{ name: '../a.csv', data: CSV }]), /^--unzip: the file of report 7 has a member (carectl will not extract|with a path)/],
     ['not an archive', CSV, /^--unzip: the file of report 7 is not a ZIP archive carectl can read/],
   ];
@@ -160,9 +201,15 @@ describe('carectl reports … --unzip', () => {
 
   test('needs a file or folder to extract into: exit 2, nothing sent', async () => {
     const cases: [string[], string][] = [
-      [['reports', 'download', FIXTURES.reports.generatedId, '--unzip', '--file', '-'], 'carectl: --unzip: extracts into a file or folder: give --file PATH (not -)\n'],
+      [
+        ['reports', 'download', FIXTURES.reports.generatedId, '--unzip', '--file', '-'],
+        'carectl: --unzip: extracts into a file or folder: give --file PATH (not -)\n',
+      ],
       [['reports', 'wait', FIXTURES.reports.generatedId, '--unzip'], 'carectl: --unzip: extracts into a file or folder: give --download PATH\n'],
-      [['reports', 'create', '--account', '1001', '--from', '3d', '--to', '1d', '--unzip'], 'carectl: --unzip: extracts into a file or folder: give --download PATH\n'],
+      [
+        ['reports', 'create', '--account', '1001', '--from', '3d', '--to', '1d', '--unzip'],
+        'carectl: --unzip: extracts into a file or folder: give --download PATH\n',
+      ],
     ];
     for (const [argv, stderr] of cases) {
       const from = sandbox.requests.length;
@@ -176,9 +223,17 @@ describe('carectl reports … --unzip', () => {
   test('a file that is no archive: exit 1, the command that saves it as it is (not one that meets the same refusal), nothing left', async () => {
     const into = await mkdtemp(join(folder, 'cli-'));
     const clock = fakeClock();
-    const result = await runCli(['reports', 'download', FIXTURES.reports.generatedId, '--unzip', '--file', 'r.csv'], { sandbox, cwd: into, now: clock.now, sleep: clock.sleep });
+    const result = await runCli(['reports', 'download', FIXTURES.reports.generatedId, '--unzip', '--file', 'r.csv'], {
+      sandbox,
+      cwd: into,
+      now: clock.now,
+      sleep: clock.sleep,
+    });
     assert.equal(result.code, 1);
-    assert.match(result.stderr, /^carectl: --unzip: the file of report 60001 is not a ZIP archive carectl can read \(.*\); nothing was saved; to save the file as it is: carectl reports download 60001 --file r\.csv\n$/);
+    assert.match(
+      result.stderr,
+      /^carectl: --unzip: the file of report 60001 is not a ZIP archive carectl can read \(.*\); nothing was saved; to save the file as it is: carectl reports download 60001 --file r\.csv\n$/,
+    );
     assert.deepEqual(await readdir(into), []);
   });
 });
@@ -198,7 +253,9 @@ test('a full disk while extracting into a folder: the line names the file being 
     // Folder mode: the archive is saved as report-7.zip, its member goes to report-7.csv.
     const partial = await PartialFile.create(mount, 'report-7.zip');
     const unzip: Unzipping = { what: 'the file of report 7', finalPath: (member) => join(mount, `report-7${member.slice(member.lastIndexOf('.'))}`) };
-    const outcome = await download(downloadOptions(`${server.url}/r.zip`, { file: join(mount, 'report-7.zip'), partial, unzip }, fakeClock(), { retries: 0 })).catch((err: Error) => err);
+    const outcome = await download(
+      downloadOptions(`${server.url}/r.zip`, { file: join(mount, 'report-7.zip'), partial, unzip }, fakeClock(), { retries: 0 }),
+    ).catch((err: Error) => err);
     assert.ok(outcome instanceof Error, String(outcome));
     assert.equal(outcome.message, `cannot write ${join(mount, 'report-7.csv')}: no space left on device (ENOSPC)`);
     assert.deepEqual(await readdir(mount), []);

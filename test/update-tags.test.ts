@@ -26,7 +26,11 @@ describe('conversations update: current tags that cannot be read', () => {
   });
   after(() => api.close());
 
-  const patched = (from: number): string[] => api.requests.slice(from).filter((r) => r.method === 'PATCH').map((r) => /conversations\/([^/?]+)/.exec(r.url)?.[1] ?? '');
+  const patched = (from: number): string[] =>
+    api.requests
+      .slice(from)
+      .filter((r) => r.method === 'PATCH')
+      .map((r) => /conversations\/([^/?]+)/.exec(r.url)?.[1] ?? '');
 
   for (const id of ['missing', 'null', 'text', 'noid', 'numeric']) {
     test(`${id}: no PATCH for that id, the row says why and suggests --tags, the batch goes on, exit 1`, async () => {
@@ -62,7 +66,10 @@ describe('conversations update: current tags that cannot be read', () => {
     const from = api.requests.length;
     const out = await runCli(['conversations', 'update', 'empty', '--status', 'on_hold', '--add-tags', '7005', '-o', 'csv'], { env: scriptedEnv(api) });
     assert.equal(out.code, 0, out.stderr);
-    const bodies = api.requests.slice(from).filter((r) => r.method === 'PATCH').map((r) => JSON.parse(r.body));
+    const bodies = api.requests
+      .slice(from)
+      .filter((r) => r.method === 'PATCH')
+      .map((r) => JSON.parse(r.body));
     assert.deepEqual(bodies, [{ status: 'on_hold', tag_ids: ['7005'] }]);
   });
 });

@@ -100,10 +100,9 @@ describe('conversations update: tags', () => {
   test('--tags replaces the list; closing sends the close reason', async () => {
     const [c] = freshConversations(1, (c) => c.status !== 'closing');
     const from = sandbox.requests.length;
-    const result = await runCli(
-      ['-o', 'json', 'conversations', 'update', c!.id, '--status', 'closing', '--close-reason', 'resolved', '--tags', '7005, 7006'],
-      { sandbox },
-    );
+    const result = await runCli(['-o', 'json', 'conversations', 'update', c!.id, '--status', 'closing', '--close-reason', 'resolved', '--tags', '7005, 7006'], {
+      sandbox,
+    });
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(patches(from)[0]!.body, { status: 'closing', tag_ids: ['7005', '7006'], close_reason: 'resolved' });
     assert.deepEqual(JSON.parse(result.stdout), [{ id: c!.id, status: 'closing', tags: ['7005', '7006'], result: 'ok' }]);
@@ -116,12 +115,28 @@ describe('conversations update: checks before anything is sent', () => {
     { name: 'closing without --close-reason', args: ['500010', '--status', 'closing'], message: /--status closing needs --close-reason/ },
     { name: 'a status the PATCH does not take', args: ['500010', '--status', 'archived'], message: /--status: "archived" is not one of on_hold, closing/ },
     { name: 'no --status', args: ['500010'], message: /--status/ },
-    { name: '--tags with --add-tags', args: ['500010', '--status', 'on_hold', '--tags', '7005', '--add-tags', '7006'], message: /--tags .* cannot be combined/ },
-    { name: '--tags with --remove-tags', args: ['500010', '--status', 'on_hold', '--tags', '', '--remove-tags', '7006'], message: /--tags .* cannot be combined/ },
+    {
+      name: '--tags with --add-tags',
+      args: ['500010', '--status', 'on_hold', '--tags', '7005', '--add-tags', '7006'],
+      message: /--tags .* cannot be combined/,
+    },
+    {
+      name: '--tags with --remove-tags',
+      args: ['500010', '--status', 'on_hold', '--tags', '', '--remove-tags', '7006'],
+      message: /--tags .* cannot be combined/,
+    },
     { name: 'a tag both added and removed', args: ['500010', '--status', 'on_hold', '--add-tags', '7005', '--remove-tags', '7005'], message: /both name 7005/ },
-    { name: 'an api version without PATCH', args: ['500010', '--status', 'on_hold', '--api-version', 'v1.1'], message: /--api-version: "v1.1" is not one of v1.3/ },
+    {
+      name: 'an api version without PATCH',
+      args: ['500010', '--status', 'on_hold', '--api-version', 'v1.1'],
+      message: /--api-version: "v1.1" is not one of v1.3/,
+    },
     { name: 'ids both as arguments and from stdin', args: ['500010', '-', '--status', 'on_hold'], message: /not both/ },
-    { name: '--close-reason given twice', args: ['500010', '--status', 'closing', '--close-reason', 'spam', '--close-reason', 'resolved'], message: /^carectl: --close-reason: given twice \("spam" and "resolved"\); it takes one value\n$/ },
+    {
+      name: '--close-reason given twice',
+      args: ['500010', '--status', 'closing', '--close-reason', 'spam', '--close-reason', 'resolved'],
+      message: /^carectl: --close-reason: given twice \("spam" and "resolved"\); it takes one value\n$/,
+    },
     { name: 'a dot-segment id, even in a dry run', args: ['500010', '..', '--status', 'on_hold', '--dry-run'], message: /"\.\." is not a conversation id/ },
   ];
   for (const { name, args, message } of cases) {
@@ -145,13 +160,15 @@ describe('conversations update: batches', () => {
     assert.equal(result.stdout, `${HEADER}${a!.id}\ton_hold\t${a!.tag_ids.join(',')}\tok\n${b!.id}\ton_hold\t${b!.tag_ids.join(',')}\tok\n`);
     // One PATCH per id; with several ids in flight, not necessarily in input order.
     assert.deepEqual(
-      patches(from).map((p) => p.url).sort(),
+      patches(from)
+        .map((p) => p.url)
+        .sort(),
       [`/v1.3/conversations/${a!.id}`, `/v1.3/conversations/${b!.id}`].sort(),
     );
     assert.equal((await readBack(b!.id)).status, 'on_hold');
   });
 
-  test('ids from a list\'s output: its header line `id` is skipped, so `list --columns id | update -` works', async () => {
+  test("ids from a list's output: its header line `id` is skipped, so `list --columns id | update -` works", async () => {
     const [a, b] = freshConversations(2, (c) => c.status !== 'on_hold');
     const from = sandbox.requests.length;
     const result = await runCli(['conversations', 'update', '-', '--status', 'on_hold'], { sandbox, stdin: `\nid\r\n${a!.id}\n\n${b!.id}\n` });
@@ -192,12 +209,17 @@ describe('conversations update: batches', () => {
     assert.equal(result.stderr, `ids: ${a!.id} was given more than once; each id is taken once\n`);
     // One PATCH per id; with several ids in flight, not necessarily in input order.
     assert.deepEqual(
-      patches(from).map((p) => p.url).sort(),
+      patches(from)
+        .map((p) => p.url)
+        .sort(),
       [`/v1.3/conversations/${a!.id}`, `/v1.3/conversations/${b!.id}`].sort(),
     );
     assert.equal((await runCli(['conversations', 'update', a!.id, a!.id, '--status', 'on_hold', '--quiet'], { sandbox })).stderr, '');
     const many = ['9001', '9002', '9003', '9004', '9005', '9006', '9007'];
-    const dry = await runCli(['conversations', 'update', '-', '--status', 'on_hold', '--tags', '', '--dry-run'], { sandbox, stdin: [...many, ...many].join('\n') });
+    const dry = await runCli(['conversations', 'update', '-', '--status', 'on_hold', '--tags', '', '--dry-run'], {
+      sandbox,
+      stdin: [...many, ...many].join('\n'),
+    });
     assert.equal(dry.stdout.split('\n').length - 1, many.length);
     assert.equal(dry.stderr, 'ids: 9001, 9002, 9003, 9004, 9005 and 2 more were given more than once; each id is taken once\n');
   });
@@ -215,7 +237,9 @@ describe('conversations update: batches', () => {
     );
     assert.equal(result.stderr, `carectl: 1 of 3 updates failed (first: ${locked}: ${denied})\n`);
     assert.deepEqual(
-      patches(from).map((p) => p.url).sort(),
+      patches(from)
+        .map((p) => p.url)
+        .sort(),
       [a!.id, locked, b!.id].map((id) => `/v1.3/conversations/${id}`).sort(),
     );
     assert.equal((await readBack(b!.id)).status, 'on_hold');
@@ -230,10 +254,7 @@ describe('conversations update: batches', () => {
 
   test("the service's 400 messages reach the user readably (inactive tag, unknown close reason)", async () => {
     const [a, b] = freshConversations(2, () => true);
-    const result = await runCli(
-      ['-o', 'ndjson', 'conversations', 'update', a!.id, '--status', 'on_hold', '--add-tags', FIXTURES.inactiveTagId],
-      { sandbox },
-    );
+    const result = await runCli(['-o', 'ndjson', 'conversations', 'update', a!.id, '--status', 'on_hold', '--add-tags', FIXTURES.inactiveTagId], { sandbox });
     assert.equal(result.code, 1);
     const record = JSON.parse(result.stdout) as Record<string, unknown>;
     assert.deepEqual(record, {
@@ -244,10 +265,7 @@ describe('conversations update: batches', () => {
     });
     const reason = await runCli(['conversations', 'update', b!.id, '--status', 'closing', '--close-reason', 'fixed'], { sandbox });
     assert.equal(reason.code, 1);
-    assert.equal(
-      reason.stdout,
-      `${HEADER}${b!.id}\t\t\tUnknown close reason 'fixed'; accepted: ${FIXTURES.closeReasons.join(', ')} (HTTP 400)\n`,
-    );
+    assert.equal(reason.stdout, `${HEADER}${b!.id}\t\t\tUnknown close reason 'fixed'; accepted: ${FIXTURES.closeReasons.join(', ')} (HTTP 400)\n`);
     assert.deepEqual((await readBack(b!.id)).tags, b!.tag_ids, 'a refused update changes nothing');
   });
 });
@@ -282,10 +300,16 @@ describe('conversations update: a refused tag', () => {
 
   test('a message that names no tag: every place the refused one can have come from', () => {
     const sent = { flag: '--add-tags' as const, given: ['7008'], kept: ['7005', '7016'] };
-    assert.equal(refusedTagHint('A tag is inactive', sent), `--add-tags 7008: only active tags can be set (see carectl tags list --active); or ${CURRENT_HINT}`);
+    assert.equal(
+      refusedTagHint('A tag is inactive', sent),
+      `--add-tags 7008: only active tags can be set (see carectl tags list --active); or ${CURRENT_HINT}`,
+    );
     assert.equal(refusedTagHint('A tag is inactive', { ...sent, given: [] }), CURRENT_HINT);
     assert.equal(refusedTagHint('Tag 7016 is inactive', sent), CURRENT_HINT);
-    assert.equal(refusedTagHint('Tag 70080 is inactive', { ...sent, kept: [] }), '--add-tags 7008: only active tags can be set (see carectl tags list --active)');
+    assert.equal(
+      refusedTagHint('Tag 70080 is inactive', { ...sent, kept: [] }),
+      '--add-tags 7008: only active tags can be set (see carectl tags list --active)',
+    );
   });
 });
 
@@ -311,7 +335,9 @@ describe('conversations update --dry-run', () => {
   test('--add-tags given twice adds the tags of both', async () => {
     const [c] = freshConversations(1, (c) => !c.tag_ids.includes('7005') && !c.tag_ids.includes('7006'));
     const from = sandbox.requests.length;
-    const result = await runCli(['conversations', 'update', c!.id, '--status', 'on_hold', '--add-tags', '7005', '--add-tags', '7006', '--dry-run'], { sandbox });
+    const result = await runCli(['conversations', 'update', c!.id, '--status', 'on_hold', '--add-tags', '7005', '--add-tags', '7006', '--dry-run'], {
+      sandbox,
+    });
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, `PATCH /v1.3/conversations/${c!.id} ${JSON.stringify({ status: 'on_hold', tag_ids: [...c!.tag_ids, '7005', '7006'] })}\n`);
     assert.deepEqual(
@@ -322,12 +348,16 @@ describe('conversations update --dry-run', () => {
 
   test('with --tags it needs no request at all', async () => {
     const from = sandbox.requests.length;
-    const result = await runCli(['conversations', 'update', '500020', '--status', 'closing', '--close-reason', 'spam', '--tags', '7006', '--dry-run'], { sandbox });
+    const result = await runCli(['conversations', 'update', '500020', '--status', 'closing', '--close-reason', 'spam', '--tags', '7006', '--dry-run'], {
+      sandbox,
+    });
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, 'PATCH /v1.3/conversations/500020 {"status":"closing","tag_ids":["7006"],"close_reason":"spam"}\n');
     assert.equal(sandbox.requests.length, from);
     // Plain lines have no columns: a --columns meant for the real run does not stop the dry run.
-    const withColumns = await runCli(['conversations', 'update', '500020', '--status', 'on_hold', '--tags', '7006', '--dry-run', '--columns', 'id,result'], { sandbox });
+    const withColumns = await runCli(['conversations', 'update', '500020', '--status', 'on_hold', '--tags', '7006', '--dry-run', '--columns', 'id,result'], {
+      sandbox,
+    });
     assert.equal(withColumns.code, 0, withColumns.stderr);
     assert.equal(withColumns.stdout, 'PATCH /v1.3/conversations/500020 {"status":"on_hold","tag_ids":["7006"]}\n');
   });

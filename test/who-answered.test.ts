@@ -10,8 +10,10 @@ import { pageTitle } from '../src/http/reply.js';
 import { fakeClock, runCli } from './helpers.js';
 import { serve } from './scripted-server.js';
 
-const NGINX_413 = '<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
-const SQUID_503 = '<!DOCTYPE html><html><head><meta type="copyright" content="Copyright (C) 1996-2023 The Squid Software Foundation and contributors">\n<title>ERROR: The requested URL could not be retrieved</title></head><body>…</body></html>';
+const NGINX_413 =
+  '<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
+const SQUID_503 =
+  '<!DOCTYPE html><html><head><meta type="copyright" content="Copyright (C) 1996-2023 The Squid Software Foundation and contributors">\n<title>ERROR: The requested URL could not be retrieved</title></head><body>…</body></html>';
 
 function cli(argv: string[], env: Record<string, string>): ReturnType<typeof runCli> {
   const clock = fakeClock();
@@ -45,21 +47,31 @@ describe('error pages', () => {
       const env = { CARECTL_BASE_URL: 'http://api.example.test', HTTP_PROXY: `http://pu:proxy-pw@127.0.0.1:${port}` };
       const unavailable = await cli(['--insecure-http', 'tags', 'get', '7001'], env);
       assert.equal(unavailable.code, 1);
-      assert.equal(unavailable.stderr, `carectl: the proxy 127.0.0.1:${port} (HTTP_PROXY) answered HTTP 503 ("ERROR: The requested URL could not be retrieved"): it did not get an answer from the service\n`);
+      assert.equal(
+        unavailable.stderr,
+        `carectl: the proxy 127.0.0.1:${port} (HTTP_PROXY) answered HTTP 503 ("ERROR: The requested URL could not be retrieved"): it did not get an answer from the service\n`,
+      );
       status = 407;
       const denied = await cli(['--insecure-http', 'tags', 'get', '7001'], env);
       // undici turns a 407 into an error of its own: the proxy is named all the same.
-      assert.equal(denied.stderr, `carectl: GET http://api.example.test/v1.3/tags/7001 failed: the proxy 127.0.0.1:${port} (HTTP_PROXY) refused the request (HTTP 407: proxy credentials missing or wrong)\n`);
+      assert.equal(
+        denied.stderr,
+        `carectl: GET http://api.example.test/v1.3/tags/7001 failed: the proxy 127.0.0.1:${port} (HTTP_PROXY) refused the request (HTTP 407: proxy credentials missing or wrong)\n`,
+      );
     } finally {
       await proxy.close();
     }
   });
 
   test("a gateway's 502/504 to the POST (or an HTTP_PROXY's): the report may have been created, and how to look", async () => {
-    const page = (status: number, title: string): string => `<html>\r\n<head><title>${status} ${title}</title></head>\r\n<body><center><h1>${status} ${title}</h1></center><hr><center>nginx</center></body>\r\n</html>\r\n`;
+    const page = (status: number, title: string): string =>
+      `<html>\r\n<head><title>${status} ${title}</title></head>\r\n<body><center><h1>${status} ${title}</h1></center><hr><center>nginx</center></body>\r\n</html>\r\n`;
     const create = ['reports', 'create', '--account', '1001', '--from', '2026-06-01', '--to', '2026-06-07'];
     const look = '; the report may have been created all the same: look with carectl reports list --account 1001 before trying again\n';
-    for (const [status, title] of [[504, 'Gateway Time-out'], [502, 'Bad Gateway']] as const) {
+    for (const [status, title] of [
+      [504, 'Gateway Time-out'],
+      [502, 'Bad Gateway'],
+    ] as const) {
       // serve() reads the whole POST, as a gateway passing it on would, before it answers.
       const gateway = await serve((_req, res) => {
         res.writeHead(status, { 'content-type': 'text/html' });
@@ -68,10 +80,16 @@ describe('error pages', () => {
       try {
         const direct = await cli(create, { CARECTL_BASE_URL: gateway.url });
         assert.equal(direct.code, 1);
-        assert.equal(direct.stderr, `carectl: a gateway in front of the service answered HTTP ${status} ("${status} ${title}"): it got no usable answer from the service${look}`);
+        assert.equal(
+          direct.stderr,
+          `carectl: a gateway in front of the service answered HTTP ${status} ("${status} ${title}"): it got no usable answer from the service${look}`,
+        );
         const port = new URL(gateway.url).port;
         const proxied = await cli(['--insecure-http', ...create], { CARECTL_BASE_URL: 'http://api.example.test', HTTP_PROXY: `http://127.0.0.1:${port}` });
-        assert.equal(proxied.stderr, `carectl: the proxy 127.0.0.1:${port} (HTTP_PROXY) answered HTTP ${status} ("${status} ${title}"): it did not get an answer from the service${look}`);
+        assert.equal(
+          proxied.stderr,
+          `carectl: the proxy 127.0.0.1:${port} (HTTP_PROXY) answered HTTP ${status} ("${status} ${title}"): it did not get an answer from the service${look}`,
+        );
         assert.equal(gateway.hits.length, 2, 'the POST is never repeated');
       } finally {
         await gateway.close();
@@ -79,7 +97,7 @@ describe('error pages', () => {
     }
   });
 
-  test('a JSON error of the service through a proxy is still the service\'s', async () => {
+  test("a JSON error of the service through a proxy is still the service's", async () => {
     const proxy = await serve((_req, res) => {
       res.writeHead(503, { 'content-type': 'application/json' });
       res.end('{"status":"error","message":"Down for maintenance"}');
@@ -117,7 +135,10 @@ describe('error pages', () => {
           const direct = await cli(['tags', 'list'], { CARECTL_BASE_URL: server.url, CARECTL_USER: user, CARECTL_PASSWORD: password });
           assert.match(direct.stderr, /^carectl: a gateway in front of the service answered HTTP 502 \("502 x+[ …]/, direct.stderr);
           assert.deepEqual(leaks(direct.stderr, user, password), [], `${echo}, ${pad}: ${direct.stderr}`);
-          const proxied = await cli(['--insecure-http', 'tags', 'list'], { CARECTL_BASE_URL: 'http://api.example.test', HTTP_PROXY: `http://pu:${proxyPassword}@127.0.0.1:${port}` });
+          const proxied = await cli(['--insecure-http', 'tags', 'list'], {
+            CARECTL_BASE_URL: 'http://api.example.test',
+            HTTP_PROXY: `http://pu:${proxyPassword}@127.0.0.1:${port}`,
+          });
           assert.match(proxied.stderr, /^carectl: the proxy 127\.0\.0\.1:\d+ \(HTTP_PROXY\) answered HTTP 502 \("502 x+[ …]/, proxied.stderr);
           assert.deepEqual(leaks(proxied.stderr, 'pu', proxyPassword), [], `${echo}, ${pad}: ${proxied.stderr}`);
         }
@@ -136,9 +157,13 @@ describe('error pages', () => {
 });
 
 describe('going around the proxy', () => {
-  test('--sandbox never goes through the environment\'s proxy', async () => {
+  test("--sandbox never goes through the environment's proxy", async () => {
     const clock = fakeClock();
-    const result = await runCli(['--sandbox', 'tags', 'get', '7001', '-o', 'json'], { env: { HTTP_PROXY: 'http://127.0.0.1:9', HTTPS_PROXY: 'http://127.0.0.1:9' }, now: clock.now, sleep: clock.sleep });
+    const result = await runCli(['--sandbox', 'tags', 'get', '7001', '-o', 'json'], {
+      env: { HTTP_PROXY: 'http://127.0.0.1:9', HTTPS_PROXY: 'http://127.0.0.1:9' },
+      now: clock.now,
+      sleep: clock.sleep,
+    });
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /"id"/);
   });

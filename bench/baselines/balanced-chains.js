@@ -25,7 +25,7 @@ async function plan(firsts) {
   for (const first of firsts) {
     // The day each page ends on, from the keyset bound of its next link.
     const ends = [];
-    for (let next = first; next; ) {
+    for (let next = first; next;) {
       const step = await page(next);
       next = step.next;
       ends.push(next ? new URL(next).searchParams.get('oldest_sort_date_gte').slice(0, 10) : undefined);
@@ -48,15 +48,17 @@ async function plan(firsts) {
 
 async function run(chains) {
   // Each chain writes its records once it is done, in chain order, as an in-order writer would.
-  const texts = await Promise.all(chains.map(async (first) => {
-    let text = '';
-    for (let next = first; next; ) {
-      const step = await page(next);
-      for (const record of step.records) text += `${JSON.stringify(record)}\n`;
-      next = step.next;
-    }
-    return text;
-  }));
+  const texts = await Promise.all(
+    chains.map(async (first) => {
+      let text = '';
+      for (let next = first; next;) {
+        const step = await page(next);
+        for (const record of step.records) text += `${JSON.stringify(record)}\n`;
+        next = step.next;
+      }
+      return text;
+    }),
+  );
   for (const text of texts) process.stdout.write(text);
 }
 

@@ -66,11 +66,19 @@ export async function sandboxOptions(entry) {
  * exports, and stop().
  */
 export async function startSandboxServer(entry, { conversations, reportDelayMs = 3000, latencyMs, rateLimit, args = [] }) {
-  const extra = [...(latencyMs === undefined ? [] : ['--latency', `${latencyMs}ms`]), ...(rateLimit === undefined ? [] : ['--rate-limit', String(rateLimit)]), ...args];
-  const child = spawn(process.execPath, [entry, 'sandbox', '--port', '0', '--conversations', String(conversations), '--report-delay', `${reportDelayMs}ms`, ...extra], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const extra = [
+    ...(latencyMs === undefined ? [] : ['--latency', `${latencyMs}ms`]),
+    ...(rateLimit === undefined ? [] : ['--rate-limit', String(rateLimit)]),
+    ...args,
+  ];
+  const child = spawn(
+    process.execPath,
+    [entry, 'sandbox', '--port', '0', '--conversations', String(conversations), '--report-delay', `${reportDelayMs}ms`, ...extra],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   servers.add(child);
   // Kept for a failure to start; stopping it prints "carectl: sandbox stopped", which is no news.
   let stderr = '';

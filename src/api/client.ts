@@ -36,7 +36,13 @@ export class ApiClient {
   }
 
   /** One record, unwrapped, with its side-loaded items attached; `deadline`: see RequestOptions. */
-  async fetchRecord(spec: ResourceSpec, version: Version, id: string, query: QueryParams, limits: { throttle?: Throttle; deadline?: number } = {}): Promise<ApiRecord> {
+  async fetchRecord(
+    spec: ResourceSpec,
+    version: Version,
+    id: string,
+    query: QueryParams,
+    limits: { throttle?: Throttle; deadline?: number } = {},
+  ): Promise<ApiRecord> {
     // The check inside the transport's retries unwraps the reply once; its record is kept.
     const transport = this.transportFor(version);
     let record: ApiRecord = {};
@@ -44,7 +50,8 @@ export class ApiClient {
       record = unwrapSingle(spec, reply);
       // Another record than the one asked for (a proxy's cache, a service's redirect) would be
       // printed, or updated with its tags, as if it were this one.
-      if (!spec.idless && !sameId(transport, record.id, id)) throw new BadReplyError(`unexpected reply: the service sent ${spec.noun} ${idText(record.id)} for ${spec.noun} ${id}`);
+      if (!spec.idless && !sameId(transport, record.id, id))
+        throw new BadReplyError(`unexpected reply: the service sent ${spec.noun} ${idText(record.id)} for ${spec.noun} ${id}`);
     };
     const body = await transport.request('GET', this.recordUrl(spec, version, id, query), { idempotent: true, check, ...limits });
     return attachSideloads(spec, body, [record], this.notice)[0] as ApiRecord;
@@ -170,7 +177,10 @@ export function attachSideloads(spec: ResourceSpec, body: unknown, records: ApiR
       const wanted = record[ids];
       if (Array.isArray(wanted)) {
         const absent = wanted.filter((id) => !byId.has(idText(id) ?? ''));
-        if (absent.length > 0) problems.push(`${spec.noun} ${idText(record.id) ?? ''} names ${absent.length} ${key} items it does not hold (${shortList(absent.map((id) => idText(id) ?? String(stringifyJson(id))))})`);
+        if (absent.length > 0)
+          problems.push(
+            `${spec.noun} ${idText(record.id) ?? ''} names ${absent.length} ${key} items it does not hold (${shortList(absent.map((id) => idText(id) ?? String(stringifyJson(id))))})`,
+          );
         record[key] = wanted.flatMap((id) => byId.get(idText(id) ?? '') ?? []);
       } else if (parent !== undefined) {
         byOwner ??= itemsByOwner(items, byId, parent, new Set(records.map((one) => idText(one.id) ?? '')));
@@ -193,7 +203,12 @@ function shortList(values: string[]): string {
  * items are different id spaces: a parent naming one of `owners` is that record, even where an
  * item has the same id.
  */
-function itemsByOwner(items: readonly ApiRecord[], byId: ReadonlyMap<string, ApiRecord>, parent: string, owners: ReadonlySet<string>): Map<string, ApiRecord[]> {
+function itemsByOwner(
+  items: readonly ApiRecord[],
+  byId: ReadonlyMap<string, ApiRecord>,
+  parent: string,
+  owners: ReadonlySet<string>,
+): Map<string, ApiRecord[]> {
   const ownerOf = new Map<ApiRecord, string | undefined>();
   const owner = (item: ApiRecord): string | undefined => {
     const chain = new Set<ApiRecord>();

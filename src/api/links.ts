@@ -69,10 +69,11 @@ export function dateRange(params: URLSearchParams, field: string): DateRange {
 
 function boundFields(...all: URLSearchParams[]): Set<string> {
   const fields = new Set<string>();
-  for (const params of all) for (const key of params.keys()) {
-    const m = BOUND.exec(key);
-    if (m && parseDateKeyed(params, key)) fields.add(m[1] as string);
-  }
+  for (const params of all)
+    for (const key of params.keys()) {
+      const m = BOUND.exec(key);
+      if (m && parseDateKeyed(params, key)) fields.add(m[1] as string);
+    }
   return fields;
 }
 

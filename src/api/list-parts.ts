@@ -58,7 +58,12 @@ export class ListParts {
       } catch {
         return Promise.resolve(null);
       }
-      return scheduler.run([1, 0, phase, 0], (slot) => options.source.fetch(address, address, slot.throttle)).then((page) => ({ ids: page.records.map((record) => String(record.id)), next: page.next }), () => null);
+      return scheduler
+        .run([1, 0, phase, 0], (slot) => options.source.fetch(address, address, slot.throttle))
+        .then(
+          (page) => ({ ids: page.records.map((record) => String(record.id)), next: page.next }),
+          () => null,
+        );
     };
     this.spans = this.rule && new PartSpans(this.rule, { plan, pageSize: options.pageSize, probe, pump: () => this.pump() });
   }
@@ -125,7 +130,11 @@ export class ListParts {
     const rates = this.lookAhead ? this.spans?.rates(this.parts.slice(this.writerAt)) : undefined;
     if (rates && !this.distrusted) this.balance(rates);
     let waiting = this.ready(rates);
-    for (let more: Part[] | undefined; this.lookAhead && !this.distrusted && this.options.scheduler.spare > waiting.length && (more = this.splitWidest(waiting, rates)); ) waiting = more;
+    for (
+      let more: Part[] | undefined;
+      this.lookAhead && !this.distrusted && this.options.scheduler.spare > waiting.length && (more = this.splitWidest(waiting, rates));
+    )
+      waiting = more;
     for (const part of waiting) this.fetch(part, rates ? (this.spans as PartSpans).priorityOf(part, rates) : [1, 0, part.phase, part.rank]);
   }
 
@@ -203,13 +212,15 @@ export class ListParts {
     part.inFlight = true;
     const skip = part.skipFirst;
     part.skipFirst = 0;
-    this.options.scheduler.run(priority, (slot) => this.options.source.fetch(url, part.base, slot.throttle)).then(
-      (page) => this.arrived(part, url, skip, page),
-      (err: unknown) => {
-        part.inFlight = false;
-        this.fail(part, err);
-      },
-    );
+    this.options.scheduler
+      .run(priority, (slot) => this.options.source.fetch(url, part.base, slot.throttle))
+      .then(
+        (page) => this.arrived(part, url, skip, page),
+        (err: unknown) => {
+          part.inFlight = false;
+          this.fail(part, err);
+        },
+      );
   }
 
   private arrived(part: Part, url: string, skip: number, page: { records: Record<string, unknown>[] } & NextStep): void {
@@ -241,7 +252,12 @@ export class ListParts {
     }
     if (this.spans && part.next !== null && url === this.options.plan.phases[part.phase]) {
       const position = this.spans.positionOf(part, part.next);
-      if (position !== undefined) this.spans.sample(part.phase, page.records.map((record) => String(record.id)), position);
+      if (position !== undefined)
+        this.spans.sample(
+          part.phase,
+          page.records.map((record) => String(record.id)),
+          position,
+        );
     }
     if (part.firstDay === undefined && this.spans && part.next !== null) {
       part.firstDay = this.spans.positionOf(part, part.next);

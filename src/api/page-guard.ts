@@ -24,9 +24,11 @@ export function normalisedAddress(address: string): string {
 
 /** The ids of a page's records, as one comparable string. */
 export function idsOf(records: readonly unknown[]): string {
-  return records.map((record) => {
-    return idText((record as { id?: unknown } | null)?.id) ?? stringifyJson(record);
-  }).join('\u0000');
+  return records
+    .map((record) => {
+      return idText((record as { id?: unknown } | null)?.id) ?? stringifyJson(record);
+    })
+    .join('\u0000');
 }
 
 /** 53 bits of an address: the guard keeps a number per page read, not the address itself. */
@@ -66,7 +68,8 @@ export class PageGuard {
     if (linksOn && records.length > 0 && previous?.ids === ids) {
       throw new PagingError(`the service sent the same records as the page before it (${address}) with a link to more: paging would not end`);
     }
-    if (linksOn && empty >= EMPTY_RUN) throw new PagingError(`the service sent ${empty} empty pages in a row (the last: ${address}) with a link to more: paging would not end`);
+    if (linksOn && empty >= EMPTY_RUN)
+      throw new PagingError(`the service sent ${empty} empty pages in a row (the last: ${address}) with a link to more: paging would not end`);
     return { ids, empty };
   }
 }

@@ -34,7 +34,9 @@ export function nextStep(rules: LinkRules, base: string, current: string, link: 
   if (changes.length === 0) return { next: link };
   // An unknown parameter is refused too, not dropped nor followed: the client cannot tell a
   // harmless one (utm_src) from one that widens the list or carries the service's own cursor.
-  const refusal = new PagingError(`the service sent a next_page link that ${changes.join(', ')} (${link}): its pages could be another list, so the list stops here (carectl follows only links that keep the query, moving the cursor or tightening a date bound; if every link of this service does this, report it to its operators)`);
+  const refusal = new PagingError(
+    `the service sent a next_page link that ${changes.join(', ')} (${link}): its pages could be another list, so the list stops here (carectl follows only links that keep the query, moving the cursor or tightening a date bound; if every link of this service does this, report it to its operators)`,
+  );
   return { next: null, refusal };
 }
 
@@ -66,10 +68,12 @@ export function nextPageLink(body: unknown): string | null {
   if (!body || typeof body !== 'object' || Array.isArray(body) || !('paging' in body)) return null;
   const paging = (body as { paging?: unknown }).paging;
   if (paging === null || paging === undefined) return null;
-  if (typeof paging !== 'object' || Array.isArray(paging)) throw new PagingError(`the service sent a paging that is not an object (${JSON.stringify(paging).slice(0, 80)}): the list cannot tell whether more follow`);
+  if (typeof paging !== 'object' || Array.isArray(paging))
+    throw new PagingError(`the service sent a paging that is not an object (${JSON.stringify(paging).slice(0, 80)}): the list cannot tell whether more follow`);
   const next = (paging as { next_page?: unknown }).next_page;
   if (next === undefined || next === null || next === '') return null;
-  if (typeof next !== 'string') throw new PagingError(`the service sent a next_page that is not a link (${JSON.stringify(next).slice(0, 80)}): the list cannot tell whether more follow`);
+  if (typeof next !== 'string')
+    throw new PagingError(`the service sent a next_page that is not a link (${JSON.stringify(next).slice(0, 80)}): the list cannot tell whether more follow`);
   return next;
 }
 

@@ -109,10 +109,13 @@ export class PartSpans {
   nearKept(phase: number): boolean {
     if (!this.near.has(phase)) {
       this.near.set(phase, undefined);
-      this.checkNear(phase).then((kept) => {
-        this.near.set(phase, kept);
-        this.host.pump();
-      }, () => this.near.set(phase, false));
+      this.checkNear(phase).then(
+        (kept) => {
+          this.near.set(phase, kept);
+          this.host.pump();
+        },
+        () => this.near.set(phase, false),
+      );
     }
     return this.near.get(phase) === true;
   }
@@ -200,7 +203,13 @@ export class PartSpans {
    * (`busy`), none whose records so far say one page holds what is left, and none past the
    * page budget (`room(part)` false: its new half could not start).
    */
-  widest(parts: readonly Part[], busy: Map<number, number>, share: number, room: (part: Part) => boolean, rates: Map<number, number> | undefined): { part: Part; mid: number } | undefined {
+  widest(
+    parts: readonly Part[],
+    busy: Map<number, number>,
+    share: number,
+    room: (part: Part) => boolean,
+    rates: Map<number, number> | undefined,
+  ): { part: Part; mid: number } | undefined {
     let best: { part: Part; lo: number; hi: number } | undefined;
     for (const part of parts) {
       if (!room(part)) break;

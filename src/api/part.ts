@@ -62,8 +62,18 @@ function rankOf(rule: SliceRule | undefined, lo: number | undefined, hi: number 
 
 export function newPart(phase: number, lo: number | undefined, hi: number | undefined, first: string, rule?: SliceRule): Part {
   return {
-    phase, rank: rankOf(rule, lo, hi), ...(lo !== undefined && { lo }), ...(hi !== undefined && { hi }),
-    first, base: first, next: first, skipFirst: 0, pagesRead: 0, recordsRead: 0, inFlight: false, buffer: [],
+    phase,
+    rank: rankOf(rule, lo, hi),
+    ...(lo !== undefined && { lo }),
+    ...(hi !== undefined && { hi }),
+    first,
+    base: first,
+    next: first,
+    skipFirst: 0,
+    pagesRead: 0,
+    recordsRead: 0,
+    inFlight: false,
+    buffer: [],
   };
 }
 

@@ -51,7 +51,8 @@ function paramsOf(filter: FilterSpec, values: FilterValues, now: number): Array<
     case 'range': {
       const bounds = parseRange(raw as string, flag, now);
       const refused = bounds.find((b) => filter.ops && !filter.ops.includes(b.op));
-      if (refused) throw new UsageError(`${flag}: the service takes no ${refused.op}: bound here; use ${filter.ops!.map((op) => `${op}:`).join(', ')} or FROM..TO`);
+      if (refused)
+        throw new UsageError(`${flag}: the service takes no ${refused.op}: bound here; use ${filter.ops!.map((op) => `${op}:`).join(', ')} or FROM..TO`);
       return rangeParams(filter.param, filter.pair ? asPair(bounds) : bounds) as Array<[string, string]>;
     }
   }
@@ -101,12 +102,7 @@ export function parseFieldsFlag(spec: ResourceSpec, shape: Shape, text: string |
  * The table/csv/tsv columns: `--columns`, else `id` plus `--fields`, else the defaults. Dotted
  * paths are checked on their first segment so a typo fails instead of printing an empty column.
  */
-export function resolveColumns(
-  known: readonly string[],
-  defaults: readonly string[],
-  columnsFlag: string | undefined,
-  fields: string[] | undefined,
-): string[] {
+export function resolveColumns(known: readonly string[], defaults: readonly string[], columnsFlag: string | undefined, fields: string[] | undefined): string[] {
   if (columnsFlag === undefined) return fields ? unique(['id', ...fields]) : [...defaults];
   const columns = parseList(columnsFlag);
   if (columns.length === 0) throw new UsageError(`--columns: needs at least one column; accepted: ${known.join(', ')}`);

@@ -122,11 +122,18 @@ function parseToken(token: string): TokenPayload | undefined {
   const text = whole.slice(0, cut);
   if (cut < 0 || whole.slice(cut + 1) !== digest(text, 8)) return undefined;
   const [version, fingerprint, phase, skip, end, header, asOf, path, set, removed] = text.split('|');
-  const count = (field: string | undefined): number | undefined => (field === undefined || field === '' ? undefined : /^\d+$/.test(field) ? Number(field) : NaN);
+  const count = (field: string | undefined): number | undefined =>
+    field === undefined || field === '' ? undefined : /^\d+$/.test(field) ? Number(field) : NaN;
   const payload: TokenPayload = {
-    fingerprint: fingerprint ?? '', phase: count(phase) ?? NaN, skip: count(skip) ?? 0,
-    ...(end ? { end: count(end) as number } : {}), ...(header ? { header } : {}), ...(asOf ? { asOf: parseInt(asOf, 36) } : {}),
-    ...(path ? { path } : {}), ...(set ? { set: unpackParams(set) } : {}), ...(removed ? { removed: removed.split(',') } : {}),
+    fingerprint: fingerprint ?? '',
+    phase: count(phase) ?? NaN,
+    skip: count(skip) ?? 0,
+    ...(end ? { end: count(end) as number } : {}),
+    ...(header ? { header } : {}),
+    ...(asOf ? { asOf: parseInt(asOf, 36) } : {}),
+    ...(path ? { path } : {}),
+    ...(set ? { set: unpackParams(set) } : {}),
+    ...(removed ? { removed: removed.split(',') } : {}),
   };
   const counts = [payload.phase, payload.skip, payload.end ?? 0, payload.asOf ?? 0];
   return version === '3' && counts.every((n) => Number.isSafeInteger(n) && n >= 0) ? payload : undefined;
@@ -141,10 +148,18 @@ export function decodeResumeToken(plan: ListPlan, token: string): ResumePoint {
   const payload = parseToken(token);
   if (!payload || payload.phase >= plan.phases.length) throw new UsageError(NOT_OURS);
   if (payload.fingerprint !== fingerprint(plan)) {
-    throw new UsageError(`--resume: the token belongs to a different command; run the same command that printed it (${plan.sameCommand ?? 'the same resource and filters'})`);
+    throw new UsageError(
+      `--resume: the token belongs to a different command; run the same command that printed it (${plan.sameCommand ?? 'the same resource and filters'})`,
+    );
   }
   const url = applyDiff(plan.phases[payload.phase] as string, payload);
-  return { phase: payload.phase, url, skip: payload.skip, ...(payload.end !== undefined && { end: payload.end }), ...(payload.header !== undefined && { header: payload.header }) };
+  return {
+    phase: payload.phase,
+    url,
+    skip: payload.skip,
+    ...(payload.end !== undefined && { end: payload.end }),
+    ...(payload.header !== undefined && { header: payload.header }),
+  };
 }
 
 /** base64url of the text's SHA-256, its first `length` characters. */

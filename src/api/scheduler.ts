@@ -199,7 +199,8 @@ export class Scheduler {
       this.current = Math.max(1, Math.min(before, burst.took));
       // Every window above that was more than it takes: as if each had met a 429.
       for (; burst.lowestRefused > burst.took + 1; burst.lowestRefused--) this.refused(burst.lowestRefused - 1);
-      if (this.current < before) this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (a 429 with ${burst.took} of ours ahead of it)`);
+      if (this.current < before)
+        this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (a 429 with ${burst.took} of ours ahead of it)`);
     }
     this.answered = 0;
     this.pausedUntil = Math.max(this.pausedUntil, this.options.now() + waitMs);
@@ -246,10 +247,12 @@ export async function inOrder<I, R>(
   const started: Array<Promise<Outcome>> = [];
   const start = (index: number): void => {
     const item = items[index] as I;
-    started[index] = scheduler.run(index, (slot) => task(item, slot)).then(
-      (value): Outcome => ({ ok: true, value }),
-      (error: unknown): Outcome => ({ ok: false, error }),
-    );
+    started[index] = scheduler
+      .run(index, (slot) => task(item, slot))
+      .then(
+        (value): Outcome => ({ ok: true, value }),
+        (error: unknown): Outcome => ({ ok: false, error }),
+      );
   };
   let delivered = 0;
   for (let index = 0; index < items.length; index++) {

@@ -146,7 +146,12 @@ export interface PartDays {
  * The days a part has still to read, when both ends are known: its slice, else the phase's
  * bound, else the list's far end (`far`: ascending, today at the latest).
  */
-export function remainingDays(part: PartDays, phase: { lo?: number; hi?: number }, rule: SliceRule, far: number | undefined): { lo: number; hi: number } | undefined {
+export function remainingDays(
+  part: PartDays,
+  phase: { lo?: number; hi?: number },
+  rule: SliceRule,
+  far: number | undefined,
+): { lo: number; hi: number } | undefined {
   let lo = part.lo ?? phase.lo;
   let hi = part.hi ?? phase.hi;
   if (part.underWay) {

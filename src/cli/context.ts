@@ -78,7 +78,14 @@ export class Context {
     this.settings = new Settings({
       io,
       profileName: globals.profile,
-      flags: { 'base-url': globals.baseUrl, user: globals.user, output: globals.output, 'api-version': globals.apiVersion, 'annotations-url': globals.annotationsUrl, parallel: globals.parallel },
+      flags: {
+        'base-url': globals.baseUrl,
+        user: globals.user,
+        output: globals.output,
+        'api-version': globals.apiVersion,
+        'annotations-url': globals.annotationsUrl,
+        parallel: globals.parallel,
+      },
     });
     if (globals.verbose) this.trace = (line) => io.stderr.stream.write(`${sanitizeForTerminal(line)}\n`);
   }
@@ -202,8 +209,11 @@ export class Context {
     if (this.globals.sandbox) {
       // The sandbox has its own address and demo user: another one given too is a contradiction.
       const { baseUrl, user, annotationsUrl } = this.globals;
-      const conflicting = [baseUrl !== undefined && '--base-url', user !== undefined && '--user', annotationsUrl !== undefined && '--annotations-url'].filter(Boolean);
-      if (conflicting.length > 0) throw new UsageError(`--sandbox: cannot be combined with ${conflicting.join(' or ')}; the sandbox brings its own address and demo credentials`);
+      const conflicting = [baseUrl !== undefined && '--base-url', user !== undefined && '--user', annotationsUrl !== undefined && '--annotations-url'].filter(
+        Boolean,
+      );
+      if (conflicting.length > 0)
+        throw new UsageError(`--sandbox: cannot be combined with ${conflicting.join(' or ')}; the sandbox brings its own address and demo credentials`);
       return this.startSandbox();
     }
     const base = await this.settings.lookup('base-url');
@@ -219,9 +229,7 @@ export class Context {
     const user = await this.settings.get('user');
     const password = await this.settings.get('password');
     if (!user || !password) {
-      throw new AuthError(
-        `no credentials for ${baseUrl.origin}: for scripts and cron set CARECTL_USER and CARECTL_PASSWORD; people can run \`carectl login\``,
-      );
+      throw new AuthError(`no credentials for ${baseUrl.origin}: for scripts and cron set CARECTL_USER and CARECTL_PASSWORD; people can run \`carectl login\``);
     }
     return { baseUrl, ...(annotationsUrl && annotationsUrl.href !== baseUrl.href && { annotationsUrl }), user, password };
   }

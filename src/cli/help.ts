@@ -125,18 +125,32 @@ function formatHelp(command: Command, helper: Help): string {
     ...own.map((option) => helper.optionTerm(option).length),
   );
   const item = (term: string, description: string): string => formatItem(term, termWidth, description, width);
-  const usage = wrapText(`Usage: ${helper.commandUsage(command)}`, width - USAGE_INDENT.length, width).map((line, index) => (index === 0 ? line : USAGE_INDENT + line));
+  const usage = wrapText(`Usage: ${helper.commandUsage(command)}`, width - USAGE_INDENT.length, width).map((line, index) =>
+    index === 0 ? line : USAGE_INDENT + line,
+  );
   const description = helper.commandDescription(command);
   const examples = examplesOf(command);
   return [
     ...usage,
     '',
     ...(description ? [...paragraph(description, width), ''] : []),
-    ...section('Commands:', helper.visibleCommands(command).map((sub) => item(helper.subcommandTerm(sub), helper.subcommandDescription(sub)))),
-    ...section('Arguments:', helper.visibleArguments(command).map((argument) => item(helper.argumentTerm(argument), helper.argumentDescription(argument)))),
-    ...section('Options:', own.map((option) => item(helper.optionTerm(option), helper.optionDescription(option)))),
+    ...section(
+      'Commands:',
+      helper.visibleCommands(command).map((sub) => item(helper.subcommandTerm(sub), helper.subcommandDescription(sub))),
+    ),
+    ...section(
+      'Arguments:',
+      helper.visibleArguments(command).map((argument) => item(helper.argumentTerm(argument), helper.argumentDescription(argument))),
+    ),
+    ...section(
+      'Options:',
+      own.map((option) => item(helper.optionTerm(option), helper.optionDescription(option))),
+    ),
     ...globalOptionsNote(root, isRoot, helper, width),
-    ...section('Examples:', examples.flatMap((example) => exampleLines(example, width))),
+    ...section(
+      'Examples:',
+      examples.flatMap((example) => exampleLines(example, width)),
+    ),
   ].join('\n');
 }
 
@@ -150,7 +164,11 @@ function globalOptionsNote(root: Command, isRoot: boolean, helper: Help, width: 
   }
   // An option and its value stay on one line.
   const words = globals.map((option) => optionWord(option).replaceAll(' ', '\u00a0')).join(', ');
-  return [...paragraph('Global options (carectl help options describes each):', width), ...paragraph(words, width, INDENT).map((line) => line.replaceAll('\u00a0', ' ')), ''];
+  return [
+    ...paragraph('Global options (carectl help options describes each):', width),
+    ...paragraph(words, width, INDENT).map((line) => line.replaceAll('\u00a0', ' ')),
+    '',
+  ];
 }
 
 /** `carectl help options`: every global option with its description. */
@@ -204,5 +222,10 @@ export function addHelpCommand(program: Command, action: Action): void {
 export function addVersionCommand(program: Command, action: Action, version: string): void {
   const command = program.command('version').description('print the version (as --version)');
   addExamples(command, ['carectl version', 'carectl --version']);
-  command.action(action(() => undefined, async (ctx) => writeText(ctx.io.stdout.stream, `${version}\n`, ctx.io.signal)));
+  command.action(
+    action(
+      () => undefined,
+      async (ctx) => writeText(ctx.io.stdout.stream, `${version}\n`, ctx.io.signal),
+    ),
+  );
 }

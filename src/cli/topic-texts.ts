@@ -46,12 +46,14 @@ export const VALUE_SYNTAX: Term[] = [
       'A range of dates, for every date filter: `FROM..TO` (both days included), `FROM..` (from that day on) or `..TO` (up to and including that day), where FROM and TO are DATEs.',
       'Explicit bounds are also accepted: `gt:DATE`, `gte:DATE`, `lt:DATE` or `lte:DATE`, alone or two of them joined by a comma, as in `gt:2024-01-01,lt:2024-02-01`.',
       '`FROM..TO` is sent as `_gte=FROM` and `_lt=` the day after TO: whole days, whether the service reads a date-only bound as the whole day or as its midnight. Explicit bounds go as written.',
-      'The service wants a conversation\'s sort dates (`--oldest`, `--newest`) bounded on both sides: an open side is sent as 1900-01-01 or 9999-12-31, a bound no record passes.',
+      "The service wants a conversation's sort dates (`--oldest`, `--newest`) bounded on both sides: an open side is sent as 1900-01-01 or 9999-12-31, a bound no record passes.",
     ],
   },
   {
     term: 'DURATION',
-    paragraphs: ['A number followed by `ms`, `s`, `m` or `h`: `500ms`, `90s`, `1.5m`, `1h`; or several of them from the largest unit down, each unit once: `1h30m`, `2m30s`, `1m30s500ms`.'],
+    paragraphs: [
+      'A number followed by `ms`, `s`, `m` or `h`: `500ms`, `90s`, `1.5m`, `1h`; or several of them from the largest unit down, each unit once: `1h30m`, `2m30s`, `1m30s500ms`.',
+    ],
   },
 ];
 
@@ -65,7 +67,8 @@ export const DATE_EXAMPLES: string[] = [
 ];
 
 export const FORMAT_TEXT: Record<Format, string> = {
-  table: 'Aligned columns for people, the default when standard output is a terminal. Rows are printed a page at a time on one grid, its widths set by the first page (and by the values a code such as a status can take): every cell starts under its header. An id or code wider than its column on a later page stands whole on a line of its own, under its column (the first cell of a row: above the rest of its row). No line is wider than the terminal: free text is cut first (a cut cell ends in …), ids never; when even the ids do not fit, columns are left out from the right and a notice names them. A `get` prints one `KEY  value` line per field, long values wrapped under their value. Colour is used only on a terminal, and not where TERM=dumb.',
+  table:
+    'Aligned columns for people, the default when standard output is a terminal. Rows are printed a page at a time on one grid, its widths set by the first page (and by the values a code such as a status can take): every cell starts under its header. An id or code wider than its column on a later page stands whole on a line of its own, under its column (the first cell of a row: above the rest of its row). No line is wider than the terminal: free text is cut first (a cut cell ends in …), ids never; when even the ids do not fit, columns are left out from the right and a notice names them. A `get` prints one `KEY  value` line per field, long values wrapped under their value. Colour is used only on a terminal, and not where TERM=dumb.',
   json: 'One JSON array for a list, one JSON object for a `get`, with whole records; with `--columns`, only those keys, a dotted path as nested keys (`author.id` gives `{"author": {"id": …}}`).',
   ndjson: 'One JSON record per line, with whole records (or the `--columns` keys, as json): for `jq` and for streaming.',
   csv: 'RFC 4180, with a header row (`--no-header` drops it). A cell holding a list (`tags`, `tags.name`, `content.text`) is a JSON array (`["refund, urgent","vip"]`; `[]` when empty, an empty cell when missing), so values with commas split back with any JSON parser. A text cell that begins with `=`, `+`, `-`, `@`, a tab, CR or LF is prefixed with an apostrophe so that spreadsheets do not run it as a formula; `--no-escape-formulas` turns that off.',
@@ -73,7 +76,7 @@ export const FORMAT_TEXT: Record<Format, string> = {
 };
 
 export const FORMAT_NOTES: string[] = [
-  'table, csv and tsv show the resource\'s default columns; with `--fields LIST`, `id` and those fields; with `--columns LIST`, those columns, where dotted paths reach into records (`author.id`, `channels.0.name`; `tags.name` takes the name of every tag). The columns are known before the first page arrives, so the header never depends on the data.',
+  "table, csv and tsv show the resource's default columns; with `--fields LIST`, `id` and those fields; with `--columns LIST`, those columns, where dotted paths reach into records (`author.id`, `channels.0.name`; `tags.name` takes the name of every tag). The columns are known before the first page arrives, so the header never depends on the data.",
   'table and tsv never pass control characters from the data (escape sequences, bells, carriage returns) to the terminal: they are shown escaped. csv does the same when its output is a terminal; into a file or a pipe it keeps the exact text. json and ndjson escape them as JSON does.',
 ];
 
@@ -83,16 +86,30 @@ export const SETTING_TEXT: Record<SettingKey, string> = {
   password: 'The password. There is no flag for it; people can use `carectl login` instead.',
   output: 'The default output format (`-o`).',
   'api-version': 'The version segment to use (`--api-version`).',
-  'annotations-url': 'The base address of the `api/1` form (annotation types, annotations) when the service serves it from a host of its own (`--annotations-url`); the credentials are sent there too. Default: the base address.',
+  'annotations-url':
+    'The base address of the `api/1` form (annotation types, annotations) when the service serves it from a host of its own (`--annotations-url`); the credentials are sent there too. Default: the base address.',
   parallel: 'The most requests a list or an update batch keeps in flight at once, 1 to 32 (`--parallel`); 8 when unset.',
 };
 
 export const OTHER_ENVIRONMENT: Term[] = [
   { term: 'CARECTL_PROFILE', paragraphs: ['The profile of the configuration file to use (`--profile`); `default` when unset.'] },
   { term: 'NO_COLOR', paragraphs: ['When set to a non-empty value, no colour is used (as https://no-color.org asks); `--color` still forces it.'] },
-  { term: 'FORCE_COLOR', paragraphs: ['When set to a value other than `0` or `false`, colour is used even when the output is not a terminal; `0` or `false` turns it off even on a terminal.'] },
-  { term: 'HTTPS_PROXY, HTTP_PROXY, NO_PROXY', paragraphs: ['Proxies, as curl and gh read them (upper or lower case): HTTPS_PROXY for https addresses (through CONNECT), HTTP_PROXY for plain http ones (sent in absolute form), NO_PROXY for hosts to reach directly. They apply to the API and to report downloads. Credentials in a proxy URL (`http://user:password@proxy:3128`) are sent to the proxy only and never printed.'] },
-  { term: 'NODE_EXTRA_CA_CERTS', paragraphs: ['A PEM file of extra certificate authorities that node trusts besides its own, for a corporate CA or a proxy that inspects TLS.'] },
+  {
+    term: 'FORCE_COLOR',
+    paragraphs: [
+      'When set to a value other than `0` or `false`, colour is used even when the output is not a terminal; `0` or `false` turns it off even on a terminal.',
+    ],
+  },
+  {
+    term: 'HTTPS_PROXY, HTTP_PROXY, NO_PROXY',
+    paragraphs: [
+      'Proxies, as curl and gh read them (upper or lower case): HTTPS_PROXY for https addresses (through CONNECT), HTTP_PROXY for plain http ones (sent in absolute form), NO_PROXY for hosts to reach directly. They apply to the API and to report downloads. Credentials in a proxy URL (`http://user:password@proxy:3128`) are sent to the proxy only and never printed.',
+    ],
+  },
+  {
+    term: 'NODE_EXTRA_CA_CERTS',
+    paragraphs: ['A PEM file of extra certificate authorities that node trusts besides its own, for a corporate CA or a proxy that inspects TLS.'],
+  },
   { term: 'XDG_CONFIG_HOME', paragraphs: ['The folder that holds the `carectl` configuration folder; `~/.config` when unset or not an absolute path.'] },
 ];
 
@@ -113,7 +130,8 @@ export const EXIT_TEXT: Record<keyof typeof ExitCode, string> = {
   notFound: 'Not found: 404.',
   reportFailed: 'The report generation failed.',
   reportTimeout: 'Timed out waiting for a report.',
-  interrupted: 'Interrupted (Ctrl-C). When waiting for a report, its id is printed so that `carectl reports wait ID` can pick it up. SIGTERM and SIGHUP stop carectl the same way, with exit status 143 and 129.',
+  interrupted:
+    'Interrupted (Ctrl-C). When waiting for a report, its id is printed so that `carectl reports wait ID` can pick it up. SIGTERM and SIGHUP stop carectl the same way, with exit status 143 and 129.',
 };
 
 export const EXAMPLES: ExampleGroup[] = [
@@ -130,7 +148,8 @@ export const EXAMPLES: ExampleGroup[] = [
   },
   {
     title: 'In scripts',
-    intro: 'Export a filtered list, park conversations in bulk from a list of ids (dropping the deactivated tags, which the service refuses to keep), and act on the exit code of a report.',
+    intro:
+      'Export a filtered list, park conversations in bulk from a list of ids (dropping the deactivated tags, which the service refuses to keep), and act on the exit code of a report.',
     kind: 'script',
     lines: [
       'carectl conversations list --priority --newest 7d..today -o csv > urgent.csv',
@@ -150,7 +169,8 @@ export const EXAMPLES: ExampleGroup[] = [
   },
   {
     title: 'A nightly report script',
-    intro: 'Yesterday\'s report as CSV, saved complete or not at all, with the connection from CARECTL_* variables. With `--quiet` and `--download FILE`, a run that succeeds prints nothing. Saved as `nightly-report` on the job\'s PATH:',
+    intro:
+      "Yesterday's report as CSV, saved complete or not at all, with the connection from CARECTL_* variables. With `--quiet` and `--download FILE`, a run that succeeds prints nothing. Saved as `nightly-report` on the job's PATH:",
     kind: 'script',
     lines: [
       'day=$(date -u -d yesterday +%Y-%m-%d)',
@@ -159,7 +179,8 @@ export const EXAMPLES: ExampleGroup[] = [
   },
   {
     title: 'From cron',
-    intro: 'A crontab that runs it every night at 03:15, the password in a file only the job can read (`pw.env` exports CARECTL_PASSWORD, mode 0600). Cron mails what a job prints: only failures.',
+    intro:
+      'A crontab that runs it every night at 03:15, the password in a file only the job can read (`pw.env` exports CARECTL_PASSWORD, mode 0600). Cron mails what a job prints: only failures.',
     kind: 'crontab',
     lines: ['CARECTL_BASE_URL=https://api.example.com', 'CARECTL_USER=reports-bot', '15 3 * * * . /etc/carectl/pw.env; cd /srv/reports; nightly-report'],
   },

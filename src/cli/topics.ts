@@ -24,7 +24,11 @@ function paragraph(text: string, width: number, indent = 0): string[] {
 }
 
 function terms(items: readonly Term[], width: number): string[] {
-  return items.flatMap(({ term, paragraphs }) => [term, ...paragraphs.flatMap((text, index) => [...(index > 0 ? [''] : []), ...paragraph(text, width, INDENT)]), '']);
+  return items.flatMap(({ term, paragraphs }) => [
+    term,
+    ...paragraphs.flatMap((text, index) => [...(index > 0 ? [''] : []), ...paragraph(text, width, INDENT)]),
+    '',
+  ]);
 }
 
 function exitCodes(width: number): string[] {
@@ -46,7 +50,10 @@ const RENDER: Record<Topic, (width: number) => string[]> = {
   ],
   dates: (width) => [...terms(VALUE_SYNTAX, width), 'Examples:', ...DATE_EXAMPLES.flatMap((example) => commandLines(example, width)), ''],
   formats: (width) => [
-    ...terms(FORMATS.map((format) => ({ term: format, paragraphs: [FORMAT_TEXT[format]] })), width),
+    ...terms(
+      FORMATS.map((format) => ({ term: format, paragraphs: [FORMAT_TEXT[format]] })),
+      width,
+    ),
     ...FORMAT_NOTES.flatMap((note) => [...paragraph(note, width), '']),
   ],
   'exit-codes': (width) => [...exitCodes(width), ''],

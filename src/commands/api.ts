@@ -80,7 +80,8 @@ async function apiCommand(ctx: Context, opts: ApiOptions): Promise<void> {
   if (!opts.paginate) {
     const reply = await transport.request(method, url, { body, idempotent: IDEMPOTENT.has(method) }).catch((err: unknown) => {
       // A POST is never repeated, and the transport leaves its caller to say what that means.
-      if (!IDEMPOTENT.has(method) && mayHaveBeenApplied(err)) throw new CarectlError(`${(err as CarectlError).message}; ${MAY_HAVE_BEEN_APPLIED}: look before sending it again`, (err as CarectlError).exitCode);
+      if (!IDEMPOTENT.has(method) && mayHaveBeenApplied(err))
+        throw new CarectlError(`${(err as CarectlError).message}; ${MAY_HAVE_BEEN_APPLIED}: look before sending it again`, (err as CarectlError).exitCode);
       throw err;
     });
     await printJson(ctx, reply, ctx.io.stdout.isTTY ? 2 : undefined);
@@ -89,7 +90,7 @@ async function apiCommand(ctx: Context, opts: ApiOptions): Promise<void> {
   // The same guard as the lists: empty pages are followed, loops and repeated pages end it.
   const guard = new PageGuard();
   let previous: ChainState | undefined;
-  for (let page: URL | null = url; page !== null; ) {
+  for (let page: URL | null = url; page !== null;) {
     guard.enter(page.href);
     const reply = await transport.get(page);
     const link = nextPageLink(reply);
@@ -145,7 +146,8 @@ async function readDataFile(file: string, source: string): Promise<string> {
     handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
     const stats = await handle.stat();
     if (!stats.isFile()) throw new UsageError(`--data: ${source} is not a regular file (${fileKind(stats)}); pipe its content in with -d @- instead`);
-    if (stats.size > MAX_DATA_BYTES) throw new UsageError(`--data: ${source} is larger than ${formatLimit(MAX_DATA_BYTES)}, more than a request body carectl sends`);
+    if (stats.size > MAX_DATA_BYTES)
+      throw new UsageError(`--data: ${source} is larger than ${formatLimit(MAX_DATA_BYTES)}, more than a request body carectl sends`);
     return await handle.readFile('utf8');
   } catch (err) {
     if (err instanceof UsageError) throw err;

@@ -26,7 +26,12 @@ export function addCompletionCommand(program: Command, action: Action): void {
     'carectl completion fish > ~/.config/fish/completions/carectl.fish',
   ]);
   // The script is made when asked for, so it covers every command of the tree by then.
-  command.action(action((_raw, args) => args[0] as Shell, async (ctx, shell) => writeText(ctx.io.stdout.stream, completionScript(shell, program), ctx.io.signal)));
+  command.action(
+    action(
+      (_raw, args) => args[0] as Shell,
+      async (ctx, shell) => writeText(ctx.io.stdout.stream, completionScript(shell, program), ctx.io.signal),
+    ),
+  );
 
   program
     .command('__complete <what>', { hidden: true })
@@ -38,7 +43,9 @@ export function addCompletionCommand(program: Command, action: Action): void {
 async function completeWords(ctx: Context, what: string): Promise<void> {
   if (what !== 'profiles') return;
   const { openConfig } = await import('../config/store.js');
-  const profiles = await openConfig(ctx.io).list().catch(() => ({}));
+  const profiles = await openConfig(ctx.io)
+    .list()
+    .catch(() => ({}));
   const names = Object.keys(profiles);
   if (names.length > 0) await writeText(ctx.io.stdout.stream, `${names.join('\n')}\n`, ctx.io.signal);
 }

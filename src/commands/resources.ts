@@ -80,7 +80,11 @@ export function addGetVerb(group: Command, spec: ResourceSpec, action: Action): 
   addFilterOptions(get, onGet);
   get.option('--fields <list>', `fields to fetch and show: ${[...spec.fields, ...(spec.singleFields ?? [])].join(', ')}`);
   addExamples(get, spec.examples.get);
-  const read = (raw: RawOptions, args: readonly unknown[]): GetOptions => ({ filters: readFilters(raw, onGet), fields: raw.fields as string | undefined, id: args[0] as string });
+  const read = (raw: RawOptions, args: readonly unknown[]): GetOptions => ({
+    filters: readFilters(raw, onGet),
+    fields: raw.fields as string | undefined,
+    id: args[0] as string,
+  });
   get.action(action(read, (ctx, opts) => getResource(ctx, spec, opts), ['columns']));
 }
 
@@ -103,7 +107,11 @@ export function addFilterOptions(command: Command, filters: readonly FilterSpec[
       case 'text':
       case 'enum': {
         const values =
-          filter.kind === 'enum' ? ` (${filter.values.join(', ')}${filter.repeat ? '; comma-separated' : ''})` : filter.examples ? ` (such as ${filter.examples.join(', ')})` : '';
+          filter.kind === 'enum'
+            ? ` (${filter.values.join(', ')}${filter.repeat ? '; comma-separated' : ''})`
+            : filter.examples
+              ? ` (such as ${filter.examples.join(', ')})`
+              : '';
         const option = new Option(`--${filter.flag} <${filter.valueName}>`, `${filter.help}${values}`);
         if (filter.repeat) repeatable(option).argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
         command.addOption(option);
@@ -220,10 +228,15 @@ function noticeIncludedElsewhere(ctx: Context, spec: ResourceSpec, printer: Prin
   const included = (filters as Record<string, unknown>).include as string[] | undefined;
   if (printer.wholeRecords || !included?.length) return;
   // Those the columns show (--columns id,content.text) are not missing.
-  const missing = included.flatMap((value) => value.split(',')).map((value) => value.trim()).filter((value) => value !== '' && !columns.some((column) => column.split('.')[0] === value));
+  const missing = included
+    .flatMap((value) => value.split(','))
+    .map((value) => value.trim())
+    .filter((value) => value !== '' && !columns.some((column) => column.split('.')[0] === value));
   if (missing.length === 0) return;
   const content = missing.includes('content') ? `, or one row per content item with carectl ${spec.name} content and the same filters` : '';
-  ctx.notice(`--include ${missing.join(',')}: ${printer.format} rows hold each ${spec.noun}'s own fields; the included items are in -o json or -o ndjson${content}`);
+  ctx.notice(
+    `--include ${missing.join(',')}: ${printer.format} rows hold each ${spec.noun}'s own fields; the included items are in -o json or -o ndjson${content}`,
+  );
 }
 
 /**
@@ -234,7 +247,9 @@ function noticeIncludedElsewhere(ctx: Context, spec: ResourceSpec, printer: Prin
 function refuseUnionSort(spec: ResourceSpec, plan: ListPlan, query: ReadonlyArray<readonly [string, string]>): void {
   const { requireOneOf: required, sortDates } = spec;
   if (!plan.union || !required || !sortDates || !query.some(([key]) => key === sortDates.param)) return;
-  const flags = spec.filters.filter((f) => required.params.includes(f.param)).map((f) => (f.kind === 'switch' ? `--${f.flag}/--${offFlagOf(f)}` : `--${f.flag}`));
+  const flags = spec.filters
+    .filter((f) => required.params.includes(f.param))
+    .map((f) => (f.kind === 'switch' ? `--${f.flag}/--${offFlagOf(f)}` : `--${f.flag}`));
   const sortFlag = spec.filters.find((f) => f.param === sortDates.param)?.flag ?? sortDates.param;
   throw new UsageError(
     `--${sortFlag}: add ${flags.join(' or ')}; without them the list joins two queries, one after the other, which cannot be merged by a date the service does not return`,

@@ -50,19 +50,23 @@ export function addSandboxCommand(program: Command, action: Action): void {
     'carectl sandbox --port 8080 --public-url https://carectl.test',
   ]);
   command.action(
-    action((raw: RawOptions) => raw as SandboxOptions, async (ctx, opts) => {
-      const flags = checkedFlags(opts);
-      const { parseBandwidth, startSandbox } = await import('../sandbox/index.js');
-      const bandwidth = opts.bandwidth === undefined ? undefined : parseBandwidth(opts.bandwidth);
-      if (opts.bandwidth !== undefined && bandwidth === undefined) throw new UsageError(`--bandwidth: expected a rate such as 20mbit, 512kbit, 2MB or 300KB (per second), got '${opts.bandwidth}'`);
-      const sandbox = await startSandbox(settings(flags, bandwidth, ctx.io.now)).catch((err: unknown) => {
-        throw portTaken(err, flags);
-      });
-      ctx.onClose(() => sandbox.close());
-      ctx.io.stdout.stream.write(banner(sandbox, flags));
-      await new Promise<void>((resolve) => ctx.io.signal.addEventListener('abort', () => resolve(), { once: true }));
-      throw new InterruptedError('sandbox stopped');
-    }),
+    action(
+      (raw: RawOptions) => raw as SandboxOptions,
+      async (ctx, opts) => {
+        const flags = checkedFlags(opts);
+        const { parseBandwidth, startSandbox } = await import('../sandbox/index.js');
+        const bandwidth = opts.bandwidth === undefined ? undefined : parseBandwidth(opts.bandwidth);
+        if (opts.bandwidth !== undefined && bandwidth === undefined)
+          throw new UsageError(`--bandwidth: expected a rate such as 20mbit, 512kbit, 2MB or 300KB (per second), got '${opts.bandwidth}'`);
+        const sandbox = await startSandbox(settings(flags, bandwidth, ctx.io.now)).catch((err: unknown) => {
+          throw portTaken(err, flags);
+        });
+        ctx.onClose(() => sandbox.close());
+        ctx.io.stdout.stream.write(banner(sandbox, flags));
+        await new Promise<void>((resolve) => ctx.io.signal.addEventListener('abort', () => resolve(), { once: true }));
+        throw new InterruptedError('sandbox stopped');
+      },
+    ),
   );
 }
 
@@ -72,7 +76,9 @@ function checkedFlags(opts: SandboxOptions) {
     port: opts.port === undefined ? 0 : parseIntInRange(opts.port, '--port', 0, 65535),
     seed: opts.seed === undefined ? 1 : parseIntInRange(opts.seed, '--seed', 0, 2 ** 31 - 1),
     conversations:
-      opts.conversations === undefined ? DEMO_CONVERSATIONS.default : parseIntInRange(opts.conversations, '--conversations', DEMO_CONVERSATIONS.min, DEMO_CONVERSATIONS.max),
+      opts.conversations === undefined
+        ? DEMO_CONVERSATIONS.default
+        : parseIntInRange(opts.conversations, '--conversations', DEMO_CONVERSATIONS.min, DEMO_CONVERSATIONS.max),
     dates: opts.dates === undefined ? undefined : parseEnum(opts.dates, '--dates', DATE_SHAPES),
     reportDelayMs: opts.reportDelay === undefined ? 3000 : parseDuration(opts.reportDelay, '--report-delay'),
     rate: opts.faults === undefined ? 0 : parseRate(opts.faults),
@@ -89,7 +95,11 @@ type Flags = ReturnType<typeof checkedFlags>;
 function settings(flags: Flags, bandwidth: number | undefined, now: () => number): SandboxSettings {
   const { port, seed, conversations, reportDelayMs, dates, rate, latencyMs, rateLimit, annotationsPort, publicUrl } = flags;
   return {
-    port, seed, conversations, reportDelayMs, now,
+    port,
+    seed,
+    conversations,
+    reportDelayMs,
+    now,
     ...(dates !== undefined && { dates }),
     ...(rate > 0 && { faults: { rate } }),
     ...(latencyMs !== undefined && { latencyMs }),

@@ -16,7 +16,9 @@ export function checkBaseUrl(text: string, insecureHttp: boolean, source = '--ba
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError(`${source}: "${text}" must use https:// (or http:// on loopback)`);
   if (url.username || url.password) throw new UsageError(`${source}: put credentials in CARECTL_USER/CARECTL_PASSWORD or \`carectl login\`, not in the URL`);
   if (url.protocol === 'http:' && !isLoopback(url.hostname) && !insecureHttp) {
-    throw new UsageError(`${source}: refusing plain http to ${url.host}: credentials would cross the network unencrypted; use https:// or pass --insecure-http`);
+    throw new UsageError(
+      `${source}: refusing plain http to ${url.host}: credentials would cross the network unencrypted; use https:// or pass --insecure-http`,
+    );
   }
   if (url.search || url.hash) throw new UsageError(`${source}: give the address without a query or fragment`);
   if (/\/(v1(\.\d)?|api\/1)\/?$/.test(url.pathname)) {

@@ -44,14 +44,18 @@ export function refuseWritableByOthers(target: string, kind: 'folder' | 'file'):
     throw new UsageError(`cannot read ${target}: ${(err as { code?: string }).code ?? String(err)}; ${ELSEWHERE}`);
   }
   if (kind === 'file' ? !stats.isFile() : !stats.isDirectory()) {
-    throw new UsageError(`${target} is not a ${kind === 'file' ? 'regular file' : 'folder'} (${fileType(stats)}); carectl reads its configuration only from one: ${ELSEWHERE}`);
+    throw new UsageError(
+      `${target} is not a ${kind === 'file' ? 'regular file' : 'folder'} (${fileType(stats)}); carectl reads its configuration only from one: ${ELSEWHERE}`,
+    );
   }
   // A config file holds a few settings: a huge one would hold the process for seconds and gigabytes.
   if (kind === 'file' && stats.size > MAX_CONFIG_BYTES) throw new UsageError(`${target} is larger than 1 MiB, which no configuration is; ${ELSEWHERE}`);
   if (!checked) return undefined;
   const uid = process.getuid?.();
   if (stats.uid !== uid && stats.uid !== 0) {
-    throw new UsageError(`${target} belongs to another user (uid ${stats.uid}), who can change it; run: sudo chown ${ownName()} ${shellWord(target)} (or use a config folder of your own with XDG_CONFIG_HOME)`);
+    throw new UsageError(
+      `${target} belongs to another user (uid ${stats.uid}), who can change it; run: sudo chown ${ownName()} ${shellWord(target)} (or use a config folder of your own with XDG_CONFIG_HOME)`,
+    );
   }
   if ((stats.mode & WRITABLE_BY_OTHERS) !== 0) {
     throw new UsageError(`${target} is writable by others; run: chmod ${CHMOD[kind]} ${shellWord(target)}`);

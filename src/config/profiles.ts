@@ -15,5 +15,7 @@ export async function refuseUnknownProfile(io: Io, name: string, source: string)
   const { openConfig } = await import('./store.js');
   const names = Object.keys(await openConfig(io).list());
   if (names.includes(name)) return;
-  throw new UsageError(`${source}: profile "${name}" does not exist in ${file}; ${names.length > 0 ? `its profiles: ${names.join(', ')}` : 'it holds no profile'}`);
+  throw new UsageError(
+    `${source}: profile "${name}" does not exist in ${file}; ${names.length > 0 ? `its profiles: ${names.join(', ')}` : 'it holds no profile'}`,
+  );
 }

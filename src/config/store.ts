@@ -246,7 +246,9 @@ function unknownKeys(file: string): string {
     return '';
   }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) return '';
-  const unknown = Object.keys(data).filter((key) => key !== 'profiles').map((key) => `${key} (top level)`);
+  const unknown = Object.keys(data)
+    .filter((key) => key !== 'profiles')
+    .map((key) => `${key} (top level)`);
   const profiles = (data as ConfigData).profiles;
   if (profiles !== null && typeof profiles === 'object' && !Array.isArray(profiles)) {
     for (const [name, profile] of Object.entries(profiles)) {

@@ -7,8 +7,7 @@ import { UsageError } from './errors.js';
 
 export const DAY_MS = 86_400_000;
 const DATE_FORMS = 'use YYYY-MM-DD, today, yesterday, Nd or Nw';
-const RANGE_FORMS =
-  'use FROM..TO, FROM.., ..TO, or gt:DATE, gte:DATE, lt:DATE, lte:DATE (two joined by a comma)';
+const RANGE_FORMS = 'use FROM..TO, FROM.., ..TO, or gt:DATE, gte:DATE, lt:DATE, lte:DATE (two joined by a comma)';
 const DURATION_FORMS = 'use a number with ms, s, m or h, or several from the largest unit down (e.g. 500ms, 90s, 10m, 1.5h, 1h30m)';
 /** setTimeout fires at once for longer delays, so a longer duration could never be honoured. */
 const MAX_DURATION_MS = 2 ** 31 - 1;
@@ -22,8 +21,7 @@ export type Bound = { op: BoundOp; date: string /* YYYY-MM-DD */ };
  */
 export function parseDate(text: string, flag: string, now: number): string {
   const value = text.trim().toLowerCase();
-  const invalid = (): UsageError =>
-    new UsageError(`${flag}: "${text}" is not a valid date; ${DATE_FORMS}`);
+  const invalid = (): UsageError => new UsageError(`${flag}: "${text}" is not a valid date; ${DATE_FORMS}`);
 
   const absolute = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
   if (absolute) {
@@ -70,9 +68,7 @@ export function parseRange(text: string, flag: string, now: number): Bound[] {
   if (value === '' || value === '..') {
     throw new UsageError(`${flag}: "${text}" gives no bound; ${RANGE_FORMS}`);
   }
-  const bounds = value.includes(':')
-    ? parseExplicitBounds(value, text, flag, now)
-    : parseDottedRange(value, text, flag, now);
+  const bounds = value.includes(':') ? parseExplicitBounds(value, text, flag, now) : parseDottedRange(value, text, flag, now);
   const [lower, upper] = bounds;
   if (lower && upper && effectiveDay(lower) > effectiveDay(upper)) {
     throw new UsageError(`${flag}: "${text}" matches no date; the start is after the end`);
@@ -161,9 +157,7 @@ export function parseDuration(text: string, flag: string): number {
   const ms = Math.round(total);
   if (ms < 1) throw new UsageError(`${flag}: "${text}" must be at least 1ms; ${DURATION_FORMS}`);
   if (ms > MAX_DURATION_MS) {
-    throw new UsageError(
-      `${flag}: "${text}" is too long; the longest duration is ${MAX_DURATION_MS}ms (about 596h)`,
-    );
+    throw new UsageError(`${flag}: "${text}" is too long; the longest duration is ${MAX_DURATION_MS}ms (about 596h)`);
   }
   return ms;
 }
@@ -206,10 +200,6 @@ export function parseList(text: string): string[] {
 }
 
 /** Like parseList, each item checked with parseEnum. */
-export function parseEnumList<T extends string>(
-  text: string,
-  flag: string,
-  values: readonly T[],
-): T[] {
+export function parseEnumList<T extends string>(text: string, flag: string, values: readonly T[]): T[] {
   return parseList(text).map((item) => parseEnum(item, flag, values));
 }

@@ -3,7 +3,17 @@
  * found by a walker over the tree's subcommands and the options that take a value. File names
  * are offered only where nothing else is: for a command's arguments without a fixed set of words.
  */
-import { argumentWords, completedOptions, extraValues, pathKey, PROFILES_COMMAND, summary, valueKind, valueOptions, type ValueKind } from './completion-data.js';
+import {
+  argumentWords,
+  completedOptions,
+  extraValues,
+  pathKey,
+  PROFILES_COMMAND,
+  summary,
+  valueKind,
+  valueOptions,
+  type ValueKind,
+} from './completion-data.js';
 import type { CommandDoc, OptionDoc } from './tree.js';
 
 export function fishScript(commands: readonly CommandDoc[]): string {
@@ -38,7 +48,15 @@ end
 
 function __carectl_has_words --description 'whether the arguments of a carectl command have a fixed set of words'
     switch $argv[1]
-${switchTable([[commands.filter((command) => argumentWords(command).length > 0).map((command) => quote(pathKey(command))).join(' ') || "''", 'return 0']])}
+${switchTable([
+  [
+    commands
+      .filter((command) => argumentWords(command).length > 0)
+      .map((command) => quote(pathKey(command)))
+      .join(' ') || "''",
+    'return 0',
+  ],
+])}
     end
     return 1
 end`;
@@ -131,9 +149,19 @@ end`;
 /** One `complete` rule per subcommand, option, option value and argument word of each command. */
 function completeRules(commands: readonly CommandDoc[]): string[] {
   return commands.flatMap((command) => [
-    ...command.commands.map((sub) => `complete -c carectl -n ${quote(`__carectl_at ${quote(pathKey(command))}`)} -a ${quote(lastWord(sub))} -d ${quote(summary(sub.description))}`),
-    ...completedOptions(command).map((option) => optionRule(command, option, commands.filter((other) => other.ownOptionsOnly))),
-    ...extraValues(command).flatMap(({ names, kind }) => names.map((name) => `complete -c carectl -n ${quote(`__carectl_at ${quote(pathKey(command))}`)} ${nameFlag(name)}${valueFlags(kind)}`)),
+    ...command.commands.map(
+      (sub) => `complete -c carectl -n ${quote(`__carectl_at ${quote(pathKey(command))}`)} -a ${quote(lastWord(sub))} -d ${quote(summary(sub.description))}`,
+    ),
+    ...completedOptions(command).map((option) =>
+      optionRule(
+        command,
+        option,
+        commands.filter((other) => other.ownOptionsOnly),
+      ),
+    ),
+    ...extraValues(command).flatMap(({ names, kind }) =>
+      names.map((name) => `complete -c carectl -n ${quote(`__carectl_at ${quote(pathKey(command))}`)} ${nameFlag(name)}${valueFlags(kind)}`),
+    ),
     ...argumentWords(command).map(({ index, previous, words }) => {
       const condition = `__carectl_at ${quote(pathKey(command))}; and __carectl_argument ${index}${previous === undefined ? '' : ` ${quote(previous)}`}`;
       return `complete -c carectl -n ${quote(condition)} -a ${quote(words.join(' '))}`;

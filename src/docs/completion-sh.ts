@@ -225,7 +225,12 @@ __carectl_all_options() {
   local at=$1
   while :; do
     __carectl_options "$at"
-    case $at in ''|${commands.filter((command) => command.ownOptionsOnly).map((command) => quote(pathKey(command))).join('|') || "''"}) return 0 ;; esac
+    case $at in ''|${
+      commands
+        .filter((command) => command.ownOptionsOnly)
+        .map((command) => quote(pathKey(command)))
+        .join('|') || "''"
+    }) return 0 ;; esac
     at=$(__carectl_parent "$at")
   done
 }

@@ -10,14 +10,28 @@ import * as roff from './roff.js';
 import { allCommands, describeCommand, isLeaf, type CommandDoc, type OptionDoc } from './tree.js';
 import { continuedLines } from '../cli/help.js';
 import {
-  DATE_EXAMPLES, DESCRIPTION, EXAMPLES, EXIT_TEXT, FILES, FORMAT_NOTES, FORMAT_TEXT, GLOBAL_OPTIONS_INTRO, OTHER_ENVIRONMENT,
-  SETTING_TEXT, VALUE_SYNTAX, type Term,
+  DATE_EXAMPLES,
+  DESCRIPTION,
+  EXAMPLES,
+  EXIT_TEXT,
+  FILES,
+  FORMAT_NOTES,
+  FORMAT_TEXT,
+  GLOBAL_OPTIONS_INTRO,
+  OTHER_ENVIRONMENT,
+  SETTING_TEXT,
+  VALUE_SYNTAX,
+  type Term,
 } from '../cli/topic-texts.js';
 
 /** The date of the page's last change, for its .TH line (a fixed date keeps the page reproducible). */
 const MAN_DATE = '2026-11-26';
 const EXAMPLE_WIDTH = 68;
-const SEE_ALSO: ReadonlyArray<[string, number]> = [['jq', 1], ['curl', 1], ['crontab', 5]];
+const SEE_ALSO: ReadonlyArray<[string, number]> = [
+  ['jq', 1],
+  ['curl', 1],
+  ['crontab', 5],
+];
 
 export function renderManPage(program: Command, version: string): string {
   const root = describeCommand(program);
@@ -40,7 +54,9 @@ export function renderManPage(program: Command, version: string): string {
     '.SH COMMANDS',
     ...root.commands.flatMap(overviewItem),
     // leaves, and groups that carry examples of their own (config)
-    ...allCommands(root).filter((command) => command !== root && (isLeaf(command) || command.examples.length > 0)).flatMap(commandSection),
+    ...allCommands(root)
+      .filter((command) => command !== root && (isLeaf(command) || command.examples.length > 0))
+      .flatMap(commandSection),
     '.SH "DATE, RANGE AND DURATION"',
     ...VALUE_SYNTAX.flatMap(termItem),
     ...paragraphs(['For example:']),
@@ -56,7 +72,11 @@ export function renderManPage(program: Command, version: string): string {
     '.SH "EXIT STATUS"',
     ...exitCodes().flatMap(([name, code]) => termItem({ term: String(code), paragraphs: [EXIT_TEXT[name]] })),
     '.SH EXAMPLES',
-    ...EXAMPLES.flatMap((group) => [`.SS ${roff.argument(roff.text(group.title))}`, ...paragraphs([group.intro]), ...exampleBlock(group.lines, group.kind !== 'crontab')]),
+    ...EXAMPLES.flatMap((group) => [
+      `.SS ${roff.argument(roff.text(group.title))}`,
+      ...paragraphs([group.intro]),
+      ...exampleBlock(group.lines, group.kind !== 'crontab'),
+    ]),
     '.SH "SEE ALSO"',
     roff.line(SEE_ALSO.map(([name, section]) => `\\fB${roff.code(name)}\\fR(${section})`).join(', ')),
   ];

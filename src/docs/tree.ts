@@ -95,7 +95,11 @@ function describeOption(path: readonly string[], option: Option, description: st
 /** `carectl help`'s words are the commands beside it and the topics; other commands' come from ARGUMENT_VALUES. */
 function argumentValues(command: Command, path: readonly string[]): readonly ArgumentValues[] | undefined {
   if (path.join(' ') !== 'help' || !command.parent) return ARGUMENT_VALUES[path.join(' ')];
-  const commands = command.parent.createHelp().visibleCommands(command.parent).map((sub) => sub.name()).filter((name) => name !== 'help');
+  const commands = command.parent
+    .createHelp()
+    .visibleCommands(command.parent)
+    .map((sub) => sub.name())
+    .filter((name) => name !== 'help');
   return [{ words: [...commands, 'options', ...TOPICS] }];
 }
 

@@ -37,7 +37,12 @@ export async function sendAttempt(
   const decoded = await decodedBody(reply.body, reply.headers['content-encoding']);
   let text: string;
   try {
-    text = await readBounded(decoded.stream, request.maxReplyBytes, decoded.wire() === undefined ? reply.headers['content-length'] : undefined, reply.headers['content-type']);
+    text = await readBounded(
+      decoded.stream,
+      request.maxReplyBytes,
+      decoded.wire() === undefined ? reply.headers['content-length'] : undefined,
+      reply.headers['content-type'],
+    );
   } catch (err) {
     // What came of a coded body before it was given up, for --verbose.
     seen.wireBytes = decoded.wire();

@@ -39,7 +39,9 @@ export async function fileSink(partial: PartialFile, path: string, unzip?: Unzip
 /** Throws a failed write (a full disk) as one line naming `path`. */
 function writeFailure(path: string): (err: unknown) => never {
   return (err) => {
-    throw new CarectlError(`cannot write ${path}: ${err instanceof Error && 'syscall' in err ? systemReason(err) : redact(err instanceof Error ? err.message : String(err))}`);
+    throw new CarectlError(
+      `cannot write ${path}: ${err instanceof Error && 'syscall' in err ? systemReason(err) : redact(err instanceof Error ? err.message : String(err))}`,
+    );
   };
 }
 

@@ -143,7 +143,11 @@ function shown(url: URL): string {
 }
 
 /** The reply to a GET of the file, redirects followed; the redirects that cannot lead anywhere fail for good. */
-async function fetchFile(dispatchers: Dispatchers, start: URL, options: DownloadOptions): Promise<{ reply: Dispatcher.ResponseData; url: URL; started: number }> {
+async function fetchFile(
+  dispatchers: Dispatchers,
+  start: URL,
+  options: DownloadOptions,
+): Promise<{ reply: Dispatcher.ResponseData; url: URL; started: number }> {
   const visited = new Set<string>([start.href]);
   if (options.trace) watchConnections();
   for (let url = start, hops = 0; ; hops++) {
@@ -207,7 +211,10 @@ async function attemptDownload(dispatchers: Dispatchers, start: URL, options: Do
   try {
     const opened = await openBody(reply, url, maxBytes);
     decoded = opened.decoded;
-    sink = 'file' in options.target ? await fileSink(options.target.partial, options.target.file, options.target.unzip) : stdoutSink(options.target.stdout, options.signal);
+    sink =
+      'file' in options.target
+        ? await fileSink(options.target.partial, options.target.file, options.target.unzip)
+        : stdoutSink(options.target.stdout, options.signal);
     const received = await copyBody(decoded, sink, { url, total: opened.total, maxBytes }, options);
     Object.assign(seen, { decodedBytes: received, wireBytes: decoded.wire() ?? received });
     answered(options, url, reply.statusCode, seen, started);
@@ -215,7 +222,8 @@ async function attemptDownload(dispatchers: Dispatchers, start: URL, options: Do
     return received;
   } catch (err) {
     // The bytes come from the wire count only: what was decoded is not kept past a failure.
-    if (seen.decodedBytes === undefined) answered(options, url, reply.statusCode, { headers: reply.headers, ...(decoded?.wire() !== undefined && { wireBytes: decoded.wire()! }) }, started, err);
+    if (seen.decodedBytes === undefined)
+      answered(options, url, reply.statusCode, { headers: reply.headers, ...(decoded?.wire() !== undefined && { wireBytes: decoded.wire()! }) }, started, err);
     await sink?.discard();
     throw err;
   }
@@ -296,7 +304,15 @@ async function copyBody(
 /** Waits before another attempt; resolves to the milliseconds waited. */
 async function waitBeforeRetry(attempt: number, waitedMs: number, err: TransientDownloadError, options: DownloadOptions): Promise<number> {
   const random = options.random ?? Math.random;
-  const delay = retryDelayMs({ attempt, retryAfter: err.retryAfter, now: options.now(), capMs: options.maxRetryWaitMs, random, retries: options.retries, waitedMs });
+  const delay = retryDelayMs({
+    attempt,
+    retryAfter: err.retryAfter,
+    now: options.now(),
+    capMs: options.maxRetryWaitMs,
+    random,
+    retries: options.retries,
+    waitedMs,
+  });
   if (delay === 'too-long') throw new CarectlError(`${err.message}; it asked to retry after ${err.retryAfter}, longer than carectl waits`);
   options.trace?.(`  retrying in ${delay} ms`);
   await options.sleep(delay, options.signal).catch(() => {

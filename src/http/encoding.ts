@@ -53,7 +53,8 @@ export async function decodedBody(body: Readable, header: string | string[] | un
   // cap) stops every stage and the connection's body.
   const out = new PassThrough();
   body.on('error', (err) => out.destroy(err));
-  for (const stage of stages) stage.on('error', (err) => out.destroy(new ReplyEncodingError(`the reply's ${codings.join(', ')} coding is broken (${err.message})`)));
+  for (const stage of stages)
+    stage.on('error', (err) => out.destroy(new ReplyEncodingError(`the reply's ${codings.join(', ')} coding is broken (${err.message})`)));
   out.on('close', () => {
     body.destroy();
     for (const stage of stages) stage.destroy();

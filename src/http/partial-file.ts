@@ -100,7 +100,7 @@ export class PartialFile {
     const into = await open(target, 'w');
     try {
       const buffer = Buffer.allocUnsafe(1024 * 1024);
-      for (let position = 0; ; ) {
+      for (let position = 0; ;) {
         const { bytesRead } = await source.read(buffer, 0, buffer.length, position);
         if (bytesRead === 0) break;
         await writeWhole(into, buffer.subarray(0, bytesRead), null);
@@ -138,7 +138,7 @@ export class PartialFile {
  */
 export async function writeWhole(handle: Pick<FileHandle, 'write'>, chunk: Buffer, position: number | null): Promise<number> {
   let at = position ?? 0;
-  for (let done = 0; done < chunk.length; ) {
+  for (let done = 0; done < chunk.length;) {
     const { bytesWritten } = await handle.write(chunk, done, chunk.length - done, position === null ? null : at);
     if (bytesWritten <= 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
     done += bytesWritten;

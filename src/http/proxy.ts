@@ -38,7 +38,10 @@ function variable(env: Readonly<Record<string, string | undefined>>, name: strin
  */
 export function proxyFromEnv(env: Readonly<Record<string, string | undefined>>): ProxySettings {
   const settings: ProxySettings = {};
-  for (const [key, name] of [['https', 'HTTPS_PROXY'], ['http', 'HTTP_PROXY']] as const) {
+  for (const [key, name] of [
+    ['https', 'HTTPS_PROXY'],
+    ['http', 'HTTP_PROXY'],
+  ] as const) {
     const value = variable(env, name);
     if (value !== undefined) settings[key] = proxyUrl(value, name).href;
   }
@@ -139,7 +142,16 @@ function sameAddress(a: string, b: string, family: number): boolean {
 }
 
 /** Failures to open a connection (or to find the host), as node and undici name them. */
-const CONNECT_FAILURES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+const CONNECT_FAILURES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /**
  * A failure to connect to the proxy itself (refused, no such host, unreachable), said as such:
@@ -157,9 +169,14 @@ export async function namingProxy(err: unknown, url: URL, proxy: ProxySettings |
   const { protocol, hostname, port } = new URL(via);
   const host = hostname.replace(/^\[|\]$/g, '');
   const proxyPort = port || (protocol === 'https:' ? '443' : '80');
-  for (let e = err as { code?: string; address?: string; port?: number; hostname?: string; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+  for (
+    let e = err as { code?: string; address?: string; port?: number; hostname?: string; cause?: unknown } | undefined, depth = 0;
+    e && depth < 4;
+    e = e.cause as typeof e, depth++
+  ) {
     if (e.code === undefined || !CONNECT_FAILURES.has(e.code)) continue;
-    const atProxy = e.hostname !== undefined ? e.hostname === host : String(e.port) === proxyPort && e.address !== undefined && (await addressesOf(host)).includes(e.address);
+    const atProxy =
+      e.hostname !== undefined ? e.hostname === host : String(e.port) === proxyPort && e.address !== undefined && (await addressesOf(host)).includes(e.address);
     if (atProxy) return `the proxy ${hostname}:${proxyPort} (${url.protocol === 'https:' ? 'HTTPS_PROXY' : 'HTTP_PROXY'}) cannot be reached: ${reason}`;
   }
   return reason;
@@ -167,7 +184,10 @@ export async function namingProxy(err: unknown, url: URL, proxy: ProxySettings |
 
 function addressesOf(host: string): Promise<string[]> {
   if (isIP(host) !== 0) return Promise.resolve([host]);
-  return lookup(host, { all: true }).then((found) => found.map(({ address }) => address), () => []);
+  return lookup(host, { all: true }).then(
+    (found) => found.map(({ address }) => address),
+    () => [],
+  );
 }
 
 /** The proxy URLs' credentials in every form they could be echoed in (see redact()). */
@@ -189,7 +209,12 @@ export function proxySecrets(proxy: ProxySettings | undefined): string[] {
  * A dispatcher for requests to `url`'s scheme: undici's EnvHttpProxyAgent when that scheme has a
  * proxy, else a plain Agent (nothing of the proxy code is loaded for a direct connection).
  */
-export function createDispatcher(undici: Undici, url: URL, proxy: ProxySettings | undefined, settings: { connections: number; keepAliveTimeout?: number }): Dispatcher {
+export function createDispatcher(
+  undici: Undici,
+  url: URL,
+  proxy: ProxySettings | undefined,
+  settings: { connections: number; keepAliveTimeout?: number },
+): Dispatcher {
   const via = proxyFor(url, proxy);
   // Pools that outlast a server's keep-alive closes (pools.ts), through a proxy too.
   const options = { ...settings, factory: lastingPools(undici) };

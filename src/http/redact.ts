@@ -29,7 +29,15 @@ export function basicCredentialForms(user: string, password: string): string[] {
   const forms: string[] = [];
   if (password !== '') {
     const alone = Buffer.from(password).toString('base64');
-    forms.push(password, password.normalize('NFC'), password.normalize('NFD'), JSON.stringify(password).slice(1, -1), alone, alone.replace(/=+$/, ''), Buffer.from(password).toString('base64url'));
+    forms.push(
+      password,
+      password.normalize('NFC'),
+      password.normalize('NFD'),
+      JSON.stringify(password).slice(1, -1),
+      alone,
+      alone.replace(/=+$/, ''),
+      Buffer.from(password).toString('base64url'),
+    );
   }
   const base64 = Buffer.from(`${user}:${password}`).toString('base64');
   forms.push(`Basic ${base64}`, base64, base64.replace(/=+$/, ''), Buffer.from(`${user}:${password}`).toString('base64url'));
@@ -43,7 +51,9 @@ export function basicCredentialForms(user: string, password: string): string[] {
 function patternOf(secret: string): string {
   let out = '';
   for (const char of secret) {
-    const encoded = [...Buffer.from(char)].map((byte) => '%' + [...byte.toString(16).padStart(2, '0')].map((d) => (/[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d)).join('')).join('');
+    const encoded = [...Buffer.from(char)]
+      .map((byte) => '%' + [...byte.toString(16).padStart(2, '0')].map((d) => (/[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d)).join(''))
+      .join('');
     out += `(?:${char.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&')}|${encoded}${char === ' ' ? '|\\+' : ''})`;
   }
   return out;

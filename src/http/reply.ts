@@ -24,7 +24,12 @@ export class ReplyTooLargeError extends Error {
  * The body as text, read up to `limit` bytes: a body announced or found to be larger is
  * abandoned (the connection is destroyed, not drained) with a ReplyTooLargeError.
  */
-export async function readBounded(body: Readable, limit: number, contentLength: string | string[] | undefined, contentType?: string | string[]): Promise<string> {
+export async function readBounded(
+  body: Readable,
+  limit: number,
+  contentLength: string | string[] | undefined,
+  contentType?: string | string[],
+): Promise<string> {
   const announced = Number(Array.isArray(contentLength) ? contentLength[0] : contentLength);
   if (Number.isSafeInteger(announced) && announced > limit) {
     body.destroy();
@@ -85,7 +90,11 @@ export type ParsedReply = { ok: true; value: unknown } | { ok: false; reason: st
 /** An empty body is null; anything else must be JSON no deeper than MAX_JSON_DEPTH. */
 export function parseReply(text: string, contentType: string | string[] | undefined): ParsedReply {
   if (text === '') return { ok: true, value: null };
-  if (moreValuesThan(text, MAX_JSON_VALUES)) return { ok: false, reason: `the service sent a reply of more than ${MAX_JSON_VALUES.toLocaleString('en-US')} JSON values, more than carectl reads in one reply` };
+  if (moreValuesThan(text, MAX_JSON_VALUES))
+    return {
+      ok: false,
+      reason: `the service sent a reply of more than ${MAX_JSON_VALUES.toLocaleString('en-US')} JSON values, more than carectl reads in one reply`,
+    };
   let value: unknown;
   try {
     value = parseJson(text);
@@ -121,7 +130,10 @@ function deeperThan(value: unknown, limit: number): boolean {
 export function errorMessage(status: number, text: string, from: ErrorSource = {}): string {
   const clean = from.clean ?? ((part: string) => part);
   const body = errorBody(text);
-  const details = [scalar(body?.error_code) && `error_code: ${clean(scalar(body?.error_code)!)}`, scalar(body?.param) && `param: ${clean(scalar(body?.param)!)}`].filter(Boolean);
+  const details = [
+    scalar(body?.error_code) && `error_code: ${clean(scalar(body?.error_code)!)}`,
+    scalar(body?.param) && `param: ${clean(scalar(body?.param)!)}`,
+  ].filter(Boolean);
   const message = typeof body?.message === 'string' && body.message !== '' ? clean(body.message) : undefined;
   if (message !== undefined) return `${message} (${[`HTTP ${status}`, ...details].join(', ')})`;
   const page = body === undefined ? pageMessage(status, text, from) : undefined;
@@ -153,7 +165,8 @@ function pageMessage(status: number, text: string, from: ErrorSource): string | 
     return `the proxy ${from.proxy} answered HTTP ${status}${quoted}: ${status === 407 ? 'proxy credentials missing or wrong' : 'it did not get an answer from the service'}`;
   }
   // A 502/504 is a gateway that passed the request on (perhaps) and got nothing usable back.
-  if (title !== undefined) return `a gateway in front of the service answered HTTP ${status}${quoted}${status === 502 || status === 504 ? ': it got no usable answer from the service' : ', not the service itself'}`;
+  if (title !== undefined)
+    return `a gateway in front of the service answered HTTP ${status}${quoted}${status === 502 || status === 504 ? ': it got no usable answer from the service' : ', not the service itself'}`;
   return undefined;
 }
 
@@ -195,7 +208,13 @@ function scalar(value: unknown): string | undefined {
 }
 
 /** A redirect of an API request, which carectl refuses: where it pointed, credentials stripped. */
-export function redirectMessage(status: number, text: string, location: string | string[] | undefined, from: URL, clean: (part: string) => string = String): string {
+export function redirectMessage(
+  status: number,
+  text: string,
+  location: string | string[] | undefined,
+  from: URL,
+  clean: (part: string) => string = String,
+): string {
   const value = Array.isArray(location) ? location[0] : location;
   if (value === undefined || value.trim() === '') return errorMessage(status, text, { clean });
   const target = clean(URL.canParse(value, from.href) ? stripUserinfo(new URL(value, from)) : stripUserinfo(value));
@@ -204,7 +223,11 @@ export function redirectMessage(status: number, text: string, location: string |
 
 /** A limit as set, exactly: 64 MiB, 32 KiB, 1000 bytes (a progress figure uses formatBytes). */
 export function formatLimit(bytes: number): string {
-  for (const [unit, size] of [['GiB', 1024 ** 3], ['MiB', 1024 ** 2], ['KiB', 1024]] as const) {
+  for (const [unit, size] of [
+    ['GiB', 1024 ** 3],
+    ['MiB', 1024 ** 2],
+    ['KiB', 1024],
+  ] as const) {
     if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
   }
   return `${bytes} bytes`;

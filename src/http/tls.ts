@@ -8,11 +8,32 @@
 /** OpenSSL's and Node's codes, by the problem they mean. */
 const PROBLEMS: ReadonlyArray<readonly [ReadonlySet<string>, 'self-signed' | 'untrusted' | 'expired' | 'not-yet-valid' | 'name' | 'invalid']> = [
   [new Set(['DEPTH_ZERO_SELF_SIGNED_CERT']), 'self-signed'],
-  [new Set(['SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_GET_ISSUER_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'CERT_UNTRUSTED', 'CERT_REJECTED']), 'untrusted'],
+  [
+    new Set([
+      'SELF_SIGNED_CERT_IN_CHAIN',
+      'UNABLE_TO_GET_ISSUER_CERT',
+      'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+      'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+      'CERT_UNTRUSTED',
+      'CERT_REJECTED',
+    ]),
+    'untrusted',
+  ],
   [new Set(['CERT_HAS_EXPIRED']), 'expired'],
   [new Set(['CERT_NOT_YET_VALID']), 'not-yet-valid'],
   [new Set(['ERR_TLS_CERT_ALTNAME_INVALID']), 'name'],
-  [new Set(['CERT_SIGNATURE_FAILURE', 'CERT_REVOKED', 'INVALID_CA', 'CERT_CHAIN_TOO_LONG', 'INVALID_PURPOSE', 'UNABLE_TO_DECRYPT_CERT_SIGNATURE', 'ERR_TLS_CERT_SIGNATURE_ALGORITHM_UNSUPPORTED']), 'invalid'],
+  [
+    new Set([
+      'CERT_SIGNATURE_FAILURE',
+      'CERT_REVOKED',
+      'INVALID_CA',
+      'CERT_CHAIN_TOO_LONG',
+      'INVALID_PURPOSE',
+      'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
+      'ERR_TLS_CERT_SIGNATURE_ALGORITHM_UNSUPPORTED',
+    ]),
+    'invalid',
+  ],
 ];
 
 interface TlsFailure {
@@ -69,6 +90,10 @@ export function certificateMessage(err: unknown, url: URL, of: 'service' | 'down
 /** The names a certificate is issued for: its subjectAltName entries, else its common name. */
 function certificateNames(failure: TlsFailure): string {
   const alt = failure.cert?.subjectaltname;
-  if (alt) return alt.split(/,\s*/).map((entry) => entry.replace(/^(DNS|IP Address):/, '')).join(', ');
+  if (alt)
+    return alt
+      .split(/,\s*/)
+      .map((entry) => entry.replace(/^(DNS|IP Address):/, ''))
+      .join(', ');
   return failure.cert?.subject?.CN ?? '';
 }

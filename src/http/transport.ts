@@ -182,7 +182,9 @@ export class Transport {
     for (const [key, value] of options.query ?? []) url.searchParams.append(key, value);
     const undici = await loadUndici();
     this.throwIfStopped();
-    const dispatcher = (this.dispatcher ??= this.config.dispatcher ?? createDispatcher(undici, this.baseUrl, this.config.proxy, { keepAliveTimeout: 10_000, connections: this.config.connections ?? 4 }));
+    const dispatcher = (this.dispatcher ??=
+      this.config.dispatcher ??
+      createDispatcher(undici, this.baseUrl, this.config.proxy, { keepAliveTimeout: 10_000, connections: this.config.connections ?? 4 }));
     const body = options.body === undefined ? undefined : stringifyJson(options.body);
     const headers: Record<string, string> = {
       authorization: this.authorization,
@@ -242,7 +244,9 @@ export class Transport {
   private async failedAttempt(call: Call, err: unknown, seen: AttemptReply, started: number): Promise<Outcome> {
     const { options, shown, answerTo, write, url } = call;
     if ((err instanceof ReplyTooLargeError || err instanceof ReplyEncodingError) && seen.status !== undefined) {
-      this.trace(`< ${seen.status} ${answerTo}: ${err.message} (${answerDetails(call.method, url, seen, proxyLabel(url, this.config.proxy), this.config.now() - started)})`);
+      this.trace(
+        `< ${seen.status} ${answerTo}: ${err.message} (${answerDetails(call.method, url, seen, proxyLabel(url, this.config.proxy), this.config.now() - started)})`,
+      );
       call.reached ||= write && mayHaveReached({ status: seen.status });
       // A reply past the cap (a runaway body, a bomb) or in a coding carectl cannot read is the same again.
       const retryable = options.idempotent && !(err instanceof ReplyTooLargeError) && !(err instanceof ReplyEncodingError && err.permanent);
@@ -251,7 +255,8 @@ export class Transport {
     // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
     this.throwIfStopped(options.idempotent ? undefined : `interrupted while ${shown} was in flight: it may have reached the service`);
     const neverSent = isNeverSentError(err);
-    const reason = certificateMessage(err, url) ?? this.redactOwn(await namingProxy(err, url, this.config.proxy, describeNetworkError(err, this.config.requestTimeoutMs)));
+    const reason =
+      certificateMessage(err, url) ?? this.redactOwn(await namingProxy(err, url, this.config.proxy, describeNetworkError(err, this.config.requestTimeoutMs)));
     this.trace(`< ${answerTo}: ${reason} (${this.config.now() - started} ms)`);
     call.reached ||= write && mayHaveReached({ neverSent });
     // A refusal (the proxy's, a certificate's) gets the same answer again.
@@ -266,7 +271,7 @@ export class Transport {
     if (parsed.ok && value !== parsed.value && !this.noticedRedaction) {
       this.noticedRedaction = true;
       // Not silent: a short password also blanks data that merely equals it (an id, a word).
-      this.config.notice?.('carectl: the service\'s reply holds the password (or a form of it), which prints as [redacted]');
+      this.config.notice?.("carectl: the service's reply holds the password (or a form of it), which prints as [redacted]");
     }
     // The check's words are carectl's, around values redacted already; the parser's name the reply's content-type.
     const reason = parsed.ok ? this.refusal(call.options.check, value) : this.redact(parsed.reason);
@@ -280,7 +285,14 @@ export class Transport {
   private async failureStatus(call: Call, attempt: number, status: number, text: string, headers: ReplyHeaders): Promise<Outcome> {
     const { url, options } = call;
     if (status >= 300 && status < 400) {
-      return { kind: 'failed', error: new ApiError(status, redirectMessage(status, text, headers.location, url, (part) => this.redact(part))), retryable: false };
+      return {
+        kind: 'failed',
+        error: new ApiError(
+          status,
+          redirectMessage(status, text, headers.location, url, (part) => this.redact(part)),
+        ),
+        retryable: false,
+      };
     }
     call.reached ||= call.write && mayHaveReached({ status });
     const error = new ApiError(status, errorMessage(status, text, { proxy: proxyLabel(url, this.config.proxy), clean: (part) => this.redact(part) }));
@@ -323,12 +335,24 @@ export class Transport {
   private async throttled(options: RequestOptions, attempt: number, retryAfter: string | string[] | undefined): Promise<boolean> {
     if (!options.throttle) return false;
     const header = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
-    const delay = retryDelayMs({ attempt, retryAfter: header, now: this.config.now(), capMs: this.config.maxRetryWaitMs, random: this.config.random ?? Math.random });
+    const delay = retryDelayMs({
+      attempt,
+      retryAfter: header,
+      now: this.config.now(),
+      capMs: this.config.maxRetryWaitMs,
+      random: this.config.random ?? Math.random,
+    });
     return delay !== 'too-long' && (await options.throttle(delay));
   }
 
   /** Waits before another attempt; resolves to the milliseconds waited. */
-  private async wait(attempt: number, retryAfter: string | string[] | undefined, waitedMs: number, cause: ApiError | NetworkError, deadline = Infinity): Promise<number> {
+  private async wait(
+    attempt: number,
+    retryAfter: string | string[] | undefined,
+    waitedMs: number,
+    cause: ApiError | NetworkError,
+    deadline = Infinity,
+  ): Promise<number> {
     const header = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
     const now = this.config.now();
     const capMs = this.config.maxRetryWaitMs;
@@ -338,7 +362,9 @@ export class Transport {
       const askedMs = parseRetryAfter(header, now) ?? 0;
       throw new ApiError(
         cause instanceof ApiError ? cause.status : 503,
-        this.redactOwn(`${cause.message}; it asked to wait ${Math.ceil(askedMs / 1000)} s before a retry (Retry-After: ${header}), more than the ${Math.round(capMs / 1000)} s carectl waits: try again later`),
+        this.redactOwn(
+          `${cause.message}; it asked to wait ${Math.ceil(askedMs / 1000)} s before a retry (Retry-After: ${header}), more than the ${Math.round(capMs / 1000)} s carectl waits: try again later`,
+        ),
         { retryAfterMs: askedMs },
       );
     }

@@ -51,9 +51,11 @@ export async function extractSingleMember(
     if (files.length !== 1) throw refuse(`holds ${files.length} members; --unzip extracts an archive of one file (save it without --unzip)`);
     const entry = files[0]!;
     const name = entry.fileName;
-    if (/[\\/]/.test(name) || name === '' || name === '.' || name === '..') throw refuse(`has a member with a path (${JSON.stringify(name)}); --unzip extracts a single plain file`);
+    if (/[\\/]/.test(name) || name === '' || name === '.' || name === '..')
+      throw refuse(`has a member with a path (${JSON.stringify(name)}); --unzip extracts a single plain file`);
     if (entry.isEncrypted()) throw refuse(`has an encrypted member (${name})`);
-    if (entry.uncompressedSize > maxBytes) throw refuse(`has a member of ${entry.uncompressedSize} bytes, more than the ${formatLimit(maxBytes)} carectl writes`);
+    if (entry.uncompressedSize > maxBytes)
+      throw refuse(`has a member of ${entry.uncompressedSize} bytes, more than the ${formatLimit(maxBytes)} carectl writes`);
     onMember?.(name);
     const stream = await zip.openReadStreamPromise(entry);
     let bytes = 0;

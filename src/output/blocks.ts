@@ -40,7 +40,9 @@ class TextBlockWriter implements BlockWriter {
     const bold = await this.#header;
     // A part of the header stays on one line when it fits one; a longer one breaks at its own spaces, not inside a word.
     const width = this.#width;
-    const parts = block.header.map((part) => sanitizeForTerminal(part)).map((part) => (width !== undefined && displayWidth(part) > width ? part : part.replaceAll(' ', NBSP)));
+    const parts = block.header
+      .map((part) => sanitizeForTerminal(part))
+      .map((part) => (width !== undefined && displayWidth(part) > width ? part : part.replaceAll(' ', NBSP)));
     const header = wrapText(parts.join('  '), width).map((line) => bold(line.replaceAll(NBSP, ' ')));
     const body = block.body.flatMap((paragraph) => wrapText(sanitizeForTerminal(paragraph), this.#width));
     const lines = [...(this.#count > 0 ? [''] : []), ...header, ...body];

@@ -71,6 +71,8 @@ export function cellText(value: unknown): string {
  */
 export function jsonListCell(values: readonly unknown[]): string {
   const element = (value: unknown): string =>
-    value instanceof ExactNumber ? value.text : JSON.stringify(value === null || typeof value === 'number' || typeof value === 'boolean' ? value : cellText(value));
+    value instanceof ExactNumber
+      ? value.text
+      : JSON.stringify(value === null || typeof value === 'number' || typeof value === 'boolean' ? value : cellText(value));
   return `[${values.map(element).join(',')}]`;
 }

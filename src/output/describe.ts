@@ -40,7 +40,13 @@ function referenceText(ref: Record<string, unknown>): string {
 
 function scalarText(value: unknown): string {
   if (value === null || value === undefined) return '';
-  return typeof value === 'string' ? value : value instanceof ExactNumber ? value.text : typeof value === 'object' ? (stringifyJson(value) ?? '') : String(value);
+  return typeof value === 'string'
+    ? value
+    : value instanceof ExactNumber
+      ? value.text
+      : typeof value === 'object'
+        ? (stringifyJson(value) ?? '')
+        : String(value);
 }
 
 /** The lines of one value under `key`: one for a scalar or a summarised list, several for an object. */

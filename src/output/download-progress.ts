@@ -16,7 +16,12 @@ const REDRAW_EVERY_MS = 250;
  * of stderr (the bar narrows, then goes; the line never wraps), redrawn at most every 250 ms and
  * cleared when done. Off a terminal or with --quiet: nothing.
  */
-export function createByteProgress(stderr: OutStream, quiet: boolean, label: string, now: () => number): { update(received: number, total: number | undefined): void; finish(): void } {
+export function createByteProgress(
+  stderr: OutStream,
+  quiet: boolean,
+  label: string,
+  now: () => number,
+): { update(received: number, total: number | undefined): void; finish(): void } {
   if (quiet || !stderr.isTTY) return { update: () => undefined, finish: () => undefined };
   let lastDraw = -Infinity;
   let drawn = false;

@@ -96,8 +96,7 @@ function sum(values: readonly number[]): number {
  * capped columns, left to right.
  */
 function shrink(widths: number[], floors: readonly number[], budget: number): number[] {
-  const capped = (limit: number): number[] =>
-    widths.map((width, index) => Math.max(Math.min(floors[index] as number, width), Math.min(width, limit)));
+  const capped = (limit: number): number[] => widths.map((width, index) => Math.max(Math.min(floors[index] as number, width), Math.min(width, limit)));
   if (sum(widths) <= budget) return widths;
   let low = 0;
   let high = Math.max(0, ...widths);
@@ -157,7 +156,8 @@ export function columnWidths(
   // A wrapped last column keeps the room to wrap in.
   let spare = Math.max(0, budget - sum(fitted) - ((policies[last] as ColumnPolicy).wrap ? Math.max(0, MIN_WRAP_WIDTH - (fitted[last] as number)) : 0));
   return fitted.map((width, index) => {
-    const wanted = index === last ? 0 : Math.min(spare, Math.max(0, (measures[index] as ColumnMeasure).values + ((measures[index] as ColumnMeasure).reserve ?? 0) - width));
+    const wanted =
+      index === last ? 0 : Math.min(spare, Math.max(0, (measures[index] as ColumnMeasure).values + ((measures[index] as ColumnMeasure).reserve ?? 0) - width));
     spare -= wanted;
     return width + wanted;
   });

@@ -66,8 +66,5 @@ export function createJsonWriter(opts: WriterOptions): RecordWriter {
 }
 
 export function createNdjsonWriter(opts: WriterOptions): RecordWriter {
-  return new DocumentPerRecordWriter(
-    new StreamSink(opts.out.stream, opts.signal, opts.out.file),
-    (record) => safeJsonStringify(record) + '\n',
-  );
+  return new DocumentPerRecordWriter(new StreamSink(opts.out.stream, opts.signal, opts.out.file), (record) => safeJsonStringify(record) + '\n');
 }

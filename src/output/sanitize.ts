@@ -7,8 +7,7 @@ import { stringifyJson } from '../core/exact-json.js';
  * alike (U+200B–U+200D, U+2060, U+FEFF); and the line and paragraph separators U+2028/U+2029
  * that some tools break lines at.
  */
-const CONTROL_CLASS =
-  '\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060\\u2066-\\u2069\\ufeff';
+const CONTROL_CLASS = '\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060\\u2066-\\u2069\\ufeff';
 const TERMINAL_UNSAFE = new RegExp(`[${CONTROL_CLASS}]`);
 const TERMINAL_UNSAFE_ALL = new RegExp(`[${CONTROL_CLASS}]`, 'g');
 const TSV_UNSAFE = new RegExp(`[\\\\${CONTROL_CLASS}]`);

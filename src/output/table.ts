@@ -31,8 +31,21 @@ export const DEFAULT_WRAP_COLUMNS: readonly string[] = ['result'];
 /** cli-table3 with no frame: only the gap between columns, no padding, no row separators. */
 const NO_BORDER = {
   chars: {
-    top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
-    left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: ' '.repeat(GAP),
+    top: '',
+    'top-mid': '',
+    'top-left': '',
+    'top-right': '',
+    bottom: '',
+    'bottom-mid': '',
+    'bottom-left': '',
+    'bottom-right': '',
+    left: '',
+    'left-mid': '',
+    mid: '',
+    'mid-mid': '',
+    right: '',
+    'right-mid': '',
+    middle: ' '.repeat(GAP),
   },
   style: { 'padding-left': 0, 'padding-right': 0, head: [], border: [], compact: true },
 };
@@ -135,11 +148,12 @@ class Grid {
 /** The lines of rows laid out on a grid, by cli-table3; rows of the same widths go in one table. */
 function render(Table: typeof CliTable, rows: readonly LaidRow[], style?: (text: string) => string): string {
   let text = '';
-  for (let start = 0; start < rows.length; ) {
+  for (let start = 0; start < rows.length;) {
     const widths = (rows[start] as LaidRow).widths;
     // The last column as wide as its widest cell here: cli-table3 pads every cell to its column.
     const same: LaidRow[] = [];
-    while (start + same.length < rows.length && sameWidths((rows[start + same.length] as LaidRow).widths, widths)) same.push(rows[start + same.length] as LaidRow);
+    while (start + same.length < rows.length && sameWidths((rows[start + same.length] as LaidRow).widths, widths))
+      same.push(rows[start + same.length] as LaidRow);
     start += same.length;
     const last = widths.length - 1;
     const lastWidth = Math.max(1, ...same.map((row) => displayWidth(row.cells[last] as string)));
@@ -186,9 +200,7 @@ class ListTableWriter implements RecordWriter {
     this.#columns = opts.columns;
     this.#getters = opts.columns.map(pathGetter);
     this.#wrap = new Set(opts.wrap ?? DEFAULT_WRAP_COLUMNS);
-    this.#header = opts.header
-      ? opts.columns.map((column) => cutToWidth(sanitizeForTerminal(column.toUpperCase()), MAX_CELL_WIDTH))
-      : undefined;
+    this.#header = opts.header ? opts.columns.map((column) => cutToWidth(sanitizeForTerminal(column.toUpperCase()), MAX_CELL_WIDTH)) : undefined;
     // Header names bold when colour is on (chalk is loaded only then).
     this.#style = opts.header && opts.color ? boldWhen(true) : Promise.resolve(undefined);
     this.#terminalColumns = terminalWidth(opts);
@@ -227,7 +239,10 @@ class ListTableWriter implements RecordWriter {
       if (this.#header) text += render(this.#grid.Table, [this.#grid.grid.layRow(this.#pick(this.#header), true)], await this.#style);
     }
     const { grid, Table } = this.#grid;
-    text += render(Table, rows.map((row) => grid.layRow(this.#pick(row))));
+    text += render(
+      Table,
+      rows.map((row) => grid.layRow(this.#pick(row))),
+    );
     await this.#sink.write(text);
   }
 
@@ -249,7 +264,8 @@ class ListTableWriter implements RecordWriter {
       const known = this.#known[column] ?? [];
       policies.push(policy);
       const last = index === this.#columns.length - 1;
-      const measured = policy.wrap && last && this.#terminalColumns !== undefined ? cells.filter((cell) => displayWidth(cell, MIN_WRAP_WIDTH) <= MIN_WRAP_WIDTH) : cells;
+      const measured =
+        policy.wrap && last && this.#terminalColumns !== undefined ? cells.filter((cell) => displayWidth(cell, MIN_WRAP_WIDTH) <= MIN_WRAP_WIDTH) : cells;
       const values = Math.max(widestCell(measured, MAX_CELL_WIDTH), widestCell(known, MAX_CELL_WIDTH));
       return {
         header: this.#header ? displayWidth(this.#header[index] as string) : 0,
@@ -260,7 +276,14 @@ class ListTableWriter implements RecordWriter {
     });
     const { shown, widths } = fitColumns(measures, policies, GAP, this.#terminalColumns);
     this.#leftOut = this.#columns.filter((_, index) => !shown.includes(index));
-    return { grid: new Grid(widths, shown.map((index) => policies[index] as ColumnPolicy), this.#terminalColumns), shown };
+    return {
+      grid: new Grid(
+        widths,
+        shown.map((index) => policies[index] as ColumnPolicy),
+        this.#terminalColumns,
+      ),
+      shown,
+    };
   }
 }
 

@@ -39,7 +39,7 @@ export function codePointWidth(code: number): number {
  */
 export function displayWidth(text: string, limit = Number.POSITIVE_INFINITY): number {
   let width = 0;
-  for (let index = 0; index < text.length; ) {
+  for (let index = 0; index < text.length;) {
     const unit = text.charCodeAt(index);
     if (unit >= 0x20 && unit < 0x7f) {
       width += 1;
@@ -74,7 +74,7 @@ export function cutToWidth(text: string, width: number): string {
   let codePoints = 0;
   /** Where the text is cut if it does not fit: the longest prefix that leaves room for the ellipsis. */
   let cutAt = 0;
-  for (let index = 0; index < text.length; ) {
+  for (let index = 0; index < text.length;) {
     const code = text.codePointAt(index) as number;
     const next = index + (code > 0xffff ? 2 : 1);
     used += codePointWidth(code);

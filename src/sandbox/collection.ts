@@ -29,9 +29,7 @@ export interface Collection<R> {
 }
 
 export function collectionUrl(ctx: RequestContext, resource: ResourceName | Api1Endpoint): string {
-  return resource === 'annotation-types' || resource === 'annotations'
-    ? `${ctx.runtime.api1BaseUrl}/api/1/${resource}`
-    : resourceUrl(ctx, resource);
+  return resource === 'annotation-types' || resource === 'annotations' ? `${ctx.runtime.api1BaseUrl}/api/1/${resource}` : resourceUrl(ctx, resource);
 }
 
 function readFields(ctx: RequestContext, collection: Collection<unknown>, allowed: readonly string[]): string[] | undefined {
@@ -75,5 +73,9 @@ export function readBoolean(query: URLSearchParams, name: string): boolean | und
 
 /** Values of a parameter that may be repeated and/or comma-separated. */
 export function readList(query: URLSearchParams, name: string): string[] {
-  return query.getAll(name).flatMap((value) => value.split(',')).map((value) => value.trim()).filter((value) => value !== '');
+  return query
+    .getAll(name)
+    .flatMap((value) => value.split(','))
+    .map((value) => value.trim())
+    .filter((value) => value !== '');
 }

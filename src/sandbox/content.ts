@@ -25,8 +25,7 @@ export function contentOf(data: SandboxData, conversation: ConversationRecord): 
   const span = conversation.newestMs - conversation.oldestMs;
   const items: ContentItemRecord[] = [];
   for (let index = 0; index < count; index++) {
-    const createdMs =
-      index === count - 1 ? conversation.newestMs : floorToSecond(conversation.oldestMs + (span * index) / Math.max(1, count - 1));
+    const createdMs = index === count - 1 ? conversation.newestMs : floorToSecond(conversation.oldestMs + (span * index) / Math.max(1, count - 1));
     const bySource = index > 0 && random.chance(0.5);
     const viaService = bySource && random.chance(channel.platform === 'microblog' ? 0.7 : 0.85);
     const id = String(conversation.seq * 10 + index + 1);
@@ -50,17 +49,23 @@ export function contentOf(data: SandboxData, conversation: ConversationRecord): 
       channel_ids: [channel.id],
       user_id: viaService ? random.pick(data.users).id : null,
       attachments: random.chance(0.2)
-        ? [{
-            description: random.chance(0.5) ? null : 'Photo of the problem',
-            media: [{ src: `https://media.sandbox.example/${id}.jpg`, alt: null, href: null, type: 'image' }],
-            caption: null,
-            href: null,
-            properties: [],
-            name: `${id}.jpg`,
-          }]
+        ? [
+            {
+              description: random.chance(0.5) ? null : 'Photo of the problem',
+              media: [{ src: `https://media.sandbox.example/${id}.jpg`, alt: null, href: null, type: 'image' }],
+              caption: null,
+              href: null,
+              properties: [],
+              name: `${id}.jpg`,
+            },
+          ]
         : [],
       sentiment: random.chance(0.5)
-        ? { createdMs: notAfterWindow(data, createdMs + 60 * SECOND_MS, createdMs), created_by: random.pick(data.users).id, value: Math.round((random.next() * 2 - 1) * 100) / 100 }
+        ? {
+            createdMs: notAfterWindow(data, createdMs + 60 * SECOND_MS, createdMs),
+            created_by: random.pick(data.users).id,
+            value: Math.round((random.next() * 2 - 1) * 100) / 100,
+          }
         : null,
     });
   }

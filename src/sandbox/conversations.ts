@@ -9,11 +9,30 @@ import { RANGE_MODIFIERS, type Range, type RangeModifier, formatDateTime, format
 import { type Wire, parseFields, project } from './fields.js';
 import { MICROBLOG_PLACEHOLDER_DATE, MICROBLOG_PLACEHOLDER_LINK } from './fixtures.js';
 import { HttpProblem, parseJsonObject } from './http.js';
-import { type ActionRecord, CONVERSATION_STATUSES, type ContentItemRecord, type ConversationRecord, type ConversationStatus, type NoteRecord, type SandboxData } from './model.js';
+import {
+  type ActionRecord,
+  CONVERSATION_STATUSES,
+  type ContentItemRecord,
+  type ConversationRecord,
+  type ConversationStatus,
+  type NoteRecord,
+  type SandboxData,
+} from './model.js';
 import { firstIndex, keysetPage, skipPage } from './paging.js';
 
 const CONVERSATION_FIELDS = [
-  'channels', 'status', 'tags', 'is_priority', 'contains_private', 'assigned_to', 'author', 'url', 'handling_times', 'close_reason', 'reports', 'id',
+  'channels',
+  'status',
+  'tags',
+  'is_priority',
+  'contains_private',
+  'assigned_to',
+  'author',
+  'url',
+  'handling_times',
+  'close_reason',
+  'reports',
+  'id',
 ];
 const INCLUDES = ['actions', 'notes', 'content'] as const;
 type Include = (typeof INCLUDES)[number];
@@ -205,7 +224,14 @@ function parseListQuery(ctx: RequestContext): ListQuery {
       (sortField === 'oldest_sort_date' || inRange(oldest, conversation.oldestMs)) &&
       (sortField === 'newest_sort_date' || inRange(newest, conversation.newestMs)),
     filterKey: JSON.stringify([
-      status, priority, containsPrivate, channel, tagName, assignedTo, author, [...queueIds].sort(),
+      status,
+      priority,
+      containsPrivate,
+      channel,
+      tagName,
+      assignedTo,
+      author,
+      [...queueIds].sort(),
       sortField === 'oldest_sort_date' ? null : rangeKey(oldest, index.extremes('oldest_sort_date')),
       sortField === 'newest_sort_date' ? null : rangeKey(newest, index.extremes('newest_sort_date')),
     ]),
@@ -352,7 +378,13 @@ export function listConversations(ctx: RequestContext): unknown {
   const page =
     more.length > 0
       ? skipPage(ctx, all, url, { withoutLinks: true })
-      : keysetPage(ctx, all, url, { field: first!.field, descending: first!.descending, sortText: query.sortText, dateOf: (c) => sortMs(c, first!.field), seek: query.seek });
+      : keysetPage(ctx, all, url, {
+          field: first!.field,
+          descending: first!.descending,
+          sortText: query.sortText,
+          dateOf: (c) => sortMs(c, first!.field),
+          seek: query.seek,
+        });
   const wires = page.items.map((conversation) => project(conversationWire(conversation, ctx), fields));
   return { conversations: wires, paging: page.paging, ...sideLoad(ctx, page.items, wires, includes) };
 }

@@ -39,8 +39,12 @@ export function parseQueryDate(text: string): QueryDate | undefined {
   date.setUTCFullYear(year, month - 1, day);
   date.setUTCHours(hour, minute, second, 0);
   const roundTrip =
-    date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day &&
-    date.getUTCHours() === hour && date.getUTCMinutes() === minute && date.getUTCSeconds() === second;
+    date.getUTCFullYear() === year &&
+    date.getUTCMonth() === month - 1 &&
+    date.getUTCDate() === day &&
+    date.getUTCHours() === hour &&
+    date.getUTCMinutes() === minute &&
+    date.getUTCSeconds() === second;
   return roundTrip ? { ms: date.getTime(), dateOnly: match[4] === undefined } : undefined;
 }
 

@@ -10,7 +10,10 @@ export type Wire = Record<string, unknown>;
 export function parseFields(query: URLSearchParams, allowed: readonly string[], what: string): string[] | undefined {
   const values = query.getAll('fields');
   if (values.length === 0) return undefined;
-  const names = values.flatMap((value) => value.split(',')).map((name) => name.trim()).filter((name) => name !== '');
+  const names = values
+    .flatMap((value) => value.split(','))
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
   for (const name of names) {
     if (name !== 'id' && name !== 'url' && !allowed.includes(name)) {
       throw new HttpProblem(400, `Unknown field '${name}' for ${what}; accepted: ${allowed.join(', ')}`);

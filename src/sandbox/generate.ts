@@ -41,12 +41,18 @@ export interface GenerateOptions {
 function shapedDate(shape: DateShape, random: Random, world: World, inYear: number): number {
   const seconds = (from: number, days: number): number => from + random.int(0, days * 86_400 - 1) * SECOND_MS;
   switch (shape) {
-    case 'year': return inYear;
-    case 'future': return seconds(world.windowEndMs, 365);
-    case '1970': return random.chance(0.5) ? 0 : inYear;
-    case 'bursts': return random.chance(0.6) ? world.windowEndMs - random.int(1, 5) * 7 * DAY_MS : inYear;
-    case 'gaps': return seconds(Date.UTC(2002 + 8 * random.int(0, 2), 0, 1), 30);
-    case 'hours': return world.windowEndMs - random.int(1, 6 * 3600) * SECOND_MS;
+    case 'year':
+      return inYear;
+    case 'future':
+      return seconds(world.windowEndMs, 365);
+    case '1970':
+      return random.chance(0.5) ? 0 : inYear;
+    case 'bursts':
+      return random.chance(0.6) ? world.windowEndMs - random.int(1, 5) * 7 * DAY_MS : inYear;
+    case 'gaps':
+      return seconds(Date.UTC(2002 + 8 * random.int(0, 2), 0, 1), 30);
+    case 'hours':
+      return world.windowEndMs - random.int(1, 6 * 3600) * SECOND_MS;
   }
 }
 
@@ -54,8 +60,14 @@ const ACCOUNT_NAMES = ['Acme Retail', 'Globex Telecom', 'Initech Travel'];
 const PACKAGES = ['enterprise', 'professional', 'starter'];
 /** Platform and account (index into FIXTURES.accountIds) of channels 201..208. */
 const CHANNEL_LAYOUT: ReadonlyArray<readonly [Platform, number]> = [
-  ['microblog', 0], ['facebook', 0], ['instagram', 0], ['whatsapp', 1],
-  ['microblog', 1], ['facebook', 1], ['instagram', 2], ['whatsapp', 2],
+  ['microblog', 0],
+  ['facebook', 0],
+  ['instagram', 0],
+  ['whatsapp', 1],
+  ['microblog', 1],
+  ['facebook', 1],
+  ['instagram', 2],
+  ['whatsapp', 2],
 ];
 const AUTHOR_COUNT = 220;
 const USER_COUNT = 120;
@@ -66,7 +78,13 @@ const REPORT_COUNT = 30;
 /** Share of generated conversations that copy the sort dates of an earlier one (tie material). */
 const TIE_SHARE = 0.3;
 const STATUS_WEIGHTS: Readonly<Record<ConversationStatus, number>> = {
-  archived: 4, on_hold: 2, closing: 2, closed: 4, pending_approval: 2, unread: 3, assigned: 3,
+  archived: 4,
+  on_hold: 2,
+  closing: 2,
+  closed: 4,
+  pending_approval: 2,
+  unread: 3,
+  assigned: 3,
 };
 
 export function generateData(options: GenerateOptions): SandboxData {
@@ -106,8 +124,17 @@ export function generateData(options: GenerateOptions): SandboxData {
     annotations: [],
     closeReasons: FIXTURES.closeReasons,
     byId: {
-      accounts: new Map(), channels: new Map(), authors: new Map(), users: new Map(), teams: new Map(), queues: new Map(),
-      tags: new Map(), conversations: new Map(), reports: new Map(), annotationTypes: new Map(), annotations: new Map(),
+      accounts: new Map(),
+      channels: new Map(),
+      authors: new Map(),
+      users: new Map(),
+      teams: new Map(),
+      queues: new Map(),
+      tags: new Map(),
+      conversations: new Map(),
+      reports: new Map(),
+      annotationTypes: new Map(),
+      annotations: new Map(),
     },
     fixedContent,
     revision: 0,
@@ -187,7 +214,11 @@ function makeChannels(world: World, accounts: readonly AccountRecord[]): Channel
   });
 }
 
-function authorRecord(platform: Platform, platformId: string, names: Pick<AuthorRecord, 'screen_name' | 'real_name' | 'location' | 'website' | 'description'>): AuthorRecord {
+function authorRecord(
+  platform: Platform,
+  platformId: string,
+  names: Pick<AuthorRecord, 'screen_name' | 'real_name' | 'location' | 'website' | 'description'>,
+): AuthorRecord {
   return {
     id: `${PLATFORM_PREFIX[platform]}:${platformId}`,
     platform,
@@ -341,12 +372,41 @@ function hostileContent(world: World, facebook: ChannelRecord): ContentItemRecor
   const start = world.windowEndMs - 2 * DAY_MS + 3_600_000;
   const [hostileA, hostileB] = FIXTURES.hostile.authorIds;
   return [
-    fixedItem({ id: '5000011', parent: FIXTURES.hostile.conversationId, type: 'post', createdMs: start, author_id: hostileA, tag_ids: ['7001', '7002'],
-      text: `Hello ${HOSTILE.clearScreen}${HOSTILE.osc52Clipboard}see ${HOSTILE.osc8Hyperlink}` }, facebook),
-    fixedItem({ id: '5000012', parent: '5000011', createdMs: start + 300_000, author_id: facebook.author_id, is_by_source: true, user_id: FIXTURES.userId,
-      text: HOSTILE.formulaHyperlink }, facebook),
-    fixedItem({ id: '5000013', parent: '5000012', createdMs: start + 600_000, author_id: hostileB, tag_ids: ['7003'],
-      text: `${HOSTILE.crOverwrite} ${HOSTILE.c1Csi}red${HOSTILE.del}${HOSTILE.bell} ${HOSTILE.tabAndNewline} ${HOSTILE.formulaMinus} ${HOSTILE.formulaAt} ${HOSTILE.formulaFullWidth} ${HOSTILE.formulaPlus}` }, facebook),
+    fixedItem(
+      {
+        id: '5000011',
+        parent: FIXTURES.hostile.conversationId,
+        type: 'post',
+        createdMs: start,
+        author_id: hostileA,
+        tag_ids: ['7001', '7002'],
+        text: `Hello ${HOSTILE.clearScreen}${HOSTILE.osc52Clipboard}see ${HOSTILE.osc8Hyperlink}`,
+      },
+      facebook,
+    ),
+    fixedItem(
+      {
+        id: '5000012',
+        parent: '5000011',
+        createdMs: start + 300_000,
+        author_id: facebook.author_id,
+        is_by_source: true,
+        user_id: FIXTURES.userId,
+        text: HOSTILE.formulaHyperlink,
+      },
+      facebook,
+    ),
+    fixedItem(
+      {
+        id: '5000013',
+        parent: '5000012',
+        createdMs: start + 600_000,
+        author_id: hostileB,
+        tag_ids: ['7003'],
+        text: `${HOSTILE.crOverwrite} ${HOSTILE.c1Csi}red${HOSTILE.del}${HOSTILE.bell} ${HOSTILE.tabAndNewline} ${HOSTILE.formulaMinus} ${HOSTILE.formulaAt} ${HOSTILE.formulaFullWidth} ${HOSTILE.formulaPlus}`,
+      },
+      facebook,
+    ),
   ];
 }
 
@@ -355,14 +415,53 @@ function multiPlatformContent(world: World, facebook: ChannelRecord, microblog: 
   const start = world.windowEndMs - 5 * DAY_MS + 36_000_000;
   const ids = FIXTURES.multiPlatformItemIds;
   return [
-    fixedItem({ id: ids.restrictedInbound, parent: FIXTURES.multiPlatformConversationId, type: 'post', createdMs: start, author_id: FIXTURES.microblogAuthorId,
-      text: 'Is my flight still on time? @acme_microblog', is_priority: true }, microblog),
-    fixedItem({ id: ids.restrictedOwnPost, parent: ids.restrictedInbound, createdMs: start + 120_000, author_id: microblog.author_id, is_by_source: true,
-      text: 'We are looking into delays on route 12.' }, microblog),
-    fixedItem({ id: ids.exemptReply, parent: ids.restrictedInbound, createdMs: start + 420_000, author_id: microblog.author_id, is_by_source: true,
-      user_id: FIXTURES.userId, text: 'Hi Sam, your flight is on time.' }, microblog),
-    fixedItem({ id: ids.facebookReply, parent: ids.exemptReply, createdMs: start + 1_200_000, author_id: facebook.author_id, is_by_source: true,
-      user_id: '3002', text: 'We also sent the details by Facebook message.' }, facebook),
+    fixedItem(
+      {
+        id: ids.restrictedInbound,
+        parent: FIXTURES.multiPlatformConversationId,
+        type: 'post',
+        createdMs: start,
+        author_id: FIXTURES.microblogAuthorId,
+        text: 'Is my flight still on time? @acme_microblog',
+        is_priority: true,
+      },
+      microblog,
+    ),
+    fixedItem(
+      {
+        id: ids.restrictedOwnPost,
+        parent: ids.restrictedInbound,
+        createdMs: start + 120_000,
+        author_id: microblog.author_id,
+        is_by_source: true,
+        text: 'We are looking into delays on route 12.',
+      },
+      microblog,
+    ),
+    fixedItem(
+      {
+        id: ids.exemptReply,
+        parent: ids.restrictedInbound,
+        createdMs: start + 420_000,
+        author_id: microblog.author_id,
+        is_by_source: true,
+        user_id: FIXTURES.userId,
+        text: 'Hi Sam, your flight is on time.',
+      },
+      microblog,
+    ),
+    fixedItem(
+      {
+        id: ids.facebookReply,
+        parent: ids.exemptReply,
+        createdMs: start + 1_200_000,
+        author_id: facebook.author_id,
+        is_by_source: true,
+        user_id: '3002',
+        text: 'We also sent the details by Facebook message.',
+      },
+      facebook,
+    ),
   ];
 }
 
@@ -404,14 +503,22 @@ function fixedConversations(world: World, data: SandboxData, customersByPlatform
     });
   };
   fixture(FIXTURES.hostile.conversationId, {
-    author_id: FIXTURES.hostile.authorIds[0], channel_ids: [FIXTURES.facebookChannelId], tag_ids: [...FIXTURES.hostile.tagIds],
+    author_id: FIXTURES.hostile.authorIds[0],
+    channel_ids: [FIXTURES.facebookChannelId],
+    tag_ids: [...FIXTURES.hostile.tagIds],
   });
   fixture(FIXTURES.multiPlatformConversationId, {
-    author_id: FIXTURES.microblogAuthorId, channel_ids: [FIXTURES.microblogChannelId, FIXTURES.facebookChannelId],
-    status: 'assigned', is_priority: true, tag_ids: [FIXTURES.activeTagIds[0]], assigned_to: FIXTURES.userId,
+    author_id: FIXTURES.microblogAuthorId,
+    channel_ids: [FIXTURES.microblogChannelId, FIXTURES.facebookChannelId],
+    status: 'assigned',
+    is_priority: true,
+    tag_ids: [FIXTURES.activeTagIds[0]],
+    assigned_to: FIXTURES.userId,
   });
   fixture(FIXTURES.readOnlyConversationId, {
-    author_id: customersByPlatform.get('whatsapp')![0]!, channel_ids: [FIXTURES.readOnlyChannelId], contains_private: true,
+    author_id: customersByPlatform.get('whatsapp')![0]!,
+    channel_ids: [FIXTURES.readOnlyChannelId],
+    contains_private: true,
   });
   return conversations;
 }

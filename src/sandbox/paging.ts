@@ -21,7 +21,8 @@ export interface Page<T> {
 function readSize(query: URLSearchParams, name: string, fallback: number, cap: number): number {
   const raw = query.get(name);
   if (raw === null) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) throw new HttpProblem(400, `${name} must be a positive integer, got '${raw}'`);
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw)))
+    throw new HttpProblem(400, `${name} must be a positive integer, got '${raw}'`);
   return Math.min(Number(raw), cap);
 }
 
@@ -160,8 +161,11 @@ function decodePageToken(seed: number, endpoint: string, token: string): number 
   const [name, position, checksum, ...rest] = Buffer.from(token, 'base64url').toString('utf8').split(':');
   const start = Number(position);
   const valid =
-    rest.length === 0 && name === endpoint && /^\d+$/.test(position ?? '') &&
-    checksum === tokenChecksum(seed, endpoint, start) && Buffer.from(token, 'base64url').toString('base64url') === token;
+    rest.length === 0 &&
+    name === endpoint &&
+    /^\d+$/.test(position ?? '') &&
+    checksum === tokenChecksum(seed, endpoint, start) &&
+    Buffer.from(token, 'base64url').toString('base64url') === token;
   if (!valid) throw new HttpProblem(400, 'Invalid page_token: use the next_page link as given');
   return start;
 }

@@ -39,12 +39,26 @@ function reportWire(report: ReportRecord, ctx: RequestContext): Record<string, u
   if (state === 'queued') return wire;
   wire['generation_start_date'] = formatDateTime(report.startMs);
   wire['generated_date'] = state === 'generated' ? formatDateTime(report.doneMs) : '';
-  if (state === 'generated') wire['download'] = `${ctx.runtime.downloadBaseUrl}${ctx.runtime.redirectDownloads() ? REDIRECT_PREFIX : ''}${downloadPath(report)}`;
+  if (state === 'generated')
+    wire['download'] = `${ctx.runtime.downloadBaseUrl}${ctx.runtime.redirectDownloads() ? REDIRECT_PREFIX : ''}${downloadPath(report)}`;
   if (state === 'failed') wire['failure'] = report.failure;
   return wire;
 }
 
-const REPORT_FIELDS = ['id', 'url', 'name', 'date_from', 'date_to', 'generated_by', 'account', 'channel', 'generation_start_date', 'generated_date', 'download', 'failure'];
+const REPORT_FIELDS = [
+  'id',
+  'url',
+  'name',
+  'date_from',
+  'date_to',
+  'generated_by',
+  'account',
+  'channel',
+  'generation_start_date',
+  'generated_date',
+  'download',
+  'failure',
+];
 export const reports: Collection<ReportRecord> = {
   resource: 'reports',
   plural: 'reports',
@@ -169,7 +183,10 @@ export function reportFileContent(report: ReportRecord, format: ReportFormat): B
     }));
     const text =
       format === 'json'
-        ? JSON.stringify({ report: { id: report.id, name: report.name, date_from: report.date_from, date_to: report.date_to, date_type: report.date_type }, rows })
+        ? JSON.stringify({
+            report: { id: report.id, name: report.name, date_from: report.date_from, date_to: report.date_to, date_type: report.date_type },
+            rows,
+          })
         : ['date,conversation,type,sentiment,text', ...rows.map((row) => Object.values(row).map(csvCell).join(','))].join('\r\n') + '\r\n';
     bytes = Buffer.from(text, 'utf8');
   }

@@ -162,9 +162,7 @@ export const users: Collection<UserRecord> = {
     const lastLogin = readRange(ctx.query, 'last_login');
     return ctx.runtime.data.users.filter(
       (user) =>
-        (timezone === null || user.timezone === timezone) &&
-        inRange(joined, datetimeMs(user.date_joined)) &&
-        inRange(lastLogin, datetimeMs(user.last_login)),
+        (timezone === null || user.timezone === timezone) && inRange(joined, datetimeMs(user.date_joined)) && inRange(lastLogin, datetimeMs(user.last_login)),
     );
   },
   wire: (user, ctx) => {
@@ -175,7 +173,19 @@ export const users: Collection<UserRecord> = {
 
 /** The spec allows at most 50 ids per authors lookup (the page size limit). */
 const MAX_AUTHOR_IDS = 50;
-const AUTHOR_FIELDS = ['id', 'url', 'platform', 'platform_id', 'screen_name', 'real_name', 'location', 'website', 'description', 'profile_picture', 'profile_link'];
+const AUTHOR_FIELDS = [
+  'id',
+  'url',
+  'platform',
+  'platform_id',
+  'screen_name',
+  'real_name',
+  'location',
+  'website',
+  'description',
+  'profile_picture',
+  'profile_link',
+];
 export const authors: Collection<AuthorRecord> = {
   resource: 'authors',
   plural: 'authors',

@@ -121,7 +121,12 @@ function origin(host: string, port: number): string {
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const host = options.host ?? '127.0.0.1';
   const now = options.now ?? Date.now;
-  const data = generateData({ seed: options.seed ?? 1, anchor: options.anchor ?? formatDate(now()), conversations: options.conversations ?? DEMO_CONVERSATIONS.default, ...(options.dates && { dates: options.dates }) });
+  const data = generateData({
+    seed: options.seed ?? 1,
+    anchor: options.anchor ?? formatDate(now()),
+    conversations: options.conversations ?? DEMO_CONVERSATIONS.default,
+    ...(options.dates && { dates: options.dates }),
+  });
   const faults = new FaultPlan(options.faults);
   const runtime: Runtime = {
     data,
@@ -162,7 +167,8 @@ function checkedPace(options: SandboxOptions): { latencyMs: number; rateLimit: n
   const latencyMs = options.latencyMs ?? 0;
   if (!(Number.isFinite(latencyMs) && latencyMs >= 0)) throw new RangeError(`latencyMs must be a number of milliseconds, got ${latencyMs}`);
   const rateLimit = options.rateLimit;
-  if (rateLimit !== undefined && !(Number.isSafeInteger(rateLimit) && rateLimit >= 1)) throw new RangeError(`rateLimit must be a positive integer, got ${rateLimit}`);
+  if (rateLimit !== undefined && !(Number.isSafeInteger(rateLimit) && rateLimit >= 1))
+    throw new RangeError(`rateLimit must be a positive integer, got ${rateLimit}`);
   return { latencyMs, rateLimit };
 }
 
@@ -170,7 +176,11 @@ function checkedPace(options: SandboxOptions): { latencyMs: number; rateLimit: n
  * Opens the listeners: the API on `port`, the downloads on a free port, api/1 on annotationsPort
  * when given. One that cannot listen closes those already open.
  */
-async function listenAll(service: Service, host: string, options: SandboxOptions): Promise<{ servers: Server[]; apiPort: number; downloadPort: number; annotationsPort?: number }> {
+async function listenAll(
+  service: Service,
+  host: string,
+  options: SandboxOptions,
+): Promise<{ servers: Server[]; apiPort: number; downloadPort: number; annotationsPort?: number }> {
   const api = service.apiServer('api');
   const downloads = createServer((req, res) => service.serveDownload(req, res));
   const annotations = options.annotationsPort === undefined ? undefined : service.apiServer('annotations');
@@ -293,7 +303,12 @@ class Service {
     if (body !== '') record.body = body;
     const fault = refused ? undefined : faults.draw();
     const answer = (): JsonReply | 'drop' => {
-      const reply = answerApi(runtime, faults, { listener, method: req.method ?? '', url: req.url ?? '/', authorization: req.headers.authorization, body }, runtime.now());
+      const reply = answerApi(
+        runtime,
+        faults,
+        { listener, method: req.method ?? '', url: req.url ?? '/', authorization: req.headers.authorization, body },
+        runtime.now(),
+      );
       return 'drop' in reply ? 'drop' : jsonReply(reply.status, reply.body, reply.headers);
     };
     // A distant service works on concurrent requests side by side: the reply is worked out (and

@@ -37,7 +37,10 @@ export function unwrapSingle(spec: ResourceSpec, body: unknown): Record<string, 
  * would be a blank row that looks like data (and an update would act on no id).
  */
 function checkRecord(spec: ResourceSpec, record: unknown, what: string): asserts record is Record<string, unknown> {
-  if (!isObject(record)) throw new BadReplyError(`unexpected reply: ${what} is not an object (${record === null ? 'null' : Array.isArray(record) ? 'a list' : `a ${typeof record}`})`);
+  if (!isObject(record))
+    throw new BadReplyError(
+      `unexpected reply: ${what} is not an object (${record === null ? 'null' : Array.isArray(record) ? 'a list' : `a ${typeof record}`})`,
+    );
   if (spec.idless) return;
   const id = record.id;
   if (!idText(id)) throw new BadReplyError(`unexpected reply: ${what} has no id`);

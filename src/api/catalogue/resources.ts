@@ -31,7 +31,13 @@ function resource(input: ResourceInput): ResourceSpec {
   };
 }
 
-const range = (flag: string, param: string, help: string, more: Pick<RangeFilter, 'ops' | 'pair'> = {}): RangeFilter => ({ kind: 'range', flag, param, help, ...more });
+const range = (flag: string, param: string, help: string, more: Pick<RangeFilter, 'ops' | 'pair'> = {}): RangeFilter => ({
+  kind: 'range',
+  flag,
+  param,
+  help,
+  ...more,
+});
 
 export const RESOURCES: readonly ResourceSpec[] = [
   resource({
@@ -43,7 +49,10 @@ export const RESOURCES: readonly ResourceSpec[] = [
     paging: 'none',
     listByIds: { param: 'id', max: 50 },
     examples: {
-      list: ['carectl authors list m:1000177 w:1000084', 'carectl conversations list --status unread --columns author.id --no-header | sort -u | carectl authors list -'],
+      list: [
+        'carectl authors list m:1000177 w:1000084',
+        'carectl conversations list --status unread --columns author.id --no-header | sort -u | carectl authors list -',
+      ],
       get: ['carectl authors get m:1000177', 'carectl authors get w:1000084 -o json'],
     },
   }),
@@ -61,17 +70,47 @@ export const RESOURCES: readonly ResourceSpec[] = [
     defaultColumns: ['id', 'status', 'is_priority', 'author.id', 'channels', 'tags', 'assigned_to.id'],
     paging: 'skip',
     filters: [
-      { kind: 'enum', flag: 'status', param: 'status', valueName: 'status', values: CONVERSATION_STATUSES, help: 'only conversations in this status (any priority)' },
+      {
+        kind: 'enum',
+        flag: 'status',
+        param: 'status',
+        valueName: 'status',
+        values: CONVERSATION_STATUSES,
+        help: 'only conversations in this status (any priority)',
+      },
       { kind: 'switch', flag: 'priority', param: 'is_priority', help: 'only priority conversations', offHelp: 'only non-priority conversations' },
       range('oldest', 'oldest_sort_date', 'date of the first message (RANGE)', { pair: true }),
       range('newest', 'newest_sort_date', 'date of the last message (RANGE)', { pair: true }),
       { kind: 'text', flag: 'channel', param: 'channel', valueName: 'id', help: 'only this channel' },
       { kind: 'text', flag: 'tag', param: 'tag', valueName: 'name', help: 'only conversations with this tag name' },
-      { kind: 'switch', flag: 'private', param: 'contains_private', help: 'only conversations with private messages', offHelp: 'only conversations without private messages' },
+      {
+        kind: 'switch',
+        flag: 'private',
+        param: 'contains_private',
+        help: 'only conversations with private messages',
+        offHelp: 'only conversations without private messages',
+      },
       { kind: 'text', flag: 'assigned-to', param: 'assigned_to', valueName: 'user', help: 'only conversations assigned to this user id' },
       { kind: 'text', flag: 'author', param: 'author', valueName: 'id', help: 'only conversations of this author id' },
-      { kind: 'text', flag: 'queue', param: 'queue_id', valueName: 'id', repeat: true, versions: ['v1.3'], help: 'only conversations in this queue (repeatable; v1.3)' },
-      { kind: 'enum', flag: 'include', param: 'include', valueName: 'list', values: CONVERSATION_INCLUDES, repeat: true, onGet: true, help: 'side-load content, notes and/or actions' },
+      {
+        kind: 'text',
+        flag: 'queue',
+        param: 'queue_id',
+        valueName: 'id',
+        repeat: true,
+        versions: ['v1.3'],
+        help: 'only conversations in this queue (repeatable; v1.3)',
+      },
+      {
+        kind: 'enum',
+        flag: 'include',
+        param: 'include',
+        valueName: 'list',
+        values: CONVERSATION_INCLUDES,
+        repeat: true,
+        onGet: true,
+        help: 'side-load content, notes and/or actions',
+      },
       { kind: 'enum', flag: 'sort', param: 'sort', valueName: 'field', values: SORT_VALUES, help: 'sort field; a leading - sorts descending' },
     ],
     requireOneOf: { params: ['status', 'is_priority'], union: { param: 'is_priority', values: ['true', 'false'] } },
@@ -99,7 +138,10 @@ export const RESOURCES: readonly ResourceSpec[] = [
       // The spec names no platforms: any name goes to the service, the usual ones are suggested.
       { kind: 'text', flag: 'type', param: 'type', valueName: 'platform', examples: PLATFORMS, help: 'only channels of this platform' },
     ],
-    examples: { list: ['carectl channels list', 'carectl channels list --type facebook -o json'], get: ['carectl channels get 202', 'carectl channels get 202 --fields name,fans'] },
+    examples: {
+      list: ['carectl channels list', 'carectl channels list --type facebook -o json'],
+      get: ['carectl channels get 202', 'carectl channels get 202 --fields name,fans'],
+    },
   }),
   resource({
     name: 'accounts',
@@ -114,7 +156,10 @@ export const RESOURCES: readonly ResourceSpec[] = [
       { kind: 'text', flag: 'name', param: 'name', valueName: 'name', help: 'only accounts with this name' },
       range('created', 'created_date', 'creation date (RANGE; the service takes no gt: bound here)', { ops: ['gte', 'lte', 'lt'] }),
     ],
-    examples: { list: ['carectl accounts list', 'carectl accounts list --created 2024-01-01.. -o json'], get: ['carectl accounts get 1001', 'carectl accounts get 1001 -o json'] },
+    examples: {
+      list: ['carectl accounts list', 'carectl accounts list --created 2024-01-01.. -o json'],
+      get: ['carectl accounts get 1001', 'carectl accounts get 1001 -o json'],
+    },
   }),
   resource({
     name: 'teams',
@@ -158,7 +203,10 @@ export const RESOURCES: readonly ResourceSpec[] = [
       range('joined', 'date_joined', 'date joined (RANGE)'),
       range('last-login', 'last_login', 'date of last login (RANGE)'),
     ],
-    examples: { list: ['carectl users list --last-login 30d..', 'carectl users list --timezone Europe/Brussels -o csv'], get: ['carectl users get 3001', 'carectl users get 3001 -o json'] },
+    examples: {
+      list: ['carectl users list --last-login 30d..', 'carectl users list --timezone Europe/Brussels -o csv'],
+      get: ['carectl users get 3001', 'carectl users get 3001 -o json'],
+    },
   }),
   resource({
     name: 'reports',
@@ -173,7 +221,10 @@ export const RESOURCES: readonly ResourceSpec[] = [
       { kind: 'text', flag: 'channel', param: 'channel', valueName: 'id', help: 'only reports of this channel' },
     ],
     conflicts: [['account', 'channel']],
-    examples: { list: ['carectl reports list', 'carectl reports list --channel 202 -o json'], get: ['carectl reports get 60001', 'carectl reports get 60001 -o json'] },
+    examples: {
+      list: ['carectl reports list', 'carectl reports list --channel 202 -o json'],
+      get: ['carectl reports get 60001', 'carectl reports get 60001 -o json'],
+    },
   }),
   resource({
     name: 'annotation-types',

@@ -77,9 +77,19 @@ export function addConfigCommands(program: Command, action: Action): void {
     ],
   ];
   for (const [usage, description, examples, body] of verbs) {
-    addExamples(config.command(usage).description(description).action(action(keyAndValue, body, usage === 'list' ? ['columns'] : [])), examples);
+    addExamples(
+      config
+        .command(usage)
+        .description(description)
+        .action(action(keyAndValue, body, usage === 'list' ? ['columns'] : [])),
+      examples,
+    );
   }
-  addExamples(config, ['carectl config set output json', 'carectl --profile staging config set base-url https://staging.example.com', 'carectl config list -o json']);
+  addExamples(config, [
+    'carectl config set output json',
+    'carectl --profile staging config set base-url https://staging.example.com',
+    'carectl config list -o json',
+  ]);
 }
 
 async function openStore(ctx: Context): Promise<ConfigStore> {
@@ -91,7 +101,8 @@ async function openStore(ctx: Context): Promise<ConfigStore> {
 
 /** Commands that change the stored profile have nothing to do with the sandbox's own credentials. */
 function refuseSandbox(ctx: Context, command: string): void {
-  if (ctx.globals.sandbox) throw new UsageError(`${command}: --sandbox brings its own address and demo credentials; it neither uses nor changes the stored profile`);
+  if (ctx.globals.sandbox)
+    throw new UsageError(`${command}: --sandbox brings its own address and demo credentials; it neither uses nor changes the stored profile`);
 }
 
 async function loginCommand(ctx: Context, opts: { passwordStdin: boolean }): Promise<void> {
@@ -160,7 +171,8 @@ async function checkCredentials(ctx: Context, base: string, user: string, passwo
     const transport = await probe.transport();
     await transport.get(transport.url(CHECK_PATH, [['page_size', '1']]));
   } catch (err) {
-    if (err instanceof ApiError && err.exitCode === ExitCode.auth) throw new AuthError(`login: the service refused these credentials, nothing was stored: ${err.message}`);
+    if (err instanceof ApiError && err.exitCode === ExitCode.auth)
+      throw new AuthError(`login: the service refused these credentials, nothing was stored: ${err.message}`);
     throw err;
   } finally {
     await probe.close();
@@ -172,7 +184,9 @@ async function logoutCommand(ctx: Context): Promise<void> {
   const store = await openStore(ctx);
   const profile = ctx.settings.profileName;
   const removed = await store.unset(profile, CREDENTIALS);
-  ctx.notice(removed.length > 0 ? `removed the stored credentials of profile "${profile}" (${store.path})` : `profile "${profile}" holds no stored credentials`);
+  ctx.notice(
+    removed.length > 0 ? `removed the stored credentials of profile "${profile}" (${store.path})` : `profile "${profile}" holds no stored credentials`,
+  );
   if (ctx.io.env.CARECTL_PASSWORD) ctx.notice('CARECTL_PASSWORD is still set in the environment, and carectl will keep using it');
 }
 
@@ -181,7 +195,9 @@ async function logoutCommand(ctx: Context): Promise<void> {
 function configKey(key: string, verb: string): ConfigKey {
   if (key === 'password') {
     throw new UsageError(
-      verb === 'get' ? 'config get: the password is never printed' : `config ${verb}: the password is stored by \`carectl login\` (after checking it) and removed by \`carectl logout\``,
+      verb === 'get'
+        ? 'config get: the password is never printed'
+        : `config ${verb}: the password is stored by \`carectl login\` (after checking it) and removed by \`carectl logout\``,
     );
   }
   return parseEnum(key, `config ${verb}`, CONFIG_KEYS);
@@ -234,7 +250,8 @@ async function setCommand(ctx: Context, key: string, value: string): Promise<voi
   });
   if (movesAddress) ctx.notice(`removed the stored credentials of profile "${profile}": they were for another address; run \`carectl login\` for ${checked}`);
   if (dropsAnnotations) ctx.notice(droppedAnnotationsNotice(profile, checked));
-  if (changesUser) ctx.notice(`removed the stored password of profile "${profile}": it was ${stored.user ?? 'another user'}'s; run \`carectl login\` as ${checked}`);
+  if (changesUser)
+    ctx.notice(`removed the stored password of profile "${profile}": it was ${stored.user ?? 'another user'}'s; run \`carectl login\` as ${checked}`);
 }
 
 function droppedAnnotationsNotice(profile: string, address: string): string {

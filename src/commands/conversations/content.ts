@@ -41,14 +41,18 @@ export function addContentVerb(group: Command, action: Action): void {
     'carectl conversations content 500002 --columns created_date,author.id,text -o csv',
     'carectl conversations content --status closed --newest 7d..today -o csv > messages.csv',
   ]);
-  const read = (raw: RawOptions, args: readonly unknown[]): ContentOptions => ({ ids: (args[0] as string[] | undefined) ?? [], filters: readFilters(raw, FILTERS) });
+  const read = (raw: RawOptions, args: readonly unknown[]): ContentOptions => ({
+    ids: (args[0] as string[] | undefined) ?? [],
+    filters: readFilters(raw, FILTERS),
+  });
   content.action(action(read, showContent, LIST_USES));
 }
 
 async function showContent(ctx: Context, opts: ContentOptions): Promise<void> {
   const filtered = Object.keys(opts.filters).length > 0;
   if (filtered && opts.ids.length > 0) throw new UsageError('conversations content: give ids or list filters (--status, --oldest, …), not both');
-  if (opts.ids.length > 0 && ctx.globals.resume !== undefined) throw new UsageError('--resume continues a list by filters; with ids, give the ids not yet done');
+  if (opts.ids.length > 0 && ctx.globals.resume !== undefined)
+    throw new UsageError('--resume continues a list by filters; with ids, give the ids not yet done');
   if (opts.ids.length === 1 && opts.ids[0] !== '-') return showThread(ctx, opts.ids[0]!);
   const printer = await ctx.printer();
   const columns = resolveColumns(ROW_COLUMNS, ROW_DEFAULTS, ctx.globals.columns, undefined);
@@ -159,9 +163,7 @@ export function contentBlock(item: Record<string, unknown>): TextBlock {
   const author = text((item.author as { id?: unknown } | null | undefined)?.id) ?? '(unknown author)';
   // to the second: enough to read a thread by
   const imported = text(item.imported_date)?.replace(/\.\d+$/, '');
-  const time = hasPlaceholderDate(item)
-    ? `(time unavailable${imported ? `; imported ${imported}` : ''})`
-    : (text(item.created_date) ?? '(no time)');
+  const time = hasPlaceholderDate(item) ? `(time unavailable${imported ? `; imported ${imported}` : ''})` : (text(item.created_date) ?? '(no time)');
   const kind = [text(item.platform), text(item.type)].filter(Boolean).join('/');
   const header = [author, time, kind, item.is_by_source === true ? '(by source)' : ''].filter(Boolean);
   const body = text(item.text);

@@ -66,7 +66,10 @@ export function addUpdateVerb(group: Command, action: Action): void {
     .option('--tags <list>', "replace the tags with these tag ids, comma-separated ('' removes all)")
     .option('--add-tags <list>', 'tag ids to add to the current tags')
     .option('--remove-tags <list>', 'tag ids to remove from the current tags')
-    .option('--dry-run', 'print each PATCH (method, path, JSON body; records in the output format when one is chosen) instead of sending it; current tags are still read (GET only)');
+    .option(
+      '--dry-run',
+      'print each PATCH (method, path, JSON body; records in the output format when one is chosen) instead of sending it; current tags are still read (GET only)',
+    );
   addExamples(update, [
     'carectl conversations update 500002 500494 --status on_hold',
     'carectl conversations update 500002 --status closing --close-reason resolved --add-tags 7005',

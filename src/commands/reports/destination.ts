@@ -8,15 +8,16 @@ import type { Context } from '../../cli/context.js';
 import { systemReason, UsageError } from '../../core/errors.js';
 import { linkTarget, PartialFile } from '../../http/download.js';
 
-export type FileDestination = (
+export type FileDestination =
   /** A file path; `shown` is what the user typed, for messages and resume commands. */
-  | { kind: 'file'; path: string; shown: string }
-  /** report-ID.EXT goes into this folder. */
-  | { kind: 'folder'; path: string; shown: string }
-) & {
-  /** --unzip: the file is a ZIP archive of one file, which is what is saved. */
-  unzip?: boolean;
-};
+  (
+    | { kind: 'file'; path: string; shown: string }
+    /** report-ID.EXT goes into this folder. */
+    | { kind: 'folder'; path: string; shown: string }
+  ) & {
+    /** --unzip: the file is a ZIP archive of one file, which is what is saved. */
+    unzip?: boolean;
+  };
 export type Destination =
   | (FileDestination & { partial: PartialFile })
   | { kind: 'stdout'; shown: '-' }

@@ -32,7 +32,9 @@ export async function downloadReport(ctx: Context, opts: DownloadOptions): Promi
   if (state === 'failed') throw new ReportFailedError(`report ${id} failed: ${failureText(record.failure)}`);
   const resume = `carectl reports download ${shellWord(id)}${given ? ` --file ${shellWord(given.shown)}` : ''}${opts.unzip ? ' --unzip' : ''}`;
   if (state !== 'generated') {
-    throw new CarectlError(`report ${id} is still ${state}; wait for it with: carectl reports wait ${shellWord(id)} --download ${shellWord(given?.shown ?? '.')}`);
+    throw new CarectlError(
+      `report ${id} is still ${state}; wait for it with: carectl reports wait ${shellWord(id)} --download ${shellWord(given?.shown ?? '.')}`,
+    );
   }
   await saveReport(ctx, id, record, destination, resume);
 }
@@ -69,7 +71,8 @@ export async function saveReport(ctx: Context, id: string, record: ApiRecord, de
     const outcome = onStdout > 0 ? `the output on ${device ? destination.shown : 'stdout'} is incomplete (${onStdout} bytes)` : 'nothing was saved';
     if (err instanceof InterruptedError) throw new InterruptedError(`interrupted while downloading report ${id}; ${outcome}; start again with: ${resume}`);
     // Asking again meets the same failure: an archive --unzip refuses can still be saved as it is.
-    if (err instanceof UnzipRefusal) throw new CarectlError(`${err.message}; ${outcome}; to save the file as it is: ${resume.replace(/ --unzip$/, '')}`, err.exitCode);
+    if (err instanceof UnzipRefusal)
+      throw new CarectlError(`${err.message}; ${outcome}; to save the file as it is: ${resume.replace(/ --unzip$/, '')}`, err.exitCode);
     if (err instanceof LastingError) throw new CarectlError(`${err.message}; ${outcome}`, err.exitCode);
     // A device that takes no more (/dev/full) is named, and would refuse the same bytes again.
     if (device && err instanceof OutputError) throw new CarectlError(`cannot write ${destination.shown}: ${err.reason}; ${outcome}`, err.exitCode);
@@ -78,14 +81,21 @@ export async function saveReport(ctx: Context, id: string, record: ApiRecord, de
   } finally {
     bar.finish();
   }
-  if (device) await finished(device.end()).catch((err: Error) => {
-    throw new CarectlError(`cannot write ${destination.shown}: ${systemReason(err)}; try again with: ${resume}`);
-  });
+  if (device)
+    await finished(device.end()).catch((err: Error) => {
+      throw new CarectlError(`cannot write ${destination.shown}: ${systemReason(err)}; try again with: ${resume}`);
+    });
   tellSaved(ctx, id, destination, target, bytes);
 }
 
 /** Where the bytes go: stdout, a device written in place, or a file through its partial file. */
-async function openTarget(ctx: Context, id: string, url: string, destination: Destination, resume: string): Promise<{ target: DownloadTarget; device: WriteStream | undefined }> {
+async function openTarget(
+  ctx: Context,
+  id: string,
+  url: string,
+  destination: Destination,
+  resume: string,
+): Promise<{ target: DownloadTarget; device: WriteStream | undefined }> {
   // Opened without O_CREAT or O_TRUNC: a device or FIFO is written into, never made or replaced.
   const device =
     destination.kind === 'device'
@@ -115,7 +125,10 @@ function tellSaved(ctx: Context, id: string, destination: Destination, target: D
     const shown = destination.kind === 'folder' ? join(destination.shown, basename(unzipped.path)) : destination.shown;
     return ctx.notice(`report ${id}: saved ${formatBytes(unzipped.bytes)} to ${shown} (${unzipped.member}, unzipped from ${formatBytes(bytes)})`);
   }
-  if (destination.kind !== 'stdout') ctx.notice(`report ${id}: saved ${formatBytes(bytes)} to ${'file' in target ? (destination.kind === 'folder' ? join(destination.shown, basename(target.file)) : destination.shown) : destination.shown}`);
+  if (destination.kind !== 'stdout')
+    ctx.notice(
+      `report ${id}: saved ${formatBytes(bytes)} to ${'file' in target ? (destination.kind === 'folder' ? join(destination.shown, basename(target.file)) : destination.shown) : destination.shown}`,
+    );
 }
 
 /** --unzip into a file: that file; into a folder: report-ID.EXT, the extension the member's. */

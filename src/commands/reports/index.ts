@@ -61,7 +61,17 @@ export function addReportsGroup(program: Command, action: Action): void {
     .option('--timeout <duration>', `how long to wait (default: ${DEFAULT_TIMEOUT})`)
     .option('--unzip', UNZIP_HELP);
   addExamples(wait, ['carectl reports wait 60003', 'carectl reports wait 60003 --timeout 10m --download reports/']);
-  wait.action(action((raw, args): WaitOptions => ({ id: args[0] as string, download: raw.download as string | undefined, timeout: raw.timeout as string | undefined, unzip: raw.unzip === true }), waitCommand));
+  wait.action(
+    action(
+      (raw, args): WaitOptions => ({
+        id: args[0] as string,
+        download: raw.download as string | undefined,
+        timeout: raw.timeout as string | undefined,
+        unzip: raw.unzip === true,
+      }),
+      waitCommand,
+    ),
+  );
 
   const downloadCommand = group
     .command('download <id>')
@@ -69,5 +79,7 @@ export function addReportsGroup(program: Command, action: Action): void {
     .option('--file <path>', 'where to save it (default: report-ID.EXT in the current folder; a folder: report-ID.EXT in it; - : stdout)')
     .option('--unzip', UNZIP_HELP);
   addExamples(downloadCommand, ['carectl reports download 60001', 'carectl reports download 60001 --file - | head -5']);
-  downloadCommand.action(action((raw, args): DownloadOptions => ({ id: args[0] as string, file: raw.file as string | undefined, unzip: raw.unzip === true }), downloadReport));
+  downloadCommand.action(
+    action((raw, args): DownloadOptions => ({ id: args[0] as string, file: raw.file as string | undefined, unzip: raw.unzip === true }), downloadReport),
+  );
 }

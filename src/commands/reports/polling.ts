@@ -149,7 +149,8 @@ export function createWaitProgress(stderr: OutStream, quiet: boolean, reportId: 
     };
     return {
       polled(state, elapsedMs) {
-        if (drawn && drawn.state === state && (elapsedMs - drawn.at < WAIT_REDRAW_EVERY_MS || fitLine(line(state, elapsedMs), stderr.columns) === drawn.text)) return;
+        if (drawn && drawn.state === state && (elapsedMs - drawn.at < WAIT_REDRAW_EVERY_MS || fitLine(line(state, elapsedMs), stderr.columns) === drawn.text))
+          return;
         draw(state, elapsedMs);
       },
       finish(state, elapsedMs) {
