@@ -1,13 +1,12 @@
 /**
- * Streams a list plan into an output writer, the single writer of its parts (src/api/list-parts.ts)
+ * Streams a list plan into an output writer, the single writer of its slices (src/api/work-queue.ts)
  * in order: --limit, --resume, a union's records written once, and the resume token printed when
  * the list stops early, whether by --limit or by a failure after retries.
  */
 import { ApiError, InterruptedError, NetworkError } from '../core/errors.js';
 import { realSleep } from '../core/io.js';
 import type { RecordWriter } from '../output/index.js';
-import { ListParts } from './list-parts.js';
-import { skipAfter, type Part, type TakenPage } from './part.js';
+import { WorkQueue, type Slice, type TakenPage } from './work-queue.js';
 import { PagingError } from './page-guard.js';
 import { startOf, type Cursor, type ListPlan, type PageSource } from './paging.js';
 import { decodeResumeToken, encodeResumeToken, type ResumePoint } from './resume-token.js';
@@ -22,7 +21,7 @@ export interface ListRunOptions {
   /** 'csv' or 'tsv' when the writer starts the output with such a header, for the resume token. */
   header?: string;
   limit?: number;
-  /** Records per page asked for (the writer's pages are this size, whatever the parts' pages). */
+  /** Records per page asked for (the writer's pages are this size, whatever the slices' pages). */
   pageSize?: number;
   /** Up to its window of requests in flight; default one at a time. */
   scheduler?: Scheduler;
@@ -37,15 +36,15 @@ export function startPoint(plan: ListPlan, resume: string | undefined): ResumePo
 export async function runList(options: ListRunOptions): Promise<number> {
   const { plan, start, limit = Infinity, pageSize = 50 } = options;
   const scheduler = options.scheduler ?? new Scheduler({ parallel: 1, now: () => Date.now(), sleep: realSleep });
-  const run = new ListParts({ plan, source: options.source, scheduler, start, pageSize, limit });
+  const run = new WorkQueue({ plan, source: options.source, scheduler, start, pageSize, limit });
   const out = new OrderedWriter(options, run, limit, pageSize);
   try {
-    parts: for (let index = 0; index < run.parts.length; index++) {
-      const part = run.parts[index] as Part;
-      await out.startPart(part);
+    slices: for (let index = 0; index < run.slices.length; index++) {
+      const slice = run.slices[index] as Slice;
+      await out.startSlice(slice);
       for (let page = await run.take(index); page !== null; page = await run.take(index)) {
-        await out.writePage(index, part, page);
-        if (out.written >= limit) break parts;
+        await out.writePage(index, slice, page);
+        if (out.written >= limit) break slices;
       }
     }
     await out.endPhase();
@@ -61,7 +60,7 @@ export async function runList(options: ListRunOptions): Promise<number> {
   return out.written;
 }
 
-/** The single writer: the parts' records in order, each id once, with the cursor a token continues from. */
+/** The single writer: the slices' records in order, each id once, with the cursor a token continues from. */
 class OrderedWriter {
   written = 0;
   cursor: Cursor | null;
@@ -77,13 +76,13 @@ class OrderedWriter {
   // holds a million small numbers, not a million strings).
   private readonly seen = new Set<string | number>();
   // The writer gets a page boundary every pageSize records of a phase, as the service's pages
-  // would give it: a table lays out the same rows the same way, however the parts were cut.
+  // would give it: a table lays out the same rows the same way, however the slices were cut.
   private phase: number;
   private counted: number;
 
   constructor(
     private readonly options: ListRunOptions,
-    private readonly run: ListParts,
+    private readonly run: WorkQueue,
     private readonly limit: number,
     private readonly pageSize: number,
   ) {
@@ -98,10 +97,10 @@ class OrderedWriter {
     return encodeResumeToken(plan, at, start.header ?? (this.written > 0 ? header : undefined));
   }
 
-  async startPart(part: Part): Promise<void> {
-    if (part.phase === this.phase) return;
+  async startSlice(slice: Slice): Promise<void> {
+    if (slice.phase === this.phase) return;
     await this.endPhase();
-    this.phase = part.phase;
+    this.phase = slice.phase;
     this.counted = 0;
   }
 
@@ -109,7 +108,7 @@ class OrderedWriter {
     if (this.counted % this.pageSize !== 0 || this.counted === 0) await this.options.writer.endPage();
   }
 
-  async writePage(index: number, part: Part, page: TakenPage): Promise<void> {
+  async writePage(index: number, slice: Slice, page: TakenPage): Promise<void> {
     const { writer, plan } = this.options;
     let i = page.skip;
     for (; i < page.records.length && this.written < this.limit; i++) {
@@ -117,9 +116,9 @@ class OrderedWriter {
       const id = idKey(record.id);
       const repeat = this.seen.has(id);
       // A repeat within one query (a union's second query repeats the first's by design).
-      if (repeat && (!plan.union || part.phase === 0)) this.run.distrust();
+      if (repeat && (!plan.union || slice.phase === 0)) this.run.distrust();
       if (!repeat) {
-        this.undelivered.push(this.at(part, page.url, i));
+        this.undelivered.push(this.at(slice, page.url, i));
         this.writing = true;
         await writer.write(record);
         this.writing = false;
@@ -127,10 +126,10 @@ class OrderedWriter {
         for (const delivered = writer.delivered?.() ?? this.written; this.deliveredBefore < delivered; this.deliveredBefore++) this.undelivered.shift();
         this.seen.add(id);
       }
-      this.cursor = this.at(part, page.url, i + 1);
+      this.cursor = this.at(slice, page.url, i + 1);
       if (++this.counted % this.pageSize === 0) await writer.endPage();
     }
-    if (i >= page.records.length) this.cursor = this.after(index, part, page);
+    if (i >= page.records.length) this.cursor = this.after(index, slice, page);
   }
 
   /** A failure: the output closed, and the error saying how to continue when it can. */
@@ -164,16 +163,16 @@ class OrderedWriter {
     return start.phase > 0 || start.url !== plan.phases[0] || start.skip > 0 || start.end !== undefined;
   }
 
-  private at(part: Part, url: string, skip: number): Cursor {
-    const end = this.run.endOf(part);
-    return { phase: part.phase, url, skip, ...(end !== undefined && { end }) };
+  private at(slice: Slice, url: string, skip: number): Cursor {
+    const end = this.run.endOf(slice);
+    return { phase: slice.phase, url, skip, ...(end !== undefined && { end }) };
   }
 
   /** Where the list goes on after the whole of `page`. */
-  private after(index: number, part: Part, page: TakenPage): Cursor | null {
-    if (page.nextRefused) return this.at(part, page.url, page.records.length);
-    if (page.next !== null) return this.at(part, page.next, skipAfter(page));
-    const following = this.run.parts[index + 1];
+  private after(index: number, slice: Slice, page: TakenPage): Cursor | null {
+    if (page.nextRefused) return this.at(slice, page.url, page.records.length);
+    if (page.next !== null) return this.at(slice, page.next, Math.max(0, page.skip - page.records.length));
+    const following = this.run.slices[index + 1];
     return following ? this.at(following, following.first, 0) : null;
   }
 }

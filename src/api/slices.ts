@@ -8,6 +8,7 @@
 import { PAGING_STYLES, type ResourceSpec } from './catalogue/index.js';
 import { DAY_MS } from '../core/parse.js';
 import { dateRange, splitAddress } from './links.js';
+import type { ListPlan } from './paging.js';
 
 /** The sort date of a list and its direction: the order its slices are written in. */
 export interface SliceRule {
@@ -133,33 +134,117 @@ export function farEndOf(link: string | null, rule: SliceRule): number | undefin
   return side?.value.includes('T') ? dayOf(side.at) : undefined;
 }
 
-/** What a part knows of its days: the slice's own, the phase's, and where it has got to. */
-export interface PartDays {
-  lo?: number | undefined;
-  hi?: number | undefined;
-  /** Where it has got to (positionOf), when it is under way. */
-  position?: number | undefined;
-  underWay: boolean;
+/** A probe's answer: its records' ids and its next link. */
+export interface Probed {
+  ids: string[];
+  next: string | null;
+}
+
+export interface DaysHost {
+  /** Sends a probe (a page of a record or two); null when it failed. */
+  probe(address: string): Promise<Probed | null>;
+  /** An answer came that may let a slice be cut. */
+  changed(): void;
 }
 
 /**
- * The days a part has still to read, when both ends are known: its slice, else the phase's
- * bound, else the list's far end (`far`: ascending, today at the latest).
+ * What a run knows of its phases' days, in the sort order (a descending list's day d is -d, so
+ * that callers read as ascending): each phase's bounds, its far end (asked for once, with one
+ * record in the other order), and whether the service keeps to the bound a cut adds.
  */
-export function remainingDays(
-  part: PartDays,
-  phase: { lo?: number; hi?: number },
-  rule: SliceRule,
-  far: number | undefined,
-): { lo: number; hi: number } | undefined {
-  let lo = part.lo ?? phase.lo;
-  let hi = part.hi ?? phase.hi;
-  if (part.underWay) {
-    if (part.position === undefined) return undefined;
-    if (rule.descending) hi = hi === undefined ? part.position : Math.min(hi, part.position);
-    else lo = lo === undefined ? part.position : Math.max(lo, part.position);
+export class SliceDays {
+  private readonly far = new Map<number, number | null | undefined>();
+  private readonly near = new Map<number, boolean | undefined>();
+  /** Each phase's first page from its start: its ids, all dated no later than its keyset position. */
+  private readonly samples = new Map<number, { ids: string[]; position: number }>();
+  private readonly sign: number;
+
+  constructor(
+    private readonly plan: ListPlan,
+    private readonly rule: SliceRule,
+    private readonly host: DaysHost,
+  ) {
+    this.sign = rule.descending ? -1 : 1;
   }
-  if (rule.descending) lo ??= far;
-  else hi ??= far;
-  return lo === undefined || hi === undefined ? undefined : { lo, hi };
+
+  fromDay = (day: number): number => this.sign * day;
+  dayOf = (ordered: number | undefined): number | undefined => (ordered === undefined ? undefined : this.sign * ordered);
+
+  /** `address` narrowed to the ordered days lo..hi (undefined: as it is). */
+  narrowed(address: string, lo: number | undefined, hi: number | undefined): string {
+    const [from, to] = this.rule.descending ? [this.dayOf(hi), this.dayOf(lo)] : [lo, hi];
+    return narrowed(address, this.rule, from, to);
+  }
+
+  positionOf(next: string, base: string, read: number): number | undefined {
+    return this.dayOf(positionOf(next, base, read, this.rule));
+  }
+
+  /** The phase's own first day in the sort order, if its query bounds it. */
+  firstDay(phase: number): number | undefined {
+    const days = daysOf(this.plan.phases[phase] as string, this.rule);
+    return this.dayOf(this.rule.descending ? days.hi : days.lo);
+  }
+
+  /**
+   * The phase's last day in the sort order: its query's bound, else its far end, asked for once.
+   * Ascending, until the answer comes (or when it says nothing), the day the run's dates were
+   * resolved at: an estimate for where to cut, never a bound (the last slice stays open).
+   */
+  lastDay(phase: number): number | undefined {
+    const days = daysOf(this.plan.phases[phase] as string, this.rule);
+    const own = this.dayOf(this.rule.descending ? days.lo : days.hi);
+    if (own !== undefined) return own;
+    if (!this.far.has(phase)) this.askFarEnd(phase);
+    const far = this.far.get(phase) ?? undefined;
+    const asOf = this.plan.asOf === undefined || this.rule.descending ? undefined : dayOf(this.plan.asOf);
+    return far === undefined ? asOf : Math.max(far, asOf ?? far);
+  }
+
+  private askFarEnd(phase: number): void {
+    this.far.set(phase, undefined);
+    void this.host.probe(farEndProbe(this.plan.phases[phase] as string, this.rule)).then((probed) => {
+      this.far.set(phase, this.dayOf(farEndOf(probed?.next ?? null, this.rule)) ?? null);
+      this.host.changed();
+    });
+  }
+
+  /** A page read from the phase's first address, whose next link stands at `position`. */
+  sample(phase: number, records: readonly Record<string, unknown>[], position: number): void {
+    if (!this.samples.has(phase)) this.samples.set(phase, { ids: records.map((record) => String(record.id)), position });
+  }
+
+  /**
+   * Whether the service keeps to the bound a cut adds on the side read first, asked once per
+   * phase: records of its start, all dated up to a keyset position, must not come back from the
+   * phase bounded past that day. False until the answer, and for good when the bound is ignored
+   * or the check cannot tell: the phase is read as one chain, as --parallel 1 would.
+   */
+  nearKept(phase: number): boolean {
+    if (!this.near.has(phase)) {
+      this.near.set(phase, undefined);
+      this.checkNear(phase).then(
+        (kept) => {
+          this.near.set(phase, kept);
+          this.host.changed();
+        },
+        () => this.near.set(phase, false),
+      );
+    }
+    return this.near.get(phase) === true;
+  }
+
+  private async checkNear(phase: number): Promise<boolean> {
+    const address = this.plan.phases[phase] as string;
+    let sample = this.samples.get(phase);
+    if (!sample) {
+      const first = await this.host.probe(withSize(address, this.rule, 2));
+      const position = first?.next ? this.positionOf(first.next, address, first.ids.length) : undefined;
+      if (!first || position === undefined) return false;
+      sample = { ids: first.ids, position };
+    }
+    const past = await this.host.probe(withSize(this.narrowed(address, sample.position + 1, undefined), this.rule, 2));
+    const before = new Set(sample.ids);
+    return past !== null && !past.ids.some((id) => before.has(id));
+  }
 }

@@ -1,0 +1,372 @@
+/**
+ * The work queue of a list run: its slices in the order they are written, each a chain of pages
+ * (a phase of the plan, or a date slice of one), fetched through the scheduler and handed to the
+ * single writer in order. With --parallel above 1 the slices ahead of the writer read too, within
+ * a budget of pages held, and a slice expected to hold more than a chain's share is cut in two
+ * where the data read so far says: it keeps a share and the rest follows it. Slots left idle at
+ * the end of a run split the slice with the most records still to come.
+ *
+ * Days run in the sort order: a descending list's day d is -d here (see `SliceDays`), so the code
+ * below reads as ascending.
+ */
+import type { ListPlan, NextStep, PageSource } from './paging.js';
+import { PageGuard, type ChainState } from './page-guard.js';
+import type { ResumePoint } from './resume-token.js';
+import type { Scheduler } from './scheduler.js';
+import { SliceDays } from './slices.js';
+
+/** A page as the writer takes it. */
+export interface TakenPage {
+  url: string;
+  records: Record<string, unknown>[];
+  next: string | null;
+  /** Records from its start that the run this one continues wrote (beyond its length: the next page's). */
+  skip: number;
+  /** The next link was refused: a run continuing the list reads this page again. */
+  nextRefused?: boolean;
+}
+
+/** Records read over days (in the sort order): a slice's or a phase's records per day. */
+interface Pace {
+  records: number;
+  days: number;
+}
+
+export interface Slice {
+  readonly phase: number;
+  /** First and last day in the sort order; undefined: the phase's own bound. */
+  lo?: number;
+  hi?: number;
+  /** The address of its first page (a token at its start), and the query its links are checked against. */
+  first: string;
+  base: string;
+  next: string | null;
+  /** Records of the next page the run this one continues wrote (its first page only). */
+  skipFirst: number;
+  pagesRead: number;
+  recordsRead: number;
+  /** The day its chain has reached: every record before it was read (the keyset bound of its next link). */
+  reached?: number;
+  pace: Pace;
+  inFlight: boolean;
+  error?: unknown;
+  buffer: TakenPage[];
+  chain?: ChainState;
+  /** The address the guard already knows as read (entered when the page linking to it came). */
+  entered?: string;
+}
+
+export interface QueueOptions {
+  plan: ListPlan;
+  source: PageSource;
+  scheduler: Scheduler;
+  start: ResumePoint;
+  pageSize: number;
+  limit: number;
+}
+
+/** Pages a chain aims to hold: long enough to pay for its cut, short enough that chains end together. */
+const SHARE_PAGES = 4;
+/** Pages the slices ahead of the writer may hold, per slot of --parallel. */
+const BUDGET_PAGES = 8;
+
+export class WorkQueue {
+  readonly slices: Slice[];
+  /** Records written so far, and those of the page being written; set by the writer. */
+  written = 0;
+  pageLeft = 0;
+  private writerAt = 0;
+  private stopped = false;
+  /** A record came twice within one query: no more cuts (see distrust). */
+  private distrusted = false;
+  private readonly guard = new PageGuard();
+  private readonly days: SliceDays | undefined;
+  private readonly parallel: boolean;
+  private readonly share: number;
+  private readonly paces = new Map<number, Pace>();
+  private wake: () => void = () => undefined;
+  private changed = this.renew();
+
+  constructor(private readonly options: QueueOptions) {
+    const { plan, start, scheduler, pageSize } = options;
+    this.parallel = (plan.union === true || plan.slicing !== undefined) && scheduler.parallel > 1;
+    this.share = SHARE_PAGES * pageSize;
+    this.days = plan.slicing && new SliceDays(plan, plan.slicing, { probe: (address) => this.probe(address), changed: () => this.pump() });
+    this.slices = this.initialSlices(start);
+  }
+
+  /** Waits for a page of the writer's slice `index`; null when the slice is done. */
+  async take(index: number): Promise<TakenPage | null> {
+    const slice = this.slices[index] as Slice;
+    this.writerAt = index;
+    for (;;) {
+      const page = slice.buffer.shift();
+      if (page) {
+        this.pageLeft = Math.max(0, page.records.length - page.skip);
+        this.pump();
+        return page;
+      }
+      if (slice.error !== undefined) throw slice.error;
+      if (slice.next === null && !slice.inFlight) return null;
+      this.pageLeft = 0;
+      this.pump();
+      await this.changed;
+    }
+  }
+
+  /** The run is over (done, --limit, a failure): nothing more is asked for. */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /**
+   * A record came twice within one query: the service does not keep to the slices' bounds, or a
+   * sort date moved. The writer leaves the repeat out; nothing is cut any further.
+   */
+  distrust(): void {
+    this.distrusted = true;
+  }
+
+  /** The last day of a slice for a token (a day as the date bounds count it); undefined: the phase's own. */
+  endOf(slice: Slice): number | undefined {
+    return this.days?.dayOf(slice.hi);
+  }
+
+  private renew(): Promise<void> {
+    return new Promise((resolve) => (this.wake = resolve));
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.changed = this.renew();
+    wake();
+  }
+
+  /** One per phase from the start point; a resumed slice, then the rest of its phase. */
+  private initialSlices(start: ResumePoint): Slice[] {
+    const { plan } = this.options;
+    const slices: Slice[] = [];
+    for (let phase = start.phase; phase < plan.phases.length; phase++) {
+      const address = plan.phases[phase] as string;
+      if (phase !== start.phase || (start.url === address && start.skip === 0 && start.end === undefined)) {
+        slices.push(newSlice(phase, address));
+        continue;
+      }
+      const end = this.days && start.end !== undefined ? this.days.fromDay(start.end) : undefined;
+      // A page read before its slice was cut reaches past the slice's end: narrowed to it.
+      const slice = newSlice(phase, this.days && end !== undefined ? this.days.narrowed(start.url, undefined, end) : start.url);
+      if (end !== undefined) slice.hi = end;
+      slice.base = this.days && end !== undefined ? this.days.narrowed(address, undefined, end) : address;
+      slice.skipFirst = start.skip;
+      slice.pagesRead = start.url === address ? 0 : 1;
+      slices.push(slice);
+      if (end !== undefined && this.days) slices.push(this.rest(phase, end + 1, undefined));
+    }
+    return slices;
+  }
+
+  private rest(phase: number, lo: number, hi: number | undefined): Slice {
+    const slice = newSlice(phase, (this.days as SliceDays).narrowed(this.options.plan.phases[phase] as string, lo, hi));
+    slice.lo = lo;
+    if (hi !== undefined) slice.hi = hi;
+    return slice;
+  }
+
+  /** Starts what may start now; a fault in it fails the writer's slice rather than going unseen. */
+  private pump(): void {
+    if (this.stopped) return;
+    try {
+      this.startReady();
+    } catch (err) {
+      this.fail(this.slices[this.writerAt] as Slice, err);
+    }
+  }
+
+  private startReady(): void {
+    const { scheduler, limit, pageSize } = this.options;
+    let held = 0;
+    let records = this.written + this.pageLeft;
+    let readableAhead = 0;
+    for (const slice of this.slices.slice(this.writerAt)) {
+      held += slice.buffer.length + (slice.inFlight ? 1 : 0);
+      records += (slice.inFlight ? pageSize : 0) + heldRecords(slice);
+      if (readable(slice)) readableAhead++;
+    }
+    const writer = this.slices[this.writerAt] as Slice;
+    // The writer's own slice reads a few pages ahead (one at a time: one), unless --limit has what it needs in hand.
+    const writerMay = writer.buffer.length < (this.parallel ? SHARE_PAGES : 1) && this.written + this.pageLeft + heldRecords(writer) < limit;
+    for (let at = this.writerAt; at < this.slices.length; at++) {
+      const slice = this.slices[at] as Slice;
+      if (!readable(slice)) continue;
+      readableAhead--;
+      const may = at === this.writerAt ? writerMay : this.parallel && scheduler.spare > 0 && held < BUDGET_PAGES * scheduler.parallel && records < limit;
+      if (may) {
+        const idleSlots = Math.max(0, scheduler.spare - 1 - readableAhead);
+        const rest = this.parallel && !this.distrusted ? this.cutBeforeReading(slice, idleSlots) : undefined;
+        if (rest) readableAhead++;
+        this.fetch(slice, at - this.writerAt);
+        held++;
+      }
+      // For --limit: the records a slice with pages left likely gives come before the next one's.
+      if (limit !== Infinity) records += Math.max(pageSize, this.left(slice)?.records ?? 0);
+    }
+  }
+
+  /** Records per day of a slice's own chain once it has read over a day, else its phase's so far. */
+  private rateOf(slice: Slice): number | undefined {
+    const pace = slice.pace.days >= 1 ? slice.pace : this.paces.get(slice.phase);
+    return pace && pace.days >= 1 ? pace.records / pace.days : undefined;
+  }
+
+  /** The days a slice has still to read and the records they likely hold; undefined while either end or the rate is unknown. */
+  private left(slice: Slice): { lo: number; hi: number; records: number } | undefined {
+    const lo = slice.pagesRead > 0 ? slice.reached : slice.lo;
+    if (!this.days || slice.skipFirst > 0 || lo === undefined) return undefined;
+    const hi = slice.hi ?? this.days.lastDay(slice.phase);
+    const rate = this.rateOf(slice);
+    return hi === undefined || rate === undefined || hi < lo ? undefined : { lo, hi, records: rate * (hi - lo + 1) };
+  }
+
+  /**
+   * Cuts a slice about to read that is expected to hold two pieces or more: it keeps a piece, the
+   * rest follows it. A piece is a share, or less where slots would stay idle: the records left
+   * spread over them, a page at least.
+   */
+  private cutBeforeReading(slice: Slice, idleSlots: number): Slice | undefined {
+    const left = this.left(slice);
+    if (!left || left.hi === left.lo) return undefined;
+    const { lo, hi, records } = left;
+    const piece = Math.max(this.options.pageSize, Math.min(this.share, records / (idleSlots + 1)));
+    if (records < 2 * piece || !this.days?.nearKept(slice.phase)) return undefined;
+    return this.cut(slice, lo + Math.max(1, Math.round((piece / records) * (hi - lo + 1))) - 1);
+  }
+
+  /** Cuts `slice` after day `mid`: it keeps the days up to mid, its links narrowed to them; the rest follows it. */
+  private cut(slice: Slice, mid: number): Slice {
+    const days = this.days as SliceDays;
+    const rest = this.rest(slice.phase, mid + 1, slice.hi);
+    slice.hi = mid;
+    slice.base = days.narrowed(slice.base, undefined, mid);
+    slice.next = days.narrowed(slice.next as string, undefined, mid);
+    if (slice.pagesRead === 0) slice.first = slice.next;
+    this.slices.splice(this.slices.indexOf(slice) + 1, 0, rest);
+    return rest;
+  }
+
+  /** A probe (a page or two of the list in some order) through the scheduler, ahead of the pages. */
+  private probe(address: string): Promise<{ ids: string[]; next: string | null } | null> {
+    try {
+      this.guard.enter(address);
+    } catch {
+      return Promise.resolve(null);
+    }
+    const answer = this.options.scheduler.run(-1, (slot) => this.options.source.fetch(address, address, slot.throttle));
+    return answer.then(
+      (page) => ({ ids: page.records.map((record) => String(record.id)), next: page.next }),
+      () => null,
+    );
+  }
+
+  private fetch(slice: Slice, priority: number): void {
+    const url = slice.next as string;
+    try {
+      if (slice.entered !== url) this.guard.enter(url);
+    } catch (err) {
+      this.fail(slice, err);
+      return;
+    }
+    slice.inFlight = true;
+    const skip = slice.skipFirst;
+    slice.skipFirst = 0;
+    this.options.scheduler
+      .run(priority, (slot) => this.options.source.fetch(url, slice.base, slot.throttle))
+      .then(
+        (page) => this.arrived(slice, url, skip, page),
+        (err: unknown) => {
+          slice.inFlight = false;
+          this.fail(slice, err);
+        },
+      );
+  }
+
+  private arrived(slice: Slice, url: string, skip: number, page: { records: Record<string, unknown>[] } & NextStep): void {
+    slice.inFlight = false;
+    slice.pagesRead++;
+    slice.recordsRead += page.records.length;
+    const taken: TakenPage = { url, records: page.records, next: page.next, skip };
+    slice.next = page.next;
+    if (page.next !== null) slice.skipFirst = Math.max(0, skip - page.records.length);
+    try {
+      slice.chain = this.guard.follow(slice.chain, page.records, url, page.next !== null || page.refusal !== undefined);
+    } catch (err) {
+      this.fail(slice, err);
+      return;
+    }
+    let refusal: unknown = page.refusal;
+    if (refusal === undefined && page.next !== null) {
+      try {
+        this.guard.enter(page.next);
+        slice.entered = page.next;
+      } catch (err) {
+        refusal = err;
+      }
+    }
+    if (refusal !== undefined) {
+      taken.nextRefused = true;
+      slice.next = null;
+      slice.error = refusal;
+    }
+    if (this.days && slice.next !== null) this.advance(slice, url, page.records, slice.next);
+    slice.buffer.push(taken);
+    this.notify();
+    this.pump();
+  }
+
+  /** What a page tells of the days: the slice's and its phase's pace, and a service that reads past a slice's end. */
+  private advance(slice: Slice, url: string, records: Record<string, unknown>[], next: string): void {
+    const days = this.days as SliceDays;
+    const position = days.positionOf(next, slice.base, slice.recordsRead);
+    if (position === undefined) return;
+    if (url === this.options.plan.phases[slice.phase]) days.sample(slice.phase, records, position);
+    const from = slice.reached ?? slice.lo ?? days.firstDay(slice.phase);
+    slice.reached = position;
+    if (from !== undefined) {
+      // A slice's own pace weighs its recent pages most (halved at each page): data is denser in some days than others.
+      slice.pace = { records: slice.pace.records / 2 + records.length, days: slice.pace.days / 2 + position - from };
+      const phase = this.paceOf(slice.phase);
+      phase.records += records.length;
+      phase.days += position - from;
+    }
+    // Its pages reach past its own last day: the service ignores the far bound. Its query goes on
+    // as this one chain; the slices after it in its phase would repeat it.
+    const at = this.slices.indexOf(slice);
+    // (A slice dropped while its page was in flight: nothing more to drop.)
+    if (at < 0 || slice.hi === undefined || position <= slice.hi) return;
+    this.distrust();
+    let end = at + 1;
+    while (end < this.slices.length && this.slices[end]?.phase === slice.phase) end++;
+    this.slices.splice(at + 1, end - at - 1);
+    delete slice.hi;
+  }
+
+  private paceOf(phase: number): Pace {
+    let pace = this.paces.get(phase);
+    if (!pace) this.paces.set(phase, (pace = { records: 0, days: 0 }));
+    return pace;
+  }
+
+  private fail(slice: Slice, err: unknown): void {
+    slice.error = err;
+    slice.next = null;
+    this.notify();
+  }
+}
+
+function newSlice(phase: number, first: string): Slice {
+  return { phase, first, base: first, next: first, skipFirst: 0, pagesRead: 0, recordsRead: 0, pace: { records: 0, days: 0 }, inFlight: false, buffer: [] };
+}
+
+/** Records a slice holds that are still to be written. */
+const heldRecords = (slice: Slice): number => slice.buffer.reduce((sum, page) => sum + Math.max(0, page.records.length - page.skip), 0);
+
+const readable = (slice: Slice): boolean => slice.next !== null && !slice.inFlight && slice.error === undefined;
