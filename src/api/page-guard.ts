@@ -47,9 +47,8 @@ export class PageGuard {
   follow(previous: ChainState | undefined, records: readonly unknown[], address: string, linksOn: boolean): ChainState {
     const ids = idsOf(records);
     const empty = records.length === 0 ? (previous?.empty ?? 0) + 1 : 0;
-    if (linksOn && records.length > 0 && previous?.ids === ids) {
+    if (linksOn && records.length > 0 && previous?.ids === ids)
       throw new PagingError(`the service sent the same records as the page before it (${address}) with a link to more: paging would not end`);
-    }
     if (linksOn && empty >= EMPTY_RUN)
       throw new PagingError(`the service sent ${empty} empty pages in a row (the last: ${address}) with a link to more: paging would not end`);
     return { ids, empty };

@@ -100,7 +100,7 @@ export function parseFieldsFlag(spec: ResourceSpec, shape: Shape, text: string |
  * paths are checked on their first segment so a typo fails instead of printing an empty column.
  */
 export function resolveColumns(known: readonly string[], defaults: readonly string[], columnsFlag: string | undefined, fields: string[] | undefined): string[] {
-  if (columnsFlag === undefined) return fields ? unique(['id', ...fields]) : [...defaults];
+  if (columnsFlag === undefined) return fields ? [...new Set(['id', ...fields])] : [...defaults];
   const columns = parseList(columnsFlag);
   if (columns.length === 0) throw new UsageError(`--columns: needs at least one column; accepted: ${known.join(', ')}`);
   for (const column of columns) {
@@ -124,10 +124,6 @@ export function fieldsParam(spec: ResourceSpec, shape: Shape, allFields: boolean
     return computed.get(head) ?? [head];
   });
   const wanted = allFields ? (fields ?? requestable) : [...(fields ?? []), ...shown];
-  const needed = unique(wanted.filter((f) => requestable.includes(f)));
+  const needed = [...new Set(wanted.filter((f) => requestable.includes(f)))];
   return needed.length > 0 ? [['fields', needed.join(',')]] : [];
-}
-
-function unique<T>(items: readonly T[]): T[] {
-  return [...new Set(items)];
 }
