@@ -66,7 +66,7 @@ describe('Scheduler: a burst of 429s', () => {
 });
 
 describe('Scheduler: a 429 that is not ours', () => {
-  it('alone in flight, or with --parallel 1, the transport\'s own retry rules apply', async () => {
+  it("alone in flight, or with --parallel 1, the transport's own retry rules apply", async () => {
     const clock = fakeClock();
     const scheduler = new Scheduler({ parallel: 4, now: clock.now, sleep: clock.sleep });
     assert.equal(await scheduler.run(0, (slot) => slot.throttle?.(1000) ?? Promise.resolve(undefined)), false);
@@ -171,23 +171,24 @@ describe('Scheduler: growing back after a 429', () => {
     for (let i = 0; i < count; i++) await scheduler.run(0, async () => undefined);
   }
 
-  it('takes GROWTH times the window of answers in a row to grow by one, however often a 429 met that window', async () => {
+  it('takes GROWTH times the window of answers in a row to grow by one, twice that towards a window a 429 met, four times after two', async () => {
     const clock = fakeClock();
     const trace: string[] = [];
     const scheduler = new Scheduler({ parallel: 4, now: clock.now, sleep: clock.sleep, trace: (line) => trace.push(line.trim()) });
-    // refuseOnce's own two tasks answer after its 429.
-    for (let round = 0; round < 2; round++) {
+    // A 429 at 4 halves the window to 2; it grows to 3 as usual, and to 4 after `toFour` answers.
+    // (refuseOnce's own two tasks answer after its 429.)
+    for (const toFour of [GROWTH * 3 * 2, GROWTH * 3 * 4]) {
       trace.length = 0;
       await refuseOnce(scheduler);
       await answers(scheduler, GROWTH * 2 - 3);
       assert.equal(scheduler.window, 2);
-      await answers(scheduler, 1 + GROWTH * 3 - 1);
+      await answers(scheduler, 1 + toFour - 1);
       assert.equal(scheduler.window, 3);
       await answers(scheduler, 1);
       assert.equal(scheduler.window, 4);
       assert.deepEqual(
         trace.filter((line) => /answered/.test(line)),
-        [`parallel: 2 → 3 requests in flight (${GROWTH * 2} answered in a row)`, `parallel: 3 → 4 requests in flight (${GROWTH * 3} answered in a row)`],
+        [`parallel: 2 → 3 requests in flight (${GROWTH * 2} answered in a row)`, `parallel: 3 → 4 requests in flight (${toFour} answered in a row)`],
       );
     }
   });

@@ -1,14 +1,12 @@
 /**
- * The one concurrency mechanism of a command: up to a window of tasks in flight (--parallel),
- * the most urgent first (the lower priority: a number, or numbers compared one by one), then in
- * order of arrival, each holding its slot until it settles.
+ * The one concurrency mechanism of a command: up to a window of tasks in flight (--parallel), the
+ * lower priority first, then in order of arrival, each holding its slot until it settles.
  *
- * The window adapts to the service as TCP's congestion window does: a 429 halves it, once per
- * window (429s of requests sent before the cut do not cut again); every request waits out the
- * Retry-After, and the refused request is sent again without counting against --retries; GROWTH
- * times the window of answers in a row grow it back by one. So a run never fails for pressure it
- * caused itself. A 429 with none of our other requests in flight is not ours: the transport's own
- * retry rules apply, as they do with --parallel 1 (which hands requests no throttle at all).
+ * The window adapts as TCP's congestion window does: a 429 halves it, once per window (429s of
+ * requests sent before the cut do not cut again); every request waits out the Retry-After and the
+ * refused one is sent again, not counted against --retries; GROWTH × window answers in a row grow
+ * it back by one. A 429 with none of our other requests in flight is not ours: the transport's own
+ * retry rules apply, as with --parallel 1 (which hands requests no throttle at all).
  */
 import { InterruptedError } from '../core/errors.js';
 import type { Throttle } from '../http/transport.js';
@@ -54,11 +52,7 @@ interface Holder {
   crowded: boolean;
 }
 
-interface Waiter {
-  holder: Holder;
-  resolve(): void;
-  reject(err: unknown): void;
-}
+type Waiter = { holder: Holder; resolve(): void; reject(err: unknown): void };
 
 export class Scheduler {
   readonly parallel: number;
@@ -69,6 +63,8 @@ export class Scheduler {
   private answered = 0;
   private pausedUntil = 0;
   private pausing = false;
+  /** 429s met at each window: growing back to one takes twice the answers each time, as TCP CUBIC slows near its last loss. */
+  private readonly refusedAt = new Map<number, number>();
 
   constructor(private readonly options: SchedulerOptions) {
     this.parallel = options.parallel;
@@ -115,7 +111,10 @@ export class Scheduler {
   }
 
   private dispatch(): void {
-    if (this.options.signal?.aborted) return this.rejectWaiting();
+    if (this.options.signal?.aborted) {
+      for (const waiter of this.waiting.splice(0)) waiter.reject(new InterruptedError());
+      return;
+    }
     const wait = this.pausedUntil - this.options.now();
     if (wait > 0) return this.pause(wait);
     while (this.holders.size < this.current && this.waiting.length > 0) {
@@ -131,15 +130,12 @@ export class Scheduler {
   private pause(wait: number): void {
     if (this.pausing) return;
     this.pausing = true;
-    const done = (): void => void (this.pausing = false);
-    this.options.sleep(wait, this.options.signal).then(
-      () => (done(), this.dispatch()),
-      () => (done(), this.rejectWaiting()),
-    );
-  }
-
-  private rejectWaiting(): void {
-    for (const waiter of this.waiting.splice(0)) waiter.reject(new InterruptedError());
+    // Cut short only by Ctrl-C, which dispatch() then sees.
+    const resume = (): void => {
+      this.pausing = false;
+      this.dispatch();
+    };
+    this.options.sleep(wait, this.options.signal).then(resume, resume);
   }
 
   /** A 429 on a request of `holder`'s task: taken back (answers true) when the pressure may be ours. */
@@ -147,6 +143,7 @@ export class Scheduler {
     if (!holder.crowded) return false;
     if (holder.epoch === this.epoch && this.current > 1) {
       const before = this.current;
+      this.refusedAt.set(before, (this.refusedAt.get(before) ?? 0) + 1);
       this.current = Math.ceil(before / 2);
       this.epoch++;
       this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (429: too many requests; every request waits ${waitMs} ms)`);
@@ -159,12 +156,14 @@ export class Scheduler {
   }
 
   private grow(): void {
-    if (this.current >= this.parallel || ++this.answered < GROWTH * this.current) return;
+    const needed = GROWTH * this.current * 2 ** (this.refusedAt.get(this.current + 1) ?? 0);
+    if (this.current >= this.parallel || ++this.answered < needed) return;
     this.answered = 0;
     this.current++;
-    this.options.trace?.(`  parallel: ${this.current - 1} → ${this.current} requests in flight (${GROWTH * (this.current - 1)} answered in a row)`);
+    this.options.trace?.(`  parallel: ${this.current - 1} → ${this.current} requests in flight (${needed} answered in a row)`);
   }
 }
+
 /**
  * Runs `task` for each item, up to the scheduler's window at once, started in input order, and
  * hands each result to `deliver` in input order (a single writer). At most `ahead` results wait
@@ -178,27 +177,26 @@ export async function inOrder<I, R>(
   deliver: (result: R, item: I, index: number) => Promise<void>,
   options: { stop?: AbortSignal; ahead?: number } = {},
 ): Promise<number> {
-  type Outcome = { ok: true; value: R } | { ok: false; error: unknown };
   const ahead = options.ahead ?? 2 * scheduler.parallel;
-  const started: Array<Promise<Outcome>> = [];
-  const start = (index: number): void => {
-    const item = items[index] as I;
-    started[index] = scheduler
-      .run(index, (slot) => task(item, slot))
-      .then(
-        (value): Outcome => ({ ok: true, value }),
-        (error: unknown): Outcome => ({ ok: false, error }),
-      );
-  };
+  const started: Array<Promise<R>> = [];
   let delivered = 0;
   for (let index = 0; index < items.length; index++) {
-    while (started.length < items.length && started.length < index + ahead && !options.stop?.aborted) start(started.length);
+    while (started.length < Math.min(items.length, index + ahead) && !options.stop?.aborted) {
+      const item = items[started.length] as I;
+      const result = scheduler.run(started.length, (slot) => task(item, slot));
+      result.catch(() => undefined); // Awaited in its turn below.
+      started.push(result);
+    }
     if (index >= started.length) break;
-    const outcome = await (started[index] as Promise<Outcome>);
-    // Stopped while it waited for a slot: it never ran.
-    if (!outcome.ok && outcome.error instanceof InterruptedError && options.stop?.aborted) continue;
-    if (!outcome.ok) throw outcome.error;
-    await deliver(outcome.value, items[index] as I, index);
+    let result: R;
+    try {
+      result = await (started[index] as Promise<R>);
+    } catch (error) {
+      // Stopped while it waited for a slot: it never ran.
+      if (error instanceof InterruptedError && options.stop?.aborted) continue;
+      throw error;
+    }
+    await deliver(result, items[index] as I, index);
     delivered++;
   }
   return delivered;
