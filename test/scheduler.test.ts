@@ -1,9 +1,10 @@
 /**
- * The scheduler's window on its own: how it grows back after a 429. The whole runs against a
+ * The scheduler on its own: priorities, Ctrl-C, how its window halves on a 429 and grows back. The whole runs against a
  * service that refuses are tested end to end in parallel.test.ts.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { InterruptedError } from '../src/core/errors.js';
 import { GROWTH, Scheduler, goesAfter } from '../src/api/scheduler.js';
 import { fakeClock } from './helpers.js';
 
@@ -20,7 +21,7 @@ function barrier(count: number): () => Promise<void> {
 
 describe('Scheduler: a burst of 429s', () => {
   /** `parallel` tasks at once, the last `refused` of them refused once (429, Retry-After 1 s), as a service that takes the others refuses. */
-  async function burst(parallel: number, refused: number): Promise<{ window: number; trace: string[]; scheduler: Scheduler }> {
+  async function burst(parallel: number, refused: number): Promise<{ window: number; trace: string[]; slept: number[] }> {
     const clock = fakeClock();
     const trace: string[] = [];
     const scheduler = new Scheduler({ parallel, now: clock.now, sleep: clock.sleep, trace: (line) => trace.push(line.trim()) });
@@ -33,37 +34,46 @@ describe('Scheduler: a burst of 429s', () => {
         }),
       ),
     );
-    return { window: scheduler.window, trace, scheduler };
+    return { window: scheduler.window, trace, slept: clock.slept };
   }
 
   it('one 429 among 8 in flight halves the window, as TCP does for a loss', async () => {
-    assert.equal((await burst(8, 1)).window, 4);
-  });
-
-  it('windows the service took are not marked refused: 2 of 8 refused, growing from 4 to 5 takes the usual answers', async () => {
-    const { window, scheduler } = await burst(8, 2);
+    const { window, trace, slept } = await burst(8, 1);
     assert.equal(window, 4);
-    for (let i = 0; i < GROWTH * 4; i++) await scheduler.run(0, async () => undefined);
-    assert.equal(scheduler.window, 5);
+    assert.deepEqual(trace, ['parallel: 8 → 4 requests in flight (429: too many requests; every request waits 1000 ms)']);
+    assert.deepEqual(slept, [1000]);
   });
 
-  it('more 429s of the same burst bring it to what the service took (8 in flight, 6 refused: 2), never lower', async () => {
-    const { window, trace, scheduler } = await burst(8, 6);
-    assert.equal(window, 2);
-    assert.equal(trace[0], 'parallel: 8 → 4 requests in flight (429: too many requests; every request waits 1000 ms)');
-    assert.equal(trace.at(-1), 'parallel: 4 → 2 requests in flight (a 429 with 2 of ours ahead of it)');
-    assert.equal(trace.length, 2);
-    // 3 was more than the service took: growing back to it takes twice the usual answers (the
-    // burst's own 8 answers count).
-    const growTo = async (window: number, answers: number): Promise<void> => {
-      for (let i = 0; i < answers; i++) await scheduler.run(0, async () => undefined);
-      assert.equal(scheduler.window, window);
-    };
-    await growTo(2, GROWTH * 2 * 2 - 8 - 1);
-    await growTo(3, 1);
-    assert.equal((await burst(8, 3)).window, 4);
-    assert.equal((await burst(8, 5)).window, 3);
+  it('the 429s of one burst halve it once: 6 of 8 refused, 4; 2 of 2 refused, 1', async () => {
+    const { window, trace } = await burst(8, 6);
+    assert.equal(window, 4);
+    assert.equal(trace.length, 1);
     assert.equal((await burst(2, 2)).window, 1);
+  });
+
+  it('a refused request sent again and refused again halves it again', async () => {
+    const clock = fakeClock();
+    const scheduler = new Scheduler({ parallel: 8, now: clock.now, sleep: clock.sleep });
+    let release = (): void => undefined;
+    const other = scheduler.run(0, () => new Promise<void>((resolve) => (release = resolve)));
+    await scheduler.run(1, async (slot) => {
+      for (let attempt = 0; attempt < 2; attempt++) assert.equal(await slot.throttle?.(1000), true);
+    });
+    release();
+    await other;
+    assert.equal(scheduler.window, 2);
+  });
+});
+
+describe('Scheduler: a 429 that is not ours', () => {
+  it("alone in flight, or with --parallel 1, the transport's own retry rules apply", async () => {
+    const clock = fakeClock();
+    const scheduler = new Scheduler({ parallel: 4, now: clock.now, sleep: clock.sleep });
+    assert.equal(await scheduler.run(0, (slot) => slot.throttle?.(1000) ?? Promise.resolve(undefined)), false);
+    assert.equal(scheduler.window, 4);
+    assert.deepEqual(clock.slept, []);
+    const one = new Scheduler({ parallel: 1, now: clock.now, sleep: clock.sleep });
+    assert.equal(await one.run(0, async (slot) => slot.throttle), undefined);
   });
 });
 
@@ -94,7 +104,7 @@ describe('Scheduler: 429s that come late', () => {
     const second = Array.from({ length: 4 }, (_, i) => scheduler.run(10 + i, async (slot) => (i === 0 ? slot.throttle?.(1000) : undefined)));
     for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
     assert.equal(scheduler.window, 2);
-    // Burst A's late 429s: the window stays 2, and growing back to 3 takes the usual answers.
+    // Burst A's late 429s: the window stays 2, and grows back to 3 after the usual answers.
     for (const release of refuse) release();
     refuse = [];
     late.push(...first, ...second);
@@ -106,7 +116,7 @@ describe('Scheduler: 429s that come late', () => {
 });
 
 describe('Scheduler: a request sent after a refused one', () => {
-  it('its 429 (the refused one still held by the service) does not count as the service taking fewer', async () => {
+  it('its 429 (sent before the cut, the refused one still held by the service) does not cut again', async () => {
     // A service that takes 3: of 4 sent at once the 4th is refused; the 1st ends, a 5th is sent
     // while the service still holds the refused 4th, and is refused too.
     const clock = fakeClock();
@@ -136,7 +146,7 @@ describe('Scheduler: a request sent after a refused one', () => {
     await Promise.all([...tasks, fifth]);
     assert.equal(scheduler.window, 2);
     for (let i = 0; i < GROWTH * 2; i++) await scheduler.run(0, async () => undefined);
-    assert.equal(scheduler.window, 3, 'window 3 was not marked refused');
+    assert.equal(scheduler.window, 3);
   });
 });
 
@@ -161,22 +171,63 @@ describe('Scheduler: growing back after a 429', () => {
     for (let i = 0; i < count; i++) await scheduler.run(0, async () => undefined);
   }
 
-  it('takes GROWTH times the window of answers to grow by one, twice that towards a window a 429 met, four times after two', async () => {
+  it('takes GROWTH times the window of answers in a row to grow by one, twice that towards a window a 429 met, four times after two', async () => {
     const clock = fakeClock();
     const trace: string[] = [];
     const scheduler = new Scheduler({ parallel: 4, now: clock.now, sleep: clock.sleep, trace: (line) => trace.push(line.trim()) });
     // A 429 at 4 halves the window to 2; it grows to 3 as usual, and to 4 after `toFour` answers.
+    // (refuseOnce's own two tasks answer after its 429.)
     for (const toFour of [GROWTH * 3 * 2, GROWTH * 3 * 4]) {
       trace.length = 0;
       await refuseOnce(scheduler);
+      await answers(scheduler, GROWTH * 2 - 3);
       assert.equal(scheduler.window, 2);
-      await answers(scheduler, GROWTH * 2 + toFour);
+      await answers(scheduler, 1 + toFour - 1);
+      assert.equal(scheduler.window, 3);
+      await answers(scheduler, 1);
       assert.equal(scheduler.window, 4);
       assert.deepEqual(
         trace.filter((line) => /answered/.test(line)),
         [`parallel: 2 → 3 requests in flight (${GROWTH * 2} answered in a row)`, `parallel: 3 → 4 requests in flight (${toFour} answered in a row)`],
       );
     }
+  });
+
+  it('a 429 starts the count again', async () => {
+    const clock = fakeClock();
+    const scheduler = new Scheduler({ parallel: 8, now: clock.now, sleep: clock.sleep });
+    await refuseOnce(scheduler);
+    await answers(scheduler, GROWTH * 4 - 3);
+    assert.equal(scheduler.window, 4);
+    // One answer short of 5, refused instead (4 → 2): the answers counted at 4 are gone.
+    await refuseOnce(scheduler);
+    await answers(scheduler, GROWTH * 2 - 3);
+    assert.equal(scheduler.window, 2);
+    await answers(scheduler, 1);
+    assert.equal(scheduler.window, 3);
+  });
+});
+
+describe('Scheduler: Ctrl-C', () => {
+  it('tasks not started yet reject with InterruptedError; those under way finish', async () => {
+    const clock = fakeClock();
+    const controller = new AbortController();
+    const scheduler = new Scheduler({ parallel: 1, now: clock.now, sleep: clock.sleep, signal: controller.signal });
+    let release = (): void => undefined;
+    const gate = new Promise<string>((resolve) => (release = () => resolve('done')));
+    const running = scheduler.run(0, () => gate);
+    const waiting = assert.rejects(
+      scheduler.run(0, async () => 'never'),
+      InterruptedError,
+    );
+    controller.abort();
+    release();
+    assert.equal(await running, 'done');
+    await waiting;
+    await assert.rejects(
+      scheduler.run(0, async () => 'never'),
+      InterruptedError,
+    );
   });
 });
 

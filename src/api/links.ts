@@ -7,18 +7,6 @@
 import { DAY_MS } from '../core/parse.js';
 import { PAGING_STYLES, type PagingStyle } from './catalogue/index.js';
 
-const cursorSets = new Map<PagingStyle, ReadonlySet<string>>();
-
-/** Parameters that only move through a list of a paging style: its cursor and page size (made once, read on every page). */
-function cursorParams(style: PagingStyle): ReadonlySet<string> {
-  let set = cursorSets.get(style);
-  if (!set) {
-    const { cursorParam, sizeParam } = PAGING_STYLES[style];
-    cursorSets.set(style, (set = new Set([cursorParam, sizeParam].filter((param) => param !== null))));
-  }
-  return set;
-}
-
 const BOUND = /^(.+)_(gte|gt|lte|lt)$/;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}):(\d{2}))?$/;
 
@@ -30,12 +18,8 @@ function parseDate(text: string): { ms: number; span: number } | undefined {
   return Number.isNaN(ms) ? undefined : { ms, span: m[4] === undefined ? DAY_MS : 1000 };
 }
 
-/** One side of a date range: the first and last moment in (ms), with the parameter that says so. */
-interface Side {
-  at: number;
-  key: string;
-  value: string;
-}
+/** One side of a date range: its first or last moment (ms), with the parameter that says so. */
+type Side = { at: number; key: string; value: string };
 
 export interface DateRange {
   lo?: Side;
@@ -67,19 +51,15 @@ export function dateRange(params: URLSearchParams, field: string): DateRange {
   return range;
 }
 
+/** The fields with a date bound in any of `all` (`is_priority_gt=x` is an ordinary filter, not a bound). */
 function boundFields(...all: URLSearchParams[]): Set<string> {
   const fields = new Set<string>();
   for (const params of all)
-    for (const key of params.keys()) {
-      const m = BOUND.exec(key);
-      if (m && parseDateKeyed(params, key)) fields.add(m[1] as string);
+    for (const [key, value] of params) {
+      const field = BOUND.exec(key)?.[1];
+      if (field !== undefined && parseDate(value)) fields.add(field);
     }
   return fields;
-}
-
-/** Only parameters with date values count as bounds (`is_priority_gt=x` would be an ordinary filter). */
-function parseDateKeyed(params: URLSearchParams, key: string): boolean {
-  return params.getAll(key).some((value) => parseDate(value) !== undefined);
 }
 
 /** An address's path and its query. */
@@ -100,12 +80,10 @@ export function linkChanges(base: string, link: string, rules: LinkRules): strin
   const [linkPath, linkParams] = splitAddress(link);
   const changes: string[] = [];
   if (linkPath !== basePath) changes.push(`goes to another path (${linkPath})`);
-  const cursor = cursorParams(rules.style);
+  const { cursorParam, sizeParam } = PAGING_STYLES[rules.style];
   const dates = boundFields(baseParams, linkParams);
-  const isBound = (key: string): boolean => dates.has(BOUND.exec(key)?.[1] ?? '');
-  const keys = new Set([...baseParams.keys(), ...linkParams.keys()]);
-  for (const key of keys) {
-    if (cursor.has(key) || isBound(key)) continue;
+  for (const key of new Set([...baseParams.keys(), ...linkParams.keys()])) {
+    if (key === cursorParam || key === sizeParam || dates.has(BOUND.exec(key)?.[1] ?? '')) continue;
     const wanted = baseParams.getAll(key);
     const given = linkParams.getAll(key);
     if (key === rules.sort?.param && wanted.length === 0 && given.length === 1 && given[0] === rules.sort.default) continue;

@@ -6,6 +6,7 @@
  */
 import { idText, stringifyJson } from '../core/exact-json.js';
 import { CarectlError } from '../core/errors.js';
+import { hash53 } from '../core/hash.js';
 
 /** A list that cannot go on safely: like a network failure, a later run may get past it. */
 export class PagingError extends CarectlError {}
@@ -17,35 +18,18 @@ export class PagingError extends CarectlError {}
 export function normalisedAddress(address: string): string {
   const at = address.indexOf('?');
   if (at < 0) return address;
-  const params = [...new URLSearchParams(address.slice(at + 1))];
-  params.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `${address.slice(0, at)}?${new URLSearchParams(params).toString()}`;
+  const params = new URLSearchParams(address.slice(at + 1));
+  params.sort();
+  return `${address.slice(0, at)}?${params.toString()}`;
 }
 
 /** The ids of a page's records, as one comparable string. */
 export function idsOf(records: readonly unknown[]): string {
-  return records
-    .map((record) => {
-      return idText((record as { id?: unknown } | null)?.id) ?? stringifyJson(record);
-    })
-    .join('\u0000');
-}
-
-/** 53 bits of an address: the guard keeps a number per page read, not the address itself. */
-function hash53(text: string): number {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ code, 2654435761);
-    h2 = Math.imul(h2 ^ code, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+  return records.map((record) => idText((record as { id?: unknown } | null)?.id) ?? stringifyJson(record)).join('\u0000');
 }
 
 export class PageGuard {
+  /** A number per page read (its address hashed), not the address: a long export reads many pages. */
   private readonly read = new Set<number>();
 
   /** Before a page is requested: refuses an address already read in this run. */
@@ -56,18 +40,15 @@ export class PageGuard {
   }
 
   /**
-   * After a page was read, before it is written: refuses a page whose ids are those of the page
-   * before it in the same chain (`previous`, from an earlier call) that links on, and the
-   * EMPTY_RUN-th empty page in a row that links on. Empty pages in a row are a service's right
-   * (rows it does not show still count), but not without end. Answers the chain's state, for
-   * the next call.
+   * After a page was read, before it is written: refuses a page that links on with the ids of the
+   * page before it in its chain (`previous`), or as the EMPTY_RUN-th empty page in a row (a service
+   * may hide rows, but not without end). Answers the chain's state for the next call.
    */
   follow(previous: ChainState | undefined, records: readonly unknown[], address: string, linksOn: boolean): ChainState {
     const ids = idsOf(records);
     const empty = records.length === 0 ? (previous?.empty ?? 0) + 1 : 0;
-    if (linksOn && records.length > 0 && previous?.ids === ids) {
+    if (linksOn && records.length > 0 && previous?.ids === ids)
       throw new PagingError(`the service sent the same records as the page before it (${address}) with a link to more: paging would not end`);
-    }
     if (linksOn && empty >= EMPTY_RUN)
       throw new PagingError(`the service sent ${empty} empty pages in a row (the last: ${address}) with a link to more: paging would not end`);
     return { ids, empty };

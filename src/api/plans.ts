@@ -12,9 +12,8 @@ export interface PlanOptions {
 }
 
 /**
- * The first-page addresses of a list. A conversation list with neither status nor priority
- * becomes the union of the is_priority=true and is_priority=false lists; an authors list
- * becomes one request per chunk of ids.
+ * The first-page addresses of a list: one, a union where the service requires a filter the query
+ * lacks (conversations: is_priority true and false), or a list by ids in chunks (authors).
  */
 export function listPlan(spec: ResourceSpec, version: Version, query: QueryParams, options: PlanOptions, ids?: string[]): ListPlan {
   const path = `${version}/${spec.path}`;
@@ -25,8 +24,7 @@ export function listPlan(spec: ResourceSpec, version: Version, query: QueryParam
   const base: Array<readonly [string, string]> = sizeParam ? [...query, [sizeParam, String(pageSize)]] : [...query];
   const address = (params: QueryParams): string => `${path}?${new URLSearchParams(params as Array<[string, string]>).toString()}`;
   if (spec.listByIds && ids) {
-    // Chunks are the plan's phases, so they must not depend on --limit: a token printed by a
-    // --limit run would not fit the plan of the run continuing it.
+    // Chunks are phases, so not sized by --limit: a --limit run's token must fit the run continuing it.
     const chunk = Math.min(spec.listByIds.max, options.pageSize);
     const chunks: string[] = [];
     for (let i = 0; i < ids.length; i += chunk) chunks.push(address([[spec.listByIds.param, ids.slice(i, i + chunk).join(',')], ...base]));

@@ -1,6 +1,6 @@
 /**
  * From parsed flags to the service's query parameters, driven by the resource description:
- * filters, the fields an output needs, and the checks that must fail before anything is sent.
+ * filters, the fields an output needs, and the checks that fail before anything is sent.
  */
 import { UsageError } from '../core/errors.js';
 import { type Bound, parseEnum, parseEnumList, parseList, parseRange, rangeParams } from '../core/parse.js';
@@ -76,25 +76,22 @@ export function asPair(bounds: readonly Bound[]): Bound[] {
 
 export type Shape = 'list' | 'single';
 
-/** Every column or field a user may name for this resource. */
-export function knownFields(spec: ResourceSpec, shape: Shape): string[] {
-  return ['id', 'url', ...spec.fields, ...(shape === 'single' ? (spec.singleFields ?? []) : [])];
+/** The fields a user may ask the service for; id and url come anyway. */
+export function requestableFields(spec: ResourceSpec, shape: Shape): string[] {
+  return [...spec.fields, ...(shape === 'single' ? (spec.singleFields ?? []) : [])];
 }
 
 /** Every column a user may name for this resource: its fields, side-loaded keys and computed columns. */
 export function columnNames(spec: ResourceSpec, shape: Shape): string[] {
-  return [...knownFields(spec, shape), ...(spec.sideColumns ?? []), ...(spec.computed ?? []).map((c) => c.name)];
-}
-
-export function requestableFields(spec: ResourceSpec, shape: Shape): string[] {
-  return [...spec.fields, ...(shape === 'single' ? (spec.singleFields ?? []) : [])];
+  return ['id', 'url', ...requestableFields(spec, shape), ...(spec.sideColumns ?? []), ...(spec.computed ?? []).map((c) => c.name)];
 }
 
 /** `--fields LIST`, checked against the resource's field names. */
 export function parseFieldsFlag(spec: ResourceSpec, shape: Shape, text: string | undefined): string[] | undefined {
   if (text === undefined) return undefined;
-  const fields = parseEnumList(text, '--fields', knownFields(spec, shape));
-  if (fields.length === 0) throw new UsageError(`--fields: needs at least one of ${knownFields(spec, shape).join(', ')}`);
+  const known = ['id', 'url', ...requestableFields(spec, shape)];
+  const fields = parseEnumList(text, '--fields', known);
+  if (fields.length === 0) throw new UsageError(`--fields: needs at least one of ${known.join(', ')}`);
   return fields;
 }
 
@@ -103,7 +100,7 @@ export function parseFieldsFlag(spec: ResourceSpec, shape: Shape, text: string |
  * paths are checked on their first segment so a typo fails instead of printing an empty column.
  */
 export function resolveColumns(known: readonly string[], defaults: readonly string[], columnsFlag: string | undefined, fields: string[] | undefined): string[] {
-  if (columnsFlag === undefined) return fields ? unique(['id', ...fields]) : [...defaults];
+  if (columnsFlag === undefined) return fields ? [...new Set(['id', ...fields])] : [...defaults];
   const columns = parseList(columnsFlag);
   if (columns.length === 0) throw new UsageError(`--columns: needs at least one column; accepted: ${known.join(', ')}`);
   for (const column of columns) {
@@ -127,10 +124,6 @@ export function fieldsParam(spec: ResourceSpec, shape: Shape, allFields: boolean
     return computed.get(head) ?? [head];
   });
   const wanted = allFields ? (fields ?? requestable) : [...(fields ?? []), ...shown];
-  const needed = unique(wanted.filter((f) => requestable.includes(f)));
+  const needed = [...new Set(wanted.filter((f) => requestable.includes(f)))];
   return needed.length > 0 ? [['fields', needed.join(',')]] : [];
-}
-
-function unique<T>(items: readonly T[]): T[] {
-  return [...new Set(items)];
 }

@@ -63,3 +63,8 @@ export function idText(id: unknown): string | undefined {
   if (id instanceof ExactNumber) return id.text;
   return undefined;
 }
+
+/** A JSON object: not null, not a list. */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}

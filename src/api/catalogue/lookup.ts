@@ -1,5 +1,5 @@
-/** Finding a resource's description, its default version, and its records in a reply. */
-import { idText } from '../../core/exact-json.js';
+/** Finding a resource's description, its default version, and its records in a reply (with their side-loaded items). */
+import { idText, isObject, stringifyJson } from '../../core/exact-json.js';
 import { BadReplyError } from '../../core/errors.js';
 import { RESOURCES } from './resources.js';
 import type { ResourceSpec, Version } from './types.js';
@@ -46,6 +46,91 @@ function checkRecord(spec: ResourceSpec, record: unknown, what: string): asserts
   if (!idText(id)) throw new BadReplyError(`unexpected reply: ${what} has no id`);
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
+type Item = Record<string, unknown>;
+
+/**
+ * With include=content (notes, actions), each record carries its own items, found by its id list,
+ * or by the items' parents where it has none. An item that is not an object with an id, an id the
+ * reply does not hold, or a side-load that is not a list is left out, not a failure of the page:
+ * `notice` says so, once for the reply.
+ */
+export function attachSideloads(spec: ResourceSpec, body: unknown, records: Item[], notice?: (line: string) => void): Item[] {
+  if (!spec.sideloads || !isObject(body)) return records;
+  const problems: string[] = [];
+  for (const { key, ids, parent } of spec.sideloads) {
+    const array = body[key];
+    if (array === undefined) continue;
+    if (!Array.isArray(array)) {
+      problems.push(`its "${key}" is not a list`);
+      continue;
+    }
+    const items = array.filter((item): item is Item => isObject(item) && idText(item.id) !== undefined);
+    if (items.length < array.length) problems.push(`${array.length - items.length} of its ${key} items are not objects with an id`);
+    const byId = new Map(items.map((item) => [idText(item.id)!, item]));
+    let byOwner: Map<string, Item[]> | undefined;
+    for (const record of records) {
+      const wanted = record[ids];
+      if (Array.isArray(wanted)) {
+        const absent = wanted.filter((id) => !byId.has(idText(id) ?? ''));
+        if (absent.length > 0)
+          problems.push(
+            `${spec.noun} ${idText(record.id) ?? ''} names ${absent.length} ${key} items it does not hold (${shortList(absent.map((id) => idText(id) ?? String(stringifyJson(id))))})`,
+          );
+        record[key] = wanted.flatMap((id) => byId.get(idText(id) ?? '') ?? []);
+      } else if (parent !== undefined) {
+        byOwner ??= itemsByOwner(items, byId, parent, new Set(records.map((one) => idText(one.id) ?? '')));
+        record[key] = byOwner.get(idText(record.id) ?? '') ?? [];
+      }
+    }
+  }
+  if (problems.length > 0) notice?.(`carectl: the service's reply left out content: ${problems.join('; ')}`);
+  return records;
+}
+
+/** At most three values, then how many more. */
+function shortList(values: string[]): string {
+  return values.length <= 3 ? values.join(', ') : `${values.slice(0, 3).join(', ')} and ${values.length - 3} more`;
+}
+
+/**
+ * Items by the record they belong to: an item's parent is that record, or an earlier item whose
+ * own parent leads there; a chain that loops or ends nowhere belongs to no record. A parent naming
+ * one of `owners` is that record, even where an item has the same id (they are different id spaces).
+ */
+function itemsByOwner(items: readonly Item[], byId: ReadonlyMap<string, Item>, parent: string, owners: ReadonlySet<string>): Map<string, Item[]> {
+  const ownerOf = new Map<Item, string | undefined>();
+  // A loop, not recursion: a hostile reply may hold a chain of thousands of items.
+  const owner = (item: Item): string | undefined => {
+    const chain = new Set<Item>();
+    let current: Item | undefined = item;
+    let found: string | undefined;
+    while (current !== undefined) {
+      if (ownerOf.has(current)) {
+        found = ownerOf.get(current);
+        break;
+      }
+      if (chain.has(current)) break;
+      chain.add(current);
+      const up = idText(current[parent]);
+      if (up === undefined) break;
+      if (owners.has(up)) {
+        found = up;
+        break;
+      }
+      const next = byId.get(up);
+      if (next === undefined) found = up;
+      current = next;
+    }
+    for (const link of chain) ownerOf.set(link, found);
+    return found;
+  };
+  const byOwner = new Map<string, Item[]>();
+  for (const item of items) {
+    const id = owner(item);
+    if (id === undefined) continue;
+    const owned = byOwner.get(id);
+    if (owned) owned.push(item);
+    else byOwner.set(id, [item]);
+  }
+  return byOwner;
 }
