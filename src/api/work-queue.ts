@@ -208,7 +208,7 @@ export class WorkQueue {
         held++;
       }
       // For --limit: the records a slice with pages left likely gives come before the next one's.
-      if (limit !== Infinity) records += Math.max(pageSize, this.left(slice)?.records ?? 0);
+      if (this.parallel && records < limit) records += Math.max(pageSize, this.left(slice)?.records ?? 0);
     }
   }
 
@@ -228,16 +228,18 @@ export class WorkQueue {
   }
 
   /**
-   * Cuts a slice about to read that is expected to hold two pieces or more: it keeps a piece, the
-   * rest follows it. A piece is a share, or less where slots would stay idle: the records left
-   * spread over them, a page at least.
+   * Cuts a slice about to read that is expected to hold more than two shares (or, where slots
+   * would stay idle, more than a page): it keeps a share (or the records left spread over the
+   * idle slots, a page at least), the rest follows it.
    */
   private cutBeforeReading(slice: Slice, idleSlots: number): Slice | undefined {
     const left = this.left(slice);
     if (!left || left.hi === left.lo) return undefined;
     const { lo, hi, records } = left;
-    const piece = Math.max(this.options.pageSize, Math.min(this.share, records / (idleSlots + 1)));
-    if (records < 2 * piece || !this.days?.nearKept(slice.phase)) return undefined;
+    const { pageSize } = this.options;
+    // Two pages left are two requests either way: with slots idle, cut, they go side by side.
+    const piece = idleSlots > 0 ? Math.max(pageSize, Math.min(this.share, records / (idleSlots + 1))) : this.share;
+    if (records <= (idleSlots > 0 ? pageSize : 2 * piece) || !this.days?.nearKept(slice.phase)) return undefined;
     return this.cut(slice, lo + Math.max(1, Math.round((piece / records) * (hi - lo + 1))) - 1);
   }
 
