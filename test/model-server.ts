@@ -198,6 +198,12 @@ export class ModelServer {
     }
   }
 
+  /** Sets the status of the records `ids` to closing: a client closing what it printed (they leave an unread list). */
+  closeIds(ids: readonly string[]): void {
+    const closing = new Set(ids);
+    for (const record of this.data) if (closing.has(record.id)) record.status = 'closing';
+  }
+
   /** Records whose sort date moved during the run. */
   get movedIds(): Set<string> {
     return new Set(this.data.filter((r) => r.newest > NOW + DAY * 400).map((r) => r.id));

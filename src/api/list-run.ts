@@ -10,6 +10,8 @@ import { WorkQueue, type Slice, type TakenPage } from './work-queue.js';
 import { PagingError } from './page-guard.js';
 import { startOf, type Cursor, type ListPlan, type PageSource } from './paging.js';
 import { decodeResumeToken, encodeResumeToken, type ResumePoint } from './resume-token.js';
+import { splitAddress } from './links.js';
+import { PAGING_STYLES } from './catalogue/index.js';
 import { Scheduler } from './scheduler.js';
 
 export interface ListRunOptions {
@@ -60,13 +62,19 @@ export async function runList(options: ListRunOptions): Promise<number> {
   return out.written;
 }
 
+/** Ids a token names at most in place of a count (a page's worth, and as many at one second before it). */
+const NAMED_MAX = 100;
+
+/** A cursor, the records the run passed before it, and how many of those lead up to it in its chain (their ids known). */
+type Place = Cursor & { passed: number; known: number };
+
 /** The single writer: the slices' records in order, each id once, with the cursor a token continues from. */
 class OrderedWriter {
   written = 0;
-  cursor: Cursor | null;
+  cursor: Place | null;
   // The cursor before each record the stream has not handed on yet (a reader that stopped
   // reading): after a stop, the resumed run starts at the first of them.
-  private readonly undelivered: Cursor[] = [];
+  private readonly undelivered: Place[] = [];
   private deliveredBefore = 0;
   /** A record is being written: stopped now, part of it may already be out. */
   private writing = false;
@@ -79,6 +87,13 @@ class OrderedWriter {
   // would give it: a table lays out the same rows the same way, however the slices were cut.
   private phase: number;
   private counted: number;
+  // The ids of the records passed (written, or left out as repeats), the last few thousand: a
+  // token names those before its cursor on its page rather than count them (see byIds).
+  private recent: string[] = [];
+  private passed = 0;
+  private known = 0;
+  /** Ids the run this one continues wrote, named by its token: left out. */
+  private readonly done: Set<string>;
 
   constructor(
     private readonly options: ListRunOptions,
@@ -86,18 +101,50 @@ class OrderedWriter {
     private readonly limit: number,
     private readonly pageSize: number,
   ) {
-    this.cursor = options.start;
-    this.phase = options.start.phase;
-    this.counted = options.start.skip;
+    const { start } = options;
+    this.done = new Set(start.done);
+    for (const id of start.done ?? []) this.pass(id);
+    this.cursor = { ...start, passed: this.passed, known: this.known };
+    this.phase = start.phase;
+    this.counted = start.skip;
+  }
+
+  private pass(id: string): void {
+    this.recent.push(id);
+    this.passed++;
+    this.known++;
+    if (this.recent.length > 8192) this.recent = this.recent.slice(-4096);
+  }
+
+  /**
+   * `at` for a token: the records of its page before it (the service's skip, then those written)
+   * named by id where the run knows them all, the address's skip set to 0. A count would
+   * make the run continuing skip a record it never wrote when one written has left the list since
+   * (closed by the user in between). Only where the skip counts from the link's own date-time
+   * bound: a plain skip counts from the list's start, which records leaving shift for any client.
+   */
+  private byIds(at: Place): Cursor {
+    const { passed, known, ...cursor } = at;
+    const [path, params] = splitAddress(at.url);
+    const skipped = Number(params.get(SKIP) ?? 0);
+    const before = skipped + at.skip;
+    const phase = splitAddress(this.options.plan.phases[at.phase] ?? '')[1];
+    const keyset = [...params].some(([key, value]) => /_(gte|gt|lte|lt)$/.test(key) && value.includes('T') && !phase.getAll(key).includes(value));
+    const named = this.recent.length - (this.passed - passed);
+    if (before === 0 || before > Math.min(known, NAMED_MAX) || before > named || (skipped > 0 && !keyset)) return cursor;
+    // skip=0 rather than none: the form of the service's own links (the spec's "a skip value").
+    if (skipped > 0) params.set(SKIP, '0');
+    return { ...cursor, url: `${path}?${params.toString()}`, skip: 0, done: this.recent.slice(named - before, named) };
   }
 
   /** The token of `at`, with the header the output holds once records went out (or held for the run it continues). */
-  token(at: Cursor): string {
+  token(at: Place): string {
     const { plan, start, header } = this.options;
-    return encodeResumeToken(plan, at, start.header ?? (this.written > 0 ? header : undefined));
+    return encodeResumeToken(plan, this.byIds(at), start.header ?? (this.written > 0 ? header : undefined));
   }
 
   async startSlice(slice: Slice): Promise<void> {
+    this.known = 0;
     if (slice.phase === this.phase) return;
     await this.endPhase();
     this.phase = slice.phase;
@@ -114,9 +161,9 @@ class OrderedWriter {
     for (; i < page.records.length && this.written < this.limit; i++) {
       const record = page.records[i] as Record<string, unknown>;
       const id = idKey(record.id);
-      const repeat = this.seen.has(id);
+      const repeat = this.seen.has(id) || this.done.has(String(record.id));
       // A repeat within one query (a union's second query repeats the first's by design).
-      if (repeat && (!plan.union || slice.phase === 0)) this.run.distrust();
+      if (this.seen.has(id) && (!plan.union || slice.phase === 0)) this.run.distrust();
       if (!repeat) {
         this.undelivered.push(this.at(slice, page.url, i));
         this.writing = true;
@@ -126,6 +173,7 @@ class OrderedWriter {
         for (const delivered = writer.delivered?.() ?? this.written; this.deliveredBefore < delivered; this.deliveredBefore++) this.undelivered.shift();
         this.seen.add(id);
       }
+      this.pass(String(record.id));
       this.cursor = this.at(slice, page.url, i + 1);
       if (++this.counted % this.pageSize === 0) await writer.endPage();
     }
@@ -140,7 +188,7 @@ class OrderedWriter {
     if (this.written > 0) await writer.end().catch(() => undefined);
     const delivered = writer.delivered?.() ?? this.written;
     if (delivered < this.written && this.undelivered.length > 0) {
-      this.cursor = this.undelivered[Math.max(0, delivered - this.deliveredBefore)] as Cursor;
+      this.cursor = this.undelivered[Math.max(0, delivered - this.deliveredBefore)] as Place;
       this.written = delivered;
     }
     // The system may have taken part of the record being written: that cut line is not output.
@@ -163,19 +211,21 @@ class OrderedWriter {
     return start.phase > 0 || start.url !== plan.phases[0] || start.skip > 0 || start.end !== undefined;
   }
 
-  private at(slice: Slice, url: string, skip: number): Cursor {
+  private at(slice: Slice, url: string, skip: number): Place {
     const end = this.run.endOf(slice);
-    return { phase: slice.phase, url, skip, ...(end !== undefined && { end }) };
+    return { phase: slice.phase, url, skip, ...(end !== undefined && { end }), passed: this.passed, known: this.known };
   }
 
   /** Where the list goes on after the whole of `page`. */
-  private after(index: number, slice: Slice, page: TakenPage): Cursor | null {
+  private after(index: number, slice: Slice, page: TakenPage): Place | null {
     if (page.nextRefused) return this.at(slice, page.url, page.records.length);
     if (page.next !== null) return this.at(slice, page.next, Math.max(0, page.skip - page.records.length));
     const following = this.run.slices[index + 1];
-    return following ? this.at(following, following.first, 0) : null;
+    return following ? { ...this.at(following, following.first, 0), known: 0 } : null;
   }
 }
+
+const SKIP = PAGING_STYLES.skip.cursorParam;
 
 /** An id as the run remembers it: digits that a number holds exactly as that number, else the text. */
 function idKey(id: unknown): string | number {

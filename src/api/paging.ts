@@ -84,6 +84,8 @@ export interface Cursor {
   skip: number;
   /** The last day (days since 1970) of the date slice the page belongs to, when the phase was sliced. */
   end?: number;
+  /** Ids of the records before it on its page, written already: named in place of a count (see list-run.ts byIds). */
+  done?: string[];
 }
 
 /** A list as a sequence of first-page addresses; the plan's fingerprint ties resume tokens to it. */

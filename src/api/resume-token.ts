@@ -80,7 +80,7 @@ function unpackParams(packed: string): string {
 }
 
 /**
- * `3|fingerprint|phase|skip|end|header|asOf (base 36)|path|set parameters|removed names|checksum`,
+ * `3|fingerprint|phase|skip|end|header|asOf (base 36)|path|set parameters|removed names|done ids|checksum`,
  * with empty fields for what a cursor does not need, in base64url. The checksum covers all the
  * rest, the query's fingerprint included: a token cut short or edited by hand is refused rather
  * than continuing somewhere else.
@@ -98,6 +98,7 @@ export function encodeResumeToken(plan: ListPlan, cursor: Cursor, header?: strin
     diff.path ?? '',
     diff.set === undefined ? '' : packParams(diff.set),
     (diff.removed ?? []).join(','),
+    (cursor.done ?? []).map(encodeURIComponent).join(','),
   ];
   const text = fields.join('|');
   return Buffer.from(`${text}|${digest(text, 8)}`).toString('base64url');
@@ -110,6 +111,7 @@ interface TokenPayload extends AddressDiff {
   end?: number;
   header?: string;
   asOf?: number;
+  done?: string[];
 }
 
 const NOT_OURS = '--resume: not a whole token as carectl printed it (cut short or changed?); copy it again from the message that printed it';
@@ -121,7 +123,7 @@ function parseToken(token: string): TokenPayload | undefined {
   const cut = whole.lastIndexOf('|');
   const text = whole.slice(0, cut);
   if (cut < 0 || whole.slice(cut + 1) !== digest(text, 8)) return undefined;
-  const [version, fingerprint, phase, skip, end, header, asOf, path, set, removed] = text.split('|');
+  const [version, fingerprint, phase, skip, end, header, asOf, path, set, removed, done] = text.split('|');
   const count = (field: string | undefined): number | undefined =>
     field === undefined || field === '' ? undefined : /^\d+$/.test(field) ? Number(field) : NaN;
   const payload: TokenPayload = {
@@ -134,6 +136,7 @@ function parseToken(token: string): TokenPayload | undefined {
     ...(path ? { path } : {}),
     ...(set ? { set: unpackParams(set) } : {}),
     ...(removed ? { removed: removed.split(',') } : {}),
+    ...(done ? { done: done.split(',').map(decodeURIComponent) } : {}),
   };
   const counts = [payload.phase, payload.skip, payload.end ?? 0, payload.asOf ?? 0];
   return version === '3' && counts.every((n) => Number.isSafeInteger(n) && n >= 0) ? payload : undefined;
@@ -159,6 +162,7 @@ export function decodeResumeToken(plan: ListPlan, token: string): ResumePoint {
     skip: payload.skip,
     ...(payload.end !== undefined && { end: payload.end }),
     ...(payload.header !== undefined && { header: payload.header }),
+    ...(payload.done !== undefined && { done: payload.done }),
   };
 }
 
