@@ -184,14 +184,7 @@ export class WorkQueue {
 
   private startReady(): void {
     const { scheduler, limit, pageSize } = this.options;
-    let held = 0;
-    let records = this.written + this.pageLeft;
-    let readableAhead = 0;
-    for (const slice of this.slices.slice(this.writerAt)) {
-      held += slice.buffer.length + (slice.inFlight ? 1 : 0);
-      records += (slice.inFlight ? pageSize : 0) + heldRecords(slice);
-      if (readable(slice)) readableAhead++;
-    }
+    let { held, records, readableAhead } = this.holding();
     const writer = this.slices[this.writerAt] as Slice;
     // The writer's own slice reads a few pages ahead (one at a time: one), unless --limit has what it needs in hand.
     const writerMay = writer.buffer.length < (this.parallel ? SHARE_PAGES : 1) && this.written + this.pageLeft + heldRecords(writer) < limit;
@@ -210,6 +203,17 @@ export class WorkQueue {
       // For --limit: the records a slice with pages left likely gives come before the next one's.
       if (this.parallel && records < limit) records += Math.max(pageSize, this.left(slice)?.records ?? 0);
     }
+  }
+
+  /** Pages held or asked for by the slices from the writer's on, the records among them (a page in flight counts whole), and the slices that could read. */
+  private holding(): { held: number; records: number; readableAhead: number } {
+    const holding = { held: 0, records: this.written + this.pageLeft, readableAhead: 0 };
+    for (const slice of this.slices.slice(this.writerAt)) {
+      holding.held += slice.buffer.length + (slice.inFlight ? 1 : 0);
+      holding.records += (slice.inFlight ? this.options.pageSize : 0) + heldRecords(slice);
+      if (readable(slice)) holding.readableAhead++;
+    }
+    return holding;
   }
 
   /** Records per day of a slice's own chain once it has read over a day, else its phase's so far. */
