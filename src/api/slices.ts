@@ -7,7 +7,7 @@
  */
 import { PAGING_STYLES, type ResourceSpec } from './catalogue/index.js';
 import { DAY_MS } from '../core/parse.js';
-import { dateRange, splitAddress } from './links.js';
+import { dateRange, splitAddress, type DateRange } from './links.js';
 import type { ListPlan } from './paging.js';
 
 /** The sort date of a list and its direction: the order its slices are written in. */
@@ -49,89 +49,11 @@ export function sliceRule(spec: ResourceSpec, query: ReadonlyArray<readonly [str
   return { field, descending: sort.startsWith('-'), sortParam: dates.param, sizeParam: PAGING_STYLES.skip.sizeParam };
 }
 
-/**
- * The first and last day the address's bounds on the rule's field allow (undefined: open). A cut
- * inside them keeps the user's own bound wherever it is as tight (narrowed), so the slices
- * partition the range under either reading of a date-only bound. The bounds that close a
- * one-sided range (OPEN_FROM, OPEN_TO) count as open: there is no range there to cut at once.
- */
-export function daysOf(address: string, rule: SliceRule): { lo?: number; hi?: number } {
-  const range = dateRange(splitAddress(address)[1], rule.field);
-  const lo = range.lo && dayOf(range.lo.at);
-  const hi = range.hi && dayOf(range.hi.at);
-  return { ...(lo !== undefined && lo > OPEN_FROM_DAY && { lo }), ...(hi !== undefined && hi < OPEN_TO_DAY - 1 && { hi }) };
-}
-
-/**
- * Where a chain of pages has got to, from its next address: the day of the keyset bound on the
- * side it moves (`_gte` with a time when ascending, `_lte` descending), which says that every
- * record before it was read, and `skip` those at that very second. It is a keyset bound only if
- * it is tighter than the chain's own query (`base`) and its skip is less than the records the
- * chain has read (`read`): a snapshot's pinned `_lte` with a skip that counts every record read
- * is no position. Undefined when there is none (a plain skip link).
- */
-export function positionOf(address: string, base: string, read: number, rule: SliceRule): number | undefined {
-  const params = splitAddress(address)[1];
-  const own = dateRange(splitAddress(base)[1], rule.field);
-  const range = dateRange(params, rule.field);
-  const side = rule.descending ? range.hi : range.lo;
-  if (!side?.value.includes('T') || !(Number(params.get(PAGING_STYLES.skip.cursorParam) ?? 0) < read)) return undefined;
-  const tighter = rule.descending ? !own.hi || side.at < own.hi.at : !own.lo || side.at > own.lo.at;
-  return tighter ? dayOf(side.at) : undefined;
-}
-
-/**
- * `address` with its bounds on the rule's field narrowed to the days lo..hi (`_gte=lo`, `_lt=` the
- * day after hi); a side already as tight under every reading keeps its own bound as written. The
- * spec asks for a sort date's bounds as a pair, so a side that a slice leaves open is closed by
- * a bound no record passes (OPEN_FROM, OPEN_TO).
- */
-export function narrowed(address: string, rule: SliceRule, lo: number | undefined, hi: number | undefined): string {
+/** `address` with a parameter set (the page size of a probe, its sort). */
+function withParam(address: string, key: string, value: string): string {
   const [path, params] = splitAddress(address);
-  const field = rule.field;
-  const range = dateRange(params, field);
-  const setLo = lo !== undefined && !(range.lo && range.lo.at >= lo * DAY_MS);
-  // An `lte:D` the user gave stays as written when the slice ends with D (its own reading holds).
-  const setHi = hi !== undefined && !(range.hi && range.hi.at <= (hi + 1) * DAY_MS - 1);
-  const result = new URLSearchParams();
-  for (const [key, value] of params) {
-    const bound = /_(gte|gt|lte|lt)$/.exec(key);
-    const side = bound && key === `${field}_${bound[1]}` ? (bound[1]!.startsWith('g') ? 'lo' : 'hi') : undefined;
-    if ((side === 'lo' && setLo) || (side === 'hi' && setHi)) continue;
-    result.append(key, value);
-  }
-  const narrowing = setLo || setHi;
-  if (setLo) result.append(`${field}_gte`, dayText(lo as number));
-  else if (narrowing && !range.lo) result.append(`${field}_gte`, OPEN_FROM);
-  if (setHi) result.append(`${field}_lt`, dayText((hi as number) + 1));
-  else if (narrowing && !range.hi) result.append(`${field}_lt`, OPEN_TO);
-  return `${path}?${result.toString()}`;
-}
-
-/**
- * The far end of a sort date's list, asked for with one record of it in the other order: the
- * address, and the day its reply's next link says that record has (the keyset bound), if any.
- */
-export function farEndProbe(address: string, rule: SliceRule): string {
-  const [path, params] = splitAddress(address);
-  params.set(rule.sortParam, rule.descending ? rule.field : `-${rule.field}`);
-  return withSize(`${path}?${params.toString()}`, rule, 1);
-}
-
-/** `address` asking for pages of `size` records. */
-export function withSize(address: string, rule: SliceRule, size: number): string {
-  const [path, params] = splitAddress(address);
-  params.set(rule.sizeParam, String(size));
+  params.set(key, value);
   return `${path}?${params.toString()}`;
-}
-
-export function farEndOf(link: string | null, rule: SliceRule): number | undefined {
-  if (link === null) return undefined;
-  const range = dateRange(splitAddress(link)[1], rule.field);
-  // Descending the list ends at its oldest record: the probe's _gte. Ascending, its newest: the
-  // probe's _lte (a snapshot's pinned bound is no earlier than the newest record either).
-  const side = rule.descending ? range.lo : range.hi;
-  return side?.value.includes('T') ? dayOf(side.at) : undefined;
 }
 
 /** A probe's answer: its records' ids and its next link. */
@@ -148,8 +70,8 @@ export interface DaysHost {
 }
 
 /**
- * What a run knows of its phases' days, in the sort order (a descending list's day d is -d, so
- * that callers read as ascending): each phase's bounds, its far end (asked for once, with one
+ * What a run knows of its phases' days, in the sort order: a descending list's day d is -d here,
+ * so that callers read as ascending. Each phase's bounds, its far end (asked for once, with one
  * record in the other order), and whether the service keeps to the bound a cut adds.
  */
 export class SliceDays {
@@ -170,30 +92,68 @@ export class SliceDays {
   fromDay = (day: number): number => this.sign * day;
   dayOf = (ordered: number | undefined): number | undefined => (ordered === undefined ? undefined : this.sign * ordered);
 
-  /** `address` narrowed to the ordered days lo..hi (undefined: as it is). */
+  /**
+   * `address` narrowed to the days lo..hi (undefined: as it is): `_gte=lo`, `_lt=` the day after
+   * hi; a side as tight already keeps the user's bound as written (an `lte:D` holds its own
+   * reading). A side a slice leaves open is closed by a bound no record passes, as the spec
+   * wants a pair.
+   */
   narrowed(address: string, lo: number | undefined, hi: number | undefined): string {
     const [from, to] = this.rule.descending ? [this.dayOf(hi), this.dayOf(lo)] : [lo, hi];
-    return narrowed(address, this.rule, from, to);
-  }
-
-  positionOf(next: string, base: string, read: number): number | undefined {
-    return this.dayOf(positionOf(next, base, read, this.rule));
-  }
-
-  /** The phase's own first day in the sort order, if its query bounds it. */
-  firstDay(phase: number): number | undefined {
-    const days = daysOf(this.plan.phases[phase] as string, this.rule);
-    return this.dayOf(this.rule.descending ? days.hi : days.lo);
+    const [path, params] = splitAddress(address);
+    const field = this.rule.field;
+    const range = dateRange(params, field);
+    const setLo = from !== undefined && !(range.lo && range.lo.at >= from * DAY_MS);
+    const setHi = to !== undefined && !(range.hi && range.hi.at <= (to + 1) * DAY_MS - 1);
+    const result = new URLSearchParams();
+    for (const [key, value] of params) {
+      const op = key.startsWith(`${field}_`) ? key.slice(field.length + 1) : '';
+      if (((op === 'gte' || op === 'gt') && setLo) || ((op === 'lte' || op === 'lt') && setHi)) continue;
+      result.append(key, value);
+    }
+    if (setLo || (setHi && !range.lo)) result.append(`${field}_gte`, setLo ? dayText(from as number) : OPEN_FROM);
+    if (setHi || (setLo && !range.hi)) result.append(`${field}_lt`, setHi ? dayText((to as number) + 1) : OPEN_TO);
+    return `${path}?${result.toString()}`;
   }
 
   /**
-   * The phase's last day in the sort order: its query's bound, else its far end, asked for once.
-   * Ascending, until the answer comes (or when it says nothing), the day the run's dates were
-   * resolved at: an estimate for where to cut, never a bound (the last slice stays open).
+   * Where a chain has got to, from its next address: the day of the keyset bound on the side it
+   * moves (`_gte` with a time ascending, `_lte` descending). Only if that bound is tighter than
+   * the chain's own query (`base`) and its skip less than the records read (`read`): a
+   * snapshot's pinned bound, whose skip counts every record, is no position.
+   */
+  positionOf(next: string, base: string, read: number): number | undefined {
+    const params = splitAddress(next)[1];
+    const own = this.side(dateRange(splitAddress(base)[1], this.rule.field), 'near');
+    const side = this.side(dateRange(params, this.rule.field), 'near');
+    if (!side?.value.includes('T') || !(Number(params.get(PAGING_STYLES.skip.cursorParam) ?? 0) < read)) return undefined;
+    return own && this.sign * side.at <= this.sign * own.at ? undefined : this.fromDay(dayOf(side.at));
+  }
+
+  /** The side of a range a list reads first (near) or last (far). */
+  private side(range: DateRange, which: 'near' | 'far'): DateRange['lo'] {
+    return (which === 'near') === this.rule.descending ? range.hi : range.lo;
+  }
+
+  /** The phase's own bound on a side, if its query has one (the bounds closing a one-sided range count as none). */
+  private bound(phase: number, which: 'near' | 'far'): number | undefined {
+    const side = this.side(dateRange(splitAddress(this.plan.phases[phase] as string)[1], this.rule.field), which);
+    const day = side && dayOf(side.at);
+    return day === undefined || day <= OPEN_FROM_DAY || day >= OPEN_TO_DAY - 1 ? undefined : this.fromDay(day);
+  }
+
+  /** The phase's first day, if its query bounds it. */
+  firstDay(phase: number): number | undefined {
+    return this.bound(phase, 'near');
+  }
+
+  /**
+   * The phase's last day: its query's bound, else its far end, asked for once. Ascending, until
+   * the answer comes (or when it says nothing), the day the run's dates were resolved at: an
+   * estimate of where to cut, never a bound (the last slice stays open).
    */
   lastDay(phase: number): number | undefined {
-    const days = daysOf(this.plan.phases[phase] as string, this.rule);
-    const own = this.dayOf(this.rule.descending ? days.lo : days.hi);
+    const own = this.bound(phase, 'far');
     if (own !== undefined) return own;
     if (!this.far.has(phase)) this.askFarEnd(phase);
     const far = this.far.get(phase) ?? undefined;
@@ -201,10 +161,13 @@ export class SliceDays {
     return far === undefined ? asOf : Math.max(far, asOf ?? far);
   }
 
+  /** The far end: one record in the other order, whose next link's keyset bound is that record's day. */
   private askFarEnd(phase: number): void {
     this.far.set(phase, undefined);
-    void this.host.probe(farEndProbe(this.plan.phases[phase] as string, this.rule)).then((probed) => {
-      this.far.set(phase, this.dayOf(farEndOf(probed?.next ?? null, this.rule)) ?? null);
+    const address = withParam(this.plan.phases[phase] as string, this.rule.sortParam, this.rule.descending ? this.rule.field : `-${this.rule.field}`);
+    void this.host.probe(withParam(address, this.rule.sizeParam, '1')).then((probed) => {
+      const side = probed?.next ? this.side(dateRange(splitAddress(probed.next)[1], this.rule.field), 'far') : undefined;
+      this.far.set(phase, side?.value.includes('T') ? this.fromDay(dayOf(side.at)) : null);
       this.host.changed();
     });
   }
@@ -216,7 +179,7 @@ export class SliceDays {
 
   /**
    * Whether the service keeps to the bound a cut adds on the side read first, asked once per
-   * phase: records of its start, all dated up to a keyset position, must not come back from the
+   * phase: records of its start, dated up to a keyset position, must not come back from the
    * phase bounded past that day. False until the answer, and for good when the bound is ignored
    * or the check cannot tell: the phase is read as one chain, as --parallel 1 would.
    */
@@ -238,12 +201,12 @@ export class SliceDays {
     const address = this.plan.phases[phase] as string;
     let sample = this.samples.get(phase);
     if (!sample) {
-      const first = await this.host.probe(withSize(address, this.rule, 2));
+      const first = await this.host.probe(withParam(address, this.rule.sizeParam, '2'));
       const position = first?.next ? this.positionOf(first.next, address, first.ids.length) : undefined;
       if (!first || position === undefined) return false;
       sample = { ids: first.ids, position };
     }
-    const past = await this.host.probe(withSize(this.narrowed(address, sample.position + 1, undefined), this.rule, 2));
+    const past = await this.host.probe(withParam(this.narrowed(address, sample.position + 1, undefined), this.rule.sizeParam, '2'));
     const before = new Set(sample.ids);
     return past !== null && !past.ids.some((id) => before.has(id));
   }
