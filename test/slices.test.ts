@@ -1,0 +1,97 @@
+/**
+ * The days of a sliced list (src/api/slices.ts), in the sort order: the bounds a cut sends, where
+ * a chain has got to, the far end and the near-bound check. Whole runs: parallel.test.ts and the
+ * properties of list-properties.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { SliceDays, dayOf, type Probed, type SliceRule } from '../src/api/slices.js';
+
+const day = (text: string): number => dayOf(Date.parse(`${text}T00:00:00Z`));
+const ascending: SliceRule = { field: 'oldest_sort_date', descending: false, sortParam: 'sort', sizeParam: 'page_size' };
+const descending: SliceRule = { ...ascending, descending: true };
+const params = (address: string): string[][] => [...new URLSearchParams(address.split('?')[1])].sort();
+
+function daysOf(rule: SliceRule, phase: string, answers: Array<Probed | null> = [], asOf?: number) {
+  const probes: string[] = [];
+  let changed = 0;
+  const days = new SliceDays({ phases: [phase], slicing: rule, ...(asOf !== undefined && { asOf }) }, rule, {
+    probe: async (address) => (probes.push(address), answers.shift() ?? null),
+    changed: () => changed++,
+  });
+  return { days, probes, changed: () => changed };
+}
+
+describe('SliceDays', () => {
+  const open = 'v1.3/conversations?is_priority=true&page_size=50';
+
+  it('narrows to half-open days, closing a side left open with a bound no record passes', () => {
+    const { days } = daysOf(ascending, open);
+    assert.deepEqual(
+      params(days.narrowed(open, day('2026-01-01'), day('2026-01-31'))),
+      params(`${open}&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lt=2026-02-01`),
+    );
+    assert.deepEqual(
+      params(days.narrowed(open, day('2026-02-01'), undefined)),
+      params(`${open}&oldest_sort_date_gte=2026-02-01&oldest_sort_date_lt=9999-12-31`),
+    );
+    assert.deepEqual(
+      params(days.narrowed(open, undefined, day('2026-01-31'))),
+      params(`${open}&oldest_sort_date_gte=1900-01-01&oldest_sort_date_lt=2026-02-01`),
+    );
+  });
+
+  it("keeps the user's own bound where the slice ends with it (its reading holds)", () => {
+    const ranged = `${open}&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lte=2026-03-01`;
+    const { days } = daysOf(ascending, ranged);
+    const last = days.narrowed(ranged, day('2026-02-01'), day('2026-03-01'));
+    assert.deepEqual(params(last), params(`${open}&oldest_sort_date_lte=2026-03-01&oldest_sort_date_gte=2026-02-01`));
+    assert.equal(days.firstDay(0), day('2026-01-01'));
+    assert.equal(days.lastDay(0), day('2026-03-01'));
+  });
+
+  it('counts a descending list in days of its own order: its first day is the latest', () => {
+    const ranged = `${open}&sort=-oldest_sort_date&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lt=2026-03-01`;
+    const { days } = daysOf(descending, ranged);
+    assert.equal(days.dayOf(days.firstDay(0)), day('2026-02-28'));
+    assert.equal(days.dayOf(days.lastDay(0)), day('2026-01-01'));
+    // The ordered days -Feb 10 .. -Feb 1: Feb 1 to Feb 10.
+    const slice = days.narrowed(ranged, days.fromDay(day('2026-02-10')), days.fromDay(day('2026-02-01')));
+    assert.deepEqual(params(slice), params(`${open}&sort=-oldest_sort_date&oldest_sort_date_gte=2026-02-01&oldest_sort_date_lt=2026-02-11`));
+  });
+
+  it('reads a position only from a keyset bound tighter than the chain, with a skip below the records read', () => {
+    const { days } = daysOf(ascending, open);
+    const next = `${open}&oldest_sort_date_gte=2026-01-05T10:00:00&skip=2`;
+    assert.equal(days.positionOf(next, open, 50), day('2026-01-05'));
+    assert.equal(days.positionOf(next, open, 2), undefined, 'a skip counting every record read');
+    assert.equal(days.positionOf(`${open}&skip=50`, open, 50), undefined, 'a plain skip link');
+    const { days: down } = daysOf(descending, open);
+    assert.equal(down.dayOf(down.positionOf(`${open}&oldest_sort_date_lte=2026-01-05T10:00:00&skip=1`, open, 50)), day('2026-01-05'));
+  });
+
+  it('asks for an open far end once, and until it answers assumes the day the dates were resolved at', async () => {
+    const asOf = Date.parse('2026-11-26T12:00:00Z');
+    const { days, probes, changed } = daysOf(ascending, open, [{ ids: ['9'], next: `${open}&oldest_sort_date_lte=2027-06-01T00:00:00&skip=1` }], asOf);
+    assert.equal(days.lastDay(0), dayOf(asOf));
+    assert.equal(days.lastDay(0), dayOf(asOf));
+    assert.deepEqual(probes.map(params), [params(`${open.replace('50', '1')}&sort=-oldest_sort_date`)]);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(changed(), 1);
+    assert.equal(days.lastDay(0), day('2027-06-01'), 'records dated after today count');
+  });
+
+  it('trusts a cut only once records of the start do not come back from past its position', async () => {
+    for (const [past, kept] of [
+      [['3', '4'], true],
+      [['1', '3'], false],
+    ] as const) {
+      const { days, probes } = daysOf(ascending, open, [{ ids: [...past], next: null }]);
+      days.sample(0, [{ id: 1 }, { id: 2 }], day('2026-01-05'));
+      assert.equal(days.nearKept(0), false, 'not before the answer');
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(days.nearKept(0), kept);
+      assert.deepEqual(params(probes[0] as string), params(`${open.replace('50', '2')}&oldest_sort_date_gte=2026-01-06&oldest_sort_date_lt=9999-12-31`));
+    }
+  });
+});
