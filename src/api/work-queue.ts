@@ -1,13 +1,9 @@
 /**
- * The work queue of a list run: its slices in the order they are written, each a chain of pages
- * (a phase of the plan, or a date slice of one), fetched through the scheduler and handed to the
- * single writer in order. With --parallel above 1 the slices ahead of the writer read too, within
- * a budget of pages held, and a slice expected to hold more than a chain's share is cut in two
- * where the data read so far says: it keeps a share and the rest follows it. Slots left idle at
- * the end of a run split the slice with the most records still to come.
- *
- * Days run in the sort order: a descending list's day d is -d here (see `SliceDays`), so the code
- * below reads as ascending.
+ * The work queue of a list run: its slices in writer order, each a chain of pages (a phase of the
+ * plan, or a date slice of one), fetched through the scheduler. With --parallel above 1, slices
+ * ahead of the writer read too, within a budget of pages, and a slice about to read that is
+ * expected to hold more than its share is cut: it keeps a share, the rest follows it. Days run in
+ * the sort order (see SliceDays), so the code reads as ascending.
  */
 import type { ListPlan, NextStep, PageSource } from './paging.js';
 import { PageGuard, type ChainState } from './page-guard.js';
