@@ -72,23 +72,18 @@ type Place = Cursor & { passed: number; known: number };
 class OrderedWriter {
   written = 0;
   cursor: Place | null;
-  // The cursor before each record the stream has not handed on yet (a reader that stopped
-  // reading): after a stop, the resumed run starts at the first of them.
+  // The cursor before each record the stream has not handed on yet: a resumed run starts at the first.
   private readonly undelivered: Place[] = [];
   private deliveredBefore = 0;
   /** A record is being written: stopped now, part of it may already be out. */
   private writing = false;
-  // Every id written in this run: a record comes out once, whatever the service does (a union's
-  // phases overlap; a service that ignores a slice's bounds, or a record whose sort date moves,
-  // gives a record twice). Memory: one id per record, a number where the id is one (a 1M export
-  // holds a million small numbers, not a million strings).
+  // Every id written in this run, so that a record comes out once whatever the service does; a
+  // number where the id is one (a 1M export holds a million small numbers, not strings).
   private readonly seen = new Set<string | number>();
-  // The writer gets a page boundary every pageSize records of a phase, as the service's pages
-  // would give it: a table lays out the same rows the same way, however the slices were cut.
+  // A page boundary every pageSize records of a phase, however the slices were cut: a table lays out the same rows.
   private phase: number;
   private counted: number;
-  // The ids of the records passed (written, or left out as repeats), the last few thousand: a
-  // token names those before its cursor on its page rather than count them (see byIds).
+  // The ids of the last records passed (written, or left out as repeats), for byIds.
   private recent: string[] = [];
   private passed = 0;
   private known = 0;
@@ -183,8 +178,7 @@ class OrderedWriter {
   /** A failure: the output closed, and the error saying how to continue when it can. */
   async stopped(err: unknown): Promise<unknown> {
     const { writer } = this.options;
-    // Close what was started (a json array stays valid); a list that failed before its first
-    // record prints nothing, so `> out.json` never looks like an empty success.
+    // Close what was started (a json array stays valid); nothing printed, `> out.json` is no empty success.
     if (this.written > 0) await writer.end().catch(() => undefined);
     const delivered = writer.delivered?.() ?? this.written;
     if (delivered < this.written && this.undelivered.length > 0) {
@@ -193,10 +187,7 @@ class OrderedWriter {
     }
     // The system may have taken part of the record being written: that cut line is not output.
     if (this.writing && err instanceof InterruptedError) (err as Error).message += '; stdout was not being read, so its last line may be cut off';
-    // A list that failed before its first record left nothing to continue: the same command
-    // starts it again.
-    // A resumed run that failed before its first record repeats the token it was given: a script
-    // that always takes the last token printed still has one.
+    // Before its first record, only a resumed run prints a token (the one it was given).
     if (isResumable(err) && this.cursor && (this.written > 0 || this.resumed())) {
       // Part of the error, not a notice: --quiet cron jobs must still learn how to continue.
       const records = `${this.written} record${this.written === 1 ? '' : 's'}`;
