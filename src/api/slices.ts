@@ -105,12 +105,8 @@ export class SliceDays {
     const range = dateRange(params, field);
     const setLo = from !== undefined && !(range.lo && range.lo.at >= from * DAY_MS);
     const setHi = to !== undefined && !(range.hi && range.hi.at <= (to + 1) * DAY_MS - 1);
-    const result = new URLSearchParams();
-    for (const [key, value] of params) {
-      const op = key.startsWith(`${field}_`) ? key.slice(field.length + 1) : '';
-      if (((op === 'gte' || op === 'gt') && setLo) || ((op === 'lte' || op === 'lt') && setHi)) continue;
-      result.append(key, value);
-    }
+    const replaced = new Set([...(setLo ? ['gte', 'gt'] : []), ...(setHi ? ['lte', 'lt'] : [])].map((op) => `${field}_${op}`));
+    const result = new URLSearchParams([...params].filter(([key]) => !replaced.has(key)));
     if (setLo || (setHi && !range.lo)) result.append(`${field}_gte`, setLo ? dayText(from as number) : OPEN_FROM);
     if (setHi || (setLo && !range.hi)) result.append(`${field}_lt`, setHi ? dayText((to as number) + 1) : OPEN_TO);
     return `${path}?${result.toString()}`;
