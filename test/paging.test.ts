@@ -194,6 +194,32 @@ describe('resume tokens', () => {
     assert.throws(() => decodeResumeToken(plan(2), Buffer.from('{"v":1}').toString('base64url')), UsageError);
   });
 
+  test('keep their format: a token printed by an earlier build is still read the same', () => {
+    const twoPhases = {
+      phases: [
+        'v1.3/conversations?status=open&newest_sort_date_gte=2024-01-01&newest_sort_date_lt=2024-02-01&is_priority=true&page_size=50',
+        'v1.3/conversations?status=open&is_priority=false&page_size=50',
+      ],
+      asOf: 1_700_000_000_000,
+    };
+    const cursor = {
+      phase: 1,
+      url: 'v1.4/conversations?status=open&is_priority=false&newest_sort_date_lte=2024-01-05T10:00:00Z&a=1&a=2&page_size=50&skip=100',
+      skip: 3,
+      end: 19700,
+      done: ['a,b', 'c|d', 'é'],
+    };
+    const printed =
+      'M3xYWGQwRFFwMHwxfDN8MTk3MDB8Y3N2fGxveXczdjI4fHYxLjQvY29udmVyc2F0aW9uc3x-MV9sdGU9MjAyNC0wMS0wNVQxMDowMDowMFomYT0xJmE9MiZza2lwPTEwMHx8YSUyQ2IsYyU3Q2QsJUMzJUE5fHE4MFA0Y2hD';
+    assert.equal(encodeResumeToken(twoPhases, cursor, 'csv'), printed);
+    assert.deepEqual(decodeResumeToken(twoPhases, printed), {
+      ...cursor,
+      url: 'v1.4/conversations?status=open&is_priority=false&page_size=50&newest_sort_date_lte=2024-01-05T10%3A00%3A00Z&a=1&a=2&skip=100',
+      header: 'csv',
+    });
+    assert.equal(resumeAsOf(printed), 1_700_000_000_000);
+  });
+
   const cursorArb = fc.record({
     phase: fc.integer({ min: 0, max: 1 }),
     skip: fc.nat(500),

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InterruptedError } from '../src/core/errors.js';
-import { GROWTH, Scheduler, goesAfter } from '../src/api/scheduler.js';
+import { GROWTH, Scheduler } from '../src/api/scheduler.js';
 import { fakeClock } from './helpers.js';
 
 /** Resolves once `count` tasks have called it: every request of a burst is in flight before the first answer. */
@@ -232,24 +232,23 @@ describe('Scheduler: Ctrl-C', () => {
 });
 
 describe('Scheduler: priorities', () => {
-  it('compare numbers item by item, a number as a list of one, lower first', async () => {
-    assert.equal(goesAfter([1, -700, 0, 5], [1, -260, 0, 1]), false);
-    assert.equal(goesAfter([1, 0, 0, 5], [0, 0, 1, 9]), true);
-    assert.equal(goesAfter(3, [3, 0]), false);
-    assert.equal(goesAfter([3, 1], 3), true);
+  it('lower first, then in order of arrival', async () => {
     const clock = fakeClock();
     const scheduler = new Scheduler({ parallel: 1, now: clock.now, sleep: clock.sleep });
     const order: string[] = [];
     let release = (): void => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const first = scheduler.run([0], () => gate);
-    const runs = [
-      [[1, 5], 'b'],
-      [[1, -2], 'a'],
-      [[2], 'c'],
-    ].map(([priority, name]) => scheduler.run(priority as number[], async () => void order.push(name as string)));
+    const first = scheduler.run(0, () => gate);
+    const runs = (
+      [
+        [1, 'b'],
+        [-2, 'a'],
+        [2, 'd'],
+        [1, 'c'],
+      ] as const
+    ).map(([priority, name]) => scheduler.run(priority, async () => void order.push(name)));
     release();
     await Promise.all([first, ...runs]);
-    assert.deepEqual(order, ['a', 'b', 'c']);
+    assert.deepEqual(order, ['a', 'b', 'c', 'd']);
   });
 });

@@ -1,21 +1,13 @@
+/**
+ * Following `paging.next_page` (never prev_page: it never ends), and the shapes of a list's plan and
+ * of a place in it. A list may run in phases: the two is_priority queries of a conversation union, or
+ * the id chunks of an authors list.
+ */
 import type { Throttle } from '../http/transport.js';
 import { PagingError } from './page-guard.js';
 import type { SliceRule } from './slices.js';
 import { linkChanges, type LinkRules } from './links.js';
 import { PAGING_STYLES } from './catalogue/index.js';
-/**
- * Paging. The three paging styles of the service differ in how the first request sets its size
- * (`page_size` or `limit`) and in the cursor their links carry (`skip`, `offset`, `page_token`).
- * All of them answer with a `paging.next_page` link, and a client must never follow `prev_page`
- * (it never ends). The skip and token styles follow next_page as given when it changes nothing
- * but the cursor and a tighter date bound (links.ts); a link that changes the query in any other
- * way ends the list with an error (and a --resume token): its pages would be another list. The
- * offset style (users) uses the link only as the sign that more follow: the spec's links drop
- * the query's filters, so the next address is the current one with the offset advanced.
- *
- * A list may run in several phases (the two is_priority queries of a conversation union, or the
- * id chunks of an authors list). A Cursor names a place in that plan precisely enough to resume.
- */
 
 /** Where a list goes after a page: the next address, or null; `refusal` when the link cannot be followed. */
 export interface NextStep {
@@ -24,12 +16,13 @@ export interface NextStep {
 }
 
 /**
- * The address of the page after `current` (read from the query `base`), given the reply's
- * next_page link relative to the base address (the client refuses one to another origin).
+ * The address of the page after `current` of the query `base`, given the reply's next_page link.
+ * The link is followed only when it keeps the query (links.ts): otherwise its pages could be another list.
  */
 export function nextStep(rules: LinkRules, base: string, current: string, link: string | null, count: number): NextStep {
   if (link === null || rules.style === 'none') return { next: null };
-  if (rules.style === 'offset') return { next: withParam(current, OFFSET, offsetOf(current) + count) };
+  // The spec's offset links drop the query's filters: they only say that more follow.
+  if (rules.style === 'offset') return { next: advanceOffset(current, count) };
   const changes = linkChanges(base, link, rules);
   if (changes.length === 0) return { next: link };
   // An unknown parameter is refused too, not dropped nor followed: the client cannot tell a
@@ -40,17 +33,12 @@ export function nextStep(rules: LinkRules, base: string, current: string, link: 
   return { next: null, refusal };
 }
 
-const OFFSET = PAGING_STYLES.offset.cursorParam;
-
-function offsetOf(address: string): number {
-  return Number(new URLSearchParams(address.split('?')[1] ?? '').get(OFFSET) ?? 0);
-}
-
-/** `address` (path?query) with one parameter set, the others kept in order. */
-function withParam(address: string, key: string, value: string | number): string {
+/** `address` with its offset moved on by `count`, the other parameters kept in order. */
+function advanceOffset(address: string, count: number): string {
+  const offset = PAGING_STYLES.offset.cursorParam;
   const [path, query = ''] = address.split('?', 2) as [string, string?];
   const params = new URLSearchParams(query);
-  params.set(key, String(value));
+  params.set(offset, String(Number(params.get(offset) ?? 0) + count));
   return `${path}?${params.toString()}`;
 }
 
@@ -60,9 +48,8 @@ export interface PageSource {
 }
 
 /**
- * `paging.next_page` of a reply, when there is one (never prev_page). A `paging` that is there
- * but not an object, or a next_page that is neither a link nor null, is an error: the list cannot
- * tell whether more follow, and ending it there would look like its end.
+ * `paging.next_page` of a reply, or null when there is none. Malformed paging (not an object, a
+ * next_page that is not a link) is an error: the list cannot tell whether more follow.
  */
 export function nextPageLink(body: unknown): string | null {
   if (!body || typeof body !== 'object' || Array.isArray(body) || !('paging' in body)) return null;
@@ -91,17 +78,11 @@ export interface Cursor {
 /** A list as a sequence of first-page addresses; the plan's fingerprint ties resume tokens to it. */
 export interface ListPlan {
   phases: string[];
-  /**
-   * The moment relative dates (`today`, `7d`) were resolved at. A token carries it, so the same
-   * command resumed after midnight asks for the same dates instead of being refused as another.
-   */
+  /** When relative dates (`today`, `7d`) were resolved: a token carries it, so a resume after midnight asks for the same dates. */
   asOf?: number;
   /** What a resumed run must repeat for its plan to match, for the refusal's message. */
   sameCommand?: string;
-  /**
-   * The phases are overlapping queries of one list (a conversation's priority may change between
-   * them): a record whose id an earlier phase wrote is left out.
-   */
+  /** The phases overlap (a conversation's priority may change between them): an id an earlier phase wrote is left out. */
   union?: boolean;
   /** The phases can be cut into date slices of this sort date, written in its order. */
   slicing?: SliceRule;

@@ -1,10 +1,6 @@
 /**
- * Resume tokens: where a list continues, bound to the plan it came from. A token holds only what
- * the plan cannot rebuild: the phase, what the page address changes in that phase's first
- * address (the cursor: skip, offset, page_token, a date bound), the records of that page already
- * written, and the part's last day when the list ran in date slices. Never the page size: a run
- * continuing a `--limit 2` run reads pages of its own size. A checksum makes a cut or edited
- * token a usage error, before anything is sent.
+ * Resume tokens: where a list continues, bound by a checksum to the plan it came from. A token holds
+ * only what the plan cannot rebuild, and never the page size: a resumed run reads pages of its own.
  */
 import { createHash } from 'node:crypto';
 import { UsageError } from '../core/errors.js';
@@ -20,7 +16,7 @@ export interface ResumePoint extends Cursor {
 
 const SIZE_PARAMS: ReadonlySet<string> = new Set(Object.values(PAGING_STYLES).flatMap((style) => (style.sizeParam ? [style.sizeParam] : [])));
 
-/** What `address` changes in `model`: another path, parameters set (all their values) and removed. */
+/** What a page address changes in its phase's first address: another path, parameters set (all their values) and removed. */
 interface AddressDiff {
   path?: string;
   set?: string;
@@ -43,19 +39,16 @@ function diffAddress(model: string, address: string): AddressDiff {
   return { ...(path !== modelPath && { path }), ...(set.size > 0 && { set: set.toString() }), ...(removed.length > 0 && { removed }) };
 }
 
+/** `model` with `diff` applied: a parameter set takes the place of its first occurrence, a new one goes last. */
 function applyDiff(model: string, diff: AddressDiff): string {
   const [modelPath, modelParams] = splitAddress(model);
   const set = new URLSearchParams(diff.set ?? '');
   const removed = new Set(diff.removed ?? []);
   const params = new URLSearchParams();
-  const placed = new Set<string>();
   for (const [key, value] of modelParams) {
     if (removed.has(key)) continue;
     if (!set.has(key)) params.append(key, value);
-    else if (!placed.has(key)) {
-      for (const given of set.getAll(key)) params.append(key, given);
-      placed.add(key);
-    }
+    else if (!params.has(key)) for (const given of set.getAll(key)) params.append(key, given);
   }
   for (const [key, value] of set) if (!modelParams.has(key)) params.append(key, value);
   const query = params.toString();
@@ -63,12 +56,12 @@ function applyDiff(model: string, diff: AddressDiff): string {
 }
 
 /**
- * Long parameter names of the spec, written as `~N` in a token's parameters (URLSearchParams
- * writes a literal `~` as %7E, so a bare one is always this shorthand). Append only.
+ * Long parameter names, written `~N` in a token to keep it short (URLSearchParams writes a literal
+ * `~` as %7E, so a bare one is always this shorthand). Append only: tokens already printed use them.
  */
 const SHORTHANDS = ['oldest_sort_date', 'newest_sort_date', 'page_token', 'is_priority'];
 
-/** Parameters as short text: shorthands, and `:` `,` left as they are (the token is base64url'd). */
+/** `:` and `,` are left unescaped: the whole token is base64url'd anyway. */
 function packParams(query: string): string {
   let packed = query.replace(/%3A/gi, ':').replace(/%2C/gi, ',');
   SHORTHANDS.forEach((name, i) => (packed = packed.split(name).join(`~${i}`)));
@@ -80,10 +73,8 @@ function unpackParams(packed: string): string {
 }
 
 /**
- * `3|fingerprint|phase|skip|end|header|asOf (base 36)|path|set parameters|removed names|done ids|checksum`,
- * with empty fields for what a cursor does not need, in base64url. The checksum covers all the
- * rest, the query's fingerprint included: a token cut short or edited by hand is refused rather
- * than continuing somewhere else.
+ * base64url of `3|fingerprint|phase|skip|end|header|asOf (base 36)|path|set parameters|removed names|done ids|checksum`,
+ * empty fields where the cursor has nothing. The checksum covers the rest, so a cut or edited token is refused.
  */
 export function encodeResumeToken(plan: ListPlan, cursor: Cursor, header?: string): string {
   const diff = diffAddress(plan.phases[cursor.phase] ?? '', cursor.url);
@@ -101,18 +92,10 @@ export function encodeResumeToken(plan: ListPlan, cursor: Cursor, header?: strin
     (cursor.done ?? []).map(encodeURIComponent).join(','),
   ];
   const text = fields.join('|');
-  return Buffer.from(`${text}|${digest(text, 8)}`).toString('base64url');
+  return Buffer.from(`${text}|${digest(text)}`).toString('base64url');
 }
 
-interface TokenPayload extends AddressDiff {
-  fingerprint: string;
-  phase: number;
-  skip: number;
-  end?: number;
-  header?: string;
-  asOf?: number;
-  done?: string[];
-}
+type TokenPayload = Omit<ResumePoint, 'url'> & AddressDiff & { fingerprint: string; asOf?: number };
 
 const NOT_OURS = '--resume: not a whole token as carectl printed it (cut short or changed?); copy it again from the message that printed it';
 
@@ -122,15 +105,15 @@ function parseToken(token: string): TokenPayload | undefined {
   const whole = Buffer.from(token, 'base64url').toString('utf8');
   const cut = whole.lastIndexOf('|');
   const text = whole.slice(0, cut);
-  if (cut < 0 || whole.slice(cut + 1) !== digest(text, 8)) return undefined;
+  if (cut < 0 || whole.slice(cut + 1) !== digest(text)) return undefined;
   const [version, fingerprint, phase, skip, end, header, asOf, path, set, removed, done] = text.split('|');
-  const count = (field: string | undefined): number | undefined =>
-    field === undefined || field === '' ? undefined : /^\d+$/.test(field) ? Number(field) : NaN;
+  // NaN for anything but digits, which the check below refuses.
+  const count = (field: string): number => (/^\d+$/.test(field) ? Number(field) : NaN);
   const payload: TokenPayload = {
     fingerprint: fingerprint ?? '',
-    phase: count(phase) ?? NaN,
-    skip: count(skip) ?? 0,
-    ...(end ? { end: count(end) as number } : {}),
+    phase: count(phase ?? ''),
+    skip: skip ? count(skip) : 0,
+    ...(end ? { end: count(end) } : {}),
     ...(header ? { header } : {}),
     ...(asOf ? { asOf: parseInt(asOf, 36) } : {}),
     ...(path ? { path } : {}),
@@ -155,32 +138,22 @@ export function decodeResumeToken(plan: ListPlan, token: string): ResumePoint {
       `--resume: the token belongs to a different command; run the same command that printed it (${plan.sameCommand ?? 'the same resource and filters'})`,
     );
   }
-  const url = applyDiff(plan.phases[payload.phase] as string, payload);
-  return {
-    phase: payload.phase,
-    url,
-    skip: payload.skip,
-    ...(payload.end !== undefined && { end: payload.end }),
-    ...(payload.header !== undefined && { header: payload.header }),
-    ...(payload.done !== undefined && { done: payload.done }),
-  };
+  const { phase, skip, end, header, done } = payload;
+  const url = applyDiff(plan.phases[phase] as string, payload);
+  return { phase, url, skip, ...(end !== undefined && { end }), ...(header !== undefined && { header }), ...(done !== undefined && { done }) };
 }
 
-/** base64url of the text's SHA-256, its first `length` characters. */
-function digest(text: string, length: number): string {
-  return createHash('sha256').update(text).digest('base64url').slice(0, length);
+/** The first 8 characters of the text's SHA-256 in base64url. */
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('base64url').slice(0, 8);
 }
 
-/**
- * The phases without their page size: enough to catch a token pasted onto another command, and
- * still accepting the same command with another --limit or --page-size.
- */
+/** A digest of the phases without their page size: a token fits the same command with another --limit or --page-size. */
 function fingerprint(plan: ListPlan): string {
-  return digest(plan.phases.map(withoutPageSize).join('\n'), 8);
-}
-
-function withoutPageSize(address: string): string {
-  const [path, params] = splitAddress(address);
-  for (const key of SIZE_PARAMS) params.delete(key);
-  return `${path}?${params.toString()}`;
+  const withoutPageSize = plan.phases.map((address) => {
+    const [path, params] = splitAddress(address);
+    for (const key of SIZE_PARAMS) params.delete(key);
+    return `${path}?${params.toString()}`;
+  });
+  return digest(withoutPageSize.join('\n'));
 }

@@ -1,12 +1,9 @@
 /**
- * The one concurrency mechanism of a command: up to a window of tasks in flight (--parallel), the
- * lower priority first, then in order of arrival, each holding its slot until it settles.
- *
- * The window adapts as TCP's congestion window does: a 429 halves it, once per window (429s of
- * requests sent before the cut do not cut again); every request waits out the Retry-After and the
- * refused one is sent again, not counted against --retries; GROWTH × window answers in a row grow
- * it back by one. A 429 with none of our other requests in flight is not ours: the transport's own
- * retry rules apply, as with --parallel 1 (which hands requests no throttle at all).
+ * The one concurrency mechanism of a command: up to a window of tasks in flight (--parallel), lower
+ * priority first, then in order of arrival. The window adapts as TCP's does: a 429 halves it once per
+ * window and pauses every request for the Retry-After; GROWTH × window answers in a row grow it back
+ * by one. A 429 with none of our other requests in flight is not our doing: the transport's own retry
+ * rules apply, as with --parallel 1.
  */
 import { InterruptedError } from '../core/errors.js';
 import type { Throttle } from '../http/transport.js';
@@ -30,22 +27,10 @@ export interface Slot {
 /** Answers in a row, per slot of the window, before it grows by one. */
 export const GROWTH = 10;
 
-/** Lower goes first; a list of numbers is compared item by item, a number is a list of one. */
-export type Priority = number | readonly number[];
-
-/** Whether `a` goes after `b`. */
-export function goesAfter(a: Priority, b: Priority): boolean {
-  const [x, y] = [typeof a === 'number' ? [a] : a, typeof b === 'number' ? [b] : b];
-  for (let i = 0; i < Math.max(x.length, y.length); i++) {
-    const d = (x[i] ?? 0) - (y[i] ?? 0);
-    if (d !== 0) return d > 0;
-  }
-  return false;
-}
-
 /** A task's claim on a slot, from the moment it is granted. */
 interface Holder {
-  priority: Priority;
+  /** Lower goes first. */
+  priority: number;
   /** The window's epoch when the slot was granted: a 429 from before the last cut does not cut again. */
   epoch: number;
   /** Another slot was held at some moment meanwhile: a 429 may be pressure of ours. */
@@ -84,7 +69,7 @@ export class Scheduler {
   }
 
   /** Runs `task` once a slot is free, holding it until the task settles. */
-  async run<T>(priority: Priority, task: (slot: Slot) => Promise<T>): Promise<T> {
+  async run<T>(priority: number, task: (slot: Slot) => Promise<T>): Promise<T> {
     const holder: Holder = { priority, epoch: 0, crowded: false };
     await this.acquire(holder);
     try {
@@ -100,7 +85,7 @@ export class Scheduler {
     if (this.options.signal?.aborted) return Promise.reject(new InterruptedError());
     return new Promise((resolve, reject) => {
       let at = this.waiting.length;
-      while (at > 0 && goesAfter((this.waiting[at - 1] as Waiter).holder.priority, holder.priority)) at--;
+      while (at > 0 && (this.waiting[at - 1] as Waiter).holder.priority > holder.priority) at--;
       this.waiting.splice(at, 0, { holder, resolve, reject });
       this.dispatch();
     });
@@ -138,7 +123,10 @@ export class Scheduler {
     this.options.sleep(wait, this.options.signal).then(resume, resume);
   }
 
-  /** A 429 on a request of `holder`'s task: taken back (answers true) when the pressure may be ours. */
+  /**
+   * A 429 on a request of `holder`'s task. When the pressure may be ours, answers true: the task
+   * waits for a slot again and resends, which is not counted against --retries.
+   */
   private async throttled(holder: Holder, waitMs: number): Promise<boolean> {
     if (!holder.crowded) return false;
     if (holder.epoch === this.epoch && this.current > 1) {
@@ -165,10 +153,8 @@ export class Scheduler {
 }
 
 /**
- * Runs `task` for each item, up to the scheduler's window at once, started in input order, and
- * hands each result to `deliver` in input order (a single writer). At most `ahead` results wait
- * for their turn. When `stop` aborts, no further item is started; those already started finish
- * and are delivered, those still waiting for a slot are dropped. Answers how many were delivered.
+ * Runs `task` for each item within the scheduler's window and hands the results to one `deliver`
+ * in input order, at most `ahead` of them waiting. Once `stop` aborts nothing new starts; answers how many were delivered.
  */
 export async function inOrder<I, R>(
   scheduler: Scheduler,
