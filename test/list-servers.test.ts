@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fakeClock, openSandbox, runCli } from './helpers.js';
-import { DAY, ModelServer, NOW, modelData, type ModelRecord, type ModelVariant } from './model-server.js';
+import { DAY, ModelServer, NOW, modelData, type ModelRecord, type ModelVariant, type Shape } from './model-server.js';
 import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
 
 const envOf = (baseUrl: string): Record<string, string> => ({
@@ -117,6 +117,45 @@ describe('lists on servers the spec allows', () => {
       assert.deepEqual(ids((await list(['--status', 'unread', '--oldest', '..2026-01-31'])).stdout), first);
       assert.equal(model.requests.length - mark, 1);
     });
+  });
+
+  test('a list of three pages at most costs at most one request more than --parallel 1, whatever its dates', async () => {
+    let checked = 0;
+    for (const [count, shapes, seed] of [
+      [360, ['year'], 3],
+      [420, ['year'], 4],
+      [440, ['year'], 6],
+      [360, ['hours'], 5],
+      [360, ['gaps', 'year'], 7],
+      [360, ['future', 'year'], 9],
+      [360, ['burst'], 13],
+    ] as Array<[number, Shape[], number]>) {
+      await withModel(modelData(count, shapes, seed), { reading: 'midnight', links: 'keyset' }, async (model, list) => {
+        for (const range of [[], ['--oldest', '2020-01-01..2027-12-31']]) {
+          const bounds: Array<[string, string]> =
+            range.length > 0
+              ? [
+                  ['oldest_sort_date_gte', '2020-01-01'],
+                  ['oldest_sort_date_lt', '2028-01-01'],
+                ]
+              : [];
+          const unread = model.expected({ status: 'unread', bounds });
+          const argv = ['--status', 'unread', ...range];
+          let mark = model.requests.length;
+          assert.deepEqual(ids((await list([...argv, '--parallel', '1'])).stdout), unread);
+          const one = model.requests.length - mark;
+          if (one > 3) return;
+          checked++;
+          mark = model.requests.length;
+          assert.deepEqual(ids((await list(argv)).stdout), unread);
+          assert.ok(
+            model.requests.length - mark <= one + 1,
+            `${shapes.join(',')} ${range.join(' ')}: ${unread.length} records\n${model.requests.slice(mark).join('\n')}`,
+          );
+        }
+      });
+    }
+    assert.ok(checked >= 6, `${checked} lists of three pages or fewer`);
   });
 });
 

@@ -40,10 +40,14 @@ export interface ModelVariant {
   quotaEvery?: number;
   /** Each answer waits this long (ms, real time), so that requests overlap. */
   delayMs?: number;
+  /** How keyset links write a date-time (ISO 8601 forms): 2026-01-05T10:00:00, …Z, ….000000+00:00, or with a space. */
+  timeForm?: 'T' | 'Z' | 'micro' | 'space';
 }
 
 const STATUSES = ['unread', 'assigned', 'closed'];
 const iso = (ms: number): string => new Date(ms).toISOString().slice(0, 19);
+const timeText = (ms: number, form: ModelVariant['timeForm'] = 'T'): string =>
+  ({ T: iso(ms), Z: `${iso(ms)}Z`, micro: `${iso(ms)}.000000+00:00`, space: iso(ms).replace('T', ' ') })[form];
 
 /** A small deterministic generator, so a fast-check seed fixes the data too. */
 export function prng(seed: number): () => number {
@@ -101,7 +105,7 @@ export function modelData(count: number, shapes: readonly Shape[], seed: number,
 
 /** A parameter's date and whether it was date-only. */
 function parseDate(value: string): { ms: number; dateOnly: boolean } | undefined {
-  const m = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}):(\d{2}))?$/.exec(value);
+  const m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2}):(\d{2})(?:\.0+)?(?:Z|\+00:00)?)?$/.exec(value);
   if (!m) return undefined;
   return { ms: Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +(m[4] ?? 0), +(m[5] ?? 0), +(m[6] ?? 0)), dateOnly: m[4] === undefined };
 }
@@ -164,7 +168,7 @@ export class ModelServer {
     if (this.variant.ignoreNear) {
       for (const name of ['oldest_sort_date', 'newest_sort_date'])
         for (const op of descending ? ['lte', 'lt'] : ['gte', 'gt']) {
-          const kept = bounds.getAll(`${name}_${op}`).filter((value) => value.includes('T'));
+          const kept = bounds.getAll(`${name}_${op}`).filter((value) => /\d[T ]\d/.test(value));
           bounds.delete(`${name}_${op}`);
           for (const value of kept) bounds.append(`${name}_${op}`, value);
         }
@@ -227,7 +231,7 @@ export class ModelServer {
         const last = keyOf(page[page.length - 1] as ModelRecord);
         const atLast = list.slice(0, skip + size).filter((r) => keyOf(r) === last).length;
         for (const op of descending ? ['lte', 'lt'] : ['gte', 'gt']) link.delete(`${field}_${op}`);
-        link.set(`${field}_${descending ? 'lte' : 'gte'}`, iso(last));
+        link.set(`${field}_${descending ? 'lte' : 'gte'}`, timeText(last, this.variant.timeForm));
         link.set('skip', String(atLast));
       } else {
         link.set('skip', String(skip + size));

@@ -124,6 +124,25 @@ describe('runList', () => {
     }
   });
 
+  test('a resumed run that fails before its first record repeats a token that names written records by id', async () => {
+    const token = encodeResumeToken(plan(1), { phase: 0, url: 'p0/0', skip: 0, done: ['0-0', '0-1'] });
+    const failure = await runList({
+      plan: plan(1),
+      source: memorySource([12], 5, 'p0/0'),
+      writer: collector(),
+      start: startPoint(plan(1), token),
+      notice: () => undefined,
+    }).then(
+      () => assert.fail('the list should fail'),
+      (err: unknown) => err as ApiError,
+    );
+    assert.equal(/--resume (\S+)/.exec(failure.message)?.[1], token, failure.message);
+    // And it leaves those records out.
+    const rest = collector();
+    await runList({ plan: plan(1), source: memorySource([12], 5), writer: rest, start: startPoint(plan(1), token), notice: () => undefined });
+    assert.deepEqual(rest.ids, expectedIds([12]).slice(2));
+  });
+
   test('--limit in the middle of a page resumes inside that page', async () => {
     for (const limit of [1, 3, 5, 6, 12, 13]) {
       const notices: string[] = [];

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { linkChanges } from '../src/api/links.js';
 import { SliceDays, dayOf, type Probed, type SliceRule } from '../src/api/slices.js';
 
 const day = (text: string): number => dayOf(Date.parse(`${text}T00:00:00Z`));
@@ -68,6 +69,21 @@ describe('SliceDays', () => {
     assert.equal(days.positionOf(`${open}&skip=50`, open, 50), undefined, 'a plain skip link');
     const { days: down } = daysOf(descending, open);
     assert.equal(down.dayOf(down.positionOf(`${open}&oldest_sort_date_lte=2026-01-05T10:00:00&skip=1`, open, 50)), day('2026-01-05'));
+  });
+
+  it('reads a keyset date-time in the ISO 8601 forms services write, zones included', () => {
+    const { days } = daysOf(ascending, open);
+    for (const [at, expected] of [
+      ['2026-01-05T10:00:00Z', '2026-01-05'],
+      ['2026-01-05T10:00:00.000000+00:00', '2026-01-05'],
+      ['2026-01-05 10:00:00', '2026-01-05'],
+      ['2026-01-05T01:00:00+02:00', '2026-01-04'],
+      ['2026-01-04T23:30:00-01:00', '2026-01-05'],
+    ]) {
+      const next = `${open}&oldest_sort_date_gte=${encodeURIComponent(at as string)}&skip=1`;
+      assert.equal(days.positionOf(next, open, 50), day(expected as string), at);
+      assert.deepEqual(linkChanges(open, next, { style: 'skip' }), [], at);
+    }
   });
 
   it('asks for an open far end once, and until it answers assumes the day the dates were resolved at', async () => {

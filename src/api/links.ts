@@ -8,18 +8,25 @@ import { DAY_MS } from '../core/parse.js';
 import { PAGING_STYLES, type PagingStyle } from './catalogue/index.js';
 
 const BOUND = /^(.+)_(gte|gt|lte|lt)$/;
-const DATE = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}):(\d{2}))?$/;
+// A date, or a date-time in the ISO 8601 forms services write (`T` or a space; fractions; a zone).
+const DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
-/** A date bound's value as ms and its granularity, or undefined when it is not a date. */
+/** A date bound's value as ms (UTC) and its granularity, or undefined when it is not a date. */
 function parseDate(text: string): { ms: number; span: number } | undefined {
   const m = DATE.exec(text);
   if (!m) return undefined;
-  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0));
-  return Number.isNaN(ms) ? undefined : { ms, span: m[4] === undefined ? DAY_MS : 1000 };
+  const [, year, month, day, hours, minutes, seconds, fraction, zone] = m;
+  const offset = zone && zone !== 'Z' ? (zone.startsWith('-') ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(-2))) * 60_000 : 0;
+  const whole = Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hours ?? 0), Number(minutes ?? 0), Number(seconds ?? 0));
+  const ms = whole + Math.floor(Number(fraction ?? 0) * 1000) - offset;
+  return Number.isNaN(ms) ? undefined : { ms, span: hours === undefined ? DAY_MS : fraction ? 1 : 1000 };
 }
 
-/** One side of a date range: its first or last moment (ms), with the parameter that says so. */
-type Side = { at: number; key: string; value: string };
+/** One side of a date range: its first or last moment (ms), with the parameter that says so; `timed`: a date-time, not a day. */
+type Side = { at: number; key: string; value: string; timed: boolean };
+
+/** Whether a parameter's value is a date-time (a keyset position), not a day. */
+export const isDateTime = (text: string): boolean => (parseDate(text)?.span ?? DAY_MS) < DAY_MS;
 
 export interface DateRange {
   lo?: Side;
@@ -40,12 +47,13 @@ export function dateRange(params: URLSearchParams, field: string): DateRange {
       continue;
     }
     const op = m[2];
+    const timed = date.span < DAY_MS;
     if (op === 'gte' || op === 'gt') {
       const at = op === 'gte' ? date.ms : date.ms + date.span;
-      if (!range.lo || at > range.lo.at) range.lo = { at, key, value };
+      if (!range.lo || at > range.lo.at) range.lo = { at, key, value, timed };
     } else {
       const at = op === 'lte' ? date.ms + date.span - 1 : date.ms - 1;
-      if (!range.hi || at < range.hi.at) range.hi = { at, key, value };
+      if (!range.hi || at < range.hi.at) range.hi = { at, key, value, timed };
     }
   }
   return range;

@@ -10,7 +10,7 @@ import { WorkQueue, type Slice, type TakenPage } from './work-queue.js';
 import { PagingError } from './page-guard.js';
 import { startOf, type Cursor, type ListPlan, type PageSource } from './paging.js';
 import { decodeResumeToken, encodeResumeToken, type ResumePoint } from './resume-token.js';
-import { splitAddress } from './links.js';
+import { isDateTime, splitAddress } from './links.js';
 import { PAGING_STYLES } from './catalogue/index.js';
 import { Scheduler } from './scheduler.js';
 
@@ -124,7 +124,7 @@ class OrderedWriter {
     const skipped = Number(params.get(SKIP) ?? 0);
     const before = skipped + at.skip;
     const phase = splitAddress(this.options.plan.phases[at.phase] ?? '')[1];
-    const keyset = [...params].some(([key, value]) => /_(gte|gt|lte|lt)$/.test(key) && value.includes('T') && !phase.getAll(key).includes(value));
+    const keyset = [...params].some(([key, value]) => /_(gte|gt|lte|lt)$/.test(key) && isDateTime(value) && !phase.getAll(key).includes(value));
     const named = this.recent.length - (this.passed - passed);
     if (before === 0 || before > Math.min(known, NAMED_MAX) || before > named || (skipped > 0 && !keyset)) return cursor;
     // skip=0 rather than none: the form of the service's own links (the spec's "a skip value").
@@ -199,7 +199,7 @@ class OrderedWriter {
 
   private resumed(): boolean {
     const { plan, start } = this.options;
-    return start.phase > 0 || start.url !== plan.phases[0] || start.skip > 0 || start.end !== undefined;
+    return start.phase > 0 || start.url !== plan.phases[0] || start.skip > 0 || start.end !== undefined || start.done !== undefined;
   }
 
   private at(slice: Slice, url: string, skip: number): Place {

@@ -122,7 +122,7 @@ export class SliceDays {
     const params = splitAddress(next)[1];
     const own = this.side(dateRange(splitAddress(base)[1], this.rule.field), 'near');
     const side = this.side(dateRange(params, this.rule.field), 'near');
-    if (!side?.value.includes('T') || !(Number(params.get(PAGING_STYLES.skip.cursorParam) ?? 0) < read)) return undefined;
+    if (!side?.timed || !(Number(params.get(PAGING_STYLES.skip.cursorParam) ?? 0) < read)) return undefined;
     return own && this.sign * side.at <= this.sign * own.at ? undefined : this.fromDay(dayOf(side.at));
   }
 
@@ -163,7 +163,7 @@ export class SliceDays {
     const address = withParam(this.plan.phases[phase] as string, this.rule.sortParam, this.rule.descending ? this.rule.field : `-${this.rule.field}`);
     void this.host.probe(withParam(address, this.rule.sizeParam, '1')).then((probed) => {
       const side = probed?.next ? this.side(dateRange(splitAddress(probed.next)[1], this.rule.field), 'far') : undefined;
-      this.far.set(phase, side?.value.includes('T') ? this.fromDay(dayOf(side.at)) : null);
+      this.far.set(phase, side?.timed ? this.fromDay(dayOf(side.at)) : null);
       this.host.changed();
     });
   }

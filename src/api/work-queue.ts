@@ -63,6 +63,8 @@ export interface QueueOptions {
 
 /** Pages a chain aims to hold: long enough to pay for its cut, short enough that chains end together. */
 const SHARE_PAGES = 4;
+/** Pages left that a slice reads as they come, whatever slots are idle. */
+const SHORT_PAGES = 2;
 /** Pages the slices ahead of the writer may hold, per slot of --parallel. */
 const BUDGET_PAGES = 8;
 
@@ -237,9 +239,10 @@ export class WorkQueue {
     if (!left || left.hi === left.lo) return undefined;
     const { lo, hi, records } = left;
     const { pageSize } = this.options;
-    // Two pages left are two requests either way: with slots idle, cut, they go side by side.
+    // With slots idle, a slice is cut where more than SHORT_PAGES are left: a list of three pages
+    // pays for no check of the bound a cut adds (at most one request more than --parallel 1).
     const piece = idleSlots > 0 ? Math.max(pageSize, Math.min(this.share, records / (idleSlots + 1))) : this.share;
-    if (records <= (idleSlots > 0 ? pageSize : 2 * piece) || !this.days?.nearKept(slice.phase)) return undefined;
+    if (records <= (idleSlots > 0 ? SHORT_PAGES * pageSize : 2 * piece) || !this.days?.nearKept(slice.phase)) return undefined;
     return this.cut(slice, lo + Math.max(1, Math.round((piece / records) * (hi - lo + 1))) - 1);
   }
 
