@@ -257,9 +257,10 @@ describe('a list without a date range, on a service with keyset links', () => {
         .slice(mark)
         .filter((r) => /oldest_sort_date_gte=\d{4}-\d\d-\d\d(&|$)/.test(r.url) && /oldest_sort_date_lt=\d{4}-\d\d-\d\d(&|$)/.test(r.url));
       assert.ok(sliced.length >= 2, `${list.join(' ')}: ${sliced.length} slice requests`);
-      // Its far end was asked for once per query, with one record in the other order.
+      // Its far end: ascending, the day the dates were resolved at (no record here is dated later), so none
+      // is asked for; descending, asked once per query, with one record in the other order.
       const probes = api.requests.slice(mark).filter((r) => /page_size=1(&|$)/.test(r.url));
-      if (!list.includes('..2026-03-01')) assert.equal(probes.length, list.length === 2 ? 2 : 1, probes.map((r) => r.url).join(' '));
+      if (!list.includes('..2026-03-01')) assert.equal(probes.length, list.includes('-oldest_sort_date') ? 1 : 0, probes.map((r) => r.url).join(' '));
     }
     const all = idsOf((await run(['conversations', 'list', '-o', 'ndjson', '--fields', 'status'])).stdout);
     assert.equal(new Set(all).size, data.length);

@@ -48,14 +48,14 @@ describe('SliceDays', () => {
     const last = days.narrowed(ranged, day('2026-02-01'), day('2026-03-01'));
     assert.deepEqual(params(last), params(`${open}&oldest_sort_date_lte=2026-03-01&oldest_sort_date_gte=2026-02-01`));
     assert.equal(days.firstDay(0), day('2026-01-01'));
-    assert.equal(days.lastDay(0), day('2026-03-01'));
+    assert.equal(days.lastDay(0, undefined, true), day('2026-03-01'));
   });
 
   it('counts a descending list in days of its own order: its first day is the latest', () => {
     const ranged = `${open}&sort=-oldest_sort_date&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lt=2026-03-01`;
     const { days } = daysOf(descending, ranged);
     assert.equal(days.dayOf(days.firstDay(0)), day('2026-02-28'));
-    assert.equal(days.dayOf(days.lastDay(0)), day('2026-01-01'));
+    assert.equal(days.dayOf(days.lastDay(0, undefined, true)), day('2026-01-01'));
     // The ordered days -Feb 10 .. -Feb 1: Feb 1 to Feb 10.
     const slice = days.narrowed(ranged, days.fromDay(day('2026-02-10')), days.fromDay(day('2026-02-01')));
     assert.deepEqual(params(slice), params(`${open}&sort=-oldest_sort_date&oldest_sort_date_gte=2026-02-01&oldest_sort_date_lt=2026-02-11`));
@@ -86,15 +86,28 @@ describe('SliceDays', () => {
     }
   });
 
-  it('asks for an open far end once, and until it answers assumes the day the dates were resolved at', async () => {
+  it('ascending, takes the day the dates were resolved at for the far end until a chain reads past it, then asks once', async () => {
     const asOf = Date.parse('2026-11-26T12:00:00Z');
     const { days, probes, changed } = daysOf(ascending, open, [{ ids: ['9'], next: `${open}&oldest_sort_date_lte=2027-06-01T00:00:00&skip=1` }], asOf);
-    assert.equal(days.lastDay(0), dayOf(asOf));
-    assert.equal(days.lastDay(0), dayOf(asOf));
+    assert.equal(days.lastDay(0, day('2026-10-01'), true), dayOf(asOf));
+    assert.deepEqual(probes, [], 'no probe while the estimate holds');
+    assert.equal(days.lastDay(0, day('2026-12-06'), false), dayOf(asOf));
+    assert.deepEqual(probes, [], 'nor for a chain as short as a short list');
+    assert.equal(days.lastDay(0, day('2026-12-05'), true), dayOf(asOf), 'until the answer comes');
+    assert.equal(days.lastDay(0, day('2026-12-06'), true), dayOf(asOf));
     assert.deepEqual(probes.map(params), [params(`${open.replace('50', '1')}&sort=-oldest_sort_date`)]);
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(changed(), 1);
-    assert.equal(days.lastDay(0), day('2027-06-01'), 'records dated after today count');
+    assert.equal(days.lastDay(0, day('2026-12-06'), true), day('2027-06-01'), 'records dated after today count');
+  });
+
+  it('descending, asks for its far end (the oldest record) once', async () => {
+    const { days, probes } = daysOf(descending, open, [{ ids: ['9'], next: `${open}&oldest_sort_date_gte=2024-02-03T00:00:00&skip=1` }], Date.now());
+    assert.equal(days.lastDay(0, days.fromDay(day('2026-10-01')), true), undefined);
+    assert.equal(days.lastDay(0, days.fromDay(day('2026-10-01')), true), undefined);
+    assert.deepEqual(probes.map(params), [params(`${open.replace('50', '1')}&sort=oldest_sort_date`)]);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(days.dayOf(days.lastDay(0, days.fromDay(day('2026-10-01')), true)), day('2024-02-03'));
   });
 
   it('trusts a cut only once records of the start do not come back from past its position', async () => {
@@ -103,7 +116,7 @@ describe('SliceDays', () => {
       [['1', '3'], false],
     ] as const) {
       const { days, probes } = daysOf(ascending, open, [{ ids: [...past], next: null }]);
-      days.sample(0, [{ id: 1 }, { id: 2 }], day('2026-01-05'));
+      days.sample(0, [{ id: 1 }, { id: 2 }], day('2026-01-05'), false);
       assert.equal(days.nearKept(0), false, 'not before the answer');
       await new Promise((resolve) => setImmediate(resolve));
       assert.equal(days.nearKept(0), kept);

@@ -144,16 +144,18 @@ export class SliceDays {
   }
 
   /**
-   * The phase's last day: its query's bound, else its far end, asked for once. Ascending, until
-   * the answer comes (or when it says nothing), the day the run's dates were resolved at: an
-   * estimate of where to cut, never a bound (the last slice stays open).
+   * The phase's last day: its query's bound, else its far end. Ascending, the day the run's dates
+   * were resolved at until a `long` chain (past a short list's pages) has read past it: an
+   * estimate of where to cut, never a bound (the last slice stays open). Then, and descending,
+   * the far end, asked for once.
    */
-  lastDay(phase: number): number | undefined {
+  lastDay(phase: number, reached: number | undefined, long: boolean): number | undefined {
     const own = this.bound(phase, 'far');
     if (own !== undefined) return own;
+    const asOf = this.plan.asOf === undefined || this.rule.descending ? undefined : dayOf(this.plan.asOf);
+    if (asOf !== undefined && !this.far.has(phase) && (reached === undefined || reached <= asOf || !long)) return asOf;
     if (!this.far.has(phase)) this.askFarEnd(phase);
     const far = this.far.get(phase) ?? undefined;
-    const asOf = this.plan.asOf === undefined || this.rule.descending ? undefined : dayOf(this.plan.asOf);
     return far === undefined ? asOf : Math.max(far, asOf ?? far);
   }
 
@@ -168,9 +170,15 @@ export class SliceDays {
     });
   }
 
-  /** A page read from the phase's first address, whose next link stands at `position`. */
-  sample(phase: number, records: readonly Record<string, unknown>[], position: number): void {
-    if (!this.samples.has(phase)) this.samples.set(phase, { ids: records.map((record) => String(record.id)), position });
+  /**
+   * A page read from the phase's first address, whose next link stands at `position`. Ascending,
+   * the near-bound check goes out at once (`checkNow`: an export in parallel), in place of the
+   * far-end probe (lastDay): a list that goes on can be cut as soon as its records per day are known.
+   */
+  sample(phase: number, records: readonly Record<string, unknown>[], position: number, checkNow: boolean): void {
+    if (this.samples.has(phase)) return;
+    this.samples.set(phase, { ids: records.map((record) => String(record.id)), position });
+    if (checkNow && !this.rule.descending && this.plan.asOf !== undefined) this.nearKept(phase);
   }
 
   /**

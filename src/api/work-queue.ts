@@ -224,7 +224,7 @@ export class WorkQueue {
   private left(slice: Slice): { lo: number; hi: number; records: number } | undefined {
     const lo = slice.pagesRead > 0 ? slice.reached : slice.lo;
     if (!this.days || slice.skipFirst > 0 || lo === undefined) return undefined;
-    const hi = slice.hi ?? this.days.lastDay(slice.phase);
+    const hi = slice.hi ?? this.days.lastDay(slice.phase, lo, slice.pagesRead > SHORT_PAGES);
     const rate = this.rateOf(slice);
     return hi === undefined || rate === undefined || hi < lo ? undefined : { lo, hi, records: rate * (hi - lo + 1) };
   }
@@ -332,7 +332,7 @@ export class WorkQueue {
     const days = this.days as SliceDays;
     const position = days.positionOf(next, slice.base, slice.recordsRead);
     if (position === undefined) return;
-    if (url === this.options.plan.phases[slice.phase]) days.sample(slice.phase, records, position);
+    if (url === this.options.plan.phases[slice.phase]) days.sample(slice.phase, records, position, this.parallel && this.options.limit === Infinity);
     const from = slice.reached ?? slice.lo ?? days.firstDay(slice.phase);
     slice.reached = position;
     if (from !== undefined) {
