@@ -143,6 +143,27 @@ describe('runList', () => {
     assert.deepEqual(rest.ids, expectedIds([12]).slice(2));
   });
 
+  test('a token that counts records at one second, too many to name, says so', async () => {
+    // Keyset links where every record shares one second: the skip counts from the list's start.
+    const phase = 'p0?d_gte=2020-01-01';
+    const source: PageSource = {
+      async fetch(url) {
+        const skip = Number(new URLSearchParams(url.split('?')[1]).get('skip') ?? 0);
+        const records = Array.from({ length: Math.min(50, 300 - skip) }, (_, i) => ({ id: `r${skip + i}` }));
+        return { records, next: skip + 50 < 300 ? `p0?d_gte=2026-01-01T00:00:00&skip=${skip + 50}` : null };
+      },
+    };
+    for (const [limit, counts] of [
+      [60, false],
+      [120, true],
+    ] as const) {
+      const notices: string[] = [];
+      const start = startPoint({ phases: [phase] }, undefined);
+      await runList({ plan: { phases: [phase] }, source, writer: collector(), start, limit, notice: (m) => notices.push(m) });
+      assert.equal(/counts the 120 records before it that share one second/.test(notices.join('\n')), counts, notices.join('\n'));
+    }
+  });
+
   test('--limit in the middle of a page resumes inside that page', async () => {
     for (const limit of [1, 3, 5, 6, 12, 13]) {
       const notices: string[] = [];

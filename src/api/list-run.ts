@@ -87,6 +87,8 @@ class OrderedWriter {
   private recent: string[] = [];
   private passed = 0;
   private known = 0;
+  /** Records at one second a token counted, being too many to name (see byIds). */
+  private countedAtOneSecond: number | undefined;
   /** Ids the run this one continues wrote, named by its token: left out. */
   private readonly done: Set<string>;
 
@@ -126,6 +128,7 @@ class OrderedWriter {
     const phase = splitAddress(this.options.plan.phases[at.phase] ?? '')[1];
     const keyset = [...params].some(([key, value]) => /_(gte|gt|lte|lt)$/.test(key) && isDateTime(value) && !phase.getAll(key).includes(value));
     const named = this.recent.length - (this.passed - passed);
+    if (before > NAMED_MAX && keyset) this.countedAtOneSecond = before;
     if (before === 0 || before > Math.min(known, NAMED_MAX) || before > named || (skipped > 0 && !keyset)) return cursor;
     // skip=0 rather than none: the form of the service's own links (the spec's "a skip value").
     if (skipped > 0) params.set(SKIP, '0');
@@ -135,7 +138,12 @@ class OrderedWriter {
   /** The token of `at`, with the header the output holds once records went out (or held for the run it continues). */
   token(at: Place): string {
     const { plan, start, header } = this.options;
-    return encodeResumeToken(plan, this.byIds(at), start.header ?? (this.written > 0 ? header : undefined));
+    const token = encodeResumeToken(plan, this.byIds(at), start.header ?? (this.written > 0 ? header : undefined));
+    // Too many records at one second to name: say that the token counts them, and what that risks.
+    const counted = this.countedAtOneSecond;
+    return counted === undefined
+      ? token
+      : `${token} (it counts the ${counted} records before it that share one second: records changed in between can shift it)`;
   }
 
   async startSlice(slice: Slice): Promise<void> {
