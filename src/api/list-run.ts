@@ -128,8 +128,11 @@ class OrderedWriter {
     const phase = splitAddress(this.options.plan.phases[at.phase] ?? '')[1];
     const keyset = [...params].some(([key, value]) => /_(gte|gt|lte|lt)$/.test(key) && isDateTime(value) && !phase.getAll(key).includes(value));
     const named = this.recent.length - (this.passed - passed);
-    if (before > NAMED_MAX && keyset) this.countedAtOneSecond = before;
-    if (before === 0 || before > Math.min(known, NAMED_MAX) || before > named || (skipped > 0 && !keyset)) return cursor;
+    if (before === 0 || before > Math.min(known, NAMED_MAX) || before > named || (skipped > 0 && !keyset)) {
+      // A keyset skip over records this run did not see (too many, hidden, or read by the run before it).
+      if (keyset && skipped > 0) this.countedAtOneSecond = before;
+      return cursor;
+    }
     // skip=0 rather than none: the form of the service's own links (the spec's "a skip value").
     if (skipped > 0) params.set(SKIP, '0');
     return { ...cursor, url: `${path}?${params.toString()}`, skip: 0, done: this.recent.slice(named - before, named) };
