@@ -184,8 +184,8 @@ export class ModelServer {
       .sort((a, b) => (descending ? key(b) - key(a) || b.id.localeCompare(a.id) : key(a) - key(b) || a.id.localeCompare(b.id)));
   }
 
-  /** The oracle: the ids a query lists (hidden rows left out), in this model's order. */
-  expected(query: ModelQuery): string[] {
+  /** The oracle: the ids a query lists (hidden rows left out unless asked for), in this model's order. */
+  expected(query: ModelQuery, withHidden = false): string[] {
     const params = new URLSearchParams();
     if (query.status) params.set('status', query.status);
     if (query.is_priority !== undefined) params.set('is_priority', String(query.is_priority));
@@ -195,7 +195,7 @@ export class ModelServer {
     Object.assign(this.variant, { ignoreBounds: false, ignoreFar: false, ignoreNear: false });
     try {
       return this.list(params, false)
-        .filter((r) => !r.hidden)
+        .filter((r) => withHidden || !r.hidden)
         .map((r) => r.id);
     } finally {
       Object.assign(this.variant, saved);

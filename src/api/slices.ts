@@ -210,8 +210,12 @@ export class SliceDays {
       if (!first || position === undefined) return false;
       sample = { ids: first.ids, position };
     }
+    // Two rows past the position: a service ignoring the bound gives the phase's first two, which
+    // the sample shows unless they are rows not shown. So at least two in the sample, and at least
+    // one shown past the position, or the check cannot tell.
+    if (sample.ids.length < 2) return false;
     const past = await this.host.probe(withParam(this.narrowed(address, sample.position + 1, undefined), this.rule.sizeParam, '2'));
     const before = new Set(sample.ids);
-    return past !== null && !past.ids.some((id) => before.has(id));
+    return past !== null && past.ids.length > 0 && !past.ids.some((id) => before.has(id));
   }
 }
