@@ -100,7 +100,7 @@ export class WorkQueue {
     for (;;) {
       const page = slice.buffer.shift();
       if (page) {
-        this.pageLeft = Math.max(0, page.records.length - page.skip);
+        this.pageLeft = recordsLeftOf(page);
         this.pump();
         return page;
       }
@@ -199,7 +199,7 @@ export class WorkQueue {
         held++;
       }
       // For --limit: the records a slice with pages left likely gives come before the next one's.
-      if (this.parallel && records < limit) records += Math.max(pageSize, this.left(slice)?.records ?? 0);
+      if (this.parallel && limit !== Infinity && records < limit) records += Math.max(pageSize, this.left(slice)?.records ?? 0);
     }
   }
 
@@ -372,6 +372,9 @@ function newSlice(phase: number, first: string): Slice {
 }
 
 /** Records a slice holds that are still to be written. */
-const heldRecords = (slice: Slice): number => slice.buffer.reduce((sum, page) => sum + Math.max(0, page.records.length - page.skip), 0);
+const heldRecords = (slice: Slice): number => slice.buffer.reduce((sum, page) => sum + recordsLeftOf(page), 0);
+
+/** The records of a page still to be written (the run this one continues wrote `skip` of them). */
+const recordsLeftOf = (page: TakenPage): number => Math.max(0, page.records.length - page.skip);
 
 const readable = (slice: Slice): boolean => slice.next !== null && !slice.inFlight && slice.error === undefined;
