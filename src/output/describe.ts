@@ -4,7 +4,7 @@
  * references summarised (`tags  vip (7001), 7005`), long values wrapped under their value on a
  * terminal. The table format's view of a single record.
  */
-import { ExactNumber, stringifyJson } from '../core/exact-json.js';
+import { ExactNumber, isObject, stringifyJson } from '../core/exact-json.js';
 import { pathGetter } from './cells.js';
 import { sanitizeForTerminal } from './sanitize.js';
 import { StreamSink } from '../core/stream-sink.js';
@@ -19,10 +19,6 @@ const MIN_KEY_COLUMN = 16;
 const REFERENCE_KEYS = new Set(['id', 'url', 'name', 'platform_id', 'email']);
 
 type Entry = [key: string, value: string];
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
 
 /** {id, url} or {id, url, name, …}: shown by its name and id, its address left out. */
 function isReference(value: unknown): value is Record<string, unknown> {
