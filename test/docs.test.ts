@@ -19,7 +19,7 @@ import * as roff from '../src/docs/roff.js';
 import { allCommands, isLeaf } from '../src/docs/tree.js';
 import { FORMATS } from '../src/output/index.js';
 import { CONTENT_ITEM, CONVERSATION_INCLUDES, CONVERSATION_STATUSES, PLATFORMS, VERSIONS, resourceByName } from '../src/api/catalogue/index.js';
-import { columnNames } from '../src/api/query.js';
+import { columnNames } from '../src/cli/columns.js';
 import { CONFIG_KEYS } from '../src/config/keys.js';
 import { VERSION } from '../src/core/version.js';
 import { runCli } from './helpers.js';

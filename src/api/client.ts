@@ -2,7 +2,7 @@
  * The API client: every request carectl makes goes through here, addressed by the resource
  * catalogue, never by hand in a command. The transport below it knows nothing of resources.
  */
-import { BadReplyError, UsageError } from '../core/errors.js';
+import { BadReplyError } from '../core/errors.js';
 import { idText, isObject } from '../core/exact-json.js';
 import type { QueryParams, Throttle, Transport } from '../http/transport.js';
 import { linkElsewhereMessage } from '../http/link-elsewhere.js';
@@ -113,23 +113,4 @@ function unconfirmedReason(spec: ResourceSpec, reply: unknown, record: unknown):
 function sameId(transport: Transport, sent: unknown, asked: string): boolean {
   const text = idText(sent);
   return text !== undefined && (text === asked || text === transport.redact(asked));
-}
-
-/** An id typed by the user, trimmed, that goes into a path (see idProblem). */
-export function requireId(id: string, spec: { noun: string }): string {
-  const trimmed = id.trim();
-  const problem = idProblem(trimmed, spec);
-  if (problem !== undefined) throw new UsageError(problem);
-  return trimmed;
-}
-
-/**
- * Why a text cannot be one segment of a path, for ids typed by the user and ids the service names:
- * `.`, `..` and `/` would name another address, a leading `-` reads as an option in a printed
- * command, and a control character shows as another id.
- */
-export function idProblem(id: string, spec: { noun: string }): string | undefined {
-  if (id === '') return `the ${spec.noun} id is required`;
-  if (id === '.' || id === '..' || id.includes('/') || id.startsWith('-') || /\p{Cc}/u.test(id)) return `"${id}" is not a ${spec.noun} id`;
-  return undefined;
 }

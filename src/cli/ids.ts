@@ -86,3 +86,22 @@ export function refuseMissingIds(noun: string, missing: readonly string[] | unde
   const named = missing.slice(0, NAMED_MISSING).join(', ') + (missing.length > NAMED_MISSING ? ` and ${missing.length - NAMED_MISSING} more` : '');
   throw new CarectlError(`no ${noun}${missing.length === 1 ? ' with the id' : 's with the ids'} ${named}`, ExitCode.notFound);
 }
+
+/** An id typed by the user, trimmed, that goes into a path (see idProblem). */
+export function requireId(id: string, spec: { noun: string }): string {
+  const trimmed = id.trim();
+  const problem = idProblem(trimmed, spec);
+  if (problem !== undefined) throw new UsageError(problem);
+  return trimmed;
+}
+
+/**
+ * Why a text cannot be one segment of a path, for ids typed by the user and ids the service names:
+ * `.`, `..` and `/` would name another address, a leading `-` reads as an option in a printed
+ * command, and a control character shows as another id.
+ */
+export function idProblem(id: string, spec: { noun: string }): string | undefined {
+  if (id === '') return `the ${spec.noun} id is required`;
+  if (id === '.' || id === '..' || id.includes('/') || id.startsWith('-') || /\p{Cc}/u.test(id)) return `"${id}" is not a ${spec.noun} id`;
+  return undefined;
+}

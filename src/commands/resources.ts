@@ -3,18 +3,18 @@
  * catalogue; a group with verbs of its own (conversations, reports) adds them to its group.
  */
 import { Option, type Command } from 'commander';
-import { requireId } from '../api/client.js';
 import { defaultVersion, type FilterSpec, type ResourceSpec, type Version } from '../api/catalogue/index.js';
 import { runList, startPoint } from '../api/list-run.js';
 import { resumeAsOf } from '../api/resume-token.js';
 import { listPlan } from '../api/plans.js';
 import type { ListPlan } from '../api/paging.js';
-import { BOTH_GIVEN, columnNames, fieldsParam, filterParams, offFlagOf, parseFieldsFlag, resolveColumns, type FilterValues } from '../api/query.js';
+import { BOTH_GIVEN, fieldsParam, filterParams, offFlagOf, type FilterValues } from '../api/query.js';
+import { columnNames, parseFieldsFlag, resolveColumns } from '../cli/columns.js';
 import { UsageError } from '../core/errors.js';
 import { LIST_USES, type Action, type RawOptions } from '../cli/action.js';
 import type { Context } from '../cli/context.js';
 import { addExamples } from '../cli/help.js';
-import { readIds, refuseMissingIds, watchIds, type IdWatch } from '../cli/ids.js';
+import { readIds, refuseMissingIds, requireId, watchIds, type IdWatch } from '../cli/ids.js';
 import type { RecordWriter } from '../output/index.js';
 import type { Printer } from '../output/printer.js';
 import { repeatable } from '../cli/repeats.js';

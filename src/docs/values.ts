@@ -6,7 +6,8 @@
 import type { Option } from 'commander';
 import { FORMATS } from '../output/index.js';
 import { CONTENT_ITEM, DATE_TYPES, REPORT_FORMATS, RESOURCES, UPDATE_STATUSES, VERSIONS } from '../api/catalogue/index.js';
-import { columnNames, requestableFields } from '../api/query.js';
+import { requestableFields } from '../api/query.js';
+import { columnNames } from '../cli/columns.js';
 import { CONFIG_KEYS } from '../config/keys.js';
 import { METHODS } from '../http/methods.js';
 

@@ -3,14 +3,14 @@
  * stdin), or of every conversation the list filters match, as rows with their conversation_id.
  */
 import type { Command } from 'commander';
-import { requireId } from '../../api/client.js';
 import { CONTENT_ITEM, defaultVersion, hasPlaceholderDate, hasWithheldText, isPlaceholderLink, itemTime, resourceByName } from '../../api/catalogue/index.js';
-import { resolveColumns, type FilterValues } from '../../api/query.js';
+import type { FilterValues } from '../../api/query.js';
+import { resolveColumns } from '../../cli/columns.js';
 import { inOrder } from '../../api/scheduler.js';
 import { LIST_USES, type Action, type RawOptions } from '../../cli/action.js';
 import type { Context } from '../../cli/context.js';
 import { addExamples } from '../../cli/help.js';
-import { readIds } from '../../cli/ids.js';
+import { readIds, requireId } from '../../cli/ids.js';
 import { UsageError } from '../../core/errors.js';
 import type { TextBlock } from '../../output/blocks.js';
 import type { RecordWriter } from '../../output/index.js';

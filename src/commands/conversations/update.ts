@@ -5,15 +5,15 @@
  */
 import type { Command } from 'commander';
 import { stringifyJson } from '../../core/exact-json.js';
-import { requireId, type ApiClient } from '../../api/client.js';
+import type { ApiClient } from '../../api/client.js';
 import { inOrder, type Slot } from '../../api/scheduler.js';
 import type { Throttle } from '../../http/transport.js';
 import { PATCH_VERSIONS, resourceByName, UPDATE_STATUSES, type Version } from '../../api/catalogue/index.js';
-import { resolveColumns } from '../../api/query.js';
+import { resolveColumns } from '../../cli/columns.js';
 import type { Action, RawOptions } from '../../cli/action.js';
 import type { Context } from '../../cli/context.js';
 import { addExamples } from '../../cli/help.js';
-import { readIds } from '../../cli/ids.js';
+import { readIds, requireId } from '../../cli/ids.js';
 import { ApiError, CarectlError, InterruptedError, isBrokenPipe, mayHaveBeenApplied, UsageError } from '../../core/errors.js';
 import { parseEnum, parseList } from '../../core/parse.js';
 import { sanitizeForTerminal, writeText } from '../../output/index.js';

@@ -1,5 +1,6 @@
 /** `reports create`: the POST body from the flags, the POST itself, then the wait if asked. */
-import { idProblem, type ApiClient, type ApiRecord } from '../../api/client.js';
+import type { ApiClient, ApiRecord } from '../../api/client.js';
+import { idProblem } from '../../cli/ids.js';
 import { DATE_TYPES, REPORT_FORMATS, type Version } from '../../api/catalogue/index.js';
 import type { Context } from '../../cli/context.js';
 import { CarectlError, mayHaveBeenApplied, UsageError } from '../../core/errors.js';

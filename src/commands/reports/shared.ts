@@ -1,5 +1,6 @@
 /** What the report verbs share: the resource, its version, reading one report, printing it. */
-import { requireId, type ApiClient, type ApiRecord } from '../../api/client.js';
+import type { ApiClient, ApiRecord } from '../../api/client.js';
+import { requireId } from '../../cli/ids.js';
 import { REPORT_STATE_FIELDS, resourceByName, type Version } from '../../api/catalogue/index.js';
 import type { Context } from '../../cli/context.js';
 import { parseDuration } from '../../core/parse.js';
