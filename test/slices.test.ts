@@ -9,11 +9,11 @@ import { linkChanges } from '../src/api/links.js';
 import { SliceDays, dayOf, type Probed, type SliceRule } from '../src/api/slices.js';
 
 const day = (text: string): number => dayOf(Date.parse(`${text}T00:00:00Z`));
-const ascending: SliceRule = { field: 'oldest_sort_date', descending: false, sortParam: 'sort', sizeParam: 'page_size' };
+const ascending: SliceRule = { field: 'oldest_sort_date', descending: false, sortParam: 'sort' };
 const descending: SliceRule = { ...ascending, descending: true };
 const params = (address: string): string[][] => [...new URLSearchParams(address.split('?')[1])].sort();
 
-function daysOf(rule: SliceRule, phase: string, answers: Array<Probed | null> = [], asOf?: number) {
+function daysOf(rule: SliceRule, phase: string, answers: Probed[] = [], asOf?: number) {
   const probes: string[] = [];
   let changed = 0;
   const days = new SliceDays({ phases: [phase], slicing: rule, ...(asOf !== undefined && { asOf }) }, rule, {

@@ -1,7 +1,6 @@
 /**
- * Streams a list plan into an output writer, the single writer of its slices (src/api/work-queue.ts)
- * in order: --limit, --resume, a union's records written once, and the resume token printed when
- * the list stops early, whether by --limit or by a failure after retries.
+ * Streams a list plan into an output writer, the single writer of the work queue's slices in order:
+ * --limit, --resume, each record once, and the resume token printed when the list stops early.
  */
 import { ApiError, InterruptedError, NetworkError } from '../core/errors.js';
 import { realSleep } from '../core/io.js';
@@ -23,9 +22,8 @@ export interface ListRunOptions {
   /** 'csv' or 'tsv' when the writer starts the output with such a header, for the resume token. */
   header?: string;
   limit?: number;
-  /** Records per page asked for (the writer's pages are this size, whatever the slices' pages). */
+  /** Records per page asked for: the writer's pages are this size, whatever the slices' pages. */
   pageSize?: number;
-  /** Up to its window of requests in flight; default one at a time. */
   scheduler?: Scheduler;
   notice(message: string): void;
 }
@@ -72,13 +70,12 @@ type Place = Cursor & { passed: number; known: number };
 class OrderedWriter {
   written = 0;
   cursor: Place | null;
-  // The cursor before each record the stream has not handed on yet: a resumed run starts at the first.
+  // The cursor before each record the output has not handed on yet: a token after a failure starts at the first.
   private readonly undelivered: Place[] = [];
   private deliveredBefore = 0;
   /** A record is being written: stopped now, part of it may already be out. */
   private writing = false;
-  // Every id written in this run, so that a record comes out once whatever the service does; a
-  // number where the id is one (a 1M export holds a million small numbers, not strings).
+  // Every id written, so a record comes out once whatever the service does (numbers where they can be: a 1M export).
   private readonly seen = new Set<string | number>();
   // A page boundary every pageSize records of a phase, however the slices were cut: a table lays out the same rows.
   private phase: number;
@@ -89,7 +86,7 @@ class OrderedWriter {
   private known = 0;
   /** Records at one second a token counted, being too many to name (see byIds). */
   private countedAtOneSecond: number | undefined;
-  /** Ids the run this one continues wrote, named by its token: left out. */
+  /** Ids the run this one continues wrote (named by its token): left out. */
   private readonly done: Set<string>;
 
   constructor(
@@ -114,11 +111,10 @@ class OrderedWriter {
   }
 
   /**
-   * `at` for a token: the records of its page before it (the service's skip, then those written)
-   * named by id where the run knows them all, the address's skip set to 0. A count would
-   * make the run continuing skip a record it never wrote when one written has left the list since
-   * (closed by the user in between). Only where the skip counts from the link's own date-time
-   * bound: a plain skip counts from the list's start, which records leaving shift for any client.
+   * `at` for a token: the records of its page before it named by id where the run knows them all,
+   * the skip set to 0. A count would skip a record never written when one written has left the list
+   * since (closed in between). Only where the skip counts from the link's own date-time bound: a
+   * plain skip counts from the list's start, which records leaving shift for any client.
    */
   private byIds(at: Place): Cursor {
     const { passed, known, ...cursor } = at;
@@ -169,7 +165,7 @@ class OrderedWriter {
       const id = idKey(record.id);
       const repeat = this.seen.has(id) || this.done.has(String(record.id));
       // A repeat within one query (a union's second query repeats the first's by design).
-      if (this.seen.has(id) && (!plan.union || slice.phase === 0)) this.run.distrust();
+      if (this.seen.has(id) && (!plan.union || slice.phase === 0)) this.run.distrusted = true;
       if (!repeat) {
         this.undelivered.push(this.at(slice, page.url, i));
         this.writing = true;

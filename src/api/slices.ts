@@ -1,22 +1,19 @@
 /**
- * Date slices: a list ordered by a date it can be bounded by (conversations by their sort date)
- * is the concatenation, in that order, of the same list bounded to consecutive day ranges. Days
- * are the granularity of the date parameters (YYYY-MM-DD, UTC); a slice is half-open,
- * `<field>_gte=FIRST` and `<field>_lt=` the day after LAST, which a service reading a date-only
- * bound as the whole day and one reading it as that day's midnight agree on.
+ * Date slices: a list ordered by a date it can be bounded by is the concatenation of the same list
+ * bounded to consecutive days (UTC, the date parameters' granularity). A slice is half-open,
+ * `_gte=FIRST&_lt=` the day after LAST, which services reading a date-only bound as the whole day
+ * and as its midnight agree on.
  */
 import { PAGING_STYLES, type ResourceSpec } from './catalogue/index.js';
 import { DAY_MS } from '../core/parse.js';
 import { dateRange, splitAddress, type DateRange } from './links.js';
 import type { ListPlan } from './paging.js';
 
-/** The sort date of a list and its direction: the order its slices are written in. */
+/** The sort date of a list, its direction (the order its slices are written in), and the sort parameter for a probe. */
 export interface SliceRule {
   field: string;
   descending: boolean;
-  /** The list's sort and page size parameters, for a probe of its far end. */
   sortParam: string;
-  sizeParam: string;
 }
 
 export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
@@ -46,8 +43,10 @@ export function sliceRule(spec: ResourceSpec, query: ReadonlyArray<readonly [str
   const field = sort.replace(/^-/, '');
   if (field !== dates.default) return undefined;
   if (query.some(([key]) => dates.fields.some((other) => other !== field && key.startsWith(`${other}_`)))) return undefined;
-  return { field, descending: sort.startsWith('-'), sortParam: dates.param, sizeParam: PAGING_STYLES.skip.sizeParam };
+  return { field, descending: sort.startsWith('-'), sortParam: dates.param };
 }
+
+const SIZE = PAGING_STYLES.skip.sizeParam;
 
 /** `address` with a parameter set (the page size of a probe, its sort). */
 function withParam(address: string, key: string, value: string): string {
@@ -56,23 +55,18 @@ function withParam(address: string, key: string, value: string): string {
   return `${path}?${params.toString()}`;
 }
 
-/** A probe's answer: its records' ids and its next link. */
-export interface Probed {
-  ids: string[];
-  next: string | null;
-}
+/** A probe's answer (a page of a record or two): its records' ids and its next link; null when it failed. */
+export type Probed = { ids: string[]; next: string | null } | null;
 
+/** The run's side: it sends probes, and hears that an answer may let a slice be cut. */
 export interface DaysHost {
-  /** Sends a probe (a page of a record or two); null when it failed. */
-  probe(address: string): Promise<Probed | null>;
-  /** An answer came that may let a slice be cut. */
+  probe(address: string): Promise<Probed>;
   changed(): void;
 }
 
 /**
- * What a run knows of its phases' days, in the sort order: a descending list's day d is -d here,
- * so that callers read as ascending. Each phase's bounds, its far end (asked for once, with one
- * record in the other order), and whether the service keeps to the bound a cut adds.
+ * What a run knows of its phases' days, in the sort order (a descending list's day d is -d here,
+ * so callers read as ascending): bounds, far ends, and whether the service keeps to a cut's bound.
  */
 export class SliceDays {
   private readonly far = new Map<number, number | null | undefined>();
@@ -93,10 +87,9 @@ export class SliceDays {
   dayOf = (ordered: number | undefined): number | undefined => (ordered === undefined ? undefined : this.sign * ordered);
 
   /**
-   * `address` narrowed to the days lo..hi (undefined: as it is): `_gte=lo`, `_lt=` the day after
-   * hi; a side as tight already keeps the user's bound as written (an `lte:D` holds its own
-   * reading). A side a slice leaves open is closed by a bound no record passes, as the spec
-   * wants a pair.
+   * `address` narrowed to the days lo..hi (undefined: as it is). A side as tight already keeps the
+   * user's bound as written (an `lte:D` holds its own reading); an open side is closed by a bound
+   * no record passes, as the spec wants a pair.
    */
   narrowed(address: string, lo: number | undefined, hi: number | undefined): string {
     const [from, to] = this.rule.descending ? [this.dayOf(hi), this.dayOf(lo)] : [lo, hi];
@@ -113,10 +106,9 @@ export class SliceDays {
   }
 
   /**
-   * Where a chain has got to, from its next address: the day of the keyset bound on the side it
-   * moves (`_gte` with a time ascending, `_lte` descending). Only if that bound is tighter than
-   * the chain's own query (`base`) and its skip less than the records read (`read`): a
-   * snapshot's pinned bound, whose skip counts every record, is no position.
+   * Where a chain has got to: the day of its next link's keyset bound (`_gte` with a time
+   * ascending, `_lte` descending), if tighter than its query's and its skip less than the records
+   * read: a snapshot's pinned bound, whose skip counts every record, is no position.
    */
   positionOf(next: string, base: string, read: number): number | undefined {
     const params = splitAddress(next)[1];
@@ -144,10 +136,9 @@ export class SliceDays {
   }
 
   /**
-   * The phase's last day: its query's bound, else its far end. Ascending, the day the run's dates
-   * were resolved at until a `long` chain (past a short list's pages) has read past it: an
-   * estimate of where to cut, never a bound (the last slice stays open). Then, and descending,
-   * the far end, asked for once.
+   * The phase's last day, an estimate of where to cut (the last slice stays open): its query's
+   * bound, else, ascending, the day its dates were resolved at until a `long` chain reads past it
+   * (a short list sends no probe); then, and descending, the far end, asked for once.
    */
   lastDay(phase: number, reached: number | undefined, long: boolean): number | undefined {
     const own = this.bound(phase, 'far');
@@ -163,7 +154,7 @@ export class SliceDays {
   private askFarEnd(phase: number): void {
     this.far.set(phase, undefined);
     const address = withParam(this.plan.phases[phase] as string, this.rule.sortParam, this.rule.descending ? this.rule.field : `-${this.rule.field}`);
-    void this.host.probe(withParam(address, this.rule.sizeParam, '1')).then((probed) => {
+    void this.host.probe(withParam(address, SIZE, '1')).then((probed) => {
       const side = probed?.next ? this.side(dateRange(splitAddress(probed.next)[1], this.rule.field), 'far') : undefined;
       this.far.set(phase, side?.timed ? this.fromDay(dayOf(side.at)) : null);
       this.host.changed();
@@ -171,9 +162,8 @@ export class SliceDays {
   }
 
   /**
-   * A page read from the phase's first address, whose next link stands at `position`. Ascending,
-   * the near-bound check goes out at once (`checkNow`: an export in parallel), in place of the
-   * far-end probe (lastDay): a list that goes on can be cut as soon as its records per day are known.
+   * The phase's first page, whose next link stands at `position`. Ascending, `checkNow` (an export
+   * in parallel) sends the near-bound check at once: the list can be cut a round trip sooner.
    */
   sample(phase: number, records: readonly Record<string, unknown>[], position: number, checkNow: boolean): void {
     if (this.samples.has(phase)) return;
@@ -182,10 +172,9 @@ export class SliceDays {
   }
 
   /**
-   * Whether the service keeps to the bound a cut adds on the side read first, asked once per
-   * phase: records of its start, dated up to a keyset position, must not come back from the
-   * phase bounded past that day. False until the answer, and for good when the bound is ignored
-   * or the check cannot tell: the phase is read as one chain, as --parallel 1 would.
+   * Whether the service keeps to the bound a cut adds on the side read first (asked once per phase):
+   * the phase's first records must not come back bounded past their day. False until answered, and
+   * for good when it cannot tell: the phase is read as one chain, as --parallel 1 would.
    */
   nearKept(phase: number): boolean {
     if (!this.near.has(phase)) {
@@ -205,16 +194,15 @@ export class SliceDays {
     const address = this.plan.phases[phase] as string;
     let sample = this.samples.get(phase);
     if (!sample) {
-      const first = await this.host.probe(withParam(address, this.rule.sizeParam, '2'));
+      const first = await this.host.probe(withParam(address, SIZE, '2'));
       const position = first?.next ? this.positionOf(first.next, address, first.ids.length) : undefined;
       if (!first || position === undefined) return false;
       sample = { ids: first.ids, position };
     }
-    // Two rows past the position: a service ignoring the bound gives the phase's first two, which
-    // the sample shows unless they are rows not shown. So at least two in the sample, and at least
-    // one shown past the position, or the check cannot tell.
+    // A service ignoring the bound gives the first two rows again; hidden rows would hide that, so
+    // it tells only with two in the sample and one shown past the position.
     if (sample.ids.length < 2) return false;
-    const past = await this.host.probe(withParam(this.narrowed(address, sample.position + 1, undefined), this.rule.sizeParam, '2'));
+    const past = await this.host.probe(withParam(this.narrowed(address, sample.position + 1, undefined), SIZE, '2'));
     const before = new Set(sample.ids);
     return past !== null && past.ids.length > 0 && !past.ids.some((id) => before.has(id));
   }

@@ -1,15 +1,14 @@
 /**
  * The work queue of a list run: its slices in writer order, each a chain of pages (a phase of the
- * plan, or a date slice of one), fetched through the scheduler. With --parallel above 1, slices
- * ahead of the writer read too, within a budget of pages, and a slice about to read that is
- * expected to hold more than its share is cut: it keeps a share, the rest follows it. Days run in
- * the sort order (see SliceDays), so the code reads as ascending.
+ * plan, or a date slice of one). With --parallel above 1, slices ahead of the writer read too,
+ * within a budget of pages, and a slice about to read that is expected to hold more than its share
+ * is cut. Days run in the sort order (see SliceDays), so the code reads as ascending.
  */
 import type { ListPlan, NextStep, PageSource } from './paging.js';
 import { PageGuard, type ChainState } from './page-guard.js';
 import type { ResumePoint } from './resume-token.js';
 import type { Scheduler } from './scheduler.js';
-import { SliceDays } from './slices.js';
+import { SliceDays, type Probed } from './slices.js';
 
 /** A page as the writer takes it. */
 export interface TakenPage {
@@ -22,11 +21,8 @@ export interface TakenPage {
   nextRefused?: boolean;
 }
 
-/** Records read over days (in the sort order): a slice's or a phase's records per day. */
-interface Pace {
-  records: number;
-  days: number;
-}
+/** Records read over days: a slice's or a phase's records per day. */
+type Pace = { records: number; days: number };
 
 export interface Slice {
   readonly phase: number;
@@ -75,22 +71,35 @@ export class WorkQueue {
   pageLeft = 0;
   private writerAt = 0;
   private stopped = false;
-  /** A record came twice within one query: no more cuts (see distrust). */
-  private distrusted = false;
+  /**
+   * A record came twice within one query: the service does not keep to the slices' bounds, or a
+   * sort date moved. The writer leaves the repeat out; nothing is cut any further.
+   */
+  distrusted = false;
   private readonly guard = new PageGuard();
   private readonly days: SliceDays | undefined;
   private readonly parallel: boolean;
   private readonly share: number;
-  private readonly paces = new Map<number, Pace>();
-  private wake: () => void = () => undefined;
-  private changed = this.renew();
+  private readonly paces: Pace[];
+  private wake!: () => void;
+  /** Resolved at the next change (a page came, a slice failed): what take() waits for. */
+  private changed = new Promise<void>((resolve) => (this.wake = resolve));
 
   constructor(private readonly options: QueueOptions) {
     const { plan, start, scheduler, pageSize } = options;
     this.parallel = (plan.union === true || plan.slicing !== undefined) && scheduler.parallel > 1;
     this.share = SHARE_PAGES * pageSize;
     this.days = plan.slicing && new SliceDays(plan, plan.slicing, { probe: (address) => this.probe(address), changed: () => this.pump() });
-    this.slices = this.initialSlices(start);
+    this.paces = plan.phases.map(() => ({ records: 0, days: 0 }));
+    this.slices = plan.phases.slice(start.phase).map((address, i) => newSlice(start.phase + i, address));
+    // A resumed run: its first slice starts at the token's page, which may reach past the slice's end (narrowed to it; the rest follows).
+    const first = this.slices[0] as Slice;
+    if (start.url !== first.first) {
+      first.first = first.next = start.url;
+      first.pagesRead = 1;
+    }
+    first.skipFirst = start.skip;
+    if (this.days && start.end !== undefined) this.cut(first, this.days.fromDay(start.end));
   }
 
   /** Waits for a page of the writer's slice `index`; null when the slice is done. */
@@ -107,8 +116,10 @@ export class WorkQueue {
       if (slice.error !== undefined) throw slice.error;
       if (slice.next === null && !slice.inFlight) return null;
       this.pageLeft = 0;
+      // Taken before pump(): a failure pump() meets at once must wake this wait.
+      const changed = this.changed;
       this.pump();
-      await this.changed;
+      await changed;
     }
   }
 
@@ -117,50 +128,15 @@ export class WorkQueue {
     this.stopped = true;
   }
 
-  /**
-   * A record came twice within one query: the service does not keep to the slices' bounds, or a
-   * sort date moved. The writer leaves the repeat out; nothing is cut any further.
-   */
-  distrust(): void {
-    this.distrusted = true;
-  }
-
   /** The last day of a slice for a token (a day as the date bounds count it); undefined: the phase's own. */
   endOf(slice: Slice): number | undefined {
     return this.days?.dayOf(slice.hi);
   }
 
-  private renew(): Promise<void> {
-    return new Promise((resolve) => (this.wake = resolve));
-  }
-
   private notify(): void {
     const wake = this.wake;
-    this.changed = this.renew();
+    this.changed = new Promise((resolve) => (this.wake = resolve));
     wake();
-  }
-
-  /** One per phase from the start point; a resumed slice, then the rest of its phase. */
-  private initialSlices(start: ResumePoint): Slice[] {
-    const { plan } = this.options;
-    const slices: Slice[] = [];
-    for (let phase = start.phase; phase < plan.phases.length; phase++) {
-      const address = plan.phases[phase] as string;
-      if (phase !== start.phase || (start.url === address && start.skip === 0 && start.end === undefined)) {
-        slices.push(newSlice(phase, address));
-        continue;
-      }
-      const end = this.days && start.end !== undefined ? this.days.fromDay(start.end) : undefined;
-      // A page read before its slice was cut reaches past the slice's end: narrowed to it.
-      const slice = newSlice(phase, this.days && end !== undefined ? this.days.narrowed(start.url, undefined, end) : start.url);
-      if (end !== undefined) slice.hi = end;
-      slice.base = this.days && end !== undefined ? this.days.narrowed(address, undefined, end) : address;
-      slice.skipFirst = start.skip;
-      slice.pagesRead = start.url === address ? 0 : 1;
-      slices.push(slice);
-      if (end !== undefined && this.days) slices.push(this.rest(phase, end + 1, undefined));
-    }
-    return slices;
   }
 
   private rest(phase: number, lo: number, hi: number | undefined): Slice {
@@ -216,8 +192,8 @@ export class WorkQueue {
 
   /** Records per day of a slice's own chain once it has read over a day, else its phase's so far. */
   private rateOf(slice: Slice): number | undefined {
-    const pace = slice.pace.days >= 1 ? slice.pace : this.paces.get(slice.phase);
-    return pace && pace.days >= 1 ? pace.records / pace.days : undefined;
+    const pace = slice.pace.days >= 1 ? slice.pace : (this.paces[slice.phase] as Pace);
+    return pace.days >= 1 ? pace.records / pace.days : undefined;
   }
 
   /** The days a slice has still to read and the records they likely hold; undefined while either end or the rate is unknown. */
@@ -258,13 +234,8 @@ export class WorkQueue {
     return rest;
   }
 
-  /** A probe (a page or two of the list in some order) through the scheduler, ahead of the pages. */
-  private probe(address: string): Promise<{ ids: string[]; next: string | null } | null> {
-    try {
-      this.guard.enter(address);
-    } catch {
-      return Promise.resolve(null);
-    }
+  /** A probe (a page or two of the list in some order) through the scheduler, ahead of the pages; not a page of the run. */
+  private probe(address: string): Promise<Probed> {
     const answer = this.options.scheduler.run(-1, (slot) => this.options.source.fetch(address, address, slot.throttle));
     return answer.then(
       (page) => ({ ids: page.records.map((record) => String(record.id)), next: page.next }),
@@ -287,10 +258,7 @@ export class WorkQueue {
       .run(priority, (slot) => this.options.source.fetch(url, slice.base, slot.throttle))
       .then(
         (page) => this.arrived(slice, url, skip, page),
-        (err: unknown) => {
-          slice.inFlight = false;
-          this.fail(slice, err);
-        },
+        (err: unknown) => this.fail(slice, err),
       );
   }
 
@@ -338,7 +306,7 @@ export class WorkQueue {
     if (from !== undefined) {
       // A slice's own pace weighs its recent pages most (halved at each page): data is denser in some days than others.
       slice.pace = { records: slice.pace.records / 2 + records.length, days: slice.pace.days / 2 + position - from };
-      const phase = this.paceOf(slice.phase);
+      const phase = this.paces[slice.phase] as Pace;
       phase.records += records.length;
       phase.days += position - from;
     }
@@ -347,20 +315,15 @@ export class WorkQueue {
     const at = this.slices.indexOf(slice);
     // (A slice dropped while its page was in flight: nothing more to drop.)
     if (at < 0 || slice.hi === undefined || position <= slice.hi) return;
-    this.distrust();
+    this.distrusted = true;
     let end = at + 1;
     while (end < this.slices.length && this.slices[end]?.phase === slice.phase) end++;
     this.slices.splice(at + 1, end - at - 1);
     delete slice.hi;
   }
 
-  private paceOf(phase: number): Pace {
-    let pace = this.paces.get(phase);
-    if (!pace) this.paces.set(phase, (pace = { records: 0, days: 0 }));
-    return pace;
-  }
-
   private fail(slice: Slice, err: unknown): void {
+    slice.inFlight = false;
     slice.error = err;
     slice.next = null;
     this.notify();
