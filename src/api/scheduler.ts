@@ -1,8 +1,7 @@
 /**
  * The one concurrency mechanism: up to a window of tasks in flight (--parallel), lower priority first, then by arrival.
- * As TCP's window: a 429 halves it once per window and pauses every request for the Retry-After; GROWTH × window
- * answers in a row grow it back by one. A 429 with no other request of ours in flight is not our doing: the
- * transport's own retry rules apply, as with --parallel 1.
+ * As TCP's window: a 429 halves it once per window and pauses every request for the Retry-After; GROWTH × window answers
+ * in a row grow it back by one. A 429 with no other request of ours in flight is not our doing: usual retry rules apply.
  */
 import { InterruptedError } from '../core/errors.js';
 import type { Throttle } from '../http/transport.js';
