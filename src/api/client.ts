@@ -1,10 +1,7 @@
-/**
- * The API client: every request carectl makes goes through here, addressed by the resource
- * catalogue, never by hand in a command. The transport below it knows nothing of resources.
- */
+/** Every request carectl makes, addressed by the resource catalogue (never by hand in a command); the transport knows no resources. */
 import { BadReplyError } from '../core/errors.js';
 import { idText, isObject } from '../core/exact-json.js';
-import type { QueryParams, Throttle, Transport } from '../http/transport.js';
+import type { QueryParams, RequestOptions, Throttle, Transport } from '../http/transport.js';
 import { linkElsewhereMessage } from '../http/link-elsewhere.js';
 import { attachSideloads, unwrapList, unwrapSingle, type ResourceSpec, type Version } from './catalogue/index.js';
 import { PagingError } from './page-guard.js';
@@ -12,10 +9,13 @@ import { nextPageLink, nextStep, type PageSource } from './paging.js';
 
 export type ApiRecord = Record<string, unknown>;
 
+/** A read's 429 throttle and its deadline, as the transport takes them. */
+type ReadLimits = Pick<RequestOptions, 'throttle' | 'deadline'>;
+
 export class ApiClient {
   /** `annotations`: the transport to api/1's own host; `notice`: says on stderr what a reply left out. */
   constructor(
-    readonly transport: Transport,
+    private readonly transport: Transport,
     private readonly annotations: Transport = transport,
     private readonly notice?: (line: string) => void,
   ) {}
@@ -29,14 +29,8 @@ export class ApiClient {
     return this.transportFor(version).url(`${version}/${spec.path}/${encodeURIComponent(id)}`, query);
   }
 
-  /** One record, unwrapped, with its side-loaded items attached; `deadline`: see RequestOptions. */
-  async fetchRecord(
-    spec: ResourceSpec,
-    version: Version,
-    id: string,
-    query: QueryParams,
-    limits: { throttle?: Throttle; deadline?: number } = {},
-  ): Promise<ApiRecord> {
+  /** One record, unwrapped, with its side-loaded items attached. */
+  async fetchRecord(spec: ResourceSpec, version: Version, id: string, query: QueryParams, limits: ReadLimits = {}): Promise<ApiRecord> {
     const transport = this.transportFor(version);
     let record: ApiRecord = {};
     // Checked inside the transport's retries. Another record (a proxy's cache, a redirect) would pass for this one.
@@ -55,7 +49,7 @@ export class ApiClient {
    */
   async patchRecord(spec: ResourceSpec, version: Version, id: string, body: unknown, throttle?: Throttle): Promise<ApiRecord> {
     const transport = this.transportFor(version);
-    const reply = await transport.request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true, ...(throttle && { throttle }) });
+    const reply = await transport.request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true, throttle });
     const record = isObject(reply) ? reply[spec.envelope.single] : undefined;
     if (isObject(record) && sameId(transport, record.id, id) && isObject(reply) && reply.status !== 'error') return record;
     throw new BadReplyError(`the service did not confirm the update: ${unconfirmedReason(spec, reply, record)}`);
@@ -70,13 +64,12 @@ export class ApiClient {
 
   /** Pages of a list, each page's next address found by the resource's paging style. */
   pages(spec: ResourceSpec, version: Version): PageSource {
-    const rules = { style: spec.paging, ...(spec.sortDates && { sort: { param: spec.sortDates.param, default: spec.sortDates.default } }) };
     const transport = this.transportFor(version);
     return {
       fetch: async (url, base, throttle) => {
         let unwrapped: ApiRecord[] = [];
         const check = (reply: unknown): void => void (unwrapped = unwrapList(spec, reply));
-        const body = await transport.request('GET', transport.url(url), { idempotent: true, check, ...(throttle && { throttle }) });
+        const body = await transport.request('GET', transport.url(url), { idempotent: true, check, throttle });
         const link = nextPageLink(body);
         const records = attachSideloads(spec, body, unwrapped, this.notice);
         const next = link === null ? null : relativeLink(transport.baseUrl, link);
@@ -84,7 +77,7 @@ export class ApiClient {
         if (next !== null && /^[a-z][a-z0-9+.-]*:/i.test(next)) {
           return { records, next: null, refusal: new PagingError(linkElsewhereMessage(new URL(next), transport.baseUrl)) };
         }
-        return { records, ...nextStep(rules, base, url, next, records.length) };
+        return { records, ...nextStep({ style: spec.paging, sort: spec.sortDates }, base, url, next, records.length) };
       },
     };
   }

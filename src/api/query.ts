@@ -1,7 +1,4 @@
-/**
- * From parsed flags to the service's query parameters, driven by the resource description:
- * filters, the fields an output needs, and the checks that fail before anything is sent.
- */
+/** From parsed flags to the service's query parameters (filters, the fields an output needs), checked before anything is sent. */
 import { UsageError } from '../core/errors.js';
 import { type Bound, parseEnum, parseEnumList, parseList, parseRange, rangeParams } from '../core/parse.js';
 import type { FilterSpec, ResourceSpec } from './catalogue/index.js';
@@ -15,10 +12,7 @@ export function offFlagOf(filter: FilterSpec & { kind: 'switch' }): string {
   return filter.offFlag ?? `no-${filter.flag}`;
 }
 
-/**
- * The filter flags given, by flag name without dashes (`assigned-to`): a string, the strings of
- * a repeatable flag, or a switch's true/false (BOTH_GIVEN for `--x --no-x`).
- */
+/** The filter flags given, by name without dashes (`assigned-to`): a string, a repeatable flag's strings, a switch's true/false/BOTH_GIVEN. */
 export type FilterValues = Readonly<Record<string, string | string[] | boolean | undefined>>;
 
 /** The filter parameters of a list, checked locally (exit 2 before any request). */
@@ -53,7 +47,7 @@ function paramsOf(filter: FilterSpec, values: FilterValues, now: number): Array<
       const refused = bounds.find((b) => filter.ops && !filter.ops.includes(b.op));
       if (refused)
         throw new UsageError(`${flag}: the service takes no ${refused.op}: bound here; use ${filter.ops!.map((op) => `${op}:`).join(', ')} or FROM..TO`);
-      return rangeParams(filter.param, filter.pair ? asPair(bounds) : bounds) as Array<[string, string]>;
+      return rangeParams(filter.param, filter.pair ? asPair(bounds) : bounds);
     }
   }
 }
@@ -68,7 +62,7 @@ function switchParams(filter: FilterSpec & { kind: 'switch' }, raw: FilterValues
 }
 
 /** `bounds` with an open side closed by a bound no record passes (never today: dates may lie ahead), lower bound first. */
-export function asPair(bounds: readonly Bound[]): Bound[] {
+function asPair(bounds: readonly Bound[]): Bound[] {
   const lower = bounds.find((b) => b.op === 'gt' || b.op === 'gte') ?? { op: 'gte', date: OPEN_FROM };
   const upper = bounds.find((b) => b.op === 'lt' || b.op === 'lte') ?? { op: 'lt', date: OPEN_TO };
   return [lower, upper];
@@ -82,18 +76,14 @@ export function requestableFields(spec: ResourceSpec, shape: Shape): string[] {
 }
 
 /**
- * What to ask the service for: the fields the output shows (a computed column's by the fields it
- * is derived from), and always those --fields names. An output of whole records (`allFields`:
- * json, ndjson, one record in table form) shows every field unless --fields narrows them.
+ * What to ask the service for: the fields the output shows (a computed column's: those it is derived from) and those
+ * --fields names. An output of whole records (`allFields`: json, ndjson, one record as a table) shows all unless --fields narrows.
  */
 export function fieldsParam(spec: ResourceSpec, shape: Shape, allFields: boolean, columns: readonly string[], fields: string[] | undefined): QueryParams {
   if (!spec.fieldsParam) return [];
   const requestable = requestableFields(spec, shape);
   const computed = new Map((spec.computed ?? []).map((c) => [c.name, c.needs]));
-  const shown = columns.flatMap((column) => {
-    const head = column.split('.')[0] ?? column;
-    return computed.get(head) ?? [head];
-  });
+  const shown = columns.map((column) => column.split('.')[0] ?? column).flatMap((head) => computed.get(head) ?? [head]);
   const wanted = allFields ? (fields ?? requestable) : [...(fields ?? []), ...shown];
   const needed = [...new Set(wanted.filter((f) => requestable.includes(f)))];
   return needed.length > 0 ? [['fields', needed.join(',')]] : [];

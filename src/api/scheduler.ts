@@ -1,39 +1,33 @@
 /**
- * The one concurrency mechanism of a command: up to a window of tasks in flight (--parallel), lower
- * priority first, then in order of arrival. The window adapts as TCP's does: a 429 halves it once per
- * window and pauses every request for the Retry-After; GROWTH × window answers in a row grow it back
- * by one. A 429 with none of our other requests in flight is not our doing: the transport's own retry
- * rules apply, as with --parallel 1.
+ * The one concurrency mechanism: up to a window of tasks in flight (--parallel), lower priority first, then by arrival.
+ * As TCP's window: a 429 halves it once per window and pauses every request for the Retry-After; GROWTH × window answers
+ * in a row grow it back by one. A 429 with no other request of ours in flight is not our doing: usual retry rules apply.
  */
 import { InterruptedError } from '../core/errors.js';
 import type { Throttle } from '../http/transport.js';
 
 export interface SchedulerOptions {
-  /** Most tasks in flight (--parallel). */
   parallel: number;
   now(): number;
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
-  /** Ctrl-C: tasks not started yet are never started (they reject with InterruptedError). */
+  /** Ctrl-C: tasks not started yet never start (they reject with InterruptedError). */
   signal?: AbortSignal;
   /** --verbose: one line per change of the window. */
   trace?: (line: string) => void;
 }
 
 /** What a running task passes to each of its requests. */
-export interface Slot {
-  readonly throttle: Throttle | undefined;
-}
+export type Slot = { readonly throttle: Throttle | undefined };
 
 /** Answers in a row, per slot of the window, before it grows by one. */
 export const GROWTH = 10;
 
 /** A task's claim on a slot, from the moment it is granted. */
 interface Holder {
-  /** Lower goes first. */
   priority: number;
-  /** The window's epoch when the slot was granted: a 429 from before the last cut does not cut again. */
+  /** The window's epoch at the grant: a 429 from before the last cut does not cut again. */
   epoch: number;
-  /** Another slot was held at some moment meanwhile: a 429 may be pressure of ours. */
+  /** Another slot was held meanwhile: a 429 may be pressure of ours. */
   crowded: boolean;
 }
 
@@ -57,7 +51,7 @@ export class Scheduler {
     options.signal?.addEventListener('abort', () => this.dispatch(), { once: true });
   }
 
-  /** The current window: most tasks in flight now. */
+  /** Most tasks in flight now. */
   get window(): number {
     return this.current;
   }
@@ -82,7 +76,6 @@ export class Scheduler {
   }
 
   private acquire(holder: Holder): Promise<void> {
-    if (this.options.signal?.aborted) return Promise.reject(new InterruptedError());
     return new Promise((resolve, reject) => {
       let at = this.waiting.length;
       while (at > 0 && (this.waiting[at - 1] as Waiter).holder.priority > holder.priority) at--;
@@ -123,10 +116,7 @@ export class Scheduler {
     this.options.sleep(wait, this.options.signal).then(resume, resume);
   }
 
-  /**
-   * A 429 on a request of `holder`'s task. When the pressure may be ours, answers true: the task
-   * waits for a slot again and resends, which is not counted against --retries.
-   */
+  /** A 429 on a request of `holder`'s task. True when the pressure may be ours: the task waits for a slot and resends, not counted against --retries. */
   private async throttled(holder: Holder, waitMs: number): Promise<boolean> {
     if (!holder.crowded) return false;
     if (holder.epoch === this.epoch && this.current > 1) {
@@ -153,21 +143,20 @@ export class Scheduler {
 }
 
 /**
- * Runs `task` for each item within the scheduler's window and hands the results to one `deliver`
- * in input order, at most `ahead` of them waiting. Once `stop` aborts nothing new starts; answers how many were delivered.
+ * Runs `task` for each item within the scheduler's window and hands the results to `deliver` in input order, started
+ * at most 2 × --parallel ahead of it. Once `stop` aborts nothing new starts; answers how many were delivered.
  */
 export async function inOrder<I, R>(
   scheduler: Scheduler,
   items: readonly I[],
   task: (item: I, slot: Slot) => Promise<R>,
-  deliver: (result: R, item: I, index: number) => Promise<void>,
-  options: { stop?: AbortSignal; ahead?: number } = {},
+  deliver: (result: R) => Promise<void>,
+  options: { stop?: AbortSignal } = {},
 ): Promise<number> {
-  const ahead = options.ahead ?? 2 * scheduler.parallel;
   const started: Array<Promise<R>> = [];
   let delivered = 0;
   for (let index = 0; index < items.length; index++) {
-    while (started.length < Math.min(items.length, index + ahead) && !options.stop?.aborted) {
+    while (started.length < Math.min(items.length, index + 2 * scheduler.parallel) && !options.stop?.aborted) {
       const item = items[started.length] as I;
       const result = scheduler.run(started.length, (slot) => task(item, slot));
       result.catch(() => undefined); // Awaited in its turn below.
@@ -182,7 +171,7 @@ export async function inOrder<I, R>(
       if (error instanceof InterruptedError && options.stop?.aborted) continue;
       throw error;
     }
-    await deliver(result, items[index] as I, index);
+    await deliver(result);
     delivered++;
   }
   return delivered;
