@@ -72,7 +72,7 @@ export interface RangeFilter extends FilterBase {
   ops?: readonly BoundOp[];
   /**
    * The spec wants the parameter supplied as a pair (a sort date): a one-sided RANGE is closed on
-   * its open side by the widest day (1970-01-01, or the day after the run began).
+   * its open side by a day no record passes (1900-01-01, 9999-12-31: sort dates may lie ahead).
    */
   pair?: true;
 }
