@@ -31,8 +31,7 @@ function diffAddress(model: string, address: string): AddressDiff {
   for (const key of new Set([...modelParams.keys(), ...params.keys()])) {
     if (SIZE_PARAMS.has(key)) continue;
     const values = params.getAll(key);
-    const model = modelParams.getAll(key);
-    if (values.length === model.length && values.join('\u0000') === model.join('\u0000')) continue;
+    if (JSON.stringify(values) === JSON.stringify(modelParams.getAll(key))) continue;
     if (values.length === 0) removed.push(key);
     for (const value of values) set.append(key, value);
   }
@@ -143,7 +142,6 @@ export function decodeResumeToken(plan: ListPlan, token: string): ResumePoint {
   return { phase, url, skip, ...(end !== undefined && { end }), ...(header !== undefined && { header }), ...(done !== undefined && { done }) };
 }
 
-/** The first 8 characters of the text's SHA-256 in base64url. */
 function digest(text: string): string {
   return createHash('sha256').update(text).digest('base64url').slice(0, 8);
 }
