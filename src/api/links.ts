@@ -1,8 +1,7 @@
 /**
- * A next_page link against the query it continues. A link may move the paging cursor (skip,
- * offset, page_token, the page size) and tighten a date bound (a snapshot's upper bound, or the
- * keyset form's `<sort date>_gte=<last record's date>`, `_lte` when descending); anything else it
- * drops, changes or adds is a change of the list asked for, and is never followed.
+ * A next_page link against the query it continues. A link may move the paging cursor (skip, offset, page_token, the page
+ * size) and tighten a date bound (a snapshot's upper bound, or the keyset form's `<sort date>_gte=<last record's date>`,
+ * `_lte` when descending); anything else it drops, changes or adds is a change of the list asked for, never followed.
  */
 import { DAY_MS } from '../core/parse.js';
 import { PAGING_STYLES, type PagingStyle } from './catalogue/index.js';
@@ -36,21 +35,16 @@ export interface DateRange {
 export function dateRange(params: URLSearchParams, field: string): DateRange {
   const range: DateRange = {};
   for (const [key, value] of params) {
-    const m = BOUND.exec(key);
-    if (!m || m[1] !== field) continue;
+    const [, bounded, op] = BOUND.exec(key) ?? [];
+    if (bounded !== field) continue;
     const date = parseDate(value);
-    if (!date) {
-      range.invalid = key;
-      continue;
-    }
-    const op = m[2];
-    const timed = date.span < DAY_MS;
-    if (op === 'gte' || op === 'gt') {
+    if (!date) range.invalid = key;
+    else if (op === 'gte' || op === 'gt') {
       const at = op === 'gte' ? date.ms : date.ms + date.span;
-      if (!range.lo || at > range.lo.at) range.lo = { at, timed };
+      if (!range.lo || at > range.lo.at) range.lo = { at, timed: date.span < DAY_MS };
     } else {
       const at = op === 'lte' ? date.ms + date.span - 1 : date.ms - 1;
-      if (!range.hi || at < range.hi.at) range.hi = { at, timed };
+      if (!range.hi || at < range.hi.at) range.hi = { at, timed: date.span < DAY_MS };
     }
   }
   return range;
@@ -66,7 +60,6 @@ function boundFields(...all: URLSearchParams[]): Set<string> {
   return fields;
 }
 
-/** An address's path and its query. */
 export const splitAddress = (address: string): [string, URLSearchParams] => {
   const at = address.indexOf('?');
   return at < 0 ? [address, new URLSearchParams()] : [address.slice(0, at), new URLSearchParams(address.slice(at + 1))];
