@@ -1,7 +1,6 @@
 /**
- * A list's plan (its first-page addresses) and following `paging.next_page` (never prev_page: it
- * never ends). A list may run in phases: the two is_priority queries of a conversation union, or
- * the id chunks of an authors list.
+ * A list's plan, its first-page addresses (phases: a conversation union's two is_priority queries, an
+ * authors list's id chunks), and following `paging.next_page` (never prev_page: it never ends).
  */
 import type { QueryParams, Throttle } from '../http/transport.js';
 import { isObject } from '../core/exact-json.js';
@@ -25,10 +24,7 @@ export interface ListPlan {
 
 type PlanOptions = { pageSize: number; limit?: number | undefined; asOf?: number };
 
-/**
- * The first-page addresses of a list: one, a union where the service requires a filter the query
- * lacks (conversations: is_priority true and false), or a list by ids in chunks (authors).
- */
+/** One phase, a union where the service requires a filter the query lacks, or id chunks (authors). */
 export function listPlan(spec: ResourceSpec, version: Version, query: QueryParams, options: PlanOptions, ids?: string[]): ListPlan {
   const path = `${version}/${spec.path}`;
   const sizeParam = PAGING_STYLES[spec.paging].sizeParam;
@@ -79,10 +75,7 @@ export interface PageSource {
   fetch(url: string, base: string, throttle?: Throttle): Promise<{ records: Record<string, unknown>[] } & NextStep>;
 }
 
-/**
- * The address of the page after `current` of the query `base`, given the reply's next_page link.
- * The link is followed only when it keeps the query (links.ts): otherwise its pages could be another list.
- */
+/** The page after `current` of the query `base`: the reply's link, only where it keeps the query (its pages could be another list). */
 export function nextStep(rules: LinkRules, base: string, current: string, link: string | null, count: number): NextStep {
   if (link === null || rules.style === 'none') return { next: null };
   if (rules.style === 'offset') {
@@ -94,8 +87,7 @@ export function nextStep(rules: LinkRules, base: string, current: string, link: 
   }
   const changes = linkChanges(base, link, rules);
   if (changes.length === 0) return { next: link };
-  // An unknown parameter is refused too, not dropped nor followed: the client cannot tell a
-  // harmless one (utm_src) from one that widens the list or carries the service's own cursor.
+  // Unknown parameters too: the client cannot tell a harmless one (utm_src) from one that widens the list or is the service's cursor.
   const refusal = new PagingError(
     `the service sent a next_page link that ${changes.join(', ')} (${link}): its pages could be another list, so the list stops here (carectl follows only links that keep the query, moving the cursor or tightening a date bound; if every link of this service does this, report it to its operators)`,
   );
@@ -105,10 +97,7 @@ export function nextStep(rules: LinkRules, base: string, current: string, link: 
 const malformed = (what: string, value: unknown): PagingError =>
   new PagingError(`the service sent ${what} (${JSON.stringify(value).slice(0, 80)}): the list cannot tell whether more follow`);
 
-/**
- * `paging.next_page` of a reply, or null when there is none. Malformed paging (not an object, a
- * next_page that is not a link) is an error: the list cannot tell whether more follow.
- */
+/** `paging.next_page` of a reply, or null when there is none; malformed paging is an error. */
 export function nextPageLink(body: unknown): string | null {
   const paging = isObject(body) ? body.paging : undefined;
   if (paging === null || paging === undefined) return null;
