@@ -1,8 +1,6 @@
 /**
- * What keeps paging from looping: a service's next_page links are followed, even from an empty
- * page, but never back to a page already read in the run (A→A, A→B→A, …), and never on from a
- * page that repeats the ids of the page before it, nor through endless empty pages. Lists and
- * `carectl api --paginate` use the same guard.
+ * What keeps paging from looping (lists and `carectl api --paginate`): links are followed, even from an empty page, but never
+ * back to a page read in the run (A→A, A→B→A, …), nor on from a page repeating the ids of the one before, nor through endless empty pages.
  */
 import { idText, stringifyJson } from '../core/exact-json.js';
 import { CarectlError } from '../core/errors.js';
@@ -12,7 +10,7 @@ import { splitAddress } from './links.js';
 /** A list that cannot go on safely: like a network failure, a later run may get past it. */
 export class PagingError extends CarectlError {}
 
-/** Empty pages in a row that end a list: 2,500 rows not shown at the service's 50 a page. */
+/** Empty pages in a row that end a list: 2,500 hidden rows at the service's 50 a page (a service may hide rows, not without end). */
 const EMPTY_RUN = 50;
 
 /** What a chain of pages remembers of the pages before: the last one's ids and the empty pages in a row. */
@@ -34,10 +32,7 @@ export class PageGuard {
     this.read.add(key);
   }
 
-  /**
-   * After a page was read, before it is written: refuses a page that links on with the ids of the page
-   * before it in its chain, or as the EMPTY_RUN-th empty page in a row (a service may hide rows, not without end).
-   */
+  /** After a page was read, before it is written: refuses one linking on with its chain's last page's ids, or as the EMPTY_RUN-th empty. */
   follow(previous: ChainState | undefined, records: readonly unknown[], address: string, linksOn: boolean): ChainState {
     const ids = records.map((record) => idText((record as { id?: unknown } | null)?.id) ?? stringifyJson(record)).join('\u0000');
     const empty = records.length === 0 ? (previous?.empty ?? 0) + 1 : 0;

@@ -30,7 +30,6 @@ export function listPlan(spec: ResourceSpec, version: Version, query: QueryParam
   const sizeParam = PAGING_STYLES[spec.paging].sizeParam;
   // Pages no larger than --limit needs; a resumed run sets its own (see decodeResumeToken).
   const pageSize = Math.min(options.pageSize, options.limit ?? Infinity);
-  const asOf = options.asOf === undefined ? {} : { asOf: options.asOf };
   const base: Array<readonly [string, string]> = sizeParam ? [...query, [sizeParam, String(pageSize)]] : [...query];
   const address = (params: QueryParams): string => `${path}?${new URLSearchParams(params as Array<[string, string]>).toString()}`;
   if (spec.listByIds && ids) {
@@ -38,15 +37,12 @@ export function listPlan(spec: ResourceSpec, version: Version, query: QueryParam
     const chunk = Math.min(spec.listByIds.max, options.pageSize);
     const chunks: string[] = [];
     for (let i = 0; i < ids.length; i += chunk) chunks.push(address([[spec.listByIds.param, ids.slice(i, i + chunk).join(',')], ...base]));
-    return { phases: chunks, sameCommand: 'the same ids, filters and --page-size', ...asOf };
+    return { phases: chunks, sameCommand: 'the same ids, filters and --page-size', asOf: options.asOf };
   }
-  const slicing = sliceRule(spec, query);
-  const sliced = { ...(slicing && { slicing }), ...asOf };
+  const shared = { slicing: sliceRule(spec, query), asOf: options.asOf };
   const required = spec.requireOneOf;
-  if (required && !query.some(([key]) => required.params.includes(key))) {
-    return { phases: required.union.values.map((value) => address([[required.union.param, value], ...base])), union: true, ...sliced };
-  }
-  return { phases: [address(base)], ...sliced };
+  if (!required || query.some(([key]) => required.params.includes(key))) return { phases: [address(base)], ...shared };
+  return { phases: required.union.values.map((value) => address([[required.union.param, value], ...base])), union: true, ...shared };
 }
 
 /** Where a list continues: phase, page address and how many records of that page are done. */
