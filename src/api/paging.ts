@@ -24,7 +24,7 @@ export interface ListPlan {
 
 type PlanOptions = { pageSize: number; limit?: number | undefined; asOf?: number };
 
-/** One phase, a union where the service requires a filter the query lacks, or id chunks (authors). */
+/** A list's phases: one, a union where the service requires a filter the query lacks (conversations), or id chunks (authors). */
 export function listPlan(spec: ResourceSpec, version: Version, query: QueryParams, options: PlanOptions, ids?: string[]): ListPlan {
   const path = `${version}/${spec.path}`;
   const sizeParam = PAGING_STYLES[spec.paging].sizeParam;
