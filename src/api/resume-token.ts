@@ -68,11 +68,11 @@ export function encodeResumeToken(plan: ListPlan, cursor: Cursor, header?: strin
   const fields = [
     '3',
     fingerprint(plan),
-    String(cursor.phase),
-    cursor.skip > 0 ? String(cursor.skip) : '',
-    cursor.end === undefined ? '' : String(cursor.end),
+    cursor.phase,
+    cursor.skip > 0 ? cursor.skip : '',
+    cursor.end ?? '',
     header ?? '',
-    plan.asOf === undefined ? '' : plan.asOf.toString(36),
+    plan.asOf?.toString(36) ?? '',
     ...diffAddress(plan.phases[cursor.phase] ?? '', cursor.url),
     (cursor.done ?? []).map(encodeURIComponent).join(','),
   ];
