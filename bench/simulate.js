@@ -28,7 +28,7 @@ const { values: flags } = parseArgs({
 });
 const load = (path) => import(pathToFileURL(join(ROOT, 'dist/src', path)).href);
 const { startSandbox } = await load('sandbox/index.js');
-const { listPlan } = await load('api/plans.js');
+const { listPlan } = await load('api/paging.js');
 const { resourceByName } = await load('api/catalogue/index.js');
 const { Scheduler } = await load('api/scheduler.js');
 const { runList } = await load('api/list-run.js');

@@ -1,8 +1,7 @@
 /**
- * A next_page link against the query it continues. A link may move the paging cursor (skip,
- * offset, page_token, the page size) and tighten a date bound (a snapshot's upper bound, or the
- * keyset form's `<sort date>_gte=<last record's date>`, `_lte` when descending); anything else it
- * drops, changes or adds is a change of the list asked for, and is never followed.
+ * A next_page link against the query it continues. A link may move the paging cursor (skip, offset, page_token, the page
+ * size) and tighten a date bound (a snapshot's upper bound, or the keyset form's `<sort date>_gte=<last record's date>`,
+ * `_lte` when descending); anything else it drops, changes or adds is a change of the list asked for, never followed.
  */
 import { DAY_MS } from '../core/parse.js';
 import { PAGING_STYLES, type PagingStyle } from './catalogue/index.js';
@@ -22,16 +21,13 @@ function parseDate(text: string): { ms: number; span: number } | undefined {
   return Number.isNaN(ms) ? undefined : { ms, span: hours === undefined ? DAY_MS : fraction ? 1 : 1000 };
 }
 
-/** One side of a date range: its first or last moment (ms), with the parameter that says so; `timed`: a date-time, not a day. */
-type Side = { at: number; key: string; value: string; timed: boolean };
-
 /** Whether a parameter's value is a date-time (a keyset position), not a day. */
 export const isDateTime = (text: string): boolean => (parseDate(text)?.span ?? DAY_MS) < DAY_MS;
 
+/** A side is its first or last moment (ms); `timed`: given as a date-time, not a day. `invalid`: a bound that is not a date. */
 export interface DateRange {
-  lo?: Side;
-  hi?: Side;
-  /** A bound whose value is not a date. */
+  lo?: { at: number; timed: boolean };
+  hi?: { at: number; timed: boolean };
   invalid?: string;
 }
 
@@ -39,21 +35,16 @@ export interface DateRange {
 export function dateRange(params: URLSearchParams, field: string): DateRange {
   const range: DateRange = {};
   for (const [key, value] of params) {
-    const m = BOUND.exec(key);
-    if (!m || m[1] !== field) continue;
+    const [, bounded, op] = BOUND.exec(key) ?? [];
+    if (bounded !== field) continue;
     const date = parseDate(value);
-    if (!date) {
-      range.invalid = key;
-      continue;
-    }
-    const op = m[2];
-    const timed = date.span < DAY_MS;
-    if (op === 'gte' || op === 'gt') {
+    if (!date) range.invalid = key;
+    else if (op === 'gte' || op === 'gt') {
       const at = op === 'gte' ? date.ms : date.ms + date.span;
-      if (!range.lo || at > range.lo.at) range.lo = { at, key, value, timed };
+      if (!range.lo || at > range.lo.at) range.lo = { at, timed: date.span < DAY_MS };
     } else {
       const at = op === 'lte' ? date.ms + date.span - 1 : date.ms - 1;
-      if (!range.hi || at < range.hi.at) range.hi = { at, key, value, timed };
+      if (!range.hi || at < range.hi.at) range.hi = { at, timed: date.span < DAY_MS };
     }
   }
   return range;
@@ -62,15 +53,13 @@ export function dateRange(params: URLSearchParams, field: string): DateRange {
 /** The fields with a date bound in any of `all` (`is_priority_gt=x` is an ordinary filter, not a bound). */
 function boundFields(...all: URLSearchParams[]): Set<string> {
   const fields = new Set<string>();
-  for (const params of all)
-    for (const [key, value] of params) {
-      const field = BOUND.exec(key)?.[1];
-      if (field !== undefined && parseDate(value)) fields.add(field);
-    }
+  for (const [key, value] of all.flatMap((params) => [...params])) {
+    const field = BOUND.exec(key)?.[1];
+    if (field !== undefined && parseDate(value)) fields.add(field);
+  }
   return fields;
 }
 
-/** An address's path and its query. */
 export const splitAddress = (address: string): [string, URLSearchParams] => {
   const at = address.indexOf('?');
   return at < 0 ? [address, new URLSearchParams()] : [address.slice(0, at), new URLSearchParams(address.slice(at + 1))];
@@ -81,6 +70,10 @@ export interface LinkRules {
   /** The sort parameter, and the sort a link may add to a query that has none: the service's default. */
   sort?: { param: string; default: string };
 }
+
+/** Whether `inner` lies within `outer` (a missing side is open). */
+const within = (inner: DateRange, outer: DateRange): boolean =>
+  (!outer.lo || (inner.lo?.at ?? -Infinity) >= outer.lo.at) && (!outer.hi || (inner.hi?.at ?? Infinity) <= outer.hi.at);
 
 /** What a link changes in the query `base` beyond the cursor and tighter date bounds; [] when nothing. */
 export function linkChanges(base: string, link: string, rules: LinkRules): string[] {
@@ -95,7 +88,7 @@ export function linkChanges(base: string, link: string, rules: LinkRules): strin
     const wanted = baseParams.getAll(key);
     const given = linkParams.getAll(key);
     if (key === rules.sort?.param && wanted.length === 0 && given.length === 1 && given[0] === rules.sort.default) continue;
-    if (sameValues(wanted, given)) continue;
+    if (JSON.stringify(wanted.sort()) === JSON.stringify(given.sort())) continue;
     changes.push(given.length === 0 ? `drops ${key} from the query` : wanted.length === 0 ? `adds ${key} to the query` : `changes ${key} in the query`);
   }
   for (const field of dates) {
@@ -105,17 +98,4 @@ export function linkChanges(base: string, link: string, rules: LinkRules): strin
     else if (!within(got, want)) changes.push(`widens the query's ${field} range`);
   }
   return changes;
-}
-
-/** Whether `inner` lies within `outer` (a missing side is open). */
-function within(inner: DateRange, outer: DateRange): boolean {
-  const loOk = !outer.lo || (inner.lo !== undefined && inner.lo.at >= outer.lo.at);
-  const hiOk = !outer.hi || (inner.hi !== undefined && inner.hi.at <= outer.hi.at);
-  return loOk && hiOk;
-}
-
-function sameValues(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  const sorted = [...b].sort();
-  return [...a].sort().every((value, i) => value === sorted[i]);
 }

@@ -1,79 +1,13 @@
 /**
- * Following `paging.next_page` (never prev_page: it never ends), and the shapes of a list's plan and
- * of a place in it. A list may run in phases: the two is_priority queries of a conversation union, or
- * the id chunks of an authors list.
+ * A list's plan, its first-page addresses (phases: a conversation union's two is_priority queries, an
+ * authors list's id chunks), and following `paging.next_page` (never prev_page: it never ends).
  */
-import type { Throttle } from '../http/transport.js';
+import type { QueryParams, Throttle } from '../http/transport.js';
+import { isObject } from '../core/exact-json.js';
 import { PagingError } from './page-guard.js';
-import type { SliceRule } from './slices.js';
-import { linkChanges, type LinkRules } from './links.js';
-import { PAGING_STYLES } from './catalogue/index.js';
-
-/** Where a list goes after a page: the next address, or null; `refusal` when the link cannot be followed. */
-export interface NextStep {
-  next: string | null;
-  refusal?: PagingError;
-}
-
-/**
- * The address of the page after `current` of the query `base`, given the reply's next_page link.
- * The link is followed only when it keeps the query (links.ts): otherwise its pages could be another list.
- */
-export function nextStep(rules: LinkRules, base: string, current: string, link: string | null, count: number): NextStep {
-  if (link === null || rules.style === 'none') return { next: null };
-  // The spec's offset links drop the query's filters: they only say that more follow.
-  if (rules.style === 'offset') return { next: advanceOffset(current, count) };
-  const changes = linkChanges(base, link, rules);
-  if (changes.length === 0) return { next: link };
-  // An unknown parameter is refused too, not dropped nor followed: the client cannot tell a
-  // harmless one (utm_src) from one that widens the list or carries the service's own cursor.
-  const refusal = new PagingError(
-    `the service sent a next_page link that ${changes.join(', ')} (${link}): its pages could be another list, so the list stops here (carectl follows only links that keep the query, moving the cursor or tightening a date bound; if every link of this service does this, report it to its operators)`,
-  );
-  return { next: null, refusal };
-}
-
-/** `address` with its offset moved on by `count`, the other parameters kept in order. */
-function advanceOffset(address: string, count: number): string {
-  const offset = PAGING_STYLES.offset.cursorParam;
-  const [path, query = ''] = address.split('?', 2) as [string, string?];
-  const params = new URLSearchParams(query);
-  params.set(offset, String(Number(params.get(offset) ?? 0) + count));
-  return `${path}?${params.toString()}`;
-}
-
-export interface PageSource {
-  /** Fetches the page at `url` of the list asked for by `base`: records and where to go next. */
-  fetch(url: string, base: string, throttle?: Throttle): Promise<{ records: Record<string, unknown>[] } & NextStep>;
-}
-
-/**
- * `paging.next_page` of a reply, or null when there is none. Malformed paging (not an object, a
- * next_page that is not a link) is an error: the list cannot tell whether more follow.
- */
-export function nextPageLink(body: unknown): string | null {
-  if (!body || typeof body !== 'object' || Array.isArray(body) || !('paging' in body)) return null;
-  const paging = (body as { paging?: unknown }).paging;
-  if (paging === null || paging === undefined) return null;
-  if (typeof paging !== 'object' || Array.isArray(paging))
-    throw new PagingError(`the service sent a paging that is not an object (${JSON.stringify(paging).slice(0, 80)}): the list cannot tell whether more follow`);
-  const next = (paging as { next_page?: unknown }).next_page;
-  if (next === undefined || next === null || next === '') return null;
-  if (typeof next !== 'string')
-    throw new PagingError(`the service sent a next_page that is not a link (${JSON.stringify(next).slice(0, 80)}): the list cannot tell whether more follow`);
-  return next;
-}
-
-/** Where a list continues: phase, page address and how many records of that page are done. */
-export interface Cursor {
-  phase: number;
-  url: string;
-  skip: number;
-  /** The last day (days since 1970) of the date slice the page belongs to, when the phase was sliced. */
-  end?: number;
-  /** Ids of the records before it on its page, written already: named in place of a count (see list-run.ts byIds). */
-  done?: string[];
-}
+import { sliceRule, type SliceRule } from './slices.js';
+import { linkChanges, splitAddress, type LinkRules } from './links.js';
+import { PAGING_STYLES, type ResourceSpec, type Version } from './catalogue/index.js';
 
 /** A list as a sequence of first-page addresses; the plan's fingerprint ties resume tokens to it. */
 export interface ListPlan {
@@ -88,6 +22,84 @@ export interface ListPlan {
   slicing?: SliceRule;
 }
 
+type PlanOptions = { pageSize: number; limit?: number | undefined; asOf?: number };
+
+/** A list's phases: one, a union where the service requires a filter the query lacks (conversations), or id chunks (authors). */
+export function listPlan(spec: ResourceSpec, version: Version, query: QueryParams, options: PlanOptions, ids?: string[]): ListPlan {
+  const path = `${version}/${spec.path}`;
+  const sizeParam = PAGING_STYLES[spec.paging].sizeParam;
+  // Pages no larger than --limit needs; a resumed run sets its own (see decodeResumeToken).
+  const pageSize = Math.min(options.pageSize, options.limit ?? Infinity);
+  const base: Array<readonly [string, string]> = sizeParam ? [...query, [sizeParam, String(pageSize)]] : [...query];
+  const address = (params: QueryParams): string => `${path}?${new URLSearchParams(params as Array<[string, string]>).toString()}`;
+  if (spec.listByIds && ids) {
+    // Chunks are phases, so not sized by --limit: a --limit run's token must fit the run continuing it.
+    const chunk = Math.min(spec.listByIds.max, options.pageSize);
+    const chunks: string[] = [];
+    for (let i = 0; i < ids.length; i += chunk) chunks.push(address([[spec.listByIds.param, ids.slice(i, i + chunk).join(',')], ...base]));
+    return { phases: chunks, sameCommand: 'the same ids, filters and --page-size', asOf: options.asOf };
+  }
+  const shared = { slicing: sliceRule(spec, query), asOf: options.asOf };
+  const required = spec.requireOneOf;
+  if (!required || query.some(([key]) => required.params.includes(key))) return { phases: [address(base)], ...shared };
+  return { phases: required.union.values.map((value) => address([[required.union.param, value], ...base])), union: true, ...shared };
+}
+
+/** Where a list continues: phase, page address and how many records of that page are done. */
+export interface Cursor {
+  phase: number;
+  url: string;
+  skip: number;
+  /** The last day (days since 1970) of the date slice the page belongs to, when the phase was sliced. */
+  end?: number;
+  /** Ids of the records before it on its page, written already: named in place of a count (see list-run.ts byIds). */
+  done?: string[];
+}
+
 export function startOf(plan: ListPlan): Cursor {
   return { phase: 0, url: plan.phases[0] ?? '', skip: 0 };
+}
+
+/** Where a list goes after a page: the next address, or null; `refusal` when the link cannot be followed. */
+export interface NextStep {
+  next: string | null;
+  refusal?: PagingError;
+}
+
+export interface PageSource {
+  /** Fetches the page at `url` of the list asked for by `base`: records and where to go next. */
+  fetch(url: string, base: string, throttle?: Throttle): Promise<{ records: Record<string, unknown>[] } & NextStep>;
+}
+
+/** The page after `current` of the query `base`: the reply's link, only where it keeps the query (its pages could be another list). */
+export function nextStep(rules: LinkRules, base: string, current: string, link: string | null, count: number): NextStep {
+  if (link === null || rules.style === 'none') return { next: null };
+  if (rules.style === 'offset') {
+    // The spec's offset links drop the query's filters: they only say that more follow.
+    const offset = PAGING_STYLES.offset.cursorParam;
+    const [path, params] = splitAddress(current);
+    params.set(offset, String(Number(params.get(offset) ?? 0) + count));
+    return { next: `${path}?${params.toString()}` };
+  }
+  const changes = linkChanges(base, link, rules);
+  if (changes.length === 0) return { next: link };
+  // Unknown parameters too: the client cannot tell a harmless one (utm_src) from one that widens the list or is the service's cursor.
+  const refusal = new PagingError(
+    `the service sent a next_page link that ${changes.join(', ')} (${link}): its pages could be another list, so the list stops here (carectl follows only links that keep the query, moving the cursor or tightening a date bound; if every link of this service does this, report it to its operators)`,
+  );
+  return { next: null, refusal };
+}
+
+const malformed = (what: string, value: unknown): PagingError =>
+  new PagingError(`the service sent ${what} (${JSON.stringify(value).slice(0, 80)}): the list cannot tell whether more follow`);
+
+/** `paging.next_page` of a reply, or null when there is none; malformed paging is an error. */
+export function nextPageLink(body: unknown): string | null {
+  const paging = isObject(body) ? body.paging : undefined;
+  if (paging === null || paging === undefined) return null;
+  if (!isObject(paging)) throw malformed('a paging that is not an object', paging);
+  const next = paging.next_page;
+  if (next === undefined || next === null || next === '') return null;
+  if (typeof next !== 'string') throw malformed('a next_page that is not a link', next);
+  return next;
 }

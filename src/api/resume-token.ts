@@ -16,14 +16,8 @@ export interface ResumePoint extends Cursor {
 
 const SIZE_PARAMS: ReadonlySet<string> = new Set(Object.values(PAGING_STYLES).flatMap((style) => (style.sizeParam ? [style.sizeParam] : [])));
 
-/** What a page address changes in its phase's first address: another path, parameters set (all their values) and removed. */
-interface AddressDiff {
-  path?: string;
-  set?: string;
-  removed?: string[];
-}
-
-function diffAddress(model: string, address: string): AddressDiff {
+/** A page address against its phase's first, as token fields: its path if another, parameters set (all their values), removed. */
+function diffAddress(model: string, address: string): string[] {
   const [modelPath, modelParams] = splitAddress(model);
   const [path, params] = splitAddress(address);
   const set = new URLSearchParams();
@@ -31,19 +25,18 @@ function diffAddress(model: string, address: string): AddressDiff {
   for (const key of new Set([...modelParams.keys(), ...params.keys()])) {
     if (SIZE_PARAMS.has(key)) continue;
     const values = params.getAll(key);
-    const model = modelParams.getAll(key);
-    if (values.length === model.length && values.join('\u0000') === model.join('\u0000')) continue;
+    if (JSON.stringify(values) === JSON.stringify(modelParams.getAll(key))) continue;
     if (values.length === 0) removed.push(key);
     for (const value of values) set.append(key, value);
   }
-  return { ...(path !== modelPath && { path }), ...(set.size > 0 && { set: set.toString() }), ...(removed.length > 0 && { removed }) };
+  return [path === modelPath ? '' : path, packParams(set.toString()), removed.join(',')];
 }
 
-/** `model` with `diff` applied: a parameter set takes the place of its first occurrence, a new one goes last. */
-function applyDiff(model: string, diff: AddressDiff): string {
+/** `model` with diffAddress's fields applied: a parameter set takes the place of its first occurrence, a new one goes last. */
+function applyDiff(model: string, [path, packed, removedNames]: string[]): string {
   const [modelPath, modelParams] = splitAddress(model);
-  const set = new URLSearchParams(diff.set ?? '');
-  const removed = new Set(diff.removed ?? []);
+  const set = new URLSearchParams(unpackParams(packed ?? ''));
+  const removed = new Set(removedNames ? removedNames.split(',') : []);
   const params = new URLSearchParams();
   for (const [key, value] of modelParams) {
     if (removed.has(key)) continue;
@@ -52,7 +45,7 @@ function applyDiff(model: string, diff: AddressDiff): string {
   }
   for (const [key, value] of set) if (!modelParams.has(key)) params.append(key, value);
   const query = params.toString();
-  return `${diff.path ?? modelPath}${query === '' ? '' : `?${query}`}`;
+  return `${path || modelPath}${query === '' ? '' : `?${query}`}`;
 }
 
 /**
@@ -62,40 +55,32 @@ function applyDiff(model: string, diff: AddressDiff): string {
 const SHORTHANDS = ['oldest_sort_date', 'newest_sort_date', 'page_token', 'is_priority'];
 
 /** `:` and `,` are left unescaped: the whole token is base64url'd anyway. */
-function packParams(query: string): string {
-  let packed = query.replace(/%3A/gi, ':').replace(/%2C/gi, ',');
-  SHORTHANDS.forEach((name, i) => (packed = packed.split(name).join(`~${i}`)));
-  return packed;
-}
+const packParams = (query: string): string =>
+  SHORTHANDS.reduce((packed, name, i) => packed.replaceAll(name, `~${i}`), query.replace(/%3A/gi, ':').replace(/%2C/gi, ','));
 
-function unpackParams(packed: string): string {
-  return packed.replace(/~(\d)/g, (all, i: string) => SHORTHANDS[Number(i)] ?? all);
-}
+const unpackParams = (packed: string): string => packed.replace(/~(\d)/g, (all, i: string) => SHORTHANDS[Number(i)] ?? all);
 
 /**
  * base64url of `3|fingerprint|phase|skip|end|header|asOf (base 36)|path|set parameters|removed names|done ids|checksum`,
  * empty fields where the cursor has nothing. The checksum covers the rest, so a cut or edited token is refused.
  */
 export function encodeResumeToken(plan: ListPlan, cursor: Cursor, header?: string): string {
-  const diff = diffAddress(plan.phases[cursor.phase] ?? '', cursor.url);
   const fields = [
     '3',
     fingerprint(plan),
-    String(cursor.phase),
-    cursor.skip > 0 ? String(cursor.skip) : '',
-    cursor.end === undefined ? '' : String(cursor.end),
+    cursor.phase,
+    cursor.skip > 0 ? cursor.skip : '',
+    cursor.end ?? '',
     header ?? '',
-    plan.asOf === undefined ? '' : plan.asOf.toString(36),
-    diff.path ?? '',
-    diff.set === undefined ? '' : packParams(diff.set),
-    (diff.removed ?? []).join(','),
+    plan.asOf?.toString(36) ?? '',
+    ...diffAddress(plan.phases[cursor.phase] ?? '', cursor.url),
     (cursor.done ?? []).map(encodeURIComponent).join(','),
   ];
   const text = fields.join('|');
   return Buffer.from(`${text}|${digest(text)}`).toString('base64url');
 }
 
-type TokenPayload = Omit<ResumePoint, 'url'> & AddressDiff & { fingerprint: string; asOf?: number };
+type TokenPayload = Omit<ResumePoint, 'url'> & { fingerprint: string; asOf?: number; address: string[] };
 
 const NOT_OURS = '--resume: not a whole token as carectl printed it (cut short or changed?); copy it again from the message that printed it';
 
@@ -106,20 +91,18 @@ function parseToken(token: string): TokenPayload | undefined {
   const cut = whole.lastIndexOf('|');
   const text = whole.slice(0, cut);
   if (cut < 0 || whole.slice(cut + 1) !== digest(text)) return undefined;
-  const [version, fingerprint, phase, skip, end, header, asOf, path, set, removed, done] = text.split('|');
+  const [version, fingerprint = '', phase = '', skip, end, header, asOf, path = '', set = '', removed = '', done] = text.split('|');
   // NaN for anything but digits, which the check below refuses.
   const count = (field: string): number => (/^\d+$/.test(field) ? Number(field) : NaN);
   const payload: TokenPayload = {
-    fingerprint: fingerprint ?? '',
-    phase: count(phase ?? ''),
+    fingerprint,
+    phase: count(phase),
     skip: skip ? count(skip) : 0,
-    ...(end ? { end: count(end) } : {}),
-    ...(header ? { header } : {}),
-    ...(asOf ? { asOf: parseInt(asOf, 36) } : {}),
-    ...(path ? { path } : {}),
-    ...(set ? { set: unpackParams(set) } : {}),
-    ...(removed ? { removed: removed.split(',') } : {}),
-    ...(done ? { done: done.split(',').map(decodeURIComponent) } : {}),
+    end: end ? count(end) : undefined,
+    header: header || undefined,
+    asOf: asOf ? parseInt(asOf, 36) : undefined,
+    address: [path, set, removed],
+    done: done ? done.split(',').map(decodeURIComponent) : undefined,
   };
   const counts = [payload.phase, payload.skip, payload.end ?? 0, payload.asOf ?? 0];
   return version === '3' && counts.every((n) => Number.isSafeInteger(n) && n >= 0) ? payload : undefined;
@@ -133,20 +116,15 @@ export function resumeAsOf(token: string | undefined): number | undefined {
 export function decodeResumeToken(plan: ListPlan, token: string): ResumePoint {
   const payload = parseToken(token);
   if (!payload || payload.phase >= plan.phases.length) throw new UsageError(NOT_OURS);
-  if (payload.fingerprint !== fingerprint(plan)) {
-    throw new UsageError(
-      `--resume: the token belongs to a different command; run the same command that printed it (${plan.sameCommand ?? 'the same resource and filters'})`,
-    );
-  }
+  const sameCommand = plan.sameCommand ?? 'the same resource and filters';
+  if (payload.fingerprint !== fingerprint(plan))
+    throw new UsageError(`--resume: the token belongs to a different command; run the same command that printed it (${sameCommand})`);
   const { phase, skip, end, header, done } = payload;
-  const url = applyDiff(plan.phases[phase] as string, payload);
+  const url = applyDiff(plan.phases[phase] as string, payload.address);
   return { phase, url, skip, ...(end !== undefined && { end }), ...(header !== undefined && { header }), ...(done !== undefined && { done }) };
 }
 
-/** The first 8 characters of the text's SHA-256 in base64url. */
-function digest(text: string): string {
-  return createHash('sha256').update(text).digest('base64url').slice(0, 8);
-}
+const digest = (text: string): string => createHash('sha256').update(text).digest('base64url').slice(0, 8);
 
 /** A digest of the phases without their page size: a token fits the same command with another --limit or --page-size. */
 function fingerprint(plan: ListPlan): string {
