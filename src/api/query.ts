@@ -3,6 +3,7 @@ import { UsageError } from '../core/errors.js';
 import { type Bound, parseEnum, parseEnumList, parseList, parseRange, rangeParams } from '../core/parse.js';
 import type { FilterSpec, ResourceSpec } from './catalogue/index.js';
 import type { QueryParams } from '../http/transport.js';
+import type { Shape } from '../output/printer.js';
 import { OPEN_FROM, OPEN_TO } from './slices.js';
 
 /** Value of a `--x`/`--no-x` switch given both ways. */
@@ -67,8 +68,6 @@ function asPair(bounds: readonly Bound[]): Bound[] {
   const upper = bounds.find((b) => b.op === 'lt' || b.op === 'lte') ?? { op: 'lt', date: OPEN_TO };
   return [lower, upper];
 }
-
-export type Shape = 'list' | 'single';
 
 /** The fields a user may ask the service for; id and url come anyway. */
 export function requestableFields(spec: ResourceSpec, shape: Shape): string[] {

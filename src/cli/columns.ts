@@ -2,7 +2,8 @@
 import { UsageError } from '../core/errors.js';
 import { parseEnumList, parseList } from '../core/parse.js';
 import type { ResourceSpec } from '../api/catalogue/index.js';
-import { requestableFields, type Shape } from '../api/query.js';
+import { requestableFields } from '../api/query.js';
+import type { Shape } from '../output/printer.js';
 
 /** Every column a user may name for this resource: its fields, side-loaded keys and computed columns. */
 export function columnNames(spec: ResourceSpec, shape: Shape): string[] {
