@@ -78,6 +78,21 @@ describe('runList over pages that would not end', () => {
     assert.deepEqual(writer.ids, ['1', '2']);
   });
 
+  test('a phase whose first address the run already read ends the list with an error, not a wait', async () => {
+    const pages: Record<string, { records: Array<{ id: number }>; next: string | null }> = {
+      a: { records: [{ id: 1 }], next: 'b' },
+      b: { records: [{ id: 2 }], next: null },
+    };
+    const source: PageSource = { fetch: async (url) => pages[url] as { records: Array<{ id: number }>; next: string | null } };
+    const writer = collector();
+    const twoPhases = { phases: ['a', 'b'] };
+    await assert.rejects(
+      runList({ plan: twoPhases, source, writer, start: startPoint(twoPhases, undefined), notice: () => undefined }),
+      /a page already read \(b\)/,
+    );
+    assert.deepEqual(writer.ids, ['1', '2']);
+  });
+
   test('refuses a next link that points at the same page', async () => {
     const source: PageSource = { fetch: async () => ({ records: [{ id: 1 }], next: 'a' }) };
     const writer = collector();
