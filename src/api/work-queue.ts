@@ -289,18 +289,23 @@ export class WorkQueue {
       slice.next = null;
       slice.error = refusal;
     }
-    if (this.days && slice.next !== null) this.advance(slice, url, page.records, slice.next);
+    if (this.days && refusal === undefined) this.advance(slice, url, page.records, slice.next);
     slice.buffer.push(taken);
     this.notify();
     this.pump();
   }
 
-  /** What a page tells of the days: the slice's and its phase's pace, and a service that reads past a slice's end. */
-  private advance(slice: Slice, url: string, records: Record<string, unknown>[], next: string): void {
+  /**
+   * What a page tells of the days: the slice's and its phase's pace, and a service that reads past a
+   * slice's end. A slice's last page tells that its days are read to its end: an empty slice lowers
+   * the pace (else a long span without records is walked in slices sized by the records before it).
+   */
+  private advance(slice: Slice, url: string, records: Record<string, unknown>[], next: string | null): void {
     const days = this.days as SliceDays;
-    const position = days.positionOf(next, slice.base, slice.recordsRead);
+    const position = next === null ? (slice.hi === undefined ? undefined : slice.hi + 1) : days.positionOf(next, slice.base, slice.recordsRead);
     if (position === undefined) return;
-    if (url === this.options.plan.phases[slice.phase]) days.sample(slice.phase, records, position, this.parallel && this.options.limit === Infinity);
+    if (next !== null && url === this.options.plan.phases[slice.phase])
+      days.sample(slice.phase, records, position, this.parallel && this.options.limit === Infinity);
     const from = slice.reached ?? slice.lo ?? days.firstDay(slice.phase);
     slice.reached = position;
     if (from !== undefined) {
@@ -314,7 +319,7 @@ export class WorkQueue {
     // as this one chain; the slices after it in its phase would repeat it.
     const at = this.slices.indexOf(slice);
     // (A slice dropped while its page was in flight: nothing more to drop.)
-    if (at < 0 || slice.hi === undefined || position <= slice.hi) return;
+    if (next === null || at < 0 || slice.hi === undefined || position <= slice.hi) return;
     this.distrusted = true;
     let end = at + 1;
     while (end < this.slices.length && this.slices[end]?.phase === slice.phase) end++;
