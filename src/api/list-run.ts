@@ -7,7 +7,7 @@ import { realSleep } from '../core/io.js';
 import type { RecordWriter } from '../output/index.js';
 import { WorkQueue, type Slice, type TakenPage } from './work-queue.js';
 import { PagingError } from './page-guard.js';
-import { startOf, type Cursor, type ListPlan, type PageSource } from './paging.js';
+import { type Cursor, type ListPlan, type PageSource } from './paging.js';
 import { decodeResumeToken, encodeResumeToken, type ResumePoint } from './resume-token.js';
 import { isDateTime, splitAddress } from './links.js';
 import { PAGING_STYLES } from './catalogue/index.js';
@@ -30,7 +30,7 @@ export interface ListRunOptions {
 
 /** Decodes --resume before anything is sent, so a bad token is a usage error. */
 export function startPoint(plan: ListPlan, resume: string | undefined): ResumePoint {
-  return resume === undefined ? startOf(plan) : decodeResumeToken(plan, resume);
+  return resume === undefined ? { phase: 0, url: plan.phases[0] ?? '', skip: 0 } : decodeResumeToken(plan, resume);
 }
 
 export async function runList(options: ListRunOptions): Promise<number> {

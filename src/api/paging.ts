@@ -56,10 +56,6 @@ export interface Cursor {
   done?: string[];
 }
 
-export function startOf(plan: ListPlan): Cursor {
-  return { phase: 0, url: plan.phases[0] ?? '', skip: 0 };
-}
-
 /** Where a list goes after a page: the next address, or null; `refusal` when the link cannot be followed. */
 export interface NextStep {
   next: string | null;

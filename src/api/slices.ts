@@ -123,16 +123,11 @@ export class SliceDays {
     return (which === 'near') === this.rule.descending ? range.hi : range.lo;
   }
 
-  /** The phase's own bound on a side, if its query has one (the bounds closing a one-sided range count as none). */
-  private bound(phase: number, which: 'near' | 'far'): number | undefined {
+  /** The phase's own bound on a side (near: its first day), if its query has one (the bounds closing a one-sided range count as none). */
+  bound(phase: number, which: 'near' | 'far'): number | undefined {
     const side = this.side(dateRange(splitAddress(this.plan.phases[phase] as string)[1], this.rule.field), which);
     const day = side && dayOf(side.at);
     return day === undefined || day <= OPEN_FROM_DAY || day >= OPEN_TO_DAY - 1 ? undefined : this.fromDay(day);
-  }
-
-  /** The phase's first day, if its query bounds it. */
-  firstDay(phase: number): number | undefined {
-    return this.bound(phase, 'near');
   }
 
   /**

@@ -79,16 +79,14 @@ export class WorkQueue {
   private readonly guard = new PageGuard();
   private readonly days: SliceDays | undefined;
   private readonly parallel: boolean;
-  private readonly share: number;
   private readonly paces: Pace[];
   private wake!: () => void;
   /** Resolved at the next change (a page came, a slice failed): what take() waits for. */
   private changed = new Promise<void>((resolve) => (this.wake = resolve));
 
   constructor(private readonly options: QueueOptions) {
-    const { plan, start, scheduler, pageSize } = options;
+    const { plan, start, scheduler } = options;
     this.parallel = (plan.union === true || plan.slicing !== undefined) && scheduler.parallel > 1;
-    this.share = SHARE_PAGES * pageSize;
     this.days = plan.slicing && new SliceDays(plan, plan.slicing, { probe: (address) => this.probe(address), changed: () => this.pump() });
     this.paces = plan.phases.map(() => ({ records: 0, days: 0 }));
     this.slices = plan.phases.slice(start.phase).map((address, i) => newSlice(start.phase + i, address));
@@ -137,13 +135,6 @@ export class WorkQueue {
     const wake = this.wake;
     this.changed = new Promise((resolve) => (this.wake = resolve));
     wake();
-  }
-
-  private rest(phase: number, lo: number, hi: number | undefined): Slice {
-    const slice = newSlice(phase, (this.days as SliceDays).narrowed(this.options.plan.phases[phase] as string, lo, hi));
-    slice.lo = lo;
-    if (hi !== undefined) slice.hi = hi;
-    return slice;
   }
 
   /** Starts what may start now; a fault in it fails the writer's slice rather than going unseen. */
@@ -217,7 +208,7 @@ export class WorkQueue {
     const { pageSize } = this.options;
     // With slots idle, a slice is cut where more than SHORT_PAGES are left: a list of three pages
     // pays for no check of the bound a cut adds (at most one request more than --parallel 1).
-    const piece = idleSlots > 0 ? Math.max(pageSize, Math.min(this.share, records / (idleSlots + 1))) : this.share;
+    const piece = idleSlots > 0 ? Math.max(pageSize, Math.min(SHARE_PAGES * pageSize, records / (idleSlots + 1))) : SHARE_PAGES * pageSize;
     if (records <= (idleSlots > 0 ? SHORT_PAGES * pageSize : 2 * piece) || !this.days?.nearKept(slice.phase)) return undefined;
     return this.cut(slice, lo + Math.max(1, Math.round((piece / records) * (hi - lo + 1))) - 1);
   }
@@ -225,7 +216,7 @@ export class WorkQueue {
   /** Cuts `slice` after day `mid`: it keeps the days up to mid, its links narrowed to them; the rest follows it. */
   private cut(slice: Slice, mid: number): Slice {
     const days = this.days as SliceDays;
-    const rest = this.rest(slice.phase, mid + 1, slice.hi);
+    const rest = { ...newSlice(slice.phase, days.narrowed(this.options.plan.phases[slice.phase] as string, mid + 1, slice.hi)), lo: mid + 1, hi: slice.hi };
     slice.hi = mid;
     slice.base = days.narrowed(slice.base, undefined, mid);
     slice.next = days.narrowed(slice.next as string, undefined, mid);
@@ -256,10 +247,9 @@ export class WorkQueue {
     slice.skipFirst = 0;
     this.options.scheduler
       .run(priority, (slot) => this.options.source.fetch(url, slice.base, slot.throttle))
-      .then(
-        (page) => this.arrived(slice, url, skip, page),
-        (err: unknown) => this.fail(slice, err),
-      );
+      .then((page) => this.arrived(slice, url, skip, page))
+      // A page the guard refuses (or any fault on arrival) fails its slice like a failed request.
+      .catch((err: unknown) => this.fail(slice, err));
   }
 
   private arrived(slice: Slice, url: string, skip: number, page: { records: Record<string, unknown>[] } & NextStep): void {
@@ -269,12 +259,7 @@ export class WorkQueue {
     const taken: TakenPage = { url, records: page.records, next: page.next, skip };
     slice.next = page.next;
     if (page.next !== null) slice.skipFirst = Math.max(0, skip - page.records.length);
-    try {
-      slice.chain = this.guard.follow(slice.chain, page.records, url, page.next !== null || page.refusal !== undefined);
-    } catch (err) {
-      this.fail(slice, err);
-      return;
-    }
+    slice.chain = this.guard.follow(slice.chain, page.records, url, page.next !== null || page.refusal !== undefined);
     let refusal: unknown = page.refusal;
     if (refusal === undefined && page.next !== null) {
       try {
@@ -306,7 +291,7 @@ export class WorkQueue {
     if (position === undefined) return;
     if (next !== null && url === this.options.plan.phases[slice.phase])
       days.sample(slice.phase, records, position, this.parallel && this.options.limit === Infinity);
-    const from = slice.reached ?? slice.lo ?? days.firstDay(slice.phase);
+    const from = slice.reached ?? slice.lo ?? days.bound(slice.phase, 'near');
     slice.reached = position;
     if (from !== undefined) {
       // A slice's own pace weighs its recent pages most (halved at each page): data is denser in some days than others.
