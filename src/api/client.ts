@@ -65,6 +65,7 @@ export class ApiClient {
   /** Pages of a list, each page's next address found by the resource's paging style. */
   pages(spec: ResourceSpec, version: Version): PageSource {
     const transport = this.transportFor(version);
+    const rules = { style: spec.paging, sort: spec.sortDates };
     return {
       fetch: async (url, base, throttle) => {
         let unwrapped: ApiRecord[] = [];
@@ -77,7 +78,7 @@ export class ApiClient {
         if (next !== null && /^[a-z][a-z0-9+.-]*:/i.test(next)) {
           return { records, next: null, refusal: new PagingError(linkElsewhereMessage(new URL(next), transport.baseUrl)) };
         }
-        return { records, ...nextStep({ style: spec.paging, sort: spec.sortDates }, base, url, next, records.length) };
+        return { records, ...nextStep(rules, base, url, next, records.length) };
       },
     };
   }
