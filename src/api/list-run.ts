@@ -10,6 +10,7 @@ import { PagingError } from './page-guard.js';
 import { type Cursor, type ListPlan, type PageSource } from './paging.js';
 import { decodeResumeToken, encodeResumeToken, type ResumePoint } from './resume-token.js';
 import { isDateTime, splitAddress } from './links.js';
+import { idText } from '../core/exact-json.js';
 import { PAGING_STYLES } from './catalogue/index.js';
 import { Scheduler } from './scheduler.js';
 
@@ -80,8 +81,8 @@ class OrderedWriter {
   // A page boundary every pageSize records of a phase, however the slices were cut: a table lays out the same rows.
   private phase: number;
   private counted: number;
-  // The ids of the last records passed (written, or left out as repeats), for byIds.
-  private recent: string[] = [];
+  // The ids of the last records passed (written, or left out as repeats), for byIds; undefined: a record with none.
+  private recent: Array<string | undefined> = [];
   private passed = 0;
   private known = 0;
   /** Records at one second a token counted, being too many to name (see byIds). */
@@ -103,7 +104,7 @@ class OrderedWriter {
     this.counted = start.skip;
   }
 
-  private pass(id: string): void {
+  private pass(id: string | undefined): void {
     this.recent.push(id);
     this.passed++;
     this.known++;
@@ -124,14 +125,16 @@ class OrderedWriter {
     const phase = splitAddress(this.options.plan.phases[at.phase] ?? '')[1];
     const keyset = [...params].some(([key, value]) => /_(gte|gt|lte|lt)$/.test(key) && isDateTime(value) && !phase.getAll(key).includes(value));
     const named = this.recent.length - (this.passed - passed);
-    if (before === 0 || before > Math.min(known, NAMED_MAX) || before > named || (skipped > 0 && !keyset)) {
+    const done = this.recent.slice(named - before, named);
+    // Records without an id (annotations) are counted: they cannot be named.
+    if (before === 0 || before > Math.min(known, NAMED_MAX) || before > named || (skipped > 0 && !keyset) || done.includes(undefined)) {
       // A keyset skip over records this run did not see (too many, hidden, or read by the run before it).
       if (keyset && skipped > 0) this.countedAtOneSecond = before;
       return cursor;
     }
     // skip=0 rather than none: the form of the service's own links (the spec's "a skip value").
     if (skipped > 0) params.set(SKIP, '0');
-    return { ...cursor, url: `${path}?${params.toString()}`, skip: 0, done: this.recent.slice(named - before, named) };
+    return { ...cursor, url: `${path}?${params.toString()}`, skip: 0, done: done as string[] };
   }
 
   /** The token of `at`, with the header the output holds once records went out (or held for the run it continues). */
@@ -162,10 +165,13 @@ class OrderedWriter {
     let i = page.skip;
     for (; i < page.records.length && this.written < this.limit; i++) {
       const record = page.records[i] as Record<string, unknown>;
-      const id = idKey(record.id);
-      const repeat = this.seen.has(id) || this.done.has(String(record.id));
+      const text = idText(record.id);
+      // A record without an id (an annotation) is never taken for a repeat: nothing tells it from another.
+      const id = text === undefined ? undefined : idKey(text);
+      const seen = id !== undefined && this.seen.has(id);
+      const repeat = seen || (text !== undefined && this.done.has(text));
       // A repeat within one query (a union's second query repeats the first's by design).
-      if (this.seen.has(id) && (!plan.union || slice.phase === 0)) this.run.distrusted = true;
+      if (seen && (!plan.union || slice.phase === 0)) this.run.distrusted = true;
       if (!repeat) {
         this.undelivered.push(this.at(slice, page.url, i));
         this.writing = true;
@@ -173,9 +179,9 @@ class OrderedWriter {
         this.writing = false;
         this.run.written = ++this.written;
         for (const delivered = writer.delivered?.() ?? this.written; this.deliveredBefore < delivered; this.deliveredBefore++) this.undelivered.shift();
-        this.seen.add(id);
+        if (id !== undefined) this.seen.add(id);
       }
-      this.pass(String(record.id));
+      this.pass(text);
       this.cursor = this.at(slice, page.url, i + 1);
       if (++this.counted % this.pageSize === 0) await writer.endPage();
     }
@@ -226,8 +232,7 @@ class OrderedWriter {
 const SKIP = PAGING_STYLES.skip.cursorParam;
 
 /** An id as the run remembers it: digits that a number holds exactly as that number, else the text. */
-function idKey(id: unknown): string | number {
-  const text = String(id);
+function idKey(text: string): string | number {
   return /^[1-9]\d{0,14}$/.test(text) ? Number(text) : text;
 }
 
