@@ -83,6 +83,44 @@ describe('side-loaded content', () => {
   });
 });
 
+describe('side-loaded notes and actions without id lists', () => {
+  let api: ScriptedApi;
+  before(async () => {
+    api = await scriptedApi((request) => {
+      if (request.url.includes('/conversations/500008'))
+        return { json: { conversation: { id: '500008', url: 'x' }, notes: [{ id: 'n1', text: 'call back' }], actions: [{ id: 'a1', type: 'closed' }] } };
+      return {
+        json: {
+          conversations: [
+            { id: '500009', url: 'x' },
+            { id: '500010', url: 'x' },
+          ],
+          notes: [{ id: 'n1', text: 'whose?' }],
+          paging: { next_page: null },
+        },
+      };
+    });
+  });
+  after(() => api.close());
+
+  test('one conversation: all of them are its own', async () => {
+    const out = await runCli(['conversations', 'get', '500008', '--include', 'notes,actions', '--columns', 'id,notes,actions', '-o', 'json'], {
+      env: scriptedEnv(api),
+    });
+    assert.equal(out.code, 0, out.stderr);
+    assert.deepEqual(JSON.parse(out.stdout), { id: '500008', notes: [{ id: 'n1', text: 'call back' }], actions: [{ id: 'a1', type: 'closed' }] });
+  });
+
+  test('a page of several: not guessed at, and said on stderr', async () => {
+    const out = await runCli(['conversations', 'list', '--status', 'on_hold', '--include', 'notes', '--columns', 'id,notes', '-o', 'csv'], {
+      env: scriptedEnv(api),
+    });
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal(out.stdout, 'id,notes\r\n500009,\r\n500010,\r\n');
+    assert.equal(out.stderr, "carectl: the service's reply left out content: its 1 notes items name no conversation (no note_ids)\n");
+  });
+});
+
 test('conversations get --include content in table form: 20,000 items (200,000 keys) are shown, whatever the size', async () => {
   const items = Array.from({ length: 20_000 }, (_, i) => ({
     id: `c${i}`,

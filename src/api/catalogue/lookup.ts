@@ -50,7 +50,7 @@ type Item = Record<string, unknown>;
 
 /**
  * With include=content (notes, actions), each record carries its own items, found by its id list,
- * or by the items' parents where it has none. An item that is not an object with an id, an id the
+ * or by the items' parents where it has none (notes and actions have none: a reply of one record holds its own). An item that is not an object with an id, an id the
  * reply does not hold, or a side-load that is not a list is left out, not a failure of the page:
  * `notice` says so, once for the reply.
  */
@@ -68,6 +68,7 @@ export function attachSideloads(spec: ResourceSpec, body: unknown, records: Item
     if (items.length < array.length) problems.push(`${array.length - items.length} of its ${key} items are not objects with an id`);
     const byId = new Map(items.map((item) => [idText(item.id)!, item]));
     let byOwner: Map<string, Item[]> | undefined;
+    let unowned = 0;
     for (const record of records) {
       const wanted = record[ids];
       if (Array.isArray(wanted)) {
@@ -80,8 +81,12 @@ export function attachSideloads(spec: ResourceSpec, body: unknown, records: Item
       } else if (parent !== undefined) {
         byOwner ??= itemsByOwner(items, byId, parent, new Set(records.map((one) => idText(one.id) ?? '')));
         record[key] = byOwner.get(idText(record.id) ?? '') ?? [];
-      }
+      } else if (records.length === 1) {
+        // Nothing names their owner (the spec shows no shape for notes and actions): a reply of one record holds its own.
+        record[key] = items;
+      } else unowned++;
     }
+    if (unowned > 0 && items.length > 0) problems.push(`its ${items.length} ${key} items name no ${spec.noun} (no ${ids})`);
   }
   if (problems.length > 0) notice?.(`carectl: the service's reply left out content: ${problems.join('; ')}`);
   return records;
