@@ -63,6 +63,15 @@ describe('reports create', () => {
     assert.deepEqual(JSON.parse(sent[0]!.body!), { account: 1001, date_from: '2026-06-01', date_to: '2026-06-07', date_type: 'created_date', format: 'csv' });
   });
 
+  test('an account id that is not a number as written (a leading zero) is sent as typed: 01001 is not account 1001', async () => {
+    const from = sandbox.requests.length;
+    const result = await cli(['reports', 'create', '--account', '01001', '--from', '2026-06-01', '--to', '2026-06-07']);
+    // No such account: no report for account 1001 either.
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, /Unknown account '01001'/);
+    assert.equal((JSON.parse(apiRequests(sandbox, from)[0]!.body!) as { account: unknown }).account, '01001');
+  });
+
   test('a POST whose answer is lost is not repeated: exit 1 with where to look', async () => {
     sandbox.setFaults({ dropPostAfterBody: true });
     const from = sandbox.requests.length;

@@ -70,9 +70,9 @@ function nonEmpty(value: string | undefined, flag: string): string | undefined {
   return text;
 }
 
-/** Account ids are numbers in the service's replies; a numeric one is sent as a number too. */
+/** Account ids are numbers in the service's replies; one written as a number is sent as one (01001 is not: it stays as typed). */
 function accountId(id: string): string | number {
-  return /^\d+$/.test(id) && Number.isSafeInteger(Number(id)) ? Number(id) : id;
+  return /^(0|[1-9]\d*)$/.test(id) && Number.isSafeInteger(Number(id)) ? Number(id) : id;
 }
 
 /**
