@@ -48,6 +48,12 @@ describe('character sets', () => {
     assert.equal(hits, 1);
   });
 
+  test('utf-8 with a byte order mark (RFC 8259 §8.1 lets a reader ignore it; .NET fronts send one) is read', async () => {
+    const { outcome } = await get('application/json; charset=utf-8', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(VALUE))]));
+    assert.deepEqual(outcome, VALUE);
+    assert.deepEqual((await get('application/json', Buffer.from(`\ufeff${JSON.stringify(VALUE)}`))).outcome, VALUE);
+  });
+
   test('no charset, or utf-8: UTF-8', () => {
     assert.equal(decodeText(Buffer.from('é'), 'application/json'), 'é');
     assert.equal(decodeText(Buffer.from('é'), undefined), 'é');

@@ -56,7 +56,9 @@ export async function readBounded(
 export function decodeText(bytes: Buffer, contentType: string | string[] | undefined): string {
   const type = Array.isArray(contentType) ? contentType[0] : contentType;
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(type ?? '')?.[1]?.toLowerCase();
-  if (charset === undefined || charset === 'utf-8' || charset === 'utf8') return bytes.toString('utf8');
+  // A byte order mark is left out, as TextDecoder does (RFC 8259 §8.1 lets a reader ignore it).
+  if (charset === undefined || charset === 'utf-8' || charset === 'utf8')
+    return bytes.toString('utf8', bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0);
   let decoder: { decode(bytes: Uint8Array): string };
   try {
     decoder = new TextDecoder(charset);
