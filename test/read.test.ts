@@ -812,6 +812,7 @@ describe('exit codes', () => {
     // URL parsing would collapse them: `tags/.` asks for the tag list, `conversations/..` the API root.
     ['an id that is a dot segment', ['tags', 'get', '.'], /"\." is not a tag id/],
     ['an id that is two dots', ['conversations', 'get', '..'], /"\.\." is not a conversation id/],
+    ['an id with a slash, named with its article', ['authors', 'get', 't:1/../x'], /"t:1\/\.\.\/x" is not an author id/],
     [
       'a base address with a version',
       ['tags', 'list', '--base-url', 'http://127.0.0.1:9/v1.3'],

@@ -139,6 +139,16 @@ describe('conversations update: checks before anything is sent', () => {
     },
     { name: 'a dot-segment id, even in a dry run', args: ['500010', '..', '--status', 'on_hold', '--dry-run'], message: /"\.\." is not a conversation id/ },
   ];
+  test('csv lines piped in as ids (a comma in an id): exit 2 naming the line, nothing sent', async () => {
+    const from = sandbox.requests.length;
+    const result = await runCli(['conversations', 'update', '-', '--status', 'on_hold'], { sandbox, stdin: 'id,status\n500011,unread\n' });
+    assert.equal(result.code, 2, result.stderr);
+    assert.equal(
+      result.stderr,
+      'carectl: "id,status" is not a conversation id: ids hold no commas (one id per line or argument; a list\'s ids: --columns id)\n',
+    );
+    assert.equal(sandbox.requests.length, from, 'no request reached the sandbox');
+  });
   for (const { name, args, message } of cases) {
     test(`${name}: exit 2, nothing sent`, async () => {
       const from = sandbox.requests.length;

@@ -98,10 +98,13 @@ export function requireId(id: string, spec: { noun: string }): string {
 /**
  * Why a text cannot be one segment of a path, for ids typed by the user and ids the service names:
  * `.`, `..` and `/` would name another address, a leading `-` reads as an option in a printed
- * command, and a control character shows as another id.
+ * command, a control character shows as another id, and a comma is a csv line's.
  */
 export function idProblem(id: string, spec: { noun: string }): string | undefined {
   if (id === '') return `the ${spec.noun} id is required`;
-  if (id === '.' || id === '..' || id.includes('/') || id.startsWith('-') || /\p{Cc}/u.test(id)) return `"${id}" is not a ${spec.noun} id`;
+  const article = /^[aeiou]/.test(spec.noun) ? 'an' : 'a';
+  if (id === '.' || id === '..' || id.includes('/') || id.startsWith('-') || /\p{Cc}/u.test(id)) return `"${id}" is not ${article} ${spec.noun} id`;
+  // A csv line piped in (`500001,unread`) would be sent as one id: the service may take it as another record's.
+  if (id.includes(',')) return `"${id}" is not ${article} ${spec.noun} id: ids hold no commas (one id per line or argument; a list's ids: --columns id)`;
   return undefined;
 }
