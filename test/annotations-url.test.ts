@@ -42,6 +42,17 @@ describe('--annotations-url', () => {
     assert.equal(main.requests.length, mainFrom, 'nothing went to the main host');
   });
 
+  test('carectl api with an api/1 path goes to its host too, and --paginate follows its links there', async () => {
+    const from = annotations.requests.length;
+    const out = await runCli(['api', 'api/1/annotation-types', '--paginate', '--annotations-url', annotations.baseUrl], { env: scriptedEnv(main) });
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal(out.stdout.trim().split('\n').length, 2, 'two pages');
+    assert.deepEqual(
+      annotations.requests.slice(from).map((r) => r.url),
+      ['/api/1/annotation-types', '/api/1/annotation-types?page_token=p2'],
+    );
+  });
+
   test('CARECTL_ANNOTATIONS_URL does the same; without it the main host answers (404 here)', async () => {
     const ok = await runCli(['annotation-types', 'list', '-o', 'csv'], { env: { ...scriptedEnv(main), CARECTL_ANNOTATIONS_URL: annotations.baseUrl } });
     assert.equal(ok.code, 0, ok.stderr);

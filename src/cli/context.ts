@@ -238,8 +238,11 @@ export class Context {
    * The HTTP transport. With `finishInFlight`, Ctrl-C does not cut its requests short: a batch
    * stops sending new ones and lets those under way finish (a second Ctrl-C still ends at once).
    */
-  async transport(options: { finishInFlight?: boolean } = {}): Promise<Transport> {
-    return this.transportTo((await this.connection()).baseUrl, options.finishInFlight === true);
+  async transport(options: { finishInFlight?: boolean; path?: string } = {}): Promise<Transport> {
+    const { baseUrl, annotationsUrl } = await this.connection();
+    // A path of the api/1 form (`carectl api api/1/annotations`) goes where the API client sends that form.
+    const api1 = annotationsUrl !== undefined && /^\/?api\/1(\/|\?|$)/.test(options.path ?? '');
+    return this.transportTo(api1 ? annotationsUrl : baseUrl, options.finishInFlight === true);
   }
 
   private transportTo(baseUrl: URL, finishInFlight: boolean): Promise<Transport> {

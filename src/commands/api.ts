@@ -72,7 +72,7 @@ async function apiCommand(ctx: Context, opts: ApiOptions): Promise<void> {
   if (data !== undefined && method === 'GET') throw new UsageError('--data sends a body, which GET does not take; use -X POST, PUT, PATCH or DELETE');
   const body = data === undefined ? undefined : await readBody(ctx, data);
 
-  const transport = await ctx.transport();
+  const transport = await ctx.transport({ path: target });
   const url = transport.url(target);
   if (url.origin !== transport.baseUrl.origin) {
     throw new UsageError(`api: ${url.origin} is not the base address's origin (${transport.baseUrl.origin}); credentials go nowhere else`);
