@@ -182,3 +182,31 @@ describe('api -X POST that may have reached the service', () => {
     }
   });
 });
+
+describe('api -d: the body as written', () => {
+  it('is sent byte for byte (1.0, 1e2, an integer past 2^53, spacing), as curl and gh send it', async () => {
+    const { scriptedApi, scriptedEnv } = await import('./scripted-server.js');
+    const api = await scriptedApi(() => ({ json: { report: { id: '1', url: 'x' } } }));
+    try {
+      const written = '{ "n": 1.0, "e": 1e2, "big": 123456789012345678901234567890 }';
+      const inline = await runCli(['api', 'v1.1/reports', '-d', written], { env: scriptedEnv(api) });
+      assert.equal(inline.code, 0, inline.stderr);
+      const piped = await runCli(['api', 'v1.1/reports', '-d', '@-'], { env: scriptedEnv(api), stdin: `${written}\n` });
+      assert.equal(piped.code, 0, piped.stderr);
+      assert.deepEqual(
+        api.requests.map((request) => request.body),
+        [written, `${written}\n`],
+      );
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('-d @- past 16 MiB is refused as a file that large is (exit 2), nothing sent', async () => {
+    const sent = sandbox.requests.length;
+    const result = await runCli(['api', 'v1.1/reports', '-d', '@-'], { sandbox, stdin: `"${'x'.repeat(16 * 1024 * 1024)}"` });
+    assert.equal(result.code, 2);
+    assert.equal(result.stderr, 'carectl: --data: standard input is larger than 16 MiB, more than a request body carectl sends\n');
+    assert.equal(sandbox.requests.length, sent);
+  });
+});

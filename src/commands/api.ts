@@ -6,7 +6,6 @@
 import { constants, type Stats } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { text } from 'node:stream/consumers';
 import type { Command } from 'commander';
 import type { Context } from '../cli/context.js';
 import { CarectlError, MAY_HAVE_BEEN_APPLIED, mayHaveBeenApplied, UsageError } from '../core/errors.js';
@@ -78,7 +77,7 @@ async function apiCommand(ctx: Context, opts: ApiOptions): Promise<void> {
     throw new UsageError(`api: ${url.origin} is not the base address's origin (${transport.baseUrl.origin}); credentials go nowhere else`);
   }
   if (!opts.paginate) {
-    const reply = await transport.request(method, url, { body, idempotent: IDEMPOTENT.has(method) }).catch((err: unknown) => {
+    const reply = await transport.request(method, url, { bodyText: body, idempotent: IDEMPOTENT.has(method) }).catch((err: unknown) => {
       // A POST is never repeated, and the transport leaves its caller to say what that means.
       if (!IDEMPOTENT.has(method) && mayHaveBeenApplied(err))
         throw new CarectlError(`${(err as CarectlError).message}; ${MAY_HAVE_BEEN_APPLIED}: look before sending it again`, (err as CarectlError).exitCode);
@@ -113,19 +112,21 @@ function recordsOf(reply: unknown): unknown[] {
 }
 
 /** -d JSON, @FILE or @-: parsed here, so invalid JSON is a usage error and nothing is sent. */
-async function readBody(ctx: Context, data: string): Promise<unknown> {
+/** The body's JSON text, checked: sent as written, as curl and gh send it. */
+async function readBody(ctx: Context, data: string): Promise<string> {
   let source = '--data';
   let json = data;
   if (data === '@-') {
     if (ctx.io.stdin.isTTY) throw new UsageError('--data @- reads the body from standard input; pipe it in');
     source = 'standard input';
-    json = await text(ctx.io.stdin.stream);
+    json = await readStdin(ctx.io.stdin.stream);
   } else if (data.startsWith('@')) {
     source = data.slice(1);
     json = await readDataFile(path.resolve(ctx.io.cwd, source), source);
   }
   try {
-    return parseJson(json);
+    parseJson(json);
+    return json;
   } catch (err) {
     // The parser's message quotes the text, which may be a password file: only where it failed is said.
     throw new UsageError(`--data: ${source} is not valid JSON${whereInvalid(json, (err as Error).message)}`);
@@ -155,6 +156,20 @@ async function readDataFile(file: string, source: string): Promise<string> {
   } finally {
     await handle?.close();
   }
+}
+
+/** -d @-: standard input, up to the size a -d @FILE may have. */
+async function readStdin(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const bytes = Buffer.from(chunk as Buffer);
+    size += bytes.length;
+    if (size > MAX_DATA_BYTES)
+      throw new UsageError(`--data: standard input is larger than ${formatLimit(MAX_DATA_BYTES)}, more than a request body carectl sends`);
+    chunks.push(bytes);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function fileKind(stats: Stats): string {

@@ -56,6 +56,8 @@ export interface TransportConfig {
 export interface RequestOptions {
   query?: QueryParams;
   body?: unknown;
+  /** JSON text sent as it is, in place of `body` (carectl api -d: the user's bytes, 1.0 and 1e2 kept). */
+  bodyText?: string;
   /** GET and the absolute-valued PATCH may be repeated; the report POST may not. */
   idempotent: boolean;
   /**
@@ -185,7 +187,7 @@ export class Transport {
     const dispatcher = (this.dispatcher ??=
       this.config.dispatcher ??
       createDispatcher(undici, this.baseUrl, this.config.proxy, { keepAliveTimeout: 10_000, connections: this.config.connections ?? 4 }));
-    const body = options.body === undefined ? undefined : stringifyJson(options.body);
+    const body = options.bodyText ?? (options.body === undefined ? undefined : stringifyJson(options.body));
     const headers: Record<string, string> = {
       authorization: this.authorization,
       'user-agent': this.config.userAgent,
