@@ -89,3 +89,20 @@ describe('conversations update against a service that answers the wrong thing', 
     );
   });
 });
+
+test("a read answered 200 with the spec's error body names the service's words, not only the missing record", async () => {
+  const api = await scriptedApi(() => ({ json: { status: 'error', message: 'Internal failure' } }));
+  try {
+    const one = await runCli(['conversations', 'get', '500001', '--retries', '0'], { env: scriptedEnv(api) });
+    assert.equal(one.code, 1);
+    assert.match(
+      one.stderr,
+      /^carectl: GET \S+\/conversations\/500001: unexpected reply: no "conversation" record \(the service answered with an error: Internal failure\)\n$/,
+    );
+    const list = await runCli(['tags', 'list', '--retries', '0'], { env: scriptedEnv(api) });
+    assert.equal(list.code, 1);
+    assert.match(list.stderr, /^carectl: .*unexpected reply: no "tags" list \(the service answered with an error: Internal failure\)/);
+  } finally {
+    await api.close();
+  }
+});

@@ -18,7 +18,7 @@ export function defaultVersion(spec: ResourceSpec): Version {
 /** Records out of a reply, whatever the envelope of that version; each checked (see checkRecord). */
 export function unwrapList(spec: ResourceSpec, body: unknown): Record<string, unknown>[] {
   const list = Array.isArray(body) ? body : isObject(body) ? body[spec.envelope.list] : undefined;
-  if (!Array.isArray(list)) throw new BadReplyError(`unexpected reply: no "${spec.envelope.list}" list`);
+  if (!Array.isArray(list)) throw new BadReplyError(`unexpected reply: no "${spec.envelope.list}" list${serviceWords(body)}`);
   list.forEach((record, index) => checkRecord(spec, record, `record ${index + 1} of the "${spec.envelope.list}" list`));
   return list as Record<string, unknown>[];
 }
@@ -27,9 +27,15 @@ export function unwrapSingle(spec: ResourceSpec, body: unknown): Record<string, 
   const wrapped = isObject(body) ? body[spec.envelope.single] : undefined;
   // v1 answers with the bare record (no wrapper key).
   const record = wrapped !== undefined ? wrapped : isObject(body) && 'id' in body ? body : undefined;
-  if (record === undefined) throw new BadReplyError(`unexpected reply: no "${spec.envelope.single}" record`);
+  if (record === undefined) throw new BadReplyError(`unexpected reply: no "${spec.envelope.single}" record${serviceWords(body)}`);
   checkRecord(spec, record, `the "${spec.envelope.single}" record`);
   return record as Record<string, unknown>;
+}
+
+/** The service's words where a reply in place of the record is the spec's error body ({status: "error", message}). */
+function serviceWords(body: unknown): string {
+  const said = isObject(body) && body.status === 'error' ? body.message : undefined;
+  return typeof said === 'string' && said !== '' ? ` (the service answered with an error: ${said})` : '';
 }
 
 /**
