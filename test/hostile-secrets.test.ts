@@ -209,3 +209,117 @@ describe("short passwords: echoes of the credentials, never carectl's own words 
     }
   });
 });
+
+describe('a password echoed JSON-escaped in a JSON string, or HTML-escaped (field test F2)', () => {
+  /** json.dumps with ensure_ascii: ASCII as itself, `"` `\` escaped, every other character as \uXXXX (astral: a surrogate pair). */
+  const asciiJson = (text: string, hex: (h: string) => string = (h) => h): string =>
+    JSON.stringify(text)
+      .slice(1, -1)
+      .replace(/[\u0080-\uffff]/g, (c) => `\\u${hex(c.charCodeAt(0).toString(16).padStart(4, '0'))}`);
+  /** Python's html.escape. */
+  const htmlEscape = (text: string): string => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#x27;' })[c]!);
+  /** How the password stands in a string the service sent, once that string is decoded. */
+  const forms: [string, (pw: string) => string][] = [
+    ['\\u escapes, lower-case hex', (pw) => asciiJson(pw)],
+    ['\\u escapes, upper-case hex', (pw) => asciiJson(pw, (h) => h.toUpperCase())],
+    ['JSON in JSON (w\\\\u00f6rd\\\\\\"x)', (pw) => JSON.stringify(asciiJson(pw)).slice(1, -1)],
+    ['PHP JSON in JSON (\\\\\\/)', (pw) => JSON.stringify(asciiJson(pw).replaceAll('/', '\\/')).slice(1, -1)],
+    ['HTML named references', htmlEscape],
+    ["PHP's htmlspecialchars (&#039;)", (pw) => htmlEscape(pw).replaceAll('&#x27;', '&#039;')],
+    ['HTML decimal references', (pw) => [...pw].map((c) => `&#${c.codePointAt(0)};`).join('')],
+    ['HTML hexadecimal references', (pw) => [...pw].map((c) => `&#X${c.codePointAt(0)!.toString(16).toUpperCase()};`).join('')],
+    ['JSON escapes inside HTML', (pw) => htmlEscape(asciiJson(pw))],
+  ];
+  const PASSWORDS = ['S3cr/t+p@ss wörd"x', 'pässwort99', 'Emoji😀pass', `Tag<b>&'q'\\9`];
+
+  test('each form changes a password, so each test below can fail', () => {
+    for (const [name, form] of forms)
+      assert.ok(
+        PASSWORDS.some((password) => form(password) !== password),
+        name,
+      );
+  });
+
+  for (const [name, form] of forms) {
+    test(`${name}: not printed in an error message (stderr), whatever the password`, async () => {
+      let message = '';
+      const api = await scriptedApi(() => ({ status: 401, text: JSON.stringify({ status: 'error', message }) }));
+      try {
+        for (const password of PASSWORDS) {
+          message = `pw ${form(password)} refused`;
+          const out = await runCli(['tags', 'get', '1', '--retries', '0'], { env: { ...scriptedEnv(api), CARECTL_PASSWORD: password } });
+          assert.equal(out.code, 3, out.stderr);
+          assert.equal(out.stderr, 'carectl: pw [redacted] refused (HTTP 401)\n', password);
+        }
+      } finally {
+        await api.close();
+      }
+    });
+  }
+
+  test('every form: not printed on stdout of carectl api, and stderr says a password was redacted', async () => {
+    const password = 'S3cr/t+p@ss wörd"x';
+    const echo = Object.fromEntries(forms.map(([name, form]) => [name, `pw=${form(password)};`]));
+    const api = await scriptedApi(() => ({
+      text: JSON.stringify({ tag: { id: '1', inner: JSON.stringify({ pw: password }).replace('ö', '\\u00f6'), ...echo } }),
+    }));
+    try {
+      const out = await runCli(['api', 'v1.3/tags/1'], { env: { ...scriptedEnv(api), CARECTL_PASSWORD: password } });
+      assert.equal(out.code, 0, out.stderr);
+      assert.deepEqual(JSON.parse(out.stdout), {
+        tag: { id: '1', inner: '{"pw":"[redacted]"}', ...Object.fromEntries(forms.map(([name]) => [name, 'pw=[redacted];'])) },
+      });
+      assert.match(out.stderr, /holds the password/);
+    } finally {
+      await api.close();
+    }
+  });
+
+  test('login: the refusal does not print the echoed password', async () => {
+    const password = 'pässwort99';
+    const api = await scriptedApi(() => ({
+      status: 401,
+      text: JSON.stringify({ status: 'error', message: JSON.stringify({ message: `bad pw ${asciiJson(password)}` }) }),
+    }));
+    try {
+      const out = await runCli(['login', '--base-url', api.baseUrl, '--user', 'bot', '--password-stdin'], {
+        env: { XDG_CONFIG_HOME: '/nonexistent/carectl-test-config', CARECTL_PASSWORD: undefined },
+        stdin: `${password}\n`,
+      });
+      assert.notEqual(out.code, 0);
+      assert.match(out.stderr, /refused these credentials.*bad pw \[redacted\]/);
+      assert.ok(!/p.{0,8}u00e4ssw/.test(out.stderr), out.stderr);
+    } finally {
+      await api.close();
+    }
+  });
+
+  test('conversations update: a failed row on stdout does not print the echoed password', async () => {
+    const password = 'Emoji😀pass';
+    const api = await scriptedApi((request) =>
+      request.method === 'PATCH'
+        ? { status: 422, text: JSON.stringify({ status: 'error', message: `pw ${JSON.stringify(asciiJson(password)).slice(1, -1)}` }) }
+        : { json: { conversation: { id: '500001', url: 'x', tags: [] } } },
+    );
+    try {
+      const out = await runCli(
+        ['conversations', 'update', '500001', '--status', 'on_hold', '-o', 'tsv', '--no-header', '--columns', 'id,result', '--retries', '0'],
+        {
+          env: { ...scriptedEnv(api), CARECTL_PASSWORD: password },
+        },
+      );
+      assert.equal(out.code, 1, out.stderr);
+      assert.equal(out.stdout, '500001\tpw [redacted] (HTTP 422)\n');
+    } finally {
+      await api.close();
+    }
+  });
+
+  test('a short password: an escaped echo is replaced as a whole token, not inside another word', () => {
+    const forms = basicCredentialForms('bot', 'pä7');
+    assert.equal(redact('pw p\\u00E47, p&#228;7 and p\\\\u00e47.', forms), 'pw [redacted], [redacted] and [redacted].');
+    assert.equal(redact('xp\\u00e47 p\\u00e47x p&auml;7', forms), 'xp\\u00e47 p\\u00e47x p&auml;7');
+    // Escapes that spell other characters are left alone.
+    assert.equal(redact('p\\u00e57 p&#229;7 p\\\\u00e5', forms), 'p\\u00e57 p&#229;7 p\\\\u00e5');
+  });
+});

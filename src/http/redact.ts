@@ -21,23 +21,15 @@ const MIN_SECRET_LENGTH = 8;
 
 /**
  * The forms in which a Basic credential can be echoed, as decoded text: the password as given, in
- * NFC and NFD (a service may normalise what it stores), JSON-escaped (a raw error body), in Base64
- * alone, `user:password` in Base64 with and without its padding, and the whole header value. Each
- * is also found percent-encoded (see patternOf), so no URL-encoded form is listed.
+ * NFC and NFD (a service may normalise what it stores), in Base64 alone, `user:password` in Base64
+ * with and without its padding, and the whole header value. Each is also found with its characters
+ * escaped (see patternOf), so no percent-, JSON- or HTML-escaped form is listed.
  */
 export function basicCredentialForms(user: string, password: string): string[] {
   const forms: string[] = [];
   if (password !== '') {
     const alone = Buffer.from(password).toString('base64');
-    forms.push(
-      password,
-      password.normalize('NFC'),
-      password.normalize('NFD'),
-      JSON.stringify(password).slice(1, -1),
-      alone,
-      alone.replace(/=+$/, ''),
-      Buffer.from(password).toString('base64url'),
-    );
+    forms.push(password, password.normalize('NFC'), password.normalize('NFD'), alone, alone.replace(/=+$/, ''), Buffer.from(password).toString('base64url'));
   }
   const base64 = Buffer.from(`${user}:${password}`).toString('base64');
   forms.push(`Basic ${base64}`, base64, base64.replace(/=+$/, ''), Buffer.from(`${user}:${password}`).toString('base64url'));
@@ -45,18 +37,72 @@ export function basicCredentialForms(user: string, password: string): string[] {
 }
 
 /**
- * A secret as a pattern that also matches it percent-encoded, wholly or in part, with hex digits
- * of either case (`%2F` and `%2f`: RFC 3986 makes the case insignificant), and a space as `+`.
+ * A secret as a pattern that also matches it with any of its characters escaped the way text the
+ * service sends may write them (a character the service echoes may stand in a URL, a JSON string,
+ * a JSON string inside another one, or an HTML page; see charPattern).
  */
 function patternOf(secret: string): string {
   let out = '';
-  for (const char of secret) {
-    const encoded = [...Buffer.from(char)]
-      .map((byte) => '%' + [...byte.toString(16).padStart(2, '0')].map((d) => (/[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d)).join(''))
-      .join('');
-    out += `(?:${char.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&')}|${encoded}${char === ' ' ? '|\\+' : ''})`;
-  }
+  for (const char of secret) out += charPattern(char, out === '' ? FIRST_BACKSLASHES : BACKSLASHES);
   return out;
+}
+
+/**
+ * One character as itself or escaped: percent-encoded (hex digits of either case, RFC 3986; a
+ * space also as `+`), as a JSON escape (`\u00f6` in either case, an astral character as its
+ * surrogate pair, `\"` `\\` `\/` `\n`...), or as an HTML character reference (`&#246;`,
+ * `&#xF6;`, the named ones encoders write for markup: `&quot;` `&amp;` `&lt;` `&gt;` `&apos;`).
+ * A JSON escape's backslash may itself be escaped (`\\u00f6`, `\\\"`: JSON in a JSON string),
+ * and the character after a backslash may be HTML-escaped (`\&quot;`). `backslashes` is the
+ * pattern of the backslashes before an escape.
+ */
+function charPattern(char: string, backslashes: string): string {
+  const code = char.codePointAt(0)!;
+  const literal = [
+    char.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&'),
+    `&#0*${code};`,
+    `&#[xX]0*${anyCaseHex(code.toString(16))};`,
+    ...(NAMED_REFERENCES[char] ?? []),
+  ];
+  // An astral character is two UTF-16 code units, each its own \u escape.
+  let units = '';
+  for (let i = 0; i < char.length; i++) units += `${backslashes}u${anyCaseHex(char.charCodeAt(i).toString(16).padStart(4, '0'))}`;
+  const percent = [...Buffer.from(char)].map((byte) => `%${anyCaseHex(byte.toString(16).padStart(2, '0'))}`).join('');
+  const letter = JSON_LETTERS[char];
+  const forms = [
+    // JSON escapes `"`, `\` and `/` by a backslash before them.
+    '"\\/'.includes(char) ? `(?:${backslashes})?(?:${literal.join('|')})` : literal.join('|'),
+    ...(letter === undefined ? [] : [`${backslashes}${letter}`]),
+    units,
+    percent,
+    ...(char === ' ' ? ['\\+'] : []),
+  ];
+  return `(?:${forms.join('|')})`;
+}
+
+/** The backslash of a JSON escape, doubled for each JSON string it is nested in. */
+const BACKSLASHES = '\\\\+';
+/**
+ * Before a secret's first character, only a whole run of backslashes: tried from each of its
+ * backslashes, a run would be read to its end each time, in time quadratic in its length.
+ */
+const FIRST_BACKSLASHES = '(?<!\\\\)\\\\+';
+
+/** The JSON escapes by a letter: `\n` for a newline. */
+const JSON_LETTERS: Readonly<Partial<Record<string, string>>> = { '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't' };
+
+/** The named character references HTML escaping writes (HTML also knows the upper-case legacy ones). */
+const NAMED_REFERENCES: Readonly<Record<string, readonly string[]>> = {
+  '"': ['&quot;', '&QUOT;'],
+  '&': ['&amp;', '&AMP;'],
+  '<': ['&lt;', '&LT;'],
+  '>': ['&gt;', '&GT;'],
+  "'": ['&apos;'],
+};
+
+/** Hex digits as a pattern matching them in either case. */
+function anyCaseHex(digits: string): string {
+  return digits.replace(/[a-f]/g, (d) => `[${d}${d.toUpperCase()}]`);
 }
 
 /**
@@ -145,8 +191,8 @@ export function redactError<T>(err: T, secrets: readonly string[] = []): T {
  * short one as a whole token (see matcherOf). JSON may write any character as `\uXXXX` (Python
  * does for non-ASCII), `/` as `\/` (PHP does), and must write `"` and `\` as `\"` and `\\`: a raw
  * text with any backslash escape is always walked, as its strings differ from their raw form.
- * Any other is walked only when it holds a secret or URL credentials as they are, so an ordinary
- * page costs one search of its text. Only the objects that change are copied.
+ * Any other is walked only when its raw text holds a secret (in any form patternOf matches) or URL
+ * credentials, so an ordinary page costs one search of its text. Only the objects that change are copied.
  */
 export function redactReply(value: unknown, rawText: string, secrets: readonly string[]): unknown {
   const matcher = matcherOf(secrets, MIN_SECRET_LENGTH);
