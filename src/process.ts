@@ -7,6 +7,7 @@ import { fstatSync } from 'node:fs';
 import { realSleep, type Io } from './core/io.js';
 import { ExitCode } from './core/errors.js';
 import { removePartialFiles } from './http/download.js';
+import { descriptorWrites, wholeWritesStream } from './core/whole-writes.js';
 import { run } from './main.js';
 
 /** The usual 128 + signal number, which shells and supervisors read as "stopped by a signal". */
@@ -69,9 +70,12 @@ export async function main(): Promise<number> {
   // Write errors reach the command through its writer (StreamSink), which ends output quietly for
   // a reader that went away (| head -1) and reports anything else (a full disk) as one line. This
   // listener only keeps a stream's 'error' event from crashing the process with a stack trace.
-  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+  const file = isRegularFile(1);
+  // Into a regular file, a write the disk took only part of must fail, not pass for whole (see whole-writes).
+  const stdout = file ? wholeWritesStream(descriptorWrites(1)) : process.stdout;
+  for (const stream of [stdout, process.stderr]) stream.on('error', () => undefined);
   const io: Io = {
-    stdout: { stream: process.stdout, isTTY: process.stdout.isTTY === true, columns: process.stdout.columns, file: isRegularFile(1) },
+    stdout: { stream: stdout, isTTY: process.stdout.isTTY === true, columns: process.stdout.columns, file },
     stderr: { stream: process.stderr, isTTY: process.stderr.isTTY === true, columns: process.stderr.columns },
     // process.stdin sets up a stream on first use: only the commands that read it pay for that.
     stdin: {
@@ -91,6 +95,6 @@ export async function main(): Promise<number> {
   const code = stopper.exitCode(await run(process.argv.slice(2), io));
   // A stopped command whose stdout reader is not reading would wait for it forever. What the
   // reader has not taken is dropped; the resume line already counts only what it did take.
-  if (controller.signal.aborted && process.stdout.writableLength > 0) process.exit(code);
+  if (controller.signal.aborted && stdout.writableLength > 0) process.exit(code);
   return code;
 }

@@ -4,15 +4,18 @@
  * straight to, never replaced. End to end against the sandbox's report download.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { createReadStream } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, createReadStream, openSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
-import { writeWhole } from '../src/http/partial-file.js';
+import { wholeWritesStream, writeWhole } from '../src/core/whole-writes.js';
 import { FIXTURES, reportFileContent, type Sandbox } from '../src/sandbox/index.js';
-import { fakeClock, openSandbox, runCli } from './helpers.js';
+import { fakeClock, openSandbox, runCli, sandboxEnv } from './helpers.js';
+import { OutputError } from '../src/core/errors.js';
+import { StreamSink } from '../src/core/stream-sink.js';
 
 const ID = FIXTURES.reports.generatedId;
 let sandbox: Sandbox;
@@ -59,6 +62,61 @@ describe('writes are checked', () => {
     assert.equal(await writeWhole(short as never, Buffer.from('abcde'), 0), 5);
     assert.deepEqual(taken, ['ab', 'cd', 'e']);
     await assert.rejects(writeWhole(shortThenFull(3) as never, Buffer.from('abcdef'), 0), { code: 'ENOSPC' });
+  });
+});
+
+describe('stdout redirected into a file', () => {
+  test('a write the disk takes only part of (no error, as libuv reports it) fails the output, never passes for whole', async () => {
+    // As libuv's write on a disk that fills: the bytes that fit, then ENOSPC for the rest.
+    let room = 300;
+    const filling = {
+      write: async (_chunk: Buffer, _offset: number, length: number) => {
+        if (room === 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write' });
+        const bytesWritten = Math.min(length, room);
+        room -= bytesWritten;
+        return { bytesWritten };
+      },
+    };
+    const stream = wholeWritesStream(filling);
+    // As process.ts does: the error reaches the writer through StreamSink; the event must not crash.
+    stream.on('error', () => undefined);
+    const sink = new StreamSink(stream, undefined);
+    await sink.write('x'.repeat(200));
+    await sink.write('y'.repeat(200));
+    await assert.rejects(sink.end(), (err: unknown) => err instanceof OutputError && /ENOSPC/.test(err.message));
+  });
+
+  test('carectl api > FILE on a 16 KiB tmpfs: exit 1 and an ENOSPC line (it exited 0 with the file cut at 16 KiB)', async (t) => {
+    // One reply of about 30 KB, written in one write that the disk takes only part of.
+    const argv = ['api', 'v1.3/conversations?is_priority=false&page_size=50&fields=status,tags,author,channels,assigned_to,handling_times,close_reason'];
+    const whole = await runCli(argv, { sandbox });
+    assert.ok(whole.stdout.length > 20 * 1024, `the reply (${whole.stdout.length} bytes) must not fit`);
+    const mount = join(folder, 'small');
+    await mkdir(mount);
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=16k', 'tmpfs', mount], { encoding: 'utf8' });
+    if (mounted.status !== 0) {
+      const reason = `cannot mount a small tmpfs here (${(mounted.stderr || mounted.error?.message || 'mount failed').trim()}): the full-disk test is skipped`;
+      console.log(reason);
+      return t.skip(reason);
+    }
+    try {
+      const bin = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'carectl.js');
+      const fd = openSync(join(mount, 'reply.json'), 'w');
+      // The real process (its stdout is a stream onto a file), spawned without blocking: the sandbox answers it from here.
+      const child = spawn(process.execPath, [bin, ...argv], {
+        env: { PATH: process.env.PATH ?? '', ...sandboxEnv(sandbox) },
+        stdio: ['ignore', fd, 'pipe'],
+        timeout: 15_000,
+      });
+      closeSync(fd);
+      let stderr = '';
+      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      assert.equal(status, 1, stderr);
+      assert.equal(stderr, 'carectl: cannot write the output: no space left on device (ENOSPC)\n');
+    } finally {
+      spawnSync('umount', [mount]);
+    }
   });
 });
 

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { lstat, open, readlink, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { writeWhole } from '../core/whole-writes.js';
 
 /** Temporary files of downloads in progress, for removePartialFiles(). */
 const partialFiles = new Set<string>();
@@ -128,23 +129,6 @@ export class PartialFile {
     this.#closed = true;
     await this.handle.close();
   }
-}
-
-/**
- * Writes all of `chunk` at `position` (null: at the file's current position, for a device or a
- * FIFO), resolving to the position after it. A write that takes fewer bytes than given is
- * continued, and one that takes none (a full disk that reports no error) fails with ENOSPC:
- * a short write is never taken for a whole one.
- */
-export async function writeWhole(handle: Pick<FileHandle, 'write'>, chunk: Buffer, position: number | null): Promise<number> {
-  let at = position ?? 0;
-  for (let done = 0; done < chunk.length;) {
-    const { bytesWritten } = await handle.write(chunk, done, chunk.length - done, position === null ? null : at);
-    if (bytesWritten <= 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
-    done += bytesWritten;
-    at += bytesWritten;
-  }
-  return at;
 }
 
 /**
