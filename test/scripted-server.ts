@@ -77,6 +77,8 @@ export interface ScriptedRequest {
   /** Path and query as received. */
   url: string;
   body: string;
+  /** The Authorization header sent, if any. */
+  authorization: string | undefined;
 }
 
 /** What to answer: a JSON value (200), or a status with a JSON value or raw text. */
@@ -94,7 +96,12 @@ export async function scriptedApi(answer: (request: ScriptedRequest, res: Server
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const request = { method: req.method ?? 'GET', url: req.url ?? '/', body: Buffer.concat(chunks).toString('utf8') };
+      const request = {
+        method: req.method ?? 'GET',
+        url: req.url ?? '/',
+        body: Buffer.concat(chunks).toString('utf8'),
+        authorization: req.headers.authorization,
+      };
       requests.push(request);
       // undefined: the answer function replied (or left the request hanging) itself
       const reply = answer(request, res);

@@ -25,17 +25,22 @@ import { loadUndici, type Undici } from './undici.js';
 import { ACCEPT_ENCODING, decodedBody, ReplyEncodingError } from './encoding.js';
 import { certificateMessage } from './tls.js';
 import { fileSink, stdoutSink, type Sink, type Unzipping } from './download-sink.js';
+import { FirstBytes } from './download-check.js';
 import { answerDetails, watchConnections } from './verbose.js';
 
 // What callers of download() also need, from the modules they now live in.
 export { linkTarget, PartialFile, removePartialFiles } from './partial-file.js';
 export type { Unzipping } from './download-sink.js';
+export { formatOfType } from './download-check.js';
 
 /** The largest file downloaded: a report is never near it, an endless or runaway body is. */
 export const MAX_DOWNLOAD_BYTES = 4 * 1024 ** 3;
 
-/** Where the bytes go: a file (absolute path, through its temporary file) or standard output. */
-export type DownloadTarget = { file: string; partial: PartialFile; unzip?: Unzipping } | { stdout: Writable };
+/**
+ * Where the bytes go: a file (absolute path, through its temporary file) or standard output. A
+ * file named by what it holds (report-ID.EXT) is named from the reply's Content-Type, once it came.
+ */
+export type DownloadTarget = { file: string | ((contentType: string | undefined) => string); partial: PartialFile; unzip?: Unzipping } | { stdout: Writable };
 
 export interface DownloadOptions {
   url: string;
@@ -57,6 +62,8 @@ export interface DownloadOptions {
   maxBytes?: number;
   /** The proxies of the environment (proxyFromEnv(io.env)); none when absent. */
   proxy?: ProxySettings;
+  /** The report format asked for (create --format), which the file must be; unknown when absent. */
+  format?: string;
 }
 
 /** A failure that a fresh attempt may not repeat, with what the service said about waiting. */
@@ -211,11 +218,14 @@ async function attemptDownload(dispatchers: Dispatchers, start: URL, options: Do
   try {
     const opened = await openBody(reply, url, maxBytes);
     decoded = opened.decoded;
+    const contentType = header(reply.headers['content-type']);
+    const { target } = options;
     sink =
-      'file' in options.target
-        ? await fileSink(options.target.partial, options.target.file, options.target.unzip)
-        : stdoutSink(options.target.stdout, options.signal);
-    const received = await copyBody(decoded, sink, { url, total: opened.total, maxBytes }, options);
+      'file' in target
+        ? await fileSink(target.partial, typeof target.file === 'string' ? target.file : target.file(contentType), target.unzip)
+        : stdoutSink(target.stdout, options.signal);
+    const firstBytes = new FirstBytes({ contentType, asked: options.format }, `download from ${url.origin}`);
+    const received = await copyBody(decoded, sink, { url, total: opened.total, maxBytes, firstBytes }, options);
     Object.assign(seen, { decodedBytes: received, wireBytes: decoded.wire() ?? received });
     answered(options, url, reply.statusCode, seen, started);
     await sink.commit();
@@ -264,18 +274,26 @@ function tooLarge(url: URL, maxBytes: number): CarectlError {
 
 /**
  * Copies the body into the sink, reporting progress, up to the cap; resolves to the bytes written
- * once all the declared length arrived. A break is transient unless bytes already went to stdout.
+ * once all the declared length arrived. The first bytes are held until they show the body is the
+ * report (firstBytes). A break is transient unless bytes already went to stdout.
  */
 async function copyBody(
   decoded: DecodedBody,
   sink: Sink,
-  body: { url: URL; total: number | undefined; maxBytes: number },
+  body: { url: URL; total: number | undefined; maxBytes: number; firstBytes: FirstBytes },
   options: DownloadOptions,
 ): Promise<number> {
-  const { url, total, maxBytes } = body;
+  const { url, total, maxBytes, firstBytes } = body;
   let received = 0;
-  // Progress counts the bytes as sent, against the length as sent.
-  const onWire = (): number => decoded.wire() ?? received;
+  let written = 0;
+  const write = async (chunks: Buffer[]): Promise<void> => {
+    for (const chunk of chunks) {
+      await sink.write(chunk);
+      written += chunk.length;
+    }
+    // Progress counts the bytes as sent, against the length as sent; none while the first are held.
+    if (written > 0) options.onProgress?.(decoded.wire() ?? written, total);
+  };
   options.onProgress?.(0, total);
   try {
     for await (const chunk of decoded.stream) {
@@ -285,20 +303,21 @@ async function copyBody(
         decoded.stream.destroy();
         throw tooLarge(url, maxBytes);
       }
-      await sink.write(chunk as Buffer);
       received += (chunk as Buffer).length;
-      options.onProgress?.(onWire(), total);
+      await write(firstBytes.pass(chunk as Buffer));
     }
   } catch (err) {
     // A reader that left (`--file - | head`) ends the download quietly, like any pipeline.
     if (err instanceof CarectlError || isBrokenPipe(err)) throw err;
-    const message = `download from ${url.origin} broke off after ${onWire()} bytes: ${err instanceof ReplyEncodingError ? err.message : describe(err, options)}`;
-    throw received > 0 && 'stdout' in options.target ? new StdoutStarted(message) : new TransientDownloadError(message, undefined, undefined);
+    const message = `download from ${url.origin} broke off after ${decoded.wire() ?? received} bytes: ${err instanceof ReplyEncodingError ? err.message : describe(err, options)}`;
+    throw written > 0 && 'stdout' in options.target ? new StdoutStarted(message) : new TransientDownloadError(message, undefined, undefined);
   }
-  if (total !== undefined && onWire() !== total) {
-    throw new TransientDownloadError(`download from ${url.origin} ended after ${onWire()} of ${total} bytes`, undefined, undefined);
+  const wire = decoded.wire() ?? received;
+  if (total !== undefined && wire !== total) {
+    throw new TransientDownloadError(`download from ${url.origin} ended after ${wire} of ${total} bytes`, undefined, undefined);
   }
-  return received;
+  await write(firstBytes.end());
+  return written;
 }
 
 /** Waits before another attempt; resolves to the milliseconds waited. */

@@ -26,6 +26,8 @@ export interface CreateOptions {
 
 interface CreateRequest {
   body: Record<string, unknown>;
+  /** The format asked for, which the file must be. */
+  format: string | undefined;
   /** For the hint after an unclear POST outcome. */
   listCommand: string;
 }
@@ -42,7 +44,7 @@ export async function createReport(ctx: Context, opts: CreateOptions): Promise<v
   const api = await ctx.api();
   const created = await postReport(api, version, request);
   if (!waits) return printReport(ctx, printer, created.record);
-  await waitAndDownload(ctx, api, version, created.id, { timeoutMs, downloadTo, printer });
+  await waitAndDownload(ctx, api, version, created.id, { timeoutMs, downloadTo, printer, format: request.format });
 }
 
 /** The POST body from the flags; every mistake is a UsageError before anything is sent. */
@@ -59,6 +61,7 @@ function createRequest(ctx: Context, opts: CreateOptions): CreateRequest {
   const target = account !== undefined ? { account: accountId(account) } : { channel };
   return {
     body: { ...target, date_from: from, date_to: to, date_type: dateType, ...(format && { format }) },
+    format,
     listCommand: account !== undefined ? `carectl reports list --account ${shellWord(account)}` : `carectl reports list --channel ${shellWord(channel!)}`,
   };
 }

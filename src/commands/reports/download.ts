@@ -9,12 +9,12 @@ import type { Context } from '../../cli/context.js';
 import { CarectlError, InterruptedError, LastingError, OutputError, ReportFailedError, systemReason } from '../../core/errors.js';
 import { shellWord } from '../../core/shell.js';
 import { VERSION } from '../../core/version.js';
-import { download, type DownloadTarget, type PartialFile, type Unzipping } from '../../http/download.js';
+import { download, formatOfType, type DownloadTarget, type PartialFile, type Unzipping } from '../../http/download.js';
 import { UnzipRefusal } from '../../http/unzip.js';
 import { formatBytes } from '../../core/bytes.js';
 import { createByteProgress } from '../../output/download-progress.js';
 import { checkedDestination, withPartialFile, type Destination } from './destination.js';
-import { fetchReport, MAX_RETRY_WAIT_MS, reportId, reportsVersion } from './shared.js';
+import { fetchReport, MAX_RETRY_WAIT_MS, reportAddress, reportId, reportsVersion } from './shared.js';
 
 export interface DownloadOptions {
   id: string;
@@ -36,13 +36,24 @@ export async function downloadReport(ctx: Context, opts: DownloadOptions): Promi
       `report ${id} is still ${state}; wait for it with: carectl reports wait ${shellWord(id)} --download ${shellWord(given?.shown ?? '.')}`,
     );
   }
-  await saveReport(ctx, id, record, destination, resume);
+  await saveReport(ctx, { id, record, readFrom: reportAddress(await ctx.api(), version, id) }, destination, resume);
 }
 
-export async function saveReport(ctx: Context, id: string, record: ApiRecord, destination: Destination, resume: string): Promise<void> {
-  const url = record.download;
-  if (typeof url !== 'string' || url === '') throw new CarectlError(`report ${id} is generated but has no download address`);
-  const { target, device } = await openTarget(ctx, id, url, destination, resume);
+/** A generated report: its record, the address it was read from, and the format asked for (create --format). */
+export interface GeneratedReport {
+  id: string;
+  record: ApiRecord;
+  readFrom: URL;
+  format?: string | undefined;
+}
+
+export async function saveReport(ctx: Context, report: GeneratedReport, destination: Destination, resume: string): Promise<void> {
+  const { id, format } = report;
+  const given = report.record.download;
+  if (typeof given !== 'string' || given === '') throw new CarectlError(`report ${id} is generated but has no download address`);
+  // A relative address is resolved against the report's own, as any HTTP client does (no credentials go with it either).
+  const url = URL.canParse(given, report.readFrom.href) ? new URL(given, report.readFrom).href : given;
+  const { target, device, named } = await openTarget(ctx, { id, url, format }, destination, resume);
   const bar = createByteProgress(ctx.liveStderr, ctx.globals.quiet === true, `report ${id}`, ctx.io.now);
   // Bytes already on stdout cannot be taken back (and are never repeated by a retry), so a
   // failure after them must say the output is incomplete rather than that nothing was saved.
@@ -65,6 +76,7 @@ export async function saveReport(ctx: Context, id: string, record: ApiRecord, de
         bar.update(received, total);
       },
       ...(ctx.trace && { trace: ctx.trace }),
+      ...(format !== undefined && { format }),
     });
   } catch (err) {
     device?.destroy();
@@ -85,17 +97,21 @@ export async function saveReport(ctx: Context, id: string, record: ApiRecord, de
     await finished(device.end()).catch((err: Error) => {
       throw new CarectlError(`cannot write ${destination.shown}: ${systemReason(err)}; try again with: ${resume}`);
     });
-  tellSaved(ctx, id, destination, target, bytes);
+  tellSaved(ctx, id, destination, 'file' in target ? { path: named(), unzip: target.unzip } : undefined, bytes);
 }
 
-/** Where the bytes go: stdout, a device written in place, or a file through its partial file. */
+/**
+ * Where the bytes go: stdout, a device written in place, or a file through its partial file;
+ * `named()`: the file's path, once the reply named it (in a folder: report-ID.EXT).
+ */
 async function openTarget(
   ctx: Context,
-  id: string,
-  url: string,
+  report: { id: string; url: string; format: string | undefined },
   destination: Destination,
   resume: string,
-): Promise<{ target: DownloadTarget; device: WriteStream | undefined }> {
+): Promise<{ target: DownloadTarget; device: WriteStream | undefined; named: () => string }> {
+  const { id, url, format } = report;
+  let path = destination.kind === 'stdout' ? '' : destination.path;
   // Opened without O_CREAT or O_TRUNC: a device or FIFO is written into, never made or replaced.
   const device =
     destination.kind === 'device'
@@ -111,23 +127,23 @@ async function openTarget(
       : device
         ? { stdout: device }
         : {
-            file: destination.kind === 'folder' ? join(destination.path, defaultFileName(id, url)) : destination.path,
+            file: destination.kind === 'folder' ? (type) => (path = join(destination.path, defaultFileName(id, url, type, format))) : destination.path,
             partial: (destination as { partial: PartialFile }).partial,
             ...('unzip' in destination && destination.unzip && { unzip: unzipping(id, destination) }),
           };
-  return { target, device };
+  return { target, device, named: () => path };
 }
 
 /** The notice of what was saved where (the member unzipped, or the file as sent); none for stdout. */
-function tellSaved(ctx: Context, id: string, destination: Destination, target: DownloadTarget, bytes: number): void {
-  const unzipped = 'file' in target ? target.unzip?.saved : undefined;
+function tellSaved(ctx: Context, id: string, destination: Destination, file: { path: string; unzip?: Unzipping | undefined } | undefined, bytes: number): void {
+  const unzipped = file?.unzip?.saved;
   if (unzipped) {
     const shown = destination.kind === 'folder' ? join(destination.shown, basename(unzipped.path)) : destination.shown;
     return ctx.notice(`report ${id}: saved ${formatBytes(unzipped.bytes)} to ${shown} (${unzipped.member}, unzipped from ${formatBytes(bytes)})`);
   }
   if (destination.kind !== 'stdout')
     ctx.notice(
-      `report ${id}: saved ${formatBytes(bytes)} to ${'file' in target ? (destination.kind === 'folder' ? join(destination.shown, basename(target.file)) : destination.shown) : destination.shown}`,
+      `report ${id}: saved ${formatBytes(bytes)} to ${file && destination.kind === 'folder' ? join(destination.shown, basename(file.path)) : destination.shown}`,
     );
 }
 
@@ -139,9 +155,12 @@ function unzipping(id: string, destination: { kind: 'file' | 'folder'; path: str
   };
 }
 
-/** `report-ID.EXT`, the extension taken from the download address (the record names no format). */
-export function defaultFileName(id: string, downloadUrl: string): string {
+/**
+ * `report-ID.EXT` (the record names no format): the extension of the format the reply's
+ * Content-Type names, else the download address's, else the format asked for, else bin.
+ */
+export function defaultFileName(id: string, downloadUrl: string, contentType?: string, asked?: string): string {
   const pathname = URL.canParse(downloadUrl) ? new URL(downloadUrl).pathname : '';
-  const extension = /\.([A-Za-z0-9]{1,8})$/.exec(pathname)?.[1]?.toLowerCase() ?? 'bin';
+  const extension = formatOfType(contentType) ?? /\.([A-Za-z0-9]{1,8})$/.exec(pathname)?.[1]?.toLowerCase() ?? asked ?? 'bin';
   return `report-${id.replace(/[^A-Za-z0-9_-]/g, '_')}.${extension}`;
 }

@@ -1,5 +1,6 @@
 /** What the report verbs share: the resource, its version, reading one report, printing it. */
 import type { ApiClient, ApiRecord } from '../../api/client.js';
+import type { QueryParams } from '../../http/transport.js';
 import { requireId } from '../../cli/ids.js';
 import { REPORT_STATE_FIELDS, resourceByName, type Version } from '../../api/catalogue/index.js';
 import type { Context } from '../../cli/context.js';
@@ -15,9 +16,16 @@ export function reportId(raw: string): string {
   return requireId(raw, reports);
 }
 
+const STATE_QUERY: QueryParams = [['fields', REPORT_STATE_FIELDS.join(',')]];
+
 /** The report with the fields that tell its state; by `deadline` (on the injected clock) when given. */
 export function fetchReport(api: ApiClient, version: Version, id: string, deadline?: number): Promise<ApiRecord> {
-  return api.fetchRecord(reports, version, id, [['fields', REPORT_STATE_FIELDS.join(',')]], { ...(deadline !== undefined && { deadline }) });
+  return api.fetchRecord(reports, version, id, STATE_QUERY, { ...(deadline !== undefined && { deadline }) });
+}
+
+/** The address fetchReport reads the report from: a relative download address in it is relative to this. */
+export function reportAddress(api: ApiClient, version: Version, id: string): URL {
+  return api.recordUrl(reports, version, id, STATE_QUERY);
 }
 
 /** The id alone for table/csv/tsv (`id=$(carectl reports create …)`); the whole record for json/ndjson. */

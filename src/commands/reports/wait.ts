@@ -7,7 +7,7 @@ import { checkedDestination, type Destination } from './destination.js';
 import { saveReport } from './download.js';
 import { createWaitProgress, waitForReport } from './polling.js';
 import { shellWord } from '../../core/shell.js';
-import { fetchReport, printReport, reportId, reportsVersion, timeoutOf } from './shared.js';
+import { fetchReport, printReport, reportAddress, reportId, reportsVersion, timeoutOf } from './shared.js';
 
 export interface WaitOptions {
   id: string;
@@ -29,6 +29,8 @@ export interface WaitPlan {
   timeoutMs: number;
   downloadTo: Destination | undefined;
   printer: Printer;
+  /** The format asked for (create --format), which the file must be. */
+  format?: string | undefined;
 }
 
 export async function waitAndDownload(ctx: Context, api: ApiClient, version: Version, id: string, plan: WaitPlan): Promise<void> {
@@ -45,6 +47,6 @@ export async function waitAndDownload(ctx: Context, api: ApiClient, version: Ver
     progress: createWaitProgress(ctx.liveStderr, ctx.globals.quiet === true, id),
   });
   // A download's notice names the report (silenced by --quiet): a cron job's stdout stays empty.
-  if (plan.downloadTo) await saveReport(ctx, id, record, plan.downloadTo, resume);
+  if (plan.downloadTo) await saveReport(ctx, { id, record, readFrom: reportAddress(api, version, id), format: plan.format }, plan.downloadTo, resume);
   else await printReport(ctx, plan.printer, record);
 }
