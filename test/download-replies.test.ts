@@ -26,6 +26,7 @@ let folder: string;
 let downloadField: string;
 let file: FileReply;
 
+const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const CSV = 'id,text\r\n1,hello\r\n2,world\r\n';
 const LOGIN_PAGE = '<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body><form>Please log in</form></body></html>';
 
@@ -211,13 +212,7 @@ describe('the default file name report-ID.EXT (F11)', () => {
       'report-R1.csv',
     ],
     ['application/json', '{base}/files/r1', { body: '[]', headers: { 'content-type': 'application/json' } }, [], 'report-R1.json'],
-    [
-      'the xlsx type',
-      '{base}/files/r1',
-      { body: 'PK\x03\x04zz', headers: { 'content-type': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' } },
-      [],
-      'report-R1.xlsx',
-    ],
+    ['the xlsx type', '{base}/files/r1', { body: 'PK\x03\x04zz', headers: { 'content-type': XLSX_TYPE } }, [], 'report-R1.xlsx'],
     [
       "a generic type: the address's extension",
       '{base}/files/r1.xlsx?sig=1',
@@ -280,6 +275,7 @@ describe('the first bytes, as they stream (unit)', () => {
       assert.match(String(through('{"status":"fine"}', size, facts('text/csv'))), /answered with JSON, not the csv report$/);
       assert.equal(through('PK\x03\x04rest', size, facts(undefined, 'xlsx')), 'PK\x03\x04rest');
       assert.match(String(through('PK\x03', size, facts(undefined, 'xlsx'))), /not an xlsx workbook/);
+      assert.match(String(through('id,x\r\n', size, facts(XLSX_TYPE))), /not an xlsx workbook/);
       assert.equal(through('', size, facts()), '');
     });
   }
