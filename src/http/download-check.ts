@@ -39,8 +39,8 @@ export interface ReplyFacts {
 }
 
 /** Why the reply is not the report; undefined when it is (as far as its first bytes tell); MORE: not yet known. */
-export const MORE = Symbol('more bytes');
-export type Verdict = string | undefined | typeof MORE;
+const MORE = Symbol('more bytes');
+type Verdict = string | undefined | typeof MORE;
 
 const ZIP_SIGNATURE = Buffer.from('PK\x03\x04', 'latin1');
 const HTML_STARTS = ['<!doctype html', '<html'];
@@ -50,7 +50,7 @@ const HTML_STARTS = ['<!doctype html', '<html'];
  * any format; an xlsx workbook is a ZIP archive; a JSON object is an error in place of a csv or
  * xlsx report, and in place of a json report only in the spec's error shape, small and whole.
  */
-export function verdict(head: Buffer, complete: boolean, facts: ReplyFacts): Verdict {
+function verdict(head: Buffer, complete: boolean, facts: ReplyFacts): Verdict {
   const more = !complete && head.length < FIRST_BYTES;
   const type = mediaType(facts.contentType);
   if (type === 'text/html' || type === 'application/xhtml+xml') return more ? MORE : htmlPage(head);
@@ -126,6 +126,8 @@ function shorter(text: string): string {
 export class FirstBytes {
   #held: Buffer[] = [];
   #size = 0;
+  /** The size held when last judged: judged again once it doubled, so that tiny chunks cost linear time, not quadratic. */
+  #judged = 0;
   #decided = false;
   /** `from`: who answered, as the message starts (`download from ORIGIN`). */
   constructor(
@@ -147,6 +149,8 @@ export class FirstBytes {
   }
 
   #decide(complete: boolean): Buffer[] {
+    if (!complete && this.#size < FIRST_BYTES && this.#size < 2 * this.#judged) return [];
+    this.#judged = this.#size;
     const found = verdict(Buffer.concat(this.#held, this.#size), complete, this.facts);
     if (found === MORE) return [];
     if (found !== undefined) throw new CarectlError(`${this.from} answered with ${found}`);
