@@ -299,7 +299,8 @@ describe('fitting the terminal', () => {
 });
 
 describe('wrapped columns', () => {
-  const message = 'Unknown tag id nosuchtag (HTTP 400); --add-tags nosuchtag: it takes the ids of active tags, not names (carectl tags list --active shows both)';
+  const message =
+    'Unknown tag id nosuchtag (HTTP 400); --add-tags nosuchtag: it takes the ids of active tags, not names (carectl tags list --active shows both)';
 
   it('wraps a long result within its cell by default, continuation lines under the column', async () => {
     const records: Row[] = [
