@@ -102,6 +102,18 @@ describe('a 200 that is not the expected JSON is retried like a transient failur
     );
   });
 
+  test("a 200 web page (a front's maintenance page) is named by its title", async () => {
+    await withTransport(
+      (_req, res) => (res.writeHead(200, { 'content-type': 'text/html' }), res.end('<html><head><title>Scheduled maintenance</title></head></html>')),
+      async (t) => {
+        await assert.rejects(t.get(t.url('v1.3/tags')), (e: unknown) => {
+          assert.match((e as Error).message, /: the service sent a web page \("Scheduled maintenance"\), not JSON \(text\/html\)$/);
+          return true;
+        });
+      },
+    );
+  });
+
   test('malformed on every attempt: a BadReplyError naming the request and what came', async () => {
     await withTransport(
       (_req, res) => (res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }), res.end('<html>')),

@@ -104,7 +104,11 @@ export function parseReply(text: string, contentType: string | string[] | undefi
     // Only the exact parse, run on a text JSON.parse took, recurses: it ran out of stack.
     if (err instanceof RangeError) return { ok: false, reason: `the service sent JSON nested deeper than ${MAX_JSON_DEPTH} levels` };
     const type = Array.isArray(contentType) ? contentType[0] : contentType;
-    return { ok: false, reason: `the service sent a reply that is not JSON${type ? ` (${type.split(';')[0]!.trim()})` : ''}` };
+    const shown = type ? ` (${type.split(';')[0]!.trim()})` : '';
+    // A front's own page (maintenance, a login) in place of the reply: its title says whose.
+    const title = pageTitle(text);
+    if (title !== undefined) return { ok: false, reason: `the service sent a web page ("${title}"), not JSON${shown}` };
+    return { ok: false, reason: `the service sent a reply that is not JSON${shown}` };
   }
   if (deeperThan(value, MAX_JSON_DEPTH)) return { ok: false, reason: `the service sent JSON nested deeper than ${MAX_JSON_DEPTH} levels` };
   return { ok: true, value };
