@@ -8,7 +8,7 @@ import { buildProgram } from './program.js';
 import { CarectlError, ExitCode, isBrokenPipe } from './core/errors.js';
 import type { Io } from './core/io.js';
 import { redact } from './http/redact.js';
-import { sanitizeForTerminal, writeText } from './output/index.js';
+import { sanitizeForTerminal, terminalMessage, writeText } from './output/index.js';
 
 export async function run(argv: string[], io: Io): Promise<number> {
   // Help and --version, written as any output is: a full disk is an error, a closed pipe is not.
@@ -40,7 +40,7 @@ export function reportFailure(io: Io, err: unknown, verbose: boolean): number {
   }
   if (isBrokenPipe(err)) return ExitCode.ok;
   if (err instanceof CarectlError) {
-    io.stderr.stream.write(`carectl: ${sanitizeForTerminal(redact(err.message))}\n`);
+    io.stderr.stream.write(`${terminalMessage(`carectl: ${sanitizeForTerminal(redact(err.message))}`, io.stderr)}\n`);
     return err.exitCode;
   }
   const detail = verbose && err instanceof Error && err.stack ? err.stack : String((err as Error)?.message ?? err);

@@ -29,7 +29,10 @@ export interface RunOptions {
   /** Whether stdout is a regular file (`> out.ndjson`): writers gather lines per page. */
   stdoutFile?: boolean;
   stderrTTY?: boolean;
+  /** stdout's width as a terminal. */
   columns?: number;
+  /** stderr's, when it is a terminal. */
+  stderrColumns?: number;
   now?: () => number;
   sleep?: Io['sleep'];
   signal?: AbortSignal;
@@ -82,7 +85,7 @@ export async function runCli(argv: string[], options: RunOptions = {}): Promise<
       ...(options.columns !== undefined && { columns: options.columns }),
       ...(options.stdoutFile && { file: true }),
     },
-    stderr: { stream: stderr, isTTY: options.stderrTTY ?? false },
+    stderr: { stream: stderr, isTTY: options.stderrTTY ?? false, ...(options.stderrColumns !== undefined && { columns: options.stderrColumns }) },
     stdin: {
       stream: options.stdin instanceof Readable ? options.stdin : Readable.from(options.stdin === undefined ? [] : [options.stdin]),
       isTTY: options.stdinTTY ?? options.stdin === undefined,

@@ -238,3 +238,37 @@ describe('report wait line', () => {
     assert.deepEqual(drawn(wide.text), ['report 60001: queued (0s)', 'report 60001: queued (1s)', 'report 60001: queued (2s)', '']);
   });
 });
+
+describe('messages on a narrow terminal', () => {
+  let sandbox: Sandbox;
+  before(async () => {
+    sandbox = await openSandbox();
+  });
+  after(() => sandbox.close());
+
+  test('a notice is wrapped at spaces to the width of stderr; the --resume token goes whole on a line of its own', async () => {
+    const out = await runCli(['tags', 'list', '--limit', '1', '-o', 'csv'], { sandbox, stderrTTY: true, stderrColumns: 40 });
+    assert.equal(out.code, 0, out.stderr);
+    const lines = out.stderr.trimEnd().split('\n');
+    const token = lines.at(-1)!;
+    assert.match(token, /^\S{41,}$/, 'the token, whole');
+    assert.ok(
+      lines.slice(0, -1).every((line) => line.length <= 40 && !line.endsWith(' ')),
+      out.stderr,
+    );
+    assert.equal(lines.slice(0, -1).join(' '), 'stopped at --limit 1; more may follow: run the same command with --resume');
+  });
+
+  test('an error line too', async () => {
+    const out = await runCli(['conversations', 'list', '--status', 'unred'], { sandbox, stderrTTY: true, stderrColumns: 40 });
+    assert.equal(out.code, 2);
+    const lines = out.stderr.trimEnd().split('\n');
+    assert.ok(lines.length > 1 && lines.every((line) => line.length <= 40), out.stderr);
+    assert.equal(lines.join(' '), 'carectl: --status: "unred" is not one of archived, on_hold, closing, closed, pending_approval, unread, assigned');
+  });
+
+  test('off a terminal, one line as before', async () => {
+    const out = await runCli(['tags', 'list', '--limit', '1', '-o', 'csv'], { sandbox, stderrColumns: 40 });
+    assert.equal(out.stderr.split('\n').length, 2);
+  });
+});

@@ -4,7 +4,7 @@
  */
 import { AuthError, UsageError } from '../core/errors.js';
 import type { Io, OutStream } from '../core/io.js';
-import { FORMATS, sanitizeForTerminal, type Format } from '../output/index.js';
+import { FORMATS, sanitizeForTerminal, terminalMessage, type Format } from '../output/index.js';
 import { Printer } from '../output/printer.js';
 import { useColor } from '../output/style.js';
 import { liveTicker, withLiveCount, type LiveCount, type LiveTicker } from '../output/progress.js';
@@ -180,7 +180,7 @@ export class Context {
 
   /** Progress and notices: suppressed by --quiet. Text from the service is sanitised. */
   notice(message: string): void {
-    if (!this.globals.quiet) this.io.stderr.stream.write(`${sanitizeForTerminal(message)}\n`);
+    if (!this.globals.quiet) this.io.stderr.stream.write(`${terminalMessage(sanitizeForTerminal(message), this.io.stderr)}\n`);
   }
 
   /**

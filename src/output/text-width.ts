@@ -44,11 +44,11 @@ export function fitLine(text: string, columns: number | undefined): string {
 
 /**
  * Wraps one paragraph at spaces into lines of at most `width` columns (the first line
- * `firstWidth`); a word longer than a line is cut across lines, except a URL, which goes whole on
- * a line of its own. Runs of spaces inside a line are kept; spaces at a break are dropped. Width
+ * `firstWidth`); a word longer than a line is cut across lines, except a URL (any word `uncut`
+ * matches), which goes whole on a line of its own. Runs of spaces inside a line are kept; spaces at a break are dropped. Width
  * undefined: the paragraph as one line.
  */
-export function wrapText(text: string, width: number | undefined, firstWidth = width): string[] {
+export function wrapText(text: string, width: number | undefined, firstWidth = width, uncut: RegExp = URL): string[] {
   if (width === undefined || firstWidth === undefined || width < 1 || displayWidth(text) <= firstWidth) return [text];
   const lines: string[] = [];
   const room = (): number => Math.max(1, lines.length === 0 ? firstWidth : width);
@@ -89,8 +89,8 @@ export function wrapText(text: string, width: number | undefined, firstWidth = w
       continue;
     }
     if (lineWidth > 0 && lineWidth + wordWidth > room()) breakLine();
-    if (wordWidth > room() && URL.test(word)) {
-      // An address is never broken (it could not be opened or copied): a line of its own, however wide.
+    if (wordWidth > room() && uncut.test(word)) {
+      // An address (`uncut`) is never broken (it could not be opened or copied): a line of its own, however wide.
       line = word;
       breakLine();
       continue;
@@ -129,4 +129,12 @@ export function hangingLines(first: string, text: string, width: number | undefi
 /** 1250 → '1,250'. */
 export function groupDigits(value: number): string {
   return String(Math.trunc(value)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+/**
+ * A message line for a terminal's stderr: wrapped at spaces to its width, no word ever cut (a
+ * --resume token, a path or a command to copy goes whole on a line of its own). Elsewhere, as it is.
+ */
+export function terminalMessage(text: string, stderr: { isTTY: boolean; columns?: number | undefined }): string {
+  return stderr.isTTY && stderr.columns !== undefined ? wrapText(text, stderr.columns, stderr.columns, /./).join('\n') : text;
 }
