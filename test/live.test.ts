@@ -246,17 +246,32 @@ describe('messages on a narrow terminal', () => {
   });
   after(() => sandbox.close());
 
-  test('a notice is wrapped at spaces to the width of stderr; the --resume token goes whole on a line of its own', async () => {
+  test('a notice is wrapped at spaces to the width of stderr; `--resume TOKEN` goes whole on a line of its own', async () => {
     const out = await runCli(['tags', 'list', '--limit', '1', '-o', 'csv'], { sandbox, stderrTTY: true, stderrColumns: 40 });
     assert.equal(out.code, 0, out.stderr);
     const lines = out.stderr.trimEnd().split('\n');
-    const token = lines.at(-1)!;
-    assert.match(token, /^\S{41,}$/, 'the token, whole');
+    assert.match(lines.at(-1)!, /^--resume \S{30,}$/, 'the option and its token, whole, on a line of their own');
     assert.ok(
       lines.slice(0, -1).every((line) => line.length <= 40 && !line.endsWith(' ')),
       out.stderr,
     );
-    assert.equal(lines.slice(0, -1).join(' '), 'stopped at --limit 1; more may follow: run the same command with --resume');
+    assert.equal(lines.slice(0, -1).join(' '), 'stopped at --limit 1; more may follow: run the same command with');
+  });
+
+  test('a command to copy is never broken', async () => {
+    const out = await runCli(['reports', 'create', '--account', '1001', '--from', '2026-06-01', '--to', '2026-06-07', '--wait', '--timeout', '1ms'], {
+      sandbox,
+      stderrTTY: true,
+      stderrColumns: 40,
+    });
+    // After the live line, cleared: the error.
+    const lines = out.stderr.split(CLEAR_LINE).at(-1)!.trimEnd().split('\n');
+    const command = lines.findIndex((line) => line.startsWith('carectl reports wait'));
+    assert.ok(command > 0, out.stderr);
+    assert.ok(
+      lines.slice(0, command).every((line) => line.length <= 40),
+      out.stderr,
+    );
   });
 
   test('an error line too', async () => {

@@ -132,9 +132,20 @@ export function groupDigits(value: number): string {
 }
 
 /**
- * A message line for a terminal's stderr: wrapped at spaces to its width, no word ever cut (a
- * --resume token, a path or a command to copy goes whole on a line of its own). Elsewhere, as it is.
+ * A message line for a terminal's stderr: its prose wrapped at spaces to the width; what it gives
+ * to copy (from `carectl …` or `--resume TOKEN` to the end) is never broken by carectl, and goes
+ * on a line of its own where it does not fit on the prose's last (a hard break in it would reach
+ * the shell when pasted). Elsewhere, as it is: one line.
  */
 export function terminalMessage(text: string, stderr: { isTTY: boolean; columns?: number | undefined }): string {
-  return stderr.isTTY && stderr.columns !== undefined ? wrapText(text, stderr.columns, stderr.columns, /./).join('\n') : text;
+  const width = stderr.columns;
+  if (!stderr.isTTY || width === undefined || displayWidth(text) <= width) return text;
+  const at = /(?<=\s)(?:carectl |--resume )/.exec(text)?.index ?? text.length;
+  const lines = wrapText(text.slice(0, at).trimEnd(), width);
+  const copied = text.slice(at);
+  if (copied === '') return lines.join('\n');
+  const last = lines.length - 1;
+  if (displayWidth(lines[last]!) + 1 + displayWidth(copied) <= width) lines[last] += ` ${copied}`;
+  else lines.push(copied);
+  return lines.join('\n');
 }
