@@ -1,0 +1,180 @@
+/**
+ * Connections that never open (field test behind real infrastructure, findings 2 and 3): a peer
+ * that takes the TCP connection and then says nothing, as an HTTPS_PROXY that never answers
+ * CONNECT, as an HTTP_PROXY, and as a TLS service that never completes the handshake. Opening a
+ * connection is bounded by --request-timeout like the rest of a request (undici's own 10 s and
+ * 300 s did it before), fails in one line that says which step did not finish, and a stop signal
+ * ends it at once. The bounds below only tell "ended" from "hung for undici's default"; they
+ * measure no speed.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import { download } from '../src/http/download.js';
+import { Collector, downloadOptions, fakeClock, runCli } from './helpers.js';
+
+const BIN = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
+/** Far below undici's 10 s connect and 300 s CONNECT timeouts: a run past it did not honour --request-timeout or the signal. */
+const HUNG_MS = 8_000;
+
+/** Accepts TCP connections and never answers; counts those that asked something (a CONNECT, a TLS hello), and tells when one comes. */
+interface Blackhole {
+  port: number;
+  asked: () => number;
+  /** Resolves at the next connection. */
+  nextConnection(): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function blackhole(): Promise<Blackhole> {
+  const sockets: Socket[] = [];
+  let asked = 0;
+  let waiting: (() => void)[] = [];
+  const server = createServer((socket) => {
+    sockets.push(socket);
+    socket.on('error', () => undefined);
+    socket.once('data', () => asked++);
+    for (const resolve of waiting) resolve();
+    waiting = [];
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    asked: () => asked,
+    nextConnection: () => new Promise((resolve) => waiting.push(resolve)),
+    close: () =>
+      new Promise((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+let hole: Blackhole;
+before(async () => {
+  hole = await blackhole();
+});
+after(() => hole.close());
+
+const API = { CARECTL_USER: 'u', CARECTL_PASSWORD: 'p', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' };
+
+/** The command against `base`, through `proxy` when given, with the fake clock's retry waits. */
+async function timed(argv: string[], env: Record<string, string>, signal?: AbortSignal): Promise<{ code: number; stderr: string; ms: number }> {
+  const started = Date.now();
+  const result = await runCli(argv, { env: { ...API, ...env }, sleep: fakeClock().sleep, ...(signal && { signal }) });
+  return { code: result.code, stderr: result.stderr, ms: Date.now() - started };
+}
+
+const LIST = ['conversations', 'list', '--status', 'unread', '--request-timeout', '300ms'];
+
+describe('a connection that never opens fails within --request-timeout, in one line', () => {
+  test('HTTPS_PROXY that never answers CONNECT: the proxy named, a network failure retried as usual', async () => {
+    const before = hole.asked();
+    const result = await timed([...LIST, '--retries', '1'], { CARECTL_BASE_URL: 'https://carectl.test:18443', HTTPS_PROXY: `http://127.0.0.1:${hole.port}` });
+    assert.equal(result.code, 1);
+    assert.equal(
+      result.stderr,
+      `carectl: GET https://carectl.test:18443/v1.3/conversations failed: the proxy 127.0.0.1:${hole.port} (HTTPS_PROXY) did not answer the tunnel request within 300 ms\n`,
+    );
+    // Two tunnel requests: the retry asked again.
+    assert.equal(hole.asked() - before, 2);
+    assert.ok(result.ms < HUNG_MS, `ended after ${result.ms} ms`);
+  });
+
+  test('a TLS service that never completes the handshake: no TLS handshake from HOST:PORT', async () => {
+    const before = hole.asked();
+    const result = await timed([...LIST, '--retries', '1'], { CARECTL_BASE_URL: `https://127.0.0.1:${hole.port}` });
+    assert.equal(result.code, 1);
+    assert.equal(
+      result.stderr,
+      `carectl: GET https://127.0.0.1:${hole.port}/v1.3/conversations failed: no TLS handshake from 127.0.0.1:${hole.port} within 300 ms\n`,
+    );
+    assert.equal(hole.asked() - before, 2);
+    assert.ok(result.ms < HUNG_MS, `ended after ${result.ms} ms`);
+  });
+
+  test('HTTP_PROXY that never answers: the request timeout as before', async () => {
+    const result = await timed([...LIST, '--retries', '0', '--insecure-http'], {
+      CARECTL_BASE_URL: 'http://carectl.test:18080',
+      HTTP_PROXY: `http://127.0.0.1:${hole.port}`,
+    });
+    assert.equal(result.code, 1);
+    assert.equal(result.stderr, 'carectl: GET http://carectl.test:18080/v1.3/conversations failed: no answer within 300 ms\n');
+    assert.ok(result.ms < HUNG_MS, `ended after ${result.ms} ms`);
+  });
+});
+
+describe('a stop signal while a connection is being opened ends the command at once', () => {
+  for (const [what, env] of [
+    ['waiting for the proxy to answer CONNECT', () => ({ CARECTL_BASE_URL: 'https://carectl.test:18443', HTTPS_PROXY: `http://127.0.0.1:${hole.port}` })],
+    ['waiting for the TLS handshake', () => ({ CARECTL_BASE_URL: `https://127.0.0.1:${hole.port}` })],
+  ] as const) {
+    test(`${what}: interrupted (130), long before the 60 s request timeout`, async () => {
+      const stop = new AbortController();
+      void hole.nextConnection().then(() => stop.abort());
+      const result = await timed(['conversations', 'list', '--status', 'unread', '--request-timeout', '60s'], env(), stop.signal);
+      assert.equal(result.code, 130, result.stderr);
+      assert.match(result.stderr, /^carectl: interrupted/);
+      assert.equal(result.stderr.split('\n').length, 2, result.stderr);
+      assert.ok(result.ms < HUNG_MS, `ended after ${result.ms} ms`);
+    });
+  }
+
+  test('the real process, SIGTERM while the proxy holds CONNECT: it exits (143) at once, nothing left open', async () => {
+    const child = spawn(process.execPath, [BIN, 'conversations', 'list', '--status', 'unread', '--request-timeout', '60s'], {
+      env: { PATH: process.env.PATH ?? '', ...API, CARECTL_BASE_URL: 'https://carectl.test:18443', HTTPS_PROXY: `http://127.0.0.1:${hole.port}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // A hung child fails its test instead of the whole run.
+      timeout: 30_000,
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    await hole.nextConnection();
+    const sent = Date.now();
+    child.kill('SIGTERM');
+    const code = await new Promise<number | null>((resolve) => child.on('close', (exit) => resolve(exit)));
+    assert.equal(code, 143, stderr);
+    assert.match(stderr, /^carectl: interrupted/);
+    assert.ok(Date.now() - sent < HUNG_MS, `exited ${Date.now() - sent} ms after SIGTERM`);
+  });
+});
+
+describe('report downloads: the same bound and the same stop', () => {
+  const options = (url: string, overrides: Parameters<typeof downloadOptions>[3]) =>
+    downloadOptions(url, { stdout: new Collector() }, fakeClock(), { idleTimeoutMs: 300, retries: 1, ...overrides });
+
+  test('through an HTTPS_PROXY that never answers CONNECT, and from a TLS host that never completes the handshake', async () => {
+    for (const [url, proxy, reason] of [
+      [
+        'https://downloads.example.test/r.csv',
+        { https: `http://127.0.0.1:${hole.port}` },
+        `the proxy 127.0.0.1:${hole.port} (HTTPS_PROXY) did not answer the tunnel request`,
+      ],
+      [`https://127.0.0.1:${hole.port}/r.csv`, undefined, `no TLS handshake from 127.0.0.1:${hole.port}`],
+    ] as const) {
+      const before = hole.asked();
+      const started = Date.now();
+      await assert.rejects(download(options(url, proxy && { proxy })), (err: Error) => {
+        assert.equal(err.message, `download from ${new URL(url).origin} failed: ${reason} within 300 ms`);
+        return true;
+      });
+      assert.equal(hole.asked() - before, 2);
+      assert.ok(Date.now() - started < HUNG_MS, `ended after ${Date.now() - started} ms`);
+    }
+  });
+
+  test('a stop while the proxy holds CONNECT ends the download at once', async () => {
+    const stop = new AbortController();
+    void hole.nextConnection().then(() => stop.abort());
+    const started = Date.now();
+    await assert.rejects(
+      download(
+        options('https://downloads.example.test/r.csv', { proxy: { https: `http://127.0.0.1:${hole.port}` }, idleTimeoutMs: 60_000, signal: stop.signal }),
+      ),
+      { name: 'InterruptedError' },
+    );
+    assert.ok(Date.now() - started < HUNG_MS, `ended after ${Date.now() - started} ms`);
+  });
+});
