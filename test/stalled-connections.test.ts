@@ -28,14 +28,18 @@ interface Blackhole {
   close(): Promise<void>;
 }
 
-async function blackhole(): Promise<Blackhole> {
+/** `answer`, when given, is what it does with the first bytes it is sent instead of nothing. */
+async function blackhole(answer?: (socket: Socket) => void): Promise<Blackhole> {
   const sockets: Socket[] = [];
   let asked = 0;
   let waiting: (() => void)[] = [];
   const server = createServer((socket) => {
     sockets.push(socket);
     socket.on('error', () => undefined);
-    socket.once('data', () => asked++);
+    socket.once('data', () => {
+      asked++;
+      answer?.(socket);
+    });
     for (const resolve of waiting) resolve();
     waiting = [];
   });
@@ -93,6 +97,44 @@ describe('a connection that never opens fails within --request-timeout, in one l
     );
     assert.equal(hole.asked() - before, 2);
     assert.ok(result.ms < HUNG_MS, `ended after ${result.ms} ms`);
+  });
+
+  test('HTTPS_PROXY that opens the tunnel to a service that never completes the handshake: no TLS handshake from the service', async () => {
+    const tunnel = await blackhole((socket) => socket.write('HTTP/1.1 200 Connection established\r\n\r\n'));
+    try {
+      const result = await timed([...LIST, '--retries', '1'], {
+        CARECTL_BASE_URL: 'https://carectl.test:18443',
+        HTTPS_PROXY: `http://127.0.0.1:${tunnel.port}`,
+      });
+      assert.equal(result.code, 1);
+      assert.equal(
+        result.stderr,
+        'carectl: GET https://carectl.test:18443/v1.3/conversations failed: no TLS handshake from carectl.test:18443 within 300 ms\n',
+      );
+      assert.equal(tunnel.asked(), 2);
+      assert.ok(result.ms < HUNG_MS, `ended after ${result.ms} ms`);
+    } finally {
+      await tunnel.close();
+    }
+  });
+
+  test('HTTPS_PROXY that closes the connection at CONNECT: a failure retried as usual, not a connection opened again and again', async () => {
+    // undici alone opened thousands a second for as long as the run lasted.
+    const closing = await blackhole((socket) => socket.destroy());
+    try {
+      const result = await timed([...LIST, '--retries', '1'], {
+        CARECTL_BASE_URL: 'https://carectl.test:18443',
+        HTTPS_PROXY: `http://127.0.0.1:${closing.port}`,
+      });
+      assert.equal(result.code, 1);
+      assert.equal(
+        result.stderr,
+        `carectl: GET https://carectl.test:18443/v1.3/conversations failed: the proxy 127.0.0.1:${closing.port} (HTTPS_PROXY) closed the connection instead of answering the tunnel request\n`,
+      );
+      assert.equal(closing.asked(), 2);
+    } finally {
+      await closing.close();
+    }
   });
 
   test('HTTP_PROXY that never answers: the request timeout as before', async () => {

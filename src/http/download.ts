@@ -24,7 +24,7 @@ import { RETRYABLE_STATUSES, retryDelayMs } from './retry.js';
 import { loadUndici, type Undici } from './undici.js';
 import { ACCEPT_ENCODING, decodedBody, ReplyEncodingError } from './encoding.js';
 import { certificateMessage } from './tls.js';
-import { OpeningTimeoutError, type OpeningLimit } from './opening.js';
+import { OpeningError, type OpeningLimit } from './opening.js';
 import { fileSink, stdoutSink, type Sink, type Unzipping } from './download-sink.js';
 import { FirstBytes } from './download-check.js';
 import { answerDetails, watchConnections } from './verbose.js';
@@ -353,7 +353,7 @@ function finalError(err: unknown): unknown {
 const header = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
 
 function describe(err: unknown, options?: Pick<DownloadOptions, 'idleTimeoutMs'>): string {
-  if (err instanceof OpeningTimeoutError) return err.message;
+  if (err instanceof OpeningError) return err.message;
   const e = err as { code?: string; message?: string; cause?: { code?: string } } | undefined;
   const code = e?.code ?? e?.cause?.code;
   const refused = proxyRefusalText(err);

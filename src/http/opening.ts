@@ -24,17 +24,18 @@ export interface OpeningLimit {
 }
 
 /**
- * A connection not opened in time. undici's code for that failure: the request was never sent
- * (retry.ts), and it was the proxy's when `hostname` is the proxy's (proxy.ts namingProxy).
+ * A connection that could not be opened: the request was never sent (retry.ts). `code` is node's
+ * or undici's for the same failure; the failure was the proxy's when `hostname` is the proxy's
+ * (proxy.ts namingProxy).
  */
-export class OpeningTimeoutError extends Error {
-  readonly code = 'UND_ERR_CONNECT_TIMEOUT';
+export class OpeningError extends Error {
   constructor(
     message: string,
     readonly hostname: string,
+    readonly code: 'UND_ERR_CONNECT_TIMEOUT' | 'ECONNRESET',
   ) {
     super(message);
-    this.name = 'OpeningTimeoutError';
+    this.name = 'OpeningError';
   }
 }
 
@@ -92,7 +93,12 @@ export function limitOpening(connect: Connector, limit: OpeningLimit): Connector
     const returned: unknown = connect({ ...options, signal: opening.signal } as buildConnector.Options, (err, made) => {
       // Given up already: what came too late is closed.
       if (settle === undefined) made?.destroy();
-      else if (err) finish(err, null);
+      // undici's client takes UND_ERR_SOCKET for a connection that broke once open, and opens
+      // another for the waiting requests at once: a proxy that closes the connection at
+      // CONNECT had thousands opened a second, forever (undici issue 3897, fixed in undici 8).
+      else if ((err as { code?: string } | null)?.code === 'UND_ERR_SOCKET') {
+        finish(new OpeningError('the proxy closed the connection instead of answering the tunnel request', options.hostname, 'ECONNRESET'), null);
+      } else if (err) finish(err, null);
       else finish(null, made!);
     });
     if (returned instanceof Socket) socket = returned;
@@ -101,9 +107,13 @@ export function limitOpening(connect: Connector, limit: OpeningLimit): Connector
 }
 
 /** The step that did not finish, in words: TCP, the proxy's tunnel, or TLS (direct or through the tunnel). */
-function timedOut(socket: Socket | undefined, tunnel: Socket | undefined, target: string, hostname: string, ms: number): OpeningTimeoutError {
+function timedOut(socket: Socket | undefined, tunnel: Socket | undefined, target: string, hostname: string, ms: number): OpeningError {
   const within = `within ${ms} ms`;
-  if (socket === undefined && tunnel === undefined) return new OpeningTimeoutError(`the proxy did not answer the tunnel request ${within}`, hostname);
-  if (socket?.connecting) return new OpeningTimeoutError(`no connection to ${target} ${within}`, hostname);
-  return new OpeningTimeoutError(`no TLS handshake from ${target} ${within}`, hostname);
+  const step =
+    socket === undefined && tunnel === undefined
+      ? `the proxy did not answer the tunnel request ${within}`
+      : socket?.connecting
+        ? `no connection to ${target} ${within}`
+        : `no TLS handshake from ${target} ${within}`;
+  return new OpeningError(step, hostname, 'UND_ERR_CONNECT_TIMEOUT');
 }
