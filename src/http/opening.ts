@@ -89,7 +89,6 @@ export function limitOpening(connect: Connector, limit: OpeningLimit): Connector
     const onStop = (): void => giveUp(signal.reason as Error);
     const timer = setTimeout(() => giveUp(timedOut(socket, tunnel, target, options.hostname, limit.timeoutMs)), limit.timeoutMs);
     signal.addEventListener('abort', onStop, { once: true });
-    tunnels.set(opening.signal, (through) => (tunnel = through));
     const returned: unknown = connect({ ...options, signal: opening.signal } as buildConnector.Options, (err, made) => {
       // Given up already: what came too late is closed.
       if (settle === undefined) made?.destroy();
@@ -102,7 +101,10 @@ export function limitOpening(connect: Connector, limit: OpeningLimit): Connector
       else finish(null, made!);
     });
     if (returned instanceof Socket) socket = returned;
-    else listenForTunnels();
+    else if (settle !== undefined) {
+      listenForTunnels();
+      tunnels.set(opening.signal, (through) => (tunnel = through));
+    }
   };
 }
 
