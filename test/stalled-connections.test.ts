@@ -73,69 +73,53 @@ async function timed(argv: string[], env: Record<string, string>, signal?: Abort
 
 const LIST = ['conversations', 'list', '--status', 'unread', '--request-timeout', '300ms'];
 
+const SERVICE = 'https://carectl.test:18443';
+const FAILED = `carectl: GET ${SERVICE}/v1.3/conversations failed:`;
+
 describe('a connection that never opens fails within --request-timeout, in one line', () => {
-  test('HTTPS_PROXY that never answers CONNECT: the proxy named, a network failure retried as usual', async () => {
-    const before = hole.asked();
-    const result = await timed([...LIST, '--retries', '1'], { CARECTL_BASE_URL: 'https://carectl.test:18443', HTTPS_PROXY: `http://127.0.0.1:${hole.port}` });
-    assert.equal(result.code, 1);
-    assert.equal(
-      result.stderr,
-      `carectl: GET https://carectl.test:18443/v1.3/conversations failed: the proxy 127.0.0.1:${hole.port} (HTTPS_PROXY) did not answer the tunnel request within 300 ms\n`,
-    );
-    // Two tunnel requests: the retry asked again.
-    assert.equal(hole.asked() - before, 2);
-    assert.ok(result.ms < HUNG_MS, `ended after ${result.ms} ms`);
-  });
-
-  test('a TLS service that never completes the handshake: no TLS handshake from HOST:PORT', async () => {
-    const before = hole.asked();
-    const result = await timed([...LIST, '--retries', '1'], { CARECTL_BASE_URL: `https://127.0.0.1:${hole.port}` });
-    assert.equal(result.code, 1);
-    assert.equal(
-      result.stderr,
-      `carectl: GET https://127.0.0.1:${hole.port}/v1.3/conversations failed: no TLS handshake from 127.0.0.1:${hole.port} within 300 ms\n`,
-    );
-    assert.equal(hole.asked() - before, 2);
-    assert.ok(result.ms < HUNG_MS, `ended after ${result.ms} ms`);
-  });
-
-  test('HTTPS_PROXY that opens the tunnel to a service that never completes the handshake: no TLS handshake from the service', async () => {
-    const tunnel = await blackhole((socket) => socket.write('HTTP/1.1 200 Connection established\r\n\r\n'));
-    try {
-      const result = await timed([...LIST, '--retries', '1'], {
-        CARECTL_BASE_URL: 'https://carectl.test:18443',
-        HTTPS_PROXY: `http://127.0.0.1:${tunnel.port}`,
-      });
-      assert.equal(result.code, 1);
-      assert.equal(
-        result.stderr,
-        'carectl: GET https://carectl.test:18443/v1.3/conversations failed: no TLS handshake from carectl.test:18443 within 300 ms\n',
-      );
-      assert.equal(tunnel.asked(), 2);
-      assert.ok(result.ms < HUNG_MS, `ended after ${result.ms} ms`);
-    } finally {
-      await tunnel.close();
-    }
-  });
-
-  test('HTTPS_PROXY that closes the connection at CONNECT: a failure retried as usual, not a connection opened again and again', async () => {
-    // undici alone opened thousands a second for as long as the run lasted.
-    const closing = await blackhole((socket) => socket.destroy());
-    try {
-      const result = await timed([...LIST, '--retries', '1'], {
-        CARECTL_BASE_URL: 'https://carectl.test:18443',
-        HTTPS_PROXY: `http://127.0.0.1:${closing.port}`,
-      });
-      assert.equal(result.code, 1);
-      assert.equal(
-        result.stderr,
-        `carectl: GET https://carectl.test:18443/v1.3/conversations failed: the proxy 127.0.0.1:${closing.port} (HTTPS_PROXY) closed the connection instead of answering the tunnel request\n`,
-      );
-      assert.equal(closing.asked(), 2);
-    } finally {
-      await closing.close();
-    }
-  });
+  const cases: [string, ((socket: Socket) => void) | undefined, (port: number) => Record<string, string>, (port: number) => string][] = [
+    [
+      'HTTPS_PROXY that never answers CONNECT: the proxy named',
+      undefined,
+      (port) => ({ CARECTL_BASE_URL: SERVICE, HTTPS_PROXY: `http://127.0.0.1:${port}` }),
+      (port) => `${FAILED} the proxy 127.0.0.1:${port} (HTTPS_PROXY) did not answer the tunnel request within 300 ms`,
+    ],
+    [
+      'a TLS service that never completes the handshake: no TLS handshake from HOST:PORT',
+      undefined,
+      (port) => ({ CARECTL_BASE_URL: `https://127.0.0.1:${port}` }),
+      (port) => `carectl: GET https://127.0.0.1:${port}/v1.3/conversations failed: no TLS handshake from 127.0.0.1:${port} within 300 ms`,
+    ],
+    [
+      'HTTPS_PROXY that opens the tunnel to a service that never completes the handshake: no TLS handshake from the service',
+      (socket) => socket.write('HTTP/1.1 200 Connection established\r\n\r\n'),
+      (port) => ({ CARECTL_BASE_URL: SERVICE, HTTPS_PROXY: `http://127.0.0.1:${port}` }),
+      () => `${FAILED} no TLS handshake from carectl.test:18443 within 300 ms`,
+    ],
+    [
+      // undici alone opened thousands of connections a second for as long as the run lasted.
+      'HTTPS_PROXY that closes the connection at CONNECT: not a connection opened again and again',
+      (socket) => socket.destroy(),
+      (port) => ({ CARECTL_BASE_URL: SERVICE, HTTPS_PROXY: `http://127.0.0.1:${port}` }),
+      (port) => `${FAILED} the proxy 127.0.0.1:${port} (HTTPS_PROXY) closed the connection instead of answering the tunnel request`,
+    ],
+  ];
+  for (const [what, answer, env, message] of cases) {
+    test(`${what}; a network failure, retried as usual`, async () => {
+      const peer = answer ? await blackhole(answer) : hole;
+      try {
+        const before = peer.asked();
+        const result = await timed([...LIST, '--retries', '1'], env(peer.port));
+        assert.equal(result.code, 1);
+        assert.equal(result.stderr, `${message(peer.port)}\n`);
+        // The retry asked again, once.
+        assert.equal(peer.asked() - before, 2);
+        assert.ok(result.ms < HUNG_MS, `ended after ${result.ms} ms`);
+      } finally {
+        if (peer !== hole) await peer.close();
+      }
+    });
+  }
 
   test('HTTP_PROXY that never answers: the request timeout as before', async () => {
     const result = await timed([...LIST, '--retries', '0', '--insecure-http'], {
