@@ -64,7 +64,7 @@ after(() => hole.close());
 
 const API = { CARECTL_USER: 'u', CARECTL_PASSWORD: 'p', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' };
 
-/** The command against `base`, through `proxy` when given, with the fake clock's retry waits. */
+/** The command with `env` (no config file), retry waits on the fake clock, and how long it took. */
 async function timed(argv: string[], env: Record<string, string>, signal?: AbortSignal): Promise<{ code: number; stderr: string; ms: number }> {
   const started = Date.now();
   const result = await runCli(argv, { env: { ...API, ...env }, sleep: fakeClock().sleep, ...(signal && { signal }) });
