@@ -30,6 +30,25 @@ const OWN_GROUPS: Readonly<Record<string, (program: Command, action: Action) => 
   reports: addReportsGroup,
 };
 
+/** commander's refusals as carectl words them elsewhere: the flag or verb first, then what it takes. */
+const COMMANDER_WORDS: ReadonlyArray<[RegExp, string]> = [
+  // `-o, --output <format>`: the long name.
+  [/^option '(?:-\w, )?(--?[\w-]+) <[^>]+>' argument missing$/, '$1: needs a value'],
+  [/^too many arguments for '([^']+)'\. Expected 0 arguments but got (\d+)\.$/, '$1: takes no arguments (got $2)'],
+  [/^too many arguments for '([^']+)'\. Expected (\d+) arguments? but got (\d+)\.$/, '$1: takes at most $2 (got $3)'],
+  [/^command-argument value '(.*)' is invalid for argument '([^']+)'\. Allowed choices are (.*)\.$/, '$2: "$1" is not one of $3'],
+];
+
+function inHouseWords(text: string): string {
+  // One line: commander puts its "(Did you mean …?)" on a line of its own.
+  const line = text
+    .replace(/^error: /, '')
+    .replace(/\n\(Did you mean/, ' (did you mean')
+    .trimEnd();
+  for (const [pattern, words] of COMMANDER_WORDS) if (pattern.test(line)) return line.replace(pattern, words);
+  return line;
+}
+
 /**
  * The tree for `io`. commander's own output (help, --version) goes through `writeOut`: the caller
  * waits for those writes, so that a write error ends the command like any other output's.
@@ -45,15 +64,7 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
       writeErr: (text) => io.stderr.stream.write(text),
       // One line: commander puts its "(Did you mean …?)" on a line of its own.
       // Arguments may come from data ($(…)): their control characters are shown, not acted on.
-      outputError: (text, write) =>
-        write(
-          `carectl: ${sanitizeForTerminal(
-            text
-              .replace(/^error: /, '')
-              .replace(/\n\(Did you mean/, ' (did you mean')
-              .trimEnd(),
-          )}\n`,
-        ),
+      outputError: (text, write) => write(`carectl: ${sanitizeForTerminal(inHouseWords(text))}\n`),
       // Help fits the terminal it is read on; 80 columns elsewhere.
       getOutHelpWidth: () => io.stdout.columns ?? 80,
       getErrHelpWidth: () => io.stderr.columns ?? 80,

@@ -108,7 +108,7 @@ describe('api PATH', () => {
   });
 
   const usage: Array<[string[], RegExp]> = [
-    [['api', 'v1.3/tags', '-X', 'POST', '-d', '{not json'], /--data: --data is not valid JSON/],
+    [['api', 'v1.3/tags', '-X', 'POST', '-d', '{not json'], /^carectl: --data: not valid JSON \(at line 1, column 2\)\n$/],
     [['api', 'v1.3/tags', '-d', '@missing.json'], /--data: cannot read missing\.json: ENOENT/],
     [['api', 'v1.3/tags', '-X', 'GET', '-d', '{}'], /GET does not take/],
     [['api', 'v1.3/tags', '-X', 'POST', '--paginate'], /--paginate reads next_page links with GET/],

@@ -439,6 +439,10 @@ describe('precedence: flag > environment > profile > default', () => {
       envBase.stderr,
       /no credentials for http:\/\/127\.0\.0\.1:9: for scripts and cron set CARECTL_USER and CARECTL_PASSWORD; people can run `carectl login`/,
     );
+    // a password from the environment without the user, which stayed with the profile's address: the message says which half is missing
+    const noUser = await runWithConfig(['tags', 'get', '7005'], { env: { CARECTL_BASE_URL: dead, CARECTL_PASSWORD: 'from-env' } });
+    assert.equal(noUser.code, 3);
+    assert.match(noUser.stderr, /^carectl: no user name \(the password is set\) for http:\/\/127\.0\.0\.1:9: /);
     // the flag wins over the environment, and the profile's credentials belong to that address
     assert.equal((await runWithConfig(['--base-url', sandbox.baseUrl, 'tags', 'get', '7005'], { env: { CARECTL_BASE_URL: dead } })).code, 0);
 
@@ -448,7 +452,7 @@ describe('precedence: flag > environment > profile > default', () => {
     // the stored password is the stored user's: another user name does not get it
     const otherUser = await runWithConfig(['tags', 'get', '7005'], { env: { CARECTL_USER: 'env-user' } });
     assert.equal(otherUser.code, 3);
-    assert.match(otherUser.stderr, /no credentials for /);
+    assert.match(otherUser.stderr, /^carectl: no password for user "env-user" at http:\/\/127\.0\.0\.1:\d+: /);
     assert.equal(apiRequests(sandbox, sent).length, 1, 'nothing sent as env-user');
     assert.equal((await runWithConfig(['--user', 'demo', 'tags', 'get', '7005'], { env: { CARECTL_USER: 'env-user' } })).code, 0);
     assert.equal(apiRequests(sandbox, sent)[1]?.authorization, basic('demo', sandbox.password));

@@ -10,7 +10,7 @@ import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, rm, symlink, writeF
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import { after, afterEach, before, beforeEach, describe, test, type TestContext } from 'node:test';
 import { wholeWritesStream, writeWhole } from '../src/core/whole-writes.js';
 import { FIXTURES, reportFileContent, type Sandbox } from '../src/sandbox/index.js';
 import { fakeClock, openSandbox, runCli, sandboxEnv } from './helpers.js';
@@ -31,6 +31,23 @@ beforeEach(async () => {
   folder = await mkdtemp(join(tmpdir(), 'carectl-disk-'));
 });
 afterEach(() => rm(folder, { recursive: true, force: true }));
+
+/** Runs `body` with a 16 KiB tmpfs mounted in the test's folder; skipped, saying why, where none can be mounted (not root). */
+async function onSmallTmpfs(t: TestContext, body: (mount: string) => Promise<void>): Promise<void> {
+  const mount = join(folder, 'small');
+  await mkdir(mount);
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=16k', 'tmpfs', mount], { encoding: 'utf8' });
+  if (mounted.status !== 0) {
+    const reason = `cannot mount a small tmpfs here (${(mounted.stderr || mounted.error?.message || 'mount failed').trim()}): the full-disk test is skipped`;
+    console.log(reason);
+    return t.skip(reason);
+  }
+  try {
+    await body(mount);
+  } finally {
+    spawnSync('umount', [mount]);
+  }
+}
 
 function save(args: string[]): ReturnType<typeof runCli> {
   const clock = fakeClock();
@@ -91,15 +108,7 @@ describe('stdout redirected into a file', () => {
     const argv = ['api', 'v1.3/conversations?is_priority=false&page_size=50&fields=status,tags,author,channels,assigned_to,handling_times,close_reason'];
     const whole = await runCli(argv, { sandbox });
     assert.ok(whole.stdout.length > 20 * 1024, `the reply (${whole.stdout.length} bytes) must not fit`);
-    const mount = join(folder, 'small');
-    await mkdir(mount);
-    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=16k', 'tmpfs', mount], { encoding: 'utf8' });
-    if (mounted.status !== 0) {
-      const reason = `cannot mount a small tmpfs here (${(mounted.stderr || mounted.error?.message || 'mount failed').trim()}): the full-disk test is skipped`;
-      console.log(reason);
-      return t.skip(reason);
-    }
-    try {
+    await onSmallTmpfs(t, async (mount) => {
       const bin = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'carectl.js');
       const fd = openSync(join(mount, 'reply.json'), 'w');
       // The real process (its stdout is a stream onto a file), spawned without blocking: the sandbox answers it from here.
@@ -114,9 +123,7 @@ describe('stdout redirected into a file', () => {
       const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
       assert.equal(status, 1, stderr);
       assert.equal(stderr, 'carectl: cannot write the output: no space left on device (ENOSPC)\n');
-    } finally {
-      spawnSync('umount', [mount]);
-    }
+    });
   });
 });
 
@@ -194,15 +201,7 @@ describe('onto a device node or a FIFO: written straight, never replaced', () =>
 
 describe('a full file system', () => {
   test('a 16 KiB tmpfs: exit 1, an ENOSPC line, and no file left', async (t) => {
-    const mount = join(folder, 'small');
-    await mkdir(mount);
-    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=16k', 'tmpfs', mount], { encoding: 'utf8' });
-    if (mounted.status !== 0) {
-      const reason = `cannot mount a small tmpfs here (${(mounted.stderr || mounted.error?.message || 'mount failed').trim()}): the full-disk test is skipped`;
-      console.log(reason);
-      return t.skip(reason);
-    }
-    try {
+    await onSmallTmpfs(t, async (mount) => {
       assert.ok(expected.length > 16 * 1024, `the report (${expected.length} bytes) must not fit`);
       const result = await save(['--file', join(mount, 'r.csv')]);
       assert.equal(result.code, 1, result.stderr);
@@ -211,8 +210,6 @@ describe('a full file system', () => {
         /^carectl: cannot write .*r\.csv: no space left on device \(ENOSPC\); nothing was saved; try again with: carectl reports download 60001 --file .*\n$/,
       );
       assert.deepEqual(await readdir(mount), []);
-    } finally {
-      spawnSync('umount', [mount]);
-    }
+    });
   });
 });

@@ -790,6 +790,11 @@ describe('exit codes', () => {
     ],
     ['empty --include', ['conversations', 'list', '--status', 'unread', '--include', ''], /--include: needs one or more of content, notes, actions/],
     ['a typo of a verb', ['conversations', 'lst'], /unknown command 'lst' \(did you mean list\?\)/],
+    // commander's own refusals, in the house's words: the flag first, then what it takes.
+    ['a flag without its value', ['conversations', 'list', '--status'], /^carectl: --status: needs a value\n$/],
+    ['a flag with a short form, without its value', ['tags', 'list', '-o'], /^carectl: --output: needs a value\n$/],
+    ['an argument a verb does not take', ['teams', 'list', 'extra'], /^carectl: list: takes no arguments \(got 1\)\n$/],
+    ['a shell completion does not know', ['completion', 'powershell'], /^carectl: shell: "powershell" is not one of bash, zsh, fish\n$/],
     // Options that only lists act on are refused elsewhere, not silently ignored.
     ['--resume on a get', ['tags', 'get', '7001', '--resume', 'x'], /^carectl: --resume: `carectl tags get` does not take it\n$/],
     [

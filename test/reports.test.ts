@@ -142,6 +142,30 @@ describe('reports create', () => {
   }
 });
 
+describe('reports create --download without --format', () => {
+  test('a file named .csv asks for csv (the service default, xlsx, would be a ZIP archive under that name)', async () => {
+    const id = nextReportId();
+    const from = sandbox.requests.length;
+    const result = await cli([...CREATE, '--download', 'nightly.csv']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal((JSON.parse(apiRequests(sandbox, from)[0]!.body!) as { format?: string }).format, 'csv');
+    assert.deepEqual(await readFile(join(folder, 'nightly.csv')), reportFileContent(report(id), 'csv'));
+  });
+
+  test('--format that differs from the name is kept, and said', async () => {
+    const result = await cli([...CREATE, '--format', 'json', '--download', 'nightly.csv']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, /^--download nightly\.csv is named \.csv, but the file will hold json \(--format json\)\n/);
+  });
+
+  test('another name, or a folder, leaves the format to the service', async () => {
+    const from = sandbox.requests.length;
+    const result = await cli([...CREATE, '--download', 'nightly.data']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal((JSON.parse(apiRequests(sandbox, from)[0]!.body!) as { format?: string }).format, undefined);
+  });
+});
+
 describe('reports create --download: the whole way to a file', () => {
   for (const format of ['csv', 'json', 'xlsx'] as ReportFormat[]) {
     test(`${format}: exact file content, one plain progress line per state, credentials never sent to the download host`, async () => {

@@ -299,7 +299,8 @@ describe('fitting the terminal', () => {
 });
 
 describe('wrapped columns', () => {
-  const message = 'Unknown tag id nosuchtag (HTTP 400); --add-tags nosuchtag: only active tags can be set (see carectl tags list --active)';
+  const message =
+    'Unknown tag id nosuchtag (HTTP 400); --add-tags nosuchtag: it takes the ids of active tags, not names (carectl tags list --active shows both)';
 
   it('wraps a long result within its cell by default, continuation lines under the column', async () => {
     const records: Row[] = [
@@ -314,10 +315,10 @@ describe('wrapped columns', () => {
         '500083  closing    7059  ok\n' +
         '500481                   Unknown tag id nosuchtag\n' +
         '                         (HTTP 400); --add-tags\n' +
-        '                         nosuchtag: only active\n' +
-        '                         tags can be set (see\n' +
-        '                         carectl tags list\n' +
-        '                         --active)\n' +
+        '                         nosuchtag: it takes the\n' +
+        '                         ids of active tags, not\n' +
+        '                         names (carectl tags list\n' +
+        '                         --active shows both)\n' +
         '12                       No conversation with id\n' +
         "                         '12' (HTTP 404)\n",
     );

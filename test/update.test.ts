@@ -271,7 +271,7 @@ describe('conversations update: batches', () => {
       id: a!.id,
       status: null,
       tags: null,
-      result: `Tag ${FIXTURES.inactiveTagId} is inactive (HTTP 400); --add-tags ${FIXTURES.inactiveTagId}: only active tags can be set (see carectl tags list --active)`,
+      result: `Tag ${FIXTURES.inactiveTagId} is inactive (HTTP 400); --add-tags ${FIXTURES.inactiveTagId}: it takes the ids of active tags, not names (carectl tags list --active shows both)`,
     });
     const reason = await runCli(['conversations', 'update', b!.id, '--status', 'closing', '--close-reason', 'fixed'], { sandbox });
     assert.equal(reason.code, 1);
@@ -289,7 +289,7 @@ describe('conversations update: a refused tag', () => {
     assert.equal(result.code, 1);
     assert.equal(
       result.stderr,
-      `carectl: 1 of 1 updates failed (first: ${c!.id}: Tag ${FIXTURES.inactiveTagId} is inactive (HTTP 400); --tags ${FIXTURES.inactiveTagId}: only active tags can be set (see carectl tags list --active))\n`,
+      `carectl: 1 of 1 updates failed (first: ${c!.id}: Tag ${FIXTURES.inactiveTagId} is inactive (HTTP 400); --tags ${FIXTURES.inactiveTagId}: it takes the ids of active tags, not names (carectl tags list --active shows both))\n`,
     );
   });
 
@@ -312,13 +312,13 @@ describe('conversations update: a refused tag', () => {
     const sent = { flag: '--add-tags' as const, given: ['7008'], kept: ['7005', '7016'] };
     assert.equal(
       refusedTagHint('A tag is inactive', sent),
-      `--add-tags 7008: only active tags can be set (see carectl tags list --active); or ${CURRENT_HINT}`,
+      `--add-tags 7008: it takes the ids of active tags, not names (carectl tags list --active shows both); or ${CURRENT_HINT}`,
     );
     assert.equal(refusedTagHint('A tag is inactive', { ...sent, given: [] }), CURRENT_HINT);
     assert.equal(refusedTagHint('Tag 7016 is inactive', sent), CURRENT_HINT);
     assert.equal(
       refusedTagHint('Tag 70080 is inactive', { ...sent, kept: [] }),
-      '--add-tags 7008: only active tags can be set (see carectl tags list --active)',
+      '--add-tags 7008: it takes the ids of active tags, not names (carectl tags list --active shows both)',
     );
   });
 });

@@ -35,6 +35,23 @@ describe('error pages', () => {
     }
   });
 
+  test('a 404 web page (another site at a wrong base address) names the address and the setting to check', async () => {
+    const server = await serve((_req, res) => {
+      res.writeHead(404, { 'content-type': 'text/html' });
+      res.end('<html><head><title>Error response</title></head><body>Error code: 404</body></html>');
+    });
+    try {
+      const result = await cli(['teams', 'list'], { CARECTL_BASE_URL: server.url });
+      assert.equal(result.code, 4);
+      assert.equal(
+        result.stderr,
+        `carectl: ${server.url}/v1.3/teams answered HTTP 404 with a web page ("Error response"), not the service's JSON: check the base address (--base-url, CARECTL_BASE_URL)\n`,
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
   test("a proxy's 503 and 407 name the proxy, never its credentials", async () => {
     let status = 503;
     const proxy = await serve((req, res) => {

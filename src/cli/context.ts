@@ -229,7 +229,9 @@ export class Context {
     const user = await this.settings.get('user');
     const password = await this.settings.get('password');
     if (!user || !password) {
-      throw new AuthError(`no credentials for ${baseUrl.origin}: for scripts and cron set CARECTL_USER and CARECTL_PASSWORD; people can run \`carectl login\``);
+      // Say which half is missing: a stored user or password belongs to its profile's address, so one may be set and not count.
+      const missing = user ? `no password for user "${user}" at` : password ? 'no user name (the password is set) for' : 'no credentials for';
+      throw new AuthError(`${missing} ${baseUrl.origin}: for scripts and cron set CARECTL_USER and CARECTL_PASSWORD; people can run \`carectl login\``);
     }
     return { baseUrl, ...(annotationsUrl && annotationsUrl.href !== baseUrl.href && { annotationsUrl }), user, password };
   }

@@ -129,7 +129,7 @@ async function readBody(ctx: Context, data: string): Promise<string> {
     return json;
   } catch (err) {
     // The parser's message quotes the text, which may be a password file: only where it failed is said.
-    throw new UsageError(`--data: ${source} is not valid JSON${whereInvalid(json, (err as Error).message)}`);
+    throw new UsageError(`--data: ${source === '--data' ? 'not' : `${source} is not`} valid JSON${whereInvalid(json, (err as Error).message)}`);
   }
 }
 

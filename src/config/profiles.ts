@@ -11,7 +11,7 @@ import { configFilePath } from './paths.js';
 /** `source` is where the name came from: `--profile` or `CARECTL_PROFILE`. */
 export async function refuseUnknownProfile(io: Io, name: string, source: string): Promise<void> {
   const file = configFilePath(io.env);
-  if (!existsSync(file)) return;
+  if (file === undefined || !existsSync(file)) return;
   const { openConfig } = await import('./store.js');
   const names = Object.keys(await openConfig(io).list());
   if (names.includes(name)) return;

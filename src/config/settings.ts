@@ -68,9 +68,11 @@ export class Settings {
 
   private loadProfile(): Promise<ProfileValues> {
     // Without a config file there is nothing to read: skip loading conf altogether.
-    this.profile ??= existsSync(configFilePath(this.sources.io.env))
-      ? import('./store.js').then(({ openConfig }) => openConfig(this.sources.io).profile(this.profileName))
-      : Promise.resolve({});
+    const file = configFilePath(this.sources.io.env);
+    this.profile ??=
+      file !== undefined && existsSync(file)
+        ? import('./store.js').then(({ openConfig }) => openConfig(this.sources.io).profile(this.profileName))
+        : Promise.resolve({});
     return this.profile;
   }
 }

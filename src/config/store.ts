@@ -20,7 +20,7 @@ import type { Io } from '../core/io.js';
 import { FORMATS } from '../output/types.js';
 import { VERSIONS } from '../api/catalogue/index.js';
 import type { ProfileValues, SettingKey } from './keys.js';
-import { CONFIG_FILE_NAME, PROFILE_NAME, checkProfileName, configDirectory } from './paths.js';
+import { CONFIG_FILE_NAME, PROFILE_NAME, checkProfileName, requireConfigDirectory } from './paths.js';
 import { withLock } from './lock.js';
 import { refuseExposedPassword, refuseWritableByOthers } from './permissions.js';
 
@@ -70,7 +70,7 @@ const SCHEMA: Schema<ConfigData> = {
 };
 
 export function openConfig(io: Io): ConfigStore {
-  return new FileConfigStore(configDirectory(io.env), io.signal);
+  return new FileConfigStore(requireConfigDirectory(io.env), io.signal);
 }
 
 class FileConfigStore implements ConfigStore {

@@ -166,6 +166,9 @@ function pageMessage(status: number, text: string, from: ErrorSource): string | 
   if (from.proxy !== undefined && PROXY_STATUSES.has(status)) {
     return `the proxy ${from.proxy} answered HTTP ${status}${quoted}: ${status === 407 ? 'proxy credentials missing or wrong' : 'it did not get an answer from the service'}`;
   }
+  // A web page for an address the API knows: most likely another site at a wrong base address.
+  if (title !== undefined && status === 404 && from.url !== undefined)
+    return `${from.url.origin}${from.url.pathname} answered HTTP 404 with a web page${quoted}, not the service's JSON: check the base address (--base-url, CARECTL_BASE_URL)`;
   // A 502/504 is a gateway that passed the request on (perhaps) and got nothing usable back.
   if (title !== undefined)
     return `a gateway in front of the service answered HTTP ${status}${quoted}${status === 502 || status === 504 ? ': it got no usable answer from the service' : ', not the service itself'}`;
@@ -175,6 +178,8 @@ function pageMessage(status: number, text: string, from: ErrorSource): string | 
 /** Who else may have answered: the proxy the request went through (`HOST:PORT (HTTP_PROXY)`). */
 export interface ErrorSource {
   proxy?: string | undefined;
+  /** The address asked, for an answer that is not the service's. */
+  url?: URL;
   /**
    * Takes credentials out of each part the service sent (its message, a page title), before any
    * of it is cut (a secret cut in half no longer matches), and not out of carectl's words around them.

@@ -303,7 +303,7 @@ export class Transport {
       };
     }
     call.reached ||= call.write && mayHaveReached({ status });
-    const error = new ApiError(status, errorMessage(status, text, { proxy: proxyLabel(url, this.config.proxy), clean: (part) => this.redact(part) }));
+    const error = new ApiError(status, errorMessage(status, text, { proxy: proxyLabel(url, this.config.proxy), url, clean: (part) => this.redact(part) }));
     if (status === 429 && (await this.throttled(options, attempt, headers['retry-after']))) return { kind: 'taken back' };
     return { kind: 'failed', error, retryable: options.idempotent && RETRYABLE_STATUSES.has(status), retryAfter: headers['retry-after'] };
   }

@@ -214,7 +214,7 @@ function tagOrigins(plan: UpdatePlan, tagIds: readonly string[]): TagOrigins {
 }
 
 /**
- * The service takes only active tags. A refusal says how to proceed, fitted to where the refused
+ * The service takes only active tags, by id (a name, as `list --tag` takes, is refused). A refusal says how to proceed, fitted to where the refused
  * tag can have come from (the one the message names, if it names one): the user's flag, or the
  * conversation's current tags, which carectl sends back rather than dropping one silently.
  */
@@ -224,7 +224,7 @@ export function refusedTagHint(message: string, sent: TagOrigins): string | unde
   const suspects = (ids: string[]): string[] => (named.length === 0 ? ids : ids.filter((id) => named.includes(id)));
   const given = suspects(sent.given);
   const hints = [
-    ...(given.length > 0 ? [`${sent.flag} ${given.join(',')}: only active tags can be set (see carectl tags list --active)`] : []),
+    ...(given.length > 0 ? [`${sent.flag} ${given.join(',')}: it takes the ids of active tags, not names (carectl tags list --active shows both)`] : []),
     ...(suspects(sent.kept).length > 0 ? ["the conversation's current tags were sent back: drop a refused one with --remove-tags ID"] : []),
   ];
   return hints.length > 0 ? hints.join('; or ') : undefined;

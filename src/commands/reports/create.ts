@@ -1,4 +1,5 @@
 /** `reports create`: the POST body from the flags, the POST itself, then the wait if asked. */
+import { extname } from 'node:path';
 import type { ApiClient, ApiRecord } from '../../api/client.js';
 import { idProblem } from '../../cli/ids.js';
 import { DATE_TYPES, REPORT_FORMATS, type Version } from '../../api/catalogue/index.js';
@@ -6,7 +7,7 @@ import type { Context } from '../../cli/context.js';
 import { CarectlError, mayHaveBeenApplied, UsageError } from '../../core/errors.js';
 import { idText } from '../../core/exact-json.js';
 import { parseDate, parseEnum } from '../../core/parse.js';
-import { checkedDestination } from './destination.js';
+import { checkedDestination, type Destination } from './destination.js';
 import { shellWord } from '../../core/shell.js';
 import { printReport, reports, reportsVersion, timeoutOf } from './shared.js';
 import { waitAndDownload } from './wait.js';
@@ -33,8 +34,8 @@ interface CreateRequest {
 }
 
 export async function createReport(ctx: Context, opts: CreateOptions): Promise<void> {
-  const request = createRequest(ctx, opts);
   const downloadTo = await checkedDestination(ctx, opts.download, '--download', opts.unzip);
+  const request = createRequest(ctx, opts, downloadTo);
   const waits = opts.wait || downloadTo !== undefined;
   if (!waits && opts.timeout !== undefined) throw new UsageError('--timeout limits the wait: use it with --wait or --download');
   const timeoutMs = timeoutOf(opts.timeout);
@@ -47,8 +48,12 @@ export async function createReport(ctx: Context, opts: CreateOptions): Promise<v
   await waitAndDownload(ctx, api, version, created.id, { timeoutMs, downloadTo, printer, format: request.format });
 }
 
-/** The POST body from the flags; every mistake is a UsageError before anything is sent. */
-function createRequest(ctx: Context, opts: CreateOptions): CreateRequest {
+/**
+ * The POST body from the flags; every mistake is a UsageError before anything is sent. Without
+ * --format, a --download file named .csv, .json or .xlsx asks for that format: the service's own
+ * default (xlsx) saved as nightly.csv would be a ZIP archive under a csv name.
+ */
+function createRequest(ctx: Context, opts: CreateOptions, downloadTo: Destination | undefined): CreateRequest {
   const account = nonEmpty(opts.account, '--account');
   const channel = nonEmpty(opts.channel, '--channel');
   if ((account === undefined) === (channel === undefined)) throw new UsageError('give exactly one of --account ID or --channel ID');
@@ -57,7 +62,10 @@ function createRequest(ctx: Context, opts: CreateOptions): CreateRequest {
   const to = parseDate(opts.to, '--to', ctx.io.now());
   if (from > to) throw new UsageError(`--from ${from} is after --to ${to}`);
   const dateType = parseEnum(opts.dateType ?? 'created_date', '--date-type', DATE_TYPES);
-  const format = opts.format === undefined ? undefined : parseEnum(opts.format, '--format', REPORT_FORMATS);
+  const named = downloadTo?.kind === 'file' && !opts.unzip ? REPORT_FORMATS.find((one) => extname(downloadTo.shown).toLowerCase() === `.${one}`) : undefined;
+  const format = opts.format === undefined ? named : parseEnum(opts.format, '--format', REPORT_FORMATS);
+  if (named !== undefined && format !== named)
+    ctx.notice(`--download ${downloadTo!.shown} is named .${named}, but the file will hold ${format} (--format ${format})`);
   const target = account !== undefined ? { account: accountId(account) } : { channel };
   return {
     body: { ...target, date_from: from, date_to: to, date_type: dateType, ...(format && { format }) },

@@ -42,7 +42,7 @@ export function addReportsGroup(program: Command, action: Action): void {
     .option('--from <date>', 'first day of the range, included (YYYY-MM-DD, today, yesterday, Nd, Nw; UTC)')
     .option('--to <date>', 'last day of the range, included')
     .option('--date-type <type>', `which date of the content is matched: ${DATE_TYPES.join(' or ')} (default: created_date)`)
-    .option('--format <format>', `file format: ${REPORT_FORMATS.join(', ')} (default: the service's)`)
+    .option('--format <format>', `file format: ${REPORT_FORMATS.join(', ')} (default: --download's extension, else the service's)`)
     .option('--wait', 'wait until the report is generated (exit 5 if it fails)')
     .option('--download <path>', 'wait, then save the file to PATH (a folder: report-ID.EXT in it; - : stdout)')
     .option('--timeout <duration>', `how long to wait (default: ${DEFAULT_TIMEOUT}; exit 6 when it runs out)`)
