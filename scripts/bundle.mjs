@@ -48,9 +48,10 @@ const LAZY = {
         Object.assign(Dispatcher.prototype, require('undici/lib/api/index.js'));
         module.exports = {
           Agent: require('undici/lib/dispatcher/agent.js'),
-          // Already loaded by Agent: src/http/pools.ts makes them itself.
+          // Already loaded by Agent: src/http/pools.ts makes them itself, and their connectors.
           Pool: require('undici/lib/dispatcher/pool.js'),
           Client: require('undici/lib/dispatcher/client.js'),
+          buildConnector: require('undici/lib/core/connect.js'),
           // Loaded on first use: only a run with a proxy variable set needs it.
           get EnvHttpProxyAgent() {
             return require('undici/lib/dispatcher/env-http-proxy-agent.js');

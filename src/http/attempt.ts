@@ -4,6 +4,7 @@ import type { Dispatcher } from 'undici';
 import { ApiError, BadReplyError, MAY_HAVE_BEEN_APPLIED, NetworkError } from '../core/errors.js';
 import { decodedBody } from './encoding.js';
 import { readBounded } from './reply.js';
+import { OpeningError } from './opening.js';
 
 /** What an attempt's reply showed before its body was read (set even when reading it fails). */
 export interface AttemptReply {
@@ -110,6 +111,7 @@ export function proxyRefusalText(err: unknown): string | undefined {
 }
 
 export function describeNetworkError(err: unknown, timeoutMs: number): string {
+  if (err instanceof OpeningError) return err.message;
   const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string } };
   if (e?.name === 'TimeoutError' || e?.code === 'UND_ERR_HEADERS_TIMEOUT' || e?.code === 'UND_ERR_BODY_TIMEOUT') {
     return `no answer within ${timeoutMs} ms`;

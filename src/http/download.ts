@@ -24,6 +24,7 @@ import { RETRYABLE_STATUSES, retryDelayMs } from './retry.js';
 import { loadUndici, type Undici } from './undici.js';
 import { ACCEPT_ENCODING, decodedBody, ReplyEncodingError } from './encoding.js';
 import { certificateMessage } from './tls.js';
+import { OpeningError, type OpeningLimit } from './opening.js';
 import { fileSink, stdoutSink, type Sink, type Unzipping } from './download-sink.js';
 import { FirstBytes } from './download-check.js';
 import { answerDetails, watchConnections } from './verbose.js';
@@ -86,7 +87,7 @@ const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]
 /** Downloads to the target; resolves to the number of bytes written. */
 export async function download(options: DownloadOptions): Promise<number> {
   const url = checkedUrl(options.url);
-  const dispatchers = new Dispatchers(await loadUndici(), options.proxy);
+  const dispatchers = new Dispatchers(await loadUndici(), options.proxy, { timeoutMs: options.idleTimeoutMs, signal: options.signal });
   let waitedMs = 0;
   try {
     for (let attempt = 0; ; attempt++) {
@@ -116,12 +117,14 @@ class Dispatchers {
   constructor(
     private readonly undici: Undici,
     private readonly proxy: ProxySettings | undefined,
+    /** Opening a connection is bounded like the wait for a byte, and ends at a stop. */
+    private readonly limit: OpeningLimit,
   ) {}
 
   for(url: URL): Dispatcher {
     // By origin: whether it goes through the proxy (NO_PROXY) depends on the host.
     let dispatcher = this.#made.get(url.origin);
-    if (!dispatcher) this.#made.set(url.origin, (dispatcher = createDispatcher(this.undici, url, this.proxy, { connections: 1 })));
+    if (!dispatcher) this.#made.set(url.origin, (dispatcher = createDispatcher(this.undici, url, this.proxy, { connections: 1 }, this.limit)));
     return dispatcher;
   }
 
@@ -350,6 +353,7 @@ function finalError(err: unknown): unknown {
 const header = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
 
 function describe(err: unknown, options?: Pick<DownloadOptions, 'idleTimeoutMs'>): string {
+  if (err instanceof OpeningError) return err.message;
   const e = err as { code?: string; message?: string; cause?: { code?: string } } | undefined;
   const code = e?.code ?? e?.cause?.code;
   const refused = proxyRefusalText(err);

@@ -16,7 +16,7 @@ import { UsageError } from '../core/errors.js';
 import { basicCredentialForms } from './redact.js';
 import type { Undici } from './undici.js';
 import { lastingPools } from './pools.js';
-import { proxyRefusalText } from './attempt.js';
+import type { OpeningLimit } from './opening.js';
 
 export interface ProxySettings {
   /** For https addresses (HTTPS_PROXY). */
@@ -164,8 +164,8 @@ const CONNECT_FAILURES: ReadonlySet<string> = new Set([
 export async function namingProxy(err: unknown, url: URL, proxy: ProxySettings | undefined, reason: string): Promise<string> {
   const via = proxyFor(url, proxy);
   if (via === undefined) return reason;
-  // The proxy's own answer (407, a CONNECT it would not open) names it as well.
-  if (proxyRefusalText(err) !== undefined) return reason.replace(/^the proxy /, `the proxy ${proxyLabel(url, proxy)} `);
+  // The proxy's own answer (407, a CONNECT it would not open), or its silence, names it as well.
+  if (reason.startsWith('the proxy ')) return reason.replace(/^the proxy /, `the proxy ${proxyLabel(url, proxy)} `);
   const { protocol, hostname, port } = new URL(via);
   const host = hostname.replace(/^\[|\]$/g, '');
   const proxyPort = port || (protocol === 'https:' ? '443' : '80');
@@ -207,17 +207,20 @@ export function proxySecrets(proxy: ProxySettings | undefined): string[] {
 
 /**
  * A dispatcher for requests to `url`'s scheme: undici's EnvHttpProxyAgent when that scheme has a
- * proxy, else a plain Agent (nothing of the proxy code is loaded for a direct connection).
+ * proxy, else a plain Agent (nothing of the proxy code is loaded for a direct connection). Its
+ * connections open within `limit`, every step of them (opening.ts).
  */
 export function createDispatcher(
   undici: Undici,
   url: URL,
   proxy: ProxySettings | undefined,
   settings: { connections: number; keepAliveTimeout?: number },
+  limit: OpeningLimit,
 ): Dispatcher {
   const via = proxyFor(url, proxy);
   // Pools that outlast a server's keep-alive closes (pools.ts), through a proxy too.
-  const options = { ...settings, factory: lastingPools(undici) };
+  const factory = lastingPools(undici, limit);
+  const options = { ...settings, factory };
   if (via === undefined) return new undici.Agent(options);
   return new undici.EnvHttpProxyAgent({
     ...options,
@@ -228,5 +231,10 @@ export function createDispatcher(
     httpsProxy: url.protocol === 'https:' ? via : '',
     noProxy: '',
     proxyTunnel: false,
+    // The connection to the proxy is made by a pool of ours as well; undici's fixed timeouts of
+    // the connection to the proxy and of the TLS through the tunnel are off: `limit` bounds them.
+    clientFactory: factory,
+    proxyTls: { timeout: 0 },
+    requestTls: { timeout: 0 },
   });
 }

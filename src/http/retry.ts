@@ -1,6 +1,7 @@
 /** When and how long to wait before another attempt: pure, so it is tested without a network. */
 import { proxyStatus } from './attempt.js';
 import { isCertificateError } from './tls.js';
+import { OpeningError } from './opening.js';
 
 /** Throttling and transient server trouble; other 4xx are the caller's fault and not retried. */
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);
@@ -20,12 +21,19 @@ const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND
 
 /**
  * Whether the request surely never reached the service: the connection (or the host's address)
- * could not be had, the service's certificate was refused at the handshake, or the proxy
- * answered in its place (a tunnel it did not open, whatever its status; its 407).
+ * could not be had (nor opened in time: opening.ts), the service's certificate was refused at
+ * the handshake, or the proxy answered in its place (a tunnel it did not open, whatever its
+ * status; its 407).
  */
 export function isNeverSentError(err: unknown): boolean {
   const e = err as { code?: string; cause?: { code?: string } } | undefined;
-  return NEVER_SENT_CODES.has(e?.code ?? '') || NEVER_SENT_CODES.has(e?.cause?.code ?? '') || isCertificateError(err) || proxyStatus(err) !== undefined;
+  return (
+    err instanceof OpeningError ||
+    NEVER_SENT_CODES.has(e?.code ?? '') ||
+    NEVER_SENT_CODES.has(e?.cause?.code ?? '') ||
+    isCertificateError(err) ||
+    proxyStatus(err) !== undefined
+  );
 }
 
 export interface RetryDelayInput {

@@ -186,7 +186,13 @@ export class Transport {
     this.throwIfStopped();
     const dispatcher = (this.dispatcher ??=
       this.config.dispatcher ??
-      createDispatcher(undici, this.baseUrl, this.config.proxy, { keepAliveTimeout: 10_000, connections: this.config.connections ?? 4 }));
+      createDispatcher(
+        undici,
+        this.baseUrl,
+        this.config.proxy,
+        { keepAliveTimeout: 10_000, connections: this.config.connections ?? 4 },
+        { timeoutMs: this.config.requestTimeoutMs, signal: this.lifetime.signal },
+      ));
     const body = options.bodyText ?? (options.body === undefined ? undefined : stringifyJson(options.body));
     const headers: Record<string, string> = {
       authorization: this.authorization,

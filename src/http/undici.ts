@@ -7,6 +7,7 @@ export interface Undici {
   Agent: typeof import('undici').Agent;
   Pool: typeof import('undici').Pool;
   Client: typeof import('undici').Client;
+  buildConnector: typeof import('undici').buildConnector;
   /** Only when a proxy variable is set (a getter in the bundle: the proxy code loads on first use). */
   EnvHttpProxyAgent: typeof import('undici').EnvHttpProxyAgent;
 }
