@@ -26,6 +26,26 @@ function lines(screen: string): string[] {
     .map((line) => line.slice(line.lastIndexOf('\r') + 1).replaceAll('\x1b[2K', ''));
 }
 
+/**
+ * The screen's lines apart from the notices on stderr (`left out …` before a table, `stopped at …`
+ * after it), each wrapped at spaces to the terminal onto lines of their own; and the `left out`
+ * notice as one line.
+ */
+function splitNotices(shown: readonly string[]): { table: string[]; leftOut: string | undefined } {
+  const table: string[] = [];
+  const leftOut: string[] = [];
+  let notice: 'left out' | 'stopped at' | undefined;
+  for (const line of shown) {
+    if (line.startsWith('left out') || line.startsWith('stopped at')) notice = line.startsWith('left out') ? 'left out' : 'stopped at';
+    if (notice === undefined) table.push(line);
+    else if (notice === 'left out') {
+      leftOut.push(line);
+      if (leftOut.join(' ').endsWith('shows them all')) notice = undefined;
+    }
+  }
+  return { table, leftOut: leftOut.length > 0 ? leftOut.join(' ') : undefined };
+}
+
 function assertFits(screen: string, columns: number, what: string): void {
   for (const line of lines(screen)) assert.ok(displayWidth(line) <= columns, `${what} at ${columns} columns:\n${line}`);
 }
@@ -75,7 +95,8 @@ describe('in a pseudo-terminal', { skip }, () => {
     const { code, screen } = await runInPty(['conversations', 'content', '--status', 'closed', '--limit', '5'], { columns: 80, env });
     assert.equal(code, 0, screen);
     const shown = lines(screen);
-    assertFits(shown.filter((line) => !line.startsWith('left out') && !line.startsWith('stopped at')).join('\n'), 80, 'content rows');
+    const { table, leftOut } = splitNotices(shown);
+    assertFits(table.join('\n'), 80, 'content rows');
     const header = shown.find((line) => line.startsWith('CONVERSATI'))!;
     assert.ok(header, screen);
     assert.match(header, / {2}TEXT$/);
@@ -86,10 +107,7 @@ describe('in a pseudo-terminal', { skip }, () => {
       shown.some((line) => /Could you tell us/.test(line)),
       screen,
     );
-    assert.ok(
-      shown.some((line) => /^left out [\w.]+(?:, [\w.]+)* to fit 80 columns/.test(line) && !/text/.test(line.split(' to fit')[0]!)),
-      screen,
-    );
+    assert.ok(leftOut !== undefined && /^left out [\w.]+(?:, [\w.]+)* to fit 80 columns/.test(leftOut) && !/text/.test(leftOut.split(' to fit')[0]!), screen);
   });
 
   test('conversations content at 50 columns: blocks of wrapped text, placeholders said to be unavailable', async () => {
@@ -137,22 +155,16 @@ describe('in a pseudo-terminal', { skip }, () => {
       for (const argv of lists) {
         const { code, screen } = await runInPty(argv, { columns, env });
         assert.equal(code, 0, screen);
-        // The notice on stderr is a message, wrapped by the terminal like any other: the table's lines must fit.
-        assertFits(
-          lines(screen)
-            .filter((line) => !line.startsWith('left out'))
-            .join('\n'),
-          columns,
-          argv.join(' '),
-        );
-        const [header = '', ...rows] = lines(screen).filter((line) => !line.startsWith('left out') && line !== '');
+        // The notice on stderr is wrapped to the terminal at spaces (lines of its own): the table's lines must fit.
+        const { table, leftOut } = splitNotices(lines(screen));
+        assertFits(table.join('\n'), columns, argv.join(' '));
+        const [header = '', ...rows] = table.filter((line) => line !== '');
         assert.match(header, /^ID {2}/, argv.join(' '));
         // The first cell of every row is a whole id (digits, no ellipsis).
         // (or a line of a row's cells too wide for their columns on it: readGrid)
         for (const row of rows) assert.match(row, /^(?:\d+(?: |$)| +\S)/, `${argv.join(' ')}: ${row}`);
-        const leftOut = lines(screen).find((line) => line.startsWith('left out'));
         // Said before the table: whoever reads its top knows columns are missing.
-        if (leftOut) assert.ok(lines(screen).indexOf(leftOut) < lines(screen).indexOf(header), `${argv.join(' ')}:\n${screen}`);
+        if (leftOut) assert.ok(lines(screen)[0]!.startsWith('left out'), `${argv.join(' ')}:\n${screen}`);
         if (leftOut)
           assert.match(leftOut, new RegExp(`^left out [\\w.]+(?:, [\\w.]+)* to fit ${columns} columns: --columns picks the columns, -o tsv shows them all$`));
       }
@@ -196,7 +208,7 @@ describe('in a pseudo-terminal', { skip }, () => {
       const argv = ['conversations', 'list', '--page-size', '3', '--limit', '200'];
       const { code, screen } = await runInPty(argv, { columns, env });
       assert.equal(code, 0, screen);
-      const shown = lines(screen).filter((line) => !line.startsWith('left out') && !line.startsWith('stopped at') && line !== '');
+      const shown = splitNotices(lines(screen)).table.filter((line) => line !== '');
       assertFits(shown.join('\n'), columns, argv.join(' '));
       const grid = readGrid(shown);
       const tsv = await runCli([...argv, '-o', 'tsv'], { env });
