@@ -7,7 +7,7 @@ import { fstatSync } from 'node:fs';
 import { realSleep, type Io } from './core/io.js';
 import { ExitCode } from './core/errors.js';
 import { removePartialFiles } from './http/download.js';
-import { descriptorWrites, fileEnds, wholeWritesStream } from './core/whole-writes.js';
+import { descriptorWrites, wholeWritesStream } from './core/whole-writes.js';
 import { run } from './main.js';
 
 /** The usual 128 + signal number, which shells and supervisors read as "stopped by a signal". */
@@ -72,7 +72,7 @@ export async function main(): Promise<number> {
   // listener only keeps a stream's 'error' event from crashing the process with a stack trace.
   const file = isRegularFile(1);
   // Into a regular file, a write the disk took only part of must fail, not pass for whole (see whole-writes).
-  const stdout = file ? wholeWritesStream(descriptorWrites(1), fileEnds(1)) : process.stdout;
+  const stdout = file ? wholeWritesStream(descriptorWrites(1)) : process.stdout;
   for (const stream of [stdout, process.stderr]) stream.on('error', () => undefined);
   const io: Io = {
     stdout: { stream: stdout, isTTY: process.stdout.isTTY === true, columns: process.stdout.columns, file },

@@ -2,7 +2,7 @@
  * Streams a list plan into an output writer, the single writer of the work queue's slices in order:
  * --limit, --resume, each record once, and the resume token printed when the list stops early.
  */
-import { ApiError, InterruptedError, NetworkError, OutputError } from '../core/errors.js';
+import { ApiError, InterruptedError, NetworkError } from '../core/errors.js';
 import { realSleep } from '../core/io.js';
 import type { RecordWriter } from '../output/index.js';
 import { WorkQueue, type Slice, type TakenPage } from './work-queue.js';
@@ -239,15 +239,8 @@ function idKey(text: string): string | number {
 /**
  * Failures after which the list can go on from where it stopped: the network, any answer of the
  * service (a 4xx part-way too: a credential renewed, a permission restored), paging it could not
- * follow, Ctrl-C, a full disk once the file was cut back to its last whole record. Not another
- * write error of our own output.
+ * follow, Ctrl-C. Not a write error of our own output.
  */
 function isResumable(err: unknown): boolean {
-  return (
-    err instanceof NetworkError ||
-    err instanceof InterruptedError ||
-    err instanceof PagingError ||
-    err instanceof ApiError ||
-    (err instanceof OutputError && err.endsWhole)
-  );
+  return err instanceof NetworkError || err instanceof InterruptedError || err instanceof PagingError || err instanceof ApiError;
 }

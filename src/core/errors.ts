@@ -2,8 +2,6 @@
  * Typed errors for every expected failure. Each carries the exit code of the CLI contract, so
  * the mapping from failure to exit status lives here and nowhere else.
  */
-import { CUT_BACK_TO } from './whole-writes.js';
-
 export const ExitCode = {
   ok: 0,
   failure: 1,
@@ -35,13 +33,10 @@ export class LastingError extends CarectlError {}
 export class OutputError extends CarectlError {
   /** The system's reason, for a caller that names the output itself. */
   readonly reason: string;
-  /** The output (a file) was cut back to the end of its last whole write: a list can resume after it. */
-  readonly endsWhole: boolean;
   constructor(cause: Error) {
     const reason = systemReason(cause);
     super(`cannot write the output: ${reason}`);
     this.reason = reason;
-    this.endsWhole = CUT_BACK_TO in cause;
   }
 }
 

@@ -3,7 +3,7 @@
  * report no error (libuv returns the bytes it wrote before ENOSPC), and Node's stream onto a
  * regular file (stdout redirected, `> out.csv`) drops that count: the output ended short, exit 0.
  */
-import { fstatSync, ftruncateSync, write } from 'node:fs';
+import { write } from 'node:fs';
 import { Writable } from 'node:stream';
 
 /** What writeWhole writes through: a FileHandle, or a descriptor's writes (descriptorWrites). */
@@ -36,43 +36,11 @@ export function descriptorWrites(fd: number): Writes {
   };
 }
 
-/** The end of the file before a failed write, when the file was cut back to it (see wholeWritesStream). */
-export const CUT_BACK_TO = Symbol('cut back to');
-
-/**
- * A stream onto an open regular file (stdout redirected) whose every write is whole or fails. A
- * write that fails part-way is cut off the file (`cutBack`, given the file's end before it): a
- * writer's chunks end on whole records, so the file then ends on one, and a list can say where to
- * resume. The error carries CUT_BACK_TO when that worked.
- */
-export function wholeWritesStream(handle: Writes, file?: { end(): number; cutBack(to: number): void }): Writable {
+/** A stream onto an open regular file (stdout redirected) whose every write is whole or fails. */
+export function wholeWritesStream(handle: Writes): Writable {
   return new Writable({
     write(chunk: Buffer, _encoding, done) {
-      let end: number | undefined;
-      try {
-        end = file?.end();
-      } catch {
-        // No size to go back to: the error goes as it is.
-      }
-      writeWhole(handle, chunk, null).then(
-        () => done(),
-        (err: Error) => {
-          if (end !== undefined) {
-            try {
-              file!.cutBack(end);
-              Object.assign(err, { [CUT_BACK_TO]: end });
-            } catch {
-              // Left as the disk took it.
-            }
-          }
-          done(err);
-        },
-      );
+      writeWhole(handle, chunk, null).then(() => done(), done);
     },
   });
-}
-
-/** The end and the cutting back of a regular file open as `fd`, for wholeWritesStream. */
-export function fileEnds(fd: number): { end(): number; cutBack(to: number): void } {
-  return { end: () => fstatSync(fd).size, cutBack: (to) => ftruncateSync(fd, to) };
 }
