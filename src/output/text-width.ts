@@ -44,11 +44,11 @@ export function fitLine(text: string, columns: number | undefined): string {
 
 /**
  * Wraps one paragraph at spaces into lines of at most `width` columns (the first line
- * `firstWidth`); a word longer than a line is cut across lines, except a URL (any word `uncut`
- * matches), which goes whole on a line of its own. Runs of spaces inside a line are kept; spaces at a break are dropped. Width
+ * `firstWidth`); a word longer than a line is cut across lines, except a URL, which goes whole on
+ * a line of its own. Runs of spaces inside a line are kept; spaces at a break are dropped. Width
  * undefined: the paragraph as one line.
  */
-export function wrapText(text: string, width: number | undefined, firstWidth = width, uncut: RegExp = URL): string[] {
+export function wrapText(text: string, width: number | undefined, firstWidth = width): string[] {
   if (width === undefined || firstWidth === undefined || width < 1 || displayWidth(text) <= firstWidth) return [text];
   const lines: string[] = [];
   const room = (): number => Math.max(1, lines.length === 0 ? firstWidth : width);
@@ -89,8 +89,8 @@ export function wrapText(text: string, width: number | undefined, firstWidth = w
       continue;
     }
     if (lineWidth > 0 && lineWidth + wordWidth > room()) breakLine();
-    if (wordWidth > room() && uncut.test(word)) {
-      // An address (`uncut`) is never broken (it could not be opened or copied): a line of its own, however wide.
+    if (wordWidth > room() && URL.test(word)) {
+      // An address is never broken (it could not be opened or copied): a line of its own, however wide.
       line = word;
       breakLine();
       continue;
@@ -132,20 +132,16 @@ export function groupDigits(value: number): string {
 }
 
 /**
- * A message line for a terminal's stderr: its prose wrapped at spaces to the width; what it gives
- * to copy (from `carectl …` or `--resume TOKEN` to the end) is never broken by carectl, and goes
- * on a line of its own where it does not fit on the prose's last (a hard break in it would reach
- * the shell when pasted). Elsewhere, as it is: one line.
+ * A message line for a terminal's stderr, wrapped at spaces to its width when it is prose only.
+ * One that gives something to copy (a command, a --resume token, a path or an address, a quoted
+ * command) stays one line for the terminal to fold: a break carectl made in it would reach the
+ * shell when pasted. Elsewhere, as it is.
  */
 export function terminalMessage(text: string, stderr: { isTTY: boolean; columns?: number | undefined }): string {
   const width = stderr.columns;
-  if (!stderr.isTTY || width === undefined || displayWidth(text) <= width) return text;
-  const at = /(?<=\s)(?:carectl |--resume )/.exec(text)?.index ?? text.length;
-  const lines = wrapText(text.slice(0, at).trimEnd(), width);
-  const copied = text.slice(at);
-  if (copied === '') return lines.join('\n');
-  const last = lines.length - 1;
-  if (displayWidth(lines[last]!) + 1 + displayWidth(copied) <= width) lines[last] += ` ${copied}`;
-  else lines.push(copied);
-  return lines.join('\n');
+  if (!stderr.isTTY || width === undefined || displayWidth(text) <= width || TO_COPY.test(text)) return text;
+  return wrapText(text, width).join('\n');
 }
+
+/** What a message may give to copy: `carectl …` past its own prefix, `--resume`, a path or an address, a backquote. */
+const TO_COPY = /\scarectl\s|--resume\s|\/|`/;
