@@ -1,5 +1,6 @@
 /** `carectl api PATH`: raw requests with the same credentials, errors, retries and origin rules. */
 import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -208,5 +209,36 @@ describe('api -d: the body as written', () => {
     assert.equal(result.code, 2);
     assert.equal(result.stderr, 'carectl: --data: standard input is larger than 16 MiB, more than a request body carectl sends\n');
     assert.equal(sandbox.requests.length, sent);
+  });
+
+  it('a body that is not UTF-8 (a Latin-1 file) is refused, exit 2, nothing sent; a byte order mark is left out', async () => {
+    const { scriptedApi, scriptedEnv } = await import('./scripted-server.js');
+    const api = await scriptedApi(() => ({ json: { ok: true } }));
+    try {
+      const latin1 = Buffer.from('{"name":"M\xfcller"}', 'latin1');
+      writeFileSync(path.join(folder, 'latin1.json'), latin1);
+      const fromFile = await runCli(['api', 'v1.1/reports', '-d', '@latin1.json'], { env: scriptedEnv(api), cwd: folder });
+      const piped = await runCli(['api', 'v1.1/reports', '-d', '@-'], { env: scriptedEnv(api), stdin: Readable.from([latin1]), stdinTTY: false });
+      for (const [out, source] of [
+        [fromFile, 'latin1.json'],
+        [piped, 'standard input'],
+      ] as const) {
+        assert.equal(out.code, 2);
+        assert.equal(
+          out.stderr,
+          `carectl: --data: ${source} is not UTF-8 text (a Latin-1 file?); a JSON body is UTF-8: convert it first (iconv -f latin1 -t utf-8)\n`,
+        );
+      }
+      assert.equal(api.requests.length, 0, 'nothing sent');
+      writeFileSync(path.join(folder, 'bom.json'), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"name":"Müller"}')]));
+      const bom = await runCli(['api', 'v1.1/reports', '-d', '@bom.json'], { env: scriptedEnv(api), cwd: folder });
+      assert.equal(bom.code, 0, bom.stderr);
+      assert.deepEqual(
+        api.requests.map((request) => request.body),
+        ['{"name":"Müller"}'],
+      );
+    } finally {
+      await api.close();
+    }
   });
 });

@@ -149,7 +149,7 @@ async function readDataFile(file: string, source: string): Promise<string> {
     if (!stats.isFile()) throw new UsageError(`--data: ${source} is not a regular file (${fileKind(stats)}); pipe its content in with -d @- instead`);
     if (stats.size > MAX_DATA_BYTES)
       throw new UsageError(`--data: ${source} is larger than ${formatLimit(MAX_DATA_BYTES)}, more than a request body carectl sends`);
-    return await handle.readFile('utf8');
+    return utf8Body(await handle.readFile(), source);
   } catch (err) {
     if (err instanceof UsageError) throw err;
     throw new UsageError(`--data: cannot read ${source}: ${(err as { code?: string }).code ?? String(err)}`);
@@ -169,7 +169,20 @@ async function readStdin(stream: NodeJS.ReadableStream): Promise<string> {
       throw new UsageError(`--data: standard input is larger than ${formatLimit(MAX_DATA_BYTES)}, more than a request body carectl sends`);
     chunks.push(bytes);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return utf8Body(Buffer.concat(chunks), 'standard input');
+}
+
+/**
+ * A body's bytes as text: JSON is UTF-8 (RFC 8259 8.1), whose byte order mark a reader may leave
+ * out. Other bytes are refused: decoded, they would go out as U+FFFD (M\xfcller as M�ller).
+ */
+function utf8Body(bytes: Buffer, source: string): string {
+  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(start));
+  } catch {
+    throw new UsageError(`--data: ${source} is not UTF-8 text (a Latin-1 file?); a JSON body is UTF-8: convert it first (iconv -f latin1 -t utf-8)`);
+  }
 }
 
 function fileKind(stats: Stats): string {
