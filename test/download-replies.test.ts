@@ -280,6 +280,22 @@ describe('the first bytes, as they stream (unit)', () => {
     });
   }
 
+  test('a real report is not refused on one sign alone (review): a csv typed text/html, a first cell that is markup, a json report with a status, an encrypted workbook', () => {
+    assert.equal(through(CSV, 1000, facts('text/html; charset=utf-8', 'csv')), CSV);
+    assert.equal(through('<html lang="en"> snippet,closed\r\n', 1000, facts('text/csv')), '<html lang="en"> snippet,closed\r\n');
+    const report = '{"status":"error","id":"5","message":"delivery failed"}';
+    assert.equal(through(report, 1000, facts('application/json', 'json')), report);
+    const encrypted = Buffer.from('d0cf11e0a1b11ae1', 'hex');
+    assert.equal(through(encrypted, 1000, facts('application/octet-stream', 'xlsx')), encrypted.toString('latin1'));
+    // Still refused: a page typed text/html, or one that shows a title whatever its type; the spec's error body.
+    assert.match(String(through(LOGIN_PAGE, 1000, facts('text/html'))), /an HTML page \("Sign in"\)/);
+    assert.match(String(through('<html><head><title>Sign in</title></head></html>', 1000, facts('text/csv'))), /an HTML page \("Sign in"\)/);
+    assert.match(
+      String(through('{"status":"error","message":"report expired"}', 1000, facts('application/json', 'json'))),
+      /an error, not the report: report expired$/,
+    );
+  });
+
   test('a body past the bytes held is let through once they are, before its end', () => {
     const gate = new FirstBytes(facts('application/json'), 'download from X');
     assert.deepEqual(gate.pass(Buffer.from('{"a":')), []);

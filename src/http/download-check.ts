@@ -43,6 +43,7 @@ const MORE = Symbol('more bytes');
 type Verdict = string | undefined | typeof MORE;
 
 const ZIP_SIGNATURE = Buffer.from('PK\x03\x04', 'latin1');
+const OLE2_SIGNATURE = Buffer.from([0xd0, 0xcf, 0x11, 0xe0]);
 const HTML_STARTS = ['<!doctype html', '<html'];
 
 /**
@@ -52,23 +53,37 @@ const HTML_STARTS = ['<!doctype html', '<html'];
  */
 function verdict(head: Buffer, complete: boolean, facts: ReplyFacts): Verdict {
   const more = !complete && head.length < FIRST_BYTES;
-  const type = mediaType(facts.contentType);
-  if (type === 'text/html' || type === 'application/xhtml+xml') return more ? MORE : htmlPage(head);
   const text = head.subarray(startOfText(head)).subarray(0, 16).toString('latin1').toLowerCase();
   if (text === '' && more) return MORE;
-  // A page is held whole (up to FIRST_BYTES), for its title.
-  const page = opensPage(text, more);
-  if (page !== false) return more ? MORE : htmlPage(head);
+  const page = pageVerdict(head, text, more, facts.contentType);
+  if (page !== undefined) return page;
   const format = facts.asked ?? formatOfType(facts.contentType);
   if (text.startsWith('{')) {
     if (more) return MORE;
     const error = complete ? jsonError(head, format) : undefined;
     if (error !== undefined) return error;
   }
-  if (format === 'xlsx' && !head.subarray(0, 4).equals(ZIP_SIGNATURE)) {
+  // A workbook is a ZIP archive, or an encrypted one a compound file (OLE2).
+  if (format === 'xlsx' && !head.subarray(0, 4).equals(ZIP_SIGNATURE) && !head.subarray(0, 4).equals(OLE2_SIGNATURE)) {
     return head.length < 4 && more ? MORE : 'a file that is not an xlsx workbook (not a ZIP archive), not the report';
   }
   return undefined;
+}
+
+/**
+ * Whether the body is an HTML page. A login page says so twice: its type and its first bytes (a
+ * report mislabelled text/html, as object stores serve what the uploader set, says it once).
+ * Where the type names a report format, a page must show a doctype, a head or a title too. A page
+ * is held whole (up to FIRST_BYTES), for its title.
+ */
+function pageVerdict(head: Buffer, text: string, more: boolean, contentType: string | undefined): Verdict {
+  const type = mediaType(contentType);
+  const htmlTyped = type === 'text/html' || type === 'application/xhtml+xml';
+  const page = htmlTyped && text.startsWith('<') ? true : opensPage(text, more);
+  if (page === false) return undefined;
+  if (page === MORE || more) return MORE;
+  const plainlyPage = text.startsWith('<!doctype html') || /<(head|title)[\s>]/i.test(head.toString('latin1'));
+  return formatOfType(contentType) === undefined || plainlyPage ? htmlPage(head) : undefined;
 }
 
 /**
@@ -95,6 +110,9 @@ function htmlPage(head: Buffer): string {
   return `an HTML page${title === undefined ? '' : ` ("${title}")`}, not the report (a login page?)`;
 }
 
+/** The keys of the spec's error body ({status: "error", message}) and those the service may add (reply.ts errorMessage). */
+const ERROR_KEYS: ReadonlySet<string> = new Set(['status', 'message', 'error', 'error_code', 'param']);
+
 /** A whole JSON body: the spec's error shape in any format; any object where csv or xlsx was due. */
 function jsonError(head: Buffer, format: string | undefined): string | undefined {
   let body: unknown;
@@ -108,7 +126,9 @@ function jsonError(head: Buffer, format: string | undefined): string | undefined
   const said = [fields.message, fields.error, (fields.error as Record<string, unknown> | null)?.message].find((v) => typeof v === 'string' && v !== '') as
     string | undefined;
   const words = said === undefined ? '' : `: ${shorter(redact(said))}`;
-  if (fields.status === 'error') return `an error, not the report${words}`;
+  // The spec's error body and nothing else: a json report may be one object with a status field.
+  const errorShape = fields.status === 'error' && Object.keys(fields).every((key) => ERROR_KEYS.has(key));
+  if (errorShape) return `an error, not the report${words}`;
   if (format === 'csv' || format === 'xlsx') return `JSON, not the ${format} report${words}`;
   return undefined;
 }
