@@ -53,6 +53,18 @@ describe('--annotations-url', () => {
     );
   });
 
+  test('carectl api with an address on the api/1 host (a next_page link, copied) goes there too', async () => {
+    const from = annotations.requests.length;
+    const out = await runCli(['api', `${annotations.baseUrl}/api/1/annotation-types?page_token=p2`, '--annotations-url', annotations.baseUrl], {
+      env: scriptedEnv(main),
+    });
+    assert.equal(out.code, 0, out.stderr);
+    assert.deepEqual(
+      annotations.requests.slice(from).map((r) => r.url),
+      ['/api/1/annotation-types?page_token=p2'],
+    );
+  });
+
   test('CARECTL_ANNOTATIONS_URL does the same; without it the main host answers (404 here)', async () => {
     const ok = await runCli(['annotation-types', 'list', '-o', 'csv'], { env: { ...scriptedEnv(main), CARECTL_ANNOTATIONS_URL: annotations.baseUrl } });
     assert.equal(ok.code, 0, ok.stderr);
