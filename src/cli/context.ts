@@ -244,7 +244,7 @@ export class Context {
     const { baseUrl, annotationsUrl } = await this.connection();
     // A path of the api/1 form (`carectl api api/1/annotations`, or an address on its host) goes where the API client sends that form.
     const path = options.path ?? '';
-    const api1 = annotationsUrl !== undefined && (/^\/?api\/1(\/|\?|$)/.test(path) || URL.canParse(path) && new URL(path).origin === annotationsUrl.origin);
+    const api1 = annotationsUrl !== undefined && (/^\/?api\/1(\/|\?|$)/.test(path) || (URL.canParse(path) && new URL(path).origin === annotationsUrl.origin));
     return this.transportTo(api1 ? annotationsUrl : baseUrl, options.finishInFlight === true);
   }
 
