@@ -161,15 +161,17 @@ describe('a later value wider than its column', () => {
     // A code longer than any the first page showed, pushing an id after it.
     { id: '500003', status: 'pending_approval', author: { id: 'f:1000007' }, channel: 'Acme Mail', tags: 'billing' },
   ];
+  // With room for the free text, the same lines off a terminal and at 80 and 120 columns.
+  const roomy = [
+    'ID      STATUS     AUTHOR.ID     CHANNEL          TAGS',
+    '500081  unread     w:1000084     Globex WhatsApp  warranty-question,app-request',
+    '500083  on_hold    f:1000182     Globex Facebook  praise-request',
+    '500001  unread     f:666000001   Acme Facebook    vip',
+    '500002  closed     x:12345678901234567  Acme Mi…  praise-follow-up',
+    '500003  pending_approval  f:1000007  Acme Mail    billing',
+  ];
   const expected: Record<string, string[]> = {
-    off: [
-      'ID      STATUS     AUTHOR.ID     CHANNEL          TAGS',
-      '500081  unread     w:1000084     Globex WhatsApp  warranty-question,app-request',
-      '500083  on_hold    f:1000182     Globex Facebook  praise-request',
-      '500001  unread     f:666000001   Acme Facebook    vip',
-      '500002  closed     x:12345678901234567  Acme Mi…  praise-follow-up',
-      '500003  pending_approval  f:1000007  Acme Mail    billing',
-    ],
+    off: roomy,
     40: [
       'ID      STATUS     AUTHOR.ID     CHANNEL',
       '500081  unread     w:1000084     Globex…',
@@ -186,22 +188,8 @@ describe('a later value wider than its column', () => {
       '500002  closed     x:12345678901234567  Acme…   praise-foll…',
       '500003  pending_approval  f:1000007  Acme Mail  billing',
     ],
-    80: [
-      'ID      STATUS     AUTHOR.ID     CHANNEL          TAGS',
-      '500081  unread     w:1000084     Globex WhatsApp  warranty-question,app-request',
-      '500083  on_hold    f:1000182     Globex Facebook  praise-request',
-      '500001  unread     f:666000001   Acme Facebook    vip',
-      '500002  closed     x:12345678901234567  Acme Mi…  praise-follow-up',
-      '500003  pending_approval  f:1000007  Acme Mail    billing',
-    ],
-    120: [
-      'ID      STATUS     AUTHOR.ID     CHANNEL          TAGS',
-      '500081  unread     w:1000084     Globex WhatsApp  warranty-question,app-request',
-      '500083  on_hold    f:1000182     Globex Facebook  praise-request',
-      '500001  unread     f:666000001   Acme Facebook    vip',
-      '500002  closed     x:12345678901234567  Acme Mi…  praise-follow-up',
-      '500003  pending_approval  f:1000007  Acme Mail    billing',
-    ],
+    80: roomy,
+    120: roomy,
   };
 
   for (const width of [undefined, 40, 60, 80, 120]) {
