@@ -85,11 +85,11 @@ class Line {
  * its column wraps. A key or fixed value (an id, a code, a date) is never cut: the widths come from
  * the first window and from the values the catalogue knows (a status enum, narrowed by a filter),
  * and a key column gets a reserve (KEY_RESERVE), on a terminal before free text keeps its width,
- * so a wider one on a later page is rare. When one comes, its record still takes
- * one line: the value stands whole and the cells after it in that row move right, each free-text
- * (or blank) cell cut so that it still ends where its column ends, until the row is back on the
- * grid; a key or fixed value pushed past its column's end moves on the ones after it. The last
- * column reaches the terminal's edge (off a terminal, MAX_CELL_WIDTH).
+ * so a wider one on a later page is rare. When one comes, its record still takes one line: the
+ * value stands whole and the cells after it in that row move right, each free-text (or blank) cell
+ * cut so that it still ends where its column ends, until the row is back on the grid; a key or
+ * fixed value pushed past its column's end moves on the ones after it. The last column reaches
+ * the terminal's edge (off a terminal, MAX_CELL_WIDTH).
  */
 class Grid {
   readonly #widths: number[];
