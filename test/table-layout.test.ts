@@ -11,6 +11,7 @@ import { columnPolicy } from '../src/output/grid.js';
 import { cutToWidth, displayWidth } from '../src/output/width.js';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { Collector, openSandbox, runCli, writerOptions } from './helpers.js';
+import { scriptedApi, scriptedEnv } from './scripted-server.js';
 
 type Row = Record<string, unknown>;
 
@@ -602,5 +603,43 @@ describe('end to end', () => {
         "12                    No conversation with id '12'\n" +
         '                      (HTTP 404)\n',
     );
+  });
+});
+
+describe('a service that answers other statuses than --status asked for', () => {
+  it('still prints each record on one line at 40 columns: the status and the id after it whole, the tags cut to the room left', async () => {
+    // The STATUS column is as wide as `unread` (what was asked for); the second page ignores the filter.
+    const pages = [
+      [
+        { id: '500081', status: 'unread', author: { id: 'w:1000084' }, tags: [{ name: 'warranty-question' }] },
+        { id: '500083', status: 'unread', author: { id: 'f:1000182' }, tags: [{ name: 'praise-request' }] },
+      ],
+      [
+        { id: '500085', status: 'pending_approval', author: { id: 'f:1000185' }, tags: [{ name: 'billing' }] },
+        { id: '500087', status: 'unread', author: { id: 'f:1000187' }, tags: [] },
+      ],
+    ];
+    const api = await scriptedApi((request) => {
+      const url = new URL(request.url, 'http://x');
+      const page = Number(url.searchParams.get('skip') ?? 0) / 2;
+      url.searchParams.set('skip', String((page + 1) * 2));
+      const next = page + 1 < pages.length ? `${api.baseUrl}${url.pathname}?${url.searchParams}` : null;
+      return { json: { conversations: pages[page], paging: { next_page: next } } };
+    });
+    try {
+      const argv = ['--no-color', 'conversations', 'list', '--status', 'unread', '--page-size', '2', '--columns', 'id,status,author.id,tags'];
+      const result = await runCli(argv, { env: scriptedEnv(api), stdoutTTY: true, columns: 40 });
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(
+        result.stdout,
+        'ID      STATUS  AUTHOR.ID     TAGS\n' +
+          '500081  unread  w:1000084     warranty-…\n' +
+          '500083  unread  f:1000182     praise-re…\n' +
+          '500085  pending_approval  f:1000185  bi…\n' +
+          '500087  unread  f:1000187\n',
+      );
+    } finally {
+      await api.close();
+    }
   });
 });
