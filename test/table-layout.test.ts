@@ -125,6 +125,14 @@ describe('one grid', () => {
     );
   });
 
+  it('gives a key column a quarter more room than its values, at most four columns', async () => {
+    const records: Row[] = [{ id: 1, code: 'f:10', email: 'mei.nguyen.1@sandbox.example', name: 'Mei' }];
+    const output = await table([records], { columns: ['id', 'code', 'email', 'name'] });
+    const header = output.split('\n')[0] as string;
+    assert.deepEqual(headerStarts(header), [0, 4, 11, 45]);
+    assert.equal(output, `${header}\n1   f:10   mei.nguyen.1@sandbox.example      Mei\n`);
+  });
+
   it('never re-aligns across many pages, on a terminal or off one', async () => {
     const pages: Row[][] = [];
     for (let page = 0; page < 6; page++) {

@@ -23,8 +23,14 @@ const MAX_BUFFERED_ROWS = 1000;
  * what a table can usefully show, and the bound on what laying it out costs.
  */
 export const MAX_CELL_WIDTH = 4096;
-/** Room a key column takes beyond its first window's values, as a share of them; on a terminal before free text keeps its width (ColumnMeasure.reserve). */
+/**
+ * Room a key column takes beyond its first window's values, as a share of them, and at most
+ * KEY_RESERVE_MAX: on a terminal before free text keeps its width (ColumnMeasure.reserve). For an
+ * id one digit or a few letters longer; a far longer one (an e-mail address) is rare enough to
+ * cost its row's free text rather than every row's.
+ */
 const KEY_RESERVE = 0.25;
+const KEY_RESERVE_MAX = 4;
 /** Columns whose cells wrap when WriterOptions.wrap is not given: `conversations update`'s messages. */
 export const DEFAULT_WRAP_COLUMNS: readonly string[] = ['result'];
 
@@ -291,7 +297,7 @@ class ListTableWriter implements RecordWriter {
         values,
         // Not the first column: its ids are what a row is read by, mostly of one length. Nor one
         // whose values the catalogue knows: the longest of them is its width.
-        reserve: index > 0 && policy.kind === 'key' && known.length === 0 ? Math.ceil(values * KEY_RESERVE) : 0,
+        reserve: index > 0 && policy.kind === 'key' && known.length === 0 ? Math.min(KEY_RESERVE_MAX, Math.ceil(values * KEY_RESERVE)) : 0,
       };
     });
     const { shown, widths } = fitColumns(measures, policies, GAP, this.#terminalColumns);
