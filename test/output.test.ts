@@ -380,8 +380,8 @@ describe('table', () => {
     );
   });
 
-  it('drops the header with header=false, sizing columns from the data alone', async () => {
-    assert.equal(await render('table', [people], { columns: peopleColumns, header: false }), '1   Ada           7  mail\n22  Grace Hopper  8\n');
+  it('drops the header with header=false, sizing columns from the data alone and the reserve of an id column', async () => {
+    assert.equal(await render('table', [people], { columns: peopleColumns, header: false }), '1   Ada           7   mail\n22  Grace Hopper  8\n');
   });
 
   it('prints nothing at all for an empty list', async () => {
@@ -389,26 +389,26 @@ describe('table', () => {
     assert.equal(await render('table', [], { columns: peopleColumns }), '');
   });
 
-  it("keeps the first page's widths for later pages: longer text is cut, a longer id is shown whole above its row, the last column runs on", async () => {
+  it("keeps the first page's widths for later pages: longer text is cut, a longer id is shown whole with its row on one line, the last column runs on", async () => {
     const later: Row[] = [
       { id: 333, name: 'A much longer name here', author: { id: 9 }, channels: [{ name: 'a much longer channel name' }] },
       { id: 4, name: 'Alan Turing', author: { id: 10 }, channels: [] },
     ];
     const firstPage = 'ID  NAME          AUTHOR.ID  CHANNELS.0.NAME\n' + '1   Ada           7          mail\n' + '22  Grace Hopper  8\n';
-    // Off a terminal the last column is not cut; the id too wide for its column stands whole above
-    // the rest of its row, which stays on the grid.
+    // Off a terminal the last column is not cut; the id too wide for its column stands whole, and
+    // the name after it gives up the room, so the rest of its row stays on the grid.
     assert.equal(
       await render('table', [people, later], { columns: peopleColumns }),
-      firstPage + '333\n    A much long…  9          a much longer channel name\n' + '4   Alan Turing   10\n',
+      firstPage + '333  A much lon…  9          a much longer channel name\n' + '4   Alan Turing   10\n',
     );
     // On a terminal the last column is cut at its edge.
     assert.equal(
       await render('table', [people, later], { columns: peopleColumns }, 44),
-      firstPage + '333\n    A much long…  9          a much longer…\n' + '4   Alan Turing   10\n',
+      firstPage + '333  A much lon…  9          a much longer…\n' + '4   Alan Turing   10\n',
     );
     assert.equal(
       await render('table', [people, later], { columns: peopleColumns }, 48),
-      firstPage + '333\n    A much long…  9          a much longer chan…\n' + '4   Alan Turing   10\n',
+      firstPage + '333  A much lon…  9          a much longer chan…\n' + '4   Alan Turing   10\n',
     );
   });
 

@@ -144,10 +144,18 @@ async function readShape(ctx: Context, spec: ResourceSpec, shape: 'list' | 'sing
   return { printer, version, picked, columns, fieldsQuery };
 }
 
-/** The values an enum filter on a field names are the values that field can hold (a conversation's status). */
-export function knownValues(spec: ResourceSpec): Record<string, readonly string[]> {
+/**
+ * The values an enum filter on a field names are the values that field can hold (a conversation's
+ * status); with the filter given, the values it asked for (`--status unread`: a status column as
+ * wide as `unread`; a reply that holds others anyway still gets each record on one line).
+ */
+export function knownValues(spec: ResourceSpec, query: ReadonlyArray<readonly [string, string]>): Record<string, readonly string[]> {
   const known: Record<string, readonly string[]> = {};
-  for (const filter of spec.filters) if (filter.kind === 'enum' && spec.fields.includes(filter.param)) known[filter.param] = filter.values;
+  for (const filter of spec.filters) {
+    if (filter.kind !== 'enum' || !spec.fields.includes(filter.param)) continue;
+    const asked = query.filter(([param]) => param === filter.param).map(([, value]) => value);
+    known[filter.param] = asked.length > 0 ? asked : filter.values;
+  }
   return known;
 }
 
@@ -158,7 +166,7 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
   const ids = spec.listByIds ? await readIds(ctx, opts.ids, '--id') : undefined;
   let watch: IdWatch | undefined;
   const written = await streamList(ctx, spec, { version, query: [...query, ...fieldsQuery], asOf, ids, noun: spec.noun }, (continues) => {
-    watch = watchIds(printer.writer('list', columns, { continues, computed: spec.computed, picked, known: knownValues(spec) }));
+    watch = watchIds(printer.writer('list', columns, { continues, computed: spec.computed, picked, known: knownValues(spec, query) }));
     return watch.writer;
   });
   // A look-up by ids names those the service did not return; a resumed or --limit-cut run cannot tell.

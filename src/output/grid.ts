@@ -71,9 +71,9 @@ export interface ColumnMeasure {
   /** Columns the widest cell of the first window takes (bounded). */
   values: number;
   /**
-   * Columns wanted beyond `values` on a terminal with room for them, but given up before free
-   * text is cut: a later id or e-mail address a little longer than the first window's stays on
-   * its row (an id of one more digit, a longer name in an address).
+   * Columns wanted beyond `values`: a later id one digit or a few letters longer than the first
+   * window's stays on the grid. Given off a terminal, and on one before free text or a header
+   * keeps its width, as far as the room above the columns' floors goes, left to right.
    */
   reserve?: number;
 }
@@ -135,11 +135,13 @@ function floorsOf(measures: readonly ColumnMeasure[], policies: readonly ColumnP
 }
 
 /**
- * The widths of the columns: natural (the header and the widest cell of the first window), and
- * with `terminalColumns` fitted to it, widest first: free text down to MIN_SHRUNK_WIDTH, and the
- * blank part under a header wider than its column's values (down to the values, or to
- * MIN_SHRUNK_WIDTH of the header). So free text is what gets cut, the long headers of narrow
- * columns only once the text is as narrow as they are, and a key or fixed value never.
+ * The widths of the columns: natural (the header and the widest cell of the first window, off a
+ * terminal with the reserve), and with `terminalColumns` fitted to it, widest first:
+ * free text down to MIN_SHRUNK_WIDTH, and the blank part under a header wider than its column's
+ * values (down to the values, or to MIN_SHRUNK_WIDTH of the header). So free text is what gets
+ * cut, the long headers of narrow columns only once the text is as narrow as they are, and a key
+ * or fixed value never. The key columns' reserves come before any of that, as far as they fit,
+ * the rest of them out of the room left.
  */
 export function columnWidths(
   measures: readonly ColumnMeasure[],
@@ -148,16 +150,34 @@ export function columnWidths(
   terminalColumns: number | undefined,
 ): number[] {
   const natural = measures.map(({ header, values }) => Math.max(1, header, values));
-  if (!terminalColumns) return natural;
+  if (!terminalColumns) {
+    return natural.map((width, index) => {
+      const { values, reserve = 0 } = measures[index] as ColumnMeasure;
+      return Math.max(width, values + reserve);
+    });
+  }
   const budget = terminalColumns - gap * (natural.length - 1);
-  const fitted = shrink(natural, floorsOf(measures, policies, terminalColumns), budget);
-  // The reserves come out of the room no column needs (the last one reaches the edge), left to right.
+  const floors = floorsOf(measures, policies, terminalColumns);
+  // The reserves, left to right, as far as the room above the floors goes.
+  let room = budget - sum(floors);
+  const kept = floors.map((floor, index) => {
+    const { values, reserve = 0 } = measures[index] as ColumnMeasure;
+    const given = reserve > 0 ? Math.max(0, Math.min(room, values + reserve - floor)) : 0;
+    room -= given;
+    return floor + given;
+  });
+  const fitted = shrink(
+    natural.map((width, index) => Math.max(width, kept[index] as number)),
+    kept,
+    budget,
+  );
+  // The rest comes out of the room no column needs (the last one reaches the edge), left to right.
   const last = fitted.length - 1;
   // A wrapped last column keeps the room to wrap in.
   let spare = Math.max(0, budget - sum(fitted) - ((policies[last] as ColumnPolicy).wrap ? Math.max(0, MIN_WRAP_WIDTH - (fitted[last] as number)) : 0));
   return fitted.map((width, index) => {
-    const wanted =
-      index === last ? 0 : Math.min(spare, Math.max(0, (measures[index] as ColumnMeasure).values + ((measures[index] as ColumnMeasure).reserve ?? 0) - width));
+    const { values, reserve = 0 } = measures[index] as ColumnMeasure;
+    const wanted = index === last ? 0 : Math.min(spare, Math.max(0, values + reserve - width));
     spare -= wanted;
     return width + wanted;
   });

@@ -23,8 +23,14 @@ const MAX_BUFFERED_ROWS = 1000;
  * what a table can usefully show, and the bound on what laying it out costs.
  */
 export const MAX_CELL_WIDTH = 4096;
-/** Room a key column takes beyond its first window's values, as a share of them, when a terminal has it to spare (ColumnMeasure.reserve). */
+/**
+ * Room a key column takes beyond its first window's values, as a share of them, and at most
+ * KEY_RESERVE_MAX: on a terminal before free text keeps its width (ColumnMeasure.reserve). For an
+ * id one digit or a few letters longer; a far longer one (an e-mail address) is rare enough to
+ * cost its row's free text rather than every row's.
+ */
 const KEY_RESERVE = 0.25;
+const KEY_RESERVE_MAX = 4;
 /** Columns whose cells wrap when WriterOptions.wrap is not given: `conversations update`'s messages. */
 export const DEFAULT_WRAP_COLUMNS: readonly string[] = ['result'];
 
@@ -65,8 +71,6 @@ interface LaidRow {
   cells: string[];
   widths: number[];
   more: string[];
-  /** A first cell too wide for its column, on a line of its own above the row. */
-  before?: string;
 }
 
 /** A line being assembled: text, and the terminal column where it ends. */
@@ -85,12 +89,13 @@ class Line {
  * One grid: the widths fixed, each row laid out on it, so every cell starts where its header does,
  * page after page. A cell wider than its column is cut with '…', or wrapped within the column when
  * its column wraps. A key or fixed value (an id, a code, a date) is never cut: the widths come from
- * the first window and from the values the catalogue knows (a status enum), so a wider one on a
- * later page is rare (on a terminal with room, a key column also gets a reserve: KEY_RESERVE). When
- * one comes it must not push the cells after it off the grid, nor be cut: it stands whole on a
- * line of its own, from its column's start, its place on the row left blank: under the row, or,
- * for the first column (what a row is read by), above the rest of its row. The last column
- * reaches the terminal's edge (off a terminal, MAX_CELL_WIDTH).
+ * the first window and from the values the catalogue knows (a status enum, narrowed by a filter),
+ * and a key column gets a reserve (KEY_RESERVE), on a terminal before free text keeps its width,
+ * so a wider one on a later page is rare. When one comes, its record still takes one line: the
+ * value stands whole and the cells after it in that row move right, each free-text (or blank) cell
+ * cut so that it still ends where its column ends, until the row is back on the grid; a key or
+ * fixed value pushed past its column's end moves on the ones after it. The last column reaches
+ * the terminal's edge (off a terminal, MAX_CELL_WIDTH).
  */
 class Grid {
   readonly #widths: number[];
@@ -105,43 +110,63 @@ class Grid {
 
   /** The cells of one row on the grid; a header is cut, never kept whole. */
   layRow(texts: readonly string[], header = false): LaidRow {
-    const widths = [...this.#widths];
-    const last = widths.length - 1;
-    const lastStart = widths.slice(0, last).reduce((total, width) => total + width + GAP, 0);
-    widths[last] = Math.max(1, (this.#terminalColumns ?? lastStart + MAX_CELL_WIDTH) - lastStart);
+    const grid = [...this.#widths];
+    const last = grid.length - 1;
+    const lastStart = grid.slice(0, last).reduce((total, width) => total + width + GAP, 0);
+    grid[last] = Math.max(1, (this.#terminalColumns ?? lastStart + MAX_CELL_WIDTH) - lastStart);
+    const { widths, shown } = header ? { widths: grid, shown: texts } : this.#pushed(texts, grid);
     const starts = widths.map((_, index) => widths.slice(0, index).reduce((total, width) => total + width + GAP, 0));
     const more: Line[] = [];
-    let before: string | undefined;
     // The first line under the row free from column `at` on (what is put there goes no further left).
     const freeFrom = (at: number): number => {
       let row = more.length;
       while (row > 0 && (more[row - 1] as Line).end + GAP <= at) row--;
       return row;
     };
-    const cells = texts.map((text, index) => {
+    const cells = shown.map((text, index) => {
       const width = widths[index] as number;
       const at = starts[index] as number;
       const policy = this.#policies[index] as ColumnPolicy;
-      if (header || displayWidth(text, width) <= width) return cutToWidth(text, width);
-      if (policy.wrap && this.#terminalColumns !== undefined && width < MIN_WRAP_WIDTH && index === last && index > 0) {
+      if (header || !policy.wrap || displayWidth(text, width) <= width) return cutToWidth(text, width);
+      if (this.#terminalColumns !== undefined && width < MIN_WRAP_WIDTH && index === last && index > 0) {
         // Too narrow to read: under the row, from its second column, as wide as the terminal lets it.
         const under = starts[1] as number;
         const from = freeFrom(under);
         wrapToWidth(text, this.#terminalColumns - under).forEach((line, row) => (more[from + row] ??= new Line()).put(under, line, displayWidth(line)));
         return '';
       }
-      if (policy.wrap) {
-        const [first = '', ...rest] = wrapToWidth(text, width);
-        const from = freeFrom(at);
-        rest.forEach((line, row) => (more[from + row] ??= new Line()).put(at, line, displayWidth(line)));
-        return first;
-      }
-      if (!policy.keeps(text)) return cutToWidth(text, width);
-      if (index === 0) before = text;
-      else (more[freeFrom(at)] ??= new Line()).put(at, text, displayWidth(text));
-      return '';
+      const [first = '', ...rest] = wrapToWidth(text, width);
+      const from = freeFrom(at);
+      rest.forEach((line, row) => (more[from + row] ??= new Line()).put(at, line, displayWidth(line)));
+      return first;
     });
-    return { cells, widths, more: more.map((line) => trimTrailingSpaces(line.text)), ...(before === undefined ? {} : { before }) };
+    return { cells, widths, more: more.map((line) => trimTrailingSpaces(line.text)) };
+  }
+
+  /**
+   * The widths of one row: the grid's, unless a value kept whole is wider than the room it has.
+   * `shift` is how far right of its column's start a cell begins; every other cell gets the room
+   * left to its column's end (at least one column: a cut text shows '…'), so the row returns to
+   * the grid at the first cell that can give up what the wide value took. A last cell left no
+   * room at all is not shown, rather than a line wider than the terminal.
+   */
+  #pushed(texts: readonly string[], grid: readonly number[]): { widths: number[]; shown: string[] } {
+    let shift = 0;
+    const shown = [...texts];
+    const widths = grid.map((width, index) => {
+      const text = texts[index] as string;
+      const policy = this.#policies[index] as ColumnPolicy;
+      const room = width - shift;
+      const fits = Math.max(0, room);
+      if (!policy.wrap && displayWidth(text, fits) > fits && policy.keeps(text)) {
+        shift += displayWidth(text) - width;
+        return displayWidth(text);
+      }
+      if (room < 1 && index === grid.length - 1) shown[index] = '';
+      shift += Math.max(1, room) - width;
+      return Math.max(1, room);
+    });
+    return { widths, shown };
   }
 }
 
@@ -164,8 +189,8 @@ function render(Table: typeof CliTable, rows: readonly LaidRow[], style?: (text:
       .toString()
       .split('\n')
       .forEach((line, index) => {
-        const { before, more } = same[index] as LaidRow;
-        text += [...(before === undefined ? [] : [before]), line, ...more].map((shown) => trimTrailingSpaces(shown) + '\n').join('');
+        const { more } = same[index] as LaidRow;
+        text += [line, ...more].map((shown) => trimTrailingSpaces(shown) + '\n').join('');
       });
   }
   return text;
@@ -270,8 +295,9 @@ class ListTableWriter implements RecordWriter {
       return {
         header: this.#header ? displayWidth(this.#header[index] as string) : 0,
         values,
-        // Not the first column: a wider first cell stands above its row, which reads well enough.
-        reserve: index > 0 && policy.kind === 'key' && known.length === 0 ? Math.ceil(values * KEY_RESERVE) : 0,
+        // Not the first column: its ids are what a row is read by, mostly of one length. Nor one
+        // whose values the catalogue knows: the longest of them is its width.
+        reserve: index > 0 && policy.kind === 'key' && known.length === 0 ? Math.min(KEY_RESERVE_MAX, Math.ceil(values * KEY_RESERVE)) : 0,
       };
     });
     const { shown, widths } = fitColumns(measures, policies, GAP, this.#terminalColumns);
