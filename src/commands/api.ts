@@ -10,6 +10,7 @@ import type { Command } from 'commander';
 import type { Context } from '../cli/context.js';
 import { CarectlError, MAY_HAVE_BEEN_APPLIED, mayHaveBeenApplied, UsageError } from '../core/errors.js';
 import { parseJson } from '../core/exact-json.js';
+import { utf8BomLength } from '../core/bytes.js';
 import { safeJsonStringify, writeText } from '../output/index.js';
 import { nextPageLink } from '../api/paging.js';
 import { PageGuard, type ChainState } from '../api/page-guard.js';
@@ -111,8 +112,10 @@ function recordsOf(reply: unknown): unknown[] {
   return (Object.values(reply).find(Array.isArray) as unknown[] | undefined) ?? [];
 }
 
-/** -d JSON, @FILE or @-: parsed here, so invalid JSON is a usage error and nothing is sent. */
-/** The body's JSON text, checked: sent as written, as curl and gh send it. */
+/**
+ * -d JSON, @FILE or @-: the body's text, parsed here so that invalid JSON is a usage error and
+ * nothing is sent; then sent as written, as curl and gh send it.
+ */
 async function readBody(ctx: Context, data: string): Promise<string> {
   let source = '--data';
   let json = data;
@@ -177,7 +180,7 @@ async function readStdin(stream: NodeJS.ReadableStream): Promise<string> {
  * out. Other bytes are refused: decoded, they would go out as U+FFFD (M\xfcller as M�ller).
  */
 function utf8Body(bytes: Buffer, source: string): string {
-  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  const start = utf8BomLength(bytes);
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(start));
   } catch {

@@ -5,6 +5,7 @@
  * from what leaves no doubt: the Content-Type (text/html), and the body's first bytes, held back
  * as they stream (never the whole body: a report can be gigabytes).
  */
+import { utf8BomLength } from '../core/bytes.js';
 import { CarectlError } from '../core/errors.js';
 import { redact } from './redact.js';
 import { pageTitle } from './reply.js';
@@ -100,7 +101,7 @@ function opensPage(text: string, more: boolean): boolean | typeof MORE {
 
 /** Where the text starts: after a UTF-8 byte order mark and white space. */
 function startOfText(head: Buffer): number {
-  let at = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
+  let at = utf8BomLength(head);
   while (at < head.length && (head[at] === 0x20 || head[at] === 0x09 || head[at] === 0x0a || head[at] === 0x0d)) at++;
   return at;
 }

@@ -3,6 +3,7 @@
  * the service's error body turned into the message a user reads.
  */
 import type { Readable } from 'node:stream';
+import { utf8BomLength } from '../core/bytes.js';
 import { parseJson } from '../core/exact-json.js';
 import { ReplyEncodingError } from './encoding.js';
 import { redact, stripUserinfo } from './redact.js';
@@ -57,8 +58,7 @@ export function decodeText(bytes: Buffer, contentType: string | string[] | undef
   const type = Array.isArray(contentType) ? contentType[0] : contentType;
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(type ?? '')?.[1]?.toLowerCase();
   // A byte order mark is left out, as TextDecoder does (RFC 8259 §8.1 lets a reader ignore it).
-  if (charset === undefined || charset === 'utf-8' || charset === 'utf8')
-    return bytes.toString('utf8', bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0);
+  if (charset === undefined || charset === 'utf-8' || charset === 'utf8') return bytes.toString('utf8', utf8BomLength(bytes));
   let decoder: { decode(bytes: Uint8Array): string };
   try {
     decoder = new TextDecoder(charset);

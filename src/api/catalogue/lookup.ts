@@ -56,9 +56,10 @@ type Item = Record<string, unknown>;
 
 /**
  * With include=content (notes, actions), each record carries its own items, found by its id list,
- * or by the items' parents where it has none (notes and actions have none: a reply of one record holds its own). An item that is not an object with an id, an id the
- * reply does not hold, or a side-load that is not a list is left out, not a failure of the page:
- * `notice` says so, once for the reply.
+ * or by the items' parents where it has none; notes and actions have neither, so a reply of one
+ * record holds its own. An item that is not an object with an id, an id the reply does not hold,
+ * or a side-load that is not a list is left out, not a failure of the page: `notice` says so,
+ * once for the reply.
  */
 export function attachSideloads(spec: ResourceSpec, body: unknown, records: Item[], notice?: (line: string) => void): Item[] {
   if (!spec.sideloads || !isObject(body)) return records;

@@ -214,9 +214,10 @@ function tagOrigins(plan: UpdatePlan, tagIds: readonly string[]): TagOrigins {
 }
 
 /**
- * The service takes only active tags, by id (a name, as `list --tag` takes, is refused). A refusal says how to proceed, fitted to where the refused
- * tag can have come from (the one the message names, if it names one): the user's flag, or the
- * conversation's current tags, which carectl sends back rather than dropping one silently.
+ * The service takes only active tags, by id (a name, as `list --tag` takes, is refused). A refusal
+ * says how to proceed, fitted to where the refused tag can have come from (the one the message
+ * names, if it names one): the user's flag, or the conversation's current tags, which carectl
+ * sends back rather than dropping one silently.
  */
 export function refusedTagHint(message: string, sent: TagOrigins): string | undefined {
   const words = message.split(/[^\w-]+/);
