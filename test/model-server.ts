@@ -40,6 +40,10 @@ export interface ModelVariant {
   quotaEvery?: number;
   /** Each answer waits this long (ms, real time), so that requests overlap. */
   delayMs?: number;
+  /** Reads a date-time bound of a first page (a request without skip) as its day: the midnight reading of a date-only service; links keep their time. */
+  timeAsDay?: boolean;
+  /** Answers 500 to the requests it holds true for (a run failing part-way). */
+  failWhen?: (params: URLSearchParams) => boolean;
   /** How keyset links write a date-time (ISO 8601 forms): 2026-01-05T10:00:00, …Z, ….000000+00:00, or with a space. */
   timeForm?: 'T' | 'Z' | 'micro' | 'space';
 }
@@ -173,6 +177,9 @@ export class ModelServer {
           for (const value of kept) bounds.append(`${name}_${op}`, value);
         }
     }
+    if (this.variant.timeAsDay && !params.has('skip')) {
+      for (const [key, value] of [...bounds]) if (/_(gte|gt|lte|lt)$/.test(key)) bounds.set(key, value.slice(0, 10));
+    }
     const old = this.variant.ignoreBounds ? undefined : readBounds(bounds, 'oldest_sort_date', this.variant.reading);
     const recent = this.variant.ignoreBounds ? undefined : readBounds(bounds, 'newest_sort_date', this.variant.reading);
     void withKeyset;
@@ -266,6 +273,7 @@ export class ModelServer {
         const crowded = this.variant.inFlightLimit !== undefined && this.inFlight > this.variant.inFlightLimit;
         let reply: { status: number; body: unknown; headers?: Record<string, string> };
         if (quota || crowded) reply = { status: 429, body: { status: 'error', message: 'slow down' }, headers: { 'retry-after': '1' } };
+        else if (this.variant.failWhen?.(url.searchParams)) reply = { status: 500, body: { status: 'error', message: 'down' } };
         else {
           this.move();
           reply = this.answer(url.pathname, url.searchParams);

@@ -7,6 +7,7 @@ import { Context, type GlobalOptions } from './context.js';
 import { UsageError } from '../core/errors.js';
 import type { Io } from '../core/io.js';
 import { redactError } from '../http/redact.js';
+import { openOutputFile } from './output-file.js';
 
 /** Commander's parsed options of one command, before a verb reads them. */
 export type RawOptions = Readonly<Record<string, unknown>>;
@@ -17,14 +18,14 @@ export type CommandBody<O> = (ctx: Context, opts: O) => Promise<void>;
  * Global options that only some commands act on. A command names those it takes; given to any
  * other, they are a usage error rather than silently ignored (`tags get 7001 --resume T`).
  */
-export type GlobalUse = 'limit' | 'page-size' | 'resume' | 'columns' | 'parallel';
+export type GlobalUse = 'limit' | 'page-size' | 'resume' | 'columns' | 'parallel' | 'output-file' | 'state' | 'watch';
 export type Action = <O>(read: OptionReader<O>, body: CommandBody<O>, takes?: readonly GlobalUse[]) => (...commanderArgs: unknown[]) => Promise<void>;
 
 /** For verbs that take no options or arguments of their own. */
 export const noOptions: OptionReader<undefined> = () => undefined;
 
-/** What a list of records takes: all of them. */
-export const LIST_USES: readonly GlobalUse[] = ['limit', 'page-size', 'resume', 'columns', 'parallel'];
+/** What a list of records takes: all of them (a resource's own list also --state and --watch). */
+export const LIST_USES: readonly GlobalUse[] = ['limit', 'page-size', 'resume', 'columns', 'parallel', 'output-file'];
 
 const GIVEN: Readonly<Record<GlobalUse, (globals: GlobalOptions) => boolean>> = {
   limit: (globals) => globals.limit !== undefined,
@@ -32,6 +33,9 @@ const GIVEN: Readonly<Record<GlobalUse, (globals: GlobalOptions) => boolean>> = 
   resume: (globals) => globals.resume !== undefined,
   columns: (globals) => globals.columns !== undefined,
   parallel: (globals) => globals.parallel !== undefined,
+  'output-file': (globals) => globals.outputFile !== undefined,
+  state: (globals) => globals.state !== undefined,
+  watch: (globals) => globals.watch === true || globals.interval !== undefined,
 };
 
 function checkUses(command: Command, globals: GlobalOptions, takes: readonly GlobalUse[]): void {
@@ -50,14 +54,20 @@ export function makeAction(io: Io): Action {
       const command = commanderArgs[commanderArgs.length - 1] as Command;
       const globals = command.optsWithGlobals() as GlobalOptions;
       checkUses(command, globals, takes);
-      const ctx = new Context(io, globals);
+      // -O: before anything is sent, so a folder that cannot be written costs nothing.
+      const file = globals.outputFile === undefined ? undefined : await openOutputFile(io, globals.outputFile);
+      const ctx = new Context(file?.io ?? io, globals);
       try {
         ctx.checkGlobals();
         await body(ctx, read(command.opts(), commanderArgs.slice(0, -2)));
+        await file?.commit();
+        // Only now is the output whole and in place: --state may record that it was delivered.
+        await ctx.outputDone();
       } catch (err) {
         // Messages may carry what the service or a proxy echoed: never a credential.
         throw redactError(err, ctx.secrets());
       } finally {
+        await file?.discard();
         await ctx.close();
       }
     };

@@ -41,6 +41,10 @@ export interface GlobalOptions {
   profile?: string;
   sandbox?: boolean;
   parallel?: string;
+  outputFile?: string;
+  state?: string;
+  watch?: boolean;
+  interval?: string;
 }
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -68,6 +72,7 @@ export class Context {
   private readonly made: Transport[] = [];
   private connectionPromise: Promise<Connection> | undefined;
   private closers: Array<() => Promise<void>> = [];
+  private readonly afterOutputSteps: Array<() => Promise<void>> = [];
   /** Set once parallel() has been read: the transport keeps that many connections. */
   private parallelValue: number | undefined;
 
@@ -305,6 +310,15 @@ export class Context {
     const sandbox = await startSandbox({ now: this.io.now });
     this.onClose(() => sandbox.close());
     return { baseUrl: new URL(sandbox.baseUrl), user: sandbox.user, password: sandbox.password };
+  }
+
+  /** Runs `step` once the command's output is complete and in place (after -O's rename): a --state commit. */
+  afterOutput(step: () => Promise<void>): void {
+    this.afterOutputSteps.push(step);
+  }
+
+  async outputDone(): Promise<void> {
+    for (const step of this.afterOutputSteps.splice(0)) await step();
   }
 
   onClose(closer: () => Promise<void>): void {

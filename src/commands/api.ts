@@ -54,7 +54,7 @@ export function addApiCommand(program: Command, action: Action): void {
     'carectl api v1.3/conversations/500001 -X PATCH -d \'{"status":"on_hold","tag_ids":["7005"]}\'',
     'carectl api v1.1/reports -d @report-request.json',
   ]);
-  api.action(action(readOptions, apiCommand));
+  api.action(action(readOptions, apiCommand, ['output-file']));
 }
 
 async function apiCommand(ctx: Context, opts: ApiOptions): Promise<void> {

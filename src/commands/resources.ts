@@ -6,7 +6,8 @@ import { Option, type Command } from 'commander';
 import { defaultVersion, type FilterSpec, type ResourceSpec, type Version } from '../api/catalogue/index.js';
 import { runList, startPoint } from '../api/list-run.js';
 import { resumeAsOf } from '../api/resume-token.js';
-import { listPlan, type ListPlan } from '../api/paging.js';
+import { listPlan, type ListPlan, type PageSource } from '../api/paging.js';
+import { incrementalList, isIncremental } from './incremental.js';
 import { BOTH_GIVEN, fieldsParam, filterParams, offFlagOf, type FilterValues } from '../api/query.js';
 import { columnNames, parseFieldsFlag, resolveColumns } from '../cli/columns.js';
 import { UsageError } from '../core/errors.js';
@@ -70,7 +71,7 @@ export function addListVerb(group: Command, spec: ResourceSpec, action: Action):
     fields: raw.fields as string | undefined,
     ids: spec.listByIds ? [...((args[0] as string[] | undefined) ?? []), ...((raw.id as string | undefined)?.split(',') ?? [])] : [],
   });
-  list.action(action(read, (ctx, opts) => listResource(ctx, spec, opts), LIST_USES));
+  list.action(action(read, (ctx, opts) => listResource(ctx, spec, opts), [...LIST_USES, 'state', 'watch']));
 }
 
 export function addGetVerb(group: Command, spec: ResourceSpec, action: Action): void {
@@ -163,12 +164,25 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
   const { printer, version, picked, columns, fieldsQuery } = await readShape(ctx, spec, 'list', opts.fields);
   const { query, asOf } = listQuery(ctx, spec, version, opts.filters);
   noticeIncludedElsewhere(ctx, spec, printer, opts.filters, columns);
+  const incremental = isIncremental(ctx);
   const ids = spec.listByIds ? await readIds(ctx, opts.ids, '--id') : undefined;
   let watch: IdWatch | undefined;
-  const written = await streamList(ctx, spec, { version, query: [...query, ...fieldsQuery], asOf, ids, noun: spec.noun }, (continues) => {
+  const writerFor = (continues: string | undefined): RecordWriter => {
     watch = watchIds(printer.writer('list', columns, { continues, computed: spec.computed, picked, known: knownValues(spec, query) }));
     return watch.writer;
-  });
+  };
+  const run: ListRun = { version, query: [...query, ...fieldsQuery], asOf, ids, noun: spec.noun };
+  const written = incremental
+    ? await incrementalList(
+        ctx,
+        spec,
+        version,
+        query,
+        (hooks, writer) =>
+          streamList(ctx, spec, { ...run, query: [...run.query, ...hooks.params], source: hooks.source }, (continues) => writer ?? writerFor(continues)),
+        () => writerFor(undefined),
+      )
+    : await streamList(ctx, spec, run, writerFor);
   // A look-up by ids names those the service did not return; a resumed or --limit-cut run cannot tell.
   if (ids && ctx.globals.resume === undefined && written < (ctx.limit ?? Infinity)) refuseMissingIds(spec.noun, watch?.missing(ids));
   if (written === 0) ctx.notice(`no ${spec.noun}s found`);
@@ -187,6 +201,8 @@ export interface ListRun {
   ids?: string[] | undefined;
   /** What the live count counts. */
   noun: string;
+  /** An incremental list's page source around the client's (src/api/incremental.ts); its order is its own, not the query's. */
+  source?: (inner: PageSource) => PageSource;
 }
 
 /**
@@ -198,7 +214,7 @@ export async function streamList(ctx: Context, spec: ResourceSpec, run: ListRun,
   const printer = await ctx.printer();
   const limit = ctx.limit;
   const plan = listPlan(spec, run.version, run.query, { pageSize: ctx.pageSize, limit, asOf: run.asOf }, run.ids);
-  refuseUnionSort(spec, plan, run.query);
+  if (!run.source) refuseUnionSort(spec, plan, run.query);
   const start = startPoint(plan, ctx.globals.resume);
   const scheduler = await ctx.scheduler();
 
@@ -208,7 +224,7 @@ export async function streamList(ctx: Context, spec: ResourceSpec, run: ListRun,
   try {
     return await runList({
       plan,
-      source: api.pages(spec, run.version),
+      source: run.source ? run.source(api.pages(spec, run.version)) : api.pages(spec, run.version),
       writer: live.writer,
       start,
       scheduler,

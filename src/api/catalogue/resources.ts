@@ -114,7 +114,8 @@ export const RESOURCES: readonly ResourceSpec[] = [
       { kind: 'enum', flag: 'sort', param: 'sort', valueName: 'field', values: SORT_VALUES, help: 'sort field; a leading - sorts descending' },
     ],
     requireOneOf: { params: ['status', 'is_priority'], union: { param: 'is_priority', values: ['true', 'false'] } },
-    sortDates: { param: 'sort', fields: ['oldest_sort_date', 'newest_sort_date'], default: 'oldest_sort_date' },
+    // A new message moves newest_sort_date forward: what an incremental list follows.
+    sortDates: { param: 'sort', fields: ['oldest_sort_date', 'newest_sort_date'], default: 'oldest_sort_date', moves: 'newest_sort_date' },
     conflicts: [['oldest', 'newest']],
     examples: {
       list: [

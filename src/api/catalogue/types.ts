@@ -134,7 +134,13 @@ export interface ResourceSpec {
    * fields, and the order when none is asked for. Their links may tighten those bounds, and a
    * list can be split into slices of the sort date.
    */
-  sortDates?: { param: string; fields: readonly string[]; default: string };
+  sortDates?: {
+    param: string;
+    fields: readonly string[];
+    default: string;
+    /** The sort date an incremental list (--state, --watch) follows: the one a change moves forward (default: `default`). */
+    moves?: string;
+  };
   /** Pairs of flags that cannot be used together. */
   conflicts?: readonly (readonly [string, string])[];
   examples: { list?: readonly string[]; get?: readonly string[] };

@@ -1,0 +1,168 @@
+/**
+ * --state: incremental lists over "nights" against the model server (written from the spec, whose
+ * data changes between runs): every record that changed comes out, none is lost, none repeated
+ * beyond the at-least-once of a failed run; also with a service that reads a date-time bound as
+ * its day (midnight). And the state file's own rules (another query, a bad file, --limit).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { fakeClock, runCli } from './helpers.js';
+import { DAY, ModelServer, NOW, modelData, type ModelRecord, type ModelVariant } from './model-server.js';
+
+const HOUR = 3_600_000;
+const MINUTE = 60_000;
+
+function setup(variant: ModelVariant): { model: ModelServer; clock: ReturnType<typeof fakeClock>; folder: string } {
+  const data: ModelRecord[] = modelData(40, ['hours', 'year'], 7);
+  // Unread records just before the first night, within its margin: the next night must not repeat them.
+  for (const [i, before] of [MINUTE, 3 * MINUTE, 4 * MINUTE].entries()) {
+    data.push({ id: String(510000 + i), status: 'unread', is_priority: false, oldest: NOW - DAY, newest: NOW - before });
+  }
+  return { model: new ModelServer(data, variant), clock: fakeClock(NOW), folder: mkdtempSync(join(tmpdir(), 'carectl-state-')) };
+}
+
+async function night(model: ModelServer, clock: ReturnType<typeof fakeClock>, folder: string, extra: string[] = []) {
+  const env = { CARECTL_BASE_URL: model.baseUrl, CARECTL_USER: 'bot', CARECTL_PASSWORD: 'model-secret', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' };
+  const args = [
+    'conversations',
+    'list',
+    '--status',
+    'unread',
+    '--state',
+    'state.json',
+    '-o',
+    'ndjson',
+    '--columns',
+    'id',
+    '--page-size',
+    '4',
+    '--retries',
+    '0',
+    ...extra,
+  ];
+  const result = await runCli(args, { env, now: clock.now, sleep: clock.sleep, cwd: folder });
+  const ids = result.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => (JSON.parse(line) as { id: string }).id);
+  return { ...result, ids };
+}
+
+const unread = (model: ModelServer): string[] => model.expected({ status: 'unread' });
+
+/** Gives a record a new message at `at`, or adds a new unread one there. */
+function touch(model: ModelServer, id: string, at: number): void {
+  const record = model.data.find((r) => r.id === id);
+  if (record) record.newest = at;
+  else model.data.push({ id, status: 'unread', is_priority: false, oldest: at, newest: at });
+}
+
+const sorted = (ids: Iterable<string>): string[] => [...ids].sort();
+
+for (const variant of [
+  { reading: 'whole-day', links: 'keyset' },
+  { reading: 'midnight', links: 'keyset', timeAsDay: true },
+] as ModelVariant[]) {
+  describe(`--state over three nights (${variant.timeAsDay ? 'a date-time bound read as its day' : 'date-time bounds kept'})`, () => {
+    it('delivers every record that changed, none lost, none repeated beyond a failed run', async () => {
+      const { model, clock, folder } = setup(variant);
+      await model.start();
+      try {
+        const first = await night(model, clock, folder);
+        assert.equal(first.code, 0, first.stderr);
+        assert.deepEqual(sorted(first.ids), sorted(unread(model)));
+        assert.equal(new Set(first.ids).size, first.ids.length);
+        const state = readFileSync(join(folder, 'state.json'), 'utf8');
+
+        // Day two: new conversations, and messages on old ones: one delivered in the margin, one
+        // earlier that day, one from long ago, one just past the first night's start.
+        const changedA = new Set<string>();
+        const today = unread(model).filter((id) => (model.data.find((r) => r.id === id) as ModelRecord).newest >= Math.floor(NOW / DAY) * DAY);
+        const old = unread(model).find((id) => (model.data.find((r) => r.id === id) as ModelRecord).newest < NOW - 2 * DAY) as string;
+        for (const [id, at] of [
+          ['510001', NOW + 30_000],
+          [today[0] as string, NOW + 2 * HOUR],
+          [old, NOW + 10 * HOUR],
+          ['600001', NOW + HOUR],
+          ['600002', NOW + 13 * HOUR],
+        ] as const) {
+          touch(model, id, at);
+          changedA.add(id);
+        }
+        clock.advance(14 * HOUR);
+
+        // Night two fails part-way, at the first page past night one's start: the state stays as night one left it.
+        model.variant.failWhen = (params) =>
+          params.get('page_size') === '4' && params.has('skip') && Date.parse(`${params.get('newest_sort_date_gte')}Z`) >= NOW;
+        const failed = await night(model, clock, folder);
+        assert.equal(failed.code, 1, failed.stderr);
+        assert.ok(failed.ids.length > 0 && failed.ids.length < changedA.size, failed.stdout);
+        assert.equal(readFileSync(join(folder, 'state.json'), 'utf8'), state);
+        delete model.variant.failWhen;
+
+        // Day three: more new records and moves, one of them a record night two printed.
+        const changedB = new Set<string>();
+        for (const [id, at] of [
+          ['600003', NOW + 20 * HOUR],
+          [today[1] as string, NOW + 30 * HOUR],
+          [failed.ids[0] as string, NOW + 31 * HOUR],
+        ] as const) {
+          touch(model, id, at);
+          changedB.add(id);
+        }
+        clock.advance(24 * HOUR);
+        const third = await night(model, clock, folder);
+        assert.equal(third.code, 0, third.stderr);
+        assert.deepEqual(sorted(third.ids), sorted(new Set([...changedA, ...changedB])));
+        assert.equal(new Set(third.ids).size, third.ids.length);
+
+        // Nothing changed since: nothing comes out.
+        clock.advance(HOUR);
+        const quiet = await night(model, clock, folder);
+        assert.deepEqual([quiet.code, quiet.ids, quiet.stderr], [0, [], 'no conversations found\n']);
+        assert.deepEqual(readdirSync(folder).sort(), ['state.json']);
+      } finally {
+        await model.close();
+      }
+    });
+  });
+}
+
+describe('--state file rules', () => {
+  it('refuses a state of another query, a file that is not a state, and --limit; nothing is sent', async () => {
+    const { model, clock, folder } = setup({ reading: 'whole-day', links: 'keyset' });
+    await model.start();
+    try {
+      assert.equal((await night(model, clock, folder)).code, 0);
+      const sent = model.requests.length;
+      const other = await night(model, clock, folder, ['--priority']);
+      assert.equal(other.code, 2);
+      assert.match(
+        other.stderr,
+        /^carectl: --state: state\.json belongs to the query v1\.3\/conversations\?status=unread, not to this one \(v1\.3\/conversations\?is_priority=true&status=unread\); give another FILE\n$/,
+      );
+      const limited = await night(model, clock, folder, ['--limit', '3']);
+      assert.deepEqual(
+        [limited.code, limited.stderr],
+        [2, 'carectl: --state: cannot be combined with --limit; --state lists every record past where the last run ended\n'],
+      );
+      const bounded = await night(model, clock, folder, ['--newest', '7d..']);
+      assert.deepEqual(
+        [bounded.code, bounded.stderr],
+        [2, 'carectl: --state: lists by newest_sort_date from where the last run ended; --newest cannot be combined with it\n'],
+      );
+      writeFileSync(join(folder, 'state.json'), 'not json');
+      const bad = await night(model, clock, folder);
+      assert.deepEqual(
+        [bad.code, bad.stderr],
+        [2, 'carectl: --state: state.json is not a carectl state file; give another FILE or remove it to list everything again\n'],
+      );
+      assert.equal(model.requests.length, sent);
+    } finally {
+      await model.close();
+    }
+  });
+});
