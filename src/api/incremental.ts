@@ -162,10 +162,17 @@ export class IncrementalRun {
     return bound?.timed && bound.at !== own?.at ? Math.floor(bound.at / 1000) * 1000 : undefined;
   }
 
-  /** The sort date of the list's last record, `id`: the first of the list the other way round, whose next link bounds by it. */
+  /**
+   * The sort date of the list's last record, `id`: the first of the list the other way round, whose
+   * next link bounds by it; without the run's bounds, so that a next link exists when the run's list holds only it.
+   */
   private async lastPosition(inner: PageSource, query: string, id: string): Promise<number | undefined> {
-    const probe = withParam(withParam(query, this.sortParam, `-${this.field}`), SIZE, '1');
-    const one = await inner.fetch(probe, asDay(probe, this.field));
+    const [path, params] = splitAddress(query);
+    for (const key of [...params.keys()]) if (key.startsWith(`${this.field}_`)) params.delete(key);
+    params.set(this.sortParam, `-${this.field}`);
+    params.set(SIZE, '1');
+    const probe = `${path}?${params.toString()}`;
+    const one = await inner.fetch(probe, probe);
     return one.records[0] !== undefined && String(one.records[0].id) === id ? this.position(one.next, probe, 'hi') : undefined;
   }
 

@@ -1,0 +1,141 @@
+/**
+ * --watch: the list, then every record that appears or moves, once, as polls find it; against the
+ * model server whose data changes between polls, with the injected clock (no real waits).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { runCli } from './helpers.js';
+import { ModelServer, NOW, modelData, type ModelRecord } from './model-server.js';
+import type { Io } from '../src/core/io.js';
+
+const env = (model: ModelServer) => ({
+  CARECTL_BASE_URL: model.baseUrl,
+  CARECTL_USER: 'bot',
+  CARECTL_PASSWORD: 'model-secret',
+  XDG_CONFIG_HOME: '/nonexistent/x',
+});
+
+/**
+ * A clock whose sleeps pass at once, each running the next step of `script` (the world between two
+ * polls, given a time two seconds before the next poll: a record dated in the second a poll starts
+ * comes again in the next, at-least-once); past its end, Ctrl-C.
+ */
+function scripted(script: Array<(now: number) => void>, stop: AbortController): { now: () => number; sleep: Io['sleep']; slept: number[] } {
+  let time = NOW;
+  const slept: number[] = [];
+  return {
+    now: () => time,
+    sleep: async (ms, signal) => {
+      slept.push(ms);
+      time += ms;
+      const step = script.shift();
+      if (step) step(time - 2000);
+      else stop.abort();
+      await new Promise((resolve) => setImmediate(resolve));
+      if (signal?.aborted) throw signal.reason;
+    },
+    slept,
+  };
+}
+
+const idsOf = (ndjson: string): string[] =>
+  ndjson
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => (JSON.parse(line) as { id: string }).id);
+
+describe('--watch', () => {
+  it('prints the list, then each new or moved record once as a poll finds it; a failed poll is said and retried later; Ctrl-C: 130', async () => {
+    const model = new ModelServer(modelData(30, ['hours'], 5), { reading: 'whole-day', links: 'keyset' });
+    await model.start();
+    const stop = new AbortController();
+    const moved = model.expected({ status: 'unread' })[0] as string;
+    const clock = scripted(
+      [
+        (now) => model.data.push({ id: '600001', status: 'unread', is_priority: false, oldest: now, newest: now }),
+        () => (model.variant.failWhen = () => true),
+        (now) => {
+          delete model.variant.failWhen;
+          (model.data.find((r) => r.id === moved) as ModelRecord).newest = now;
+        },
+        () => undefined,
+      ],
+      stop,
+    );
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'carectl-watch-'));
+      const first = model.expected({ status: 'unread', sort: 'newest_sort_date' });
+      const args = [
+        'conversations',
+        'list',
+        '--status',
+        'unread',
+        '--watch',
+        '--interval',
+        '5s',
+        '-o',
+        'ndjson',
+        '--columns',
+        'id',
+        '--retries',
+        '0',
+        '--state',
+        's.json',
+      ];
+      const result = await runCli(args, { env: env(model), now: clock.now, sleep: clock.sleep, signal: stop.signal, cwd: dir });
+      assert.equal(result.code, 130, result.stderr);
+      assert.deepEqual(idsOf(result.stdout), [...first, '600001', moved]);
+      assert.equal(result.stderr, '--watch: poll failed (1 in a row): down (HTTP 500); still watching\ncarectl: interrupted\n');
+      // The interval, twice it after the failure, then the interval again.
+      assert.deepEqual(clock.slept, [5000, 5000, 10000, 5000, 5000]);
+      // Committed after the last poll that completed, which started at the last wait's end.
+      assert.match(readFileSync(join(dir, 's.json'), 'utf8'), /"since": "2026-06-30T12:00:25"/);
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('on a terminal: table rows, with a time line before the rows of a poll that found any', async () => {
+    const model = new ModelServer(modelData(3, ['hours'], 5), { reading: 'whole-day', links: 'keyset' });
+    await model.start();
+    const stop = new AbortController();
+    const clock = scripted([(now) => model.data.push({ id: '600001', status: 'unread', is_priority: false, oldest: now, newest: now }), () => undefined], stop);
+    try {
+      const args = ['conversations', 'list', '--status', 'unread', '--watch', '--columns', 'id,status', '--no-color'];
+      const result = await runCli(args, { env: env(model), now: clock.now, sleep: clock.sleep, signal: stop.signal, stdoutTTY: true, columns: 80 });
+      assert.equal(result.code, 130, result.stderr);
+      const lines = result.stdout.split('\n');
+      assert.deepEqual(lines.slice(-3), ['-- 2026-06-30 12:00:30 UTC', '600001  unread', '']);
+      assert.equal(lines[0], 'ID      STATUS');
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('refuses -o json, an interval under 5s, --interval alone, and -O: exit 2, nothing sent', async () => {
+    const model = new ModelServer(modelData(3, ['hours'], 5), { reading: 'whole-day', links: 'keyset' });
+    await model.start();
+    try {
+      const base = ['conversations', 'list', '--status', 'unread'];
+      const cases: Array<[string[], string]> = [
+        [['--watch', '-o', 'json'], 'carectl: --watch: -o json is one array, which a watch never closes; use -o ndjson\n'],
+        [['--watch', '--interval', '2s'], 'carectl: --interval: at least 5s (got 2s)\n'],
+        [['--interval', '10s'], 'carectl: --interval: goes with --watch\n'],
+        [
+          ['--watch', '-O', 'x.tsv'],
+          'carectl: --watch: cannot be combined with -O/--output-file, which is renamed into place only once whole; redirect stdout instead\n',
+        ],
+      ];
+      for (const [extra, stderr] of cases) {
+        const result = await runCli([...base, ...extra], { env: env(model), cwd: mkdtempSync(join(tmpdir(), 'carectl-watch-')) });
+        assert.deepEqual([result.code, result.stderr], [2, stderr]);
+      }
+      assert.equal(model.requests.length, 0);
+    } finally {
+      await model.close();
+    }
+  });
+});
