@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { fakeClock, runCli } from './helpers.js';
+import { fakeClock, openSandbox, runCli } from './helpers.js';
 import { DAY, ModelServer, NOW, modelData, type ModelRecord, type ModelVariant } from './model-server.js';
 
 const HOUR = 3_600_000;
@@ -99,6 +99,10 @@ for (const variant of [
           params.get('page_size') === '4' && params.has('skip') && Date.parse(`${params.get('newest_sort_date_gte')}Z`) >= NOW;
         const failed = await night(model, clock, folder);
         assert.equal(failed.code, 1, failed.stderr);
+        assert.match(
+          failed.stderr,
+          /^carectl: down \(HTTP 500\); the list stopped after \d records?: the state is unchanged, so the same command lists them again\n$/,
+        );
         assert.ok(failed.ids.length > 0 && failed.ids.length < changedA.size, failed.stdout);
         assert.equal(readFileSync(join(folder, 'state.json'), 'utf8'), state);
         delete model.variant.failWhen;
@@ -163,6 +167,27 @@ describe('--state file rules', () => {
       assert.equal(model.requests.length, sent);
     } finally {
       await model.close();
+    }
+  });
+});
+
+describe('--state against the sandbox', () => {
+  it('the first run lists every record, by newest_sort_date; the next repeats none; -O and the state land together', async () => {
+    const sandbox = await openSandbox();
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'carectl-state-'));
+      const args = ['conversations', 'list', '--status', 'unread', '--state', 's.json', '-O', 'out.ndjson', '-o', 'ndjson', '--columns', 'id'];
+      const clock = fakeClock(NOW);
+      const first = await runCli(args, { sandbox, cwd: dir, now: clock.now, sleep: clock.sleep });
+      assert.deepEqual([first.code, first.stdout, first.stderr], [0, '', '']);
+      const all = await runCli(['conversations', 'list', '--status', 'unread', '--sort', 'newest_sort_date', '-o', 'ndjson', '--columns', 'id'], { sandbox });
+      assert.equal(readFileSync(join(dir, 'out.ndjson'), 'utf8'), all.stdout);
+      assert.deepEqual(readdirSync(dir).sort(), ['out.ndjson', 's.json']);
+      clock.advance(DAY);
+      const second = await runCli(args, { sandbox, cwd: dir, now: clock.now, sleep: clock.sleep });
+      assert.deepEqual([second.code, second.stderr, readFileSync(join(dir, 'out.ndjson'), 'utf8')], [0, 'no conversations found\n', '']);
+    } finally {
+      await sandbox.close();
     }
   });
 });

@@ -66,7 +66,10 @@ export async function incrementalList(
   const sortParam = (spec.sortDates as NonNullable<ResourceSpec['sortDates']>).param;
   const once: Once = async (prior, writer) => {
     const run = new IncrementalRun(field, sortParam, prior, ctx.io.now());
-    const written = await list({ params: incrementalParams(spec, field, query, prior, flag), source: (inner) => run.source(inner) }, writer);
+    const hooks = { params: incrementalParams(spec, field, query, prior, flag), source: (inner: PageSource) => run.source(inner) };
+    const written = await list(hooks, writer).catch((err: unknown) => {
+      throw withoutResumeAdvice(err, flag);
+    });
     return { written, state: run.next(base, qtext) };
   };
   if (!globals.watch) {
@@ -75,6 +78,18 @@ export async function incrementalList(
     return written;
   }
   return watch(ctx, intervalMs, file, once, makeWriter);
+}
+
+/**
+ * A list that failed part-way says how to continue with --resume, which an incremental list does
+ * not take: it continues by itself, its state being left as it was.
+ */
+function withoutResumeAdvice(err: unknown, flag: string): unknown {
+  if (err instanceof Error) {
+    const again = flag === '--watch' ? 'the next poll lists them again' : 'the state is unchanged, so the same command lists them again';
+    err.message = err.message.replace(/: to continue, run the same command with --resume .*$/s, `: ${again}`);
+  }
+  return err;
 }
 
 function watchInterval(ctx: Context): number {
