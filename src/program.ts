@@ -81,8 +81,14 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
     .option('--page-size <n>', 'records per request, 1-50 (default: 50)')
     .option('--resume <token>', 'continue a list from the token it printed (csv/tsv: without the header, for >>)')
     .option('-O, --output-file <file>', 'lists and api: write the output to FILE, renamed into place once whole (a failed run leaves FILE as it was)')
-    .option('--state <file>', 'lists: incremental; FILE records where the list ended, and the next run lists only records whose sort date moved past it')
-    .option('--watch', 'lists: after the list, keep polling and print each record that appears or whose sort date moves')
+    .option(
+      '--state <file>',
+      'lists: incremental (conversations: by newest_sort_date); FILE records where the list ended, replaced once the output is whole, and the next run lists only records new or moved since, each once; not with --limit or --resume',
+    )
+    .option(
+      '--watch',
+      'lists: after the list, poll every --interval and print each record that appears or whose sort date moves, once; Ctrl-C ends it; not with -o json or -O',
+    )
     .option('--interval <duration>', '--watch: time between polls, at least 5s (default: 30s)')
     .option('--api-version <v>', `version segment: ${VERSIONS.join(', ')}; must be one the resource exists in (default: its newest)`)
     .option('--request-timeout <duration>', 'time limit of each request (default: 30s)')

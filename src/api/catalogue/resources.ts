@@ -122,6 +122,8 @@ export const RESOURCES: readonly ResourceSpec[] = [
         'carectl conversations list --status unread',
         'carectl conversations list --priority --newest 7d..today -o csv > urgent.csv',
         'carectl conversations list --status on_hold --include content -o ndjson',
+        'carectl conversations list --state convs.state -o csv -O new.csv',
+        'carectl conversations list --status unread --watch',
       ],
       get: ['carectl conversations get 500002', 'carectl conversations get 500002 --include content -o json'],
     },
