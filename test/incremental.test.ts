@@ -135,6 +135,25 @@ for (const variant of [
   });
 }
 
+describe('--state with our clock ahead of the service', () => {
+  it('loses nothing changed in the minutes our clock is ahead', async () => {
+    const { model, folder } = setup({ reading: 'whole-day', links: 'keyset' });
+    // Ours reads 20 minutes later than the service, whose clock dates the records.
+    const clock = fakeClock(NOW + 20 * MINUTE);
+    await model.start();
+    try {
+      assert.equal((await night(model, clock, folder)).code, 0);
+      touch(model, '600001', NOW + MINUTE);
+      touch(model, '510000', NOW + 2 * MINUTE);
+      clock.advance(HOUR);
+      const next = await night(model, clock, folder);
+      assert.deepEqual([next.code, sorted(next.ids)], [0, ['510000', '600001']]);
+    } finally {
+      await model.close();
+    }
+  });
+});
+
 describe('--state file rules', () => {
   it('refuses a state of another query, a file that is not a state, and --limit; nothing is sent', async () => {
     const { model, clock, folder } = setup({ reading: 'whole-day', links: 'keyset' });

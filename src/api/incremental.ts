@@ -139,6 +139,8 @@ export class IncrementalRun {
   private readonly passed = new Map<string, number | undefined>();
   /** Records left out as repeats. */
   repeats = 0;
+  /** The newest sort date the run's queries held as they began (the least of them). */
+  private seenNewest: number | undefined;
 
   constructor(
     private readonly field: string,
@@ -163,22 +165,30 @@ export class IncrementalRun {
   }
 
   /**
-   * The sort date of the list's last record, `id`: the first of the list the other way round, whose
-   * next link bounds by it; without the run's bounds, so that a next link exists when the run's list holds only it.
+   * The list's newest record and its sort date (the service's clock): the first of the list the
+   * other way round, whose next link bounds by it; without the run's bounds, so that a next link
+   * exists when the run's list holds one record. Undefined where no link says.
    */
-  private async lastPosition(inner: PageSource, query: string, id: string): Promise<number | undefined> {
+  private async newest(inner: PageSource, query: string): Promise<{ id: string; at: number } | undefined> {
     const [path, params] = splitAddress(query);
     for (const key of [...params.keys()]) if (key.startsWith(`${this.field}_`)) params.delete(key);
     params.set(this.sortParam, `-${this.field}`);
     params.set(SIZE, '1');
     const probe = `${path}?${params.toString()}`;
     const one = await inner.fetch(probe, probe);
-    return one.records[0] !== undefined && String(one.records[0].id) === id ? this.position(one.next, probe, 'hi') : undefined;
+    const at = this.position(one.next, probe, 'hi');
+    return one.records[0] === undefined || at === undefined ? undefined : { id: String(one.records[0].id), at };
+  }
+
+  private async lastPosition(inner: PageSource, query: string, id: string): Promise<number | undefined> {
+    const newest = await this.newest(inner, query);
+    return newest?.id === id ? newest.at : undefined;
   }
 
   source(inner: PageSource): PageSource {
     return {
       fetch: async (url, query, throttle) => {
+        if (url === query) await this.markStart(inner, query);
         // Links are checked against the bound as a service reading it as its day would page: from that midnight.
         const base = asDay(query, this.field);
         const page = await inner.fetch(url, base, throttle);
@@ -190,6 +200,16 @@ export class IncrementalRun {
         return { ...page, records };
       },
     };
+  }
+
+  /**
+   * Before a query's first page: its newest sort date, a time the service's clock had passed. A
+   * record dated past it is new or moved since this run began, whichever clock is ahead (ours
+   * could be minutes ahead of the service's, and a move in those minutes dated before our start).
+   */
+  private async markStart(inner: PageSource, query: string): Promise<void> {
+    const newest = await this.newest(inner, query);
+    if (newest) this.seenNewest = Math.min(this.seenNewest ?? Infinity, newest.at);
   }
 
   /** Whether a record goes out: not a repeat of one delivered before that has not moved since. */
@@ -233,8 +253,9 @@ export class IncrementalRun {
 
   /** The state after this run completed: the bound from its start, and the ids that may come back unmoved. */
   next(base: string, query: string): ListState {
-    // Whole seconds, as the service writes its dates and the state file keeps them.
-    const since = Math.floor(this.startedAt / 1000) * 1000;
+    // Whole seconds, as the service writes its dates and the state file keeps them: our start, or
+    // the second after the newest record seen as the run began, if earlier (the service's clock behind ours).
+    const since = Math.min(Math.floor(this.startedAt / 1000) * 1000, (this.seenNewest ?? Infinity) + 1000);
     const watermark = since - MARGIN_MS;
     const midnight = Math.floor(watermark / DAY_MS) * DAY_MS;
     const ids = [...this.passed].filter(([, hi]) => hi === undefined || hi >= midnight).map(([id]) => id);
