@@ -4,7 +4,7 @@
  * temporary file behind; a folder that cannot take it is exit 2 before anything is sent.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -99,6 +99,33 @@ describe('-O with a list that fails or is stopped part-way', () => {
       assert.deepEqual(readdirSync(dir), ['out.ndjson']);
     } finally {
       await model.close();
+    }
+  });
+
+  it('FILE or the state made a folder while the list runs: one line, exit 1, the state left as it was', async () => {
+    for (const [taken, stderr] of [
+      ['out.ndjson', 'carectl: -O/--output-file: cannot write out.ndjson: illegal operation on a directory (EISDIR)\n'],
+      ['state.json', 'carectl: --state: cannot write state.json: illegal operation on a directory (EISDIR); the next run lists these records again\n'],
+    ]) {
+      const dir = folder();
+      const model = new ModelServer(modelData(40, ['year'], 3), {
+        reading: 'whole-day',
+        links: 'keyset',
+        failWhen: (params) => {
+          if (params.has('skip')) mkdirSync(join(dir, taken as string), { recursive: true });
+          return false;
+        },
+      });
+      await model.start();
+      try {
+        const clock = fakeClock(NOW);
+        const result = await runCli(args, { env: env(model), cwd: dir, now: clock.now, sleep: clock.sleep });
+        assert.deepEqual([result.code, result.stderr], [1, stderr]);
+        assert.deepEqual(readdirSync(dir).sort(), taken === 'out.ndjson' ? ['out.ndjson'] : ['out.ndjson', 'state.json']);
+        if (taken === 'state.json') assert.deepEqual(readdirSync(join(dir, 'state.json')), []);
+      } finally {
+        await model.close();
+      }
     }
   });
 

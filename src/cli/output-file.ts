@@ -8,7 +8,7 @@ import { createWriteStream } from 'node:fs';
 import { access, constants, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Writable } from 'node:stream';
-import { systemReason, UsageError } from '../core/errors.js';
+import { CarectlError, systemReason, UsageError } from '../core/errors.js';
 import type { Io } from '../core/io.js';
 import { linkTarget, PartialFile } from '../http/download.js';
 
@@ -60,7 +60,10 @@ export async function openOutputFile(io: Io, given: string): Promise<OutputFile 
     io: { ...io, stdout: { stream, isTTY: false, file: true } },
     commit: async () => {
       await ended(stream);
-      await partial.commit(target);
+      // A failed flush or rename (a full disk, the folder made read-only meanwhile): one line, exit 1.
+      await partial.commit(target).catch((err: Error) => {
+        throw new CarectlError(`${FLAG}: cannot write ${given}: ${systemReason(err)}`);
+      });
     },
     discard: async () => {
       stream.destroy();

@@ -4,7 +4,7 @@
  */
 import { access, constants, readFile, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { systemReason, UsageError } from '../core/errors.js';
+import { CarectlError, systemReason, UsageError } from '../core/errors.js';
 import type { Io } from '../core/io.js';
 import { linkTarget, PartialFile } from '../http/download.js';
 import { checkSameQuery, parseState, stateText, type ListState } from '../api/incremental.js';
@@ -38,12 +38,16 @@ export async function openStateFile(io: Io, given: string, base: string, query: 
     prior,
     save: async (state) => {
       const target = await linkTarget(path);
-      const partial = await PartialFile.create(dirname(target), '.carectl');
+      let partial: PartialFile | undefined;
       try {
+        partial = await PartialFile.create(dirname(target), '.carectl');
         await partial.write(Buffer.from(stateText(state)));
         await partial.commit(target);
+      } catch (err) {
+        // The output is out, the state stays as it was: the next run delivers these records again.
+        throw new CarectlError(`--state: cannot write ${given}: ${systemReason(err as Error)}; the next run lists these records again`);
       } finally {
-        await partial.discard();
+        await partial?.discard();
       }
     },
   };

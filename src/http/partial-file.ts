@@ -49,7 +49,8 @@ export class PartialFile {
     // Registered first: a forced stop while open() runs still finds the file.
     partialFiles.add(path);
     try {
-      return new PartialFile(path, await open(path, 'wx'));
+      // Readable too: a commit onto a device or FIFO copies from it.
+      return new PartialFile(path, await open(path, 'wx+'));
     } catch (err) {
       partialFiles.delete(path);
       throw err;
