@@ -12,6 +12,7 @@ import { apiRequests, openSandbox, runCli } from './helpers.js';
 import { ModelServer, NOW, modelData } from './model-server.js';
 import { fakeClock } from './helpers.js';
 import type { Sandbox } from '../src/sandbox/index.js';
+import { PartialFile } from '../src/http/partial-file.js';
 
 const folder = (): string => mkdtempSync(join(tmpdir(), 'carectl-out-'));
 
@@ -149,5 +150,15 @@ describe('-O with a list that fails or is stopped part-way', () => {
     } finally {
       await model.close();
     }
+  });
+});
+
+describe('PartialFile onto a device', () => {
+  it('copies its bytes into the device (it is read back for that) and leaves no file', async () => {
+    const dir = folder();
+    const partial = await PartialFile.create(dir, '.carectl');
+    await partial.write(Buffer.from('whole\n'));
+    await partial.commit('/dev/null');
+    assert.deepEqual(readdirSync(dir), []);
   });
 });
