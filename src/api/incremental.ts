@@ -3,8 +3,9 @@
  * where the run before started, each once.
  *
  * What the client can know: a conversation record does not carry its newest_sort_date, so the
- * watermark is not a record's date but the time the run started (our clock, less a margin for a
- * service clock behind ours or a record written a moment late). A run lists sorted by that date,
+ * watermark is not a record's date but the time the run started: our clock, or, where earlier, the
+ * second after the newest sort date the service held as the run began (its own clock, should ours
+ * run ahead), less a margin for a record written a moment late. A run lists sorted by that date,
  * bounded below by the watermark; the service may read that date-time bound as its day (midnight),
  * so records delivered before can come back unmoved. The state keeps their ids; a returned id is
  * a repeat unless it moved since: its sort date is at or past the start of the run that
@@ -137,8 +138,6 @@ export class IncrementalRun {
   private readonly known: Set<string>;
   /** Each id passed (delivered, or left out as a repeat), with the latest its sort date can be (undefined: not known). */
   private readonly passed = new Map<string, number | undefined>();
-  /** Records left out as repeats. */
-  repeats = 0;
   /** The newest sort date the run's queries held as they began (the least of them). */
   private seenNewest: number | undefined;
 
@@ -147,7 +146,7 @@ export class IncrementalRun {
     /** The sort parameter (the catalogue's), for the probe in the other order. */
     private readonly sortParam: string,
     private readonly prior: ListState | undefined,
-    /** When this run started (ms): the next run's `since`. */
+    /** When this run started (ms, our clock): the next run's `since`, unless the service's says earlier. */
     readonly startedAt: number,
   ) {
     this.known = new Set(prior?.ids);
@@ -217,7 +216,6 @@ export class IncrementalRun {
     const repeat =
       this.known.has(id) && !(lo !== undefined && lo >= (this.prior as ListState).since) && hi !== undefined && hi < (this.prior as ListState).since;
     this.passed.set(id, hi);
-    if (repeat) this.repeats++;
     return !repeat;
   }
 
