@@ -334,11 +334,11 @@ describe('tsv', () => {
   const columns = ['id', 'name', 'author.id', 'channels'];
 
   it('prints tab-separated lines with a header', async () => {
-    assert.equal(await render('tsv', [people], { columns }), 'id\tname\tauthor.id\tchannels\n1\tAda\t7\tmail,chat\n22\tGrace Hopper\t8\t\n');
+    assert.equal(await render('tsv', [people], { columns }), 'id\tname\tauthor.id\tchannels\n1\tAda\t7\t["mail","chat"]\n22\tGrace Hopper\t8\t[]\n');
   });
 
   it('drops the header with header=false; single is header plus one line', async () => {
-    assert.equal(await render('tsv', [people], { columns, header: false }), '1\tAda\t7\tmail,chat\n22\tGrace Hopper\t8\t\n');
+    assert.equal(await render('tsv', [people], { columns, header: false }), '1\tAda\t7\t["mail","chat"]\n22\tGrace Hopper\t8\t[]\n');
     assert.equal(await render('tsv', [[{ id: 1, name: 'Ada' }]], { shape: 'single' }), 'id\tname\n1\tAda\n');
     assert.equal(await render('tsv', [[]]), 'id\tname\n');
   });
