@@ -51,6 +51,18 @@ describe('conversations content by list filters or ids', () => {
     assert.equal(result.stdout, 'conversation_id\tid\n' + want);
   });
 
+  test('one id, several ids and ids from stdin give rows of one shape, each with its conversation_id', async () => {
+    for (const format of ['json', 'csv', 'tsv']) {
+      const one = await runCli(['conversations', 'content', '500002', '-o', format], { sandbox });
+      assert.equal(one.code, 0, one.stderr);
+      const piped = await runCli(['conversations', 'content', '-', '-o', format], { sandbox, stdin: '500002\n' });
+      assert.equal(one.stdout, piped.stdout, format);
+    }
+    const json = await runCli(['conversations', 'content', '500002', '-o', 'json', '--columns', 'conversation_id'], { sandbox });
+    const rows = JSON.parse(json.stdout) as Row[];
+    assert.ok(rows.length > 1 && rows.every((row) => row.conversation_id === '500002'), json.stdout);
+  });
+
   test('a run that fails part-way continues with --resume: no item lost or repeated', async () => {
     const argv = ['conversations', 'content', '--status', 'closed', '--columns', 'conversation_id,id', '--page-size', '5', '--retries', '0'];
     const whole = await runCli(argv, { sandbox });

@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { openSandbox, runCli } from './helpers.js';
+import { scriptedApi, scriptedEnv } from './scripted-server.js';
 
 let sandbox: Sandbox;
 before(async () => {
@@ -62,4 +63,56 @@ test('an empty list is [] and a missing value an empty cell, so the two stay apa
     rows.some((row) => row.endsWith(',')),
     'a conversation nobody is assigned to shows an empty cell',
   );
+});
+
+/** Rows of a tsv read as `help formats` says: split at tabs, undo the escapes, parse list cells as JSON. */
+function readTsv(tsvText: string, listColumns: string[]): Array<Record<string, unknown>> {
+  const unescape = (cell: string): string =>
+    cell.replace(/\\(x[0-9a-f]{2}|u[0-9a-f]{4}|.)/g, (_match, code: string) => {
+      const simple: Record<string, string> = { t: '\t', n: '\n', r: '\r', '\\': '\\' };
+      return simple[code] ?? String.fromCharCode(parseInt(code.slice(1), 16));
+    });
+  const [header, ...rows] = tsvText.split('\n').filter(Boolean);
+  const names = (header as string).split('\t');
+  return rows.map((row) =>
+    Object.fromEntries(
+      row.split('\t').map((cell, index) => {
+        const name = names[index] as string;
+        const text = unescape(cell);
+        return [name, listColumns.includes(name) && text !== '' ? (JSON.parse(text) as unknown) : text];
+      }),
+    ),
+  );
+}
+
+test('tsv list cells are JSON arrays too: a tag name with commas and a tab splits back exactly', async () => {
+  const tricky = '=HYPERLINK("http://x","x"),vip\tlate';
+  const api = await scriptedApi(() => ({
+    json: {
+      conversations: [
+        {
+          id: '1',
+          url: 'u',
+          tags: [
+            { id: '7', name: tricky },
+            { id: '8', name: 'plain' },
+          ],
+        },
+        { id: '2', url: 'u', tags: [] },
+        { id: '3', url: 'u', tags: [{ id: '9' }] },
+      ],
+      paging: { next_page: null },
+    },
+  }));
+  try {
+    const out = await runCli(['conversations', 'list', '--status', 'closed', '-o', 'tsv', '--columns', 'id,tags.name', '--quiet'], { env: scriptedEnv(api) });
+    assert.equal(out.code, 0, out.stderr);
+    assert.deepEqual(readTsv(out.stdout, ['tags.name']), [
+      { id: '1', 'tags.name': [tricky, 'plain'] },
+      { id: '2', 'tags.name': [] },
+      { id: '3', 'tags.name': [null] },
+    ]);
+  } finally {
+    await api.close();
+  }
 });

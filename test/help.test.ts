@@ -117,7 +117,7 @@ describe('help', () => {
     const expected: Record<string, RegExp[]> = {
       environment: [/^CARECTL_BASE_URL\n {4}The base address/m, /^CARECTL_PASSWORD$/m, /^NO_COLOR$/m, /^HTTPS_PROXY, HTTP_PROXY, NO_PROXY$/m],
       dates: [/^DATE\n {4}YYYY-MM-DD, today, yesterday/m, /^RANGE$/m, /^DURATION$/m, /^Examples:\n {2}\$ carectl /m],
-      formats: [/^table$/m, /^json$/m, /^ndjson$/m, /^csv$/m, /^tsv$/m, /JSON array/, /joins its\s+elements\s+with\s+commas/, /a backslash\s+\\\\,/],
+      formats: [/^table$/m, /^json$/m, /^ndjson$/m, /^csv$/m, /^tsv$/m, /JSON array/, /is\s+a\s+JSON\s+array,\s+as\s+in\s+csv/, /a backslash\s+\\\\,/],
       'exit-codes': [/^0 {3}Success\.$/m, /^2 {3}Usage error/m, /^4 {3}Not found/m, /^130 Interrupted/m],
     };
     for (const [topic, patterns] of Object.entries(expected)) {

@@ -8,6 +8,7 @@ import type { Format, WriterOptions } from '../src/output/index.js';
 import { StreamSink, writeText } from '../src/core/stream-sink.js';
 import { createBlockWriter } from '../src/output/blocks.js';
 import { withComputed } from '../src/output/computed.js';
+import { shortHeader } from '../src/output/grid.js';
 import { InterruptedError, OutputError } from '../src/core/errors.js';
 import { runCli, writerOptions } from './helpers.js';
 
@@ -334,11 +335,11 @@ describe('tsv', () => {
   const columns = ['id', 'name', 'author.id', 'channels'];
 
   it('prints tab-separated lines with a header', async () => {
-    assert.equal(await render('tsv', [people], { columns }), 'id\tname\tauthor.id\tchannels\n1\tAda\t7\tmail,chat\n22\tGrace Hopper\t8\t\n');
+    assert.equal(await render('tsv', [people], { columns }), 'id\tname\tauthor.id\tchannels\n1\tAda\t7\t["mail","chat"]\n22\tGrace Hopper\t8\t[]\n');
   });
 
   it('drops the header with header=false; single is header plus one line', async () => {
-    assert.equal(await render('tsv', [people], { columns, header: false }), '1\tAda\t7\tmail,chat\n22\tGrace Hopper\t8\t\n');
+    assert.equal(await render('tsv', [people], { columns, header: false }), '1\tAda\t7\t["mail","chat"]\n22\tGrace Hopper\t8\t[]\n');
     assert.equal(await render('tsv', [[{ id: 1, name: 'Ada' }]], { shape: 'single' }), 'id\tname\n1\tAda\n');
     assert.equal(await render('tsv', [[]]), 'id\tname\n');
   });
@@ -499,9 +500,20 @@ describe('table', () => {
     assert.equal(await render('table', [[{ id: 1, name: 'a' }], [{ id: 2, name: 'abc' }]], { header: false }, 4), '1  a\n2  …\n');
   });
 
-  it('shrinks free text and the blank under long headers to fit the terminal width, never the ids', async () => {
+  it('shortens a header to its documented short form: no IS_/HAS_/CONTAINS_ prefix, no .ID/_ID suffix, then cut', () => {
+    assert.equal(shortHeader('IS_PRIORITY', 11), 'IS_PRIORITY');
+    assert.equal(shortHeader('IS_PRIORITY', 8), 'PRIORITY');
+    assert.equal(shortHeader('IS_PRIORITY', 5), 'PRIO…');
+    assert.equal(shortHeader('ASSIGNED_TO.ID', 11), 'ASSIGNED_TO');
+    assert.equal(shortHeader('CONVERSATION_ID', 12), 'CONVERSATION');
+    assert.equal(shortHeader('CONTAINS_PRIVATE', 7), 'PRIVATE');
+    assert.equal(shortHeader('ID', 1), '…');
+  });
+
+  it('shrinks the blank under long headers first, then free text, to fit the terminal width, never the ids', async () => {
     const output = await render('table', [people], { columns: peopleColumns }, 30);
-    assert.equal(output, 'ID  NAME      AUTHOR…  CHANNE…\n' + '1   Ada       7        mail\n' + '22  Grace H…  8\n');
+    // AUTHOR.ID over a one-digit id gives way to its short form (AUTHOR, cut) before a name is cut.
+    assert.equal(output, 'ID  NAME       AUTH…  CHANNEL…\n' + '1   Ada        7      mail\n' + '22  Grace Ho…  8\n');
     for (const line of output.split('\n')) assert.ok(line.length <= 30, line);
   });
 

@@ -7,6 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CLEAR_LINE } from '../src/output/progress.js';
 import { displayWidth } from '../src/output/width.js';
+import { cellText, valueAt } from '../src/output/cells.js';
+import { shortHeader } from '../src/output/grid.js';
+import { tsvField } from '../src/output/index.js';
 import { FIXTURES, type Sandbox } from '../src/sandbox/index.js';
 import { openSandbox, runCli, sandboxEnv } from './helpers.js';
 import { ptyRunner, runInPty } from './pty.js';
@@ -212,15 +215,17 @@ describe('in a pseudo-terminal', { skip }, () => {
       const shown = splitNotices(lines(screen)).table.filter((line) => line !== '');
       assertFits(shown.join('\n'), columns, argv.join(' '));
       const grid = readGrid(shown);
-      const tsv = await runCli([...argv, '-o', 'tsv'], { env });
-      const [names = '', ...records] = tsv.stdout.trimEnd().split('\n');
-      const index = names.split('\t').map((name) => name.toUpperCase());
+      // Each cell as the table shows it whole: the record's value as text, lists joined, escaped as tsv escapes text.
+      const names = (await runCli([...argv, '-o', 'tsv'], { env })).stdout.split('\n')[0]!.split('\t');
+      const records = JSON.parse((await runCli([...argv, '-o', 'json'], { env })).stdout) as Array<Record<string, unknown>>;
+      const index = names.map((name) => name.toUpperCase());
       assert.equal(grid.rows.length, records.length);
       grid.rows.forEach((cells, row) => {
-        const values = records[row]!.split('\t');
+        const values = names.map((name) => tsvField(cellText(valueAt(records[row], name))));
         cells.forEach((cell, column) => {
           const name = grid.columns[column]!;
-          const at = index.findIndex((full) => full === name || (name.endsWith('…') && full.startsWith(name.slice(0, -1))));
+          // A header shown in its short form (IS_PRIORITY as PRIO…) names its column as well.
+          const at = index.findIndex((full) => full === name || shortHeader(full, displayWidth(name)) === name);
           const expected = values[at]!;
           if (/^(?:ID|STATUS|IS_PRIORITY|.*\.ID)$/.test(index[at]!)) assert.equal(cell, expected, `${name} of row ${row}:\n${shown[0]}`);
           else assert.ok(cell === expected || (cell.endsWith('…') && expected.startsWith(cell.slice(0, -1))), `${name} of row ${row}: ${cell} for ${expected}`);

@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { RESOURCES, defaultVersion, type ResourceSpec } from '../src/api/catalogue/index.js';
 import { apiRequests, openSandbox, runCli } from './helpers.js';
+import { tsvField } from '../src/output/index.js';
 
 let sandbox: Sandbox;
 before(async () => {
@@ -161,6 +162,28 @@ describe('every resource, list and get, every format', () => {
         }
       }
     });
+
+    test(`${spec.name} get with several ids: a list of one record each, in the order given; an unknown id is exit 4, the rest printed`, async () => {
+      const listed = spec.listByIds
+        ? await oracleList(`${defaultVersion(spec)}/${spec.path}?id=${(await someAuthorIds(2)).join(',')}`)
+        : await oracleList(spec.requireOneOf ? `${oraclePath(spec)}&status=unread` : oraclePath(spec));
+      const ids = listed
+        .slice(0, 2)
+        .map((record) => String(record.id))
+        .reverse();
+      assert.equal(ids.length, 2);
+      const version = defaultVersion(spec);
+      const expected = await Promise.all(ids.map((id) => oracleGet(`${version}/${spec.path}/${encodeURIComponent(id)}?fields=${allFields(spec, true)}`)));
+      const json = await runCli([spec.name, 'get', ...ids, '-o', 'json'], { sandbox });
+      assert.equal(json.code, 0, json.stderr);
+      assert.deepEqual(JSON.parse(json.stdout), expected);
+      const piped = await runCli([spec.name, 'get', '-', '-o', 'json'], { sandbox, stdin: ids.join('\n') + '\n' });
+      assert.equal(piped.stdout, json.stdout);
+      const missing = await runCli([spec.name, 'get', ids[0]!, 'nosuch404', ids[1]!, '-o', 'tsv', '--columns', 'id'], { sandbox });
+      assert.equal(missing.code, 4, missing.stderr);
+      assert.equal(missing.stdout, `id\n${ids[0]}\n${ids[1]}\n`);
+      assert.match(missing.stderr, /nosuch404/);
+    });
   }
 });
 
@@ -307,10 +330,9 @@ describe('ids and colour', () => {
 
   test('a later page with longer cells widens the table instead of cutting them, up to the terminal width', async () => {
     const argv = ['conversations', 'list', '--status', 'unread', '--page-size', '3', '--columns', 'id,tags.name'];
-    const cells = (await runCli([...argv, '--no-header'], { sandbox })).stdout
-      .trimEnd()
-      .split('\n')
-      .map((line) => line.split('\t'));
+    // Each row as the table shows it: the tag names joined with commas, escaped as tsv escapes text.
+    const records = JSON.parse((await runCli([...argv, '-o', 'json'], { sandbox })).stdout) as Array<{ id: string; tags: Array<{ name: string }> }>;
+    const cells = records.map(({ id, tags }) => [id, tsvField(tags.map((tag) => tag.name).join(','))]);
     const firstPageWidth = Math.max(9, ...cells.slice(0, 3).map(([, tags]) => tags!.length));
     assert.ok(
       cells.slice(3).some(([, tags]) => tags!.length > firstPageWidth),

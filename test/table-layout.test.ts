@@ -303,35 +303,37 @@ describe('fitting the terminal', () => {
     );
   });
 
-  it('at 150 columns the widest free text shrinks first', async () => {
-    const output = await table([records], { columns }, 150);
+  it('at 150 columns a column with no value in the first window goes first, before any text is cut', async () => {
+    const notices: string[] = [];
+    const output = await table([records], { columns, notice: (message) => notices.push(message) }, 150);
     assert.equal(
       output,
-      'ID    STATUS     CREATED     AUTHOR.ID  ASSIGNED_TO  TAGS                                MESSAGE\n' +
-        '5083  unread     2026-06-01  f:182                   praise-request                      Thanks a lot for the quick help with my order yesterday!\n' +
-        '5481  on_hold    2026-06-02  m:25                    outage-follow-up,invoice-escalated  The app has been down since this morning and I cannot see my…\n',
+      'ID    STATUS     CREATED     AUTHOR.ID  TAGS                                MESSAGE\n' +
+        '5083  unread     2026-06-01  f:182      praise-request                      Thanks a lot for the quick help with my order yesterday!\n' +
+        '5481  on_hold    2026-06-02  m:25       outage-follow-up,invoice-escalated  The app has been down since this morning and I cannot see my invoices.\n',
     );
+    assert.deepEqual(notices, ['left out assigned_to to fit 150 columns: --columns picks the columns, -o tsv shows them all']);
     for (const line of output.split('\n')) assert.ok(displayWidth(line) <= 150, line);
   });
 
-  it('at 80 columns all free text shrinks, after the key columns have their reserve; ids, identifiers and dates stay whole', async () => {
+  it('at 80 columns the headers wider than their values give way first, then free text; ids, identifiers and dates stay whole', async () => {
     const output = await table([records], { columns }, 80);
     assert.equal(
       output,
-      'ID    STATUS     CREATED     AUTHOR.ID  ASSIGNED_TO  TAGS           MESSAGE\n' +
-        '5083  unread     2026-06-01  f:182                   praise-reque…  Thanks a lo…\n' +
-        '5481  on_hold    2026-06-02  m:25                    outage-follo…  The app has…\n',
+      'ID    STATUS     CREATED     AUTHOR   TAGS                  MESSAGE\n' +
+        '5083  unread     2026-06-01  f:182    praise-request        Thanks a lot for th…\n' +
+        '5481  on_hold    2026-06-02  m:25     outage-follow-up,in…  The app has been do…\n',
     );
     for (const line of output.split('\n')) assert.ok(displayWidth(line) <= 80, line);
   });
 
-  it('at 60 columns free text and the headers wider than their values shrink together, widest first; never a value', async () => {
+  it('at 60 columns free text shrinks, widest first, once the headers have given way; never a value', async () => {
     const output = await table([records], { columns }, 60);
     assert.equal(
       output,
-      'ID    STATUS     CREATED     AUTHOR…  ASSIG…  TAGS    MESSA…\n' +
-        '5083  unread     2026-06-01  f:182            prais…  Thank…\n' +
-        '5481  on_hold    2026-06-02  m:25             outag…  The a…\n',
+      'ID    STATUS     CREATED     AUTHOR   TAGS        MESSAGE\n' +
+        '5083  unread     2026-06-01  f:182    praise-re…  Thanks a…\n' +
+        '5481  on_hold    2026-06-02  m:25     outage-fo…  The app h…\n',
     );
     for (const line of output.split('\n')) assert.ok(displayWidth(line) <= 60, line);
   });
@@ -357,11 +359,12 @@ describe('fitting the terminal', () => {
       tags: [],
       assigned_to: { id: 3, name: 'Someone with a long name' },
     };
-    const output = await table([records, [later]], { columns }, 80);
+    // A first window where every column has a value: none is left out.
+    const output = await table([[{ ...records[0], assigned_to: { id: 2, name: 'Al' } }, records[1]], [later]], { columns }, 80);
     // The longer id stands whole at the start of its row; the row is back on the grid after the cut name.
     const lines = output.split('\n');
     assert.equal(lines.length, 5);
-    assert.equal(lines[3], '900001  unread   2026-06-01  f:77       Someone wi…                 ok');
+    assert.equal(lines[3], '900001  unread   2026-06-01  f:77     Some…                     ok');
     assert.equal(lines[3]!.indexOf('ok'), lines[0]!.indexOf('MESSAGE'));
   });
 
@@ -546,15 +549,12 @@ describe('end to end', () => {
 
   // The README's quick start: conversation 500001's author id is two characters longer than any on the first page.
   const quickStart: Record<number, [string, string]> = {
-    40: ['ID      STATUS  IS_PRIORI…  AUTHOR.ID', '500001  unread  false       f:666000001'],
-    60: ['ID      STATUS  IS_PR…  AUTHOR.ID     CHANN…  TAGS    ASSIG…', '500001  unread  false   f:666000001   Acme…   =HYPE…'],
-    80: [
-      'ID      STATUS  IS_PRIORITY  AUTHOR.ID     CHANNELS     TAGS         ASSIGNED_T…',
-      '500001  unread  false        f:666000001   Acme Faceb…  =HYPERLINK…',
-    ],
+    40: ['ID      STATUS  PRIORITY    AUTHOR.ID', '500001  unread  false       f:666000001'],
+    60: ['ID      STATUS  PRIO…  AUTHOR.ID     CHANNELS     TAGS', '500001  unread  false  f:666000001   Acme Faceb…  =HYPERLIN…'],
+    80: ['ID      STATUS  PRIO…  AUTHOR.ID     CHANNELS           TAGS', '500001  unread  false  f:666000001   Acme Facebook      =HYPERLINK("http://evil…'],
     120: [
-      'ID      STATUS  IS_PRIORITY  AUTHOR.ID     CHANNELS           TAGS                                        ASSIGNED_TO.ID',
-      '500001  unread  false        f:666000001   Acme Facebook      =HYPERLINK("http://evil.example","x"),vip…',
+      'ID      STATUS  IS_PRIORITY  AUTHOR.ID     CHANNELS           TAGS',
+      '500001  unread  false        f:666000001   Acme Facebook      =HYPERLINK("http://evil.example","x"),vip\\x1b]52;c;ZWNoby…',
     ],
   };
   for (const [width, [expectedHeader, expectedRow]] of Object.entries(quickStart)) {
@@ -571,11 +571,31 @@ describe('end to end', () => {
         rows.find((line) => line.startsWith('500001 ')),
         expectedRow,
       );
-      // A status column as wide as the statuses shown leaves author.id its room at 40 columns too.
-      assert.equal(
-        result.stderr,
-        columns === 40 ? 'left out channels, tags, assigned_to.id to fit 40 columns: --columns picks the columns, -o tsv shows them all\n' : '',
-      );
+      // A status column as wide as the statuses shown leaves author.id its room at 40 columns too; the
+      // column with no value on the first page goes first wherever text would be cut.
+      const leftOut = columns === 40 ? 'channels, tags, assigned_to.id' : 'assigned_to.id';
+      assert.equal(result.stderr, `left out ${leftOut} to fit ${columns} columns: --columns picks the columns, -o tsv shows them all\n`);
+    });
+  }
+
+  for (const [columns, priority] of [
+    [50, 'PRIO…'],
+    [80, 'PRIO…'],
+    [160, 'IS_PRIORITY'],
+  ] as const) {
+    it(`at ${columns} columns a column of true and false is as wide as its values once text would be cut; its header in short form`, async () => {
+      const result = await runCli(['--no-color', 'conversations', 'list', '--status', 'unread', '--limit', '20', '--quiet'], {
+        sandbox,
+        stdoutTTY: true,
+        columns,
+      });
+      const [header = '', ...rows] = result.stdout.trimEnd().split('\n');
+      const start = header.indexOf(priority);
+      assert.ok(start > 0, header);
+      assert.equal(header.slice(start).split(/ {2,}/)[0], priority);
+      for (const row of rows) assert.match(row.slice(start), /^(?:true |false) {2}/, row);
+      // An empty column never keeps a cut header: it is shown whole, or left out (and named) where text would be cut.
+      assert.doesNotMatch(header, /ASSIGNED_T…|ASSIG…/);
     });
   }
 
@@ -590,10 +610,11 @@ describe('end to end', () => {
       ['500002'],
     );
     const { header, rows } = assertRecordLines(result.stdout, json, 80);
-    assert.equal(header, 'ID      STATUS            IS_PRIOR…  AUTHOR.ID     CHANNELS   TAGS      ASSIGNE…');
+    // Headers wider than their values give way before the channels and tags are cut.
+    assert.equal(header, 'ID      STATUS            PRIO…  AUTHOR.ID     CHANNELS      TAGS          ASSI…');
     assert.equal(
       rows.find((line) => line.startsWith('500002 ')),
-      '500002  assigned          true       m:777000001   Acme Mic…  praise-…  3001',
+      '500002  assigned          true   m:777000001   Acme Microb…  praise-foll…  3001',
     );
   });
 

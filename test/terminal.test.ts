@@ -266,7 +266,7 @@ describe('at a terminal, end to end', () => {
 
   test('conversations content: csv, json and --columns stay rows of the items, placeholders as the service sent them', async () => {
     const csv = await runCli(['conversations', 'content', '500002', '-o', 'csv'], { sandbox, stdoutTTY: true });
-    assert.equal(csv.stdout.split('\r\n')[0], CONTENT_ITEM.defaultColumns.join(','));
+    assert.equal(csv.stdout.split('\r\n')[0], ['conversation_id', ...CONTENT_ITEM.defaultColumns].join(','));
     assert.match(csv.stdout, /1970-01-01T00:00:00/);
     const json = await runCli(['conversations', 'content', '500002', '-o', 'json'], { sandbox, stdoutTTY: true });
     assert.equal((JSON.parse(json.stdout) as Array<{ link: string }>)[0]?.link, MICROBLOG_PLACEHOLDER_LINK);

@@ -59,7 +59,7 @@ describe('conversations update: tags', () => {
     const from = sandbox.requests.length;
     const result = await runCli(['conversations', 'update', c!.id, '--status', 'on_hold'], { sandbox });
     assert.equal(result.code, 0, result.stderr);
-    assert.equal(result.stdout, `${HEADER}${c!.id}\ton_hold\t${tags.join(',')}\tok\n`);
+    assert.equal(result.stdout, `${HEADER}${c!.id}\ton_hold\t${JSON.stringify(tags)}\tok\n`);
     assert.equal(result.stderr, '');
     const sent = apiRequests(sandbox, from).map((r) => `${r.method} ${r.url}`);
     assert.deepEqual(sent, [`GET /v1.3/conversations/${c!.id}?fields=tags`, `PATCH /v1.3/conversations/${c!.id}`]);
@@ -79,7 +79,7 @@ describe('conversations update: tags', () => {
     assert.equal(result.code, 0, result.stderr);
     const expected = [...rest, '7006', '7007'];
     assert.deepEqual(patches(from)[0]!.body, { status: 'on_hold', tag_ids: expected });
-    assert.equal(result.stdout, `${HEADER}${c!.id}\ton_hold\t${expected.join(',')}\tok\n`);
+    assert.equal(result.stdout, `${HEADER}${c!.id}\ton_hold\t${JSON.stringify(expected)}\tok\n`);
     assert.deepEqual((await readBack(c!.id)).tags, expected);
   });
 
@@ -93,7 +93,7 @@ describe('conversations update: tags', () => {
       ['PATCH'],
     );
     assert.deepEqual(patches(from)[0]!.body, { status: 'on_hold', tag_ids: [] });
-    assert.equal(result.stdout, `${HEADER}${c!.id}\ton_hold\t\tok\n`);
+    assert.equal(result.stdout, `${HEADER}${c!.id}\ton_hold\t[]\tok\n`);
     assert.deepEqual((await readBack(c!.id)).tags, []);
   });
 
@@ -167,7 +167,7 @@ describe('conversations update: batches', () => {
     const from = sandbox.requests.length;
     const result = await runCli(['conversations', 'update', '-', '--status', 'on_hold'], { sandbox, stdin: `\n  ${a!.id}  \n\n\t${b!.id}\r\n   \n` });
     assert.equal(result.code, 0, result.stderr);
-    assert.equal(result.stdout, `${HEADER}${a!.id}\ton_hold\t${a!.tag_ids.join(',')}\tok\n${b!.id}\ton_hold\t${b!.tag_ids.join(',')}\tok\n`);
+    assert.equal(result.stdout, `${HEADER}${a!.id}\ton_hold\t${JSON.stringify(a!.tag_ids)}\tok\n${b!.id}\ton_hold\t${JSON.stringify(b!.tag_ids)}\tok\n`);
     // One PATCH per id; with several ids in flight, not necessarily in input order.
     assert.deepEqual(
       patches(from)
@@ -183,7 +183,7 @@ describe('conversations update: batches', () => {
     const from = sandbox.requests.length;
     const result = await runCli(['conversations', 'update', '-', '--status', 'on_hold'], { sandbox, stdin: `\nid\r\n${a!.id}\n\n${b!.id}\n` });
     assert.equal(result.code, 0, result.stderr);
-    assert.equal(result.stdout, `${HEADER}${a!.id}\ton_hold\t${a!.tag_ids.join(',')}\tok\n${b!.id}\ton_hold\t${b!.tag_ids.join(',')}\tok\n`);
+    assert.equal(result.stdout, `${HEADER}${a!.id}\ton_hold\t${JSON.stringify(a!.tag_ids)}\tok\n${b!.id}\ton_hold\t${JSON.stringify(b!.tag_ids)}\tok\n`);
     assert.equal(patches(from).length, 2);
   });
 
@@ -215,7 +215,7 @@ describe('conversations update: batches', () => {
     const from = sandbox.requests.length;
     const result = await runCli(['conversations', 'update', '-', '--status', 'on_hold'], { sandbox, stdin: `${a!.id}\n${b!.id}\n${a!.id}\n${a!.id}\n` });
     assert.equal(result.code, 0, result.stderr);
-    assert.equal(result.stdout, `${HEADER}${a!.id}\ton_hold\t${a!.tag_ids.join(',')}\tok\n${b!.id}\ton_hold\t${b!.tag_ids.join(',')}\tok\n`);
+    assert.equal(result.stdout, `${HEADER}${a!.id}\ton_hold\t${JSON.stringify(a!.tag_ids)}\tok\n${b!.id}\ton_hold\t${JSON.stringify(b!.tag_ids)}\tok\n`);
     assert.equal(result.stderr, `ids: ${a!.id} was given more than once; each id is taken once\n`);
     // One PATCH per id; with several ids in flight, not necessarily in input order.
     assert.deepEqual(
@@ -243,7 +243,7 @@ describe('conversations update: batches', () => {
     const denied = `The API key lacks the Manage Conversations permission for channel ${FIXTURES.readOnlyChannelId} (HTTP 403)`;
     assert.equal(
       result.stdout,
-      `${HEADER}${a!.id}\ton_hold\t${a!.tag_ids.join(',')}\tok\n${locked}\t\t\t${denied}\n${b!.id}\ton_hold\t${b!.tag_ids.join(',')}\tok\n`,
+      `${HEADER}${a!.id}\ton_hold\t${JSON.stringify(a!.tag_ids)}\tok\n${locked}\t\t\t${denied}\n${b!.id}\ton_hold\t${JSON.stringify(b!.tag_ids)}\tok\n`,
     );
     assert.equal(result.stderr, `carectl: 1 of 3 updates failed (first: ${locked}: ${denied})\n`);
     assert.deepEqual(

@@ -10,7 +10,8 @@ import { listPlan, type ListPlan, type PageSource } from '../api/paging.js';
 import { incrementalList, isIncremental } from './incremental.js';
 import { BOTH_GIVEN, fieldsParam, filterParams, offFlagOf, type FilterValues } from '../api/query.js';
 import { columnNames, parseFieldsFlag, resolveColumns } from '../cli/columns.js';
-import { UsageError } from '../core/errors.js';
+import { CarectlError, ExitCode, UsageError } from '../core/errors.js';
+import { inOrder } from '../api/scheduler.js';
 import { LIST_USES, type Action, type RawOptions } from '../cli/action.js';
 import type { Context } from '../cli/context.js';
 import { addExamples } from '../cli/help.js';
@@ -39,7 +40,8 @@ export interface ListOptions {
 export interface GetOptions {
   filters: FilterValues;
   fields: string | undefined;
-  id: string;
+  /** One id, several, or `-` for stdin. */
+  ids: string[];
 }
 
 /** Commander's property name for a long flag (`assigned-to` → `assignedTo`). */
@@ -76,14 +78,14 @@ export function addListVerb(group: Command, spec: ResourceSpec, action: Action):
 
 export function addGetVerb(group: Command, spec: ResourceSpec, action: Action): void {
   const onGet = spec.filters.filter((f) => f.onGet);
-  const get = group.command('get <id>').description(`show one ${spec.noun}`);
+  const get = group.command('get <ids...>').description(`show one ${spec.noun}, or several (ids, or - for stdin) as rows of a list`);
   addFilterOptions(get, onGet);
   get.option('--fields <list>', `fields to fetch and show: ${[...spec.fields, ...(spec.singleFields ?? [])].join(', ')}`);
   addExamples(get, spec.examples.get);
   const read = (raw: RawOptions, args: readonly unknown[]): GetOptions => ({
     filters: readFilters(raw, onGet),
     fields: raw.fields as string | undefined,
-    id: args[0] as string,
+    ids: args[0] as string[],
   });
   get.action(action(read, (ctx, opts) => getResource(ctx, spec, opts), ['columns']));
 }
@@ -280,10 +282,51 @@ function refuseUnionSort(spec: ResourceSpec, plan: ListPlan, query: ReadonlyArra
 }
 
 async function getResource(ctx: Context, spec: ResourceSpec, opts: GetOptions): Promise<void> {
+  const [first] = opts.ids;
+  if (opts.ids.length === 1 && first !== undefined && first !== '-') return getOne(ctx, spec, opts, first);
+  // Several: each record as `get` reads it, written as the rows of a list in the order given; an unknown id is named at the end, the others printed.
+  const { printer, version, picked, columns, fieldsQuery } = await readShape(ctx, spec, 'single', opts.fields);
+  const query = [
+    ...checkedFilterParams(
+      spec,
+      version,
+      opts.filters,
+      spec.filters.filter((f) => f.onGet),
+      ctx.io.now(),
+    ),
+    ...fieldsQuery,
+  ];
+  const ids = (await readIds(ctx, opts.ids, '-')).map((id) => requireId(id, spec));
+  const api = await ctx.api();
+  const writer = printer.writer('list', columns, { computed: spec.computed, picked });
+  const missing: string[] = [];
+  try {
+    await inOrder(
+      await ctx.scheduler(),
+      ids,
+      (id, slot) => api.fetchRecord(spec, version, id, query, { throttle: slot.throttle }).then((record) => ({ id, record }), unlessNotFound(id)),
+      async ({ id, record }) => (record ? writer.write(record) : void missing.push(id)),
+      { stop: ctx.io.signal },
+    );
+  } finally {
+    await writer.end();
+  }
+  refuseMissingIds(spec.noun, missing);
+}
+
+/** A 404 for one id of several is that id missing, not the end of the run. */
+function unlessNotFound(id: string): (error: unknown) => { id: string; record: undefined } {
+  return (error) => {
+    if (error instanceof CarectlError && error.exitCode === ExitCode.notFound) return { id, record: undefined };
+    throw error;
+  };
+}
+
+async function getOne(ctx: Context, spec: ResourceSpec, opts: GetOptions, id: string): Promise<void> {
   const { printer, version, picked, columns, fieldsQuery } = await readShape(ctx, spec, 'single', opts.fields);
   const onGet = spec.filters.filter((f) => f.onGet);
   const query = [...checkedFilterParams(spec, version, opts.filters, onGet, ctx.io.now()), ...fieldsQuery];
-  const record = await (await ctx.api()).fetchRecord(spec, version, requireId(opts.id, spec), query);
+  const record = await (await ctx.api()).fetchRecord(spec, version, requireId(id, spec), query);
   const writer = printer.writer('single', columns, { computed: spec.computed, picked });
   await writer.write(record);
   await writer.end();

@@ -3,7 +3,7 @@
  * kept for the whole output (one grid). Fitting a terminal cuts free text; ids and other short
  * identifiers, numbers, booleans and dates are never cut.
  */
-import { displayWidth } from './width.js';
+import { cutToWidth, displayWidth } from './width.js';
 
 /**
  * - key: `id`, `*.id`, `*_id`, and columns whose every value is a short identifier (a code such
@@ -33,6 +33,9 @@ export const MIN_WRAP_WIDTH = 24;
 
 /** Fitting to a terminal never shrinks a text column below this (a narrower one stays as it is). */
 export const MIN_SHRUNK_WIDTH = 6;
+
+/** A header over narrower values is shortened to no fewer columns than this: `PRIO…` over `true`, still readable. */
+const MIN_HEADER_WIDTH = 5;
 
 const KEY_NAME = /(?:^|[._])id$/i;
 /** The free text the contract names, by the last part of the column's name. */
@@ -130,8 +133,18 @@ function floorsOf(measures: readonly ColumnMeasure[], policies: readonly ColumnP
     const policy = policies[index] as ColumnPolicy;
     if (policy.main) return Math.min(width, Math.max(MIN_SHRUNK_WIDTH, Math.floor(terminalColumns * MAIN_SHARE)));
     if (policy.kind === 'text') return Math.min(width, MIN_SHRUNK_WIDTH);
-    return Math.max(1, values, Math.min(header, MIN_SHRUNK_WIDTH));
+    // A key or fixed value is never cut; its header gives way to its short form (shortHeader) instead, down to MIN_HEADER_WIDTH.
+    return Math.max(1, values, Math.min(header, values === 0 ? MIN_SHRUNK_WIDTH : MIN_HEADER_WIDTH));
   });
+}
+
+/**
+ * The floors of a first fitting pass: free text keeps its natural width while the headers wider
+ * than their key or fixed values give way, so `IS_PRIORITY` over `true` becomes `PRIO…` before a
+ * channel's name is cut.
+ */
+function headersFirst(natural: readonly number[], floors: readonly number[], policies: readonly ColumnPolicy[]): number[] {
+  return floors.map((floor, index) => ((policies[index] as ColumnPolicy).kind === 'text' ? (natural[index] as number) : floor));
 }
 
 /**
@@ -166,11 +179,8 @@ export function columnWidths(
     room -= given;
     return floor + given;
   });
-  const fitted = shrink(
-    natural.map((width, index) => Math.max(width, kept[index] as number)),
-    kept,
-    budget,
-  );
+  const wanted = natural.map((width, index) => Math.max(width, kept[index] as number));
+  const fitted = shrink(shrink(wanted, headersFirst(wanted, kept, policies), budget), kept, budget);
   // The rest comes out of the room no column needs (the last one reaches the edge), left to right.
   const last = fitted.length - 1;
   // A wrapped last column keeps the room to wrap in.
@@ -204,7 +214,13 @@ export function fitColumns(
   let shown = measures.map((_, index) => index);
   if (terminalColumns) {
     const floors = floorsOf(measures, policies, terminalColumns);
-    const fits = (): boolean => sum(shown.map((index) => floors[index] as number)) + gap * (shown.length - 1) <= terminalColumns;
+    // A key column's reserve counts, but for the last one's (it reaches the edge): a later, longer id then still stands on the grid.
+    const least = (index: number, at: number): number => (floors[index] as number) + (at < shown.length - 1 ? (measures[index]?.reserve ?? 0) : 0);
+    const fits = (): boolean => sum(shown.map(least)) + gap * (shown.length - 1) <= terminalColumns;
+    const natural = measures.map(({ header, values }) => Math.max(1, header, values));
+    const crowded = sum(natural) + gap * (natural.length - 1) > terminalColumns;
+    // Columns with no value in the first window go first: they would take room from text that has some.
+    if (crowded) shown = shown.filter((index) => index === 0 || (measures[index] as ColumnMeasure).values > 0);
     while (shown.length > 1 && !fits()) {
       const out = shown.findLastIndex((index, at) => at > 0 && !(policies[index] as ColumnPolicy).main);
       shown = shown.filter((_, at) => at !== (out < 0 ? shown.length - 1 : out));
@@ -212,4 +228,19 @@ export function fitColumns(
   }
   const pick = <T>(items: readonly T[]): T[] => shown.map((index) => items[index] as T);
   return { shown, widths: columnWidths(pick(measures), pick(policies), gap, terminalColumns) };
+}
+
+/** What a header drops, in this order, before it is cut: a predicate's `IS_`, and a reference's `.ID`. */
+const HEADER_PREFIX = /^(?:IS|HAS|CONTAINS)_(?=.)/;
+const HEADER_SUFFIX = /(?<=.)[._]ID$/;
+
+/**
+ * A header in `width` columns (help formats documents it): whole where it fits, else without its
+ * `IS_`/`HAS_`/`CONTAINS_` prefix and `.ID`/`_ID` suffix (`IS_PRIORITY` → `PRIORITY`,
+ * `ASSIGNED_TO.ID` → `ASSIGNED_TO`), cut with '…' where that still does not fit.
+ */
+export function shortHeader(header: string, width: number): string {
+  if (displayWidth(header) <= width) return header;
+  const short = header.replace(HEADER_PREFIX, '').replace(HEADER_SUFFIX, '');
+  return displayWidth(short) <= width ? short : cutToWidth(short, width);
 }

@@ -1,7 +1,7 @@
 import type CliTable from 'cli-table3';
 import { cellText, pathGetter } from './cells.js';
 import type { ValueGetter } from './cells.js';
-import { columnPolicy, fitColumns, MIN_WRAP_WIDTH, widestCell } from './grid.js';
+import { columnPolicy, fitColumns, MIN_WRAP_WIDTH, shortHeader, widestCell } from './grid.js';
 import type { ColumnPolicy } from './grid.js';
 import { sanitizeForTerminal } from './sanitize.js';
 import { StreamSink } from '../core/stream-sink.js';
@@ -127,7 +127,8 @@ class Grid {
       const width = widths[index] as number;
       const at = starts[index] as number;
       const policy = this.#policies[index] as ColumnPolicy;
-      if (header || !policy.wrap || displayWidth(text, width) <= width) return cutToWidth(text, width);
+      if (header) return shortHeader(text, width);
+      if (!policy.wrap || displayWidth(text, width) <= width) return cutToWidth(text, width);
       if (this.#terminalColumns !== undefined && width < MIN_WRAP_WIDTH && index === last && index > 0) {
         // Too narrow to read: under the row, from its second column, as wide as the terminal lets it.
         const under = starts[1] as number;

@@ -125,7 +125,7 @@ function itemRows(writer: RecordWriter): RecordWriter {
 async function showThread(ctx: Context, id: string): Promise<void> {
   const printer = await ctx.printer();
   const limit = ctx.limit ?? Infinity;
-  const columns = resolveColumns(CONTENT_ITEM.fields, CONTENT_ITEM.defaultColumns, ctx.globals.columns, undefined);
+  const columns = resolveColumns(ROW_COLUMNS, ROW_DEFAULTS, ctx.globals.columns, undefined);
   const version = await ctx.apiVersion(conversations.versions, defaultVersion(conversations));
   const record = await (await ctx.api()).fetchRecord(conversations, version, requireId(id, conversations), [['include', 'content']]);
   const items = (record.content as Record<string, unknown>[] | undefined) ?? [];
@@ -137,7 +137,8 @@ async function showThread(ctx: Context, id: string): Promise<void> {
     await blocks.end();
   } else {
     const writer = printer.writer('list', columns, { main: TEXT_COLUMN });
-    for (const item of thread) await writer.write(item);
+    // The same rows as for several ids: a script reads one shape however the ids were given.
+    for (const item of thread) await writer.write({ conversation_id: record.id, ...item });
     await writer.end();
   }
   if (items.length === 0) ctx.notice(`conversation ${id} has no content items`);
