@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import * as zlib from 'node:zlib';
 import { deflateRawSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
-import { crc32 as crcOf, tableCrc32 } from '../src/core/crc32.js';
+import { tableCrc32 } from '../src/core/crc32.js';
 import { download, PartialFile, type Unzipping } from '../src/http/download.js';
 import { extractSingleMember, UnzipRefusal } from '../src/http/unzip.js';
 import { InterruptedError } from '../src/core/errors.js';
@@ -26,8 +26,8 @@ test('the table CRC-32 (Node before 20.15 has no zlib.crc32) agrees with zlib, c
   const bytes = randomBytes(100_000);
   const native = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
   assert.equal(tableCrc32(Buffer.from('123456789')), 0xcbf43926);
-  assert.equal(tableCrc32(bytes.subarray(40_000), tableCrc32(bytes.subarray(0, 40_000))), crcOf(bytes));
-  if (native) assert.equal(crcOf(bytes), native(bytes));
+  assert.equal(tableCrc32(bytes.subarray(40_000), tableCrc32(bytes.subarray(0, 40_000))), tableCrc32(bytes));
+  if (native) assert.equal(tableCrc32(bytes), native(bytes));
 });
 
 /**

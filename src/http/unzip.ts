@@ -9,7 +9,7 @@
  */
 import { once } from 'node:events';
 import type { Entry, ZipFile } from 'yauzl';
-import { crc32 } from '../core/crc32.js';
+import { crc32Function } from '../core/crc32.js';
 import { CarectlError, InterruptedError, LastingError } from '../core/errors.js';
 import type { PartialFile } from './partial-file.js';
 import { formatLimit } from './reply.js';
@@ -110,6 +110,7 @@ function checkedMember(files: Entry[], refuse: Refuse, maxBytes: number): Entry 
 async function inflateInto(zip: ZipFile, entry: Entry, into: PartialFile, refuse: Refuse, options: ExtractOptions): Promise<number> {
   const maxBytes = options.maxBytes ?? MAX_UNZIPPED_BYTES;
   const { signal } = options;
+  const crc32 = await crc32Function();
   if (signal?.aborted) throw new InterruptedError();
   // A broken local header is found here, not in the central directory: the archive's fault too.
   const stream = await zip.openReadStreamPromise(entry).catch((err: Error) => {
