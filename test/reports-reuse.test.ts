@@ -57,6 +57,18 @@ describe('reports create --reuse against the sandbox', () => {
     assert.equal((await stat(join(config, 'carectl'))).mode & 0o777, 0o700);
   });
 
+  test('a reused report that is generated is downloaded at once: no POST, no wait', async () => {
+    const first = await cli([...CREATE, '--reuse']);
+    const id = first.stdout.trim();
+    clock.advance(60_000);
+    const from = sandbox.requests.length;
+    const result = await cli([...CREATE, '--reuse', '--download', 'r.csv'], { cwd: config });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, new RegExp(`^report ${id} \\(generated\\) was created before with the same parameters: reusing it \\(--reuse\\)\n`));
+    assert.equal(posts(from), 0);
+    assert.ok((await stat(join(config, 'r.csv'))).size > 0);
+  });
+
   test('-o json of a reused report is its {id, url}, as for a new one', async () => {
     const first = await cli([...CREATE, '--reuse']);
     const id = first.stdout.trim();
