@@ -242,12 +242,21 @@ describe('transport: per-attempt timeout', () => {
 describe('transport: a POST is never sent twice', () => {
   const post = (t: Transport): Promise<unknown> => t.request('POST', t.url('v1.1/reports'), { body: { account: 1 }, idempotent: false });
 
-  test('not after a 5xx or 429', async () => {
-    for (const status of [429, 500, 503]) {
+  test('not after a 5xx (a 503 without Retry-After)', async () => {
+    for (const status of [500, 503]) {
       await scripted([status, 201], async (t, server, clock) => {
         await assert.rejects(post(t), (e: unknown) => e instanceof ApiError && e.status === status);
         assert.equal(server.hits.length, 1);
         assert.deepEqual(clock.slept, []);
+      });
+    }
+  });
+
+  test('a 429 (with or without Retry-After) or a 503 with Retry-After was not processed: sent again (issue 35 item 5)', async () => {
+    for (const first of [429, { status: 429, retryAfter: () => '2' }, { status: 503, retryAfter: () => '2' }]) {
+      await scripted([first, 201], async (t, server) => {
+        await post(t);
+        assert.equal(server.hits.length, 2);
       });
     }
   });

@@ -3,7 +3,7 @@
  * lifecycle and carectl's polling both follow it, so nothing here sleeps for real.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
@@ -140,6 +140,25 @@ describe('reports create', () => {
       assert.equal(sandbox.requests.length, from);
     });
   }
+
+  test('--download at a loop of symbolic links: exit 2 before the POST (issue 33 item 18)', async () => {
+    await symlink('loop-b', join(folder, 'loop-a'));
+    await symlink('loop-a', join(folder, 'loop-b'));
+    const from = sandbox.requests.length;
+    const result = await cli([...CREATE, '--download', 'loop-a']);
+    assert.equal(result.code, 2, result.stderr);
+    assert.equal(result.stderr, 'carectl: --download: cannot write to loop-a: too many symbolic links encountered (ELOOP)\n');
+    assert.equal(sandbox.requests.length, from);
+    assert.deepEqual((await readdir(folder)).sort(), ['loop-a', 'loop-b']);
+  });
+});
+
+test('a --file name of 250 bytes (255 allowed) is saved: the temporary name stays short (issue 33 item 17)', async () => {
+  const name = `${'é'.repeat(123)}.csv`;
+  assert.equal(Buffer.byteLength(name), 250);
+  const result = await cli(['reports', 'download', FIXTURES.reports.generatedId, '--file', name]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.deepEqual(await readdir(folder), [name]);
 });
 
 describe('reports create --download without --format', () => {

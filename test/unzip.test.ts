@@ -9,26 +9,32 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import * as zlib from 'node:zlib';
 import { deflateRawSync } from 'node:zlib';
+import { randomBytes } from 'node:crypto';
+import { tableCrc32 } from '../src/core/crc32.js';
 import { download, PartialFile, type Unzipping } from '../src/http/download.js';
-import { extractSingleMember } from '../src/http/unzip.js';
+import { extractSingleMember, UnzipRefusal } from '../src/http/unzip.js';
+import { InterruptedError } from '../src/core/errors.js';
 import { FIXTURES, type Sandbox } from '../src/sandbox/index.js';
 import { downloadOptions, fakeClock, openSandbox, runCli } from './helpers.js';
 import { serve } from './scripted-server.js';
 
-const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-function crc32(bytes: Buffer): number {
-  let c = 0xffffffff;
-  for (const b of bytes) c = CRC_TABLE[(c ^ b) & 0xff]! ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
+const crc32 = (bytes: Buffer): number => tableCrc32(bytes);
 
-/** A ZIP archive of these members; `size` overrides the uncompressed size the headers state. */
-function zip(members: { name: string; data: Buffer; deflate?: boolean; size?: number }[]): Buffer {
+test('the table CRC-32 (Node before 20.15 has no zlib.crc32) agrees with zlib, chunk by chunk', () => {
+  const bytes = randomBytes(100_000);
+  const native = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
+  assert.equal(tableCrc32(Buffer.from('123456789')), 0xcbf43926);
+  assert.equal(tableCrc32(bytes.subarray(40_000), tableCrc32(bytes.subarray(0, 40_000))), tableCrc32(bytes));
+  if (native) assert.equal(tableCrc32(bytes), native(bytes));
+});
+
+/**
+ * A ZIP archive of these members; `size` overrides the uncompressed size the headers state, `crc`
+ * the CRC-32 they record, `method` the compression method they name.
+ */
+function zip(members: { name: string; data: Buffer; deflate?: boolean; size?: number; crc?: number; method?: number }[]): Buffer {
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;
@@ -49,11 +55,11 @@ function zip(members: { name: string; data: Buffer; deflate?: boolean; size?: nu
       at += 2; // version needed
       b.writeUInt16LE(0, at);
       at += 2; // flags
-      b.writeUInt16LE(m.deflate ? 8 : 0, at);
+      b.writeUInt16LE(m.method ?? (m.deflate ? 8 : 0), at);
       at += 2;
       b.writeUInt32LE(0, at);
       at += 4; // time, date
-      b.writeUInt32LE(crc32(m.data), at);
+      b.writeUInt32LE(m.crc ?? crc32(m.data), at);
       at += 4;
       b.writeUInt32LE(body.length, at);
       at += 4;
@@ -80,6 +86,13 @@ function zip(members: { name: string; data: Buffer; deflate?: boolean; size?: nu
   return Buffer.concat([...locals, directory, end]);
 }
 
+/** A copy of `archive` with the byte at `at` changed. */
+function flipped(archive: Buffer, at: number): Buffer {
+  const copy = Buffer.from(archive);
+  copy[at] ^= 0xff;
+  return copy;
+}
+
 const CSV = Buffer.from('id,text\n'.concat('1,hello\n'.repeat(20_000)));
 let folder: string;
 before(async () => {
@@ -87,7 +100,10 @@ before(async () => {
 });
 after(() => rm(folder, { recursive: true, force: true }));
 
-async function fetchUnzipped(archive: Buffer): Promise<{ outcome: number | Error; files: string[]; saved?: Unzipping['saved']; content?: Buffer }> {
+async function fetchUnzipped(
+  archive: Buffer,
+  options: { signal?: AbortSignal; onMember?: () => void } = {},
+): Promise<{ outcome: number | Error; files: string[]; saved?: Unzipping['saved']; content?: Buffer }> {
   const server = await serve((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/zip', 'content-length': String(archive.length) });
     res.end(archive);
@@ -95,10 +111,15 @@ async function fetchUnzipped(archive: Buffer): Promise<{ outcome: number | Error
   const into = await mkdtemp(join(folder, 'run-'));
   try {
     const partial = await PartialFile.create(into, 'report.csv');
-    const unzip: Unzipping = { what: 'the file of report 7', finalPath: () => join(into, 'report.csv') };
-    const outcome = await download(
-      downloadOptions(`${server.url}/r.zip`, { file: join(into, 'report.csv'), partial, unzip }, fakeClock(), { retries: 1 }),
-    ).catch((err: Error) => err);
+    const finalPath = (): string => {
+      options.onMember?.();
+      return join(into, 'report.csv');
+    };
+    const unzip: Unzipping = { what: 'the file of report 7', finalPath };
+    const overrides = { retries: 1, ...(options.signal && { signal: options.signal }) };
+    const outcome = await download(downloadOptions(`${server.url}/r.zip`, { file: join(into, 'report.csv'), partial, unzip }, fakeClock(), overrides)).catch(
+      (err: Error) => err,
+    );
     const files = await readdir(into);
     return { outcome, files, saved: unzip.saved, ...(files.includes('report.csv') && { content: await readFile(join(into, 'report.csv')) }) };
   } finally {
@@ -127,6 +148,30 @@ describe('an archive of one file', () => {
     assert.equal(typeof result.outcome, 'number', String(result.outcome));
     assert.deepEqual(result.content, CSV);
   });
+});
+
+test('an archive of many entries: no listener left per entry, so no MaxListenersExceededWarning (issue 33 item 16)', async () => {
+  const warnings: string[] = [];
+  const heard = (warning: Error): void => void warnings.push(warning.name);
+  process.on('warning', heard);
+  try {
+    const folders = Array.from({ length: 12 }, (_, n) => ({ name: `d${n}/`, data: Buffer.alloc(0) }));
+    const result = await fetchUnzipped(zip([...folders, { name: 'export.csv', data: CSV, deflate: true }]));
+    assert.equal(typeof result.outcome, 'number', String(result.outcome));
+    // A warning is emitted on a later tick.
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(warnings, []);
+  } finally {
+    process.off('warning', heard);
+  }
+});
+
+test('a stop while the member is extracted: interrupted at once, neither temporary file left (issue 33 item 8)', async () => {
+  const stop = new AbortController();
+  const big = Buffer.alloc(32 * 1024 * 1024, 'x');
+  const result = await fetchUnzipped(zip([{ name: 'export.csv', data: big, deflate: true }]), { signal: stop.signal, onMember: () => stop.abort() });
+  assert.ok(result.outcome instanceof InterruptedError, String(result.outcome));
+  assert.deepEqual(result.files, []);
 });
 
 describe('refused, with no file left', () => {
@@ -160,11 +205,40 @@ describe('refused, with no file left', () => {
     ],
     ['a member that climbs out', zip([{ name: '../a.csv', data: CSV }]), /^--unzip: the file of report 7 has a member (carectl will not extract|with a path)/],
     ['not an archive', CSV, /^--unzip: the file of report 7 is not a ZIP archive carectl can read/],
+    // Issue 33 item 10: yauzl checks no CRC; a flipped byte in a stored member, or a wrong recorded CRC.
+    [
+      'a stored member with a flipped byte',
+      flipped(zip([{ name: 'a.csv', data: CSV }]), 30 + 'a.csv'.length + 100),
+      /^--unzip: the file of report 7 is damaged: a\.csv has CRC-32 [0-9a-f]{8}, the archive records [0-9a-f]{8}$/,
+    ],
+    [
+      'a deflated member whose recorded CRC is wrong',
+      zip([{ name: 'a.csv', data: CSV, deflate: true, crc: (crc32(CSV) ^ 1) >>> 0 }]),
+      new RegExp(`^--unzip: the file of report 7 is damaged: a\\.csv has CRC-32 ${crc32(CSV).toString(16).padStart(8, '0')}, the archive records`),
+    ],
+    // Issue 33 item 21: what Windows writes for large files, and other methods; a broken local header.
+    ...(
+      [
+        [9, 'Deflate64'],
+        [12, 'bzip2'],
+        [93, 'zstd'],
+        [99, 'compression method 99'],
+      ] as const
+    ).map(([method, name]): [string, Buffer, RegExp] => [
+      `a member packed with method ${method}`,
+      zip([{ name: 'a.csv', data: CSV, method }]),
+      new RegExp(`^--unzip: the file of report 7 has a member packed with ${name}.*, which carectl cannot inflate \\(only stored and deflate\\)$`),
+    ]),
+    [
+      'a broken local header',
+      flipped(zip([{ name: 'a.csv', data: CSV, deflate: true }]), 0),
+      /^--unzip: the file of report 7 could not be extracted \(invalid local file header signature: 0x[0-9a-f]+\)$/,
+    ],
   ];
   for (const [name, archive, message] of cases) {
     test(name, async () => {
       const result = await fetchUnzipped(archive);
-      assert.ok(result.outcome instanceof Error, String(result.outcome));
+      assert.ok(result.outcome instanceof UnzipRefusal, String(result.outcome));
       assert.match(result.outcome.message, message);
       assert.deepEqual(result.files, []);
     });
@@ -176,7 +250,7 @@ describe('the size limit (here 100 KiB)', () => {
     const into = await mkdtemp(join(folder, 'limit-'));
     await writeFile(join(into, 'a.zip'), archive);
     const target = await PartialFile.create(into, 'out.csv');
-    const outcome = await extractSingleMember(join(into, 'a.zip'), target, 'the file of report 7', 100 * 1024).catch((err: unknown) => err);
+    const outcome = await extractSingleMember(join(into, 'a.zip'), target, 'the file of report 7', { maxBytes: 100 * 1024 }).catch((err: unknown) => err);
     await target.discard();
     return { outcome, files: await readdir(into) };
   }

@@ -26,12 +26,12 @@ export interface Unzipping {
 }
 
 /** One attempt's writes into the partial file; errors name PATH, which is what the user gave. */
-export async function fileSink(partial: PartialFile, path: string, unzip?: Unzipping): Promise<Sink> {
+export async function fileSink(partial: PartialFile, path: string, unzip: Unzipping | undefined, signal: AbortSignal): Promise<Sink> {
   const failed = writeFailure(path);
   await partial.restart().catch(failed);
   return {
     write: (chunk) => partial.write(chunk).catch(failed),
-    commit: () => (unzip ? extract(partial, path, unzip) : partial.commit(path).catch(failed)),
+    commit: () => (unzip ? extract(partial, path, unzip, signal) : partial.commit(path).catch(failed)),
     discard: async () => undefined,
   };
 }
@@ -49,12 +49,12 @@ function writeFailure(path: string): (err: unknown) => never {
  * Extracts the archive's member into a temporary file of its own, renamed into place; the archive
  * goes. A failed write names where the member was going (in a folder: report-ID.<its extension>).
  */
-async function extract(archive: PartialFile, path: string, unzip: Unzipping): Promise<void> {
+async function extract(archive: PartialFile, path: string, unzip: Unzipping, signal: AbortSignal): Promise<void> {
   const extracted = await PartialFile.create(dirname(path), basename(path)).catch(writeFailure(path));
   let destination = path;
   try {
     const onMember = (member: string): void => void (destination = unzip.finalPath(member));
-    const { name, bytes } = await extractSingleMember(archive.path, extracted, unzip.what, undefined, onMember).catch((err: unknown) =>
+    const { name, bytes } = await extractSingleMember(archive.path, extracted, unzip.what, { onMember, signal }).catch((err: unknown) =>
       err instanceof CarectlError ? Promise.reject(err) : writeFailure(destination)(err),
     );
     const final = unzip.finalPath(name);

@@ -225,7 +225,7 @@ async function attemptDownload(dispatchers: Dispatchers, start: URL, options: Do
     const { target } = options;
     sink =
       'file' in target
-        ? await fileSink(target.partial, typeof target.file === 'string' ? target.file : target.file(contentType), target.unzip)
+        ? await fileSink(target.partial, typeof target.file === 'string' ? target.file : target.file(contentType), target.unzip, options.signal)
         : stdoutSink(target.stdout, options.signal);
     const firstBytes = new FirstBytes({ contentType, asked: options.format }, `download from ${url.origin}`);
     const received = await copyBody(decoded, sink, { url, total: opened.total, maxBytes, firstBytes }, options);

@@ -28,7 +28,8 @@ export function removePartialFiles(): void {
 
 /**
  * The temporary file a download is written into: `NAME.partial-<random>` in the destination's
- * folder, so the final rename stays on one file system. It is created before any request, so a
+ * folder, so the final rename stays on one file system. NAME is cut to its first 32 bytes: a
+ * destination name that is long but valid (up to 255 bytes) must not fail for the temporary one. It is created before any request, so a
  * destination that cannot be written is found before a report is requested and waited for; its
  * owner discards it however the command ends (a no-op once committed), and removePartialFiles()
  * covers a forced stop.
@@ -45,7 +46,7 @@ export class PartialFile {
 
   /** Rejects with the system's error when the folder cannot be written. */
   static async create(folder: string, name: string): Promise<PartialFile> {
-    const path = join(folder, `${name}.partial-${randomBytes(6).toString('hex')}`);
+    const path = join(folder, `${shortened(name)}.partial-${randomBytes(6).toString('hex')}`);
     // Registered first: a forced stop while open() runs still finds the file.
     partialFiles.add(path);
     try {
@@ -130,6 +131,16 @@ export class PartialFile {
     this.#closed = true;
     await this.handle.close();
   }
+}
+
+/** The start of `name`, whole characters up to 32 bytes. */
+function shortened(name: string): string {
+  let start = '';
+  for (const character of name) {
+    if (Buffer.byteLength(start + character) > 32) break;
+    start += character;
+  }
+  return start;
 }
 
 /**

@@ -58,7 +58,7 @@ export interface RequestOptions {
   body?: unknown;
   /** JSON text sent as it is, in place of `body` (carectl api -d: the user's bytes, 1.0 and 1e2 kept). */
   bodyText?: string;
-  /** GET and the absolute-valued PATCH may be repeated; the report POST may not. */
+  /** GET and the absolute-valued PATCH may be repeated; the report POST may not (but after a 429, or a 503 with Retry-After: not processed). */
   idempotent: boolean;
   /**
    * Checks a successful reply's JSON (its envelope, its records): a BadReplyError thrown here
@@ -302,10 +302,13 @@ export class Transport {
         retryable: false,
       };
     }
-    call.reached ||= call.write && mayHaveReached({ status });
+    // A 429, or a 503 that says when to come back, was not processed: a POST may be sent again too.
+    // A 503 without Retry-After may be a gateway's after passing the POST on.
+    const unprocessed = status === 429 || (status === 503 && headers['retry-after'] !== undefined);
+    call.reached ||= call.write && (mayHaveReached({ status }) || (status === 503 && !unprocessed && !options.idempotent));
     const error = new ApiError(status, errorMessage(status, text, { proxy: proxyLabel(url, this.config.proxy), url, clean: (part) => this.redact(part) }));
     if (status === 429 && (await this.throttled(options, attempt, headers['retry-after']))) return { kind: 'taken back' };
-    return { kind: 'failed', error, retryable: options.idempotent && RETRYABLE_STATUSES.has(status), retryAfter: headers['retry-after'] };
+    return { kind: 'failed', error, retryable: (options.idempotent || unprocessed) && RETRYABLE_STATUSES.has(status), retryAfter: headers['retry-after'] };
   }
 
   get(url: URL, check?: (value: unknown) => void): Promise<unknown> {

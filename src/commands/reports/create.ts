@@ -11,6 +11,16 @@ import { checkedDestination, type Destination } from './destination.js';
 import { shellWord } from '../../core/shell.js';
 import { printReport, reports, reportsVersion, timeoutOf } from './shared.js';
 import { waitAndDownload } from './wait.js';
+import {
+  remember,
+  rememberUnclearPost,
+  reportAfterUnclearPost,
+  reusableReport,
+  reuseScope,
+  type Obtained,
+  type ReportParameters,
+  type ReuseScope,
+} from './reuse.js';
 
 export interface CreateOptions {
   account: string | undefined;
@@ -23,15 +33,22 @@ export interface CreateOptions {
   download: string | undefined;
   timeout: string | undefined;
   unzip: boolean;
+  reuse: boolean;
 }
 
 interface CreateRequest {
   body: Record<string, unknown>;
   /** The format asked for, which the file must be. */
   format: string | undefined;
-  /** For the hint after an unclear POST outcome. */
+  /** For the hint when the reply names no usable id. */
   listCommand: string;
+  parameters: ReportParameters;
+  /** The command that picks up the report an unclear POST may have made (--reuse). */
+  reuseCommand: string;
 }
+
+/** A POST that failed after it may have reached the service: the report may exist. */
+class ReportMayExist extends CarectlError {}
 
 export async function createReport(ctx: Context, opts: CreateOptions): Promise<void> {
   const downloadTo = await checkedDestination(ctx, opts.download, '--download', opts.unzip);
@@ -41,11 +58,50 @@ export async function createReport(ctx: Context, opts: CreateOptions): Promise<v
   const timeoutMs = timeoutOf(opts.timeout);
   const printer = await ctx.printer();
   const version = await reportsVersion(ctx);
+  const scope = opts.reuse ? await reuseScope(ctx, request.parameters) : undefined;
 
   const api = await ctx.api();
-  const created = await postReport(api, version, request);
-  if (!waits) return printReport(ctx, printer, created.record);
+  const created = scope ? await reuseOrCreate(ctx, api, version, request, scope) : await postNoted(ctx, api, version, request);
+  if (!waits) return printReport(ctx, printer, { id: created.record.id, url: created.record.url });
   await waitAndDownload(ctx, api, version, created.id, { timeoutMs, downloadTo, printer, format: request.format });
+}
+
+/**
+ * --reuse: the report made before with these parameters, else a new one, noted in the ledger. A
+ * POST whose outcome is unknown is followed by a look for what it made, before it is sent again.
+ */
+async function reuseOrCreate(ctx: Context, api: ApiClient, version: Version, request: CreateRequest, scope: ReuseScope): Promise<Obtained> {
+  const reused = await reusableReport(ctx, api, version, scope);
+  if (reused) return reused;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const created = await postReport(api, version, request);
+      await remember(ctx, scope, created.id);
+      return created;
+    } catch (err) {
+      if (!(err instanceof ReportMayExist)) throw err;
+      // Noted first: should the look fail too, the next --reuse run looks again.
+      await remember(ctx, scope, '');
+      if (attempt >= ctx.retries) throw new CarectlError(`${err.message}: pick it up with: ${request.reuseCommand}`);
+      const found = await reportAfterUnclearPost(ctx, api, version, scope);
+      if (found) {
+        await remember(ctx, scope, found.id);
+        return found;
+      }
+      ctx.notice(`${err.message}, but no such report is listed: sending it again (--reuse)`);
+    }
+  }
+}
+
+/** POST without --reuse; one whose outcome is unknown is noted for the --reuse line its error gives. */
+async function postNoted(ctx: Context, api: ApiClient, version: Version, request: CreateRequest): Promise<Obtained> {
+  try {
+    return await postReport(api, version, request);
+  } catch (err) {
+    if (!(err instanceof ReportMayExist)) throw err;
+    const noted = await rememberUnclearPost(ctx, request.parameters);
+    throw new CarectlError(`${err.message}: ${noted ? `pick it up with: ${request.reuseCommand}` : `look with ${request.listCommand} before trying again`}`);
+  }
 }
 
 /**
@@ -67,11 +123,32 @@ function createRequest(ctx: Context, opts: CreateOptions, downloadTo: Destinatio
   if (named !== undefined && format !== named)
     ctx.notice(`--download ${downloadTo!.shown} is named .${named}, but the file will hold ${format} (--format ${format})`);
   const target = account !== undefined ? { account: accountId(account) } : { channel };
+  const parameters: ReportParameters = {
+    target: account !== undefined ? { kind: 'account', id: account } : { kind: 'channel', id: channel! },
+    date_from: from,
+    date_to: to,
+    date_type: dateType,
+    format,
+  };
   return {
     body: { ...target, date_from: from, date_to: to, date_type: dateType, ...(format && { format }) },
     format,
-    listCommand: account !== undefined ? `carectl reports list --account ${shellWord(account)}` : `carectl reports list --channel ${shellWord(channel!)}`,
+    listCommand: `carectl reports list --${parameters.target.kind} ${shellWord(parameters.target.id)}`,
+    parameters,
+    reuseCommand: reuseCommand(opts, parameters, downloadTo),
   };
+}
+
+/** The same command with --reuse, its dates as sent (a relative date would move by the next day), quoted for a POSIX shell. */
+function reuseCommand(opts: CreateOptions, parameters: ReportParameters, downloadTo: Destination | undefined): string {
+  const { target, date_from, date_to, date_type, format } = parameters;
+  const words = ['carectl reports create', `--${target.kind} ${shellWord(target.id)}`, `--from ${date_from} --to ${date_to} --date-type ${date_type}`];
+  if (format !== undefined) words.push(`--format ${format}`);
+  if (downloadTo !== undefined) words.push(`--download ${shellWord(downloadTo.shown)}`);
+  else if (opts.wait) words.push('--wait');
+  if (opts.timeout !== undefined) words.push(`--timeout ${shellWord(opts.timeout)}`);
+  if (opts.unzip) words.push('--unzip');
+  return [...words, '--reuse'].join(' ');
 }
 
 function nonEmpty(value: string | undefined, flag: string): string | undefined {
@@ -95,9 +172,9 @@ async function postReport(api: ApiClient, version: Version, request: CreateReque
   try {
     record = await api.createRecord(reports, version, request.body);
   } catch (err) {
-    // The transport's one rule (a dropped connection after sending, a gateway's 502/504): never a reply known to come before sending.
+    // The transport's one rule (a dropped connection after sending, a gateway's 502/503/504): never a reply known to come before sending.
     if (err instanceof CarectlError && mayHaveBeenApplied(err)) {
-      throw new CarectlError(`${err.message}; the report may have been created all the same: look with ${request.listCommand} before trying again`);
+      throw new ReportMayExist(`${err.message}; the report may have been created all the same`);
     }
     throw err;
   }

@@ -41,7 +41,11 @@ async function checked(ctx: Context, given: string | undefined, flag: string, un
   if (given === '-') return { kind: 'stdout', shown: '-' };
   if (given.trim() === '') throw new UsageError(`${flag}: needs a path (or - for standard output)`);
   const path = resolve(ctx.io.cwd, given);
-  const existing = await stat(path).catch(() => undefined);
+  // Only a path not there yet may fail here: a loop of links (ELOOP) or a folder not searchable is found before anything is sent.
+  const existing = await stat(path).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return undefined;
+    throw new UsageError(`${flag}: cannot write to ${given}: ${systemReason(err)}`);
+  });
   if (existing?.isDirectory()) return withPartialFile(ctx, { kind: 'folder', path, shown: given, unzip }, flag);
   if (existing && !existing.isFile()) {
     await access(path, constants.W_OK).catch((err: Error) => {

@@ -25,6 +25,7 @@ const readCreateOptions = (raw: RawOptions): CreateOptions => ({
   download: raw.download as string | undefined,
   timeout: raw.timeout as string | undefined,
   unzip: raw.unzip === true,
+  reuse: raw.reuse === true,
 });
 
 const UNZIP_HELP = 'the file is a ZIP archive of one file: save that file instead (refuses several members, paths, more than 4 GiB)';
@@ -46,11 +47,16 @@ export function addReportsGroup(program: Command, action: Action): void {
     .option('--wait', 'wait until the report is generated (exit 5 if it fails)')
     .option('--download <path>', 'wait, then save the file to PATH (a folder: report-ID.EXT in it; - : stdout)')
     .option('--timeout <duration>', `how long to wait (default: ${DEFAULT_TIMEOUT}; exit 6 when it runs out)`)
-    .option('--unzip', UNZIP_HELP);
+    .option('--unzip', UNZIP_HELP)
+    .option(
+      '--reuse',
+      'pick up the report this profile created with the same account/channel, dates, date type and format (pending or generated) instead of making another; noted in reports.json beside the config file',
+    );
   addExamples(create, [
     'carectl reports create --account 1001 --from 7d --to yesterday',
     'carectl reports create --channel 202 --from 2026-06-01 --to 2026-06-30 --format csv --download june.csv',
     'carectl --quiet reports create --account 1001 --from yesterday --to yesterday --format json --download - | jq .rows',
+    'carectl --quiet reports create --account 1001 --from yesterday --to yesterday --format csv --download nightly.csv --reuse',
   ]);
   create.action(action(readCreateOptions, createReport));
 
