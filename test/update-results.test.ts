@@ -73,7 +73,7 @@ describe('update rows: ok and error.kind in every format', () => {
     80:
       'ID      OK     STATUS     TAGS            RESULT\n' +
       '500010  true   closing                    ok\n' +
-      "999999  false                             not_found: No conversation with id\n" +
+      '999999  false                             not_found: No conversation with id\n' +
       "                                          '999999' (HTTP 404)\n" +
       '500004  true   closing    7022,7006,7062  ok\n',
     160:
@@ -107,9 +107,12 @@ describe('update rows: ok and error.kind in every format', () => {
 describe('names: tags and channels by name or id', () => {
   test('list --channel NAME lists that channel (its id sent); --tag ID lists that tag (its name sent); one list request each', async () => {
     const from = sandbox.requests.length;
-    const byName = await runCli(['conversations', 'list', '--status', 'unread', '--channel', 'acme facebook', '--tag', '7005', '--columns', 'id', '-o', 'csv'], {
-      sandbox,
-    });
+    const byName = await runCli(
+      ['conversations', 'list', '--status', 'unread', '--channel', 'acme facebook', '--tag', '7005', '--columns', 'id', '-o', 'csv'],
+      {
+        sandbox,
+      },
+    );
     assert.equal(byName.code, 0, byName.stderr);
     const requests = apiRequests(sandbox, from);
     assert.deepEqual(
@@ -119,19 +122,34 @@ describe('names: tags and channels by name or id', () => {
     const query = new URL(requests[3]!.url, 'http://x').searchParams;
     assert.equal(query.get('channel'), FIXTURES.facebookChannelId);
     assert.equal(query.get('tag'), 'praise-follow-up');
-    const byId = await runCli(['conversations', 'list', '--status', 'unread', '--channel', '202', '--tag', 'praise-follow-up', '--columns', 'id', '-o', 'csv'], {
-      sandbox,
-    });
+    const byId = await runCli(
+      ['conversations', 'list', '--status', 'unread', '--channel', '202', '--tag', 'praise-follow-up', '--columns', 'id', '-o', 'csv'],
+      {
+        sandbox,
+      },
+    );
     assert.equal(byId.stdout, byName.stdout);
     assert.ok(byName.stdout.split('\n').length > 2, 'the list is not empty');
   });
 
   test('an unknown name is exit 2 naming the closest candidates; nothing but the look-up is sent', async () => {
     const cases: Array<[string[], string]> = [
-      [['conversations', 'list', '--status', 'unread', '--channel', 'Acme Microblg'], '--channel: no channel has the name or id "Acme Microblg" (closest: Acme Microblog (201))'],
-      [['conversations', 'list', '--status', 'unread', '--channel', '999'], '--channel: no channel has the name or id "999" (carectl channels list shows them)'],
-      [['conversations', 'list', '--status', 'unread', '--tag', 'praise-folow-up'], '--tag: no tag has the name or id "praise-folow-up" (closest: praise-follow-up (7005))'],
-      [['reports', 'list', '--channel', 'Initech'], '--channel: no channel has the name or id "Initech" (closest: Initech Instagram (207), Initech WhatsApp (208))'],
+      [
+        ['conversations', 'list', '--status', 'unread', '--channel', 'Acme Microblg'],
+        '--channel: no channel has the name or id "Acme Microblg" (closest: Acme Microblog (201))',
+      ],
+      [
+        ['conversations', 'list', '--status', 'unread', '--channel', '999'],
+        '--channel: no channel has the name or id "999" (carectl channels list shows them)',
+      ],
+      [
+        ['conversations', 'list', '--status', 'unread', '--tag', 'praise-folow-up'],
+        '--tag: no tag has the name or id "praise-folow-up" (closest: praise-follow-up (7005))',
+      ],
+      [
+        ['reports', 'list', '--channel', 'Initech'],
+        '--channel: no channel has the name or id "Initech" (closest: Initech Instagram (207), Initech WhatsApp (208))',
+      ],
       [
         ['conversations', 'update', '500010', '--status', 'on_hold', '--add-tags', 'praise-follow-up,refund-bugg'],
         '--add-tags: no tag has the name or id "refund-bugg" (closest: refund-bug (7008, inactive))',
@@ -151,7 +169,9 @@ describe('names: tags and channels by name or id', () => {
   });
 
   test('update --add-tags and --remove-tags by name: ids sent; a dry run resolves them too', async () => {
-    const c = sandbox.data.conversations.find((x) => Number(x.id) > 500003 && x.tag_ids.length > 0 && x.tag_ids.every((id) => sandbox.data.byId.tags.get(id)!.is_active))!;
+    const c = sandbox.data.conversations.find(
+      (x) => Number(x.id) > 500003 && x.tag_ids.length > 0 && x.tag_ids.every((id) => sandbox.data.byId.tags.get(id)!.is_active),
+    )!;
     const [first] = c.tag_ids;
     const firstName = sandbox.data.byId.tags.get(first!)!.name;
     const argv = ['conversations', 'update', c.id, '--status', 'on_hold', '--add-tags', 'PRAISE-follow-up,order-bug', '--remove-tags', firstName];

@@ -245,10 +245,7 @@ describe('conversations update: batches', () => {
     const result = await runCli(['conversations', 'update', a!.id, locked, b!.id, '--status', 'on_hold'], { sandbox });
     assert.equal(result.code, 3);
     const denied = `The API key lacks the Manage Conversations permission for channel ${FIXTURES.readOnlyChannelId} (HTTP 403)`;
-    assert.equal(
-      result.stdout,
-      `${HEADER}${okRow(a!.id, a!.tag_ids)}${failedRow(locked, 'forbidden', 403, denied)}${okRow(b!.id, b!.tag_ids)}`,
-    );
+    assert.equal(result.stdout, `${HEADER}${okRow(a!.id, a!.tag_ids)}${failedRow(locked, 'forbidden', 403, denied)}${okRow(b!.id, b!.tag_ids)}`);
     assert.equal(result.stderr, `carectl: 1 of 3 updates failed (first: ${locked}: ${denied})\n`);
     assert.deepEqual(
       patches(from)

@@ -85,7 +85,14 @@ export const RESOURCES: readonly ResourceSpec[] = [
       range('oldest', 'oldest_sort_date', 'date of the first message (RANGE)', { pair: true }),
       range('newest', 'newest_sort_date', 'date of the last message (RANGE)', { pair: true }),
       { kind: 'text', flag: 'channel', param: 'channel', valueName: 'channel', refers: CHANNEL_ID, help: 'only this channel (name or id)' },
-      { kind: 'text', flag: 'tag', param: 'tag', valueName: 'tag', refers: { resource: 'tags', send: 'name' }, help: 'only conversations with this tag (name or id)' },
+      {
+        kind: 'text',
+        flag: 'tag',
+        param: 'tag',
+        valueName: 'tag',
+        refers: { resource: 'tags', send: 'name' },
+        help: 'only conversations with this tag (name or id)',
+      },
       {
         kind: 'switch',
         flag: 'private',

@@ -151,7 +151,9 @@ export async function resolveTags(resolver: NameResolver, plan: UpdatePlan, dryR
     const inactive = named.filter((tag) => !tag.active);
     if (flag !== 'remove-tags' && inactive.length > 0) {
       const which = inactive.map((tag) => `${tag.name} (${tag.id})`).join(', ');
-      throw new UsageError(`--${flag}: ${which} ${inactive.length > 1 ? 'are' : 'is'} inactive; the service takes active tags only (carectl tags list --active)`);
+      throw new UsageError(
+        `--${flag}: ${which} ${inactive.length > 1 ? 'are' : 'is'} inactive; the service takes active tags only (carectl tags list --active)`,
+      );
     }
     ids[flag] = unique(named.map((tag) => tag.id));
   }
@@ -336,12 +338,24 @@ async function settleRest(run: Run, ids: readonly string[], delivered: number): 
 }
 
 /** The PATCH for one id, from its current tags unless --tags gives them; with --drop-inactive-tags, the inactive ones it left out. */
-async function buildPatch(api: ApiClient, version: Version, facts: TagFacts, id: string, throttle?: Throttle): Promise<{ body: PatchBody; dropped?: string[] }> {
+async function buildPatch(
+  api: ApiClient,
+  version: Version,
+  facts: TagFacts,
+  id: string,
+  throttle?: Throttle,
+): Promise<{ body: PatchBody; dropped?: string[] }> {
   const { plan, inactive } = facts;
   const current = 'replace' in plan.tags ? undefined : await currentTagIds(api, version, id, throttle);
   const tagIds = newTagIds(plan, current);
   if (!plan.dropInactive || !inactive) return { body: patchBody(plan, tagIds) };
-  return { body: patchBody(plan, tagIds.filter((tag) => !inactive.has(tag))), dropped: tagIds.filter((tag) => inactive.has(tag)) };
+  return {
+    body: patchBody(
+      plan,
+      tagIds.filter((tag) => !inactive.has(tag)),
+    ),
+    dropped: tagIds.filter((tag) => inactive.has(tag)),
+  };
 }
 
 /** Where the sent tag ids came from: named by the user's flag, or the conversation's own sent back. */
