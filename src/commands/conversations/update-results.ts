@@ -3,7 +3,7 @@
  * failure `error.kind`, `error.status`, `error.message`), and when a batch stops because going on
  * cannot help (the service unreachable, or every id refused alike).
  */
-import { ApiError, failureKind, type CarectlError, type FailureKind } from '../../core/errors.js';
+import { ApiError, BadReplyError, failureKind, NetworkError, type CarectlError, type FailureKind } from '../../core/errors.js';
 import type { ComputedColumn } from '../../output/types.js';
 
 export interface PatchBody {
@@ -88,7 +88,7 @@ export const SAME_REFUSAL_FIRST = 5;
 
 /**
  * Reads a batch's results as they come and says when to stop: after UNREACHABLE_IN_A_ROW network
- * failures in a row, or when the first SAME_REFUSAL_FIRST results are one refusal (the same 4xx
+ * failures in a row (no answer, or a gateway's 502/503/504), or when the first SAME_REFUSAL_FIRST results are one refusal (the same 4xx
  * status and message for different ids: the ids do not matter, the body does). While the results
  * so far point that way, an id waits for those in flight before it is sent (admit): a service that
  * is down costs one round of retries, not one per --parallel ids.
@@ -129,7 +129,7 @@ export class BatchStop {
   see(error: CarectlError | undefined): boolean {
     if (this.reason !== undefined) return true;
     const kind = error === undefined ? undefined : failureKind(error);
-    this.inARow = kind === 'network' ? this.inARow + 1 : 0;
+    this.inARow = unreachable(error) ? this.inARow + 1 : 0;
     if (this.inARow >= UNREACHABLE_IN_A_ROW) return this.stop(`${UNREACHABLE_IN_A_ROW} network failures in a row: the service is unreachable`, error);
     this.seen++;
     this.sameSoFar &&= kind === 'refused' && error instanceof ApiError && (this.firstRefusal === undefined || sameRefusal(this.firstRefusal, error));
@@ -146,6 +146,14 @@ export class BatchStop {
     return true;
   }
 }
+
+/** No answer came (a reply that cannot be used is an answer), or a gateway said the service is not there. */
+function unreachable(error: CarectlError | undefined): boolean {
+  if (error instanceof ApiError) return GATEWAY_STATUSES.has(error.status);
+  return error instanceof NetworkError && !(error instanceof BadReplyError);
+}
+
+const GATEWAY_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
 
 function sameRefusal(a: CarectlError, b: ApiError): boolean {
   return a instanceof ApiError && a.status === b.status && a.message === b.message;
