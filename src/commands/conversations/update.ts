@@ -292,16 +292,18 @@ async function reportOne(run: Run, outcome: Outcome, output: Output, clearLive: 
     ctx.io.stderr.stream.write(`carectl: ${sanitizeForTerminal(`${id}: ${error?.message ?? 'no request'}`)}\n`);
     return;
   }
-  noticeInactive(run, outcome);
+  noticeInactive(run, outcome, clearLive);
   const path = run.api.recordUrl(conversations, run.version, id).pathname;
   if (writer) await output(() => writer.write({ id, method: 'PATCH', path, body, ...(dropping && { dropped: outcome.dropped ?? [] }) }));
   else await output(() => writeText(ctx.io.stdout.stream, `PATCH ${path} ${stringifyJson(body)}\n`, ctx.io.signal));
 }
 
 /** A dry run says what it knows of the tags the service would refuse: inactive ones kept, or those it leaves out. */
-function noticeInactive(run: Run, { id, body, dropped }: Outcome): void {
+function noticeInactive(run: Run, { id, body, dropped }: Outcome, clearLive: () => void): void {
   const inactive = run.facts.inactive;
-  if (!inactive || !body) return;
+  if (!inactive || !body || !body.tag_ids.concat(dropped ?? []).some((tag) => inactive.has(tag))) return;
+  // A notice takes the live count's line; the count comes back with the next id.
+  clearLive();
   const named = (tagIds: readonly string[]): string => tagIds.map((tag) => `${inactive.get(tag) ?? ''} (${tag})`).join(', ');
   if (dropped && dropped.length > 0) run.ctx.notice(`${id}: leaves out inactive ${named(dropped)}`);
   const kept = body.tag_ids.filter((tag) => inactive.has(tag));
