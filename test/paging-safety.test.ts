@@ -20,7 +20,9 @@ async function against(
   // --channel takes a name or an id, looked up in the channels list first: not what these tests are about.
   const lookup = (request: ScriptedRequest): boolean => request.url.startsWith('/v1.3/channels?');
   const api = await scriptedApi((request) =>
-    lookup(request) ? { json: { channels: [{ id: '202', url: 'x', name: 'Acme Facebook' }] } } : answer(request, new URL(request.url, 'http://x').searchParams, base),
+    lookup(request)
+      ? { json: { channels: [{ id: '202', url: 'x', name: 'Acme Facebook' }] } }
+      : answer(request, new URL(request.url, 'http://x').searchParams, base),
   );
   base = api.baseUrl;
   try {
