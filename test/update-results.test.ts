@@ -290,11 +290,12 @@ describe('batches that stop when going on cannot help', () => {
       const rest = join(dir, 'rest.txt');
       const port = await freePort();
       const env = { CARECTL_BASE_URL: `http://127.0.0.1:${port}`, CARECTL_USER: 'u', CARECTL_PASSWORD: 'p' };
-      const argv = ['-o', 'csv', '--columns', 'id,error.kind', 'conversations', 'update', '-', '--status', 'on_hold', '--parallel', '1', '--rest', rest];
-      const result = await runCli(argv, { env, stdin: ids.slice(0, 10).join('\n'), ...fakeClock() });
+      // A relative FILE is in the command's folder.
+      const argv = ['-o', 'csv', '--columns', 'id,error.kind', 'conversations', 'update', '-', '--status', 'on_hold', '--parallel', '1', '--rest', 'rest.txt'];
+      const result = await runCli(argv, { env, stdin: ids.slice(0, 10).join('\n'), cwd: dir, ...fakeClock() });
       assert.equal(result.code, 1);
       assert.equal(result.stdout, 'id,error.kind\r\n500010,network\r\n500011,network\r\n500012,network\r\n');
-      assert.match(result.stderr, /: 7 not sent, their ids are in .*rest\.txt\n$/);
+      assert.match(result.stderr, /: 7 not sent, their ids are in rest\.txt\n$/);
       assert.equal(await readFile(rest, 'utf8'), `${ids.slice(3, 10).join('\n')}\n`);
       const done = await runCli(['conversations', 'update', '500010', '--status', 'on_hold', '--rest', rest], { sandbox });
       assert.equal(done.code, 0, done.stderr);

@@ -185,16 +185,17 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
   // Checked here so the message does not offer an --id flag this command lacks.
   if (args.every((id) => id.trim() === '')) throw new UsageError('ids: give at least one conversation id, or - to read them from stdin');
   const ids = (await readIds(ctx, args, '-')).map((id) => requireId(id, conversations));
-  if (opts.rest !== undefined) await refuseUnwritable(opts.rest);
+  const rest = opts.rest === undefined ? undefined : { given: opts.rest, path: resolve(ctx.io.cwd, opts.rest) };
+  if (rest) await refuseUnwritable(rest);
   const scheduler = await ctx.scheduler();
   // Ctrl-C stops sending new ids; an id already under way finishes (its GET and its PATCH).
   const api = await ctx.api({ finishInFlight: true });
   const facts = await resolveTags(new NameResolver(api, scheduler, version), proposed, dryRun);
   const batch: Batch = { stop: new BatchStop(), notSent: [] };
-  const run: Run = { ctx, api, version, facts, dryRun, writer, batch, rest: opts.rest };
+  const run: Run = { ctx, api, version, facts, dryRun, writer, batch, rest };
   const outcomes = await runBatch(run, ids, scheduler);
   await settleRest(run, ids, outcomes.length);
-  if (ctx.io.signal.aborted && outcomes.length < ids.length) throw new InterruptedError(interruptedMessage(outcomes.length, ids.length, opts.rest));
+  if (ctx.io.signal.aborted && outcomes.length < ids.length) throw new InterruptedError(interruptedMessage(outcomes.length, ids.length, rest?.given));
   throwIfAnyFailed(outcomes, run);
 }
 
@@ -207,7 +208,8 @@ interface Run {
   dryRun: boolean;
   writer: RecordWriter | undefined;
   batch: Batch;
-  rest: string | undefined;
+  /** --rest FILE, as given and as a path. */
+  rest: { given: string; path: string } | undefined;
 }
 
 /** Up to --parallel ids at once, each its own GET then PATCH; rows in input order. The outcomes delivered. */
@@ -313,11 +315,11 @@ function noticeInactive(run: Run, { id, body, dropped }: Outcome, clearLive: () 
 }
 
 /** --rest FILE must be writable before anything is sent: the ids it would get are otherwise lost. */
-async function refuseUnwritable(file: string): Promise<void> {
+async function refuseUnwritable(file: { given: string; path: string }): Promise<void> {
   try {
-    await access(dirname(resolve(file)), constants.W_OK);
+    await access(dirname(file.path), constants.W_OK);
   } catch (err) {
-    throw new UsageError(`--rest ${file}: its folder cannot be written (${systemReason(err as Error)})`);
+    throw new UsageError(`--rest ${file.given}: its folder cannot be written (${systemReason(err as Error)})`);
   }
 }
 
@@ -328,14 +330,16 @@ async function refuseUnwritable(file: string): Promise<void> {
 async function settleRest(run: Run, ids: readonly string[], delivered: number): Promise<void> {
   if (run.rest === undefined) return;
   const rest = [...run.batch.notSent, ...ids.slice(delivered)];
-  if (rest.length === 0) return rm(run.rest, { force: true });
-  const partial = `${run.rest}.${process.pid}.part`;
+  if (rest.length === 0) return rm(run.rest.path, { force: true });
+  const partial = `${run.rest.path}.${process.pid}.part`;
   try {
     await writeFile(partial, rest.map((id) => `${id}\n`).join(''));
-    await rename(partial, run.rest);
+    await rename(partial, run.rest.path);
   } catch (err) {
     await rm(partial, { force: true });
-    throw new CarectlError(`--rest ${run.rest}: cannot write the ${rest.length} ids not sent (${systemReason(err as Error)}); they are: ${rest.join(' ')}`);
+    throw new CarectlError(
+      `--rest ${run.rest.given}: cannot write the ${rest.length} ids not sent (${systemReason(err as Error)}); they are: ${rest.join(' ')}`,
+    );
   }
 }
 
@@ -436,7 +440,7 @@ function throwIfAnyFailed(outcomes: Outcome[], run: Run): void {
   // Those are not known to have failed: repeating the same command is safe and settles them.
   const maybe = uncertain > 0 ? `; ${uncertain} of them may have been applied: the update is safe to repeat, run the same command again` : '';
   const { stop, notSent } = run.batch;
-  const where = run.rest === undefined ? 'rows with error.kind not_sent' : `their ids are in ${run.rest}`;
+  const where = run.rest === undefined ? 'rows with error.kind not_sent' : `their ids are in ${run.rest.given}`;
   const stopped = stop.reason === undefined ? '' : `; the batch stopped (${stop.reason}): ${notSent.length} not sent, ${where}`;
   const code = stop.cause?.exitCode ?? first.error.exitCode;
   throw new CarectlError(`${failures.length} of ${outcomes.length} ${what} (first: ${first.id}: ${first.error.message})${maybe}${stopped}`, code);
