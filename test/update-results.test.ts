@@ -305,6 +305,34 @@ describe('batches that stop when going on cannot help', () => {
     }
   });
 
+  test('Ctrl-C with --rest: the ids not done go to FILE, exit 130', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'carectl-rest-'));
+    try {
+      const stop = new AbortController();
+      const some = sandbox.data.conversations.filter((c) => Number(c.id) > 500003 && c.tag_ids.every((id) => sandbox.data.byId.tags.get(id)!.is_active));
+      const chosen = some.slice(0, 6).map((c) => c.id);
+      const argv = ['-o', 'ndjson', 'conversations', 'update', '-', '--status', 'on_hold', '--parallel', '1', '--rest', 'rest.txt'];
+      const result = await runCli(argv, { sandbox, stdin: chosen.join('\n'), cwd: dir, signal: stop.signal, onStdout: () => stop.abort() });
+      assert.equal(result.code, 130);
+      const done = result.stdout
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { id: string }).id);
+      assert.ok(done.length >= 1 && done.length < chosen.length, `${done.length} done`);
+      assert.deepEqual(done, chosen.slice(0, done.length));
+      assert.equal(
+        await readFile(join(dir, 'rest.txt'), 'utf8'),
+        chosen
+          .slice(done.length)
+          .map((id) => `${id}\n`)
+          .join(''),
+      );
+      assert.match(result.stderr, /; the ids not done are in rest\.txt\n$/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test('the first 5 results the same refusal (a close reason): the rest not sent, exit 1', async () => {
     const from = sandbox.requests.length;
     const argv = ['-o', 'csv', '--columns', 'id,ok,error.kind,error.status', 'conversations', 'update', '-', '--status', 'closing', '--close-reason', 'fixed'];

@@ -3,7 +3,7 @@
  * failure `error.kind`, `error.status`, `error.message`), and when a batch stops because going on
  * cannot help (the service unreachable, or every id refused alike).
  */
-import { ApiError, BadReplyError, failureKind, NetworkError, type CarectlError, type FailureKind } from '../../core/errors.js';
+import { ApiError, BadReplyError, failureKind, InterruptedError, NetworkError, type CarectlError, type FailureKind } from '../../core/errors.js';
 import type { ComputedColumn } from '../../output/types.js';
 
 export interface PatchBody {
@@ -104,9 +104,17 @@ export class BatchStop {
   private firstRefusal: CarectlError | undefined;
   private readonly inFlight = new Set<Promise<unknown>>();
 
-  /** Runs `send` unless the batch stopped (undefined then), first waiting out the ids in flight while in doubt. */
-  async admit<T>(send: () => Promise<T>): Promise<T | undefined> {
-    while (this.reason === undefined && this.inDoubt && this.inFlight.size > 0) await Promise.all(this.inFlight);
+  /**
+   * Runs `send` unless the batch stopped (undefined then), first waiting out the ids in flight while
+   * in doubt. Ctrl-C (`stop`) during that wait: it never started (InterruptedError, as a waiting task's).
+   */
+  async admit<T>(send: () => Promise<T>, stop?: AbortSignal): Promise<T | undefined> {
+    let waited = false;
+    while (this.reason === undefined && this.inDoubt && this.inFlight.size > 0) {
+      waited = true;
+      await Promise.all(this.inFlight);
+    }
+    if (waited && stop?.aborted) throw new InterruptedError();
     if (this.reason !== undefined) return undefined;
     const sending = send();
     const settled = sending.then(

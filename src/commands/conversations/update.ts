@@ -255,7 +255,7 @@ async function updateOne(run: Run, id: string, slot: Slot): Promise<Outcome> {
     const result = await tryUpdate(run, id, slot);
     if (!result.notSent) stop.see(result.error);
     return result;
-  });
+  }, run.ctx.io.signal);
   return outcome ?? { id, notSent: true };
 }
 
