@@ -309,7 +309,7 @@ describe('a password echoed JSON-escaped in a JSON string, or HTML-escaped (fiel
         },
       );
       assert.equal(out.code, 1, out.stderr);
-      assert.equal(out.stdout, '500001\tpw [redacted] (HTTP 422)\n');
+      assert.equal(out.stdout, '500001\trefused: pw [redacted] (HTTP 422)\n');
     } finally {
       await api.close();
     }

@@ -38,7 +38,9 @@ describe('conversations update against a service that answers the wrong thing', 
     assert.deepEqual(patched(from), ['500010']);
     assert.equal(
       out.stdout,
-      `id,status,tags,result\r\n500001,,,GET ${api.baseUrl}/v1.3/conversations/500001: unexpected reply: the service sent conversation 999999 for conversation 500001\r\n500010,on_hold,"[""7001""]",ok\r\n`,
+      'id,ok,status,tags,error.kind,error.status,error.message\r\n' +
+        `500001,false,,,network,,GET ${api.baseUrl}/v1.3/conversations/500001: unexpected reply: the service sent conversation 999999 for conversation 500001\r\n` +
+        '500010,true,on_hold,"[""7001""]",,,\r\n',
     );
   });
 
@@ -66,7 +68,7 @@ describe('conversations update against a service that answers the wrong thing', 
         'tsv',
         '--no-header',
         '--columns',
-        'id,result',
+        'id,ok,error.kind,error.message',
       ],
       { env: scriptedEnv(api) },
     );
@@ -74,12 +76,12 @@ describe('conversations update against a service that answers the wrong thing', 
     assert.equal(
       out.stdout,
       [
-        '500010\tok',
-        '500011\tthe service did not confirm the update: it answered with an error: permission denied for this source',
-        '500012\tthe service did not confirm the update: it answered with an empty body',
-        '500013\tthe service did not confirm the update: it answered with conversation 999999',
-        '500014\tthe service did not confirm the update: its reply holds no "conversation" record with an id',
-        '500015\tthe service did not confirm the update: it answered with an error: permission denied',
+        '500010\ttrue\t\t',
+        '500011\tfalse\tnetwork\tthe service did not confirm the update: it answered with an error: permission denied for this source',
+        '500012\tfalse\tnetwork\tthe service did not confirm the update: it answered with an empty body',
+        '500013\tfalse\tnetwork\tthe service did not confirm the update: it answered with conversation 999999',
+        '500014\tfalse\tnetwork\tthe service did not confirm the update: its reply holds no "conversation" record with an id',
+        '500015\tfalse\tnetwork\tthe service did not confirm the update: it answered with an error: permission denied',
         '',
       ].join('\n'),
     );

@@ -545,7 +545,7 @@ describe('conversations update in parallel', () => {
           .map((line) => line.split('\t')[0]),
         ['id', ...ids],
       );
-      assert.match(result.stdout, /\n13\tNo conversation with id '13' \(HTTP 404\)\n/);
+      assert.match(result.stdout, /\n13\tnot_found: No conversation with id '13' \(HTTP 404\)\n/);
       assert.match(result.stderr, /^carectl: 2 of 30 updates failed \(first: 13: /);
       assert.equal(api.patches.size, 28);
       assert.ok(

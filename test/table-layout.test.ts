@@ -627,11 +627,13 @@ describe('end to end', () => {
     assert.equal(result.code, 4);
     assert.equal(
       result.stdout,
-      '\x1b[1mID\x1b[22m      \x1b[1mSTATUS\x1b[22m  \x1b[1mTAGS\x1b[22m  \x1b[1mRESULT\x1b[22m\n' +
-        '999999                No conversation with id\n' +
-        "                      '999999' (HTTP 404)\n" +
-        "12                    No conversation with id '12'\n" +
-        '                      (HTTP 404)\n',
+      '\x1b[1mID\x1b[22m      \x1b[1mOK\x1b[22m     \x1b[1mSTATUS\x1b[22m  \x1b[1mTAGS\x1b[22m  \x1b[1mRESULT\x1b[22m\n' +
+        '999999  false\n' +
+        '        not_found: No conversation with id\n' +
+        "        '999999' (HTTP 404)\n" +
+        '12      false\n' +
+        "        not_found: No conversation with id '12'\n" +
+        '        (HTTP 404)\n',
     );
   });
 });

@@ -19,6 +19,8 @@ describe('conversations update: current tags that cannot be read', () => {
   let api: ScriptedApi;
   before(async () => {
     api = await scriptedApi((request) => {
+      // The tags options take names or ids: one tags list per run.
+      if (/\/tags\?/.test(request.url)) return { json: { tags: [{ id: '7005', url: 'x', name: 'praise-follow-up', is_active: true }] } };
       const id = decodeURIComponent(/conversations\/([^/?]+)/.exec(request.url)?.[1] ?? '');
       if (request.method === 'PATCH') return { json: { conversation: { id, url: 'x' } } };
       return { json: { conversation: RECORDS[id] } };
@@ -39,8 +41,8 @@ describe('conversations update: current tags that cannot be read', () => {
       assert.equal(out.code, 1, out.stderr);
       assert.deepEqual(patched(from), ['good']);
       const rows = out.stdout.trim().split('\n');
-      assert.equal(rows[2], 'good,on_hold,"[""7001""]",ok');
-      assert.match(rows[1]!, new RegExp(`^${id},,,"?the service sent no usable tags list for conversation ${id}.*nothing was sent.*--tags`));
+      assert.equal(rows[2], 'good,true,on_hold,"[""7001""]",,,');
+      assert.match(rows[1]!, new RegExp(`^${id},false,,,network,,"?the service sent no usable tags list for conversation ${id}.*nothing was sent.*--tags`));
       assert.match(out.stderr, /1 of 2 updates failed/);
     });
   }

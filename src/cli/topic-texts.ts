@@ -153,10 +153,8 @@ export const EXAMPLES: ExampleGroup[] = [
     kind: 'script',
     lines: [
       'carectl conversations list --priority --newest 7d..today -o csv > urgent.csv',
-      'inactive=$(carectl tags list --inactive --columns id --no-header | paste -sd, -)',
       'carectl conversations list --status unread --tag refund-urgent --columns id --no-header |',
-      '  carectl conversations update - --status on_hold --add-tags 7005 \\',
-      '    --remove-tags "$inactive"',
+      '  carectl conversations update - --status on_hold --add-tags praise-follow-up --drop-inactive-tags',
       'mkdir -p reports',
       'carectl --quiet reports create --account 1001 --from yesterday --to yesterday --download reports/',
       'case $? in',

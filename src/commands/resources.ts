@@ -7,6 +7,7 @@ import { defaultVersion, type FilterSpec, type ResourceSpec, type Version } from
 import { runList, startPoint } from '../api/list-run.js';
 import { resumeAsOf } from '../api/resume-token.js';
 import { listPlan, type ListPlan, type PageSource } from '../api/paging.js';
+import { NameResolver, resolveQuery } from '../api/names.js';
 import { incrementalList, isIncremental } from './incremental.js';
 import { BOTH_GIVEN, fieldsParam, filterParams, offFlagOf, type FilterValues } from '../api/query.js';
 import { columnNames, parseFieldsFlag, resolveColumns } from '../cli/columns.js';
@@ -215,12 +216,14 @@ export interface ListRun {
 export async function streamList(ctx: Context, spec: ResourceSpec, run: ListRun, writerFor: (continues: string | undefined) => RecordWriter): Promise<number> {
   const printer = await ctx.printer();
   const limit = ctx.limit;
-  const plan = listPlan(spec, run.version, run.query, { pageSize: ctx.pageSize, limit, asOf: run.asOf }, run.ids);
-  if (!run.source) refuseUnionSort(spec, plan, run.query);
-  const start = startPoint(plan, ctx.globals.resume);
+  const planOf = (query: ReadonlyArray<readonly [string, string]>): ListPlan =>
+    listPlan(spec, run.version, query, { pageSize: ctx.pageSize, limit, asOf: run.asOf }, run.ids);
+  if (!run.source) refuseUnionSort(spec, planOf(run.query), run.query);
   const scheduler = await ctx.scheduler();
-
   const api = await ctx.api();
+  // A channel or tag given by name or id becomes what the service takes (one list request each).
+  const plan = planOf(await resolveQuery(new NameResolver(api, scheduler, run.version), spec.filters, run.query));
+  const start = startPoint(plan, ctx.globals.resume);
   const header = printer.continuableHeader;
   const live = ctx.liveCount(writerFor(start.header), run.noun);
   try {

@@ -164,3 +164,23 @@ export function isBrokenPipe(err: unknown): boolean {
   const code = (err as { code?: string } | undefined)?.code;
   return code === 'EPIPE' || code === 'EIO';
 }
+
+/**
+ * What a failure means to a script (`conversations update` rows' `error.kind`), from the error's
+ * class and HTTP status, never its text. `not_sent`: a batch stopped before sending it. A 5xx is
+ * `network` with a 502/503/504 gateway's: the service did not serve the request, another try may.
+ */
+export const FAILURE_KINDS = ['not_found', 'refused', 'forbidden', 'auth', 'network', 'rate_limited', 'not_sent'] as const;
+export type FailureKind = (typeof FAILURE_KINDS)[number];
+
+export function failureKind(err: CarectlError): Exclude<FailureKind, 'not_sent'> {
+  if (err instanceof ApiError) {
+    if (err.status === 401) return 'auth';
+    if (err.status === 403) return 'forbidden';
+    if (err.status === 429) return 'rate_limited';
+    if (err.status >= 500) return 'network';
+  }
+  if (err instanceof NetworkError) return 'network';
+  if (err.exitCode === ExitCode.auth) return 'auth';
+  return err.exitCode === ExitCode.notFound ? 'not_found' : 'refused';
+}

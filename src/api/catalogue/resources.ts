@@ -4,7 +4,7 @@
  * pages, what a table shows) is here; src/commands/ turns each entry into commands.
  */
 import { REPORT_STATE_COLUMN } from './report-state.js';
-import type { RangeFilter, ResourceSpec, Version } from './types.js';
+import type { RangeFilter, Reference, ResourceSpec, Version } from './types.js';
 
 export const CONVERSATION_STATUSES = ['archived', 'on_hold', 'closing', 'closed', 'pending_approval', 'unread', 'assigned'] as const;
 export const CONVERSATION_INCLUDES = ['content', 'notes', 'actions'] as const;
@@ -30,6 +30,9 @@ function resource(input: ResourceInput): ResourceSpec {
     envelope: { ...(envelope ?? { list: input.name, single: input.noun.replace(/ /g, '') }), ...(bareIn && { bareIn }) },
   };
 }
+
+/** The spec's channel filters take a channel id; a person may give its name. */
+const CHANNEL_ID: Reference = { resource: 'channels', send: 'id' };
 
 const range = (flag: string, param: string, help: string, more: Pick<RangeFilter, 'ops' | 'pair'> = {}): RangeFilter => ({
   kind: 'range',
@@ -81,8 +84,15 @@ export const RESOURCES: readonly ResourceSpec[] = [
       { kind: 'switch', flag: 'priority', param: 'is_priority', help: 'only priority conversations', offHelp: 'only non-priority conversations' },
       range('oldest', 'oldest_sort_date', 'date of the first message (RANGE)', { pair: true }),
       range('newest', 'newest_sort_date', 'date of the last message (RANGE)', { pair: true }),
-      { kind: 'text', flag: 'channel', param: 'channel', valueName: 'id', help: 'only this channel' },
-      { kind: 'text', flag: 'tag', param: 'tag', valueName: 'name', help: 'only conversations with this tag name' },
+      { kind: 'text', flag: 'channel', param: 'channel', valueName: 'channel', refers: CHANNEL_ID, help: 'only this channel (name or id)' },
+      {
+        kind: 'text',
+        flag: 'tag',
+        param: 'tag',
+        valueName: 'tag',
+        refers: { resource: 'tags', send: 'name' },
+        help: 'only conversations with this tag (name or id)',
+      },
       {
         kind: 'switch',
         flag: 'private',
@@ -136,6 +146,7 @@ export const RESOURCES: readonly ResourceSpec[] = [
     fields: ['name', 'created', 'is_active', 'small_image', 'reports', 'fans', 'account', 'fb_page_url', 'type'],
     defaultColumns: ['id', 'name', 'type', 'is_active', 'account.id'],
     paging: 'none',
+    names: { field: 'name' },
     filters: [
       { kind: 'text', flag: 'name', param: 'name', valueName: 'name', help: 'only channels with this name' },
       // The spec names no platforms: any name goes to the service, the usual ones are suggested.
@@ -190,6 +201,7 @@ export const RESOURCES: readonly ResourceSpec[] = [
     fields: ['name', 'is_active'],
     defaultColumns: ['id', 'name', 'is_active'],
     paging: 'skip',
+    names: { field: 'name', active: 'is_active' },
     filters: [{ kind: 'switch', flag: 'active', offFlag: 'inactive', param: 'is_active', help: 'only active tags', offHelp: 'only inactive tags' }],
     examples: { list: ['carectl tags list --active', 'carectl tags list -o json'], get: ['carectl tags get 7005', 'carectl tags get 7005 -o json'] },
   }),
@@ -221,7 +233,7 @@ export const RESOURCES: readonly ResourceSpec[] = [
     paging: 'skip',
     filters: [
       { kind: 'text', flag: 'account', param: 'account', valueName: 'id', help: 'only reports of this account' },
-      { kind: 'text', flag: 'channel', param: 'channel', valueName: 'id', help: 'only reports of this channel' },
+      { kind: 'text', flag: 'channel', param: 'channel', valueName: 'channel', refers: CHANNEL_ID, help: 'only reports of this channel (name or id)' },
     ],
     conflicts: [['account', 'channel']],
     examples: {

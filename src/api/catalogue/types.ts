@@ -38,6 +38,19 @@ interface FilterBase {
   onGet?: boolean;
   /** Versions that know this parameter, when not all of the resource's. */
   versions?: readonly Version[];
+  /** The value names a record of another resource, by name or id (a tag, a channel). */
+  refers?: Reference;
+}
+
+/**
+ * An option whose value is a record of another resource (a tag, a channel), given by name or id
+ * (resolved by src/api/names.ts), sent as what the service takes for it.
+ */
+export interface Reference {
+  /** The resource named: one with `names`. */
+  resource: string;
+  /** What the service takes: the record's id, or its name. */
+  send: 'id' | 'name';
 }
 
 /** A value passed through as is. `repeat`: the flag may be given several times and takes comma lists; each value becomes its own parameter. */
@@ -141,6 +154,8 @@ export interface ResourceSpec {
     /** The sort date an incremental list (--state, --watch) follows: the one a change moves forward (default: `default`). */
     moves?: string;
   };
+  /** Records a person names (tags, channels): the field holding the name, and the one saying whether it is in use. */
+  names?: { field: string; active?: string };
   /** Pairs of flags that cannot be used together. */
   conflicts?: readonly (readonly [string, string])[];
   examples: { list?: readonly string[]; get?: readonly string[] };

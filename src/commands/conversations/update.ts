@@ -1,39 +1,39 @@
 /**
  * `conversations update ID…`: PATCH the status of conversations, up to --parallel ids at once, keeping their
  * tags unless told otherwise. The service's tag_ids replaces the whole list, so every PATCH is
- * built from the conversation's current tags (read first) unless --tags gives the new list.
+ * built from the conversation's current tags (read first) unless --tags gives the new list. Tags
+ * are given by name or id (src/api/names.ts); the rows and when a batch stops: update-results.ts.
  */
+import { access, constants, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { stringifyJson } from '../../core/exact-json.js';
 import type { ApiClient } from '../../api/client.js';
-import { inOrder, type Slot } from '../../api/scheduler.js';
+import { NameResolver } from '../../api/names.js';
+import { inOrder, type Scheduler, type Slot } from '../../api/scheduler.js';
 import type { Throttle } from '../../http/transport.js';
-import { PATCH_VERSIONS, resourceByName, UPDATE_STATUSES, type Version } from '../../api/catalogue/index.js';
+import { PATCH_REFERENCES, PATCH_VERSIONS, resourceByName, UPDATE_STATUSES, type Version } from '../../api/catalogue/index.js';
 import { resolveColumns } from '../../cli/columns.js';
 import type { Action, RawOptions } from '../../cli/action.js';
 import type { Context } from '../../cli/context.js';
 import { addExamples } from '../../cli/help.js';
 import { readIds, requireId } from '../../cli/ids.js';
-import { ApiError, CarectlError, InterruptedError, isBrokenPipe, mayHaveBeenApplied, UsageError } from '../../core/errors.js';
+import { ApiError, BadReplyError, CarectlError, InterruptedError, isBrokenPipe, mayHaveBeenApplied, systemReason, UsageError } from '../../core/errors.js';
 import { parseEnum, parseList } from '../../core/parse.js';
-import { sanitizeForTerminal, writeText } from '../../output/index.js';
+import { sanitizeForTerminal, writeText, type RecordWriter } from '../../output/index.js';
+import { BatchStop, RESULT_COLUMN, RESULT_FIELDS, resultColumns, resultRow, type Outcome, type PatchBody } from './update-results.js';
 
 const conversations = resourceByName('conversations');
-const RESULT_COLUMNS = ['id', 'status', 'tags', 'result'];
 const DRY_RUN_COLUMNS = ['id', 'method', 'path', 'body'];
 
-/** What every id gets, checked before anything is sent. */
+/** What every id gets, checked before anything is sent. Tags as given (names or ids) until resolveTags. */
 export interface UpdatePlan {
   status: (typeof UPDATE_STATUSES)[number];
   closeReason: string | undefined;
   /** How the new tag list follows from the current one. */
   tags: { replace: string[] } | { add: string[]; remove: string[] };
-}
-
-export interface PatchBody {
-  status: string;
-  tag_ids: string[];
-  close_reason?: string;
+  /** --drop-inactive-tags: the current tags the service deactivated are not sent back. */
+  dropInactive: boolean;
 }
 
 /** The flags and ids as given; planFromOptions checks them. */
@@ -44,6 +44,8 @@ export interface UpdateOptions {
   tags: string | undefined;
   addTags: string | undefined;
   removeTags: string | undefined;
+  dropInactiveTags: boolean;
+  rest: string | undefined;
   dryRun: boolean;
 }
 
@@ -54,6 +56,8 @@ const readOptions = (raw: RawOptions, args: readonly unknown[]): UpdateOptions =
   tags: raw.tags as string | undefined,
   addTags: raw.addTags as string | undefined,
   removeTags: raw.removeTags as string | undefined,
+  dropInactiveTags: raw.dropInactiveTags === true,
+  rest: raw.rest as string | undefined,
   dryRun: raw.dryRun === true,
 });
 
@@ -63,17 +67,20 @@ export function addUpdateVerb(group: Command, action: Action): void {
     .description('set the status of conversations (ids as arguments or - for stdin), keeping their tags unless told otherwise')
     .requiredOption('--status <status>', `new status: ${UPDATE_STATUSES.join(' or ')}`)
     .option('--close-reason <reason>', 'close reason (required with --status closing)')
-    .option('--tags <list>', "replace the tags with these tag ids, comma-separated ('' removes all)")
-    .option('--add-tags <list>', 'tag ids to add to the current tags')
-    .option('--remove-tags <list>', 'tag ids to remove from the current tags')
+    .option('--tags <list>', "replace the tags with these tags, names or ids, comma-separated ('' removes all)")
+    .option('--add-tags <list>', 'tags (names or ids) to add to the current tags')
+    .option('--remove-tags <list>', 'tags (names or ids) to remove from the current tags')
+    .option('--drop-inactive-tags', 'leave the tags the service deactivated out of the current tags sent back (each row says which)')
+    .option('--rest <file>', 'when the batch stops early, write the ids it did not send to FILE, one a line, instead of printing them as not_sent rows')
     .option(
       '--dry-run',
       'print each PATCH (method, path, JSON body; records in the output format when one is chosen) instead of sending it; current tags are still read (GET only)',
     );
   addExamples(update, [
     'carectl conversations update 500002 500494 --status on_hold',
-    'carectl conversations update 500002 --status closing --close-reason resolved --add-tags 7005',
+    'carectl conversations update 500002 --status closing --close-reason resolved --add-tags praise-follow-up',
     'carectl conversations list --status unread --tag spam --columns id --no-header | carectl conversations update - --status closing --close-reason spam',
+    'carectl conversations update - --status on_hold --drop-inactive-tags --rest rest.txt < ids.txt',
     "carectl conversations update 500002 --status on_hold --tags '' --dry-run",
   ]);
   update.action(action(readOptions, updateConversations, ['columns', 'parallel']));
@@ -87,18 +94,25 @@ export function planFromOptions(opts: UpdateOptions): UpdatePlan {
   if (status === 'closing' && closeReason === undefined) {
     throw new UsageError('--status closing needs --close-reason R (for example resolved or spam)');
   }
+  if (opts.rest !== undefined && opts.rest.trim() === '') throw new UsageError('--rest: needs a file name');
   const replace = opts.tags;
   const add = parseList(opts.addTags ?? '');
   const remove = parseList(opts.removeTags ?? '');
+  const dropInactive = opts.dropInactiveTags;
   if (replace !== undefined) {
     if (opts.addTags !== undefined || opts.removeTags !== undefined) {
       throw new UsageError('--tags replaces the whole list; it cannot be combined with --add-tags or --remove-tags');
     }
-    return { status, closeReason: closeReason?.trim(), tags: { replace: unique(parseList(replace)) } };
+    if (dropInactive) throw new UsageError('--drop-inactive-tags leaves out current tags; --tags sends the whole list instead (give only active tags)');
+    return { status, closeReason: closeReason?.trim(), tags: { replace: unique(parseList(replace)) }, dropInactive };
   }
+  refuseBoth(add, remove);
+  return { status, closeReason: closeReason?.trim(), tags: { add: unique(add), remove }, dropInactive };
+}
+
+function refuseBoth(add: readonly string[], remove: readonly string[]): void {
   const both = add.filter((id) => remove.includes(id));
   if (both.length > 0) throw new UsageError(`--add-tags and --remove-tags both name ${both.join(', ')}`);
-  return { status, closeReason: closeReason?.trim(), tags: { add: unique(add), remove } };
 }
 
 /** The new tag list: the replacement, or the current tags minus the removed plus the added. */
@@ -113,42 +127,94 @@ export function patchBody(plan: UpdatePlan, tagIds: string[]): PatchBody {
   return { status: plan.status, tag_ids: tagIds, ...(plan.closeReason !== undefined && { close_reason: plan.closeReason }) };
 }
 
-interface Outcome {
-  id: string;
-  /** Set when this id failed. */
-  error?: CarectlError;
+/** The tags a run knows: the plan with tag ids for names, and the ids of the inactive tags when it read the list. */
+interface TagFacts {
+  plan: UpdatePlan;
+  /** Inactive tags by id, with their names; undefined: the list was not read (not needed). */
+  inactive: ReadonlyMap<string, string> | undefined;
+}
+
+/**
+ * The plan's tag names and ids as ids, from one tags list, read only when needed: tags were
+ * given, or the current tags' activity matters (--drop-inactive-tags, or a dry run that says
+ * which ids the service would refuse). A tag that is unknown, ambiguous or (to add) inactive is
+ * exit 2, before any conversation is read.
+ */
+export async function resolveTags(resolver: NameResolver, plan: UpdatePlan, dryRun: boolean): Promise<TagFacts> {
+  const given = 'replace' in plan.tags ? { tags: plan.tags.replace } : { 'add-tags': plan.tags.add, 'remove-tags': plan.tags.remove };
+  const keepsCurrent = !('replace' in plan.tags);
+  const needed = Object.values(given).some((values) => values.length > 0) || (keepsCurrent && (plan.dropInactive || dryRun));
+  if (!needed) return { plan, inactive: undefined };
+  const ids: Record<string, string[]> = {};
+  for (const [flag, values] of Object.entries(given) as Array<[keyof typeof PATCH_REFERENCES, string[]]>) {
+    const named = await resolver.resolve(`--${flag}`, PATCH_REFERENCES[flag], values);
+    const inactive = named.filter((tag) => !tag.active);
+    if (flag !== 'remove-tags' && inactive.length > 0) {
+      const which = inactive.map((tag) => `${tag.name} (${tag.id})`).join(', ');
+      throw new UsageError(
+        `--${flag}: ${which} ${inactive.length > 1 ? 'are' : 'is'} inactive; the service takes active tags only (carectl tags list --active)`,
+      );
+    }
+    ids[flag] = unique(named.map((tag) => tag.id));
+  }
+  const [add, remove] = [ids['add-tags'] ?? [], ids['remove-tags'] ?? []];
+  // A name and an id of one tag, one to add and one to remove.
+  if (keepsCurrent) refuseBoth(add, remove);
+  const tags = keepsCurrent ? { add, remove } : { replace: ids.tags ?? [] };
+  const all = await resolver.records('tags');
+  return { plan: { ...plan, tags }, inactive: new Map(all.filter((tag) => !tag.active).map((tag) => [tag.id, tag.name])) };
+}
+
+/** A batch's shared state: what it stops on, and the ids it did not send. */
+interface Batch {
+  stop: BatchStop;
+  notSent: string[];
 }
 
 async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<void> {
-  const plan = planFromOptions(opts);
   const { dryRun, ids: args } = opts;
+  const proposed = planFromOptions(opts);
   // A real run prints a result record per id. A dry run prints each request: as a record when a
   // format was chosen (-o, CARECTL_OUTPUT or the profile), as kubectl's does, else as a plain line.
   const printer = dryRun ? await ctx.chosenPrinter() : await ctx.printer();
-  const columnSet = dryRun ? DRY_RUN_COLUMNS : RESULT_COLUMNS;
-  const writer = printer?.writer('list', resolveColumns(columnSet, columnSet, ctx.globals.columns, undefined));
-  const results = dryRun ? undefined : writer;
+  const dropping = proposed.dropInactive;
+  const defaults = dryRun ? [...DRY_RUN_COLUMNS, ...(dropping ? ['dropped'] : [])] : resultColumns(printer?.format === 'table', dropping);
+  const known = dryRun ? [...DRY_RUN_COLUMNS, 'dropped'] : RESULT_FIELDS;
+  const writer = printer?.writer('list', resolveColumns(known, defaults, ctx.globals.columns, undefined), dryRun ? {} : { computed: [RESULT_COLUMN] });
   const version = await ctx.apiVersion(PATCH_VERSIONS, 'v1.3');
   // Checked here so the message does not offer an --id flag this command lacks.
   if (args.every((id) => id.trim() === '')) throw new UsageError('ids: give at least one conversation id, or - to read them from stdin');
   const ids = (await readIds(ctx, args, '-')).map((id) => requireId(id, conversations));
+  const rest = opts.rest === undefined ? undefined : { given: opts.rest, path: resolve(ctx.io.cwd, opts.rest) };
+  if (rest) await refuseUnwritable(rest);
   const scheduler = await ctx.scheduler();
   // Ctrl-C stops sending new ids; an id already under way finishes (its GET and its PATCH).
   const api = await ctx.api({ finishInFlight: true });
+  const facts = await resolveTags(new NameResolver(api, scheduler, version), proposed, dryRun);
+  const batch: Batch = { stop: new BatchStop(), notSent: [] };
+  const run: Run = { ctx, api, version, facts, dryRun, writer, batch, rest };
+  const outcomes = await runBatch(run, ids, scheduler);
+  await settleRest(run, ids, outcomes.length);
+  if (ctx.io.signal.aborted && outcomes.length < ids.length) throw new InterruptedError(interruptedMessage(outcomes.length, ids.length, rest?.given));
+  throwIfAnyFailed(outcomes, run);
+}
 
-  // Up to --parallel ids at once, each its own GET then PATCH; rows in input order.
-  const update = async (id: string, slot: Slot): Promise<Outcome & { body?: PatchBody }> => {
-    let body: PatchBody | undefined;
-    try {
-      body = await buildPatch(api, version, plan, id, slot.throttle);
-      if (results) await sendPatch(api, version, id, body, tagOrigins(plan, body.tag_ids), slot.throttle);
-      return { id, body };
-    } catch (err) {
-      if (!(err instanceof CarectlError) || err instanceof InterruptedError) throw err;
-      // A PATCH that may have been applied keeps what it sent in its row: it may be the state now.
-      return { id, error: err, ...(body && mayHaveBeenApplied(err) && { body }) };
-    }
-  };
+/** What one run's ids share. */
+interface Run {
+  ctx: Context;
+  api: ApiClient;
+  version: Version;
+  facts: TagFacts;
+  dryRun: boolean;
+  writer: RecordWriter | undefined;
+  batch: Batch;
+  /** --rest FILE, as given and as a path. */
+  rest: { given: string; path: string } | undefined;
+}
+
+/** Up to --parallel ids at once, each its own GET then PATCH; rows in input order. The outcomes delivered. */
+async function runBatch(run: Run, ids: readonly string[], scheduler: Scheduler): Promise<Outcome[]> {
+  const { ctx, writer, batch } = run;
   // A reader that leaves (`| head -1`, `| grep -q`) does not stop a batch half-way: every id given
   // is still updated (or, in a dry run, read), its row going nowhere, and a failure still sets the
   // exit code and is said.
@@ -165,40 +231,137 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
   const outcomes: Outcome[] = [];
   // ids done of all, live on a terminal's stderr, as a list's count
   const live = ctx.liveTicker('conversation', ids.length);
-  const report = async (outcome: Outcome & { body?: PatchBody }): Promise<void> => {
+  const report = async (outcome: Outcome): Promise<void> => {
     live.stepAside();
-    await reportOne(outcome);
+    outcomes.push(outcome);
+    if (outcome.notSent) batch.notSent.push(outcome.id);
+    await reportOne(run, outcome, output, () => live.clear());
     live.tick();
   };
-  const reportOne = async ({ id, body, error }: Outcome & { body?: PatchBody }): Promise<void> => {
-    outcomes.push({ id, ...(error && { error }) });
-    const path = api.recordUrl(conversations, version, id).pathname;
-    if (error) {
-      // A dry run prints requests, not result records: the failure goes to stderr.
-      if (results) await output(() => results.write({ id, status: body?.status ?? null, tags: body?.tag_ids ?? null, result: error.message }));
-      else {
-        live.clear();
-        ctx.io.stderr.stream.write(`carectl: ${sanitizeForTerminal(`${id}: ${error.message}`)}\n`);
-      }
-    } else if (results) await output(() => results.write({ id, status: body?.status, tags: body?.tag_ids, result: 'ok' }));
-    else if (writer) await output(() => writer.write({ id, method: 'PATCH', path, body }));
-    else await output(() => writeText(ctx.io.stdout.stream, `PATCH ${path} ${stringifyJson(body)}\n`, ctx.io.signal));
-  };
-  let done: number;
   try {
-    done = await inOrder(scheduler, ids, update, report, { stop: ctx.io.signal });
+    await inOrder(scheduler, ids, (id, slot) => updateOne(run, id, slot), report, { stop: ctx.io.signal });
   } finally {
     live.clear();
     // A table holds its rows until the end: the reader may leave only now.
     if (writer) await output(() => writer.end());
   }
-  if (ctx.io.signal.aborted && done < ids.length) throw new InterruptedError(interruptedMessage(done, ids.length));
-  throwIfAnyFailed(outcomes, dryRun);
+  return outcomes;
 }
 
-async function buildPatch(api: ApiClient, version: Version, plan: UpdatePlan, id: string, throttle?: Throttle): Promise<PatchBody> {
+/** One id: its current tags read (unless --tags), then its PATCH sent (unless a dry run); nothing once the batch stopped. */
+async function updateOne(run: Run, id: string, slot: Slot): Promise<Outcome> {
+  const { stop } = run.batch;
+  const outcome = await stop.admit(async () => {
+    const result = await tryUpdate(run, id, slot);
+    if (!result.notSent) stop.see(result.error);
+    return result;
+  }, run.ctx.io.signal);
+  return outcome ?? { id, notSent: true };
+}
+
+async function tryUpdate(run: Run, id: string, slot: Slot): Promise<Outcome> {
+  const { api, version, facts, batch } = run;
+  let body: PatchBody | undefined;
+  let dropped: string[] | undefined;
+  try {
+    ({ body, dropped } = await buildPatch(api, version, facts, id, slot.throttle));
+    if (run.dryRun) return { id, body, ...(dropped && { dropped }) };
+    // Stopped while this id's tags were read: its PATCH would not help either.
+    if (batch.stop.reason !== undefined) return { id, notSent: true };
+    await sendPatch(api, version, id, body, tagOrigins(facts.plan, body.tag_ids), slot.throttle);
+    return { id, body, ...(dropped && { dropped }) };
+  } catch (err) {
+    if (!(err instanceof CarectlError) || err instanceof InterruptedError) throw err;
+    return { id, error: err, ...(body && { body }), ...(dropped && { dropped }) };
+  }
+}
+
+type Output = (write: () => Promise<void>) => Promise<void>;
+
+async function reportOne(run: Run, outcome: Outcome, output: Output, clearLive: () => void): Promise<void> {
+  const { ctx, writer, facts, batch } = run;
+  const dropping = facts.plan.dropInactive;
+  if (!run.dryRun) {
+    if (outcome.notSent && run.rest !== undefined) return;
+    if (writer) await output(() => writer.write(resultRow(outcome, dropping, batch.stop.reason)));
+    return;
+  }
+  const { id, body, error } = outcome;
+  if (outcome.notSent) return;
+  if (error || !body) {
+    // A dry run prints requests, not result records: the failure goes to stderr.
+    clearLive();
+    ctx.io.stderr.stream.write(`carectl: ${sanitizeForTerminal(`${id}: ${error?.message ?? 'no request'}`)}\n`);
+    return;
+  }
+  noticeInactive(run, outcome, clearLive);
+  const path = run.api.recordUrl(conversations, run.version, id).pathname;
+  if (writer) await output(() => writer.write({ id, method: 'PATCH', path, body, ...(dropping && { dropped: outcome.dropped ?? [] }) }));
+  else await output(() => writeText(ctx.io.stdout.stream, `PATCH ${path} ${stringifyJson(body)}\n`, ctx.io.signal));
+}
+
+/** A dry run says what it knows of the tags the service would refuse: inactive ones kept, or those it leaves out. */
+function noticeInactive(run: Run, { id, body, dropped }: Outcome, clearLive: () => void): void {
+  const inactive = run.facts.inactive;
+  if (!inactive || !body || !body.tag_ids.concat(dropped ?? []).some((tag) => inactive.has(tag))) return;
+  // A notice takes the live count's line; the count comes back with the next id.
+  clearLive();
+  const named = (tagIds: readonly string[]): string => tagIds.map((tag) => `${inactive.get(tag) ?? ''} (${tag})`).join(', ');
+  if (dropped && dropped.length > 0) run.ctx.notice(`${id}: leaves out inactive ${named(dropped)}`);
+  const kept = body.tag_ids.filter((tag) => inactive.has(tag));
+  if (kept.length > 0) {
+    run.ctx.notice(`${id}: carries inactive ${named(kept)}, which the service refuses: --drop-inactive-tags leaves ${kept.length > 1 ? 'them' : 'it'} out`);
+  }
+}
+
+/** --rest FILE must be writable before anything is sent: the ids it would get are otherwise lost. */
+async function refuseUnwritable(file: { given: string; path: string }): Promise<void> {
+  try {
+    await access(dirname(file.path), constants.W_OK);
+  } catch (err) {
+    throw new UsageError(`--rest ${file.given}: its folder cannot be written (${systemReason(err as Error)})`);
+  }
+}
+
+/**
+ * --rest FILE: the ids not sent (the batch stopped, or Ctrl-C), one a line, written beside FILE and
+ * renamed into place; a batch that sent every id removes FILE, so a loop can run until it is gone.
+ */
+async function settleRest(run: Run, ids: readonly string[], delivered: number): Promise<void> {
+  if (run.rest === undefined) return;
+  const rest = [...run.batch.notSent, ...ids.slice(delivered)];
+  if (rest.length === 0) return rm(run.rest.path, { force: true });
+  const partial = `${run.rest.path}.${process.pid}.part`;
+  try {
+    await writeFile(partial, rest.map((id) => `${id}\n`).join(''));
+    await rename(partial, run.rest.path);
+  } catch (err) {
+    await rm(partial, { force: true });
+    throw new CarectlError(
+      `--rest ${run.rest.given}: cannot write the ${rest.length} ids not sent (${systemReason(err as Error)}); they are: ${rest.join(' ')}`,
+    );
+  }
+}
+
+/** The PATCH for one id, from its current tags unless --tags gives them; with --drop-inactive-tags, the inactive ones it left out. */
+async function buildPatch(
+  api: ApiClient,
+  version: Version,
+  facts: TagFacts,
+  id: string,
+  throttle?: Throttle,
+): Promise<{ body: PatchBody; dropped?: string[] }> {
+  const { plan, inactive } = facts;
   const current = 'replace' in plan.tags ? undefined : await currentTagIds(api, version, id, throttle);
-  return patchBody(plan, newTagIds(plan, current));
+  const tagIds = newTagIds(plan, current);
+  if (!plan.dropInactive || !inactive) return { body: patchBody(plan, tagIds) };
+  return {
+    body: patchBody(
+      plan,
+      tagIds.filter((tag) => !inactive.has(tag)),
+    ),
+    dropped: tagIds.filter((tag) => inactive.has(tag)),
+  };
 }
 
 /** Where the sent tag ids came from: named by the user's flag, or the conversation's own sent back. */
@@ -214,10 +377,10 @@ function tagOrigins(plan: UpdatePlan, tagIds: readonly string[]): TagOrigins {
 }
 
 /**
- * The service takes only active tags, by id (a name, as `list --tag` takes, is refused). A refusal
- * says how to proceed, fitted to where the refused tag can have come from (the one the message
- * names, if it names one): the user's flag, or the conversation's current tags, which carectl
- * sends back rather than dropping one silently.
+ * The service takes only active tags (spec: tag_ids). A refusal says how to proceed, fitted to
+ * where the refused tag can have come from (the one the message names, if it names one): the
+ * user's flag (its tags were active when carectl read the list), or the conversation's current
+ * tags, which carectl sends back rather than dropping one silently.
  */
 export function refusedTagHint(message: string, sent: TagOrigins): string | undefined {
   const words = message.split(/[^\w-]+/);
@@ -225,11 +388,13 @@ export function refusedTagHint(message: string, sent: TagOrigins): string | unde
   const suspects = (ids: string[]): string[] => (named.length === 0 ? ids : ids.filter((id) => named.includes(id)));
   const given = suspects(sent.given);
   const hints = [
-    ...(given.length > 0 ? [`${sent.flag} ${given.join(',')}: it takes the ids of active tags, not names (carectl tags list --active shows both)`] : []),
-    ...(suspects(sent.kept).length > 0 ? ["the conversation's current tags were sent back: drop a refused one with --remove-tags ID"] : []),
+    ...(given.length > 0 ? [`${sent.flag} ${given.join(',')}: the service takes active tags only (carectl tags list --active)`] : []),
+    ...(suspects(sent.kept).length > 0 ? [KEPT_HINT] : []),
   ];
   return hints.length > 0 ? hints.join('; or ') : undefined;
 }
+
+export const KEPT_HINT = "the conversation's current tags were sent back: --drop-inactive-tags leaves out those the service deactivated";
 
 async function sendPatch(api: ApiClient, version: Version, id: string, body: PatchBody, origins: TagOrigins, throttle?: Throttle): Promise<void> {
   try {
@@ -250,7 +415,7 @@ async function currentTagIds(api: ApiClient, version: Version, id: string, throt
   // tag_ids replaces the whole list: guessing at a reply we cannot read would wipe the tags.
   const usable = Array.isArray(tags) && tags.every((tag) => typeof (tag as { id?: unknown } | null)?.id === 'string' && (tag as { id: string }).id !== '');
   if (!usable) {
-    throw new CarectlError(
+    throw new BadReplyError(
       `the service sent no usable tags list for conversation ${id} (tags: ${describeValue(tags)}); nothing was sent, so its tags are kept: set the list explicitly with --tags LIST`,
     );
   }
@@ -265,20 +430,25 @@ function describeValue(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-/** The exit code of the first failure, with a one-line summary. */
-function throwIfAnyFailed(outcomes: Outcome[], dryRun: boolean): void {
+/** The exit code of the first failure (or of the one the batch stopped on), with a one-line summary. */
+function throwIfAnyFailed(outcomes: Outcome[], run: Run): void {
   const failures = outcomes.filter((o) => o.error !== undefined);
   const first = failures[0];
   if (!first?.error) return;
-  const what = dryRun ? 'conversations could not be read' : 'updates failed';
+  const what = run.dryRun ? 'conversations could not be read' : 'updates failed';
   const uncertain = failures.filter((o) => mayHaveBeenApplied(o.error)).length;
   // Those are not known to have failed: repeating the same command is safe and settles them.
   const maybe = uncertain > 0 ? `; ${uncertain} of them may have been applied: the update is safe to repeat, run the same command again` : '';
-  throw new CarectlError(`${failures.length} of ${outcomes.length} ${what} (first: ${first.id}: ${first.error.message})${maybe}`, first.error.exitCode);
+  const { stop, notSent } = run.batch;
+  const where = run.rest === undefined ? 'rows with error.kind not_sent' : `their ids are in ${run.rest.given}`;
+  const stopped = stop.reason === undefined ? '' : `; the batch stopped (${stop.reason}): ${notSent.length} not sent, ${where}`;
+  const code = stop.cause?.exitCode ?? first.error.exitCode;
+  throw new CarectlError(`${failures.length} of ${outcomes.length} ${what} (first: ${first.id}: ${first.error.message})${maybe}${stopped}`, code);
 }
 
-function interruptedMessage(done: number, total: number): string {
-  return `interrupted after ${done} of ${total} conversations; an update is safe to repeat, so the same command can simply run again`;
+function interruptedMessage(done: number, total: number, rest: string | undefined): string {
+  const where = rest === undefined ? '' : `; the ids not done are in ${rest}`;
+  return `interrupted after ${done} of ${total} conversations; an update is safe to repeat, so the same command can simply run again${where}`;
 }
 
 function unique(items: readonly string[]): string[] {

@@ -1,0 +1,149 @@
+/**
+ * Options that name a record of another resource (a tag, a channel) take its name or its id, as a
+ * person knows it; the catalogue says which (`FilterSpec.refers`, `PATCH_REFERENCES`) and what the
+ * service takes for it. Each resource is read once per run, one list of all its pages, however
+ * many values and ids use it. A value that names no record, or several, is a usage error naming
+ * the closest candidates, raised before anything is written.
+ */
+import { UsageError } from '../core/errors.js';
+import { idText } from '../core/exact-json.js';
+import type { QueryParams } from '../http/transport.js';
+import { defaultVersion, resourceByName, type FilterSpec, type Reference, type ResourceSpec, type Version } from './catalogue/index.js';
+import type { ApiClient } from './client.js';
+import { runList, startPoint } from './list-run.js';
+import { listPlan } from './paging.js';
+import type { Scheduler } from './scheduler.js';
+
+/** A record as a person names it. `active` is false only where the service says so. */
+export interface Named {
+  id: string;
+  name: string;
+  active: boolean;
+}
+
+/** Candidates a refusal names at most. */
+const CLOSEST = 3;
+
+export class NameResolver {
+  private readonly lists = new Map<string, Promise<Named[]>>();
+
+  /** `version`: the command's, used where the named resource has it. */
+  constructor(
+    private readonly api: ApiClient,
+    private readonly scheduler: Scheduler,
+    private readonly version?: Version,
+  ) {}
+
+  /** Every record of `resource` with its name, read once per run. */
+  records(resource: string): Promise<Named[]> {
+    let list = this.lists.get(resource);
+    if (!list) {
+      list = this.read(resourceByName(resource));
+      this.lists.set(resource, list);
+    }
+    return list;
+  }
+
+  /** The records `values` of `--flag` name, in order; a value that names none or several is exit 2. */
+  async resolve(flag: string, ref: Reference, values: readonly string[]): Promise<Named[]> {
+    if (values.length === 0) return [];
+    const records = await this.records(ref.resource);
+    return values.map((value) => pick(flag, resourceByName(ref.resource), records, value));
+  }
+
+  /** The record with this id, if the list holds it. */
+  async byId(resource: string, id: string): Promise<Named | undefined> {
+    return (await this.records(resource)).find((record) => record.id === id);
+  }
+
+  private async read(spec: ResourceSpec): Promise<Named[]> {
+    const names = spec.names;
+    if (!names) throw new Error(`${spec.name}: the catalogue names no name field`);
+    const version = this.version && spec.versions.includes(this.version) ? this.version : defaultVersion(spec);
+    const fields = [names.field, ...(names.active ? [names.active] : [])];
+    const plan = listPlan(spec, version, spec.fieldsParam ? [['fields', fields.join(',')]] : [], { pageSize: 50 });
+    const found: Named[] = [];
+    const write = async (record: Record<string, unknown>): Promise<void> => {
+      const id = idText(record.id);
+      const name = record[names.field];
+      if (id !== undefined) found.push({ id, name: typeof name === 'string' ? name : '', active: !names.active || record[names.active] !== false });
+    };
+    const writer = { write, endPage: async () => undefined, end: async () => undefined };
+    const source = this.api.pages(spec, version);
+    await runList({ plan, source, writer, start: startPoint(plan, undefined), scheduler: this.scheduler, notice: () => undefined });
+    return found;
+  }
+}
+
+/** The query with each value of a referring filter replaced by what the service takes (a channel's id for its name). */
+export async function resolveQuery(resolver: NameResolver, filters: readonly FilterSpec[], query: QueryParams): Promise<Array<[string, string]>> {
+  const resolved: Array<[string, string]> = [];
+  for (const [param, value] of query) {
+    const filter = filters.find((candidate) => candidate.param === param && candidate.refers);
+    const ref = filter?.refers;
+    if (!filter || !ref) {
+      resolved.push([param, value]);
+      continue;
+    }
+    const [record] = await resolver.resolve(`--${filter.flag}`, ref, [value]);
+    resolved.push([param, ref.send === 'id' ? (record as Named).id : (record as Named).name]);
+  }
+  return resolved;
+}
+
+function pick(flag: string, spec: ResourceSpec, records: readonly Named[], value: string): Named {
+  const matches = matching(records, value);
+  if (matches.length === 1) return matches[0] as Named;
+  if (matches.length > 1) {
+    throw new UsageError(`${flag}: "${value}" names ${matches.length} ${spec.noun}s: ${matches.map(describe).join(', ')}; give the id`);
+  }
+  const closest = closestTo(records, value);
+  const offer = closest.length > 0 ? `closest: ${closest.map(describe).join(', ')}` : `carectl ${spec.name} list shows them`;
+  throw new UsageError(`${flag}: no ${spec.noun} has the name or id "${value}" (${offer})`);
+}
+
+/** An id first, then the exact name, then the name in any case (the service's own spelling is sent). */
+function matching(records: readonly Named[], value: string): Named[] {
+  const byId = records.filter((record) => record.id === value);
+  if (byId.length > 0) return byId;
+  const exact = records.filter((record) => record.name === value);
+  if (exact.length > 0) return exact;
+  const folded = fold(value);
+  return records.filter((record) => fold(record.name) === folded);
+}
+
+function describe(record: Named): string {
+  return `${record.name} (${record.id}${record.active ? '' : ', inactive'})`;
+}
+
+function fold(text: string): string {
+  return text.normalize('NFKC').trim().toLowerCase();
+}
+
+/** Names within a few edits of the value, or holding it, nearest first. */
+function closestTo(records: readonly Named[], value: string): Named[] {
+  const wanted = fold(value);
+  const near = Math.max(2, Math.floor(wanted.length / 3));
+  return records
+    .map((record) => {
+      const name = fold(record.name);
+      return { record, distance: name.includes(wanted) || wanted.includes(name) ? 0.5 : editDistance(wanted, name) };
+    })
+    .filter(({ record, distance }) => record.name !== '' && distance <= near)
+    .sort((a, b) => a.distance - b.distance)
+    .slice(0, CLOSEST)
+    .map(({ record }) => record);
+}
+
+/** Levenshtein distance, one row at a time. */
+export function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min((previous[j] as number) + 1, (row[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = row;
+  }
+  return previous[b.length] as number;
+}

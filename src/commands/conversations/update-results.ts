@@ -1,0 +1,168 @@
+/**
+ * What `conversations update` says of each id: a result row a script can read (`ok`, and on
+ * failure `error.kind`, `error.status`, `error.message`), and when a batch stops because going on
+ * cannot help (the service unreachable, or every id refused alike).
+ */
+import { ApiError, BadReplyError, failureKind, InterruptedError, NetworkError, type CarectlError, type FailureKind } from '../../core/errors.js';
+import type { ComputedColumn } from '../../output/types.js';
+
+export interface PatchBody {
+  status: string;
+  tag_ids: string[];
+  close_reason?: string;
+}
+
+/** How one id ended. */
+export interface Outcome {
+  id: string;
+  /** What was (or, on failure, would have been) sent. */
+  body?: PatchBody;
+  /** Inactive tags left out of the body (--drop-inactive-tags). */
+  dropped?: string[];
+  /** Set when this id failed. */
+  error?: CarectlError;
+  /** The batch stopped before this id was sent. */
+  notSent?: true;
+}
+
+export interface ResultError {
+  kind: FailureKind;
+  status: number | null;
+  message: string;
+}
+
+export interface ResultRow extends Record<string, unknown> {
+  id: string;
+  ok: boolean;
+  status: string | null;
+  tags: string[] | null;
+  dropped?: string[] | null;
+  error: ResultError | null;
+}
+
+/** The fields of a row; the table reads `result` (computed) where the others have `error.*`. */
+export const RESULT_FIELDS = ['id', 'ok', 'status', 'tags', 'dropped', 'error', 'result'];
+
+/** Default columns: `dropped` only with --drop-inactive-tags. */
+export function resultColumns(table: boolean, dropping: boolean): string[] {
+  const dropped = dropping ? ['dropped'] : [];
+  return ['id', 'ok', 'status', 'tags', ...dropped, ...(table ? ['result'] : ['error.kind', 'error.status', 'error.message'])];
+}
+
+/** A table's one cell to read: `ok`, or what went wrong, kind first. */
+export const RESULT_COLUMN: ComputedColumn = {
+  name: 'result',
+  from: (row) => {
+    const { ok, error, dropped } = row as ResultRow;
+    if (!ok) return error ? `${error.kind}: ${error.message}` : null;
+    return dropped && dropped.length > 0 ? `ok; left out inactive ${dropped.join(', ')}` : 'ok';
+  },
+};
+
+/** The row of an outcome; `dropping`: the row carries `dropped`. */
+export function resultRow(outcome: Outcome, dropping: boolean, stopReason?: string): ResultRow {
+  const { id, body, error, notSent } = outcome;
+  // A failed PATCH that may have been applied keeps what it sent: it may be the state now.
+  const shown = error === undefined || (body !== undefined && mayShow(error)) ? body : undefined;
+  const row: ResultRow = {
+    id,
+    ok: error === undefined && !notSent,
+    status: shown?.status ?? null,
+    tags: shown?.tag_ids ?? null,
+    ...(dropping && { dropped: outcome.dropped ?? null }),
+    error: null,
+  };
+  if (notSent) row.error = { kind: 'not_sent', status: null, message: `not sent: ${stopReason ?? 'the batch stopped'}` };
+  else if (error) row.error = { kind: failureKind(error), status: error instanceof ApiError ? error.status : null, message: error.message };
+  return row;
+}
+
+function mayShow(error: CarectlError): boolean {
+  return 'mayHaveBeenApplied' in error && error.mayHaveBeenApplied === true;
+}
+
+/** Network failures in a row that stop a batch: the service is unreachable. */
+export const UNREACHABLE_IN_A_ROW = 3;
+/** A batch whose first results are this many alike refusals stops: a body field (a close reason, a tag) is refused. */
+export const SAME_REFUSAL_FIRST = 5;
+
+/**
+ * Reads a batch's results as they come and says when to stop: after UNREACHABLE_IN_A_ROW network
+ * failures in a row (no answer, or a gateway's 502/503/504), or when the first SAME_REFUSAL_FIRST results are one refusal (the same 4xx
+ * status and message for different ids: the ids do not matter, the body does). While the results
+ * so far point that way, an id waits for those in flight before it is sent (admit): a service that
+ * is down costs one round of retries, not one per --parallel ids.
+ */
+export class BatchStop {
+  /** Why the batch stopped; undefined while it goes on. */
+  reason: string | undefined;
+  /** The failure it stopped on: its exit code is the batch's. */
+  cause: CarectlError | undefined;
+  private inARow = 0;
+  private seen = 0;
+  private sameSoFar = true;
+  private firstRefusal: CarectlError | undefined;
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  /**
+   * Runs `send` unless the batch stopped (undefined then), first waiting out the ids in flight while
+   * in doubt. Ctrl-C (`stop`) during that wait: it never started (InterruptedError, as a waiting task's).
+   */
+  async admit<T>(send: () => Promise<T>, stop?: AbortSignal): Promise<T | undefined> {
+    let waited = false;
+    while (this.reason === undefined && this.inDoubt && this.inFlight.size > 0) {
+      waited = true;
+      await Promise.all(this.inFlight);
+    }
+    if (waited && stop?.aborted) throw new InterruptedError();
+    if (this.reason !== undefined) return undefined;
+    const sending = send();
+    const settled = sending.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.inFlight.add(settled);
+    try {
+      return await sending;
+    } finally {
+      this.inFlight.delete(settled);
+    }
+  }
+
+  private get inDoubt(): boolean {
+    return this.inARow > 0 || (this.sameSoFar && this.seen > 0);
+  }
+
+  /** Takes the next result (its error, or undefined for a success); true once the batch should stop. */
+  see(error: CarectlError | undefined): boolean {
+    if (this.reason !== undefined) return true;
+    const kind = error === undefined ? undefined : failureKind(error);
+    this.inARow = unreachable(error) ? this.inARow + 1 : 0;
+    if (this.inARow >= UNREACHABLE_IN_A_ROW) return this.stop(`${UNREACHABLE_IN_A_ROW} network failures in a row: the service is unreachable`, error);
+    this.seen++;
+    this.sameSoFar &&= kind === 'refused' && error instanceof ApiError && (this.firstRefusal === undefined || sameRefusal(this.firstRefusal, error));
+    this.firstRefusal ??= error;
+    if (this.sameSoFar && this.seen === SAME_REFUSAL_FIRST) {
+      return this.stop(`the first ${SAME_REFUSAL_FIRST} updates were refused alike: the rest would be too`, error);
+    }
+    return false;
+  }
+
+  private stop(reason: string, error: CarectlError | undefined): boolean {
+    this.reason = reason;
+    this.cause = error;
+    return true;
+  }
+}
+
+/** No answer came (a reply that cannot be used is an answer), or a gateway said the service is not there. */
+function unreachable(error: CarectlError | undefined): boolean {
+  if (error instanceof ApiError) return GATEWAY_STATUSES.has(error.status);
+  return error instanceof NetworkError && !(error instanceof BadReplyError);
+}
+
+const GATEWAY_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
+
+function sameRefusal(a: CarectlError, b: ApiError): boolean {
+  return a instanceof ApiError && a.status === b.status && a.message === b.message;
+}
