@@ -299,7 +299,7 @@ describe('a PATCH that may have been applied says so', () => {
       const result = await cliAgainst(server.url, ['--verbose', 'conversations', 'update', '500001', '--status', 'on_hold', '--tags', '']);
       assert.equal(result.code, 1);
       // The row keeps what was sent: it may be the conversation's state now.
-      assert.match(result.stdout, /^500001\tfalse\ton_hold\t\tnetwork\t\tPATCH .*may have been applied/m);
+      assert.match(result.stdout, /^500001\tfalse\ton_hold\t\[\]\tnetwork\t\tPATCH .*may have been applied/m);
       assert.match(
         result.stderr,
         /^carectl: 1 of 1 updates failed \(first: 500001: PATCH .* may have been applied.*\); 1 of them may have been applied: the update is safe to repeat, run the same command again$/m,
