@@ -86,9 +86,11 @@ describe('a list in parallel prints exactly what it prints one request at a time
     ],
     ['newest_sort_date', ['conversations', 'list', '--no-priority', '--sort', 'newest_sort_date', '--newest', '2025-09-01..2026-03-01']],
   ];
-  for (const [what, list] of lists) {
-    test(`${what}: every format, byte for byte`, async () => {
-      for (const format of ['csv', 'ndjson', 'json', 'table', 'tsv']) {
+  // The writers never see how the pages were fetched: every format for the first list, ndjson (each
+  // record once, in order) for the others.
+  for (const [index, [what, list]] of lists.entries()) {
+    test(`${what}: ${index === 0 ? 'every format' : 'ndjson'}, byte for byte`, async () => {
+      for (const format of index === 0 ? ['csv', 'ndjson', 'json', 'table', 'tsv'] : ['ndjson']) {
         const argv = [...list, '-o', format, '--page-size', '7'];
         const one = await cli([...argv, '--parallel', '1']);
         assert.equal(one.code, 0, one.stderr);
