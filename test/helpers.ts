@@ -200,3 +200,12 @@ export async function freePort(): Promise<number> {
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
+
+const scratchFolders: string[] = [];
+/** A new empty folder under the system's temporary one, removed when the test file's process exits. */
+export function scratchFolder(prefix: string): string {
+  if (scratchFolders.length === 0) process.once('exit', () => scratchFolders.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  scratchFolders.push(dir);
+  return dir;
+}

@@ -5,11 +5,10 @@
  * its day (midnight). And the state file's own rules (another query, a bad file, --limit).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { fakeClock, openSandbox, runCli } from './helpers.js';
+import { fakeClock, openSandbox, runCli, scratchFolder } from './helpers.js';
 import { DAY, ModelServer, NOW, modelData, type ModelRecord, type ModelVariant } from './model-server.js';
 
 const HOUR = 3_600_000;
@@ -21,7 +20,7 @@ function setup(variant: ModelVariant): { model: ModelServer; clock: ReturnType<t
   for (const [i, before] of [MINUTE, 3 * MINUTE, 4 * MINUTE].entries()) {
     data.push({ id: String(510000 + i), status: 'unread', is_priority: false, oldest: NOW - DAY, newest: NOW - before });
   }
-  return { model: new ModelServer(data, variant), clock: fakeClock(NOW), folder: mkdtempSync(join(tmpdir(), 'carectl-state-')) };
+  return { model: new ModelServer(data, variant), clock: fakeClock(NOW), folder: scratchFolder('carectl-state-') };
 }
 
 async function night(model: ModelServer, clock: ReturnType<typeof fakeClock>, folder: string, extra: string[] = []) {
@@ -194,7 +193,7 @@ describe('--state against the sandbox', () => {
   it('the first run lists every record, by newest_sort_date; the next repeats none; -O and the state land together', async () => {
     const sandbox = await openSandbox();
     try {
-      const dir = mkdtempSync(join(tmpdir(), 'carectl-state-'));
+      const dir = scratchFolder('carectl-state-');
       const args = ['conversations', 'list', '--status', 'unread', '--state', 's.json', '-O', 'out.ndjson', '-o', 'ndjson', '--columns', 'id'];
       const clock = fakeClock(NOW);
       const first = await runCli(args, { sandbox, cwd: dir, now: clock.now, sleep: clock.sleep });

@@ -4,17 +4,16 @@
  * temporary file behind; a folder that cannot take it is exit 2 before anything is sent.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { apiRequests, openSandbox, runCli } from './helpers.js';
+import { apiRequests, openSandbox, runCli, scratchFolder } from './helpers.js';
 import { ModelServer, NOW, modelData } from './model-server.js';
 import { fakeClock } from './helpers.js';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { PartialFile } from '../src/http/partial-file.js';
 
-const folder = (): string => mkdtempSync(join(tmpdir(), 'carectl-out-'));
+const folder = (): string => scratchFolder('carectl-out-');
 
 describe('-O/--output-file', () => {
   let sandbox: Sandbox;

@@ -3,13 +3,12 @@
  * batches with several requests in flight give the same output as one at a time.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { apiRequests, fakeClock, openSandbox, runCli, sandboxEnv, type RunOptions } from './helpers.js';
+import { apiRequests, fakeClock, openSandbox, runCli, sandboxEnv, type RunOptions, scratchFolder } from './helpers.js';
 import { keysetData, keysetReply, later } from './keyset.js';
 import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
 
@@ -25,7 +24,7 @@ const cli = (argv: string[], options: RunOptions = {}) => runCli(argv, { sandbox
 
 describe('--parallel, CARECTL_PARALLEL and the profile key parallel', () => {
   test('a bad value is a one-line usage error naming where it came from and the range; nothing is sent', async () => {
-    const home = mkdtempSync(path.join(tmpdir(), 'carectl-parallel-'));
+    const home = scratchFolder('carectl-parallel-');
     mkdirSync(path.join(home, 'carectl'));
     writeFileSync(path.join(home, 'carectl', 'config.json'), JSON.stringify({ profiles: { default: { parallel: '40' } } }));
     const cases: Array<[string[], Record<string, string>, string]> = [
@@ -52,7 +51,7 @@ describe('--parallel, CARECTL_PARALLEL and the profile key parallel', () => {
   });
 
   test('config set parallel checks the value and stores it; get reads it back', async () => {
-    const home = mkdtempSync(path.join(tmpdir(), 'carectl-parallel-'));
+    const home = scratchFolder('carectl-parallel-');
     const env = { ...sandboxEnv(sandbox), XDG_CONFIG_HOME: home };
     const refused = await runCli(['config', 'set', 'parallel', '0'], { env });
     assert.equal(refused.code, 2);

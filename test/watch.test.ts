@@ -3,11 +3,10 @@
  * model server whose data changes between polls, with the injected clock (no real waits).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { runCli } from './helpers.js';
+import { runCli, scratchFolder } from './helpers.js';
 import { ModelServer, NOW, modelData, type ModelRecord } from './model-server.js';
 import type { Io } from '../src/core/io.js';
 
@@ -66,7 +65,7 @@ describe('--watch', () => {
       stop,
     );
     try {
-      const dir = mkdtempSync(join(tmpdir(), 'carectl-watch-'));
+      const dir = scratchFolder('carectl-watch-');
       const first = model.expected({ status: 'unread', sort: 'newest_sort_date' });
       const args = [
         'conversations',
@@ -130,7 +129,7 @@ describe('--watch', () => {
         ],
       ];
       for (const [extra, stderr] of cases) {
-        const result = await runCli([...base, ...extra], { env: env(model), cwd: mkdtempSync(join(tmpdir(), 'carectl-watch-')) });
+        const result = await runCli([...base, ...extra], { env: env(model), cwd: scratchFolder('carectl-watch-') });
         assert.deepEqual([result.code, result.stderr], [2, stderr]);
       }
       assert.equal(model.requests.length, 0);
