@@ -34,8 +34,8 @@ export const MIN_WRAP_WIDTH = 24;
 /** Fitting to a terminal never shrinks a text column below this (a narrower one stays as it is). */
 export const MIN_SHRUNK_WIDTH = 6;
 
-/** A header over narrower values is shortened to no fewer columns than this: `PRIO…` over `true`, still readable. */
-const MIN_HEADER_WIDTH = 5;
+/** A header over narrower values is shortened to no fewer columns than this: `PRIOR…` over `true`, `ACTIVE` over `false`. */
+const MIN_HEADER_WIDTH = 6;
 
 const KEY_NAME = /(?:^|[._])id$/i;
 /** The free text the contract names, by the last part of the column's name. */
