@@ -114,6 +114,33 @@ describe('API replies', () => {
     }
   });
 
+  test('a chain of more than 5 codings (2000 × gzip) is refused at once, not retried; 5 are decoded', async () => {
+    let five = Buffer.from('{"ok":true}');
+    for (let i = 0; i < 5; i++) five = gzipSync(five);
+    const server = await serve((req, res) => {
+      const many = req.url!.includes('many');
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-encoding': Array(many ? 2000 : 5)
+          .fill('gzip')
+          .join(', '),
+      });
+      res.end(many ? gzipSync('{}') : five);
+    });
+    try {
+      const transport = testTransport(server.url, fakeClock(), { retries: 1 });
+      await assert.rejects(transport.get(new URL(`${server.url}/many`)), {
+        name: 'BadReplyError',
+        message: `GET ${server.url}/many: the reply names 2000 content codings, more than the 5 carectl decodes`,
+      });
+      assert.equal(server.hits.length, 1);
+      assert.deepEqual(await transport.get(new URL(`${server.url}/five`)), { ok: true });
+      await transport.close();
+    } finally {
+      await server.close();
+    }
+  });
+
   test('codings are read as listed, identity left out', () => {
     assert.deepEqual(contentCodings('GZIP, identity ,br'), ['gzip', 'br']);
     assert.deepEqual(contentCodings(undefined), []);

@@ -4,8 +4,10 @@
  * always released.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import fs, { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
@@ -130,3 +132,56 @@ describe('the lock file', () => {
     assert.ok(Date.now() - started < 2000);
   });
 });
+
+describe('a full disk (ENOSPC)', () => {
+  const enospc = (): never => {
+    throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
+  };
+
+  it('the lock file made but not written: one line naming the file and ENOSPC, exit 1, the lock removed', async (t) => {
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    // The lock's token is the first write (writeSync); the named import follows once synced.
+    t.mock.method(fs, 'writeSync', enospc);
+    syncBuiltinESMExports();
+    try {
+      const out = await runCli(['config', 'set', 'base-url', 'https://a.example.test'], { env: { XDG_CONFIG_HOME: home } });
+      assert.equal(out.stderr, `carectl: cannot write ${configFile}: no space left on device (ENOSPC)\n`);
+      assert.equal(out.code, 1);
+    } finally {
+      t.mock.restoreAll();
+      syncBuiltinESMExports();
+    }
+    assert.equal(existsSync(lockFile), false);
+  });
+
+  it('on a full tmpfs: the same line, exit 1, no lock left', async (t) => {
+    const mount = join(home, 'small');
+    mkdirSync(mount);
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=16k', 'tmpfs', mount], { encoding: 'utf8' });
+    if (mounted.status !== 0) {
+      const reason = `cannot mount a small tmpfs here (${(mounted.stderr || mounted.error?.message || 'mount failed').trim()}): the full-disk test is skipped`;
+      process.stdout.write(`# ${reason}\n`);
+      return t.skip(reason);
+    }
+    try {
+      mkdirSync(join(mount, 'carectl'), { mode: 0o700 });
+      spawnSync('dd', ['if=/dev/zero', `of=${join(mount, 'fill')}`, 'bs=1k', 'count=64']);
+      const file = join(mount, 'carectl', 'config.json');
+      const out = await carectlIn(mount, ['config', 'set', 'base-url', 'https://a.example.test']);
+      assert.equal(out.stderr, `carectl: cannot write ${file}: no space left on device (ENOSPC)\n`);
+      assert.equal(out.code, 1);
+      assert.deepEqual(readdirSync(join(mount, 'carectl')), []);
+    } finally {
+      spawnSync('umount', [mount]);
+    }
+  });
+});
+
+function carectlIn(configHome: string, argv: string[]): Exit {
+  const child = spawnSync(process.execPath, [BIN, ...argv], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, XDG_CONFIG_HOME: configHome },
+    timeout: 30_000,
+  });
+  return { code: child.status, stderr: child.stderr };
+}

@@ -24,6 +24,11 @@ describe('side-loaded content', () => {
         return { json: { conversation: { id: '500006', url: 'x', content_ids: ['c1', 'c404', null] }, content: [item('c1', '500006', 'kept')] } };
       if (request.url.includes('/conversations/500007'))
         return { json: { conversation: { id: '500007', url: 'x', content_ids: ['c1'] }, content: { c1: item('c1', '500007', 'in an object') } } };
+      if (request.url.includes('/conversations/500011')) {
+        // One conversation, no content_ids, items without a parent (one answering the other): they are all its own.
+        const { parent: _none, ...first } = item('c1', '', 'orphan');
+        return { json: { conversation: { id: '500011', url: 'x' }, content: [first, item('c2', 'c1', 'answer')] } };
+      }
       if (request.url.includes('/conversations/500002')) {
         // No content_ids: items found by parent (the conversation, or an earlier item), in their order.
         return {
@@ -65,6 +70,19 @@ describe('side-loaded content', () => {
     assert.equal(out.code, 0, out.stderr);
     assert.equal(out.stdout, 'id\ttext\nc1\tfirst\nc2\treply\n');
     assert.equal(out.stderr, '');
+  });
+
+  test('one conversation, no content_ids, items without a parent: every item is its own (get and content)', async () => {
+    const got = await runCli(['conversations', 'get', '500011', '--include', 'content', '--columns', 'id,content.id', '-o', 'json'], { env: scriptedEnv(api) });
+    assert.equal(got.code, 0, got.stderr);
+    assert.deepEqual(
+      (JSON.parse(got.stdout) as { content: { id: string }[] }).content.map((one) => one.id),
+      ['c1', 'c2'],
+    );
+    const content = await runCli(['conversations', 'content', '500011', '-o', 'tsv', '--columns', 'id,text'], { env: scriptedEnv(api) });
+    assert.equal(content.code, 0, content.stderr);
+    assert.equal(content.stdout, 'id\ttext\nc1\torphan\nc2\tanswer\n');
+    assert.equal(content.stderr, '');
   });
 
   test("an item whose id is its conversation's id does not hide the conversation's other items", async () => {

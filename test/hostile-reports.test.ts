@@ -26,7 +26,7 @@ describe('report ids named by the service', () => {
     assert.match(out.stderr, /keep waiting with: carectl reports wait '1;touch it'\\''s'\n$/);
   });
 
-  for (const id of ['..', '.', 'a/../..', ' 60001', '-rf', 'x\u0007y']) {
+  for (const id of ['..', '.', 'a/../..', ' 60001', '-rf', 'x\u0007y', '\ud800', '6\udc00']) {
     test(`an id ${JSON.stringify(id)} is refused before it goes into a path`, async () => {
       created = id;
       const from = api.requests.length;

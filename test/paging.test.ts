@@ -139,6 +139,11 @@ describe('runList', () => {
     }
   });
 
+  test('a written id holding a lone UTF-16 surrogate does not lose the token: it is printed, that id as U+FFFD', () => {
+    const token = encodeResumeToken(plan(1), { phase: 0, url: 'p0/0', skip: 0, done: ['0-0', '\ud800', 'a\udc00'] });
+    assert.deepEqual(startPoint(plan(1), token).done, ['0-0', '\ufffd', 'a\ufffd']);
+  });
+
   test('a resumed run that fails before its first record repeats a token that names written records by id', async () => {
     const token = encodeResumeToken(plan(1), { phase: 0, url: 'p0/0', skip: 0, done: ['0-0', '0-1'] });
     const failure = await runList({

@@ -81,4 +81,19 @@ describe('the sandbox behind a front', () => {
       'carectl: --public-url: expected an http:// or https:// address such as https://carectl.test (got "ftp://front.example.test")\n',
     );
   });
+
+  test('carectl sandbox --public-url with any user name or password is refused, exit 2, the password never printed', async () => {
+    for (const given of [
+      'http://:PW-s3cret@front.example.test',
+      'https://ops:PW-s3cret@front.example.test/api',
+      'http://ops@front.example.test',
+      'http:ops:PW-s3cret@front.example.test',
+      'http://:PW-s3cret@',
+    ]) {
+      const result = await runCli(['sandbox', '--public-url', given]);
+      assert.equal(result.code, 2, given);
+      assert.equal(result.stderr, 'carectl: --public-url: must not hold a user name or password (user:password@): its links name it to every client\n', given);
+      assert.equal(result.stdout, '');
+    }
+  });
 });

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { listenRefused } from '../src/commands/sandbox.js';
 import {
   type ConversationRecord,
   FIXTURES,
@@ -660,4 +664,34 @@ describe('carectl sandbox', () => {
       await new Promise((resolve) => occupant.close(resolve));
     }
   });
+
+  test('--port below 1024 as an ordinary user (EACCES): one line naming the port and the privilege, exit 1', async (t) => {
+    // Tests run as root, where any port opens: the sandbox runs as nobody, where the kernel keeps low ports privileged.
+    const lowest = Number(readFileSync('/proc/sys/net/ipv4/ip_unprivileged_port_start', 'utf8').trim() || '1024');
+    if (process.getuid?.() !== 0 || lowest <= 81) return t.skip(`needs root to run as nobody, and port 81 privileged (ip_unprivileged_port_start ${lowest})`);
+    const child = spawnSync(process.execPath, [fileURLToPath(new URL('../../bin/carectl.js', import.meta.url)), 'sandbox', '--port', '81'], {
+      uid: 65534,
+      gid: 65534,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, HOME: '/nonexistent', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
+      timeout: 30_000,
+    });
+    assert.equal(child.stderr, `${privilegedLine('--port', 81)}\n`);
+    assert.equal(child.status, 1);
+    assert.equal(child.stdout, '');
+  });
+
+  test('the listen errors as lines: EACCES and EADDRINUSE name the flag of the listener that failed; others pass through', () => {
+    const flags = { port: 81, annotationsPort: 82 };
+    const error = (code: string, listener?: string) => Object.assign(new Error(`listen ${code}`), { code, ...(listener && { listener }) });
+    assert.equal((listenRefused(error('EACCES'), flags) as Error).message, privilegedLine('--port', 81).replace(/^carectl: /, ''));
+    assert.equal((listenRefused(error('EACCES', 'annotations'), flags) as Error).message, privilegedLine('--annotations-port', 82).replace(/^carectl: /, ''));
+    assert.match((listenRefused(error('EADDRINUSE'), flags) as Error).message, /^sandbox: port 81 is already in use; choose another --port/);
+    const other = error('EADDRNOTAVAIL');
+    assert.equal(listenRefused(other, flags), other);
+  });
 });
+
+function privilegedLine(flag: string, port: number): string {
+  return `carectl: sandbox: port ${port} needs privileges this user does not have (ports below 1024 are root's, or need CAP_NET_BIND_SERVICE); choose a ${flag} of 1024 or above, or 0 for a free one`;
+}

@@ -1,6 +1,6 @@
 /** Every request carectl makes, addressed by the resource catalogue (never by hand in a command); the transport knows no resources. */
 import { BadReplyError } from '../core/errors.js';
-import { idText, isObject } from '../core/exact-json.js';
+import { LONE_SURROGATE, idText, isObject } from '../core/exact-json.js';
 import type { QueryParams, RequestOptions, Throttle, Transport } from '../http/transport.js';
 import { linkElsewhereMessage } from '../http/link-elsewhere.js';
 import { attachSideloads, unwrapList, unwrapSingle, type ResourceSpec, type Version } from './catalogue/index.js';
@@ -26,6 +26,9 @@ export class ApiClient {
 
   /** The address of one record (`v1.3/conversations/500001`). */
   recordUrl(spec: ResourceSpec, version: Version, id: string, query: QueryParams = []): URL {
+    // Only the service sends such an id (argv and stdin are decoded text): refused, shown escaped, not a crash of encodeURIComponent.
+    if (id.search(LONE_SURROGATE) >= 0)
+      throw new BadReplyError(`unexpected reply: the service's ${spec.noun} id ${JSON.stringify(id)} holds a lone UTF-16 surrogate; no address can name it`);
     return this.transportFor(version).url(`${version}/${spec.path}/${encodeURIComponent(id)}`, query);
   }
 

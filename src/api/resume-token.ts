@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { UsageError } from '../core/errors.js';
+import { LONE_SURROGATE } from '../core/exact-json.js';
 import { splitAddress } from './links.js';
 import { PAGING_STYLES } from './catalogue/index.js';
 import type { Cursor, ListPlan } from './paging.js';
@@ -74,7 +75,8 @@ export function encodeResumeToken(plan: ListPlan, cursor: Cursor, header?: strin
     header ?? '',
     plan.asOf?.toString(36) ?? '',
     ...diffAddress(plan.phases[cursor.phase] ?? '', cursor.url),
-    (cursor.done ?? []).map(encodeURIComponent).join(','),
+    // A lone surrogate cannot be percent-encoded: the token is printed all the same, that id in its place as U+FFFD.
+    (cursor.done ?? []).map((id) => encodeURIComponent(id.replace(LONE_SURROGATE, '\ufffd'))).join(','),
   ];
   const text = fields.join('|');
   return Buffer.from(`${text}|${digest(text)}`).toString('base64url');

@@ -1,6 +1,7 @@
 /** Ids from arguments, a comma list, or standard input (`-`, one per line). */
 import { text } from 'node:stream/consumers';
 import { CarectlError, ExitCode, UsageError } from '../core/errors.js';
+import { LONE_SURROGATE } from '../core/exact-json.js';
 import type { RecordWriter } from '../output/index.js';
 import type { Context } from './context.js';
 
@@ -104,6 +105,8 @@ export function idProblem(id: string, spec: { noun: string }): string | undefine
   if (id === '') return `the ${spec.noun} id is required`;
   const article = /^[aeiou]/.test(spec.noun) ? 'an' : 'a';
   if (id === '.' || id === '..' || id.includes('/') || id.startsWith('-') || /\p{Cc}/u.test(id)) return `"${id}" is not ${article} ${spec.noun} id`;
+  // Half a surrogate pair (valid JSON from a service) goes in no address; shown escaped.
+  if (id.search(LONE_SURROGATE) >= 0) return `${JSON.stringify(id)} is not ${article} ${spec.noun} id: it holds a lone UTF-16 surrogate`;
   // A csv line piped in (`500001,unread`) would be sent as one id: the service may take it as another record's.
   if (id.includes(',')) return `"${id}" is not ${article} ${spec.noun} id: ids hold no commas (one id per line or argument; a list's ids: --columns id)`;
   return undefined;

@@ -59,7 +59,7 @@ export function addSandboxCommand(program: Command, action: Action): void {
         if (opts.bandwidth !== undefined && bandwidth === undefined)
           throw new UsageError(`--bandwidth: expected a rate such as 20mbit, 512kbit, 2MB or 300KB (per second), got '${opts.bandwidth}'`);
         const sandbox = await startSandbox(settings(flags, bandwidth, ctx.io.now)).catch((err: unknown) => {
-          throw portTaken(err, flags);
+          throw listenRefused(err, flags);
         });
         ctx.onClose(() => sandbox.close());
         ctx.io.stdout.stream.write(banner(sandbox, flags));
@@ -110,11 +110,19 @@ function settings(flags: Flags, bandwidth: number | undefined, now: () => number
   };
 }
 
-/** A taken port is the machine's state, not a mistake in the command line: exit 1, with the way out. */
-function portTaken(err: unknown, flags: Flags): unknown {
-  if ((err as NodeJS.ErrnoException | undefined)?.code !== 'EADDRINUSE') return err;
-  const [flag, taken] = (err as { listener?: string }).listener === 'annotations' ? ['--annotations-port', flags.annotationsPort] : ['--port', flags.port];
-  return new CarectlError(`sandbox: port ${taken} is already in use; choose another ${flag}, or 0 for a free one`);
+/**
+ * A taken port, or one below 1024 for an ordinary user, is the machine's state, not a mistake in
+ * the command line: exit 1, with the way out.
+ */
+export function listenRefused(err: unknown, flags: Pick<Flags, 'port' | 'annotationsPort'>): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code !== 'EADDRINUSE' && code !== 'EACCES') return err;
+  const [flag, port] = (err as { listener?: string }).listener === 'annotations' ? ['--annotations-port', flags.annotationsPort] : ['--port', flags.port];
+  return new CarectlError(
+    code === 'EADDRINUSE'
+      ? `sandbox: port ${port} is already in use; choose another ${flag}, or 0 for a free one`
+      : `sandbox: port ${port} needs privileges this user does not have (ports below 1024 are root's, or need CAP_NET_BIND_SERVICE); choose a ${flag} of 1024 or above, or 0 for a free one`,
+  );
 }
 
 /** Where the sandbox listens, its credentials, and how to point carectl at it. */
@@ -143,7 +151,10 @@ function parseRate(text: string): number {
 /** An http(s) address with nothing after its path: what the sandbox's links start with. */
 function parsePublicUrl(text: string): string {
   const url = URL.canParse(text) ? new URL(text) : undefined;
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') {
+  // Every link would hand the user name and password to whoever reads it; the error does not repeat them either.
+  if (/^[^:]*:[/\\]*[^/\\?#]*@/.test(text.trim()) || (url && (url.username !== '' || url.password !== '')))
+    throw new UsageError('--public-url: must not hold a user name or password (user:password@): its links name it to every client');
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
     throw new UsageError(`--public-url: expected an http:// or https:// address such as https://carectl.test (got "${text}")`);
   }
   return url.href.replace(/\/+$/, '');

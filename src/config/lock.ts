@@ -76,9 +76,13 @@ function create(file: string, lock: string, token: string): boolean {
   }
   try {
     writeSync(fd, token);
-  } finally {
+  } catch (err) {
+    // A full disk makes the file but not its token: removed, or the next write would wait for it to go stale.
     closeSync(fd);
+    unlinkSync(lock);
+    throw new CarectlError(`cannot write ${file}: ${systemReason(err as Error)}`);
   }
+  closeSync(fd);
   return true;
 }
 

@@ -15,7 +15,7 @@ import { constants } from 'node:os';
 import { isDeepStrictEqual } from 'node:util';
 import path from 'node:path';
 import type { default as Conf, Schema } from 'conf';
-import { UsageError } from '../core/errors.js';
+import { CarectlError, UsageError } from '../core/errors.js';
 import type { Io } from '../core/io.js';
 import { FORMATS } from '../output/types.js';
 import { VERSIONS } from '../api/catalogue/index.js';
@@ -147,7 +147,9 @@ class FileConfigStore implements ConfigStore {
         // validated against the schema, then written atomically with FILE_MODE
         conf.store = { ...data, profiles };
       } catch (err) {
-        throw new UsageError(`cannot write ${this.path}: ${describe(err)}`);
+        // The disk's failure (ENOSPC, EIO) is no mistake in the command line: exit 1.
+        const Failure = (err as NodeJS.ErrnoException).code === undefined ? UsageError : CarectlError;
+        throw new Failure(`cannot write ${this.path}: ${describe(err)}`);
       }
     });
   }

@@ -56,6 +56,9 @@ export function stringifyJson(value: unknown, indent?: number): string | undefin
 /** How the mark starts once JSON.stringify has escaped it: a cheap test before the replacement. */
 const MARK_START = JSON.stringify(MARK).slice(1, 12);
 
+/** Half of a UTF-16 surrogate pair on its own: valid in JSON, but no URL (or UTF-8) can carry it. */
+export const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
 /** An id as text: a string as it is, a number (exact or not) as its digits; undefined otherwise. */
 export function idText(id: unknown): string | undefined {
   if (typeof id === 'string') return id;

@@ -20,6 +20,9 @@ export class ReplyEncodingError extends Error {
   }
 }
 
+/** More codings than this are refused before any is undone: each costs a pass over the body (as curl, since CVE-2022-32206). */
+export const MAX_CODINGS = 5;
+
 /** The codings a Content-Encoding header lists, in the order they were applied; identity left out. */
 export function contentCodings(header: string | string[] | undefined): string[] {
   const value = Array.isArray(header) ? header.join(',') : (header ?? '');
@@ -38,6 +41,10 @@ export async function decodedBody(body: Readable, header: string | string[] | un
   const codings = contentCodings(header);
   // Not coded: the bytes as sent are the bytes read, counted by whoever reads them.
   if (codings.length === 0) return { stream: body, wire: () => undefined };
+  if (codings.length > MAX_CODINGS) {
+    body.on('error', () => undefined).destroy();
+    throw new ReplyEncodingError(`the reply names ${codings.length} content codings, more than the ${MAX_CODINGS} carectl decodes`, true);
+  }
   const zlib = await import('node:zlib');
   const decoders = [...codings].reverse().map((coding) => decoder(zlib, coding));
   const unknown = [...codings].reverse().find((_, i) => decoders[i] === undefined);

@@ -56,8 +56,8 @@ type Item = Record<string, unknown>;
 
 /**
  * With include=content (notes, actions), each record carries its own items, found by its id list,
- * or by the items' parents where it has none; notes and actions have neither, so a reply of one
- * record holds its own. An item that is not an object with an id, an id the reply does not hold,
+ * or by the items' parents where it has none; an item without a parent (notes and actions have
+ * none at all) in a reply of one record is that record's. An item that is not an object with an id, an id the reply does not hold,
  * or a side-load that is not a list is left out, not a failure of the page: `notice` says so,
  * once for the reply.
  */
@@ -86,7 +86,12 @@ export function attachSideloads(spec: ResourceSpec, body: unknown, records: Item
           );
         record[key] = wanted.flatMap((id) => byId.get(idText(id) ?? '') ?? []);
       } else if (parent !== undefined) {
-        byOwner ??= itemsByOwner(items, byId, parent, new Set(records.map((one) => idText(one.id) ?? '')));
+        byOwner ??= itemsByOwner(
+          items,
+          byId,
+          parent,
+          records.map((one) => idText(one.id) ?? ''),
+        );
         record[key] = byOwner.get(idText(record.id) ?? '') ?? [];
       } else if (records.length === 1) {
         // Nothing names their owner (the spec shows no shape for notes and actions): a reply of one record holds its own.
@@ -107,9 +112,12 @@ function shortList(values: string[]): string {
 /**
  * Items by the record they belong to: an item's parent is that record, or an earlier item whose
  * own parent leads there; a chain that loops or ends nowhere belongs to no record. A parent naming
- * one of `owners` is that record, even where an item has the same id (they are different id spaces).
+ * one of `records` is that record, even where an item has the same id (they are different id spaces).
+ * A chain ending in an item without a parent belongs to the reply's record where it holds only one.
  */
-function itemsByOwner(items: readonly Item[], byId: ReadonlyMap<string, Item>, parent: string, owners: ReadonlySet<string>): Map<string, Item[]> {
+function itemsByOwner(items: readonly Item[], byId: ReadonlyMap<string, Item>, parent: string, records: readonly string[]): Map<string, Item[]> {
+  const owners = new Set(records);
+  const lone = records.length === 1 ? records[0] : undefined;
   const ownerOf = new Map<Item, string | undefined>();
   // A loop, not recursion: a hostile reply may hold a chain of thousands of items.
   const owner = (item: Item): string | undefined => {
@@ -124,7 +132,10 @@ function itemsByOwner(items: readonly Item[], byId: ReadonlyMap<string, Item>, p
       if (chain.has(current)) break;
       chain.add(current);
       const up = idText(current[parent]);
-      if (up === undefined) break;
+      if (up === undefined) {
+        found = lone;
+        break;
+      }
       if (owners.has(up)) {
         found = up;
         break;
