@@ -249,7 +249,7 @@ describe('resume tokens', () => {
     assert.throws(() => decodeResumeToken(plan(2), Buffer.from('{"v":1}').toString('base64url')), UsageError);
   });
 
-  test('keep their format: a token printed by an earlier build is still read the same', () => {
+  test('keep their format: a token printed by an earlier build (version 3, carectl 0b0b5d8) is still read the same', () => {
     const twoPhases = {
       phases: [
         'v1.3/conversations?status=open&newest_sort_date_gte=2024-01-01&newest_sort_date_lt=2024-02-01&is_priority=true&page_size=50',
@@ -266,7 +266,13 @@ describe('resume tokens', () => {
     };
     const printed =
       'M3xYWGQwRFFwMHwxfDN8MTk3MDB8Y3N2fGxveXczdjI4fHYxLjQvY29udmVyc2F0aW9uc3x-MV9sdGU9MjAyNC0wMS0wNVQxMDowMDowMFomYT0xJmE9MiZza2lwPTEwMHx8YSUyQ2IsYyU3Q2QsJUMzJUE5fHE4MFA0Y2hD';
-    assert.equal(encodeResumeToken(twoPhases, cursor, 'csv'), printed);
+    // Tokens are version 4 now (tied to the service's address); a version 3 one is read without that tie.
+    const printedNow =
+      'NHxpYVA5bk5HRnwxfDN8MTk3MDB8Y3N2fGxveXczdjI4fHYxLjQvY29udmVyc2F0aW9uc3x-MV9sdGU9MjAyNC0wMS0wNVQxMDowMDowMFomYT0xJmE9MiZza2lwPTEwMHx8YSUyQ2IsYyU3Q2QsJUMzJUE5fGpmamV3OURq';
+    assert.equal(encodeResumeToken(twoPhases, cursor, 'csv'), printedNow);
+    assert.deepEqual(decodeResumeToken(twoPhases, printedNow), decodeResumeToken(twoPhases, printed));
+    assert.deepEqual(decodeResumeToken({ ...twoPhases, origin: 'https://elsewhere.example/' }, printed).skip, 3);
+    assert.throws(() => decodeResumeToken({ ...twoPhases, origin: 'https://elsewhere.example/' }, printedNow), /belongs to a different command/);
     assert.deepEqual(decodeResumeToken(twoPhases, printed), {
       ...cursor,
       url: 'v1.4/conversations?status=open&is_priority=false&page_size=50&newest_sort_date_lte=2024-01-05T10%3A00%3A00Z&a=1&a=2&skip=100',

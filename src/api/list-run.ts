@@ -26,6 +26,8 @@ export interface ListRunOptions {
   /** Records per page asked for: the writer's pages are this size, whatever the slices' pages. */
   pageSize?: number;
   scheduler?: Scheduler;
+  /** A stop signal: checked before each record, so records read ahead are not written after it. */
+  signal?: AbortSignal;
   notice(message: string): void;
 }
 
@@ -173,6 +175,8 @@ class OrderedWriter {
       // A repeat within one query (a union's second query repeats the first's by design).
       if (seen && (!plan.union || slice.phase === 0)) this.run.distrusted = true;
       if (!repeat) {
+        // A stop (SIGTERM, Ctrl-C) ends the list before its next record, whatever the slices read ahead.
+        if (this.options.signal?.aborted) throw new InterruptedError();
         this.undelivered.push(this.at(slice, page.url, i));
         this.writing = true;
         await writer.write(record);

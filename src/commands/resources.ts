@@ -199,6 +199,8 @@ export async function streamList(ctx: Context, spec: ResourceSpec, run: ListRun,
   const limit = ctx.limit;
   const plan = listPlan(spec, run.version, run.query, { pageSize: ctx.pageSize, limit, asOf: run.asOf }, run.ids);
   refuseUnionSort(spec, plan, run.query);
+  // The sandbox's address changes per run: its tokens belong to the sandbox, not a port.
+  plan.origin = ctx.globals.sandbox ? 'the sandbox' : (await ctx.connection()).baseUrl.href;
   const start = startPoint(plan, ctx.globals.resume);
   const scheduler = await ctx.scheduler();
 
@@ -212,6 +214,7 @@ export async function streamList(ctx: Context, spec: ResourceSpec, run: ListRun,
       writer: live.writer,
       start,
       scheduler,
+      signal: ctx.io.signal,
       pageSize: Math.min(ctx.pageSize, limit ?? Infinity),
       ...(header !== undefined && { header }),
       ...(limit !== undefined && { limit }),
