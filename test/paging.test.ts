@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { describe, test } from 'node:test';
-import { ApiError, UsageError } from '../src/core/errors.js';
+import { ApiError, InterruptedError, UsageError } from '../src/core/errors.js';
 import { runList, startPoint } from '../src/api/list-run.js';
 import { nextPageLink, type ListPlan, type PageSource } from '../src/api/paging.js';
 import { decodeResumeToken, encodeResumeToken, resumeAsOf } from '../src/api/resume-token.js';
@@ -329,6 +329,63 @@ describe('resume tokens', () => {
         }
       }),
       { seed: 23, numRuns: 200 },
+    );
+  });
+});
+
+describe('a stop signal and what a token may name (issue 33)', () => {
+  test('a stop ends the list before its next record, whatever was read ahead, with a token that continues it', async () => {
+    const stop = new AbortController();
+    const writer = collector();
+    const write = writer.write;
+    // The first record's write stops the run; the rest of its page is in memory already.
+    writer.write = async (record) => {
+      await write(record);
+      stop.abort();
+    };
+    const twoPhases = plan(1);
+    const error = await runList({
+      plan: twoPhases,
+      source: memorySource([10], 10),
+      writer,
+      start: startPoint(twoPhases, undefined),
+      signal: stop.signal,
+      notice: () => undefined,
+    }).catch((err: unknown) => err as Error);
+    assert.ok(error instanceof InterruptedError, String(error));
+    assert.deepEqual(writer.ids, ['0-0']);
+    const token = /--resume (\S+)/.exec(error.message)?.[1] as string;
+    const rest = collector();
+    await runList({ plan: twoPhases, source: memorySource([10], 10), writer: rest, start: startPoint(twoPhases, token), notice: () => undefined });
+    assert.deepEqual(rest.ids, expectedIds([10]).slice(1));
+  });
+
+  test('a token whose address was edited (a filter, the path) is refused, though its checksum holds', () => {
+    const rules = { style: 'skip' as const };
+    const listing = { phases: ['v1.3/conversations?status=unread&page_size=50'], rules, origin: 'https://a.example/' };
+    const at = (url: string): string => encodeResumeToken(listing, { phase: 0, url, skip: 0 });
+    assert.equal(decodeResumeToken(listing, at('v1.3/conversations?status=unread&page_size=50&skip=100')).url, 'v1.3/conversations?status=unread&page_size=50&skip=100');
+    for (const [url, why] of [
+      ['v1.3/conversations?status=closed&page_size=50&skip=100', /changes status in the query/],
+      ['v1.1/reports?status=unread&page_size=50', /goes to another path \(v1\.1\/reports\)/],
+      ['v1.3/conversations?page_size=50', /drops status from the query/],
+      ['v1.3/conversations?status=unread&status=closed&page_size=50', /changes status in the query/],
+    ] as const) {
+      assert.throws(
+        () => decodeResumeToken(listing, at(url)),
+        (err: Error) => err instanceof UsageError && /^--resume: the token's address /.test(err.message) && why.test(err.message),
+        url,
+      );
+    }
+  });
+
+  test('a token belongs to the service it was printed against', () => {
+    const listing = { phases: ['v1.3/tags?page_size=50'], rules: { style: 'skip' as const }, origin: 'https://a.example/' };
+    const token = encodeResumeToken(listing, { phase: 0, url: 'v1.3/tags?page_size=50&skip=100', skip: 0 });
+    assert.equal(decodeResumeToken(listing, token).url, 'v1.3/tags?page_size=50&skip=100');
+    assert.throws(
+      () => decodeResumeToken({ ...listing, origin: 'https://b.example/' }, token),
+      /^UsageError: --resume: the token belongs to a different command; run the same command that printed it \(the same resource and filters\) against the same service \(https:\/\/b\.example\/\)$/,
     );
   });
 });
