@@ -63,7 +63,7 @@ export async function runList(options: ListRunOptions): Promise<number> {
   return out.written;
 }
 
-/** Ids a token names at most in place of a count (a page's worth, and as many at one second before it). */
+/** Ids a token names at most (the contract: up to 100). */
 const NAMED_MAX = 100;
 
 /** A cursor, the records the run passed before it, and how many of those lead up to it in its chain (their ids known). */
@@ -87,10 +87,12 @@ class OrderedWriter {
   private recent: Array<string | undefined> = [];
   private passed = 0;
   private known = 0;
-  /** Records at one second a token counted, being too many to name (see byIds). */
-  private countedAtOneSecond: number | undefined;
+  /** What the token byIds made last counts rather than names, for its warning. */
+  private counts: string | undefined;
   /** Ids the run this one continues wrote (named by its token): left out. */
   private readonly done: Set<string>;
+  /** Those of `done` not passed again yet. */
+  private readonly doneLeft: Set<string>;
 
   constructor(
     private readonly options: ListRunOptions,
@@ -100,6 +102,7 @@ class OrderedWriter {
   ) {
     const { start } = options;
     this.done = new Set(start.done);
+    this.doneLeft = new Set(start.done);
     for (const id of start.done ?? []) this.pass(id);
     this.cursor = { ...start, passed: this.passed, known: this.known };
     this.phase = start.phase;
@@ -114,40 +117,56 @@ class OrderedWriter {
   }
 
   /**
-   * `at` for a token: the records of its page before it named by id where the run knows them all,
-   * the skip set to 0. A count would skip a record never written when one written has left the list
-   * since (closed in between). Only where the skip counts from the link's own date-time bound: a
-   * plain skip counts from the list's start, which records leaving shift for any client.
+   * `at` for a token. Where the run knows the ids of every record before it on the link's terms (up
+   * to NAMED_MAX), they are named and the skip set to 0: a count would skip a record never written
+   * when one written has left the list since. Past that the service's skip is kept (it is the
+   * service's to keep true), the last ids written are named all the same, and a resumed run drops
+   * them if they come again: the records of the page written past its cursor, and any a list that
+   * grew in between shifts back.
    */
   private byIds(at: Place): Cursor {
     const { passed, known, ...cursor } = at;
     const [path, params] = splitAddress(at.url);
     const skipped = Number(params.get(SKIP) ?? 0);
     const before = skipped + at.skip;
-    const phase = splitAddress(this.options.plan.phases[at.phase] ?? '')[1];
-    const keyset = [...params].some(([key, value]) => /_(gte|gt|lte|lt)$/.test(key) && isDateTime(value) && !phase.getAll(key).includes(value));
+    this.counts = undefined;
+    if (before === 0) return cursor;
     const named = this.recent.length - (this.passed - passed);
-    const done = this.recent.slice(named - before, named);
+    // The ids named by the token this run continues that have not come again yet: still named, or a chain would repeat them.
+    const left = [...this.doneLeft];
+    const nameable = Math.max(0, Math.min(known, NAMED_MAX - left.length, named));
+    const idsOf = (count: number): Array<string | undefined> => this.recent.slice(named - count, named);
     // Records without an id (annotations) are counted: they cannot be named.
-    if (before === 0 || before > Math.min(known, NAMED_MAX) || before > named || (skipped > 0 && !keyset) || done.includes(undefined)) {
-      // A keyset skip over records this run did not see (too many, hidden, or read by the run before it).
-      if (keyset && skipped > 0) this.countedAtOneSecond = before;
-      return cursor;
+    if (before <= nameable && !idsOf(before).includes(undefined)) {
+      // skip=0 rather than none: the form of the service's own links (the spec's "a skip value").
+      if (skipped > 0) params.set(SKIP, '0');
+      return { ...cursor, url: `${path}?${params.toString()}`, skip: 0, done: [...left, ...(idsOf(before) as string[])] };
     }
-    // skip=0 rather than none: the form of the service's own links (the spec's "a skip value").
-    if (skipped > 0) params.set(SKIP, '0');
-    return { ...cursor, url: `${path}?${params.toString()}`, skip: 0, done: done as string[] };
+    const pageNamed = at.skip <= nameable && !idsOf(at.skip).includes(undefined);
+    const done = [...left, ...idsOf(nameable).filter((id): id is string => id !== undefined)];
+    if (skipped > 0 || !pageNamed) this.counts = this.countsOf(at, skipped, pageNamed);
+    return { ...cursor, skip: pageNamed ? 0 : at.skip, ...(done.length > 0 && { done }) };
+  }
+
+  /** What a token at `at` counts rather than names, said so (RELIABILITY.md), true for its link's kind. */
+  private countsOf(at: Place, skipped: number, pageNamed: boolean): string {
+    const phase = splitAddress(this.options.plan.phases[at.phase] ?? '')[1];
+    const params = splitAddress(at.url)[1];
+    // A date-time bound the query lacks: the service counts its skip from that bound (keyset, or a snapshot's).
+    const bounded = [...params].some(([key, value]) => /_(gte|gt|lte|lt)$/.test(key) && isDateTime(value) && !phase.getAll(key).includes(value));
+    const counts = [
+      ...(skipped > 0 ? [`the service's skip counts the ${skipped} records before it from ${bounded ? "the link's date bound" : "the list's start"}`] : []),
+      ...(pageNamed ? [] : [`it counts the ${at.skip} records of its page written before it, which have no id to name`]),
+    ];
+    return `${counts.join('; ')}: records that leave the list in between can shift it`;
   }
 
   /** The token of `at`, with the header the output holds once records went out (or held for the run it continues). */
   token(at: Place): string {
     const { plan, start, header } = this.options;
     const token = encodeResumeToken(plan, this.byIds(at), start.header ?? (this.written > 0 ? header : undefined));
-    // Too many records at one second to name: say that the token counts them, and what that risks.
-    const counted = this.countedAtOneSecond;
-    return counted === undefined
-      ? token
-      : `${token} (it counts the ${counted} records before it that share one second: records changed in between can shift it)`;
+    // Records counted, being too many to name: say so, and what that risks.
+    return this.counts === undefined ? token : `${token} (${this.counts})`;
   }
 
   async startSlice(slice: Slice): Promise<void> {
@@ -186,6 +205,7 @@ class OrderedWriter {
         if (id !== undefined) this.seen.add(id);
       }
       this.pass(text);
+      if (text !== undefined) this.doneLeft.delete(text);
       this.cursor = this.at(slice, page.url, i + 1);
       if (++this.counted % this.pageSize === 0) await writer.endPage();
     }
