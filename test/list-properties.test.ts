@@ -108,7 +108,7 @@ async function listAll(model: ModelServer, c: Case, argv: string[]): Promise<{ i
     ids.push(...printed);
     if (c.closePrinted) model.closeIds(printed);
     const token = TOKEN.exec(result.stderr)?.[1];
-    counted ||= /the service's skip counts/.test(result.stderr);
+    counted ||= /the service's skip in it counts/.test(result.stderr);
     if (result.code !== 0 || c.limit === undefined || !token) return { ids, code: result.code, stderr: result.stderr, counted };
     resume = token;
   }

@@ -120,7 +120,7 @@ describe('paging follows what a service sends, but never loops', () => {
       ['tags', 'list', '-o', 'ndjson'],
     );
     assert.equal(result.code, 1);
-    assert.match(result.stderr, /50 empty pages in a row .*--resume \S+ \(the service's skip counts the 50 records before it from the list's start: records that leave the list in between can shift it\)\n$/);
+    assert.match(result.stderr, /50 empty pages in a row .*--resume \S+\n$/);
     assert.equal(result.stdout, lines([1]));
     assert.equal(api.requests.length, 51);
   });

@@ -175,7 +175,11 @@ describe('runList', () => {
       const notices: string[] = [];
       const start = startPoint({ phases: [phase] }, undefined);
       await runList({ plan: { phases: [phase] }, source, writer: collector(), start, limit, notice: (m) => notices.push(m) });
-      assert.equal(/the service's skip counts the 100 records before it from the link's date bound: /.test(notices.join('\n')), counts, notices.join('\n'));
+      assert.equal(
+        /the service's skip in it counts the 100 records before it under the link's date bound: /.test(notices.join('\n')),
+        counts,
+        notices.join('\n'),
+      );
     }
   });
 
@@ -364,7 +368,10 @@ describe('a stop signal and what a token may name (issue 33)', () => {
     const rules = { style: 'skip' as const };
     const listing = { phases: ['v1.3/conversations?status=unread&page_size=50'], rules, origin: 'https://a.example/' };
     const at = (url: string): string => encodeResumeToken(listing, { phase: 0, url, skip: 0 });
-    assert.equal(decodeResumeToken(listing, at('v1.3/conversations?status=unread&page_size=50&skip=100')).url, 'v1.3/conversations?status=unread&page_size=50&skip=100');
+    assert.equal(
+      decodeResumeToken(listing, at('v1.3/conversations?status=unread&page_size=50&skip=100')).url,
+      'v1.3/conversations?status=unread&page_size=50&skip=100',
+    );
     for (const [url, why] of [
       ['v1.3/conversations?status=closed&page_size=50&skip=100', /changes status in the query/],
       ['v1.1/reports?status=unread&page_size=50', /goes to another path \(v1\.1\/reports\)/],

@@ -91,8 +91,10 @@ class OrderedWriter {
   private counts: string | undefined;
   /** Ids the run this one continues wrote (named by its token): left out. */
   private readonly done: Set<string>;
-  /** Those of `done` not passed again yet. */
-  private readonly doneLeft: Set<string>;
+  /** The ids written, in order, each with the count of records passed before it (those the run this one continues wrote first). */
+  private printed: Array<{ id: string; at: number }> = [];
+  /** The oldest of `printed` were let go (a long list): too many to name all. */
+  private printedCut = false;
 
   constructor(
     private readonly options: ListRunOptions,
@@ -102,11 +104,20 @@ class OrderedWriter {
   ) {
     const { start } = options;
     this.done = new Set(start.done);
-    this.doneLeft = new Set(start.done);
-    for (const id of start.done ?? []) this.pass(id);
+    for (const id of start.done ?? []) {
+      this.printed.push({ id, at: this.passed });
+      this.pass(id);
+    }
     this.cursor = { ...start, passed: this.passed, known: this.known };
     this.phase = start.phase;
     this.counted = start.skip;
+  }
+
+  private remember(id: string): void {
+    this.printed.push({ id, at: this.passed });
+    if (this.printed.length <= 8192) return;
+    this.printed = this.printed.slice(-4096);
+    this.printedCut = true;
   }
 
   private pass(id: string | undefined): void {
@@ -132,33 +143,44 @@ class OrderedWriter {
     this.counts = undefined;
     if (before === 0) return cursor;
     const named = this.recent.length - (this.passed - passed);
-    // The ids named by the token this run continues that have not come again yet: still named, or a chain would repeat them.
-    const left = [...this.doneLeft];
-    const nameable = Math.max(0, Math.min(known, NAMED_MAX - left.length, named));
-    const idsOf = (count: number): Array<string | undefined> => this.recent.slice(named - count, named);
-    // Records without an id (annotations) are counted: they cannot be named.
-    if (before <= nameable && !idsOf(before).includes(undefined)) {
+    // The ids written up to `at`, in the order written (those the run this one continues named first).
+    const written = this.printed.filter((entry) => entry.at < passed).map((entry) => entry.id);
+    const bounded = this.bounded(at);
+    // Under a date bound of its own the skip counts from that bound: the last `before` records passed.
+    // A plain skip counts from the list's start: every record this part passed, and those named before.
+    const names = bounded ? this.recent.slice(Math.max(0, named - before), named) : written;
+    const covered = bounded ? before <= Math.min(known, named) : before <= known && !this.printedCut;
+    const own = this.recent.slice(named - Math.min(known, named), named);
+    if (covered && !names.includes(undefined) && !own.includes(undefined) && names.length <= NAMED_MAX) {
       // skip=0 rather than none: the form of the service's own links (the spec's "a skip value").
       if (skipped > 0) params.set(SKIP, '0');
-      return { ...cursor, url: `${path}?${params.toString()}`, skip: 0, done: [...left, ...(idsOf(before) as string[])] };
+      return { ...cursor, url: `${path}?${params.toString()}`, skip: 0, done: names as string[] };
     }
-    const pageNamed = at.skip <= nameable && !idsOf(at.skip).includes(undefined);
-    const done = [...left, ...idsOf(nameable).filter((id): id is string => id !== undefined)];
-    if (skipped > 0 || !pageNamed) this.counts = this.countsOf(at, skipped, pageNamed);
+    // The last ids written: those a list that grew in between shifts back past the cursor first.
+    const done = written.slice(-NAMED_MAX);
+    const page = this.recent.slice(named - at.skip, named);
+    const pageNamed = at.skip <= named && page.every((id) => id !== undefined && done.includes(id));
+    this.counts = this.countsOf(at, skipped && bounded ? skipped : 0, pageNamed);
     return { ...cursor, skip: pageNamed ? 0 : at.skip, ...(done.length > 0 && { done }) };
   }
 
-  /** What a token at `at` counts rather than names, said so (RELIABILITY.md), true for its link's kind. */
-  private countsOf(at: Place, skipped: number, pageNamed: boolean): string {
-    const phase = splitAddress(this.options.plan.phases[at.phase] ?? '')[1];
-    const params = splitAddress(at.url)[1];
-    // A date-time bound the query lacks: the service counts its skip from that bound (keyset, or a snapshot's).
-    const bounded = [...params].some(([key, value]) => /_(gte|gt|lte|lt)$/.test(key) && isDateTime(value) && !phase.getAll(key).includes(value));
+  /**
+   * What a token at `at` counts rather than names, said so (RELIABILITY.md) in words true for its
+   * link: the records of its page it could not name, and a skip the service counts under the link's
+   * own date bound (keyset: the records at one second). A plain skip is the service's cursor: no warning.
+   */
+  private countsOf(at: Place, boundSkip: number, pageNamed: boolean): string | undefined {
     const counts = [
-      ...(skipped > 0 ? [`the service's skip counts the ${skipped} records before it from ${bounded ? "the link's date bound" : "the list's start"}`] : []),
+      ...(boundSkip > 0 ? [`the service's skip in it counts the ${boundSkip} records before it under the link's date bound`] : []),
       ...(pageNamed ? [] : [`it counts the ${at.skip} records of its page written before it, which have no id to name`]),
     ];
-    return `${counts.join('; ')}: records that leave the list in between can shift it`;
+    return counts.length === 0 ? undefined : `${counts.join('; ')}: records that leave the list in between can shift it`;
+  }
+
+  /** Whether the link of `at` has a date-time bound the query lacks (keyset, or a snapshot's): its skip counts from there. */
+  private bounded(at: Place): boolean {
+    const phase = splitAddress(this.options.plan.phases[at.phase] ?? '')[1];
+    return [...splitAddress(at.url)[1]].some(([key, value]) => /_(gte|gt|lte|lt)$/.test(key) && isDateTime(value) && !phase.getAll(key).includes(value));
   }
 
   /** The token of `at`, with the header the output holds once records went out (or held for the run it continues). */
@@ -193,23 +215,27 @@ class OrderedWriter {
       const repeat = seen || (text !== undefined && this.done.has(text));
       // A repeat within one query (a union's second query repeats the first's by design).
       if (seen && (!plan.union || slice.phase === 0)) this.run.distrusted = true;
-      if (!repeat) {
-        // A stop (SIGTERM, Ctrl-C) ends the list before its next record, whatever the slices read ahead.
-        if (this.options.signal?.aborted) throw new InterruptedError();
-        this.undelivered.push(this.at(slice, page.url, i));
-        this.writing = true;
-        await writer.write(record);
-        this.writing = false;
-        this.run.written = ++this.written;
-        for (const delivered = writer.delivered?.() ?? this.written; this.deliveredBefore < delivered; this.deliveredBefore++) this.undelivered.shift();
-        if (id !== undefined) this.seen.add(id);
-      }
+      if (!repeat) await this.writeRecord(this.at(slice, page.url, i), record, id, text);
       this.pass(text);
-      if (text !== undefined) this.doneLeft.delete(text);
       this.cursor = this.at(slice, page.url, i + 1);
       if (++this.counted % this.pageSize === 0) await writer.endPage();
     }
     if (i >= page.records.length) this.cursor = this.after(index, slice, page);
+  }
+
+  /** One record out, `at` the cursor before it. */
+  private async writeRecord(at: Place, record: Record<string, unknown>, id: string | number | undefined, text: string | undefined): Promise<void> {
+    const { writer, signal } = this.options;
+    // A stop (SIGTERM, Ctrl-C) ends the list before its next record, whatever the slices read ahead.
+    if (signal?.aborted) throw new InterruptedError();
+    this.undelivered.push(at);
+    this.writing = true;
+    await writer.write(record);
+    this.writing = false;
+    this.run.written = ++this.written;
+    for (const delivered = writer.delivered?.() ?? this.written; this.deliveredBefore < delivered; this.deliveredBefore++) this.undelivered.shift();
+    if (id !== undefined) this.seen.add(id);
+    if (text !== undefined) this.remember(text);
   }
 
   /** A failure: the output closed, and the error saying how to continue when it can. */
