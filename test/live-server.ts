@@ -58,6 +58,12 @@ export class LiveServer {
     return new Set(this.records.filter((r) => r.stable && r.status === 'unread').map((r) => r.id));
   }
 
+  /** Closes the records `ids`: a client closing what it printed (`… | carectl conversations update - --status closed`). */
+  closeIds(ids: readonly string[]): void {
+    const closing = new Set(ids);
+    for (const record of this.records) if (closing.has(record.id)) record.status = 'closed';
+  }
+
   /** Records whose sort date moved (they may come again, passed already). */
   movedIds(): Set<string> {
     return new Set(this.records.filter((r) => r.moved).map((r) => r.id));

@@ -13,7 +13,7 @@ import { LiveServer, type Reading } from './live-server.js';
 const TOKEN = /--resume '?([A-Za-z0-9_-]+)'?/;
 
 /** A --limit chain resumed to the end: the ids printed, in order. */
-async function chain(live: LiveServer, argv: string[], limit: number): Promise<string[]> {
+async function chain(live: LiveServer, argv: string[], limit: number, between?: (printed: string[]) => void): Promise<string[]> {
   const env = { CARECTL_BASE_URL: live.baseUrl, CARECTL_USER: 'bot', CARECTL_PASSWORD: 'live-secret', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' };
   const clock = fakeClock(NOW);
   const ids: string[] = [];
@@ -21,7 +21,9 @@ async function chain(live: LiveServer, argv: string[], limit: number): Promise<s
   for (let round = 0; round < 100; round++) {
     const result = await runCli([...argv, '--limit', String(limit), ...(resume ? ['--resume', resume] : [])], { env, now: clock.now, sleep: clock.sleep });
     assert.equal(result.code, 0, result.stderr);
-    ids.push(...result.stdout.split(/\r?\n/).filter((line) => line !== '' && line !== 'id'));
+    const printed = result.stdout.split(/\r?\n/).filter((line) => line !== '' && line !== 'id');
+    ids.push(...printed);
+    between?.(printed);
     resume = TOKEN.exec(result.stderr)?.[1];
     if (!resume) return ids;
   }
@@ -68,4 +70,24 @@ describe('--limit chains on a live service (issue 33)', () => {
       { seed: 33, numRuns: 12 },
     );
   });
+
+  for (const reading of ['snapshot', 'plain'] as const) {
+    test(`${reading} links, --limit 120 with pages of 50: the 20 written past the service's cursor leave before the resume, none lost`, async () => {
+      const live = new LiveServer(reading, 120, 400);
+      await live.start();
+      try {
+        const stable = live.stableIds();
+        const argv = ['conversations', 'list', '--status', 'unread', '-o', 'csv', '--columns', 'id', '--page-size', '50', '--parallel', '1'];
+        // The client closes the last 20 it printed (those on the page the token stops in) before going on.
+        const ids = await chain(live, argv, 120, (printed) => live.closeIds(printed.slice(-20)));
+        assert.deepEqual(
+          [...stable].filter((id) => !ids.includes(id)),
+          [],
+        );
+        assert.equal(new Set(ids).size, ids.length);
+      } finally {
+        await live.close();
+      }
+    });
+  }
 });

@@ -107,7 +107,10 @@ export function linkChanges(base: string, link: string, rules: LinkRules): strin
 export function withQueryBack(base: string, link: string, style: PagingStyle): string {
   const baseParams = splitAddress(base)[1];
   const [path, params] = splitAddress(link);
-  const lost = [...baseParams].filter(([key]) => key !== PAGING_STYLES[style].cursorParam && !params.has(key));
+  const { cursorParam, sizeParam } = PAGING_STYLES[style];
+  // An opaque page_token may hold its page size: the link's own, never one added.
+  const cursor = new Set<string | null>([cursorParam, style === 'token' ? sizeParam : null]);
+  const lost = [...baseParams].filter(([key]) => !cursor.has(key) && !params.has(key));
   if (lost.length === 0) return link;
   for (const [key, value] of lost) params.append(key, value);
   return `${path}?${params.toString()}`;

@@ -184,8 +184,9 @@ class OrderedWriter {
   }
 
   /** The token of `at`, with the header the output holds once records went out (or held for the run it continues). */
-  token(at: Place): string {
-    const { plan, start, header } = this.options;
+  token(at: Place, origin?: string): string {
+    const { start, header } = this.options;
+    const plan = origin === undefined ? this.options.plan : { ...this.options.plan, origin };
     const token = encodeResumeToken(plan, this.byIds(at), start.header ?? (this.written > 0 ? header : undefined));
     // Records counted, being too many to name: say so, and what that risks.
     return this.counts === undefined ? token : `${token} (${this.counts})`;
@@ -255,7 +256,8 @@ class OrderedWriter {
       // Part of the error, not a notice: --quiet cron jobs must still learn how to continue.
       const records = `${this.written} record${this.written === 1 ? '' : 's'}`;
       const stopped = this.written > 0 ? `after ${records}` : 'before its first record';
-      (err as Error).message += `; the list stopped ${stopped}: to continue, run the same command with --resume ${this.token(this.cursor)}`;
+      (err as Error).message +=
+        `; the list stopped ${stopped}: to continue, run the same command with --resume ${this.token(this.cursor, err instanceof PagingError ? err.continuesAt : undefined)}`;
     }
     return err;
   }

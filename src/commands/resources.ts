@@ -200,7 +200,7 @@ export async function streamList(ctx: Context, spec: ResourceSpec, run: ListRun,
   const plan = listPlan(spec, run.version, run.query, { pageSize: ctx.pageSize, limit, asOf: run.asOf }, run.ids);
   refuseUnionSort(spec, plan, run.query);
   // The sandbox's address changes per run: its tokens belong to the sandbox, not a port.
-  plan.origin = ctx.globals.sandbox ? 'the sandbox' : (await ctx.connection()).baseUrl.href;
+  plan.origin = ctx.globals.sandbox ? 'the sandbox' : (await ctx.connection()).baseUrl.origin;
   const start = startPoint(plan, ctx.globals.resume);
   const scheduler = await ctx.scheduler();
 
