@@ -99,7 +99,7 @@ async function listAll(model: ModelServer, c: Case, argv: string[]): Promise<{ i
   const clock = fakeClock(NOW);
   const ids: string[] = [];
   let resume: string | undefined;
-  // A token that counts the records before it at one second, too many to name (it says so).
+  // A token that keeps the service's skip, past the records it can name (it says so).
   let counted = false;
   for (let round = 0; round < 200; round++) {
     const args = [...argv, ...(c.limit !== undefined ? ['--limit', String(c.limit)] : []), ...(resume ? ['--resume', resume] : [])];
@@ -108,7 +108,7 @@ async function listAll(model: ModelServer, c: Case, argv: string[]): Promise<{ i
     ids.push(...printed);
     if (c.closePrinted) model.closeIds(printed);
     const token = TOKEN.exec(result.stderr)?.[1];
-    counted ||= /records before it that share one second/.test(result.stderr);
+    counted ||= /the service's skip in it counts/.test(result.stderr);
     if (result.code !== 0 || c.limit === undefined || !token) return { ids, code: result.code, stderr: result.stderr, counted };
     resume = token;
   }
@@ -179,7 +179,7 @@ async function checkCase(c: Case): Promise<void> {
     assert.equal(code, 0, stderr);
     // Records that leave once printed: the list as it was at the start, each once, in order.
     if (c.closePrinted) {
-      // Unless a token said it counts records at one second (RELIABILITY.md): then those left may shift it.
+      // Unless a token said the service's skip counts (RELIABILITY.md): then those left may shift it.
       if (counted)
         assert.deepEqual(
           ids,

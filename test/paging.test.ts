@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { describe, test } from 'node:test';
-import { ApiError, UsageError } from '../src/core/errors.js';
+import { ApiError, InterruptedError, UsageError } from '../src/core/errors.js';
 import { runList, startPoint } from '../src/api/list-run.js';
 import { nextPageLink, type ListPlan, type PageSource } from '../src/api/paging.js';
 import { decodeResumeToken, encodeResumeToken, resumeAsOf } from '../src/api/resume-token.js';
@@ -163,7 +163,7 @@ describe('runList', () => {
     assert.deepEqual(rest.ids, expectedIds([12]).slice(2));
   });
 
-  test('a token that counts records at one second, too many to name, says so', async () => {
+  test('a token that keeps a keyset skip over more records than it names says that the skip counts', async () => {
     // Keyset links where every record shares one second: the skip counts from the list's start.
     const phase = 'p0?d_gte=2020-01-01';
     const source: PageSource = {
@@ -180,7 +180,11 @@ describe('runList', () => {
       const notices: string[] = [];
       const start = startPoint({ phases: [phase] }, undefined);
       await runList({ plan: { phases: [phase] }, source, writer: collector(), start, limit, notice: (m) => notices.push(m) });
-      assert.equal(/counts the 120 records before it that share one second/.test(notices.join('\n')), counts, notices.join('\n'));
+      assert.equal(
+        /the service's skip in it counts the 100 records before it under the link's date bound: /.test(notices.join('\n')),
+        counts,
+        notices.join('\n'),
+      );
     }
   });
 
@@ -254,7 +258,7 @@ describe('resume tokens', () => {
     assert.throws(() => decodeResumeToken(plan(2), Buffer.from('{"v":1}').toString('base64url')), UsageError);
   });
 
-  test('keep their format: a token printed by an earlier build is still read the same', () => {
+  test('keep their format: a token printed by an earlier build (version 3, carectl 0b0b5d8) is still read the same', () => {
     const twoPhases = {
       phases: [
         'v1.3/conversations?status=open&newest_sort_date_gte=2024-01-01&newest_sort_date_lt=2024-02-01&is_priority=true&page_size=50',
@@ -271,7 +275,13 @@ describe('resume tokens', () => {
     };
     const printed =
       'M3xYWGQwRFFwMHwxfDN8MTk3MDB8Y3N2fGxveXczdjI4fHYxLjQvY29udmVyc2F0aW9uc3x-MV9sdGU9MjAyNC0wMS0wNVQxMDowMDowMFomYT0xJmE9MiZza2lwPTEwMHx8YSUyQ2IsYyU3Q2QsJUMzJUE5fHE4MFA0Y2hD';
-    assert.equal(encodeResumeToken(twoPhases, cursor, 'csv'), printed);
+    // Tokens are version 4 now (tied to the service's address); a version 3 one is read without that tie.
+    const printedNow =
+      'NHxpYVA5bk5HRnwxfDN8MTk3MDB8Y3N2fGxveXczdjI4fHYxLjQvY29udmVyc2F0aW9uc3x-MV9sdGU9MjAyNC0wMS0wNVQxMDowMDowMFomYT0xJmE9MiZza2lwPTEwMHx8YSUyQ2IsYyU3Q2QsJUMzJUE5fGpmamV3OURq';
+    assert.equal(encodeResumeToken(twoPhases, cursor, 'csv'), printedNow);
+    assert.deepEqual(decodeResumeToken(twoPhases, printedNow), decodeResumeToken(twoPhases, printed));
+    assert.deepEqual(decodeResumeToken({ ...twoPhases, origin: 'https://elsewhere.example/' }, printed).skip, 3);
+    assert.throws(() => decodeResumeToken({ ...twoPhases, origin: 'https://elsewhere.example/' }, printedNow), /belongs to a different command/);
     assert.deepEqual(decodeResumeToken(twoPhases, printed), {
       ...cursor,
       url: 'v1.4/conversations?status=open&is_priority=false&page_size=50&newest_sort_date_lte=2024-01-05T10%3A00%3A00Z&a=1&a=2&skip=100',
@@ -328,6 +338,66 @@ describe('resume tokens', () => {
         }
       }),
       { seed: 23, numRuns: 200 },
+    );
+  });
+});
+
+describe('a stop signal and what a token may name (issue 33)', () => {
+  test('a stop ends the list before its next record, whatever was read ahead, with a token that continues it', async () => {
+    const stop = new AbortController();
+    const writer = collector();
+    const write = writer.write;
+    // The first record's write stops the run; the rest of its page is in memory already.
+    writer.write = async (record) => {
+      await write(record);
+      stop.abort();
+    };
+    const twoPhases = plan(1);
+    const error = await runList({
+      plan: twoPhases,
+      source: memorySource([10], 10),
+      writer,
+      start: startPoint(twoPhases, undefined),
+      signal: stop.signal,
+      notice: () => undefined,
+    }).catch((err: unknown) => err as Error);
+    assert.ok(error instanceof InterruptedError, String(error));
+    assert.deepEqual(writer.ids, ['0-0']);
+    const token = /--resume (\S+)/.exec(error.message)?.[1] as string;
+    const rest = collector();
+    await runList({ plan: twoPhases, source: memorySource([10], 10), writer: rest, start: startPoint(twoPhases, token), notice: () => undefined });
+    assert.deepEqual(rest.ids, expectedIds([10]).slice(1));
+  });
+
+  test('a token whose address was edited (a filter, the path) is refused, though its checksum holds', () => {
+    const rules = { style: 'skip' as const };
+    const listing = { phases: ['v1.3/conversations?status=unread&page_size=50'], rules, origin: 'https://a.example/' };
+    const at = (url: string): string => encodeResumeToken(listing, { phase: 0, url, skip: 0 });
+    assert.equal(
+      decodeResumeToken(listing, at('v1.3/conversations?status=unread&page_size=50&skip=100')).url,
+      'v1.3/conversations?status=unread&page_size=50&skip=100',
+    );
+    for (const [url, why] of [
+      ['v1.3/conversations?status=closed&page_size=50&skip=100', /changes status in the query/],
+      ['v1.1/reports?status=unread&page_size=50', /goes to another path \(v1\.1\/reports\)/],
+      ['v1.3/conversations?page_size=50', /drops status from the query/],
+      ['v1.3/conversations?status=unread&status=closed&page_size=50', /changes status in the query/],
+    ] as const) {
+      assert.throws(
+        () => decodeResumeToken(listing, at(url)),
+        (err: Error) => err instanceof UsageError && /^--resume: the token's address /.test(err.message) && why.test(err.message),
+        url,
+      );
+    }
+  });
+
+  test('a token belongs to the service it was printed against', () => {
+    const listing = { phases: ['v1.3/tags?page_size=50'], rules: { style: 'skip' as const }, origin: 'https://a.example/' };
+    const token = encodeResumeToken(listing, { phase: 0, url: 'v1.3/tags?page_size=50&skip=100', skip: 0 });
+    assert.equal(decodeResumeToken(listing, token).url, 'v1.3/tags?page_size=50&skip=100');
+    assert.throws(
+      () => decodeResumeToken({ ...listing, origin: 'https://b.example/' }, token),
+      /^UsageError: --resume: the token belongs to a different command; run the same command that printed it \(the same resource and filters\) against the same service \(https:\/\/b\.example\/\)$/,
     );
   });
 });

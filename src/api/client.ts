@@ -79,7 +79,7 @@ export class ApiClient {
         const next = link === null ? null : relativeLink(transport.baseUrl, link);
         // Another origin (or a scheme) is never sent our credentials: the list ends there, with a token.
         if (next !== null && /^[a-z][a-z0-9+.-]*:/i.test(next)) {
-          return { records, next: null, refusal: new PagingError(linkElsewhereMessage(new URL(next), transport.baseUrl)) };
+          return { records, next: null, refusal: new PagingError(linkElsewhereMessage(new URL(next), transport.baseUrl), new URL(next).origin) };
         }
         return { records, ...nextStep(rules, base, url, next, records.length) };
       },

@@ -99,3 +99,19 @@ export function linkChanges(base: string, link: string, rules: LinkRules): strin
   }
   return changes;
 }
+
+/**
+ * `link` with each parameter of `base` it lost given back: `fields`, `include` or a page size shape
+ * records and never choose them, and a filter lost would widen the list. The link's own cursor wins.
+ */
+export function withQueryBack(base: string, link: string, style: PagingStyle): string {
+  const baseParams = splitAddress(base)[1];
+  const [path, params] = splitAddress(link);
+  const { cursorParam, sizeParam } = PAGING_STYLES[style];
+  // An opaque page_token may hold its page size: the link's own, never one added.
+  const cursor = new Set<string | null>([cursorParam, style === 'token' ? sizeParam : null]);
+  const lost = [...baseParams].filter(([key]) => !cursor.has(key) && !params.has(key));
+  if (lost.length === 0) return link;
+  for (const [key, value] of lost) params.append(key, value);
+  return `${path}?${params.toString()}`;
+}

@@ -26,6 +26,8 @@ export interface ListRunOptions {
   /** Records per page asked for: the writer's pages are this size, whatever the slices' pages. */
   pageSize?: number;
   scheduler?: Scheduler;
+  /** A stop signal: checked before each record, so records read ahead are not written after it. */
+  signal?: AbortSignal;
   notice(message: string): void;
 }
 
@@ -61,7 +63,7 @@ export async function runList(options: ListRunOptions): Promise<number> {
   return out.written;
 }
 
-/** Ids a token names at most in place of a count (a page's worth, and as many at one second before it). */
+/** Ids a token names at most (the contract: up to 100). */
 const NAMED_MAX = 100;
 
 /** A cursor, the records the run passed before it, and how many of those lead up to it in its chain (their ids known). */
@@ -85,10 +87,14 @@ class OrderedWriter {
   private recent: Array<string | undefined> = [];
   private passed = 0;
   private known = 0;
-  /** Records at one second a token counted, being too many to name (see byIds). */
-  private countedAtOneSecond: number | undefined;
+  /** What the token byIds made last counts rather than names, for its warning. */
+  private counts: string | undefined;
   /** Ids the run this one continues wrote (named by its token): left out. */
   private readonly done: Set<string>;
+  /** The ids written, in order, each with the count of records passed before it (those the run this one continues wrote first). */
+  private printed: Array<{ id: string; at: number }> = [];
+  /** The oldest of `printed` were let go (a long list): too many to name all. */
+  private printedCut = false;
 
   constructor(
     private readonly options: ListRunOptions,
@@ -98,10 +104,20 @@ class OrderedWriter {
   ) {
     const { start } = options;
     this.done = new Set(start.done);
-    for (const id of start.done ?? []) this.pass(id);
+    for (const id of start.done ?? []) {
+      this.printed.push({ id, at: this.passed });
+      this.pass(id);
+    }
     this.cursor = { ...start, passed: this.passed, known: this.known };
     this.phase = start.phase;
     this.counted = start.skip;
+  }
+
+  private remember(id: string): void {
+    this.printed.push({ id, at: this.passed });
+    if (this.printed.length <= 8192) return;
+    this.printed = this.printed.slice(-4096);
+    this.printedCut = true;
   }
 
   private pass(id: string | undefined): void {
@@ -112,40 +128,68 @@ class OrderedWriter {
   }
 
   /**
-   * `at` for a token: the records of its page before it named by id where the run knows them all,
-   * the skip set to 0. A count would skip a record never written when one written has left the list
-   * since (closed in between). Only where the skip counts from the link's own date-time bound: a
-   * plain skip counts from the list's start, which records leaving shift for any client.
+   * `at` for a token. Where the run knows the ids of every record before it on the link's terms (up
+   * to NAMED_MAX), they are named and the skip set to 0: a count would skip a record never written
+   * when one written has left the list since. Past that the service's skip is kept (it is the
+   * service's to keep true), the last ids written are named all the same, and a resumed run drops
+   * them if they come again: the records of the page written past its cursor, and any a list that
+   * grew in between shifts back.
    */
   private byIds(at: Place): Cursor {
     const { passed, known, ...cursor } = at;
     const [path, params] = splitAddress(at.url);
     const skipped = Number(params.get(SKIP) ?? 0);
     const before = skipped + at.skip;
-    const phase = splitAddress(this.options.plan.phases[at.phase] ?? '')[1];
-    const keyset = [...params].some(([key, value]) => /_(gte|gt|lte|lt)$/.test(key) && isDateTime(value) && !phase.getAll(key).includes(value));
+    this.counts = undefined;
+    if (before === 0) return cursor;
     const named = this.recent.length - (this.passed - passed);
-    const done = this.recent.slice(named - before, named);
-    // Records without an id (annotations) are counted: they cannot be named.
-    if (before === 0 || before > Math.min(known, NAMED_MAX) || before > named || (skipped > 0 && !keyset) || done.includes(undefined)) {
-      // A keyset skip over records this run did not see (too many, hidden, or read by the run before it).
-      if (keyset && skipped > 0) this.countedAtOneSecond = before;
-      return cursor;
+    // The ids written up to `at`, in the order written (those the run this one continues named first).
+    const written = this.printed.filter((entry) => entry.at < passed).map((entry) => entry.id);
+    const bounded = this.bounded(at);
+    // Under a date bound of its own the skip counts from that bound: the last `before` records passed.
+    // A plain skip counts from the list's start: every record this part passed, and those named before.
+    const names = bounded ? this.recent.slice(Math.max(0, named - before), named) : written;
+    const covered = bounded ? before <= Math.min(known, named) : before <= known && !this.printedCut;
+    const own = this.recent.slice(named - Math.min(known, named), named);
+    if (covered && !names.includes(undefined) && !own.includes(undefined) && names.length <= NAMED_MAX) {
+      // skip=0 rather than none: the form of the service's own links (the spec's "a skip value").
+      if (skipped > 0) params.set(SKIP, '0');
+      return { ...cursor, url: `${path}?${params.toString()}`, skip: 0, done: names as string[] };
     }
-    // skip=0 rather than none: the form of the service's own links (the spec's "a skip value").
-    if (skipped > 0) params.set(SKIP, '0');
-    return { ...cursor, url: `${path}?${params.toString()}`, skip: 0, done: done as string[] };
+    // The last ids written: those a list that grew in between shifts back past the cursor first.
+    const done = written.slice(-NAMED_MAX);
+    const page = this.recent.slice(named - at.skip, named);
+    const pageNamed = at.skip <= named && page.every((id) => id !== undefined && done.includes(id));
+    this.counts = this.countsOf(at, skipped && bounded ? skipped : 0, pageNamed);
+    return { ...cursor, skip: pageNamed ? 0 : at.skip, ...(done.length > 0 && { done }) };
+  }
+
+  /**
+   * What a token at `at` counts rather than names, said so (RELIABILITY.md) in words true for its
+   * link: the records of its page it could not name, and a skip the service counts under the link's
+   * own date bound (keyset: the records at one second). A plain skip is the service's cursor: no warning.
+   */
+  private countsOf(at: Place, boundSkip: number, pageNamed: boolean): string | undefined {
+    const counts = [
+      ...(boundSkip > 0 ? [`the service's skip in it counts the ${boundSkip} records before it under the link's date bound`] : []),
+      ...(pageNamed ? [] : [`it counts the ${at.skip} records of its page written before it, which have no id to name`]),
+    ];
+    return counts.length === 0 ? undefined : `${counts.join('; ')}: records that leave the list in between can shift it`;
+  }
+
+  /** Whether the link of `at` has a date-time bound the query lacks (keyset, or a snapshot's): its skip counts from there. */
+  private bounded(at: Place): boolean {
+    const phase = splitAddress(this.options.plan.phases[at.phase] ?? '')[1];
+    return [...splitAddress(at.url)[1]].some(([key, value]) => /_(gte|gt|lte|lt)$/.test(key) && isDateTime(value) && !phase.getAll(key).includes(value));
   }
 
   /** The token of `at`, with the header the output holds once records went out (or held for the run it continues). */
-  token(at: Place): string {
-    const { plan, start, header } = this.options;
+  token(at: Place, origin?: string): string {
+    const { start, header } = this.options;
+    const plan = origin === undefined ? this.options.plan : { ...this.options.plan, origin };
     const token = encodeResumeToken(plan, this.byIds(at), start.header ?? (this.written > 0 ? header : undefined));
-    // Too many records at one second to name: say that the token counts them, and what that risks.
-    const counted = this.countedAtOneSecond;
-    return counted === undefined
-      ? token
-      : `${token} (it counts the ${counted} records before it that share one second: records changed in between can shift it)`;
+    // Records counted, being too many to name: say so, and what that risks.
+    return this.counts === undefined ? token : `${token} (${this.counts})`;
   }
 
   async startSlice(slice: Slice): Promise<void> {
@@ -172,20 +216,27 @@ class OrderedWriter {
       const repeat = seen || (text !== undefined && this.done.has(text));
       // A repeat within one query (a union's second query repeats the first's by design).
       if (seen && (!plan.union || slice.phase === 0)) this.run.distrusted = true;
-      if (!repeat) {
-        this.undelivered.push(this.at(slice, page.url, i));
-        this.writing = true;
-        await writer.write(record);
-        this.writing = false;
-        this.run.written = ++this.written;
-        for (const delivered = writer.delivered?.() ?? this.written; this.deliveredBefore < delivered; this.deliveredBefore++) this.undelivered.shift();
-        if (id !== undefined) this.seen.add(id);
-      }
+      if (!repeat) await this.writeRecord(this.at(slice, page.url, i), record, id, text);
       this.pass(text);
       this.cursor = this.at(slice, page.url, i + 1);
       if (++this.counted % this.pageSize === 0) await writer.endPage();
     }
     if (i >= page.records.length) this.cursor = this.after(index, slice, page);
+  }
+
+  /** One record out, `at` the cursor before it. */
+  private async writeRecord(at: Place, record: Record<string, unknown>, id: string | number | undefined, text: string | undefined): Promise<void> {
+    const { writer, signal } = this.options;
+    // A stop (SIGTERM, Ctrl-C) ends the list before its next record, whatever the slices read ahead.
+    if (signal?.aborted) throw new InterruptedError();
+    this.undelivered.push(at);
+    this.writing = true;
+    await writer.write(record);
+    this.writing = false;
+    this.run.written = ++this.written;
+    for (const delivered = writer.delivered?.() ?? this.written; this.deliveredBefore < delivered; this.deliveredBefore++) this.undelivered.shift();
+    if (id !== undefined) this.seen.add(id);
+    if (text !== undefined) this.remember(text);
   }
 
   /** A failure: the output closed, and the error saying how to continue when it can. */
@@ -205,7 +256,8 @@ class OrderedWriter {
       // Part of the error, not a notice: --quiet cron jobs must still learn how to continue.
       const records = `${this.written} record${this.written === 1 ? '' : 's'}`;
       const stopped = this.written > 0 ? `after ${records}` : 'before its first record';
-      (err as Error).message += `; the list stopped ${stopped}: to continue, run the same command with --resume ${this.token(this.cursor)}`;
+      (err as Error).message +=
+        `; the list stopped ${stopped}: to continue, run the same command with --resume ${this.token(this.cursor, err instanceof PagingError ? err.continuesAt : undefined)}`;
     }
     return err;
   }

@@ -8,7 +8,15 @@ import { hash53 } from '../core/hash.js';
 import { splitAddress } from './links.js';
 
 /** A list that cannot go on safely: like a network failure, a later run may get past it. */
-export class PagingError extends CarectlError {}
+export class PagingError extends CarectlError {
+  /** `continuesAt`: the origin the message tells the user to continue against (a link to another address), its token's. */
+  constructor(
+    message: string,
+    readonly continuesAt?: string,
+  ) {
+    super(message);
+  }
+}
 
 /** Empty pages in a row that end a list: 2,500 hidden rows at the service's 50 a page (a service may hide rows, not without end). */
 const EMPTY_RUN = 50;

@@ -6,7 +6,7 @@ import type { QueryParams, Throttle } from '../http/transport.js';
 import { isObject } from '../core/exact-json.js';
 import { PagingError } from './page-guard.js';
 import { sliceRule, type SliceRule } from './slices.js';
-import { linkChanges, splitAddress, type LinkRules } from './links.js';
+import { linkChanges, splitAddress, withQueryBack, type LinkRules } from './links.js';
 import { PAGING_STYLES, type ResourceSpec, type Version } from './catalogue/index.js';
 
 /** A list as a sequence of first-page addresses; the plan's fingerprint ties resume tokens to it. */
@@ -20,6 +20,10 @@ export interface ListPlan {
   union?: boolean;
   /** The phases can be cut into date slices of this sort date, written in its order. */
   slicing?: SliceRule;
+  /** What a next_page link may change: a resume token's address is held to the same. */
+  rules?: LinkRules;
+  /** The service's base address: a token printed against one is refused against another. */
+  origin?: string;
 }
 
 type PlanOptions = { pageSize: number; limit?: number | undefined; asOf?: number };
@@ -31,15 +35,16 @@ export function listPlan(spec: ResourceSpec, version: Version, query: QueryParam
   // Pages no larger than --limit needs; a resumed run sets its own (see decodeResumeToken).
   const pageSize = Math.min(options.pageSize, options.limit ?? Infinity);
   const base: Array<readonly [string, string]> = sizeParam ? [...query, [sizeParam, String(pageSize)]] : [...query];
+  const rules: LinkRules = { style: spec.paging, ...(spec.sortDates && { sort: spec.sortDates }) };
   const address = (params: QueryParams): string => `${path}?${new URLSearchParams(params as Array<[string, string]>).toString()}`;
   if (spec.listByIds && ids) {
     // Chunks are phases, so not sized by --limit: a --limit run's token must fit the run continuing it.
     const chunk = Math.min(spec.listByIds.max, options.pageSize);
     const chunks: string[] = [];
     for (let i = 0; i < ids.length; i += chunk) chunks.push(address([[spec.listByIds.param, ids.slice(i, i + chunk).join(',')], ...base]));
-    return { phases: chunks, sameCommand: 'the same ids, filters and --page-size', asOf: options.asOf };
+    return { phases: chunks, sameCommand: 'the same ids, filters and --page-size', asOf: options.asOf, rules };
   }
-  const shared = { slicing: sliceRule(spec, query), asOf: options.asOf };
+  const shared = { slicing: sliceRule(spec, query), asOf: options.asOf, rules };
   const required = spec.requireOneOf;
   if (!required || query.some(([key]) => required.params.includes(key))) return { phases: [address(base)], ...shared };
   return { phases: required.union.values.map((value) => address([[required.union.param, value], ...base])), union: true, ...shared };
@@ -77,8 +82,9 @@ export function nextStep(rules: LinkRules, base: string, current: string, link: 
     params.set(offset, String(Number(params.get(offset) ?? 0) + count));
     return { next: `${path}?${params.toString()}` };
   }
-  const changes = linkChanges(base, link, rules);
-  if (changes.length === 0) return { next: link };
+  const restored = withQueryBack(base, link, rules.style);
+  const changes = linkChanges(base, restored, rules);
+  if (changes.length === 0) return { next: restored };
   // Unknown parameters too: the client cannot tell a harmless one (utm_src) from one that widens the list or is the service's cursor.
   const refusal = new PagingError(
     `the service sent a next_page link that ${changes.join(', ')} (${link}): its pages could be another list, so the list stops here (carectl follows only links that keep the query, moving the cursor or tightening a date bound; if every link of this service does this, report it to its operators)`,

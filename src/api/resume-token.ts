@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { UsageError } from '../core/errors.js';
 import { LONE_SURROGATE } from '../core/exact-json.js';
-import { splitAddress } from './links.js';
+import { linkChanges, splitAddress } from './links.js';
 import { PAGING_STYLES } from './catalogue/index.js';
 import type { Cursor, ListPlan } from './paging.js';
 
@@ -62,13 +62,15 @@ const packParams = (query: string): string =>
 const unpackParams = (packed: string): string => packed.replace(/~(\d)/g, (all, i: string) => SHORTHANDS[Number(i)] ?? all);
 
 /**
- * base64url of `3|fingerprint|phase|skip|end|header|asOf (base 36)|path|set parameters|removed names|done ids|checksum`,
- * empty fields where the cursor has nothing. The checksum covers the rest, so a cut or edited token is refused.
+ * base64url of `4|fingerprint|phase|skip|end|header|asOf (base 36)|path|set parameters|removed names|done ids|checksum`,
+ * empty fields where the cursor has nothing. The checksum covers the rest, so a cut token is refused; an edited one
+ * can recompute it, so what a token holds is checked as a next_page link is (decodeResumeToken). Version 4 ties the
+ * fingerprint to the service's base address; version 3 tokens (carectl before it) are still read, without that tie.
  */
 export function encodeResumeToken(plan: ListPlan, cursor: Cursor, header?: string): string {
   const fields = [
-    '3',
-    fingerprint(plan),
+    '4',
+    fingerprint(plan, true),
     cursor.phase,
     cursor.skip > 0 ? cursor.skip : '',
     cursor.end ?? '',
@@ -82,7 +84,7 @@ export function encodeResumeToken(plan: ListPlan, cursor: Cursor, header?: strin
   return Buffer.from(`${text}|${digest(text)}`).toString('base64url');
 }
 
-type TokenPayload = Omit<ResumePoint, 'url'> & { fingerprint: string; asOf?: number; address: string[] };
+type TokenPayload = Omit<ResumePoint, 'url'> & { version: string; fingerprint: string; asOf?: number; address: string[] };
 
 const NOT_OURS = '--resume: not a whole token as carectl printed it (cut short or changed?); copy it again from the message that printed it';
 
@@ -97,6 +99,7 @@ function parseToken(token: string): TokenPayload | undefined {
   // NaN for anything but digits, which the check below refuses.
   const count = (field: string): number => (/^\d+$/.test(field) ? Number(field) : NaN);
   const payload: TokenPayload = {
+    version,
     fingerprint,
     phase: count(phase),
     skip: skip ? count(skip) : 0,
@@ -107,7 +110,7 @@ function parseToken(token: string): TokenPayload | undefined {
     done: done ? done.split(',').map(decodeURIComponent) : undefined,
   };
   const counts = [payload.phase, payload.skip, payload.end ?? 0, payload.asOf ?? 0];
-  return version === '3' && counts.every((n) => Number.isSafeInteger(n) && n >= 0) ? payload : undefined;
+  return (version === '3' || version === '4') && counts.every((n) => Number.isSafeInteger(n) && n >= 0) ? payload : undefined;
 }
 
 /** The moment the token's list resolved its relative dates at, to build the same plan again. */
@@ -119,21 +122,30 @@ export function decodeResumeToken(plan: ListPlan, token: string): ResumePoint {
   const payload = parseToken(token);
   if (!payload || payload.phase >= plan.phases.length) throw new UsageError(NOT_OURS);
   const sameCommand = plan.sameCommand ?? 'the same resource and filters';
-  if (payload.fingerprint !== fingerprint(plan))
-    throw new UsageError(`--resume: the token belongs to a different command; run the same command that printed it (${sameCommand})`);
+  if (payload.fingerprint !== fingerprint(plan, payload.version !== '3')) {
+    const service = plan.origin === undefined ? '' : ` against the same service (${plan.origin})`;
+    throw new UsageError(`--resume: the token belongs to a different command; run the same command that printed it (${sameCommand})${service}`);
+  }
   const { phase, skip, end, header, done } = payload;
-  const url = applyDiff(plan.phases[phase] as string, payload.address);
+  const first = plan.phases[phase] as string;
+  const url = applyDiff(first, payload.address);
+  // Only the cursor and a tighter date bound may differ from the command's own query, as for a next_page link.
+  const changes = plan.rules ? linkChanges(first, url, plan.rules) : [];
+  if (changes.length > 0) throw new UsageError(`--resume: the token's address ${changes.join(', ')} (${url}): not a token carectl printed for this command`);
   return { phase, url, skip, ...(end !== undefined && { end }), ...(header !== undefined && { header }), ...(done !== undefined && { done }) };
 }
 
 const digest = (text: string): string => createHash('sha256').update(text).digest('base64url').slice(0, 8);
 
-/** A digest of the phases without their page size: a token fits the same command with another --limit or --page-size. */
-function fingerprint(plan: ListPlan): string {
+/**
+ * A digest of the phases without their page size (a token fits the same command with another --limit or --page-size),
+ * and `withOrigin`, of the service's base address.
+ */
+function fingerprint(plan: ListPlan, withOrigin: boolean): string {
   const withoutPageSize = plan.phases.map((address) => {
     const [path, params] = splitAddress(address);
     for (const key of SIZE_PARAMS) params.delete(key);
     return `${path}?${params.toString()}`;
   });
-  return digest(withoutPageSize.join('\n'));
+  return digest([...(withOrigin ? [plan.origin ?? ''] : []), ...withoutPageSize].join('\n'));
 }

@@ -223,6 +223,8 @@ export async function streamList(ctx: Context, spec: ResourceSpec, run: ListRun,
   const api = await ctx.api();
   // A channel or tag given by name or id becomes what the service takes (one list request each).
   const plan = planOf(await resolveQuery(new NameResolver(api, scheduler, run.version), spec.filters, run.query));
+  // The sandbox's address changes per run: its tokens belong to the sandbox, not a port.
+  plan.origin = ctx.globals.sandbox ? 'the sandbox' : (await ctx.connection()).baseUrl.origin;
   const start = startPoint(plan, ctx.globals.resume);
   const header = printer.continuableHeader;
   const live = ctx.liveCount(writerFor(start.header), run.noun);
@@ -233,6 +235,7 @@ export async function streamList(ctx: Context, spec: ResourceSpec, run: ListRun,
       writer: live.writer,
       start,
       scheduler,
+      signal: ctx.io.signal,
       pageSize: Math.min(ctx.pageSize, limit ?? Infinity),
       ...(header !== undefined && { header }),
       ...(limit !== undefined && { limit }),
