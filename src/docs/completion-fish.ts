@@ -3,17 +3,7 @@
  * found by a walker over the tree's subcommands and the options that take a value. File names
  * are offered only where nothing else is: for a command's arguments without a fixed set of words.
  */
-import {
-  argumentWords,
-  completedOptions,
-  extraValues,
-  pathKey,
-  PROFILES_COMMAND,
-  summary,
-  valueKind,
-  valueOptions,
-  type ValueKind,
-} from './completion-data.js';
+import { argumentWords, completedOptions, extraValues, pathKey, runCommand, summary, valueKind, valueOptions, type ValueKind } from './completion-data.js';
 import type { CommandDoc, OptionDoc } from './tree.js';
 
 export function fishScript(commands: readonly CommandDoc[]): string {
@@ -188,13 +178,13 @@ function nameFlag(name: string): string {
   return name.startsWith('--') ? `-l ${quote(name.slice(2))}` : `-s ${quote(name.slice(1))}`;
 }
 
-/** What follows an option: its words (items of a list), profile names, a file name, or any text. */
+/** What follows an option: its words (items of a list), words read when completing, a file name, or any text. */
 function valueFlags(kind: ValueKind): string {
   switch (kind.kind) {
     case 'words':
       return kind.list ? ` -x -a ${quote(`(__carectl_list_items ${kind.words.join(' ')})`)}` : ` -x -a ${quote(kind.words.join(' '))}`;
-    case 'profiles':
-      return ` -x -a ${quote(`(${PROFILES_COMMAND})`)}`;
+    case 'run':
+      return kind.list ? ` -x -a ${quote(`(__carectl_list_items (${runCommand(kind.what)}))`)}` : ` -x -a ${quote(`(${runCommand(kind.what)})`)}`;
     case 'path':
       return ' -r -F';
     case 'text':

@@ -5,10 +5,11 @@
  * parameters (path, commands, options, status).
  *
  * An option's value, as the core's __carectl_value holds it: its words ('a b c'), ',a b c' for a
- * comma-separated list of them, '<path>' for a file name, '<profiles>' for a profile of the config
- * file, '' for any text.
+ * comma-separated list of them, '<path>' for a file name, '<run:WHAT>' (',<run:WHAT>' for a list)
+ * for the words `carectl __complete WHAT` prints when completing (profiles, tag names), '' for any
+ * text.
  */
-import { argumentWords, completedOptions, pathKey, PROFILES_COMMAND, summary, valueOptions, type ValueKind } from './completion-data.js';
+import { argumentWords, completedOptions, pathKey, runCommand, summary, valueOptions, type ValueKind } from './completion-data.js';
 import type { CommandDoc } from './tree.js';
 
 export function bashScript(commands: readonly CommandDoc[]): string {
@@ -24,15 +25,19 @@ __carectl_names() {
   done
 }
 
-# COMPREPLY for the value of an option: words, items of a comma list, file or profile names.
+# COMPREPLY for the value of an option: words, items of a comma list, file names, words read now.
 __carectl_complete_value() {
-  local cur=$2 done='' word words=''
+  local cur=$2 done='' word words='' what
+  # a value that is not a file name never falls back to file names (complete -o default)
+  compopt +o default 2>/dev/null
+  if [[ $1 == *'<run:'* ]]; then
+    what=\${1#*<run:}
+    set -- "\${1%%<run:*}$(${runCommand('${what%>}')} | tr '\n' ' ')" "$cur"
+  fi
   case $1 in
     '<path>')
       compopt -o filenames 2>/dev/null
       COMPREPLY=($(compgen -f -- "$cur")) ;;
-    '<profiles>')
-      COMPREPLY=($(compgen -W "$(${PROFILES_COMMAND})" -- "$cur")) ;;
     ,*)
       # the items typed so far stay; the one being typed is completed, leaving out those already there
       if [[ $cur == *,* ]]; then
@@ -99,18 +104,20 @@ _carectl() {
   __carectl_walk "\${(@)words[2,CURRENT-1]}"
   at=$__carectl_at
   if [[ -n $flag ]] && __carectl_find_value "$at" "$flag"; then
+    if [[ $__carectl_value == *'<run:'* ]]; then
+      # words read now, in place of the marker: a list stays a list
+      found=(\${(f)"$(${runCommand('${=${${__carectl_value#*<run:}%>}}')})"})
+      __carectl_value=\${__carectl_value%%<run:*}\${(j: :)found}
+    fi
     case $__carectl_value in
       '<path>') _files ;;
-      '<profiles>')
-        found=(\${(f)"$(${PROFILES_COMMAND})"})
-        compadd -a found ;;
+      ''|,) _message -e values 'value' ;;
       ,*)
         # complete the item after the last comma, leaving out those already there; a comma typed next stays, a space removes it
         compset -P '*,'
         local -a typed items
         typed=(\${(s:,:)\${IPREFIX##*=}}) items=(\${=\${__carectl_value#,}})
         compadd -q -S , -- \${items:|typed} ;;
-      '') _message -e values 'value' ;;
       *) compadd -- \${=__carectl_value} ;;
     esac
     return
@@ -311,7 +318,8 @@ function valueTable(commands: readonly CommandDoc[]): string {
 /** The option's value as __carectl_value holds it (see the top of the file). */
 function valueWord(kind: ValueKind): string {
   if (kind.kind === 'words') return `${kind.list ? ',' : ''}${kind.words.join(' ')}`;
-  return kind.kind === 'path' ? '<path>' : kind.kind === 'profiles' ? '<profiles>' : '';
+  if (kind.kind === 'run') return `${kind.list ? ',' : ''}<run:${kind.what}>`;
+  return kind.kind === 'path' ? '<path>' : '';
 }
 
 /** A word in single quotes for sh. */

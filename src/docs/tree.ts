@@ -4,7 +4,7 @@
  */
 import type { Argument, Command, Option } from 'commander';
 import { examplesOf } from '../cli/help.js';
-import { ARGUMENT_VALUES, columnValues, DYNAMIC_VALUES, optionValues, OWN_OPTIONS_ONLY, type ArgumentValues } from './values.js';
+import { ARGUMENT_VALUES, columnValues, dynamicValues, optionValues, OWN_OPTIONS_ONLY, type ArgumentValues } from './values.js';
 import { TOPICS } from '../cli/topics.js';
 
 export interface OptionDoc {
@@ -20,8 +20,8 @@ export interface OptionDoc {
   values?: readonly string[];
   /** The value is a comma-separated LIST: each item is one of the words. */
   list: boolean;
-  /** Words read from the config file when completing (profile names). */
-  dynamic?: 'profiles';
+  /** Words read when completing: the arguments of `carectl __complete` that prints them ('profiles', 'names tags'). */
+  dynamic?: string;
   /** The value names a file or folder, so shells complete file names. */
   isPath: boolean;
 }
@@ -79,7 +79,7 @@ export function isLeaf(command: CommandDoc): boolean {
 function describeOption(path: readonly string[], option: Option, description: string): OptionDoc {
   const valueName = /[<[]([^>\]]+)[>\]]/.exec(option.flags)?.[1]?.replace(/\.\.\.$/, '');
   const values = optionValues(path, option);
-  const dynamic = path.length === 0 && option.long !== undefined ? DYNAMIC_VALUES[option.long] : undefined;
+  const dynamic = option.long === undefined ? undefined : dynamicValues(path, option.long);
   return {
     flags: option.flags,
     names: [option.short, option.long].filter((name): name is string => name !== undefined),
