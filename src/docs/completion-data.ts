@@ -40,16 +40,22 @@ export function valueOptions(command: CommandDoc): ExtraValue[] {
   return [...own, ...extraValues(command)];
 }
 
-/** The words of a positional argument: at `index`, after an argument `previous` when they depend on it. */
+/**
+ * The words of a positional argument: at `index` (or any index from it when `variadic`), after an
+ * argument `previous` when they depend on it; `run`: read when completing, by `carectl __complete RUN`.
+ */
 export interface ArgumentWords {
   index: number;
   previous?: string;
   words: readonly string[];
+  run?: string;
+  variadic?: boolean;
 }
 
 export function argumentWords(command: CommandDoc): ArgumentWords[] {
   return command.arguments.flatMap((argument, index) => [
     ...(argument.words ? [{ index, words: argument.words }] : []),
+    ...(argument.run ? [{ index, words: [], run: argument.run, variadic: argument.variadic }] : []),
     ...Object.entries(argument.after ?? {}).map(([previous, words]) => ({ index, previous, words })),
   ]);
 }

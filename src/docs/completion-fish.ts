@@ -152,9 +152,10 @@ function completeRules(commands: readonly CommandDoc[]): string[] {
     ...extraValues(command).flatMap(({ names, kind }) =>
       names.map((name) => `complete -c carectl -n ${quote(`__carectl_at ${quote(pathKey(command))}`)} ${nameFlag(name)}${valueFlags(kind)}`),
     ),
-    ...argumentWords(command).map(({ index, previous, words }) => {
-      const condition = `__carectl_at ${quote(pathKey(command))}; and __carectl_argument ${index}${previous === undefined ? '' : ` ${quote(previous)}`}`;
-      return `complete -c carectl -n ${quote(condition)} -a ${quote(words.join(' '))}`;
+    ...argumentWords(command).map(({ index, previous, words, run, variadic }) => {
+      const at = `__carectl_at ${quote(pathKey(command))}`;
+      const condition = variadic ? at : `${at}; and __carectl_argument ${index}${previous === undefined ? '' : ` ${quote(previous)}`}`;
+      return `complete -c carectl -n ${quote(condition)} -a ${quote(run ? `(${runCommand(run)})` : words.join(' '))}`;
     }),
   ]);
 }

@@ -77,6 +77,12 @@ _carectl() {
   else
     words=$(__carectl_commands "$at" | __carectl_names)
     [[ -z $words ]] && words=$(__carectl_argument_words "$at")
+    if [[ $words == '<run:'* ]]; then
+      # words read now (ids): never file names in their place
+      words=\${words#<run:}
+      words=$(${runCommand('${words%>}')})
+      compopt +o default 2>/dev/null
+    fi
   fi
   # nothing to offer: bash completes file names (complete -o default)
   COMPREPLY=($(compgen -W "$words" -- "$cur"))
@@ -133,7 +139,11 @@ _carectl() {
     return
   fi
   found=(\${=$(__carectl_argument_words "$at")})
-  if (( \${#found} )); then
+  if [[ $found[1] == '<run:'* ]]; then
+    # words read now (ids): never file names in their place
+    found=(\${(f)"$(${runCommand('${=${${found[*]#<run:}%>}}')})"})
+    compadd -a found
+  elif (( \${#found} )); then
     compadd -a found
   else
     _files
@@ -296,9 +306,11 @@ function caseTable(commands: readonly CommandDoc[], linesOf: (command: CommandDo
 function argumentTable(commands: readonly CommandDoc[]): string {
   return commands
     .flatMap((command) =>
-      argumentWords(command).map(({ index, previous, words }) => {
-        const pattern = previous === undefined ? `${quote(`${pathKey(command)}|${index}|`)}*` : quote(`${pathKey(command)}|${index}|${previous}`);
-        return `    ${pattern}) printf '%s\\n' ${quote(words.join(' '))} ;;`;
+      argumentWords(command).map(({ index, previous, words, run, variadic }) => {
+        // an argument of any number of words matches any count (its first word is the first argument)
+        const at = variadic ? `${pathKey(command)}|` : `${pathKey(command)}|${index}|`;
+        const pattern = previous === undefined ? `${quote(at)}*` : quote(`${pathKey(command)}|${index}|${previous}`);
+        return `    ${pattern}) printf '%s\\n' ${quote(run ? `<run:${run}>` : words.join(' '))} ;;`;
       }),
     )
     .join('\n');

@@ -4,7 +4,7 @@
  */
 import type { Argument, Command, Option } from 'commander';
 import { examplesOf } from '../cli/help.js';
-import { ARGUMENT_VALUES, columnValues, dynamicValues, optionValues, OWN_OPTIONS_ONLY, type ArgumentValues } from './values.js';
+import { argumentValues as valuesOfArguments, columnValues, dynamicValues, optionValues, OWN_OPTIONS_ONLY, type ArgumentValues } from './values.js';
 import { TOPICS } from '../cli/topics.js';
 
 export interface OptionDoc {
@@ -28,6 +28,8 @@ export interface OptionDoc {
 
 export interface ArgumentDoc extends ArgumentValues {
   name: string;
+  /** It takes any number of words (`<ids...>`). */
+  variadic: boolean;
 }
 
 export interface CommandDoc {
@@ -94,7 +96,7 @@ function describeOption(path: readonly string[], option: Option, description: st
 
 /** `carectl help`'s words are the commands beside it and the topics; other commands' come from ARGUMENT_VALUES. */
 function argumentValues(command: Command, path: readonly string[]): readonly ArgumentValues[] | undefined {
-  if (path.join(' ') !== 'help' || !command.parent) return ARGUMENT_VALUES[path.join(' ')];
+  if (path.join(' ') !== 'help' || !command.parent) return valuesOfArguments(path);
   const commands = command.parent
     .createHelp()
     .visibleCommands(command.parent)
@@ -105,5 +107,11 @@ function argumentValues(command: Command, path: readonly string[]): readonly Arg
 
 function describeArgument(argument: Argument, values: ArgumentValues | undefined): ArgumentDoc {
   const words = argument.argChoices ?? values?.words;
-  return { name: argument.name(), ...(words && { words }), ...(values?.after && { after: values.after }) };
+  return {
+    name: argument.name(),
+    variadic: argument.variadic,
+    ...(words && { words }),
+    ...(values?.after && { after: values.after }),
+    ...(values?.run && { run: values.run }),
+  };
 }

@@ -60,6 +60,8 @@ export interface ArgumentValues {
   words?: readonly string[];
   /** Words that depend on the argument before (`config set output <value>`). */
   after?: Readonly<Record<string, readonly string[]>>;
+  /** Words read when completing: what `carectl __complete` is asked for ('ids tags'). */
+  run?: string;
 }
 
 const CONFIG_VALUES: Readonly<Record<string, readonly string[]>> = { output: FORMATS, 'api-version': VERSIONS };
@@ -69,6 +71,12 @@ export const ARGUMENT_VALUES: Readonly<Record<string, readonly ArgumentValues[]>
   'config get': [{ words: CONFIG_KEYS }],
   'config unset': [{ words: CONFIG_KEYS }],
 };
+
+/** The words of a command's arguments: ARGUMENT_VALUES', or the ids of a resource whose records the catalogue names (`ResourceSpec.names`) after `get`. */
+export function argumentValues(path: readonly string[]): readonly ArgumentValues[] | undefined {
+  const named = path.length === 2 && path[1] === 'get' && RESOURCES.some((spec) => spec.name === path[0] && spec.names);
+  return ARGUMENT_VALUES[path.join(' ')] ?? (named ? [{ run: `ids ${path[0]}` }] : undefined);
+}
 
 export function optionValues(path: readonly string[], option: Option): readonly string[] | undefined {
   if (option.argChoices) return option.argChoices;
