@@ -9,13 +9,17 @@ import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/pr
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { COMPLETION_FILE_NAME, FRESH_FOR_MS, openCompletionCache } from '../src/config/completion-cache.js';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { apiRequests, fakeClock, freePort, openSandbox, runCli } from './helpers.js';
 
 const run = promisify(execFile);
+
+function installed(shell: string): boolean {
+  return spawnSync(shell, ['-c', 'exit 0']).status === 0;
+}
 
 describe('the completion cache', () => {
   let home: string;
@@ -229,5 +233,61 @@ describe('the scripts run carectl __complete for the options that name records',
       '7001 7002',
       '7001 7002',
     ]);
+  });
+
+  test(
+    'zsh: the words read now go to compadd; no file names after a verb without arguments',
+    { skip: installed('zsh') ? false : 'zsh is not installed' },
+    async () => {
+      const file = await script('zsh');
+      const driver = [
+        'compdef() { :; }',
+        `source ${JSON.stringify(file)}`,
+        'compadd() { local -a out; while (( $# )); do case $1 in (-a) shift; out+=("${(@P)1}") ;; (--) shift; out+=("$@"); break ;; (-S|-P) shift ;; (-*) ;; (*) out+=("$1") ;; esac; shift; done; print -r -- "compadd ${out[*]}"; }',
+        'compset() { [[ ${words[CURRENT]} == *,* ]] && IPREFIX=${words[CURRENT]%,*},; }',
+        '_files() { print -r -- files; }',
+        '_message() { print -r -- message; }',
+        'offer() { local -a words; words=("$@"); CURRENT=$#; _carectl; print -r -- .; }',
+        "offer carectl conversations update 1 --add-tags 'vip,'",
+        "offer carectl conversations list --channel ''",
+        "offer carectl conversations update 1 --close-reason ''",
+        "offer carectl tags get 7001 ''",
+        "offer carectl conversations list ''",
+        "offer carectl conversations get ''",
+      ].join('\n');
+      const { stdout } = await run('zsh', ['-f', '-c', driver], { cwd: folder, env });
+      assert.deepEqual(stdout.split('\n'), [
+        'compadd spam praise-follow-up',
+        '.',
+        'compadd acme-x 201',
+        '.',
+        'compadd resolved',
+        '.',
+        'compadd 7001 7002',
+        '.',
+        '.',
+        'files',
+        '.',
+        '',
+      ]);
+    },
+  );
+
+  test('fish: the words read now; no file names after a verb without arguments', { skip: installed('fish') ? false : 'fish is not installed' }, async () => {
+    const file = await script('fish');
+    const offers = async (line: string): Promise<string[]> => {
+      const { stdout } = await run('fish', ['--no-config', '-c', `source ${JSON.stringify(file)}; complete -C${JSON.stringify(line)}`], { cwd: folder, env });
+      return stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((entry) => entry.split('\t')[0] as string)
+        .sort();
+    };
+    assert.deepEqual(await offers('carectl conversations update 1 --add-tags vip,'), ['vip,praise-follow-up', 'vip,spam']);
+    assert.deepEqual(await offers('carectl conversations list --channel '), ['201', 'acme-x']);
+    assert.deepEqual(await offers('carectl conversations update 1 --close-reason '), ['resolved']);
+    assert.deepEqual(await offers('carectl tags get 7001 '), ['7001', '7002']);
+    assert.ok(!(await offers('carectl conversations list ')).includes('carectl.fish'));
+    assert.ok((await offers('carectl conversations get ')).includes('carectl.fish'));
   });
 });

@@ -36,20 +36,17 @@ ${switchTable([[valueOptionPatterns(commands), 'return 0']])}
     return 1
 end
 
-function __carectl_has_words --description 'whether the arguments of a carectl command have a fixed set of words'
-    switch $argv[1]
-${switchTable([
-  [
-    commands
-      .filter((command) => argumentWords(command).length > 0)
-      .map((command) => quote(pathKey(command)))
-      .join(' ') || "''",
-    'return 0',
-  ],
-])}
-    end
-    return 1
-end`;
+${memberFunction(
+  '__carectl_takes_arguments',
+  'whether a carectl command takes positional arguments',
+  commands.filter((command) => command.arguments.length > 0),
+)}
+
+${memberFunction(
+  '__carectl_has_words',
+  'whether the arguments of a carectl command have a fixed set of words',
+  commands.filter((command) => argumentWords(command).length > 0),
+)}`;
 }
 
 /**
@@ -116,7 +113,7 @@ end
 function __carectl_wants_files --description 'whether nothing but a file name can come next'
     set -l at (__carectl_path)
     set -l subcommands (__carectl_commands "$at")
-    test (count $subcommands) = 0; and not __carectl_has_words "$at"
+    test (count $subcommands) = 0; and __carectl_takes_arguments "$at"; and not __carectl_has_words "$at"
 end
 
 function __carectl_help_words --description 'the verbs of the command that carectl help names so far'
@@ -196,6 +193,16 @@ function valueFlags(kind: ValueKind): string {
 /** Every 'command|option' that takes a value, as case patterns. */
 function valueOptionPatterns(commands: readonly CommandDoc[]): string {
   return commands.flatMap((command) => valueOptions(command).flatMap(({ names }) => names.map((name) => quote(`${pathKey(command)}|${name}`)))).join(' ');
+}
+
+/** A fish function true for the paths of these commands. */
+function memberFunction(name: string, description: string, members: readonly CommandDoc[]): string {
+  return `function ${name} --description ${quote(description)}
+    switch $argv[1]
+${switchTable([[members.map((command) => quote(pathKey(command))).join(' ') || "''", 'return 0']])}
+    end
+    return 1
+end`;
 }
 
 function switchTable(entries: ReadonlyArray<readonly [string, string]>): string {

@@ -83,6 +83,7 @@ _carectl() {
       words=$(${runCommand('${words%>}')})
       compopt +o default 2>/dev/null
     fi
+    [[ -z $words ]] && ! __carectl_takes_arguments "$at" && compopt +o default 2>/dev/null
   fi
   # nothing to offer: bash completes file names (complete -o default)
   COMPREPLY=($(compgen -W "$words" -- "$cur"))
@@ -145,7 +146,7 @@ _carectl() {
     compadd -a found
   elif (( \${#found} )); then
     compadd -a found
-  else
+  elif __carectl_takes_arguments "$at"; then
     _files
   fi
 }
@@ -202,6 +203,15 @@ __carectl_argument_words() {
   fi
   (( count > 0 )) && last=\${__carectl_args[-1]}
   __carectl_positional "$1" "$count" "$last"
+}
+
+# Whether the command ($1) takes positional arguments: file names are offered for them when
+# nothing else is known, and nothing after a command that takes none.
+__carectl_takes_arguments() {
+  case $1 in
+    ${commandsWithArguments(commands)}) return 0 ;;
+  esac
+  return 1
 }
 
 # Sets __carectl_value to what the option ($2) of the command ($1) takes (see the top of the
@@ -291,6 +301,16 @@ __carectl_path() {
   __carectl_walk "$@"
   printf '%s\\n' "$__carectl_at"
 }`;
+}
+
+/** The commands that take positional arguments, as one case pattern. */
+function commandsWithArguments(commands: readonly CommandDoc[]): string {
+  return (
+    commands
+      .filter((command) => command.arguments.length > 0)
+      .map((command) => quote(pathKey(command)))
+      .join('|') || "''"
+  );
 }
 
 /** One case entry per command that has lines: `'path') printf '%s\n' 'line' … ;;`. */
