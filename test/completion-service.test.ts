@@ -5,6 +5,7 @@
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -32,7 +33,7 @@ describe('the completion cache', () => {
 
   test('fresh for 10 minutes, then stale with the same words; another profile or address has its own', async () => {
     const clock = fakeClock();
-    const io = { env: { XDG_CONFIG_HOME: join(home, 'a') }, now: clock.now, signal: new AbortController().signal };
+    const io = { env: { XDG_CONFIG_HOME: join(home, 'a') }, now: clock.now, signal: new AbortController().signal, createFolder: true };
     const cache = openCompletionCache(io);
     assert.equal(cache.words(scope, 'names tags'), undefined);
     await cache.storeWords(scope, 'names tags', ['vip', 'spam']);
@@ -49,7 +50,7 @@ describe('the completion cache', () => {
   });
 
   test('close reasons: newest first once each, per profile and address', async () => {
-    const io = { env: { XDG_CONFIG_HOME: join(home, 'b') }, now: () => 0, signal: new AbortController().signal };
+    const io = { env: { XDG_CONFIG_HOME: join(home, 'b') }, now: () => 0, signal: new AbortController().signal, createFolder: true };
     const cache = openCompletionCache(io);
     assert.deepEqual(cache.closeReasons(scope), []);
     for (const reason of ['resolved', 'spam', 'resolved']) await cache.addCloseReason(scope, reason);
@@ -67,11 +68,11 @@ describe('the completion cache', () => {
       '{"scopes":{"[\\"default\\",\\"https://care.example/api/\\"]":{"lists":{"names tags":{"at":"x","words":[1]}},"closeReasons":"x"}}}',
     ]) {
       await writeFile(join(folder, COMPLETION_FILE_NAME), text);
-      const cache = openCompletionCache({ env: { XDG_CONFIG_HOME: join(home, 'c') }, now: () => 0, signal: new AbortController().signal });
+      const cache = openCompletionCache({ env: { XDG_CONFIG_HOME: join(home, 'c') }, now: () => 0, signal: new AbortController().signal, createFolder: true });
       assert.equal(cache.words(scope, 'names tags'), undefined, text);
       assert.deepEqual(cache.closeReasons(scope), [], text);
     }
-    const cache = openCompletionCache({ env: { XDG_CONFIG_HOME: join(home, 'c') }, now: () => 0, signal: new AbortController().signal });
+    const cache = openCompletionCache({ env: { XDG_CONFIG_HOME: join(home, 'c') }, now: () => 0, signal: new AbortController().signal, createFolder: true });
     await cache.storeWords(scope, 'names tags', ['vip']);
     assert.deepEqual(cache.words(scope, 'names tags')?.words, ['vip']);
   });
@@ -145,7 +146,7 @@ describe('carectl __complete from the service', () => {
     try {
       const folder = fresh();
       const clock = fakeClock();
-      const cache = openCompletionCache({ env: { XDG_CONFIG_HOME: folder }, now: clock.now, signal: new AbortController().signal });
+      const cache = openCompletionCache({ env: { XDG_CONFIG_HOME: folder }, now: clock.now, signal: new AbortController().signal, createFolder: true });
       await cache.storeWords({ profile: 'default', base }, 'names tags', ['vip', 'spam']);
       clock.advance(FRESH_FOR_MS + 1);
       const env = { CARECTL_BASE_URL: base, CARECTL_USER: 'u', CARECTL_PASSWORD: 'p', XDG_CONFIG_HOME: folder };
@@ -164,6 +165,11 @@ describe('carectl __complete from the service', () => {
   test('close reasons: those the service accepted, newest first; not one it refused, nor one of a dry run', async () => {
     const env = { XDG_CONFIG_HOME: fresh() };
     const id = (await runCli(['conversations', 'list', '--limit', '1', '--columns', 'id', '--no-header', '-o', 'tsv'], { sandbox })).stdout.trim();
+    // a home without carectl's folder (cron, credentials in the environment) is left as it was
+    const bare = await runCli(['conversations', 'update', id, '--status', 'closing', '--close-reason', 'resolved', '-o', 'json'], { sandbox, env });
+    assert.equal(bare.code, 0, bare.stderr);
+    assert.equal(existsSync(env.XDG_CONFIG_HOME), false);
+    await mkdir(join(env.XDG_CONFIG_HOME, 'carectl'), { recursive: true });
     assert.deepEqual((await runCli(['__complete', 'close-reasons'], { sandbox, env })).stdout, '');
     const refused = await runCli(['conversations', 'update', id, '--status', 'closing', '--close-reason', 'nosuch-reason', '-o', 'json'], { sandbox, env });
     assert.notEqual(refused.code, 0);

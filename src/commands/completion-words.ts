@@ -23,7 +23,7 @@ export async function serviceWords(ctx: Context, request: WordsRequest): Promise
   ctx.globals.requestTimeout ??= `${TAB_BUDGET_MS}ms`;
   ctx.globals.retries ??= '0';
   const scope = await scopeOf(ctx);
-  const cache = openCompletionCache(ctx.io);
+  const cache = openCompletionCache({ ...ctx.io, createFolder: true });
   if (request.resource === undefined) return [...cache.closeReasons(scope)].reverse();
   const cached = cache.words(scope, request.list);
   if (cached?.fresh) return cached.words;
@@ -64,7 +64,7 @@ const PLAIN_WORD = /^[\p{L}\p{N}._@+:/-]+$/u;
 export async function rememberCloseReason(ctx: Context, reason: string): Promise<void> {
   try {
     const scope = await scopeOf(ctx);
-    await openCompletionCache(ctx.io).addCloseReason(scope, reason);
+    await openCompletionCache({ ...ctx.io, createFolder: false }).addCloseReason(scope, reason);
   } catch {
     // nothing to offer next time, nothing lost now
   }

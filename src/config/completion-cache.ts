@@ -8,7 +8,7 @@
  * failure. Written under the lock like the config file: to a temporary file renamed into place,
  * mode 0600 in a 0700 folder.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Io } from '../core/io.js';
 import { withLock } from './lock.js';
@@ -48,11 +48,17 @@ export interface CompletionCache {
   addCloseReason(scope: CacheScope, reason: string): Promise<void>;
 }
 
-export function openCompletionCache(io: Pick<Io, 'env' | 'now' | 'signal'>): CompletionCache {
+/**
+ * `createFolder`: whether a write may make carectl's folder. A TAB may; an update run from cron with
+ * its credentials in the environment leaves a home without one as it found it (the close reason is
+ * then not kept).
+ */
+export function openCompletionCache(io: Pick<Io, 'env' | 'now' | 'signal'> & { createFolder: boolean }): CompletionCache {
   const folder = requireConfigDirectory(io.env);
   const path = join(folder, COMPLETION_FILE_NAME);
   const key = (scope: CacheScope): string => JSON.stringify([scope.profile, scope.base]);
   const update = async (scope: CacheScope, change: (data: ScopeData) => void): Promise<void> => {
+    if (!existsSync(folder) && !io.createFolder) return;
     mkdirSync(dirname(folder), { recursive: true });
     mkdirSync(folder, { recursive: true, mode: 0o700 });
     await withLock(path, { signal: io.signal }, () => {
