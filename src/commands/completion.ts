@@ -34,18 +34,26 @@ export function addCompletionCommand(program: Command, action: Action): void {
   );
 
   program
-    .command('__complete <what>', { hidden: true })
-    .description('words for the completion scripts: profiles (the profile names of the config file)')
-    .action(action((_raw, args) => args[0] as string, completeWords));
+    .command('__complete <what> [resource]', { hidden: true })
+    .description(
+      'words for the completion scripts: profiles (of the config file), names RESOURCE and ids RESOURCE (from the service, cached), close-reasons (accepted before)',
+    )
+    .action(action((_raw, args) => ({ what: args[0] as string, resource: args[1] as string | undefined }), completeWords));
 }
 
 /** One word a line; nothing at all rather than an error, which a shell would print mid-line. */
-async function completeWords(ctx: Context, what: string): Promise<void> {
-  if (what !== 'profiles') return;
-  const { openConfig } = await import('../config/store.js');
-  const profiles = await openConfig(ctx.io)
-    .list()
-    .catch(() => ({}));
-  const names = Object.keys(profiles);
-  if (names.length > 0) await writeText(ctx.io.stdout.stream, `${names.join('\n')}\n`, ctx.io.signal);
+async function completeWords(ctx: Context, request: { what: string; resource: string | undefined }): Promise<void> {
+  const words = await wordsFor(ctx, request).catch(() => []);
+  if (words.length > 0) await writeText(ctx.io.stdout.stream, `${words.join('\n')}\n`, ctx.io.signal);
+}
+
+async function wordsFor(ctx: Context, { what, resource }: { what: string; resource: string | undefined }): Promise<string[]> {
+  if (what === 'profiles') {
+    const { openConfig } = await import('../config/store.js');
+    return Object.keys(await openConfig(ctx.io).list());
+  }
+  const { serviceWords } = await import('./completion-words.js');
+  if (what === 'close-reasons') return serviceWords(ctx, { list: what });
+  if ((what === 'names' || what === 'ids') && resource !== undefined) return serviceWords(ctx, { list: `${what} ${resource}`, resource, field: what });
+  return [];
 }

@@ -96,7 +96,8 @@ function isEntry(value: unknown): value is LedgerEntry {
   return ['profile', 'base', 'key', 'id'].every((name) => typeof entry?.[name as keyof LedgerEntry] === 'string');
 }
 
-function writeAtomically(path: string, text: string): void {
+/** Writes the whole file or nothing: a temporary file of mode 0600 renamed into place. */
+export function writeAtomically(path: string, text: string): void {
   const temporary = `${path}.${randomBytes(6).toString('hex')}`;
   try {
     writeFileSync(temporary, text, { mode: 0o600, flag: 'wx' });

@@ -7,14 +7,16 @@ export function pathKey(command: CommandDoc): string {
 }
 
 /**
- * What an option's value can be: one of its words (`list`: a comma-separated list of them), a
- * profile name of the config file, a file name, or any text.
+ * What an option's value can be: one of its words (`list`: a comma-separated list of them), words
+ * that `carectl __complete WHAT` prints when completing (profile names, tag names), a file name,
+ * or any text.
  */
-export type ValueKind = { kind: 'words'; words: readonly string[]; list: boolean } | { kind: 'profiles' } | { kind: 'path' } | { kind: 'text' };
+export type ValueKind =
+  { kind: 'words'; words: readonly string[]; list: boolean } | { kind: 'run'; what: string; list: boolean } | { kind: 'path' } | { kind: 'text' };
 
 export function valueKind(option: OptionDoc): ValueKind | undefined {
   if (option.valueName === undefined) return undefined;
-  if (option.dynamic === 'profiles') return { kind: 'profiles' };
+  if (option.dynamic !== undefined) return { kind: 'run', what: option.dynamic, list: option.list };
   if (option.values) return { kind: 'words', words: option.values, list: option.list };
   return option.isPath ? { kind: 'path' } : { kind: 'text' };
 }
@@ -38,16 +40,22 @@ export function valueOptions(command: CommandDoc): ExtraValue[] {
   return [...own, ...extraValues(command)];
 }
 
-/** The words of a positional argument: at `index`, after an argument `previous` when they depend on it. */
+/**
+ * The words of a positional argument: at `index` (or any index from it when `variadic`), after an
+ * argument `previous` when they depend on it; `run`: read when completing, by `carectl __complete RUN`.
+ */
 export interface ArgumentWords {
   index: number;
   previous?: string;
   words: readonly string[];
+  run?: string;
+  variadic?: boolean;
 }
 
 export function argumentWords(command: CommandDoc): ArgumentWords[] {
   return command.arguments.flatMap((argument, index) => [
     ...(argument.words ? [{ index, words: argument.words }] : []),
+    ...(argument.run ? [{ index, words: [], run: argument.run, variadic: argument.variadic }] : []),
     ...Object.entries(argument.after ?? {}).map(([previous, words]) => ({ index, previous, words })),
   ]);
 }
@@ -65,5 +73,7 @@ export function completedOptions(command: CommandDoc): OptionDoc[] {
   return command.path.length === 0 || command.ownOptionsOnly ? command.options : command.options.filter((option) => !option.names.includes('--help'));
 }
 
-/** The hidden command the scripts run for the profile names (src/commands/completion.ts). */
-export const PROFILES_COMMAND = 'carectl __complete profiles 2>/dev/null';
+/** The hidden command the scripts run for words read when completing (src/commands/completion.ts): `what` is one word or two. */
+export function runCommand(what: string): string {
+  return `carectl __complete ${what} 2>/dev/null`;
+}

@@ -3,17 +3,7 @@
  * found by a walker over the tree's subcommands and the options that take a value. File names
  * are offered only where nothing else is: for a command's arguments without a fixed set of words.
  */
-import {
-  argumentWords,
-  completedOptions,
-  extraValues,
-  pathKey,
-  PROFILES_COMMAND,
-  summary,
-  valueKind,
-  valueOptions,
-  type ValueKind,
-} from './completion-data.js';
+import { argumentWords, completedOptions, extraValues, pathKey, runCommand, summary, valueKind, valueOptions, type ValueKind } from './completion-data.js';
 import type { CommandDoc, OptionDoc } from './tree.js';
 
 export function fishScript(commands: readonly CommandDoc[]): string {
@@ -46,20 +36,17 @@ ${switchTable([[valueOptionPatterns(commands), 'return 0']])}
     return 1
 end
 
-function __carectl_has_words --description 'whether the arguments of a carectl command have a fixed set of words'
-    switch $argv[1]
-${switchTable([
-  [
-    commands
-      .filter((command) => argumentWords(command).length > 0)
-      .map((command) => quote(pathKey(command)))
-      .join(' ') || "''",
-    'return 0',
-  ],
-])}
-    end
-    return 1
-end`;
+${memberFunction(
+  '__carectl_takes_arguments',
+  'whether a carectl command takes positional arguments',
+  commands.filter((command) => command.arguments.length > 0),
+)}
+
+${memberFunction(
+  '__carectl_has_words',
+  'whether the arguments of a carectl command have a fixed set of words',
+  commands.filter((command) => argumentWords(command).length > 0),
+)}`;
 }
 
 /**
@@ -126,7 +113,7 @@ end
 function __carectl_wants_files --description 'whether nothing but a file name can come next'
     set -l at (__carectl_path)
     set -l subcommands (__carectl_commands "$at")
-    test (count $subcommands) = 0; and not __carectl_has_words "$at"
+    test (count $subcommands) = 0; and __carectl_takes_arguments "$at"; and not __carectl_has_words "$at"
 end
 
 function __carectl_help_words --description 'the verbs of the command that carectl help names so far'
@@ -162,9 +149,10 @@ function completeRules(commands: readonly CommandDoc[]): string[] {
     ...extraValues(command).flatMap(({ names, kind }) =>
       names.map((name) => `complete -c carectl -n ${quote(`__carectl_at ${quote(pathKey(command))}`)} ${nameFlag(name)}${valueFlags(kind)}`),
     ),
-    ...argumentWords(command).map(({ index, previous, words }) => {
-      const condition = `__carectl_at ${quote(pathKey(command))}; and __carectl_argument ${index}${previous === undefined ? '' : ` ${quote(previous)}`}`;
-      return `complete -c carectl -n ${quote(condition)} -a ${quote(words.join(' '))}`;
+    ...argumentWords(command).map(({ index, previous, words, run, variadic }) => {
+      const at = `__carectl_at ${quote(pathKey(command))}`;
+      const condition = variadic ? at : `${at}; and __carectl_argument ${index}${previous === undefined ? '' : ` ${quote(previous)}`}`;
+      return `complete -c carectl -n ${quote(condition)} -a ${quote(run ? `(${runCommand(run)})` : words.join(' '))}`;
     }),
   ]);
 }
@@ -188,13 +176,13 @@ function nameFlag(name: string): string {
   return name.startsWith('--') ? `-l ${quote(name.slice(2))}` : `-s ${quote(name.slice(1))}`;
 }
 
-/** What follows an option: its words (items of a list), profile names, a file name, or any text. */
+/** What follows an option: its words (items of a list), words read when completing, a file name, or any text. */
 function valueFlags(kind: ValueKind): string {
   switch (kind.kind) {
     case 'words':
       return kind.list ? ` -x -a ${quote(`(__carectl_list_items ${kind.words.join(' ')})`)}` : ` -x -a ${quote(kind.words.join(' '))}`;
-    case 'profiles':
-      return ` -x -a ${quote(`(${PROFILES_COMMAND})`)}`;
+    case 'run':
+      return kind.list ? ` -x -a ${quote(`(__carectl_list_items (${runCommand(kind.what)}))`)}` : ` -x -a ${quote(`(${runCommand(kind.what)})`)}`;
     case 'path':
       return ' -r -F';
     case 'text':
@@ -205,6 +193,16 @@ function valueFlags(kind: ValueKind): string {
 /** Every 'command|option' that takes a value, as case patterns. */
 function valueOptionPatterns(commands: readonly CommandDoc[]): string {
   return commands.flatMap((command) => valueOptions(command).flatMap(({ names }) => names.map((name) => quote(`${pathKey(command)}|${name}`)))).join(' ');
+}
+
+/** A fish function true for the paths of these commands. */
+function memberFunction(name: string, description: string, members: readonly CommandDoc[]): string {
+  return `function ${name} --description ${quote(description)}
+    switch $argv[1]
+${switchTable([[members.map((command) => quote(pathKey(command))).join(' ') || "''", 'return 0']])}
+    end
+    return 1
+end`;
 }
 
 function switchTable(entries: ReadonlyArray<readonly [string, string]>): string {

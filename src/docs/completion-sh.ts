@@ -5,10 +5,11 @@
  * parameters (path, commands, options, status).
  *
  * An option's value, as the core's __carectl_value holds it: its words ('a b c'), ',a b c' for a
- * comma-separated list of them, '<path>' for a file name, '<profiles>' for a profile of the config
- * file, '' for any text.
+ * comma-separated list of them, '<path>' for a file name, '<run:WHAT>' (',<run:WHAT>' for a list)
+ * for the words `carectl __complete WHAT` prints when completing (profiles, tag names), '' for any
+ * text.
  */
-import { argumentWords, completedOptions, pathKey, PROFILES_COMMAND, summary, valueOptions, type ValueKind } from './completion-data.js';
+import { argumentWords, completedOptions, pathKey, runCommand, summary, valueOptions, type ValueKind } from './completion-data.js';
 import type { CommandDoc } from './tree.js';
 
 export function bashScript(commands: readonly CommandDoc[]): string {
@@ -24,15 +25,19 @@ __carectl_names() {
   done
 }
 
-# COMPREPLY for the value of an option: words, items of a comma list, file or profile names.
+# COMPREPLY for the value of an option: words, items of a comma list, file names, words read now.
 __carectl_complete_value() {
-  local cur=$2 done='' word words=''
+  local cur=$2 done='' word words='' what
+  # a value that is not a file name never falls back to file names (complete -o default)
+  compopt +o default 2>/dev/null
+  if [[ $1 == *'<run:'* ]]; then
+    what=\${1#*<run:}
+    set -- "\${1%%<run:*}$(${runCommand('${what%>}')} | tr '\n' ' ')" "$cur"
+  fi
   case $1 in
     '<path>')
       compopt -o filenames 2>/dev/null
       COMPREPLY=($(compgen -f -- "$cur")) ;;
-    '<profiles>')
-      COMPREPLY=($(compgen -W "$(${PROFILES_COMMAND})" -- "$cur")) ;;
     ,*)
       # the items typed so far stay; the one being typed is completed, leaving out those already there
       if [[ $cur == *,* ]]; then
@@ -72,6 +77,13 @@ _carectl() {
   else
     words=$(__carectl_commands "$at" | __carectl_names)
     [[ -z $words ]] && words=$(__carectl_argument_words "$at")
+    if [[ $words == '<run:'* ]]; then
+      # words read now (ids): never file names in their place
+      words=\${words#<run:}
+      words=$(${runCommand('${words%>}')})
+      compopt +o default 2>/dev/null
+    fi
+    [[ -z $words ]] && ! __carectl_takes_arguments "$at" && compopt +o default 2>/dev/null
   fi
   # nothing to offer: bash completes file names (complete -o default)
   COMPREPLY=($(compgen -W "$words" -- "$cur"))
@@ -99,18 +111,20 @@ _carectl() {
   __carectl_walk "\${(@)words[2,CURRENT-1]}"
   at=$__carectl_at
   if [[ -n $flag ]] && __carectl_find_value "$at" "$flag"; then
+    if [[ $__carectl_value == *'<run:'* ]]; then
+      # words read now, in place of the marker: a list stays a list
+      found=(\${(f)"$(${runCommand('${=${${__carectl_value#*<run:}%>}}')})"})
+      __carectl_value=\${__carectl_value%%<run:*}\${(j: :)found}
+    fi
     case $__carectl_value in
       '<path>') _files ;;
-      '<profiles>')
-        found=(\${(f)"$(${PROFILES_COMMAND})"})
-        compadd -a found ;;
+      ''|,) _message -e values 'value' ;;
       ,*)
         # complete the item after the last comma, leaving out those already there; a comma typed next stays, a space removes it
         compset -P '*,'
         local -a typed items
         typed=(\${(s:,:)\${IPREFIX##*=}}) items=(\${=\${__carectl_value#,}})
         compadd -q -S , -- \${items:|typed} ;;
-      '') _message -e values 'value' ;;
       *) compadd -- \${=__carectl_value} ;;
     esac
     return
@@ -126,9 +140,13 @@ _carectl() {
     return
   fi
   found=(\${=$(__carectl_argument_words "$at")})
-  if (( \${#found} )); then
+  if [[ $found[1] == '<run:'* ]]; then
+    # words read now (ids): never file names in their place
+    found=(\${(f)"$(${runCommand('${=${${found[*]#<run:}%>}}')})"})
     compadd -a found
-  else
+  elif (( \${#found} )); then
+    compadd -a found
+  elif __carectl_takes_arguments "$at"; then
     _files
   fi
 }
@@ -185,6 +203,15 @@ __carectl_argument_words() {
   fi
   (( count > 0 )) && last=\${__carectl_args[-1]}
   __carectl_positional "$1" "$count" "$last"
+}
+
+# Whether the command ($1) takes positional arguments: file names are offered for them when
+# nothing else is known, and nothing after a command that takes none.
+__carectl_takes_arguments() {
+  case $1 in
+    ${commandsWithArguments(commands)}) return 0 ;;
+  esac
+  return 1
 }
 
 # Sets __carectl_value to what the option ($2) of the command ($1) takes (see the top of the
@@ -276,6 +303,16 @@ __carectl_path() {
 }`;
 }
 
+/** The commands that take positional arguments, as one case pattern. */
+function commandsWithArguments(commands: readonly CommandDoc[]): string {
+  return (
+    commands
+      .filter((command) => command.arguments.length > 0)
+      .map((command) => quote(pathKey(command)))
+      .join('|') || "''"
+  );
+}
+
 /** One case entry per command that has lines: `'path') printf '%s\n' 'line' … ;;`. */
 function caseTable(commands: readonly CommandDoc[], linesOf: (command: CommandDoc) => string[]): string {
   return commands
@@ -289,9 +326,11 @@ function caseTable(commands: readonly CommandDoc[], linesOf: (command: CommandDo
 function argumentTable(commands: readonly CommandDoc[]): string {
   return commands
     .flatMap((command) =>
-      argumentWords(command).map(({ index, previous, words }) => {
-        const pattern = previous === undefined ? `${quote(`${pathKey(command)}|${index}|`)}*` : quote(`${pathKey(command)}|${index}|${previous}`);
-        return `    ${pattern}) printf '%s\\n' ${quote(words.join(' '))} ;;`;
+      argumentWords(command).map(({ index, previous, words, run, variadic }) => {
+        // an argument of any number of words matches any count (its first word is the first argument)
+        const at = variadic ? `${pathKey(command)}|` : `${pathKey(command)}|${index}|`;
+        const pattern = previous === undefined ? `${quote(at)}*` : quote(`${pathKey(command)}|${index}|${previous}`);
+        return `    ${pattern}) printf '%s\\n' ${quote(run ? `<run:${run}>` : words.join(' '))} ;;`;
       }),
     )
     .join('\n');
@@ -311,7 +350,8 @@ function valueTable(commands: readonly CommandDoc[]): string {
 /** The option's value as __carectl_value holds it (see the top of the file). */
 function valueWord(kind: ValueKind): string {
   if (kind.kind === 'words') return `${kind.list ? ',' : ''}${kind.words.join(' ')}`;
-  return kind.kind === 'path' ? '<path>' : kind.kind === 'profiles' ? '<profiles>' : '';
+  if (kind.kind === 'run') return `${kind.list ? ',' : ''}<run:${kind.what}>`;
+  return kind.kind === 'path' ? '<path>' : '';
 }
 
 /** A word in single quotes for sh. */

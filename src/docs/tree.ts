@@ -4,7 +4,7 @@
  */
 import type { Argument, Command, Option } from 'commander';
 import { examplesOf } from '../cli/help.js';
-import { ARGUMENT_VALUES, columnValues, DYNAMIC_VALUES, optionValues, OWN_OPTIONS_ONLY, type ArgumentValues } from './values.js';
+import { argumentValues as valuesOfArguments, columnValues, dynamicValues, optionValues, OWN_OPTIONS_ONLY, type ArgumentValues } from './values.js';
 import { TOPICS } from '../cli/topics.js';
 
 export interface OptionDoc {
@@ -20,14 +20,16 @@ export interface OptionDoc {
   values?: readonly string[];
   /** The value is a comma-separated LIST: each item is one of the words. */
   list: boolean;
-  /** Words read from the config file when completing (profile names). */
-  dynamic?: 'profiles';
+  /** Words read when completing: the arguments of `carectl __complete` that prints them ('profiles', 'names tags'). */
+  dynamic?: string;
   /** The value names a file or folder, so shells complete file names. */
   isPath: boolean;
 }
 
 export interface ArgumentDoc extends ArgumentValues {
   name: string;
+  /** It takes any number of words (`<ids...>`). */
+  variadic: boolean;
 }
 
 export interface CommandDoc {
@@ -79,7 +81,7 @@ export function isLeaf(command: CommandDoc): boolean {
 function describeOption(path: readonly string[], option: Option, description: string): OptionDoc {
   const valueName = /[<[]([^>\]]+)[>\]]/.exec(option.flags)?.[1]?.replace(/\.\.\.$/, '');
   const values = optionValues(path, option);
-  const dynamic = path.length === 0 && option.long !== undefined ? DYNAMIC_VALUES[option.long] : undefined;
+  const dynamic = option.long === undefined ? undefined : dynamicValues(path, option.long);
   return {
     flags: option.flags,
     names: [option.short, option.long].filter((name): name is string => name !== undefined),
@@ -94,7 +96,7 @@ function describeOption(path: readonly string[], option: Option, description: st
 
 /** `carectl help`'s words are the commands beside it and the topics; other commands' come from ARGUMENT_VALUES. */
 function argumentValues(command: Command, path: readonly string[]): readonly ArgumentValues[] | undefined {
-  if (path.join(' ') !== 'help' || !command.parent) return ARGUMENT_VALUES[path.join(' ')];
+  if (path.join(' ') !== 'help' || !command.parent) return valuesOfArguments(path);
   const commands = command.parent
     .createHelp()
     .visibleCommands(command.parent)
@@ -105,5 +107,11 @@ function argumentValues(command: Command, path: readonly string[]): readonly Arg
 
 function describeArgument(argument: Argument, values: ArgumentValues | undefined): ArgumentDoc {
   const words = argument.argChoices ?? values?.words;
-  return { name: argument.name(), ...(words && { words }), ...(values?.after && { after: values.after }) };
+  return {
+    name: argument.name(),
+    variadic: argument.variadic,
+    ...(words && { words }),
+    ...(values?.after && { after: values.after }),
+    ...(values?.run && { run: values.run }),
+  };
 }

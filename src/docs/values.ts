@@ -5,7 +5,7 @@
  */
 import type { Option } from 'commander';
 import { FORMATS } from '../output/index.js';
-import { CONTENT_ITEM, DATE_TYPES, REPORT_FORMATS, RESOURCES, UPDATE_STATUSES, VERSIONS } from '../api/catalogue/index.js';
+import { CONTENT_ITEM, DATE_TYPES, PATCH_REFERENCES, REPORT_FORMATS, RESOURCES, UPDATE_STATUSES, VERSIONS } from '../api/catalogue/index.js';
 import { requestableFields } from '../api/query.js';
 import { columnNames } from '../cli/columns.js';
 import { CONFIG_KEYS } from '../config/keys.js';
@@ -20,8 +20,28 @@ const GLOBAL_VALUES: Readonly<Record<string, readonly string[]>> = {
   '--api-version': VERSIONS,
 };
 
-/** Global options whose words are read when completing: the profiles of the config file. */
-export const DYNAMIC_VALUES: Readonly<Record<string, 'profiles'>> = { '--profile': 'profiles' };
+/**
+ * Options whose words are read when completing, by command path and long name ('' for carectl
+ * itself): what `carectl __complete` is asked for. Options that name a record of another resource
+ * are found in the catalogue instead (dynamicValues).
+ */
+const DYNAMIC_VALUES: Readonly<Record<string, string>> = {
+  ' --profile': 'profiles',
+  'conversations update --close-reason': 'close-reasons',
+};
+
+/**
+ * What `carectl __complete` gives an option's words: a filter that refers to a resource
+ * (`FilterSpec.refers`) or a write's reference (`PATCH_REFERENCES`) completes from that
+ * resource's names, the others as DYNAMIC_VALUES has them.
+ */
+export function dynamicValues(path: readonly string[], long: string): string | undefined {
+  const filters = RESOURCES.find((spec) => spec.name === path[0])?.filters ?? [];
+  const flag = long.slice(2);
+  const refers =
+    path.length > 1 ? (filters.find((filter) => filter.flag === flag)?.refers ?? PATCH_REFERENCES[flag as keyof typeof PATCH_REFERENCES]) : undefined;
+  return refers ? `names ${refers.resource}` : DYNAMIC_VALUES[`${path.join(' ')} ${long}`];
+}
 
 /**
  * Values that verbs with their own logic check against the catalogue's lists of the two writes
@@ -40,6 +60,8 @@ export interface ArgumentValues {
   words?: readonly string[];
   /** Words that depend on the argument before (`config set output <value>`). */
   after?: Readonly<Record<string, readonly string[]>>;
+  /** Words read when completing: what `carectl __complete` is asked for ('ids tags'). */
+  run?: string;
 }
 
 const CONFIG_VALUES: Readonly<Record<string, readonly string[]>> = { output: FORMATS, 'api-version': VERSIONS };
@@ -49,6 +71,12 @@ export const ARGUMENT_VALUES: Readonly<Record<string, readonly ArgumentValues[]>
   'config get': [{ words: CONFIG_KEYS }],
   'config unset': [{ words: CONFIG_KEYS }],
 };
+
+/** The words of a command's arguments: ARGUMENT_VALUES', or the ids of a resource whose records the catalogue names (`ResourceSpec.names`) after `get`. */
+export function argumentValues(path: readonly string[]): readonly ArgumentValues[] | undefined {
+  const named = path.length === 2 && path[1] === 'get' && RESOURCES.some((spec) => spec.name === path[0] && spec.names);
+  return ARGUMENT_VALUES[path.join(' ')] ?? (named ? [{ run: `ids ${path[0]}` }] : undefined);
+}
 
 export function optionValues(path: readonly string[], option: Option): readonly string[] | undefined {
   if (option.argChoices) return option.argChoices;

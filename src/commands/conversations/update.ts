@@ -18,6 +18,7 @@ import type { Action, RawOptions } from '../../cli/action.js';
 import type { Context } from '../../cli/context.js';
 import { addExamples } from '../../cli/help.js';
 import { readIds, requireId } from '../../cli/ids.js';
+import { rememberCloseReason } from '../completion-words.js';
 import { ApiError, BadReplyError, CarectlError, InterruptedError, isBrokenPipe, mayHaveBeenApplied, systemReason, UsageError } from '../../core/errors.js';
 import { parseEnum, parseList } from '../../core/parse.js';
 import { sanitizeForTerminal, writeText, type RecordWriter } from '../../output/index.js';
@@ -194,6 +195,9 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
   const batch: Batch = { stop: new BatchStop(), notSent: [] };
   const run: Run = { ctx, api, version, facts, dryRun, writer, batch, rest };
   const outcomes = await runBatch(run, ids, scheduler);
+  // a reason the service took is offered by completion next time
+  if (!dryRun && proposed.closeReason !== undefined && outcomes.some((outcome) => !outcome.error && !outcome.notSent))
+    await rememberCloseReason(ctx, proposed.closeReason);
   await settleRest(run, ids, outcomes.length);
   if (ctx.io.signal.aborted && outcomes.length < ids.length) throw new InterruptedError(interruptedMessage(outcomes.length, ids.length, rest?.given));
   throwIfAnyFailed(outcomes, run);

@@ -1,0 +1,75 @@
+/**
+ * Words from the service for `carectl __complete`: the names or ids of a resource's records (tags,
+ * channels), from the completion cache (src/config/completion-cache.ts) while it is fresh, else
+ * read again. A TAB waits at most TAB_BUDGET_MS on the injected clock: then, or when the read
+ * fails (offline, no credentials), the stale words are offered, or none.
+ */
+import { defaultVersion, resourceByName } from '../api/catalogue/index.js';
+import { NameResolver } from '../api/names.js';
+import type { Context } from '../cli/context.js';
+import { openCompletionCache, type CacheScope } from '../config/completion-cache.js';
+
+export const TAB_BUDGET_MS = 1000;
+
+export interface WordsRequest {
+  /** The cache's name for the list: 'names tags', 'close-reasons'. */
+  list: string;
+  resource?: string;
+  field?: 'names' | 'ids';
+}
+
+export async function serviceWords(ctx: Context, request: WordsRequest): Promise<string[]> {
+  // Unless the user said otherwise, one attempt, no longer than the whole budget.
+  ctx.globals.requestTimeout ??= `${TAB_BUDGET_MS}ms`;
+  ctx.globals.retries ??= '0';
+  const scope = await scopeOf(ctx);
+  const cache = openCompletionCache({ ...ctx.io, createFolder: true });
+  if (request.resource === undefined) return [...cache.closeReasons(scope)].reverse();
+  const cached = cache.words(scope, request.list);
+  if (cached?.fresh) return cached.words;
+  const read = readWords(ctx, request.resource, request.field ?? 'names').then(async (words) => {
+    await cache.storeWords(scope, request.list, words);
+    return words;
+  });
+  const late = new AbortController();
+  const deadline = ctx.io.sleep(TAB_BUDGET_MS, late.signal).then(() => undefined);
+  try {
+    return (await Promise.race([read, deadline])) ?? cached?.words ?? [];
+  } catch {
+    return cached?.words ?? [];
+  } finally {
+    late.abort();
+    read.catch(() => undefined);
+    deadline.catch(() => undefined);
+  }
+}
+
+async function readWords(ctx: Context, resource: string, field: 'names' | 'ids'): Promise<string[]> {
+  const spec = resourceByName(resource);
+  if (!spec.names) return [];
+  const resolver = new NameResolver(await ctx.api(), await ctx.scheduler(), defaultVersion(spec));
+  const records = await resolver.records(resource);
+  const words = records.map((record) => (field === 'names' && PLAIN_WORD.test(record.name) ? record.name : record.id));
+  return [...new Set(words.filter((word) => PLAIN_WORD.test(word)))];
+}
+
+/**
+ * Words a shell can offer as they are: bash's compgen expands its word list ($(…), `…`, ~), a
+ * space splits a word, a comma splits a list, control characters would reach the terminal. A
+ * record whose name is not one is offered by its id, which every option takes too.
+ */
+const PLAIN_WORD = /^[\p{L}\p{N}._@+:/-]+$/u;
+
+/** Keeps a close reason the service accepted, for completion; a cache that cannot be written is no failure of the update. */
+export async function rememberCloseReason(ctx: Context, reason: string): Promise<void> {
+  try {
+    const scope = await scopeOf(ctx);
+    await openCompletionCache({ ...ctx.io, createFolder: false }).addCloseReason(scope, reason);
+  } catch {
+    // nothing to offer next time, nothing lost now
+  }
+}
+
+async function scopeOf(ctx: Context): Promise<CacheScope> {
+  return { profile: ctx.settings.profileName, base: (await ctx.connection()).baseUrl.href };
+}

@@ -1,0 +1,299 @@
+/**
+ * Completion from the service: the cache (fresh, stale, per profile and address, a broken file),
+ * `carectl __complete names|ids|close-reasons` against the sandbox, a closed port and a service
+ * that never answers, and the scripts running it.
+ */
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { COMPLETION_FILE_NAME, FRESH_FOR_MS, openCompletionCache } from '../src/config/completion-cache.js';
+import type { Sandbox } from '../src/sandbox/index.js';
+import { apiRequests, fakeClock, freePort, openSandbox, runCli } from './helpers.js';
+
+const run = promisify(execFile);
+
+function installed(shell: string): boolean {
+  return spawnSync(shell, ['-c', 'exit 0']).status === 0;
+}
+
+describe('the completion cache', () => {
+  let home: string;
+  before(async () => {
+    home = await mkdtemp(join(tmpdir(), 'carectl-completion-cache-'));
+  });
+  after(() => rm(home, { recursive: true, force: true }));
+
+  const scope = { profile: 'default', base: 'https://care.example/api/' };
+
+  test('fresh for 10 minutes, then stale with the same words; another profile or address has its own', async () => {
+    const clock = fakeClock();
+    const io = { env: { XDG_CONFIG_HOME: join(home, 'a') }, now: clock.now, signal: new AbortController().signal, createFolder: true };
+    const cache = openCompletionCache(io);
+    assert.equal(cache.words(scope, 'names tags'), undefined);
+    await cache.storeWords(scope, 'names tags', ['vip', 'spam']);
+    assert.deepEqual(cache.words(scope, 'names tags'), { words: ['vip', 'spam'], fresh: true });
+    clock.advance(FRESH_FOR_MS - 1);
+    assert.equal(cache.words(scope, 'names tags')?.fresh, true);
+    clock.advance(1);
+    assert.deepEqual(cache.words(scope, 'names tags'), { words: ['vip', 'spam'], fresh: false });
+    assert.equal(cache.words({ ...scope, profile: 'staging' }, 'names tags'), undefined);
+    assert.equal(cache.words({ ...scope, base: 'https://other.example/api/' }, 'names tags'), undefined);
+    assert.equal(cache.words(scope, 'names channels'), undefined);
+    assert.equal((await stat(cache.path)).mode & 0o777, 0o600);
+    assert.equal((await stat(join(home, 'a', 'carectl'))).mode & 0o777, 0o700);
+  });
+
+  test('close reasons: newest first once each, per profile and address', async () => {
+    const io = { env: { XDG_CONFIG_HOME: join(home, 'b') }, now: () => 0, signal: new AbortController().signal, createFolder: true };
+    const cache = openCompletionCache(io);
+    assert.deepEqual(cache.closeReasons(scope), []);
+    for (const reason of ['resolved', 'spam', 'resolved']) await cache.addCloseReason(scope, reason);
+    assert.deepEqual(cache.closeReasons(scope), ['spam', 'resolved']);
+    assert.deepEqual(cache.closeReasons({ ...scope, profile: 'other' }), []);
+  });
+
+  test('a broken file is an empty cache, replaced by the next write', async () => {
+    const folder = join(home, 'c', 'carectl');
+    await mkdir(folder, { recursive: true });
+    for (const text of [
+      '{ not json',
+      'null',
+      '{"scopes":[1]}',
+      '{"scopes":{"[\\"default\\",\\"https://care.example/api/\\"]":{"lists":{"names tags":{"at":"x","words":[1]}},"closeReasons":"x"}}}',
+    ]) {
+      await writeFile(join(folder, COMPLETION_FILE_NAME), text);
+      const cache = openCompletionCache({ env: { XDG_CONFIG_HOME: join(home, 'c') }, now: () => 0, signal: new AbortController().signal, createFolder: true });
+      assert.equal(cache.words(scope, 'names tags'), undefined, text);
+      assert.deepEqual(cache.closeReasons(scope), [], text);
+    }
+    const cache = openCompletionCache({ env: { XDG_CONFIG_HOME: join(home, 'c') }, now: () => 0, signal: new AbortController().signal, createFolder: true });
+    await cache.storeWords(scope, 'names tags', ['vip']);
+    assert.deepEqual(cache.words(scope, 'names tags')?.words, ['vip']);
+  });
+});
+
+describe('carectl __complete from the service', () => {
+  let sandbox: Sandbox;
+  let home: string;
+  let count = 0;
+  before(async () => {
+    sandbox = await openSandbox();
+    home = await mkdtemp(join(tmpdir(), 'carectl-complete-'));
+  });
+  after(async () => {
+    await sandbox.close();
+    await rm(home, { recursive: true, force: true });
+  });
+  /** A fresh config folder per test: no cache yet. */
+  const fresh = (): string => join(home, String(++count));
+
+  test('names and ids of tags and channels; plain words only, other records by their id; the cache answers the next TAB', async () => {
+    const env = { XDG_CONFIG_HOME: fresh() };
+    const tags = await runCli(['__complete', 'names', 'tags'], { sandbox, env });
+    assert.equal(tags.code, 0);
+    assert.equal(tags.stderr, '');
+    const words = tags.stdout.split('\n').slice(0, -1);
+    assert.ok(words.includes('praise-follow-up') && words.includes('order-bug'), tags.stdout);
+    // a name a shell would expand or print raw is offered as the tag's id
+    assert.ok(
+      words.every((word) => /^[\p{L}\p{N}._@+:/-]+$/u.test(word)),
+      tags.stdout,
+    );
+    assert.ok(!words.some((word) => word.includes('HYPERLINK')));
+    const ids = await runCli(['__complete', 'ids', 'channels'], { sandbox, env });
+    assert.match(ids.stdout, /^(\d+\n)+$/);
+    const from = sandbox.requests.length;
+    const again = await runCli(['__complete', 'names', 'tags'], { sandbox, env });
+    assert.equal(again.stdout, tags.stdout);
+    assert.equal(apiRequests(sandbox, from).length, 0, 'fresh words are not read again');
+  });
+
+  test('after 10 minutes the words are read again', async () => {
+    const env = { XDG_CONFIG_HOME: fresh() };
+    const clock = fakeClock();
+    await runCli(['__complete', 'names', 'tags'], { sandbox, env, now: clock.now });
+    clock.advance(FRESH_FOR_MS);
+    const from = sandbox.requests.length;
+    const again = await runCli(['__complete', 'names', 'tags'], { sandbox, env, now: clock.now });
+    assert.match(again.stdout, /praise-follow-up/);
+    assert.ok(apiRequests(sandbox, from).length > 0);
+  });
+
+  test('offline (a closed port) or without credentials: nothing, exit 0', async () => {
+    const port = await freePort();
+    const offline = { CARECTL_BASE_URL: `http://127.0.0.1:${port}/api/`, CARECTL_USER: 'u', CARECTL_PASSWORD: 'p', XDG_CONFIG_HOME: fresh() };
+    for (const what of [['names', 'tags'], ['ids', 'channels'], ['close-reasons']]) {
+      const result = await runCli(['--insecure-http', '__complete', ...what], { env: offline });
+      assert.deepEqual([result.code, result.stdout, result.stderr], [0, '', ''], what.join(' '));
+    }
+    const anonymous = await runCli(['__complete', 'names', 'tags'], { env: { CARECTL_BASE_URL: sandbox.baseUrl, XDG_CONFIG_HOME: fresh() } });
+    assert.deepEqual([anonymous.code, anonymous.stdout, anonymous.stderr], [0, '', '']);
+    const unknown = await runCli(['__complete', 'names', 'nosuch'], { sandbox, env: { XDG_CONFIG_HOME: fresh() } });
+    assert.deepEqual([unknown.code, unknown.stdout, unknown.stderr], [0, '', '']);
+  });
+
+  test('a service that does not answer within the budget: the stale words, without waiting for it', async () => {
+    const sockets: Socket[] = [];
+    const silent: Server = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(silent.address() as { port: number }).port}/api/`;
+    try {
+      const folder = fresh();
+      const clock = fakeClock();
+      const cache = openCompletionCache({ env: { XDG_CONFIG_HOME: folder }, now: clock.now, signal: new AbortController().signal, createFolder: true });
+      await cache.storeWords({ profile: 'default', base }, 'names tags', ['vip', 'spam']);
+      clock.advance(FRESH_FOR_MS + 1);
+      const env = { CARECTL_BASE_URL: base, CARECTL_USER: 'u', CARECTL_PASSWORD: 'p', XDG_CONFIG_HOME: folder };
+      // the fake clock's sleep ends the 1 s budget at once; the request would wait for its 1 s timeout
+      const stale = await runCli(['--insecure-http', '__complete', 'names', 'tags'], { env, now: clock.now, sleep: clock.sleep });
+      assert.deepEqual([stale.code, stale.stdout, stale.stderr], [0, 'vip\nspam\n', '']);
+      assert.ok(clock.slept.includes(1000), String(clock.slept));
+      const none = await runCli(['--insecure-http', '__complete', 'names', 'channels'], { env, now: clock.now, sleep: clock.sleep });
+      assert.deepEqual([none.code, none.stdout, none.stderr], [0, '', '']);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  test('close reasons: those the service accepted, newest first; not one it refused, nor one of a dry run', async () => {
+    const env = { XDG_CONFIG_HOME: fresh() };
+    const id = (await runCli(['conversations', 'list', '--limit', '1', '--columns', 'id', '--no-header', '-o', 'tsv'], { sandbox })).stdout.trim();
+    // a home without carectl's folder (cron, credentials in the environment) is left as it was
+    const bare = await runCli(['conversations', 'update', id, '--status', 'closing', '--close-reason', 'resolved', '-o', 'json'], { sandbox, env });
+    assert.equal(bare.code, 0, bare.stderr);
+    assert.equal(existsSync(env.XDG_CONFIG_HOME), false);
+    await mkdir(join(env.XDG_CONFIG_HOME, 'carectl'), { recursive: true });
+    assert.deepEqual((await runCli(['__complete', 'close-reasons'], { sandbox, env })).stdout, '');
+    const refused = await runCli(['conversations', 'update', id, '--status', 'closing', '--close-reason', 'nosuch-reason', '-o', 'json'], { sandbox, env });
+    assert.notEqual(refused.code, 0);
+    await runCli(['conversations', 'update', id, '--status', 'closing', '--close-reason', 'spam', '--dry-run'], { sandbox, env });
+    assert.deepEqual((await runCli(['__complete', 'close-reasons'], { sandbox, env })).stdout, '');
+    for (const reason of ['resolved', 'spam']) {
+      const done = await runCli(['conversations', 'update', id, '--status', 'closing', '--close-reason', reason, '-o', 'json'], { sandbox, env });
+      assert.equal(done.code, 0, done.stderr);
+    }
+    assert.deepEqual((await runCli(['__complete', 'close-reasons'], { sandbox, env })).stdout, 'spam\nresolved\n');
+    const file = join(env.XDG_CONFIG_HOME, 'carectl', COMPLETION_FILE_NAME);
+    assert.doesNotMatch(await readFile(file, 'utf8'), /nosuch-reason|password/);
+  });
+});
+
+describe('the scripts run carectl __complete for the options that name records', () => {
+  let folder: string;
+  let env: NodeJS.ProcessEnv;
+  before(async () => {
+    folder = await mkdtemp(join(tmpdir(), 'carectl-complete-scripts-'));
+    await mkdir(join(folder, 'bin'));
+    // a stand-in carectl that prints words for __complete, so the script's side is tested alone
+    await writeFile(
+      join(folder, 'bin', 'carectl'),
+      '#!/bin/sh\ncase "$*" in\n  "__complete names tags") printf "vip\\nspam\\npraise-follow-up\\n" ;;\n  "__complete names channels") printf "acme-x\\n201\\n" ;;\n  "__complete close-reasons") printf "resolved\\n" ;;\n  "__complete ids tags") printf "7001\\n7002\\n" ;;\nesac\n',
+    );
+    await chmod(join(folder, 'bin', 'carectl'), 0o755);
+    env = { PATH: `${join(folder, 'bin')}:${process.env.PATH ?? ''}`, HOME: folder };
+  });
+  after(() => rm(folder, { recursive: true, force: true }));
+
+  async function script(shell: string): Promise<string> {
+    const { code, stdout, stderr } = await runCli(['completion', shell]);
+    assert.equal(code, 0, stderr);
+    const file = join(folder, `carectl.${shell}`);
+    await writeFile(file, stdout);
+    return file;
+  }
+
+  test('bash: tag names as a comma list, channels, close reasons, ids after get', async () => {
+    const file = await script('bash');
+    const cases = [
+      ['carectl', 'conversations', 'update', '1', '--add-tags', ''],
+      ['carectl', 'conversations', 'update', '1', '--remove-tags', 'vip,'],
+      ['carectl', 'conversations', 'list', '--tag', 's'],
+      ['carectl', 'conversations', 'list', '--channel', ''],
+      ['carectl', 'reports', 'create', '--channel', 'a'],
+      ['carectl', 'conversations', 'update', '1', '--close-reason', ''],
+      ['carectl', 'conversations', 'update', '1', '--tags', 'p'],
+      ['carectl', 'tags', 'get', ''],
+      ['carectl', 'tags', 'get', '7001', '70'],
+    ];
+    const driver = [
+      `source ${JSON.stringify(file)}`,
+      'offer() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMPREPLY=(); _carectl; printf "%s\\n" "${COMPREPLY[*]-}"; }',
+      ...cases.map((words) => `offer ${words.map((word) => `'${word}'`).join(' ')}`),
+    ].join('\n');
+    const { stdout } = await run('bash', ['-c', driver], { cwd: folder, env });
+    assert.deepEqual(stdout.split('\n').slice(0, cases.length), [
+      'vip spam praise-follow-up',
+      'vip,spam vip,praise-follow-up',
+      'spam',
+      'acme-x 201',
+      'acme-x',
+      'resolved',
+      'praise-follow-up',
+      '7001 7002',
+      '7001 7002',
+    ]);
+  });
+
+  test(
+    'zsh: the words read now go to compadd; no file names after a verb without arguments',
+    { skip: installed('zsh') ? false : 'zsh is not installed' },
+    async () => {
+      const file = await script('zsh');
+      const driver = [
+        'compdef() { :; }',
+        `source ${JSON.stringify(file)}`,
+        'compadd() { local -a out; while (( $# )); do case $1 in (-a) shift; out+=("${(@P)1}") ;; (--) shift; out+=("$@"); break ;; (-S|-P) shift ;; (-*) ;; (*) out+=("$1") ;; esac; shift; done; print -r -- "compadd ${out[*]}"; }',
+        'compset() { [[ ${words[CURRENT]} == *,* ]] && IPREFIX=${words[CURRENT]%,*},; }',
+        '_files() { print -r -- files; }',
+        '_message() { print -r -- message; }',
+        'offer() { local -a words; words=("$@"); CURRENT=$#; _carectl; print -r -- .; }',
+        "offer carectl conversations update 1 --add-tags 'vip,'",
+        "offer carectl conversations list --channel ''",
+        "offer carectl conversations update 1 --close-reason ''",
+        "offer carectl tags get 7001 ''",
+        "offer carectl conversations list ''",
+        "offer carectl conversations get ''",
+      ].join('\n');
+      const { stdout } = await run('zsh', ['-f', '-c', driver], { cwd: folder, env });
+      assert.deepEqual(stdout.split('\n'), [
+        'compadd spam praise-follow-up',
+        '.',
+        'compadd acme-x 201',
+        '.',
+        'compadd resolved',
+        '.',
+        'compadd 7001 7002',
+        '.',
+        '.',
+        'files',
+        '.',
+        '',
+      ]);
+    },
+  );
+
+  test('fish: the words read now; no file names after a verb without arguments', { skip: installed('fish') ? false : 'fish is not installed' }, async () => {
+    const file = await script('fish');
+    const offers = async (line: string): Promise<string[]> => {
+      const { stdout } = await run('fish', ['--no-config', '-c', `source ${JSON.stringify(file)}; complete -C${JSON.stringify(line)}`], { cwd: folder, env });
+      return stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((entry) => entry.split('\t')[0] as string)
+        .sort();
+    };
+    assert.deepEqual(await offers('carectl conversations update 1 --add-tags vip,'), ['vip,praise-follow-up', 'vip,spam']);
+    assert.deepEqual(await offers('carectl conversations list --channel '), ['201', 'acme-x']);
+    assert.deepEqual(await offers('carectl conversations update 1 --close-reason '), ['resolved']);
+    assert.deepEqual(await offers('carectl tags get 7001 '), ['7001', '7002']);
+    assert.ok(!(await offers('carectl conversations list ')).includes('carectl.fish'));
+    assert.ok((await offers('carectl conversations get ')).includes('carectl.fish'));
+  });
+});
