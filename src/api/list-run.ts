@@ -2,7 +2,7 @@
  * Streams a list plan into an output writer, the single writer of the work queue's slices in order:
  * --limit, --resume, each record once, and the resume token printed when the list stops early.
  */
-import { ApiError, InterruptedError, NetworkError } from '../core/errors.js';
+import { ApiError, InterruptedError, NetworkError, type CarectlError } from '../core/errors.js';
 import { realSleep } from '../core/io.js';
 import type { RecordWriter } from '../output/index.js';
 import { WorkQueue, type Slice, type TakenPage } from './work-queue.js';
@@ -29,6 +29,8 @@ export interface ListRunOptions {
   /** A stop signal: checked before each record, so records read ahead are not written after it. */
   signal?: AbortSignal;
   notice(message: string): void;
+  /** The token of a list stopped at --limit, for --resume-file. */
+  stoppedAt?(token: string): void;
 }
 
 /** Decodes --resume before anything is sent, so a bad token is a usage error. */
@@ -58,7 +60,9 @@ export async function runList(options: ListRunOptions): Promise<number> {
   run.stop();
   await options.writer.end();
   if (out.written >= limit && out.cursor) {
-    options.notice(`stopped at --limit ${limit}; more may follow: run the same command with --resume ${out.token(out.cursor)}`);
+    const token = out.token(out.cursor);
+    options.stoppedAt?.(token);
+    options.notice(`stopped at --limit ${limit}; more may follow: run the same command with --resume ${token}`);
   }
   return out.written;
 }
@@ -253,11 +257,11 @@ class OrderedWriter {
     if (this.writing && err instanceof InterruptedError) (err as Error).message += '; stdout was not being read, so its last line may be cut off';
     // Before its first record, only a resumed run prints a token (the one it was given).
     if (isResumable(err) && this.cursor && (this.written > 0 || this.resumed())) {
-      // Part of the error, not a notice: --quiet cron jobs must still learn how to continue.
       const records = `${this.written} record${this.written === 1 ? '' : 's'}`;
       const stopped = this.written > 0 ? `after ${records}` : 'before its first record';
-      (err as Error).message +=
-        `; the list stopped ${stopped}: to continue, run the same command with --resume ${this.token(this.cursor, err instanceof PagingError ? err.continuesAt : undefined)}`;
+      const token = this.token(this.cursor, err instanceof PagingError ? err.continuesAt : undefined);
+      (err as CarectlError).message += `; the list stopped ${stopped}`;
+      (err as CarectlError).resumeToken = token;
     }
     return err;
   }

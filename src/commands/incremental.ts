@@ -8,7 +8,7 @@ import { openStateFile, type StateFile } from '../cli/state-file.js';
 import { incrementalParams, IncrementalRun, queryText, stateField, type ListState } from '../api/incremental.js';
 import type { ResourceSpec, Version } from '../api/catalogue/index.js';
 import type { PageSource } from '../api/paging.js';
-import { ApiError, InterruptedError, NetworkError, UsageError } from '../core/errors.js';
+import { ApiError, CarectlError, InterruptedError, NetworkError, UsageError } from '../core/errors.js';
 import { PagingError } from '../api/page-guard.js';
 import { parseDuration } from '../core/parse.js';
 import { writeText } from '../core/stream-sink.js';
@@ -85,9 +85,10 @@ export async function incrementalList(
  * not take: it continues by itself, its state being left as it was.
  */
 function withoutResumeAdvice(err: unknown, flag: string): unknown {
-  if (err instanceof Error) {
+  if (err instanceof CarectlError && err.resumeToken !== undefined) {
     const again = flag === '--watch' ? 'the next poll lists them again' : 'the state is unchanged, so the same command lists them again';
-    err.message = err.message.replace(/: to continue, run the same command with --resume .*$/s, `: ${again}`);
+    err.message += `: ${again}`;
+    err.resumeToken = undefined;
   }
   return err;
 }

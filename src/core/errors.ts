@@ -16,11 +16,21 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
 export class CarectlError extends Error {
   readonly exitCode: ExitCode;
-  constructor(message: string, exitCode: ExitCode = ExitCode.failure) {
-    super(message);
+  /**
+   * Where a list that stopped early can go on from (`--resume TOKEN`): set by the list's writer,
+   * said by the composition root, and written to --resume-file.
+   */
+  resumeToken: string | undefined;
+  constructor(message: string, exitCode: ExitCode = ExitCode.failure, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = new.target.name;
     this.exitCode = exitCode;
   }
+}
+
+/** The line a list that stopped early adds to its error, so the same command can go on. */
+export function resumeAdvice(token: string): string {
+  return `to continue, run the same command with --resume ${token}`;
 }
 
 /**
