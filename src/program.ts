@@ -80,6 +80,7 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
     .option('--limit <n>', 'stop after N records in all (across pages)')
     .option('--page-size <n>', 'records per request, 1-50 (default: 50)')
     .option('--resume <token>', 'continue a list from the token it printed (csv/tsv: without the header, for >>)')
+    .option('--resume-file <file>', 'lists: on an early stop, write the --resume token to FILE; a list that completes removes FILE (also CARECTL_RESUME_FILE)')
     .option('-O, --output-file <file>', 'lists and api: write the output to FILE, renamed into place once whole (a failed run leaves FILE as it was)')
     .option(
       '--state <file>',

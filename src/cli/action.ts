@@ -4,10 +4,11 @@
  */
 import type { Command } from 'commander';
 import { Context, type GlobalOptions } from './context.js';
-import { UsageError } from '../core/errors.js';
+import { CarectlError, UsageError } from '../core/errors.js';
 import type { Io } from '../core/io.js';
 import { redactError } from '../http/redact.js';
 import { openOutputFile } from './output-file.js';
+import { settleResumeFile } from './resume-file.js';
 
 /** Commander's parsed options of one command, before a verb reads them. */
 export type RawOptions = Readonly<Record<string, unknown>>;
@@ -18,19 +19,20 @@ export type CommandBody<O> = (ctx: Context, opts: O) => Promise<void>;
  * Global options that only some commands act on. A command names those it takes; given to any
  * other, they are a usage error rather than silently ignored (`tags get 7001 --resume T`).
  */
-export type GlobalUse = 'limit' | 'page-size' | 'resume' | 'columns' | 'parallel' | 'output-file' | 'state' | 'watch';
+export type GlobalUse = 'limit' | 'page-size' | 'resume' | 'resume-file' | 'columns' | 'parallel' | 'output-file' | 'state' | 'watch';
 export type Action = <O>(read: OptionReader<O>, body: CommandBody<O>, takes?: readonly GlobalUse[]) => (...commanderArgs: unknown[]) => Promise<void>;
 
 /** For verbs that take no options or arguments of their own. */
 export const noOptions: OptionReader<undefined> = () => undefined;
 
 /** What a list of records takes: all of them (a resource's own list also --state and --watch). */
-export const LIST_USES: readonly GlobalUse[] = ['limit', 'page-size', 'resume', 'columns', 'parallel', 'output-file'];
+export const LIST_USES: readonly GlobalUse[] = ['limit', 'page-size', 'resume', 'resume-file', 'columns', 'parallel', 'output-file'];
 
 const GIVEN: Readonly<Record<GlobalUse, (globals: GlobalOptions) => boolean>> = {
   limit: (globals) => globals.limit !== undefined,
   'page-size': (globals) => globals.pageSize !== undefined,
   resume: (globals) => globals.resume !== undefined,
+  'resume-file': (globals) => globals.resumeFile !== undefined,
   columns: (globals) => globals.columns !== undefined,
   parallel: (globals) => globals.parallel !== undefined,
   'output-file': (globals) => globals.outputFile !== undefined,
@@ -57,13 +59,19 @@ export function makeAction(io: Io): Action {
       // -O: before anything is sent, so a folder that cannot be written costs nothing.
       const file = globals.outputFile === undefined ? undefined : await openOutputFile(io, globals.outputFile);
       const ctx = new Context(file?.io ?? io, globals);
+      const resumeFile = takes.includes('resume-file') ? ctx.resumeFile() : undefined;
+      const sayToStderr = (message: string): void => void io.stderr.stream.write(`carectl: ${message}\n`);
       try {
         ctx.checkGlobals();
         await body(ctx, read(command.opts(), commanderArgs.slice(0, -2)));
         await file?.commit();
         // Only now is the output whole and in place: --state may record that it was delivered.
         await ctx.outputDone();
+        if (resumeFile !== undefined) settleResumeFile(resumeFile, ctx.listStoppedAt, sayToStderr);
       } catch (err) {
+        // An early stop that can be continued: the token where scripts look (an earlier one is kept otherwise).
+        if (resumeFile !== undefined && err instanceof CarectlError && err.resumeToken !== undefined)
+          settleResumeFile(resumeFile, err.resumeToken, sayToStderr);
         // Messages may carry what the service or a proxy echoed: never a credential.
         throw redactError(err, ctx.secrets());
       } finally {

@@ -28,6 +28,7 @@ export interface GlobalOptions {
   limit?: string;
   pageSize?: string;
   resume?: string;
+  resumeFile?: string;
   apiVersion?: string;
   requestTimeout?: string;
   retries?: string;
@@ -311,6 +312,14 @@ export class Context {
     this.onClose(() => sandbox.close());
     return { baseUrl: new URL(sandbox.baseUrl), user: sandbox.user, password: sandbox.password };
   }
+
+  /** The --resume-file (or CARECTL_RESUME_FILE) of this run, if any. */
+  resumeFile(): string | undefined {
+    return this.globals.resumeFile ?? (this.io.env.CARECTL_RESUME_FILE || undefined);
+  }
+
+  /** The token of a list that stopped at --limit: --resume-file keeps it. */
+  listStoppedAt: string | undefined;
 
   /** Runs `step` once the command's output is complete and in place (after -O's rename): a --state commit. */
   afterOutput(step: () => Promise<void>): void {

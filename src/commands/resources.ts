@@ -239,6 +239,9 @@ export async function streamList(ctx: Context, spec: ResourceSpec, run: ListRun,
       pageSize: Math.min(ctx.pageSize, limit ?? Infinity),
       ...(header !== undefined && { header }),
       ...(limit !== undefined && { limit }),
+      stoppedAt: (token) => {
+        ctx.listStoppedAt = token;
+      },
       // A notice takes the live line's place; the count comes back with the next records.
       notice: (message) => {
         live.clear();

@@ -1,0 +1,82 @@
+/**
+ * --resume-file FILE (and CARECTL_RESUME_FILE): the token of a list that stopped early is written
+ * where a script looks for it, and removed once the list completes.
+ */
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Sandbox } from '../src/sandbox/index.js';
+import { apiRequests, openSandbox, runCli, scratchFolder } from './helpers.js';
+
+let sandbox: Sandbox;
+before(async () => {
+  sandbox = await openSandbox();
+});
+after(() => sandbox.close());
+
+const LIST = ['conversations', 'list', '--status', 'closed', '--columns', 'id', '--page-size', '5', '--retries', '0'];
+const tokenIn = (stderr: string): string | undefined => /--resume (\S+)/.exec(stderr)?.[1];
+
+describe('--resume-file', () => {
+  test('--limit writes the token the notice gives; the run it continues completes the list and removes the file', async () => {
+    const file = join(scratchFolder('carectl-resume-'), 'token');
+    const whole = await runCli(LIST, { sandbox });
+    const first = await runCli([...LIST, '--limit', '7', '--resume-file', file], { sandbox });
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(readFileSync(file, 'utf8'), `${tokenIn(first.stderr)}\n`);
+    const rest = await runCli([...LIST, '--no-header', '--resume', readFileSync(file, 'utf8').trim(), '--resume-file', file], { sandbox });
+    assert.equal(rest.code, 0, rest.stderr);
+    assert.equal(existsSync(file), false, 'a list that completes removes the file');
+    assert.equal(first.stdout + rest.stdout, whole.stdout);
+  });
+
+  test('CARECTL_RESUME_FILE: a list that fails part-way writes the token of its error line', async () => {
+    const file = join(scratchFolder('carectl-resume-'), 'token');
+    sandbox.setFaults({ failListAfterPages: 3 });
+    let failed;
+    try {
+      failed = await runCli(LIST, { sandbox, env: { CARECTL_RESUME_FILE: file } });
+    } finally {
+      sandbox.setFaults(undefined);
+    }
+    assert.equal(failed.code, 1, failed.stderr);
+    const token = tokenIn(failed.stderr);
+    assert.ok(token, failed.stderr);
+    assert.equal(readFileSync(file, 'utf8'), `${token}\n`);
+  });
+
+  test("a command that is not a list refuses the flag and leaves the variable's file alone; nothing is sent", async () => {
+    const file = join(scratchFolder('carectl-resume-'), 'token');
+    writeFileSync(file, 'earlier\n');
+    const from = sandbox.requests.length;
+    const flag = await runCli(['tags', 'get', '7001', '--resume-file', file], { sandbox });
+    assert.equal(flag.code, 2);
+    assert.match(flag.stderr, /^carectl: --resume-file: `carectl tags get` does not take it\n$/);
+    assert.equal(apiRequests(sandbox, from).length, 0);
+    const env = await runCli(['tags', 'get', '7001'], { sandbox, env: { CARECTL_RESUME_FILE: file } });
+    assert.equal(env.code, 0, env.stderr);
+    assert.equal(readFileSync(file, 'utf8'), 'earlier\n');
+  });
+
+  test(
+    'a file that cannot be written is said on stderr; the list keeps its outcome and its token in the notice',
+    { skip: process.getuid?.() === 0 ? 'root writes into any folder' : false },
+    async () => {
+      const folder = scratchFolder('carectl-resume-');
+      chmodSync(folder, 0o500);
+      const result = await runCli([...LIST, '--limit', '3', '--resume-file', join(folder, 'token')], { sandbox });
+      assert.equal(result.code, 0);
+      assert.match(result.stderr, /--resume-file: cannot write /);
+      assert.ok(tokenIn(result.stderr));
+    },
+  );
+
+  test('a file in a folder that does not exist is said on stderr, whatever the user', async () => {
+    const file = join(scratchFolder('carectl-resume-'), 'missing', 'token');
+    const result = await runCli([...LIST, '--limit', '3', '--resume-file', file], { sandbox });
+    assert.equal(result.code, 0);
+    assert.match(result.stderr, /^carectl: --resume-file: cannot write .*missing\/token: .*\(ENOENT\)$/m);
+    assert.ok(tokenIn(result.stderr));
+  });
+});
