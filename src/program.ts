@@ -127,9 +127,23 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
   addCompletionCommand(program, action);
   addHelpCommand(program, action);
   addVersionCommand(program, action, VERSION);
+  addAliases(program);
   // Last, so that it covers every option of every command.
   checkRepeats(program);
   return program;
+}
+
+/**
+ * What kubectl and gh users type: each resource group's singular (`tag`, `report`), the
+ * catalogue's own aliases (`conv`), and `ls` for every `list`.
+ */
+function addAliases(program: Command): void {
+  for (const spec of RESOURCES) {
+    const group = program.commands.find((command) => command.name() === spec.name);
+    const singular = spec.name.replace(/s$/, '');
+    group?.aliases([...(singular === spec.name ? [] : [singular]), ...(spec.aliases ?? [])]);
+    group?.commands.find((verb) => verb.name() === 'list')?.alias('ls');
+  }
 }
 
 export function carectlManPage(): string {

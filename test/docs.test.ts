@@ -239,7 +239,14 @@ describe('completion', () => {
       ['carectl', 'sandbox', '--'],
       ['carectl', 'conversations', 'list', '--columns', 'au'],
       ['carectl', 'help', 'conversations', ''],
+      ['carectl', 'conv', ''],
+      ['carectl', 'conversation', 'ls', '--status', ''],
+      ['carectl', 'tag', 'ls', '--ac'],
     ]);
+    // An alias names its command: what follows completes as after the name.
+    assert.deepEqual(offers.at(-3)?.sort(), ['content', 'get', 'list', 'update']);
+    assert.deepEqual(offers.at(-2)?.sort(), [...CONVERSATION_STATUSES].sort());
+    assert.deepEqual(offers.at(-1), ['--active']);
     assert.deepEqual(offers[0], ['conversations']);
     assert.deepEqual(offers[1]?.sort(), [...CONVERSATION_STATUSES].sort());
     assert.deepEqual(offers[2]?.sort(), [...FORMATS].sort());
@@ -395,6 +402,7 @@ describe('completion', () => {
         .sort();
     };
     assert.deepEqual(await offers('carectl conv'), ['conversations']);
+    assert.deepEqual(await offers('carectl conv ls --status '), [...CONVERSATION_STATUSES].sort());
     assert.deepEqual(await offers('carectl conversations list --status '), [...CONVERSATION_STATUSES].sort());
     assert.deepEqual(await offers('carectl -o '), [...FORMATS].sort());
     assert.deepEqual(await offers('carectl conversations update 1 --status '), ['closing', 'on_hold']);

@@ -814,7 +814,7 @@ describe('exit codes', () => {
       /--private and --no-private cannot be used together/,
     ],
     ['empty --include', ['conversations', 'list', '--status', 'unread', '--include', ''], /--include: needs one or more of content, notes, actions/],
-    ['a typo of a verb', ['conversations', 'lst'], /unknown command 'lst' \(did you mean list\?\)/],
+    ['a typo of a verb', ['conversations', 'lst'], /unknown command 'lst' \(did you mean (?:one of )?list\b/],
     // commander's own refusals, in the house's words: the flag first, then what it takes.
     ['a flag without its value', ['conversations', 'list', '--status'], /^carectl: --status: needs a value\n$/],
     ['a flag with a short form, without its value', ['tags', 'list', '-o'], /^carectl: --output: needs a value\n$/],
@@ -930,5 +930,22 @@ describe('exit codes', () => {
     assert.equal(out.code, 4);
     assert.match(out.stderr, /^carectl: .*\(HTTP 404\)\n$/);
     assert.equal(out.stdout, '');
+  });
+});
+
+describe('aliases', () => {
+  test('conv, conversation and each group singular name their group, ls names list: the same output, and help says so', async () => {
+    const full = await runCli(['conversations', 'list', '--status', 'unread', '--columns', 'id'], { sandbox });
+    for (const group of ['conv', 'conversation']) {
+      assert.equal((await runCli([group, 'ls', '--status', 'unread', '--columns', 'id'], { sandbox })).stdout, full.stdout);
+    }
+    assert.equal(
+      (await runCli(['tag', 'get', '7005', '-o', 'json'], { sandbox })).stdout,
+      (await runCli(['tags', 'get', '7005', '-o', 'json'], { sandbox })).stdout,
+    );
+    const help = (await runCli(['--help'])).stdout.replace(/\s+/g, ' ');
+    assert.match(help, /conversations read conversations .*\(also conversation, conv\)/);
+    assert.match(help, /tags read tags \(also tag\)/);
+    assert.match((await runCli(['conv', 'ls', '--help'])).stdout, /^Usage: carectl conversations list \[options\]/);
   });
 });

@@ -5,7 +5,7 @@
  * `carectl` and `carectl GROUP` print the help on stdout and succeed: asking for the list of
  * commands is not a mistake.
  */
-import { Command, type Help, type HelpContext, type Option } from 'commander';
+import { Command, Help, type HelpContext, type Option } from 'commander';
 import { UsageError } from '../core/errors.js';
 import { writeText } from '../output/index.js';
 import { hangingLines, wrapText } from '../output/text-width.js';
@@ -49,6 +49,22 @@ export const HELP_CONFIGURATION: Partial<Help> = {
   showGlobalOptions: false,
   minWidthToWrap: MIN_WIDTH_TO_WRAP,
   formatHelp: (command, helper) => formatHelp(command, helper),
+  // Every alias in the description (commander's term shows only the first, and widens the column).
+  subcommandTerm(this: Help, command: Command): string {
+    return Help.prototype.subcommandTerm.call(this, command).replace(/^([^ |]+)\|[^ ]+/, '$1');
+  },
+  commandUsage(this: Help, command: Command): string {
+    let usage = Help.prototype.commandUsage.call(this, command);
+    for (let at: Command | null = command; at; at = at.parent) {
+      const [alias] = at.aliases();
+      if (alias !== undefined) usage = usage.replace(`${at.name()}|${alias}`, at.name());
+    }
+    return usage;
+  },
+  subcommandDescription(this: Help, command: Command): string {
+    const description = Help.prototype.subcommandDescription.call(this, command);
+    return command.aliases().length === 0 ? description : `${description} (also ${command.aliases().join(', ')})`;
+  },
 };
 
 function rootOf(command: Command): Command {

@@ -73,6 +73,13 @@ export function completedOptions(command: CommandDoc): OptionDoc[] {
   return command.path.length === 0 || command.ownOptionsOnly ? command.options : command.options.filter((option) => !option.names.includes('--help'));
 }
 
+/** Each alias of a command as [its parent's path, the alias, the command's name]: the walkers read an alias as the name. */
+export function aliasesOf(commands: readonly CommandDoc[]): Array<[parent: string, alias: string, name: string]> {
+  return commands.flatMap((command) =>
+    command.aliases.map((alias): [string, string, string] => [command.path.slice(0, -1).join(' '), alias, command.path[command.path.length - 1] as string]),
+  );
+}
+
 /** The hidden command the scripts run for words read when completing (src/commands/completion.ts): `what` is one word or two. */
 export function runCommand(what: string): string {
   return `carectl __complete ${what} 2>/dev/null`;

@@ -3,7 +3,18 @@
  * found by a walker over the tree's subcommands and the options that take a value. File names
  * are offered only where nothing else is: for a command's arguments without a fixed set of words.
  */
-import { argumentWords, completedOptions, extraValues, pathKey, runCommand, summary, valueKind, valueOptions, type ValueKind } from './completion-data.js';
+import {
+  aliasesOf,
+  argumentWords,
+  completedOptions,
+  extraValues,
+  pathKey,
+  runCommand,
+  summary,
+  valueKind,
+  valueOptions,
+  type ValueKind,
+} from './completion-data.js';
 import type { CommandDoc, OptionDoc } from './tree.js';
 
 export function fishScript(commands: readonly CommandDoc[]): string {
@@ -12,6 +23,8 @@ export function fishScript(commands: readonly CommandDoc[]): string {
 # or save it as ~/.config/fish/completions/carectl.fish
 
 ${treeFunctions(commands)}
+
+${canonicalFunction(commands)}
 
 ${WALKER}
 
@@ -53,6 +66,18 @@ ${memberFunction(
  * Where the words typed so far lead: the command they name and its positional arguments (skipping
  * options and their values), and the tests the rules are conditioned on.
  */
+/** The name of a command typed by an alias (conv, tag, ls), else the word as it is. */
+function canonicalFunction(commands: readonly CommandDoc[]): string {
+  const cases = aliasesOf(commands).map(([parent, alias, name]) => `        case ${quote(`${parent}|${alias}`)}\n            echo ${quote(name)}`);
+  return `function __carectl_canonical --description 'the name of a carectl command typed by an alias'
+    switch "$argv[1]|$argv[2]"
+${cases.join('\n')}
+        case '*'
+            echo $argv[2]
+    end
+end`;
+}
+
 const WALKER = `function __carectl_find_value --description 'whether an option of a carectl command or of one above it takes a value'
     set -l at $argv[1]
     while true
@@ -78,6 +103,7 @@ function __carectl_walk --description 'the carectl command that the words typed 
             case '-?*'
                 __carectl_find_value "$at" $word; and set skip 1
             case '*'
+                test (count $args) = 0; and set word (__carectl_canonical "$at" $word)
                 if test (count $args) = 0; and contains -- $word (__carectl_commands "$at")
                     set at (string trim -- "$at $word")
                 else

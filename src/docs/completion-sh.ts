@@ -9,7 +9,7 @@
  * for the words `carectl __complete WHAT` prints when completing (profiles, tag names), '' for any
  * text.
  */
-import { argumentWords, completedOptions, pathKey, runCommand, summary, valueOptions, type ValueKind } from './completion-data.js';
+import { aliasesOf, argumentWords, completedOptions, pathKey, runCommand, summary, valueOptions, type ValueKind } from './completion-data.js';
 import type { CommandDoc } from './tree.js';
 
 export function bashScript(commands: readonly CommandDoc[]): string {
@@ -262,6 +262,16 @@ __carectl_all_options() {
   done
 }
 
+# The name of a command typed by an alias (conv, tag, ls), else the word as it is.
+__carectl_canonical() {
+  case "$1|$2" in
+${aliasesOf(commands)
+  .map(([parent, alias, name]) => `    ${quote(`${parent}|${alias}`)}) printf '%s\\n' ${quote(name)} ;;`)
+  .join('\n')}
+    *) printf '%s\\n' "$2" ;;
+  esac
+}
+
 __carectl_has_command() {
   local line
   while IFS= read -r line; do
@@ -285,6 +295,7 @@ __carectl_walk() {
       --*=*) ;;
       -?*) __carectl_find_value "$__carectl_at" "$word" && skip=1 ;;
       *)
+        (( \${#__carectl_args[@]} == 0 )) && word=$(__carectl_canonical "$__carectl_at" "$word")
         if (( \${#__carectl_args[@]} == 0 )) && __carectl_has_command "$__carectl_at" "$word"; then
           __carectl_at=\${__carectl_at:+$__carectl_at }$word
         else

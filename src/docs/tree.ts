@@ -46,6 +46,8 @@ export interface CommandDoc {
   examples: string[];
   /** The columns the global --columns can name here, for the commands that print records. */
   columns?: readonly string[];
+  /** Other names the command answers to (`conv`, `ls`). */
+  aliases: readonly string[];
   /** A command none of carectl's global options apply to (sandbox): completion offers its own only. */
   ownOptionsOnly?: boolean;
 }
@@ -59,6 +61,7 @@ export function describeCommand(command: Command, path: readonly string[] = []):
     path,
     usage: help.commandUsage(command),
     description: help.commandDescription(command),
+    aliases: command.aliases(),
     arguments: command.registeredArguments.map((argument, index) => describeArgument(argument, argumentValues(command, path)?.[index])),
     options: help.visibleOptions(command).map((option) => describeOption(path, option, help.optionDescription(option))),
     // hidden commands (what the completion scripts run) are not documented

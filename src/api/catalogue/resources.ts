@@ -62,6 +62,7 @@ export const RESOURCES: readonly ResourceSpec[] = [
   resource({
     name: 'conversations',
     noun: 'conversation',
+    aliases: ['conv'],
     versions: ['v1.1', 'v1.2', 'v1.3'],
     fields: ['status', 'is_priority', 'contains_private', 'tags', 'author', 'channels', 'assigned_to', 'handling_times', 'close_reason'],
     sideColumns: ['content', 'content_ids', 'context_ids', 'unarchived_content_ids', 'notes', 'note_ids', 'actions', 'action_ids'],

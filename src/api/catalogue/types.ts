@@ -156,6 +156,8 @@ export interface ResourceSpec {
   };
   /** Records a person names (tags, channels): the field holding the name, and the one saying whether it is in use. */
   names?: { field: string; active?: string };
+  /** Other names of the group besides its singular (which every group has): what people type. */
+  aliases?: readonly string[];
   /** Pairs of flags that cannot be used together. */
   conflicts?: readonly (readonly [string, string])[];
   examples: { list?: readonly string[]; get?: readonly string[] };
