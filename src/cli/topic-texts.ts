@@ -38,14 +38,18 @@ export const GLOBAL_OPTIONS_INTRO = 'Global options may be given before or after
 export const VALUE_SYNTAX: Term[] = [
   {
     term: 'DATE',
-    paragraphs: ['`YYYY-MM-DD`, `today`, `yesterday`, or `Nd` / `Nw` (N days or weeks before today). Days are UTC days.'],
+    paragraphs: [
+      '`YYYY-MM-DD`, `today`, `yesterday`, or `Nd` / `Nw` (N days or weeks before today). Days are UTC days.',
+      'Or a date-time `YYYY-MM-DDTHH:MM:SS`: with `Z` (`2026-11-27T02:30:00Z`), with an offset (`2026-11-27T04:30:00+02:00`), or with neither, read as UTC. It is sent as the service writes its own dates, in UTC without a zone (`2026-11-27T02:30:00`). A report (`reports create --from/--to`) takes whole days only: the spec types its dates as ISO dates.',
+    ],
   },
   {
     term: 'RANGE',
     paragraphs: [
       'A range of dates, for every date filter: `FROM..TO` (both days included), `FROM..` (from that day on) or `..TO` (up to and including that day), where FROM and TO are DATEs.',
       'Explicit bounds are also accepted: `gt:DATE`, `gte:DATE`, `lt:DATE` or `lte:DATE`, alone or two of them joined by a comma, as in `gt:2024-01-01,lt:2024-02-01`.',
-      '`FROM..TO` is sent as `_gte=FROM` and `_lt=` the day after TO: whole days, whether the service reads a date-only bound as the whole day or as its midnight. Explicit bounds go as written.',
+      '`FROM..TO` is sent as `_gte=FROM` and `_lt=` the day after TO: whole days, whether the service reads a date-only bound as the whole day or as its midnight. A TO that is a date-time names an instant, not a day: it is sent as `_lte=TO` (that second included). Explicit bounds go as written.',
+      'The spec types these filters as ISO dates and accepts a date-time only in its own paging links: a service that reads a date-time bound as its day (from midnight) sends records of that day from before the time, and carectl passes them on as sent.',
       "The service wants a conversation's sort dates (`--oldest`, `--newest`) bounded on both sides: an open side is sent as 1900-01-01 or 9999-12-31, a bound no record passes.",
     ],
   },
