@@ -77,6 +77,10 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
     .option('--columns <list>', 'columns to show, comma-separated; dotted paths allowed (author.id, tags.name); json/ndjson keep only these keys')
     .option('--no-header', 'csv/tsv/table without the header row')
     .option('--no-escape-formulas', "csv: do not prefix cells starting with = + - @ with '")
+    .option(
+      '--placeholders <mode>',
+      'null: write the microblog placeholders (created_date 1970-01-01T00:00:00, the this-info-is-unavailable link) as null, an empty cell in csv/tsv (default: as the service sent them)',
+    )
     .option('--limit <n>', 'stop after N records in all (across pages)')
     .option('--page-size <n>', 'records per request, 1-50 (default: 50)')
     .option('--resume <token>', 'continue a list from the token it printed (csv/tsv: without the header, for >>)')

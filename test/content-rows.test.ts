@@ -40,7 +40,7 @@ describe('conversations content by list filters or ids', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, 'conversation_id\tid\n' + want);
     const csv = await runCli(['conversations', 'content', ...filters, '-o', 'csv', '--limit', '1'], { sandbox });
-    assert.match(csv.stdout, /^conversation_id,id,created_date,platform,type,author\.id,is_by_source,text\r\n/);
+    assert.match(csv.stdout, /^conversation_id,id,created_date,imported_date,platform,type,author\.id,is_by_source,text\r\n/);
   });
 
   test("ids from stdin, a list's header line included", async () => {

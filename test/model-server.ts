@@ -44,6 +44,8 @@ export interface ModelVariant {
   timeAsDay?: boolean;
   /** Answers 500 to the requests it holds true for (a run failing part-way). */
   failWhen?: (params: URLSearchParams) => boolean;
+  /** Reads every date-time bound as a date-only one on its day (the spec types the filters as ISO dates); with links: 'skip'. */
+  boundsAsDates?: boolean;
   /** How keyset links write a date-time (ISO 8601 forms): 2026-01-05T10:00:00, …Z, ….000000+00:00, or with a space. */
   timeForm?: 'T' | 'Z' | 'micro' | 'space';
 }
@@ -115,13 +117,14 @@ function parseDate(value: string): { ms: number; dateOnly: boolean } | undefined
 }
 
 /** The bounds on `field` in `params`, as this model reads them: both ends inclusive, ms. */
-export function readBounds(params: URLSearchParams, field: string, reading: ModelVariant['reading']): { lo: number; hi: number } {
+export function readBounds(params: URLSearchParams, field: string, reading: ModelVariant['reading'], timeAsDay = false): { lo: number; hi: number } {
   let lo = -Infinity;
   let hi = Infinity;
   for (const op of ['gte', 'gt', 'lte', 'lt']) {
     for (const value of params.getAll(`${field}_${op}`)) {
-      const date = parseDate(value);
-      if (!date) throw new Error(`bad date ${value}`);
+      const read = parseDate(value);
+      if (!read) throw new Error(`bad date ${value}`);
+      const date = timeAsDay ? { ms: Math.floor(read.ms / DAY) * DAY, dateOnly: true } : read;
       const span = date.dateOnly && reading === 'whole-day' ? DAY : 1000;
       // Midnight reading: a date-only value is the instant D 00:00:00, compared as such.
       const whole = date.dateOnly && reading === 'whole-day';
@@ -180,8 +183,8 @@ export class ModelServer {
     if (this.variant.timeAsDay && !params.has('skip')) {
       for (const [key, value] of [...bounds]) if (/_(gte|gt|lte|lt)$/.test(key)) bounds.set(key, value.slice(0, 10));
     }
-    const old = this.variant.ignoreBounds ? undefined : readBounds(bounds, 'oldest_sort_date', this.variant.reading);
-    const recent = this.variant.ignoreBounds ? undefined : readBounds(bounds, 'newest_sort_date', this.variant.reading);
+    const old = this.variant.ignoreBounds ? undefined : readBounds(bounds, 'oldest_sort_date', this.variant.reading, this.variant.boundsAsDates);
+    const recent = this.variant.ignoreBounds ? undefined : readBounds(bounds, 'newest_sort_date', this.variant.reading, this.variant.boundsAsDates);
     void withKeyset;
     if (this.variant.ignoreFar) for (const range of [old, recent]) if (range) range[descending ? 'lo' : 'hi'] = descending ? -Infinity : Infinity;
     return this.data
@@ -199,7 +202,7 @@ export class ModelServer {
     if (query.sort) params.set('sort', query.sort);
     for (const [key, value] of query.bounds ?? []) params.append(key, value);
     const saved = { ...this.variant };
-    Object.assign(this.variant, { ignoreBounds: false, ignoreFar: false, ignoreNear: false });
+    Object.assign(this.variant, { ignoreBounds: false, ignoreFar: false, ignoreNear: false, timeAsDay: false, boundsAsDates: false });
     try {
       return this.list(params, false)
         .filter((r) => withHidden || !r.hidden)

@@ -7,7 +7,7 @@ import { type Bound, parseDate, parseDuration, parseEnum, parseEnumList, parseIn
 
 /** 2026-11-22 13:05 UTC: day 326 of a non-leap year. */
 const NOW = Date.UTC(2026, 10, 22, 13, 5);
-const DATE_FORMS = 'use YYYY-MM-DD, today, yesterday, Nd or Nw';
+const DATE_FORMS = 'use YYYY-MM-DD, today, yesterday, Nd or Nw, or a date-time YYYY-MM-DDTHH:MM:SS with Z, an offset (+02:00) or none (UTC)';
 const RANGE_FORMS = 'use FROM..TO, FROM.., ..TO, or gt:DATE, gte:DATE, lt:DATE, lte:DATE (two joined by a comma)';
 const DURATION_FORMS = 'use a number with ms, s, m or h, or several from the largest unit down (e.g. 500ms, 90s, 10m, 1.5h, 1h30m)';
 

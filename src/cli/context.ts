@@ -10,7 +10,7 @@ import { useColor } from '../output/style.js';
 import { liveTicker, withLiveCount, type LiveCount, type LiveTicker } from '../output/progress.js';
 import type { RecordWriter } from '../output/types.js';
 import { parseDuration, parseEnum, parseIntInRange } from '../core/parse.js';
-import { VERSIONS } from '../api/catalogue/index.js';
+import { nullPlaceholders, PLACEHOLDER_MODES, VERSIONS } from '../api/catalogue/index.js';
 import { checkBaseUrl } from '../config/base-url.js';
 import { Settings } from '../config/settings.js';
 import { Transport } from '../http/transport.js';
@@ -46,6 +46,7 @@ export interface GlobalOptions {
   state?: string;
   watch?: boolean;
   interval?: string;
+  placeholders?: string;
 }
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -100,6 +101,14 @@ export class Context {
   checkGlobals(): void {
     // Reading the profile name checks the one given (--profile, CARECTL_PROFILE), file or not.
     void this.settings.profileName;
+    void this.placeholderMap;
+  }
+
+  /** --placeholders null: the content items' placeholders as null, checked before anything is sent. */
+  get placeholderMap(): ((record: Record<string, unknown>) => Record<string, unknown>) | undefined {
+    if (this.globals.placeholders === undefined) return undefined;
+    parseEnum(this.globals.placeholders, '--placeholders', PLACEHOLDER_MODES);
+    return nullPlaceholders;
   }
 
   // ---- validated global options (each throws a UsageError before anything is sent) ----
@@ -157,6 +166,7 @@ export class Context {
       signal: this.io.signal,
       project: this.globals.columns !== undefined,
       notice: (message) => this.notice(message),
+      ...(this.placeholderMap && { map: this.placeholderMap }),
     });
   }
 

@@ -38,14 +38,18 @@ export const GLOBAL_OPTIONS_INTRO = 'Global options may be given before or after
 export const VALUE_SYNTAX: Term[] = [
   {
     term: 'DATE',
-    paragraphs: ['`YYYY-MM-DD`, `today`, `yesterday`, or `Nd` / `Nw` (N days or weeks before today). Days are UTC days.'],
+    paragraphs: [
+      '`YYYY-MM-DD`, `today`, `yesterday`, or `Nd` / `Nw` (N days or weeks before today). Days are UTC days.',
+      'Or a date-time `YYYY-MM-DDTHH:MM:SS`: with `Z` (`2026-11-27T02:30:00Z`), with an offset (`2026-11-27T04:30:00+02:00`), or with neither, read as UTC. It is sent as the service writes its own dates, in UTC without a zone (`2026-11-27T02:30:00`). A report (`reports create --from/--to`) takes whole days only: the spec types its dates as ISO dates.',
+    ],
   },
   {
     term: 'RANGE',
     paragraphs: [
       'A range of dates, for every date filter: `FROM..TO` (both days included), `FROM..` (from that day on) or `..TO` (up to and including that day), where FROM and TO are DATEs.',
       'Explicit bounds are also accepted: `gt:DATE`, `gte:DATE`, `lt:DATE` or `lte:DATE`, alone or two of them joined by a comma, as in `gt:2024-01-01,lt:2024-02-01`.',
-      '`FROM..TO` is sent as `_gte=FROM` and `_lt=` the day after TO: whole days, whether the service reads a date-only bound as the whole day or as its midnight. Explicit bounds go as written.',
+      '`FROM..TO` is sent as `_gte=FROM` and `_lt=` the day after TO: whole days, whether the service reads a date-only bound as the whole day or as its midnight. A TO that is a date-time names an instant, not a day: it is sent as `_lte=TO` (that second included). Explicit bounds go as written.',
+      'The spec types these filters as ISO dates and accepts a date-time only in its own paging links: a service that reads a date-time bound as its day (from midnight) sends records of that day from before the time, and carectl passes them on as sent.',
       "The service wants a conversation's sort dates (`--oldest`, `--newest`) bounded on both sides: an open side is sent as 1900-01-01 or 9999-12-31, a bound no record passes.",
     ],
   },
@@ -78,6 +82,17 @@ export const FORMAT_TEXT: Record<Format, string> = {
 export const FORMAT_NOTES: string[] = [
   "table, csv and tsv show the resource's default columns; with `--fields LIST`, `id` and those fields; with `--columns LIST`, those columns, where dotted paths reach into records (`author.id`, `channels.0.name`; `tags.name` takes the name of every tag). The columns are known before the first page arrives, so the header never depends on the data.",
   'table and tsv never pass control characters from the data (escape sequences, bells, carriage returns) to the terminal: they are shown escaped. csv does the same when its output is a terminal; into a file or a pipe it keeps the exact text. json and ndjson escape them as JSON does.',
+];
+
+/** Said before LOAD_EXAMPLES: loading a csv export into a database. */
+export const LOAD_NOTE =
+  '`--placeholders null` writes the microblog placeholders (a `created_date` of 1970-01-01T00:00:00, a link ending in `#this-info-is-unavailable`) as null in json and ndjson and as an empty cell in csv and tsv, so that a database loads them as NULL, not as a 1970 timestamp; `imported_date` (a default column of `conversations content`) is then the only time of those rows. A csv export of messages loaded into SQLite (whose `.import` reads an empty cell as an empty text: the UPDATE makes it NULL) and into DuckDB (which reads it as NULL, and the dates as TIMESTAMP):';
+
+/** A csv export loaded into SQLite and DuckDB, as `help formats` shows it (test/placeholders.test.ts runs them). */
+export const LOAD_EXAMPLES: string[] = [
+  'carectl conversations content --status closed --placeholders null -o csv > messages.csv',
+  `sqlite3 care.db ".import --csv messages.csv messages" "UPDATE messages SET created_date = NULLIF(created_date, '')"`,
+  `duckdb care.duckdb "CREATE TABLE messages AS FROM read_csv('messages.csv')"`,
 ];
 
 export const SETTING_TEXT: Record<SettingKey, string> = {

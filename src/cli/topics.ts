@@ -6,7 +6,18 @@ import { ENVIRONMENT, SETTING_KEYS } from '../config/keys.js';
 import { ExitCode } from '../core/errors.js';
 import { FORMATS } from '../output/index.js';
 import { hangingLines, wrapText } from '../output/text-width.js';
-import { DATE_EXAMPLES, EXIT_TEXT, FORMAT_NOTES, FORMAT_TEXT, OTHER_ENVIRONMENT, SETTING_TEXT, VALUE_SYNTAX, type Term } from './topic-texts.js';
+import {
+  DATE_EXAMPLES,
+  EXIT_TEXT,
+  FORMAT_NOTES,
+  FORMAT_TEXT,
+  LOAD_EXAMPLES,
+  LOAD_NOTE,
+  OTHER_ENVIRONMENT,
+  SETTING_TEXT,
+  VALUE_SYNTAX,
+  type Term,
+} from './topic-texts.js';
 
 /** The topics besides `options` (which help.ts lays out from the command tree). */
 export const TOPICS = ['environment', 'dates', 'formats', 'exit-codes'] as const;
@@ -55,6 +66,9 @@ const RENDER: Record<Topic, (width: number) => string[]> = {
       width,
     ),
     ...FORMAT_NOTES.flatMap((note) => [...paragraph(note, width), '']),
+    ...paragraph(LOAD_NOTE, width),
+    ...LOAD_EXAMPLES.flatMap((example) => commandLines(example, width)),
+    '',
   ],
   'exit-codes': (width) => [...exitCodes(width), ''],
 };

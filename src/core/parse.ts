@@ -6,22 +6,28 @@
 import { UsageError } from './errors.js';
 
 export const DAY_MS = 86_400_000;
-const DATE_FORMS = 'use YYYY-MM-DD, today, yesterday, Nd or Nw';
+const DATE_FORMS = 'use YYYY-MM-DD, today, yesterday, Nd or Nw, or a date-time YYYY-MM-DDTHH:MM:SS with Z, an offset (+02:00) or none (UTC)';
 const RANGE_FORMS = 'use FROM..TO, FROM.., ..TO, or gt:DATE, gte:DATE, lt:DATE, lte:DATE (two joined by a comma)';
 const DURATION_FORMS = 'use a number with ms, s, m or h, or several from the largest unit down (e.g. 500ms, 90s, 10m, 1.5h, 1h30m)';
 /** setTimeout fires at once for longer delays, so a longer duration could never be honoured. */
 const MAX_DURATION_MS = 2 ** 31 - 1;
 
 export type BoundOp = 'gt' | 'gte' | 'lt' | 'lte';
-export type Bound = { op: BoundOp; date: string /* YYYY-MM-DD */ };
+/** A day (`YYYY-MM-DD`) or a UTC date-time in the service's own form (`YYYY-MM-DDTHH:MM:SS`). */
+export type Bound = { op: BoundOp; date: string };
+
+const DATE_TIME = /^(\d{4}-\d{2}-\d{2})t(\d{2}):(\d{2}):(\d{2})(z|[+-]\d{2}:?\d{2})?$/;
 
 /**
  * DATE: YYYY-MM-DD (a real calendar date), today, yesterday, Nd or Nw (N days / weeks before
- * today), in UTC. Keywords and units are case-insensitive.
+ * today), in UTC; or a date-time YYYY-MM-DDTHH:MM:SS with Z, an offset or none (UTC), returned
+ * in the service's own form, UTC: `2026-11-27T00:30:00`. Keywords and units are case-insensitive.
  */
 export function parseDate(text: string, flag: string, now: number): string {
   const value = text.trim().toLowerCase();
   const invalid = (): UsageError => new UsageError(`${flag}: "${text}" is not a valid date; ${DATE_FORMS}`);
+  const timed = DATE_TIME.exec(value);
+  if (timed) return dateTimeText(timed, invalid);
 
   const absolute = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
   if (absolute) {
@@ -41,6 +47,34 @@ export function parseDate(text: string, flag: string, now: number): string {
   return iso;
 }
 
+/** A date-time's parts (a real date, a real time, an offset within a day) as UTC `YYYY-MM-DDTHH:MM:SS`. */
+function dateTimeText(match: RegExpExecArray, invalid: () => UsageError): string {
+  const [, day, hours, minutes, seconds, zone = 'z'] = match as unknown as [string, string, string, string, string, string | undefined];
+  const [year, month, date] = day.split('-').map(Number) as [number, number, number];
+  const [h, m, s] = [hours, minutes, seconds].map(Number) as [number, number, number];
+  if (month < 1 || month > 12 || date < 1 || date > daysInMonth(year, month) || h > 23 || m > 59 || s > 59) throw invalid();
+  const digits = zone.replace(':', '');
+  const offset = zone === 'z' ? 0 : (digits.startsWith('-') ? -1 : 1) * (Number(digits.slice(1, 3)) * 60 + Number(digits.slice(3)));
+  if (zone !== 'z' && (Number(digits.slice(1, 3)) > 23 || Number(digits.slice(3)) > 59)) throw invalid();
+  // Date.UTC reads years 0-99 as 1900-1999: the year is set on its own.
+  const instant = new Date(Date.UTC(2000, month - 1, date, h, m, s));
+  instant.setUTCFullYear(year);
+  const utc = new Date(instant.getTime() - offset * 60_000).toISOString();
+  // An offset may carry a time near year 0 or 10000 out of the four-digit form.
+  if (!/^\d{4}-/.test(utc)) throw invalid();
+  return utc.slice(0, 19);
+}
+
+/** A DATE that must be a whole day (a parameter the spec types as an ISO date, as a report's date_from). */
+export function parseDay(text: string, flag: string, now: number): string {
+  const date = parseDate(text, flag, now);
+  if (isTimed(date)) throw new UsageError(`${flag}: "${text}" is a date-time; this option takes whole days (YYYY-MM-DD, today, yesterday, Nd or Nw)`);
+  return date;
+}
+
+/** Whether a parsed DATE is a date-time (not a whole day). */
+export const isTimed = (date: string): boolean => date.length > 10;
+
 /** Days before today named by today, yesterday, Nd or Nw; undefined for anything else. */
 function relativeDays(value: string): number | undefined {
   if (value === 'today') return 0;
@@ -59,18 +93,19 @@ function daysInMonth(year: number, month: number): number {
 }
 
 /**
- * RANGE: FROM..TO (gte FROM + lt the day after TO: both days included), FROM.., ..TO, or explicit gt:D / gte:D / lt:D /
- * lte:D, one or two joined by a comma (at most one lower and one upper). Each date is any DATE
- * form. Returns the lower bound first. Rejects a range that no date can satisfy.
+ * RANGE: FROM..TO (gte FROM + lt the day after TO, or lte TO when TO is a date-time: both ends
+ * included), FROM.., ..TO, or explicit gt:D / gte:D / lt:D / lte:D, one or two joined by a comma
+ * (at most one lower and one upper). Each date is any DATE form. Returns the lower bound first.
+ * Rejects a range that no date can satisfy.
  */
 export function parseRange(text: string, flag: string, now: number): Bound[] {
   const value = text.trim();
   if (value === '' || value === '..') {
     throw new UsageError(`${flag}: "${text}" gives no bound; ${RANGE_FORMS}`);
   }
-  const bounds = value.includes(':') ? parseExplicitBounds(value, text, flag, now) : parseDottedRange(value, text, flag, now);
+  const bounds = /^(gt|gte|lt|lte):/.test(value) ? parseExplicitBounds(value, text, flag, now) : parseDottedRange(value, text, flag, now);
   const [lower, upper] = bounds;
-  if (lower && upper && effectiveDay(lower) > effectiveDay(upper)) {
+  if (lower && upper && firstMoment(lower) > lastMoment(upper)) {
     throw new UsageError(`${flag}: "${text}" matches no date; the start is after the end`);
   }
   return bounds;
@@ -82,10 +117,18 @@ function parseDottedRange(value: string, text: string, flag: string, now: number
   const [from, to] = sides.map((side) => side.trim()) as [string, string];
   const bounds: Bound[] = [];
   if (from !== '') bounds.push({ op: 'gte', date: parseDate(from, flag, now) });
-  // Whole days, half-open: `_lt=` the day after TO means the same to a service that reads a
-  // date-only bound as the whole day and to one that reads it as that day's midnight.
-  if (to !== '') bounds.push({ op: 'lt', date: new Date(Date.parse(parseDate(to, flag, now)) + DAY_MS).toISOString().slice(0, 10) });
+  if (to !== '') bounds.push(upTo(parseDate(to, flag, now)));
   return bounds;
+}
+
+/**
+ * TO, included. A day: `_lt=` the day after, which means the same to a service that reads a
+ * date-only bound as the whole day and to one that reads it as that day's midnight. A date-time
+ * names an instant, not a day: `_lte=` that instant.
+ */
+function upTo(date: string): Bound {
+  if (isTimed(date)) return { op: 'lte', date };
+  return { op: 'lt', date: new Date(Date.parse(date) + DAY_MS).toISOString().slice(0, 10) };
 }
 
 function parseExplicitBounds(value: string, text: string, flag: string, now: number): Bound[] {
@@ -116,12 +159,21 @@ function isLower(op: BoundOp): boolean {
   return op === 'gt' || op === 'gte';
 }
 
-/** The day number of the first (lower) or last (upper) date a bound admits. */
-function effectiveDay(bound: Bound): number {
-  const day = Date.parse(`${bound.date}T00:00:00Z`) / DAY_MS;
-  if (bound.op === 'gt') return day + 1;
-  if (bound.op === 'lt') return day - 1;
-  return day;
+/** A bound's value in ms (UTC), and how long its unit is: a day, or a second. */
+function boundSpan(bound: Bound): [number, number] {
+  return isTimed(bound.date) ? [Date.parse(`${bound.date}Z`), 1000] : [Date.parse(`${bound.date}T00:00:00Z`), DAY_MS];
+}
+
+/** The first moment a lower bound admits (a date-only gt: the next day; a date-time gt: the next second). */
+function firstMoment(bound: Bound): number {
+  const [at, span] = boundSpan(bound);
+  return bound.op === 'gt' ? at + span : at;
+}
+
+/** The last moment an upper bound admits (a date-only lte covers its whole day). */
+function lastMoment(bound: Bound): number {
+  const [at, span] = boundSpan(bound);
+  return bound.op === 'lte' ? at + span - 1 : at - 1;
 }
 
 /** Query parameters for a range on a spec parameter: [['oldest_sort_date_gte', '2024-01-01']]. */

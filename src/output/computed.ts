@@ -20,3 +20,15 @@ export function withComputed(writer: RecordWriter, computed: readonly ComputedCo
     ...(writer.writesNext && { writesNext: writer.writesNext.bind(writer) }),
   };
 }
+
+/** Each record through `map` before `writer` sees it (what the user asked to write differently, as placeholders as null). */
+export function withMapped(writer: RecordWriter, map: ((record: Record<string, unknown>) => Record<string, unknown>) | undefined): RecordWriter {
+  if (!map) return writer;
+  return {
+    write: (record) => writer.write(map(record)),
+    endPage: () => writer.endPage(),
+    end: () => writer.end(),
+    ...(writer.delivered && { delivered: writer.delivered.bind(writer) }),
+    ...(writer.writesNext && { writesNext: writer.writesNext.bind(writer) }),
+  };
+}

@@ -5,7 +5,7 @@
  */
 import type { OutStream } from '../core/io.js';
 import { createBlockWriter, type BlockWriter } from './blocks.js';
-import { withComputed } from './computed.js';
+import { withComputed, withMapped } from './computed.js';
 import { createWriter } from './create-writer.js';
 import { withProjection } from './project.js';
 import type { ComputedColumn, Format, RecordWriter } from './types.js';
@@ -22,6 +22,8 @@ export interface PrinterSettings {
   project?: boolean;
   /** Notices on stderr (a table's columns left out on a narrow terminal). */
   notice?: (message: string) => void;
+  /** Each record as it is to be written (--placeholders null), before any writer sees it. */
+  map?: (record: Record<string, unknown>) => Record<string, unknown>;
 }
 
 export type Shape = 'list' | 'single';
@@ -70,15 +72,27 @@ export class Printer {
   /** A writer for records of this shape. */
   writer(shape: Shape, columns: string[], choices: WriterChoices = {}): RecordWriter {
     const continued = choices.continues !== undefined && choices.continues === this.continuableHeader;
-    const writer = createWriter(this.format, {
-      ...this.settings,
-      shape,
-      columns,
-      header: this.settings.header && !continued,
-      everyField: this.needsAllFields(shape, choices.picked === true),
-      ...(choices.known ? { known: choices.known } : {}),
-      ...(choices.main ? { main: choices.main } : {}),
-    });
+    const { map, ...settings } = this.settings;
+    return withMapped(
+      this.columnsWriter(
+        createWriter(this.format, {
+          ...settings,
+          shape,
+          columns,
+          header: this.settings.header && !continued,
+          everyField: this.needsAllFields(shape, choices.picked === true),
+          ...(choices.known ? { known: choices.known } : {}),
+          ...(choices.main ? { main: choices.main } : {}),
+        }),
+        columns,
+        choices,
+      ),
+      map,
+    );
+  }
+
+  /** `writer` with the computed columns, and for json/ndjson with --columns, only those keys. */
+  private columnsWriter(writer: RecordWriter, columns: string[], choices: WriterChoices): RecordWriter {
     if (!this.wholeRecords) return withComputed(writer, choices.computed ?? []);
     return this.settings.project ? withComputed(withProjection(writer, columns), choices.computed ?? []) : writer;
   }

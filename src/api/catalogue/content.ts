@@ -22,7 +22,8 @@ export const CONTENT_ITEM = {
     'attachments',
     'sentiment',
   ],
-  defaultColumns: ['id', 'created_date', 'platform', 'type', 'author.id', 'is_by_source', 'text'],
+  // imported_date: the only real time of a restricted microblog item (its created_date is a placeholder).
+  defaultColumns: ['id', 'created_date', 'imported_date', 'platform', 'type', 'author.id', 'is_by_source', 'text'],
 } as const;
 
 /**
@@ -56,3 +57,24 @@ export function itemTime(item: Item): string {
   if (hasPlaceholderDate(item) && typeof item.imported_date === 'string') return item.imported_date;
   return created;
 }
+
+/** What `--placeholders` accepts: `null` writes the placeholders as null (an empty cell in csv/tsv). */
+export const PLACEHOLDER_MODES = ['null'] as const;
+
+/**
+ * `record` with the microblog placeholders (the epoch created_date, the unavailable link) as null:
+ * a content item (a row of `conversations content`), and the items a record carries side-loaded
+ * (`--include content`). Other records and values pass as the service sent them.
+ */
+export function nullPlaceholders(record: Record<string, unknown>): Record<string, unknown> {
+  const content = record.content;
+  const own = Object.hasOwn(record, 'is_by_source') ? itemWithoutPlaceholders(record) : record;
+  return Array.isArray(content) ? { ...own, content: content.map((item: unknown) => (isRecord(item) ? itemWithoutPlaceholders(item) : item)) } : own;
+}
+
+function itemWithoutPlaceholders(item: Record<string, unknown>): Record<string, unknown> {
+  if (!hasPlaceholderDate(item) && !isPlaceholderLink(item.link)) return item;
+  return { ...item, ...(hasPlaceholderDate(item) && { created_date: null }), ...(isPlaceholderLink(item.link) && { link: null }) };
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

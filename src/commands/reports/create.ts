@@ -6,7 +6,7 @@ import { DATE_TYPES, REPORT_FORMATS, type Version } from '../../api/catalogue/in
 import type { Context } from '../../cli/context.js';
 import { CarectlError, mayHaveBeenApplied, UsageError } from '../../core/errors.js';
 import { idText } from '../../core/exact-json.js';
-import { parseDate, parseEnum } from '../../core/parse.js';
+import { parseDay, parseEnum } from '../../core/parse.js';
 import { checkedDestination, type Destination } from './destination.js';
 import { shellWord } from '../../core/shell.js';
 import { printReport, reports, reportsVersion, timeoutOf } from './shared.js';
@@ -114,8 +114,8 @@ function createRequest(ctx: Context, opts: CreateOptions, downloadTo: Destinatio
   const channel = nonEmpty(opts.channel, '--channel');
   if ((account === undefined) === (channel === undefined)) throw new UsageError('give exactly one of --account ID or --channel ID');
   if (opts.from === undefined || opts.to === undefined) throw new UsageError('--from DATE and --to DATE are both required');
-  const from = parseDate(opts.from, '--from', ctx.io.now());
-  const to = parseDate(opts.to, '--to', ctx.io.now());
+  const from = parseDay(opts.from, '--from', ctx.io.now());
+  const to = parseDay(opts.to, '--to', ctx.io.now());
   if (from > to) throw new UsageError(`--from ${from} is after --to ${to}`);
   const dateType = parseEnum(opts.dateType ?? 'created_date', '--date-type', DATE_TYPES);
   const named = downloadTo?.kind === 'file' && !opts.unzip ? REPORT_FORMATS.find((one) => extname(downloadTo.shown).toLowerCase() === `.${one}`) : undefined;
