@@ -264,14 +264,21 @@ describe('at a terminal, end to end', () => {
     assert.doesNotMatch(result.stdout, /1970|this-info-is-unavailable/);
   });
 
-  test('conversations content: csv, json and --columns stay rows of the items, placeholders as the service sent them', async () => {
+  test('conversations content: csv and json keep the placeholders as the service sent them; a table on a terminal says them in words', async () => {
     const csv = await runCli(['conversations', 'content', '500002', '-o', 'csv'], { sandbox, stdoutTTY: true });
     assert.equal(csv.stdout.split('\r\n')[0], ['conversation_id', ...CONTENT_ITEM.defaultColumns].join(','));
     assert.match(csv.stdout, /1970-01-01T00:00:00/);
     const json = await runCli(['conversations', 'content', '500002', '-o', 'json'], { sandbox, stdoutTTY: true });
     assert.equal((JSON.parse(json.stdout) as Array<{ link: string }>)[0]?.link, MICROBLOG_PLACEHOLDER_LINK);
     const rows = await runCli(['conversations', 'content', '500002', '--columns', 'id,text'], { ...terminal(80), sandbox });
-    assert.match(rows.stdout, /^ID +TEXT\n5000021\n/);
+    assert.match(rows.stdout, /^ID +TEXT\n5000021 +\(text unavailable\)\n/);
+    // Every terminal view alike: several ids as table rows, and get --include content.
+    const several = await runCli(['conversations', 'content', '500002', '500068', '--columns', 'id,created_date,link'], { ...terminal(120), sandbox });
+    assert.match(several.stdout, /^5000021 +\(time unavailable\) +\(link unavailable\)$/m);
+    assert.doesNotMatch(several.stdout, /1970|this-info-is-unavailable/);
+    const get = await runCli(['conversations', 'get', '500002', '--include', 'content'], { ...terminal(120), sandbox });
+    assert.match(get.stdout, /^content\.0\.created_date +\(time unavailable\)$/m);
+    assert.doesNotMatch(get.stdout, /1970-01-01|this-info-is-unavailable/);
   });
 
   test("reports list and get show the report's state, and ask for the fields it is derived from", async () => {

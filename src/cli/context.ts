@@ -10,7 +10,7 @@ import { useColor } from '../output/style.js';
 import { liveTicker, withLiveCount, type LiveCount, type LiveTicker } from '../output/progress.js';
 import type { RecordWriter } from '../output/types.js';
 import { parseDuration, parseEnum, parseIntInRange } from '../core/parse.js';
-import { nullPlaceholders, PLACEHOLDER_MODES, VERSIONS } from '../api/catalogue/index.js';
+import { nullPlaceholders, placeholdersInWords, PLACEHOLDER_MODES, VERSIONS } from '../api/catalogue/index.js';
 import { checkBaseUrl } from '../config/base-url.js';
 import { Settings } from '../config/settings.js';
 import { Transport } from '../http/transport.js';
@@ -158,6 +158,8 @@ export class Context {
   }
 
   private printerFor(format: Format): Printer {
+    // A person's table or get never shows a placeholder as data; --placeholders null is for files.
+    const map = this.placeholderMap ?? (format === 'table' ? placeholdersInWords : undefined);
     return new Printer(format, {
       out: this.io.stdout,
       header: this.globals.header,
@@ -166,7 +168,7 @@ export class Context {
       signal: this.io.signal,
       project: this.globals.columns !== undefined,
       notice: (message) => this.notice(message),
-      ...(this.placeholderMap && { map: this.placeholderMap }),
+      ...(map && { map }),
     });
   }
 

@@ -61,20 +61,44 @@ export function itemTime(item: Item): string {
 /** What `--placeholders` accepts: `null` writes the placeholders as null (an empty cell in csv/tsv). */
 export const PLACEHOLDER_MODES = ['null'] as const;
 
+/** What a placeholder is shown as: null for a script (--placeholders null), words for a person. */
+interface PlaceholderShown {
+  date: string | null;
+  link: string | null;
+  /** A withheld text: left as it is where undefined. */
+  text?: string;
+}
+
+const AS_NULL: PlaceholderShown = { date: null, link: null };
+/** The words the thread view (contentBlock) says them in, so that every terminal view says the same. */
+export const PLACEHOLDER_WORDS = { date: '(time unavailable)', link: '(link unavailable)', text: '(text unavailable)' } as const;
+
 /**
  * `record` with the microblog placeholders (the epoch created_date, the unavailable link) as null:
  * a content item (a row of `conversations content`), and the items a record carries side-loaded
  * (`--include content`). Other records and values pass as the service sent them.
  */
 export function nullPlaceholders(record: Record<string, unknown>): Record<string, unknown> {
-  const content = record.content;
-  const own = Object.hasOwn(record, 'is_by_source') ? itemWithoutPlaceholders(record) : record;
-  return Array.isArray(content) ? { ...own, content: content.map((item: unknown) => (isRecord(item) ? itemWithoutPlaceholders(item) : item)) } : own;
+  return showPlaceholders(record, AS_NULL);
 }
 
-function itemWithoutPlaceholders(item: Record<string, unknown>): Record<string, unknown> {
-  if (!hasPlaceholderDate(item) && !isPlaceholderLink(item.link)) return item;
-  return { ...item, ...(hasPlaceholderDate(item) && { created_date: null }), ...(isPlaceholderLink(item.link) && { link: null }) };
+/** `record` with the placeholders said in words (a table or a `get` on a terminal): never shown as data to a person. */
+export function placeholdersInWords(record: Record<string, unknown>): Record<string, unknown> {
+  return showPlaceholders(record, PLACEHOLDER_WORDS);
+}
+
+function showPlaceholders(record: Record<string, unknown>, shown: PlaceholderShown): Record<string, unknown> {
+  const content = record.content;
+  const own = Object.hasOwn(record, 'is_by_source') ? itemShowing(record, shown) : record;
+  return Array.isArray(content) ? { ...own, content: content.map((item: unknown) => (isRecord(item) ? itemShowing(item, shown) : item)) } : own;
+}
+
+function itemShowing(item: Record<string, unknown>, shown: PlaceholderShown): Record<string, unknown> {
+  const date = hasPlaceholderDate(item);
+  const link = isPlaceholderLink(item.link);
+  const text = shown.text !== undefined && hasWithheldText(item);
+  if (!date && !link && !text) return item;
+  return { ...item, ...(date && { created_date: shown.date }), ...(link && { link: shown.link }), ...(text && { text: shown.text }) };
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

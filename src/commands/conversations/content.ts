@@ -3,7 +3,7 @@
  * stdin), or of every conversation the list filters match, as rows with their conversation_id.
  */
 import type { Command } from 'commander';
-import { CONTENT_ITEM, defaultVersion, hasPlaceholderDate, hasWithheldText, isPlaceholderLink, itemTime, resourceByName } from '../../api/catalogue/index.js';
+import { CONTENT_ITEM, defaultVersion, hasPlaceholderDate, hasWithheldText, isPlaceholderLink, itemTime, PLACEHOLDER_WORDS, resourceByName } from '../../api/catalogue/index.js';
 import type { FilterValues } from '../../api/query.js';
 import { resolveColumns } from '../../cli/columns.js';
 import { inOrder } from '../../api/scheduler.js';
@@ -164,13 +164,14 @@ export function contentBlock(item: Record<string, unknown>): TextBlock {
   const author = text((item.author as { id?: unknown } | null | undefined)?.id) ?? '(unknown author)';
   // to the second: enough to read a thread by
   const imported = text(item.imported_date)?.replace(/\.\d+$/, '');
-  const time = hasPlaceholderDate(item) ? `(time unavailable${imported ? `; imported ${imported}` : ''})` : (text(item.created_date) ?? '(no time)');
+  const unavailable = imported ? PLACEHOLDER_WORDS.date.replace(')', `; imported ${imported})`) : PLACEHOLDER_WORDS.date;
+  const time = hasPlaceholderDate(item) ? unavailable : (text(item.created_date) ?? '(no time)');
   const kind = [text(item.platform), text(item.type)].filter(Boolean).join('/');
   const header = [author, time, kind, item.is_by_source === true ? '(by source)' : ''].filter(Boolean);
   const body = text(item.text);
-  const link = isPlaceholderLink(item.link) ? '(link unavailable)' : text(item.link);
+  const link = isPlaceholderLink(item.link) ? PLACEHOLDER_WORDS.link : text(item.link);
   return {
     header,
-    body: [...(body === undefined ? [hasWithheldText(item) ? '(text unavailable)' : '(no text)'] : body.split(/\r?\n/)), ...(link ? [link] : [])],
+    body: [...(body === undefined ? [hasWithheldText(item) ? PLACEHOLDER_WORDS.text : '(no text)'] : body.split(/\r?\n/)), ...(link ? [link] : [])],
   };
 }
