@@ -3,7 +3,16 @@
  * stdin), or of every conversation the list filters match, as rows with their conversation_id.
  */
 import type { Command } from 'commander';
-import { CONTENT_ITEM, defaultVersion, hasPlaceholderDate, hasWithheldText, isPlaceholderLink, itemTime, PLACEHOLDER_WORDS, resourceByName } from '../../api/catalogue/index.js';
+import {
+  CONTENT_ITEM,
+  defaultVersion,
+  hasPlaceholderDate,
+  hasWithheldText,
+  isPlaceholderLink,
+  itemTime,
+  PLACEHOLDER_WORDS,
+  resourceByName,
+} from '../../api/catalogue/index.js';
 import type { FilterValues } from '../../api/query.js';
 import { resolveColumns } from '../../cli/columns.js';
 import { inOrder } from '../../api/scheduler.js';
