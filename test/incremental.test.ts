@@ -208,4 +208,23 @@ describe('--state against the sandbox', () => {
       await sandbox.close();
     }
   });
+
+  it('the union of the two priority queries (no --status): the next run repeats none, though the newest records of the two queries differ by days (field test)', async () => {
+    const sandbox = await openSandbox();
+    try {
+      const dir = scratchFolder('carectl-state-');
+      const args = ['conversations', 'list', '--state', 's.json', '-o', 'ndjson', '--columns', 'id'];
+      const clock = fakeClock(NOW);
+      const first = await runCli(args, { sandbox, cwd: dir, now: clock.now, sleep: clock.sleep });
+      assert.equal(first.code, 0, first.stderr);
+      assert.ok(first.stdout.split('\n').length > 500, 'every conversation');
+      for (const later of [1, 2]) {
+        clock.advance(DAY * later);
+        const again = await runCli(args, { sandbox, cwd: dir, now: clock.now, sleep: clock.sleep });
+        assert.deepEqual([again.code, again.stdout, again.stderr], [0, '', 'no conversations found\n'], `run ${later + 1}`);
+      }
+    } finally {
+      await sandbox.close();
+    }
+  });
 });

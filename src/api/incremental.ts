@@ -138,7 +138,12 @@ export class IncrementalRun {
   private readonly known: Set<string>;
   /** Each id passed (delivered, or left out as a repeat), with the latest its sort date can be (undefined: not known). */
   private readonly passed = new Map<string, number | undefined>();
-  /** The newest sort date the run's queries held as they began (the least of them). */
+  /**
+   * The newest sort date the run's queries held as they began (the greatest of them): the service's
+   * clock had passed each. The least would date the service's clock by a query whose newest record
+   * is days old (the two priority queries of a union), and every later run would deliver the other
+   * query's newer records again.
+   */
   private seenNewest: number | undefined;
 
   constructor(
@@ -208,7 +213,7 @@ export class IncrementalRun {
    */
   private async markStart(inner: PageSource, query: string): Promise<void> {
     const newest = await this.newest(inner, query);
-    if (newest) this.seenNewest = Math.min(this.seenNewest ?? Infinity, newest.at);
+    if (newest) this.seenNewest = Math.max(this.seenNewest ?? -Infinity, newest.at);
   }
 
   /** Whether a record goes out: not a repeat of one delivered before that has not moved since. */
