@@ -90,12 +90,30 @@ describe('reports create', () => {
     const result = await cli(['-o', 'json', 'reports', 'create', '--channel', '202', '--from', '7d', '--to', 'yesterday', '--date-type', 'updated_date']);
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(JSON.parse(result.stdout), { id, url: `${sandbox.baseUrl}/v1.1/reports/${id}` });
-    assert.deepEqual(JSON.parse(apiRequests(sandbox, from)[0]!.body!), {
+    const posts = apiRequests(sandbox, from).filter((request) => request.method === 'POST');
+    assert.deepEqual(JSON.parse(posts[0]!.body!), {
       channel: '202',
       date_from: '2026-06-23',
       date_to: '2026-06-29',
       date_type: 'updated_date',
     });
+  });
+
+  test('--channel takes a name (field test): the POST carries its id; an unknown name is exit 2 with no POST', async () => {
+    const from = sandbox.requests.length;
+    const byName = await cli(['reports', 'create', '--channel', 'acme facebook', '--from', '1d', '--to', '1d']);
+    assert.equal(byName.code, 0, byName.stderr);
+    const posts = apiRequests(sandbox, from).filter((request) => request.method === 'POST');
+    assert.equal(posts.length, 1);
+    assert.equal((JSON.parse(posts[0]!.body!) as { channel: string }).channel, '202');
+    const mark = sandbox.requests.length;
+    const unknown = await cli(['reports', 'create', '--channel', 'Nope', '--from', '1d', '--to', '1d']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /^carectl: --channel: no channel has the name or id "Nope"/);
+    assert.deepEqual(
+      apiRequests(sandbox, mark).filter((request) => request.method === 'POST'),
+      [],
+    );
   });
 
   const usage: Array<{ name: string; args: string[]; message: RegExp }> = [

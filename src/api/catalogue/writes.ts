@@ -11,5 +11,9 @@ export const PATCH_REFERENCES: Readonly<Record<'tags' | 'add-tags' | 'remove-tag
   'add-tags': { resource: 'tags', send: 'id' },
   'remove-tags': { resource: 'tags', send: 'id' },
 };
+/** The report POST's target named by a person: a channel by name or id, sent as its id. */
+export const REPORT_REFERENCES: Readonly<Record<'channel', Reference>> = {
+  channel: { resource: 'channels', send: 'id' },
+};
 export const DATE_TYPES = ['created_date', 'updated_date'] as const;
 export const REPORT_FORMATS = ['xlsx', 'csv', 'json'] as const;

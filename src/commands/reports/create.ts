@@ -2,7 +2,8 @@
 import { extname } from 'node:path';
 import type { ApiClient, ApiRecord } from '../../api/client.js';
 import { idProblem } from '../../cli/ids.js';
-import { DATE_TYPES, REPORT_FORMATS, type Version } from '../../api/catalogue/index.js';
+import { DATE_TYPES, REPORT_FORMATS, REPORT_REFERENCES, type Version } from '../../api/catalogue/index.js';
+import { NameResolver, type Named } from '../../api/names.js';
 import type { Context } from '../../cli/context.js';
 import { CarectlError, mayHaveBeenApplied, UsageError } from '../../core/errors.js';
 import { idText } from '../../core/exact-json.js';
@@ -52,15 +53,16 @@ class ReportMayExist extends CarectlError {}
 
 export async function createReport(ctx: Context, opts: CreateOptions): Promise<void> {
   const downloadTo = await checkedDestination(ctx, opts.download, '--download', opts.unzip);
-  const request = createRequest(ctx, opts, downloadTo);
+  const given = createRequest(ctx, opts, downloadTo);
+  const api = await ctx.api();
+  // A channel by name or id: what the service takes, before anything is written (one list request).
+  const request = opts.channel === undefined ? given : createRequest(ctx, { ...opts, channel: await channelId(ctx, api, opts.channel) }, downloadTo);
   const waits = opts.wait || downloadTo !== undefined;
   if (!waits && opts.timeout !== undefined) throw new UsageError('--timeout limits the wait: use it with --wait or --download');
   const timeoutMs = timeoutOf(opts.timeout);
   const printer = await ctx.printer();
   const version = await reportsVersion(ctx);
   const scope = opts.reuse ? await reuseScope(ctx, request.parameters) : undefined;
-
-  const api = await ctx.api();
   const created = scope ? await reuseOrCreate(ctx, api, version, request, scope) : await postNoted(ctx, api, version, request);
   if (!waits) return printReport(ctx, printer, { id: created.record.id, url: created.record.url });
   await waitAndDownload(ctx, api, version, created.id, { timeoutMs, downloadTo, printer, format: request.format });
@@ -91,6 +93,11 @@ async function reuseOrCreate(ctx: Context, api: ApiClient, version: Version, req
       ctx.notice(`${err.message}, but no such report is listed: sending it again (--reuse)`);
     }
   }
+}
+
+async function channelId(ctx: Context, api: ApiClient, channel: string): Promise<string> {
+  const [named] = await new NameResolver(api, await ctx.scheduler()).resolve('--channel', REPORT_REFERENCES.channel, [channel.trim()]);
+  return (named as Named).id;
 }
 
 /** POST without --reuse; one whose outcome is unknown is noted for the --reuse line its error gives. */
