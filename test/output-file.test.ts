@@ -57,7 +57,7 @@ describe('-O/--output-file', () => {
 
   it('a full device: exit 1, one line', async () => {
     const result = await runCli(['tags', 'list', '-O', '/dev/full'], { sandbox });
-    assert.deepEqual([result.code, result.stderr], [1, 'carectl: cannot write the output: no space left on device (ENOSPC)\n']);
+    assert.deepEqual([result.code, result.stderr], [1, 'carectl: -O/--output-file: cannot write /dev/full: no space left on device (ENOSPC)\n']);
   });
 });
 

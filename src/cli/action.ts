@@ -73,7 +73,7 @@ export function makeAction(io: Io): Action {
         if (resumeFile !== undefined && err instanceof CarectlError && err.resumeToken !== undefined)
           settleResumeFile(resumeFile, err.resumeToken, sayToStderr);
         // Messages may carry what the service or a proxy echoed: never a credential.
-        throw redactError(err, ctx.secrets());
+        throw redactError(file ? file.explain(err) : err, ctx.secrets());
       } finally {
         await file?.discard();
         await ctx.close();

@@ -8,7 +8,7 @@ import { createWriteStream } from 'node:fs';
 import { access, constants, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Writable } from 'node:stream';
-import { CarectlError, systemReason, UsageError } from '../core/errors.js';
+import { CarectlError, OutputError, systemReason, UsageError } from '../core/errors.js';
 import type { Io } from '../core/io.js';
 import { linkTarget, PartialFile } from '../http/download.js';
 
@@ -26,6 +26,12 @@ export interface OutputFile {
   commit(): Promise<void>;
   /** After a failure or stop: removed (nothing once committed). */
   discard(): Promise<void>;
+  /** A failure to write the output, named by FILE (the user never sees the temporary name); any other as it is. */
+  explain(err: unknown): unknown;
+}
+
+function explainer(given: string): (err: unknown) => unknown {
+  return (err) => (err instanceof OutputError ? new CarectlError(`${FLAG}: cannot write ${given}: ${err.reason}`, err.exitCode, { cause: err }) : err);
 }
 
 /**
@@ -42,7 +48,7 @@ export async function openOutputFile(io: Io, given: string): Promise<OutputFile 
     await access(path, constants.W_OK).catch((err: Error) => {
       throw new UsageError(`${FLAG}: cannot write to ${given}: ${systemReason(err)}`);
     });
-    return straightInto(io, path);
+    return straightInto(io, path, given);
   }
   const folder = await stat(dirname(path)).catch(() => undefined);
   if (!folder?.isDirectory()) throw new UsageError(`${FLAG}: the folder ${dirname(given) || '.'} does not exist`);
@@ -69,16 +75,18 @@ export async function openOutputFile(io: Io, given: string): Promise<OutputFile 
       stream.destroy();
       await partial.discard();
     },
+    explain: explainer(given),
   };
 }
 
 /** A device or FIFO (`/dev/null`, a named pipe): nothing to rename, the bytes go straight in. */
-function straightInto(io: Io, path: string): OutputFile {
+function straightInto(io: Io, path: string, given: string): OutputFile {
   const stream = createWriteStream(path, { flags: 'w' });
   return {
     io: { ...io, stdout: { stream, isTTY: false } },
     commit: () => ended(stream),
     discard: async () => void stream.destroy(),
+    explain: explainer(given),
   };
 }
 
