@@ -1,5 +1,5 @@
-// ESLint over everything but the build: the recommended rules of ESLint and typescript-eslint
-// (without type information, so `npm run lint` stays quick), and limits on a function's length
+// ESLint over everything but the build: the recommended rules of ESLint and typescript-eslint,
+// three promise rules with type information for src and test, and limits on a function's length
 // and branching in place of a cap on a file's length. Formatting is Prettier's (.prettierrc.json).
 import js from '@eslint/js';
 import globals from 'globals';
@@ -18,6 +18,29 @@ export default tseslint.config(
       // Terminal text is made and cleaned here: escapes in patterns are the point.
       'no-control-regex': 'off',
     },
+  },
+  {
+    // With type information, where it finds what the others cannot: a promise nobody awaits, one
+    // passed where a plain function is expected, an async function that never waits.
+    files: ['src/**/*.ts', 'test/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['test', 'it', 'describe', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] },
+          ],
+        },
+      ],
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/require-await': 'error',
+    },
+  },
+  {
+    // A test double implements an async interface (a writer, a page source, a sleep) without waiting.
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/require-await': 'off' },
   },
   {
     // The entry and the bench's probes are CommonJS on purpose (bin/carectl.js explains why).

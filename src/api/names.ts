@@ -63,12 +63,14 @@ export class NameResolver {
     const fields = [names.field, ...(names.active ? [names.active] : [])];
     const plan = listPlan(spec, version, spec.fieldsParam ? [['fields', fields.join(',')]] : [], { pageSize: 50 });
     const found: Named[] = [];
-    const write = async (record: Record<string, unknown>): Promise<void> => {
+    const write = (record: Record<string, unknown>): Promise<void> => {
       const id = idText(record.id);
       const name = record[names.field];
       if (id !== undefined) found.push({ id, name: typeof name === 'string' ? name : '', active: !names.active || record[names.active] !== false });
+      return Promise.resolve();
     };
-    const writer = { write, endPage: async () => undefined, end: async () => undefined };
+    const done = (): Promise<void> => Promise.resolve();
+    const writer = { write, endPage: done, end: done };
     const source = this.api.pages(spec, version);
     await runList({ plan, source, writer, start: startPoint(plan, undefined), scheduler: this.scheduler, notice: () => undefined });
     return found;

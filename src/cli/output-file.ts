@@ -85,7 +85,7 @@ function straightInto(io: Io, path: string, given: string): OutputFile {
   return {
     io: { ...io, stdout: { stream, isTTY: false } },
     commit: () => ended(stream),
-    discard: async () => void stream.destroy(),
+    discard: () => Promise.resolve(void stream.destroy()),
     explain: explainer(given),
   };
 }

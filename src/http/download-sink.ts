@@ -32,7 +32,7 @@ export async function fileSink(partial: PartialFile, path: string, unzip: Unzipp
   return {
     write: (chunk) => partial.write(chunk).catch(failed),
     commit: () => (unzip ? extract(partial, path, unzip, signal) : partial.commit(path).catch(failed)),
-    discard: async () => undefined,
+    discard: () => Promise.resolve(),
   };
 }
 
@@ -72,6 +72,6 @@ export function stdoutSink(stream: Writable, signal: AbortSignal): Sink {
     // StreamSink hands the chunk to stream.write unchanged, which takes bytes as well as text.
     write: (chunk) => sink.write(chunk as unknown as string),
     commit: () => sink.end(),
-    discard: async () => undefined,
+    discard: () => Promise.resolve(),
   };
 }
