@@ -108,6 +108,15 @@ describe('carectl __complete from the service', () => {
     assert.ok(!words.some((word) => word.includes('HYPERLINK')));
     const ids = await runCli(['__complete', 'ids', 'channels'], { sandbox, env });
     assert.match(ids.stdout, /^(\d+\n)+$/);
+    // Conversations have no names: after get, the ids of those that moved last, a page of them.
+    const recent = await runCli(['__complete', 'ids', 'conversations'], { sandbox, env });
+    const newest = await runCli(
+      ['conversations', 'list', '--priority', '--sort', '-newest_sort_date', '--limit', '50', '--columns', 'id', '--no-header', '--quiet'],
+      {
+        sandbox,
+      },
+    );
+    assert.equal(recent.stdout, newest.stdout);
     const from = sandbox.requests.length;
     const again = await runCli(['__complete', 'names', 'tags'], { sandbox, env });
     assert.equal(again.stdout, tags.stdout);
@@ -259,7 +268,7 @@ describe('the scripts run carectl __complete for the options that name records',
         "offer carectl conversations update 1 --close-reason ''",
         "offer carectl tags get 7001 ''",
         "offer carectl conversations list ''",
-        "offer carectl conversations get ''",
+        "offer carectl reports get ''",
       ].join('\n');
       const { stdout } = await run('zsh', ['-f', '-c', driver], { cwd: folder, env });
       assert.deepEqual(stdout.split('\n'), [
@@ -294,6 +303,6 @@ describe('the scripts run carectl __complete for the options that name records',
     assert.deepEqual(await offers('carectl conversations update 1 --close-reason '), ['resolved']);
     assert.deepEqual(await offers('carectl tags get 7001 '), ['7001', '7002']);
     assert.ok(!(await offers('carectl conversations list ')).includes('carectl.fish'));
-    assert.ok((await offers('carectl conversations get ')).includes('carectl.fish'));
+    assert.ok((await offers('carectl reports get ')).includes('carectl.fish'));
   });
 });

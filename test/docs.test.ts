@@ -367,7 +367,7 @@ describe('completion', () => {
         "offer carectl reports list --columns 'id,state,'",
         "offer carectl config set output ''",
         "offer carectl --profile ''",
-        "offer carectl conversations get 1 ''",
+        "offer carectl reports get 1 ''",
         "offer carectl conversations list --limit ''",
         "offer carectl help conversations ''",
       ].join('\n');
@@ -435,7 +435,7 @@ describe('completion', () => {
     assert.deepEqual(await offers('carectl config set api-version '), [...VERSIONS].sort());
     assert.deepEqual(await offers('carectl --profile '), ['default', 'staging']);
     // file names only where nothing else can come: an argument without a fixed set of words
-    assert.ok((await offers('carectl conversations get 1 ')).includes('carectl.fish'));
+    assert.ok((await offers('carectl reports get 1 ')).includes('carectl.fish'));
     assert.ok(!(await offers('carectl conversations ')).includes('carectl.fish'));
     assert.ok(!(await offers('carectl config set ')).includes('carectl.fish'));
   });

@@ -4,7 +4,9 @@
  * read again. A TAB waits at most TAB_BUDGET_MS on the injected clock: then, or when the read
  * fails (offline, no credentials), the stale words are offered, or none.
  */
-import { defaultVersion, resourceByName } from '../api/catalogue/index.js';
+import { defaultVersion, resourceByName, type ResourceSpec } from '../api/catalogue/index.js';
+import { runList, startPoint } from '../api/list-run.js';
+import { listPlan } from '../api/paging.js';
 import { NameResolver } from '../api/names.js';
 import type { Context } from '../cli/context.js';
 import { openCompletionCache, type CacheScope } from '../config/completion-cache.js';
@@ -46,12 +48,28 @@ export async function serviceWords(ctx: Context, request: WordsRequest): Promise
 
 async function readWords(ctx: Context, resource: string, field: 'names' | 'ids'): Promise<string[]> {
   const spec = resourceByName(resource);
-  if (!spec.names) return [];
+  if (!spec.names) return spec.sortDates ? recentIds(ctx, spec) : [];
   const resolver = new NameResolver(await ctx.api(), await ctx.scheduler(), defaultVersion(spec));
   const records = await resolver.records(resource);
   const words = records.map((record) => (field === 'names' && PLAIN_WORD.test(record.name) ? record.name : record.id));
   return [...new Set(words.filter((word) => PLAIN_WORD.test(word)))];
 }
+
+/** Ids to offer for a resource no one names (conversations): those whose sort date moved last, a page of them. */
+async function recentIds(ctx: Context, spec: ResourceSpec): Promise<string[]> {
+  const dates = spec.sortDates as NonNullable<ResourceSpec['sortDates']>;
+  const version = defaultVersion(spec);
+  const plan = listPlan(spec, version, [[dates.param, `-${dates.moves ?? dates.default}`]], { pageSize: RECENT, limit: RECENT });
+  const ids: string[] = [];
+  const write = (record: Record<string, unknown>): Promise<void> => Promise.resolve(void ids.push(String(record.id)));
+  const done = (): Promise<void> => Promise.resolve();
+  const source = (await ctx.api()).pages(spec, version);
+  await runList({ plan, source, writer: { write, endPage: done, end: done }, start: startPoint(plan, undefined), limit: RECENT, notice: () => undefined });
+  return ids.filter((id) => PLAIN_WORD.test(id));
+}
+
+/** How many recent ids a TAB offers: one page. */
+const RECENT = 50;
 
 /**
  * Words a shell can offer as they are: bash's compgen expands its word list ($(…), `…`, ~), a

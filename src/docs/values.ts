@@ -72,9 +72,9 @@ export const ARGUMENT_VALUES: Readonly<Record<string, readonly ArgumentValues[]>
   'config unset': [{ words: CONFIG_KEYS }],
 };
 
-/** The words of a command's arguments: ARGUMENT_VALUES', or the ids of a resource whose records the catalogue names (`ResourceSpec.names`) after `get`. */
+/** The words of a command's arguments: ARGUMENT_VALUES', or after `get` the ids of a resource whose records the catalogue names (`ResourceSpec.names`) or can sort by the date they last moved (conversations: the most recent). */
 export function argumentValues(path: readonly string[]): readonly ArgumentValues[] | undefined {
-  const named = path.length === 2 && path[1] === 'get' && RESOURCES.some((spec) => spec.name === path[0] && spec.names);
+  const named = path.length === 2 && path[1] === 'get' && RESOURCES.some((spec) => spec.name === path[0] && (spec.names ?? spec.sortDates));
   return ARGUMENT_VALUES[path.join(' ')] ?? (named ? [{ run: `ids ${path[0]}` }] : undefined);
 }
 
