@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire, isBuiltin } from 'node:module';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -62,6 +62,21 @@ describe('the bundled command', () => {
     const { stdout } = await promisify(execFile)(process.execPath, ['-e', probe], { env: { PATH: process.env.PATH } });
     // false: a cache was given and taken (undefined would be no cache at all)
     assert.deepEqual(JSON.parse(stdout), { 'carectl.js': false, 'undici.cjs': false, 'conf.cjs': false, 'sandbox.cjs': false });
+  });
+
+  test('requires no package at run time: only node built-ins and its own lazy files', async () => {
+    // The package has no dependencies (the libraries are built in), so anything else fails to load.
+    const bundleFolder = fileURLToPath(new URL('../../dist/bundle/', import.meta.url));
+    const names = (await readdir(bundleFolder)).filter((name) => /\.c?js$/.test(name));
+    const required = new Set<string>();
+    for (const name of names) {
+      // A require( right after a quote is text, as in ajv's generated-code strings (conf).
+      for (const [, id] of (await readFile(join(bundleFolder, name), 'utf8')).matchAll(/(?<![\w$.'"`])require\("([^"]+)"\)/g)) required.add(id!);
+    }
+    assert.ok(required.has('./undici.cjs'), 'the requires are found');
+    // node:sqlite is a built-in of newer nodes than 20, which undici requires only when asked to
+    const other = [...required].filter((id) => !(isBuiltin(id) || id.startsWith('node:') || (id.startsWith('./') && names.includes(id.slice(2)))));
+    assert.deepEqual(other, []);
   });
 
   // login's prompt library (read) and the unzip library (yauzl), each used by few commands.

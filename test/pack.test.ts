@@ -1,12 +1,14 @@
 /**
- * The package as users get it: `npm pack` makes a tarball that installs into an empty folder,
- * whose `carectl` prints its version and reads the embedded sandbox. Dependencies come from
- * npm's cache when they are there (--prefer-offline), from the registry otherwise.
+ * The package as users get it: `npm pack` makes a tarball that `npm install -g` puts into an empty
+ * prefix with the network off (--offline): one package, no dependencies (the libraries are built
+ * into the bundle, so every one is a devDependency), and no build on install (the prepare script
+ * runs only from git; it would fail here, with no tsc). Its `carectl` prints its version and reads
+ * the embedded sandbox.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,12 +17,13 @@ import { after, before, describe, test } from 'node:test';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; dependencies?: Record<string, string> };
 const NPM_QUIET = { ...process.env, npm_config_loglevel: 'error', npm_config_update_notifier: 'false' };
 
 describe('npm pack', () => {
   let folder: string;
   let files: string[];
+  let prefix: string;
   let carectl: string;
 
   before(async () => {
@@ -30,10 +33,13 @@ describe('npm pack', () => {
     const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
     assert.ok(packed, 'npm pack reported the tarball');
     files = packed.files.map((file) => file.path);
-    const app = join(folder, 'app');
-    await mkdir(app);
-    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(folder, packed.filename)], { cwd: app, env: NPM_QUIET, timeout: 120_000 });
-    carectl = join(app, 'node_modules', '.bin', 'carectl');
+    prefix = join(folder, 'prefix');
+    await run('npm', ['install', '--global', '--offline', '--no-audit', '--no-fund', '--prefix', prefix, join(folder, packed.filename)], {
+      cwd: folder,
+      env: NPM_QUIET,
+      timeout: 120_000,
+    });
+    carectl = join(prefix, 'bin', 'carectl');
   });
   after(() => rm(folder, { recursive: true, force: true }));
 
@@ -45,6 +51,13 @@ describe('npm pack', () => {
       files.filter((path) => /^(dist\/(src|test)|src|test)\//.test(path)),
       [],
     );
+  });
+
+  test('the package depends on nothing: the offline install added carectl alone', async () => {
+    assert.equal(PACKAGE.dependencies, undefined);
+    assert.deepEqual(await readdir(join(prefix, 'lib', 'node_modules')), ['carectl']);
+    // what the tarball holds, and no node_modules of its own
+    assert.deepEqual((await readdir(join(prefix, 'lib', 'node_modules', 'carectl'))).sort(), [...new Set(files.map((path) => path.split('/')[0]))].sort());
   });
 
   test('the installed carectl prints its version', async () => {
