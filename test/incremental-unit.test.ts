@@ -33,7 +33,7 @@ function source(pages: Record<string, { ids: string[]; next: string | null }>): 
 }
 
 async function listed(run: IncrementalRun, inner: PageSource, first: string): Promise<string[]> {
-  const wrapped = run.source(inner);
+  const wrapped = run.source(inner, [first]);
   const ids: string[] = [];
   for (let url: string | null = first; url !== null;) {
     const page = await wrapped.fetch(url, first);
@@ -86,5 +86,28 @@ describe('IncrementalRun', () => {
     assert.deepEqual(await listed(run, inner, first), ['1', '2', '3']);
     const next = run.next('https://x/', 'v1.3/conversations?status=unread');
     assert.deepEqual([iso(next.since), iso(next.watermark), next.ids], [iso(T), iso(T - 300_000), ['3']]);
+  });
+});
+
+describe('IncrementalRun over a union of two queries', () => {
+  const phases = [
+    'v1.3/conversations?is_priority=true&sort=newest_sort_date&page_size=50',
+    'v1.3/conversations?is_priority=false&sort=newest_sort_date&page_size=50',
+  ];
+  /** The probe of `phase` (its newest record, the list the other way round), answered with a record dated `at`. */
+  const probe = (phase: string, at: number): [string, { ids: string[]; next: string }] => {
+    const address = phase.replace('sort=newest_sort_date&page_size=50', 'sort=-newest_sort_date&page_size=1');
+    return [address, { ids: ['p'], next: `${address}&newest_sort_date_lte=${iso(at)}&skip=1` }];
+  };
+
+  it('probes both queries before the first page of either, and starts the next run after the newest of them', async () => {
+    const [one, two] = [probe(phases[0] as string, T - 2 * 86_400_000), probe(phases[1] as string, T - 60_000)];
+    const inner = source(Object.fromEntries([one, two, [phases[0], { ids: ['1'], next: null }], [phases[1], { ids: ['2'], next: null }]]));
+    const run = new IncrementalRun('newest_sort_date', 'sort', undefined, T);
+    const wrapped = run.source(inner, phases);
+    for (const phase of phases) await wrapped.fetch(phase, phase);
+    assert.deepEqual(inner.asked.slice(0, 3), [one[0], two[0], phases[0]]);
+    // Not the priority query's newest, two days old: the other query's newest records would count as moved in every run.
+    assert.equal(iso(run.next('https://x/', 'v1.3/conversations').since), iso(T - 59_000));
   });
 });

@@ -23,25 +23,11 @@ function setup(variant: ModelVariant): { model: ModelServer; clock: ReturnType<t
   return { model: new ModelServer(data, variant), clock: fakeClock(NOW), folder: scratchFolder('carectl-state-') };
 }
 
-async function night(model: ModelServer, clock: ReturnType<typeof fakeClock>, folder: string, extra: string[] = []) {
+const UNREAD = ['--status', 'unread'];
+
+async function night(model: ModelServer, clock: ReturnType<typeof fakeClock>, folder: string, extra: string[] = [], filter = UNREAD) {
   const env = { CARECTL_BASE_URL: model.baseUrl, CARECTL_USER: 'bot', CARECTL_PASSWORD: 'model-secret', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' };
-  const args = [
-    'conversations',
-    'list',
-    '--status',
-    'unread',
-    '--state',
-    'state.json',
-    '-o',
-    'ndjson',
-    '--columns',
-    'id',
-    '--page-size',
-    '4',
-    '--retries',
-    '0',
-    ...extra,
-  ];
+  const args = ['conversations', 'list', ...filter, '--state', 'state.json', '-o', 'ndjson', '--columns', 'id', '--page-size', '4', '--retries', '0', ...extra];
   const result = await runCli(args, { env, now: clock.now, sleep: clock.sleep, cwd: folder });
   const ids = result.stdout
     .split('\n')
@@ -61,18 +47,23 @@ function touch(model: ModelServer, id: string, at: number): void {
 
 const sorted = (ids: Iterable<string>): string[] => [...ids].sort();
 
-for (const variant of [
-  { reading: 'whole-day', links: 'keyset' },
-  { reading: 'midnight', links: 'keyset', timeAsDay: true },
-] as ModelVariant[]) {
-  describe(`--state over three nights (${variant.timeAsDay ? 'a date-time bound read as its day' : 'date-time bounds kept'})`, () => {
+// Without a filter the list is the union of is_priority=true and false (spec rule 1), whose
+// priority query's newest record is older than the other's newest (the records just before NOW).
+for (const [variant, filter] of [
+  [{ reading: 'whole-day', links: 'keyset' }, UNREAD],
+  [{ reading: 'midnight', links: 'keyset', timeAsDay: true }, UNREAD],
+  [{ reading: 'whole-day', links: 'keyset' }, []],
+  [{ reading: 'midnight', links: 'keyset', timeAsDay: true }, []],
+] as Array<[ModelVariant, string[]]>) {
+  const bound = variant.timeAsDay ? 'a date-time bound read as its day' : 'date-time bounds kept';
+  describe(`--state over three nights (${bound}; ${filter.length > 0 ? filter.join(' ') : 'no filter, a union'})`, () => {
     it('delivers every record that changed, none lost, none repeated beyond a failed run', async () => {
       const { model, clock, folder } = setup(variant);
       await model.start();
       try {
-        const first = await night(model, clock, folder);
+        const first = await night(model, clock, folder, [], filter);
         assert.equal(first.code, 0, first.stderr);
-        assert.deepEqual(sorted(first.ids), sorted(unread(model)));
+        assert.deepEqual(sorted(first.ids), sorted(filter.length > 0 ? unread(model) : model.expected({})));
         assert.equal(new Set(first.ids).size, first.ids.length);
         const state = readFileSync(join(folder, 'state.json'), 'utf8');
 
@@ -96,7 +87,7 @@ for (const variant of [
         // Night two fails part-way, at the first page past night one's start: the state stays as night one left it.
         model.variant.failWhen = (params) =>
           params.get('page_size') === '4' && params.has('skip') && Date.parse(`${params.get('newest_sort_date_gte')}Z`) >= NOW;
-        const failed = await night(model, clock, folder);
+        const failed = await night(model, clock, folder, [], filter);
         assert.equal(failed.code, 1, failed.stderr);
         assert.match(
           failed.stderr,
@@ -117,14 +108,14 @@ for (const variant of [
           changedB.add(id);
         }
         clock.advance(24 * HOUR);
-        const third = await night(model, clock, folder);
+        const third = await night(model, clock, folder, [], filter);
         assert.equal(third.code, 0, third.stderr);
         assert.deepEqual(sorted(third.ids), sorted(new Set([...changedA, ...changedB])));
         assert.equal(new Set(third.ids).size, third.ids.length);
 
         // Nothing changed since: nothing comes out.
         clock.advance(HOUR);
-        const quiet = await night(model, clock, folder);
+        const quiet = await night(model, clock, folder, [], filter);
         assert.deepEqual([quiet.code, quiet.ids, quiet.stderr], [0, [], 'no conversations found\n']);
         assert.deepEqual(readdirSync(folder).sort(), ['state.json']);
       } finally {
@@ -222,6 +213,27 @@ describe('--state against the sandbox', () => {
         clock.advance(DAY * later);
         const again = await runCli(args, { sandbox, cwd: dir, now: clock.now, sleep: clock.sleep });
         assert.deepEqual([again.code, again.stdout, again.stderr], [0, '', 'no conversations found\n'], `run ${later + 1}`);
+      }
+    } finally {
+      await sandbox.close();
+    }
+  });
+});
+
+describe('--state on the union of the is_priority queries (no status or priority filter)', () => {
+  it('the sandbox: a later run with no change repeats none, run after run', async () => {
+    const sandbox = await openSandbox();
+    try {
+      const dir = scratchFolder('carectl-state-');
+      const args = ['conversations', 'list', '--state', 'conv.state', '-o', 'csv', '-O', 'out.csv', '--columns', 'id'];
+      const clock = fakeClock(NOW);
+      const first = await runCli(args, { sandbox, cwd: dir, now: clock.now, sleep: clock.sleep });
+      assert.deepEqual([first.code, first.stderr], [0, '']);
+      assert.ok(readFileSync(join(dir, 'out.csv'), 'utf8').split('\n').length > 3);
+      for (const later of [1, 2, 3]) {
+        clock.advance(later * HOUR);
+        const run = await runCli(args, { sandbox, cwd: dir, now: clock.now, sleep: clock.sleep });
+        assert.deepEqual([run.code, run.stderr, readFileSync(join(dir, 'out.csv'), 'utf8')], [0, 'no conversations found\n', 'id\r\n']);
       }
     } finally {
       await sandbox.close();

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { runCli, scratchFolder } from './helpers.js';
+import { openSandbox, runCli, scratchFolder } from './helpers.js';
 import { ModelServer, NOW, modelData, type ModelRecord } from './model-server.js';
 import type { Io } from '../src/core/io.js';
 
@@ -39,6 +39,8 @@ function scripted(script: Array<(now: number) => void>, stop: AbortController): 
     slept,
   };
 }
+
+const sorted = (ids: string[]): string[] => [...ids].sort();
 
 const idsOf = (ndjson: string): string[] =>
   ndjson
@@ -111,6 +113,22 @@ describe('--watch', () => {
       assert.equal(lines[0], 'ID      STATUS');
     } finally {
       await model.close();
+    }
+  });
+
+  it('without a filter (the union of is_priority true and false), against the sandbox: polls with no change print nothing', async () => {
+    const sandbox = await openSandbox();
+    const stop = new AbortController();
+    const clock = scripted([() => undefined, () => undefined], stop);
+    try {
+      const args = ['conversations', 'list', '--watch', '--interval', '5s', '-o', 'ndjson', '--columns', 'id'];
+      const result = await runCli(args, { sandbox, now: clock.now, sleep: clock.sleep, signal: stop.signal });
+      const all = await runCli(['conversations', 'list', '-o', 'ndjson', '--columns', 'id'], { sandbox });
+      assert.deepEqual([result.code, result.stderr], [130, 'carectl: interrupted\n']);
+      assert.equal(all.code, 0, all.stderr);
+      assert.deepEqual(sorted(idsOf(result.stdout)), sorted(idsOf(all.stdout)));
+    } finally {
+      await sandbox.close();
     }
   });
 

@@ -138,13 +138,10 @@ export class IncrementalRun {
   private readonly known: Set<string>;
   /** Each id passed (delivered, or left out as a repeat), with the latest its sort date can be (undefined: not known). */
   private readonly passed = new Map<string, number | undefined>();
-  /**
-   * The newest sort date the run's queries held as they began (the greatest of them): the service's
-   * clock had passed each. The least would date the service's clock by a query whose newest record
-   * is days old (the two priority queries of a union), and every later run would deliver the other
-   * query's newer records again.
-   */
+  /** The newest sort date the run's queries held before any was read (the latest of them). */
   private seenNewest: number | undefined;
+  /** The probes of every query, sent before the first page of any. */
+  private started: Promise<void> | undefined;
 
   constructor(
     private readonly field: string,
@@ -189,10 +186,11 @@ export class IncrementalRun {
     return newest?.id === id ? newest.at : undefined;
   }
 
-  source(inner: PageSource): PageSource {
+  /** The list's page source, wrapped; `phases` are the first-page addresses of its queries (a union's two). */
+  source(inner: PageSource, phases: readonly string[]): PageSource {
     return {
       fetch: async (url, query, throttle) => {
-        if (url === query) await this.markStart(inner, query);
+        await (this.started ??= this.markStart(inner, phases));
         // Links are checked against the bound as a service reading it as its day would page: from that midnight.
         const base = asDay(query, this.field);
         const page = await inner.fetch(url, base, throttle);
@@ -207,13 +205,19 @@ export class IncrementalRun {
   }
 
   /**
-   * Before a query's first page: its newest sort date, a time the service's clock had passed. A
-   * record dated past it is new or moved since this run began, whichever clock is ahead (ours
-   * could be minutes ahead of the service's, and a move in those minutes dated before our start).
+   * Before the first page of any query: the newest sort date of each, a time the service's clock
+   * had passed before anything was read. A record dated past the latest of them is new or moved
+   * since this run began, whichever clock is ahead (ours could be minutes ahead of the service's,
+   * and a move in those minutes dated before our start). Not the least of them: a union's
+   * is_priority=true query may hold nothing from the last days, and the other query's newest
+   * records would count as moved in every run. All probed first: a query probed only after
+   * another was read could name a record dated past what that read saw.
    */
-  private async markStart(inner: PageSource, query: string): Promise<void> {
-    const newest = await this.newest(inner, query);
-    if (newest) this.seenNewest = Math.max(this.seenNewest ?? -Infinity, newest.at);
+  private async markStart(inner: PageSource, phases: readonly string[]): Promise<void> {
+    for (const phase of phases) {
+      const newest = await this.newest(inner, phase);
+      if (newest) this.seenNewest = Math.max(this.seenNewest ?? -Infinity, newest.at);
+    }
   }
 
   /** Whether a record goes out: not a repeat of one delivered before that has not moved since. */

@@ -17,7 +17,8 @@ import type { RecordWriter } from '../output/index.js';
 /** What an incremental run adds to a list: parameters, and its page source's wrapper. */
 export interface IncrementalHooks {
   params: Array<[string, string]>;
-  source(inner: PageSource): PageSource;
+  /** The list's page source wrapped; `phases`: its queries' first-page addresses (the plan's). */
+  source(inner: PageSource, phases: readonly string[]): PageSource;
 }
 
 /** Runs the list once with `hooks`, into `writer` when given (a watch keeps one open): records written. */
@@ -66,7 +67,7 @@ export async function incrementalList(
   const sortParam = (spec.sortDates as NonNullable<ResourceSpec['sortDates']>).param;
   const once: Once = async (prior, writer) => {
     const run = new IncrementalRun(field, sortParam, prior, ctx.io.now());
-    const hooks = { params: incrementalParams(spec, field, query, prior, flag), source: (inner: PageSource) => run.source(inner) };
+    const hooks: IncrementalHooks = { params: incrementalParams(spec, field, query, prior, flag), source: (inner, phases) => run.source(inner, phases) };
     const written = await list(hooks, writer).catch((err: unknown) => {
       throw withoutResumeAdvice(err, flag);
     });

@@ -205,7 +205,7 @@ export interface ListRun {
   /** What the live count counts. */
   noun: string;
   /** An incremental list's page source around the client's (src/api/incremental.ts); its order is its own, not the query's. */
-  source?: (inner: PageSource) => PageSource;
+  source?: (inner: PageSource, phases: readonly string[]) => PageSource;
 }
 
 /**
@@ -231,7 +231,7 @@ export async function streamList(ctx: Context, spec: ResourceSpec, run: ListRun,
   try {
     return await runList({
       plan,
-      source: run.source ? run.source(api.pages(spec, run.version)) : api.pages(spec, run.version),
+      source: run.source ? run.source(api.pages(spec, run.version), plan.phases) : api.pages(spec, run.version),
       writer: live.writer,
       start,
       scheduler,
