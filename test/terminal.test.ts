@@ -44,7 +44,7 @@ describe('text measured in terminal columns', () => {
     assert.deepEqual(wrapText('日本語 日本語', 7), ['日本語', '日本語']);
     assert.deepEqual(wrapText('short', undefined), ['short']);
     // A long word after text on the first line, wide characters, a one-column gap a wide one cannot use.
-    assert.deepEqual(wrapText('ab 日本語日本語 x', 5, 4), ['ab', '日本', '語日', '本語', 'x']);
+    assert.deepEqual(wrapText('ab 日本語日本語 x', 5, { firstWidth: 4 }), ['ab', '日本', '語日', '本語', 'x']);
     assert.deepEqual(wrapText('a😀😀😀', 3), ['a😀', '😀', '😀']);
     // A 200 KB word: every character once, in lines of the width.
     const lines = wrapText('y'.repeat(200_000), 80);

@@ -141,7 +141,7 @@ function formatHelp(command: Command, helper: Help): string {
     ...own.map((option) => helper.optionTerm(option).length),
   );
   const item = (term: string, description: string): string => formatItem(term, termWidth, description, width);
-  const usage = wrapText(`Usage: ${helper.commandUsage(command)}`, width - USAGE_INDENT.length, width).map((line, index) =>
+  const usage = wrapText(`Usage: ${helper.commandUsage(command)}`, width - USAGE_INDENT.length, { firstWidth: width }).map((line, index) =>
     index === 0 ? line : USAGE_INDENT + line,
   );
   const description = helper.commandDescription(command);

@@ -7,7 +7,8 @@ import { sanitizeForTerminal } from './sanitize.js';
 import { StreamSink } from '../core/stream-sink.js';
 import { boldWhen } from './style.js';
 import type { RecordWriter, WriterOptions } from './types.js';
-import { cutToWidth, displayWidth, trimTrailingSpaces, wrapToWidth } from './width.js';
+import { wrapText } from './text-width.js';
+import { cutToWidth, displayWidth, trimTrailingSpaces } from './width.js';
 
 /**
  * Borderless kubectl/gh-style tables: columns two spaces apart, upper-case header, no frame, no
@@ -16,6 +17,8 @@ import { cutToWidth, displayWidth, trimTrailingSpaces, wrapToWidth } from './wid
  * border characters off, renders each page's rows on those widths.
  */
 const GAP = 2;
+/** A cell keeps its column: an address too wide for it is cut across lines like any word. */
+const CELL_WRAP = { cutAddresses: true } as const;
 /** Safety valve for callers that never call endPage(): a "page" ends here. */
 const MAX_BUFFERED_ROWS = 1000;
 /**
@@ -133,10 +136,10 @@ class Grid {
         // Too narrow to read: under the row, from its second column, as wide as the terminal lets it.
         const under = starts[1] as number;
         const from = freeFrom(under);
-        wrapToWidth(text, this.#terminalColumns - under).forEach((line, row) => (more[from + row] ??= new Line()).put(under, line, displayWidth(line)));
+        wrapText(text, this.#terminalColumns - under, CELL_WRAP).forEach((line, row) => (more[from + row] ??= new Line()).put(under, line, displayWidth(line)));
         return '';
       }
-      const [first = '', ...rest] = wrapToWidth(text, width);
+      const [first = '', ...rest] = wrapText(text, width, CELL_WRAP);
       const from = freeFrom(at);
       rest.forEach((line, row) => (more[from + row] ??= new Line()).put(at, line, displayWidth(line)));
       return first;

@@ -1,26 +1,25 @@
 /**
  * Lines for people, measured in terminal columns (src/output/width.ts): one line cut to a width
- * (live status lines), and text wrapped at spaces with a hanging indent (help, `get`, content
- * blocks). Text is expected sanitised (src/output/sanitize.ts): no control characters.
+ * (live status lines), and text wrapped at spaces (table cells), with a hanging indent (help,
+ * `get`, content blocks). Text is expected sanitised (src/output/sanitize.ts): no control characters.
  */
 
-import { codePointWidth, displayWidth, ELLIPSIS } from './width.js';
+import { displayWidth, ELLIPSIS, graphemeAt, graphemeBound, trimTrailingSpaces } from './width.js';
 
 /** hangingLines leaves a value at least this many columns, however deep its indent. */
 const MIN_ROOM = 20;
 /** A web or mail address, which wrapping never breaks. */
 const URL = /^(?:[a-z][a-z\d+.-]*:\/\/\S+|[^\s@]+@[^\s@]+\.[^\s@]+)$/i;
 
-/** Where the longest run of `text` from `start` that takes at most `width` columns ends. */
+/** Where the longest run of whole graphemes of `text` from `start` that takes at most `width` columns ends. */
 function headEnd(text: string, start: number, width: number): number {
   let used = 0;
   let end = start;
   while (end < text.length) {
-    const code = text.codePointAt(end) as number;
-    const next = used + codePointWidth(code);
-    if (next > width) break;
-    used = next;
-    end += code > 0xffff ? 2 : 1;
+    const grapheme = graphemeAt(text, end);
+    if (used + grapheme.width > width) break;
+    used += grapheme.width;
+    end = grapheme.end;
   }
   return end;
 }
@@ -42,63 +41,105 @@ export function fitLine(text: string, columns: number | undefined): string {
   return headOf(text, room - 1) + ELLIPSIS;
 }
 
+/** How wrapText treats a web or mail address wider than a line. */
+export interface WrapOptions {
+  /** Columns of the first line (default: `width`), for text that starts after a label. */
+  readonly firstWidth?: number | undefined;
+  /** Cut it across lines like any long word (a table cell, which must keep its column), instead of a line of its own. */
+  readonly cutAddresses?: boolean;
+}
+
 /**
- * Wraps one paragraph at spaces into lines of at most `width` columns (the first line
- * `firstWidth`); a word longer than a line is cut across lines, except a URL, which goes whole on
- * a line of its own. Runs of spaces inside a line are kept; spaces at a break are dropped. Width
- * undefined: the paragraph as one line.
+ * The one word-wrapper: `text` in lines of at most `width` columns, broken after spaces where it
+ * can be and inside a word only where a word is wider than a line, between whole graphemes. The
+ * spaces at a break are dropped; every other character is kept. A web or mail address is never
+ * broken (it could not be opened or copied): it goes whole on a line of its own, however wide,
+ * unless `cutAddresses`. Lines hold at most graphemeBound(width) graphemes, so a run of marks
+ * that take no column is cut too. One pass over the text. Width undefined: the text as one line.
  */
-export function wrapText(text: string, width: number | undefined, firstWidth = width): string[] {
-  if (width === undefined || firstWidth === undefined || width < 1 || displayWidth(text) <= firstWidth) return [text];
+export function wrapText(text: string, width: number | undefined, options: WrapOptions = {}): string[] {
+  const firstWidth = options.firstWidth ?? width;
+  if (width === undefined || firstWidth === undefined || displayWidth(text, firstWidth) <= firstWidth) return [text];
   const lines: string[] = [];
-  const room = (): number => Math.max(1, lines.length === 0 ? firstWidth : width);
-  let line = '';
-  let lineWidth = 0;
-  const breakLine = (): void => {
-    lines.push(line.trimEnd());
-    line = '';
-    lineWidth = 0;
+  /** The current line: where it starts, its room, and the columns and graphemes it holds. */
+  let lineStart = 0;
+  let room = Math.max(1, firstWidth);
+  let bound = graphemeBound(room);
+  let used = 0;
+  let count = 0;
+  /** The last space in the current line (-1: none), and the columns and graphemes after it. */
+  let lastSpace = -1;
+  let usedAfterSpace = 0;
+  let countAfterSpace = 0;
+  const breakAt = (end: number, next: number, carriedWidth = 0, carriedCount = 0): void => {
+    lines.push(trimTrailingSpaces(text.slice(lineStart, end)));
+    lineStart = next;
+    room = Math.max(1, width);
+    bound = graphemeBound(room);
+    used = carriedWidth;
+    count = carriedCount;
+    lastSpace = -1;
   };
-  /** The word on the line; a word wider than a line is cut across lines, in one pass over it (a 200 KB word too). */
-  const cutAcross = (word: string, wordWidth: number): void => {
-    let at = 0;
-    let restWidth = wordWidth;
-    while (lineWidth + restWidth > room()) {
-      let end = headEnd(word, at, room() - lineWidth);
-      if (end === at) end += (word.codePointAt(at) as number) > 0xffff ? 2 : 1;
-      const head = word.slice(at, end);
-      line += head;
-      restWidth -= displayWidth(head);
-      at = end;
-      breakLine();
-    }
-    line += word.slice(at);
-    lineWidth += restWidth;
-  };
-  for (const word of text.split(/( +)/)) {
-    if (word === '') continue;
-    const wordWidth = displayWidth(word);
-    if (word.startsWith(' ')) {
-      // spaces: kept inside a line, dropped at its ends
-      if (lineWidth > 0 && lineWidth + wordWidth < room()) {
-        line += word;
-        lineWidth += wordWidth;
-      } else if (lineWidth > 0) {
-        breakLine();
+  let index = 0;
+  while (index < text.length) {
+    const grapheme = graphemeAt(text, index);
+    if (used + grapheme.width > room || count >= bound) {
+      if (text.charCodeAt(index) === 0x20) {
+        // The line is full at a space: it ends here, and the spaces go.
+        const end = index;
+        index = skipSpaces(text, index);
+        breakAt(end, index);
+        continue;
       }
-      continue;
+      if (lastSpace > lineStart) {
+        // Broken at the line's last space; what followed it starts the next line.
+        breakAt(lastSpace, lastSpace + 1, usedAfterSpace, countAfterSpace);
+        continue;
+      }
+      const wordEnd = options.cutAddresses || !startsWord(text, lineStart) ? -1 : addressEnd(text, lineStart);
+      if (wordEnd > 0) {
+        index = skipSpaces(text, wordEnd);
+        breakAt(wordEnd, index);
+        continue;
+      }
+      if (index > lineStart) {
+        // A word wider than the line: broken where the line is full.
+        breakAt(index, index);
+        continue;
+      }
+      // A character wider than the whole line stands alone on one.
     }
-    if (lineWidth > 0 && lineWidth + wordWidth > room()) breakLine();
-    if (wordWidth > room() && URL.test(word)) {
-      // An address is never broken (it could not be opened or copied): a line of its own, however wide.
-      line = word;
-      breakLine();
-      continue;
+    used += grapheme.width;
+    count += 1;
+    if (text.charCodeAt(index) === 0x20) {
+      lastSpace = index;
+      usedAfterSpace = countAfterSpace = 0;
+    } else {
+      usedAfterSpace += grapheme.width;
+      countAfterSpace += 1;
     }
-    cutAcross(word, wordWidth);
+    index = grapheme.end;
   }
-  if (line.trimEnd() !== '' || lines.length === 0) lines.push(line.trimEnd());
+  if (index > lineStart || lines.length === 0) lines.push(trimTrailingSpaces(text.slice(lineStart)));
   return lines;
+}
+
+/** Whether a word starts at `index` (not the rest of one cut across lines). */
+function startsWord(text: string, index: number): boolean {
+  return index === 0 || text.charCodeAt(index - 1) === 0x20;
+}
+
+/** Where the word at `start` ends if it is a web or mail address, else -1. */
+function addressEnd(text: string, start: number): number {
+  const space = text.indexOf(' ', start);
+  const end = space === -1 ? text.length : space;
+  return URL.test(text.slice(start, end)) ? end : -1;
+}
+
+function skipSpaces(text: string, from: number): number {
+  let index = from;
+  while (text.charCodeAt(index) === 0x20) index += 1;
+  return index;
 }
 
 /**
@@ -111,7 +152,7 @@ export function hangingLines(first: string, text: string, width: number | undefi
   // Never narrower than this: a deep indent on a narrow terminal still leaves words room.
   const room = width === undefined ? undefined : Math.max(width - indent, MIN_ROOM);
   const firstRoom = width === undefined ? undefined : Math.max(width - displayWidth(first), MIN_ROOM);
-  const lines = text.split('\n').flatMap((paragraph, index) => wrapText(paragraph, room, index === 0 ? firstRoom : room));
+  const lines = text.split('\n').flatMap((paragraph, index) => wrapText(paragraph, room, { firstWidth: index === 0 ? firstRoom : room }));
   const pad = ' '.repeat(indent);
   return lines.flatMap((line, index) => {
     // An address too wide for where it would start is on a line of its own, whole, under the

@@ -1,8 +1,9 @@
 /**
- * Display width of terminal text, and cutting and wrapping it to a width, in one pass over the
- * part of the text that can be shown: a 200 KB cell costs no more than the columns it gets.
- * Each code point is measured by string-width (East Asian Width, emoji, zero-width marks), the
- * measure cli-table3 uses too. Text is expected sanitized (no control characters;
+ * Display width of terminal text, and cutting it to a width, in one pass over the part of the
+ * text that can be shown: a 200 KB cell costs no more than the columns it gets. Text is measured
+ * a grapheme (what a reader sees as one character: a keycap, a flag, an emoji with its skin tone,
+ * a letter with its accents) at a time, each by string-width (East Asian Width, emoji, zero-width
+ * marks), the measure cli-table3 uses too. Text is expected sanitized (no control characters;
  * sanitizeForTerminal shows them escaped).
  */
 
@@ -23,7 +24,7 @@ let bmpWidths: Uint8Array | undefined;
 /** Columns one code point takes: 0, 1 or 2. */
 export function codePointWidth(code: number): number {
   if (code >= 0x20 && code < 0x7f) return 1;
-  if (code > 0xffff) return computeWidth(code);
+  if (code > 0xffff) return clusterWidth(String.fromCodePoint(code));
   bmpWidths ??= new Uint8Array(0x10000);
   let known = bmpWidths[code] as number;
   if (known === 0) {
@@ -34,6 +35,97 @@ export function codePointWidth(code: number): number {
 }
 
 /**
+ * A cluster longer than this (in UTF-16 units) is measured a code point at a time, as if each
+ * were a grapheme: real ones (a family emoji, an Indic conjunct) are shorter, and a run of
+ * thousands of stacked marks must still be cut to a bounded piece.
+ */
+const MAX_CLUSTER_UNITS = 32;
+
+/** BMP code points after which no grapheme break can be skipped: Prepend (UAX #29) and Hangul leading jamo. */
+const JOINS_NEXT = /[\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\u0d4e\u1100-\u115f\ua960-\ua97f]/;
+/** BMP code points that may belong to the grapheme before them (a superset: a false yes only costs time). */
+const MAY_EXTEND = /[\p{Grapheme_Extend}\p{Mc}\p{Cf}\u0e33\u0eb3\u1160-\u11ff\ud7b0-\ud7fb]/u;
+
+/** Per BMP code point, as found: 0 not yet looked at, else 1 + (joins next ? 1 : 0) + (may extend ? 2 : 0). */
+let bmpJoining: Uint8Array | undefined;
+
+function joining(unit: number): number {
+  bmpJoining ??= new Uint8Array(0x10000);
+  let known = bmpJoining[unit] as number;
+  if (known === 0) {
+    const char = String.fromCharCode(unit);
+    known = 1 + (JOINS_NEXT.test(char) ? 1 : 0) + (MAY_EXTEND.test(char) ? 2 : 0);
+    bmpJoining[unit] = known;
+  }
+  return known - 1;
+}
+
+let graphemes: Intl.Segmenter | undefined;
+/**
+ * The last text segmented (the callers walk one text from its start), and the last cluster in it
+ * found too long to measure whole, whose code points are then measured without asking again.
+ */
+let segmented: { text: string; segments: Intl.Segments; longFrom: number; longTo: number } | undefined;
+
+function segmentsOf(text: string): NonNullable<typeof segmented> {
+  if (segmented?.text !== text) {
+    graphemes ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+    segmented = { text, segments: graphemes.segment(text), longFrom: 0, longTo: 0 };
+  }
+  return segmented;
+}
+
+const clusterWidths = new Map<string, number>();
+const MAX_CACHED_CLUSTERS = 1024;
+
+function clusterWidth(cluster: string): number {
+  let width = clusterWidths.get(cluster);
+  if (width === undefined) {
+    width = stringWidth(cluster);
+    if (clusterWidths.size < MAX_CACHED_CLUSTERS) clusterWidths.set(cluster, width);
+  }
+  return width;
+}
+
+/** One grapheme of a text: where it ends, and the columns it takes. */
+export interface Grapheme {
+  readonly end: number;
+  readonly width: number;
+}
+
+/**
+ * Whether the UTF-16 unit at `index` is a grapheme by itself, which most text is: a BMP code point
+ * that does not join the next, followed by one that cannot extend it. Anything else asks
+ * Intl.Segmenter.
+ */
+function standsAlone(text: string, index: number, unit: number): boolean {
+  if (unit >= 0xd800 && unit <= 0xdfff) return false;
+  const after = text.charCodeAt(index + 1);
+  if (after >= 0x300 && ((after >= 0xd800 && after <= 0xdfff) || (joining(after) & 2) !== 0)) return false;
+  return unit < 0x300 || (joining(unit) & 1) === 0;
+}
+
+/** The grapheme that starts at `index`. */
+export function graphemeAt(text: string, index: number): Grapheme {
+  const unit = text.charCodeAt(index);
+  if (standsAlone(text, index, unit)) return { end: index + 1, width: codePointWidth(unit) };
+  const code = text.codePointAt(index) as number;
+  const next = index + (code > 0xffff ? 2 : 1);
+  const found = segmentsOf(text);
+  const cluster = index > found.longFrom && index < found.longTo ? undefined : found.segments.containing(index);
+  if (cluster?.index === index) {
+    const end = index + cluster.segment.length;
+    if (end - index > MAX_CLUSTER_UNITS) {
+      found.longFrom = index;
+      found.longTo = end;
+    } else if (end !== next) {
+      return { end, width: clusterWidth(cluster.segment) };
+    }
+  }
+  return { end: next, width: codePointWidth(code) };
+}
+
+/**
  * Columns `text` takes on a terminal. With `limit`, stops counting once past it (the result is
  * then some number above `limit`), so a long text costs only what is looked at.
  */
@@ -41,13 +133,13 @@ export function displayWidth(text: string, limit = Number.POSITIVE_INFINITY): nu
   let width = 0;
   for (let index = 0; index < text.length;) {
     const unit = text.charCodeAt(index);
-    if (unit >= 0x20 && unit < 0x7f) {
-      width += 1;
+    if (standsAlone(text, index, unit)) {
+      width += codePointWidth(unit);
       index += 1;
     } else {
-      const code = text.codePointAt(index) as number;
-      width += codePointWidth(code);
-      index += code > 0xffff ? 2 : 1;
+      const grapheme = graphemeAt(text, index);
+      width += grapheme.width;
+      index = grapheme.end;
     }
     if (width > limit) return width;
   }
@@ -55,11 +147,11 @@ export function displayWidth(text: string, limit = Number.POSITIVE_INFINITY): nu
 }
 
 /**
- * Most code points a cut or wrapped piece of `width` columns keeps: combining marks take no
- * column, so text of nothing but marks would otherwise never be cut. Generous enough for scripts
- * that stack marks (Thai, decomposed Vietnamese).
+ * Most graphemes a cut or wrapped piece of `width` columns keeps: a mark with nothing to stack on
+ * takes no column, so text of nothing but marks would otherwise never be cut. Generous enough for
+ * scripts that stack marks (Thai, decomposed Vietnamese).
  */
-export function codePointBound(width: number): number {
+export function graphemeBound(width: number): number {
   return width * 3 + 8;
 }
 
@@ -69,21 +161,20 @@ export function codePointBound(width: number): number {
  */
 export function cutToWidth(text: string, width: number): string {
   if (text.length <= width && isPrintableAscii(text)) return text;
-  const maxCodePoints = codePointBound(width);
+  const maxGraphemes = graphemeBound(width);
   let used = 0;
-  let codePoints = 0;
+  let count = 0;
   /** Where the text is cut if it does not fit: the longest prefix that leaves room for the ellipsis. */
   let cutAt = 0;
   for (let index = 0; index < text.length;) {
-    const code = text.codePointAt(index) as number;
-    const next = index + (code > 0xffff ? 2 : 1);
-    used += codePointWidth(code);
-    codePoints += 1;
-    if (used > width || codePoints > maxCodePoints) {
+    const grapheme = graphemeAt(text, index);
+    used += grapheme.width;
+    count += 1;
+    if (used > width || count > maxGraphemes) {
       return width <= 0 ? '' : trimTrailingSpaces(text.slice(0, cutAt)) + ELLIPSIS;
     }
-    if (used <= width - 1 && codePoints <= maxCodePoints - 1) cutAt = next;
-    index = next;
+    if (used <= width - 1 && count <= maxGraphemes - 1) cutAt = grapheme.end;
+    index = grapheme.end;
   }
   return text;
 }
@@ -94,76 +185,6 @@ function isPrintableAscii(text: string): boolean {
     if (unit < 0x20 || unit >= 0x7f) return false;
   }
   return true;
-}
-
-/**
- * `text` in lines of at most `width` columns, broken after spaces where it can be and inside a
- * word only where a word is wider than a line; the spaces at a break are dropped. Every character
- * is kept otherwise. One pass over the text.
- */
-export function wrapToWidth(text: string, width: number): string[] {
-  const lineWidth = Math.max(1, width);
-  const maxCodePoints = codePointBound(lineWidth);
-  const lines: string[] = [];
-  let lineStart = 0;
-  let used = 0;
-  let codePoints = 0;
-  /** The last space in the current line (-1: none), and what the line holds after it. */
-  let lastSpace = -1;
-  let usedAfterSpace = 0;
-  let codePointsAfterSpace = 0;
-  let index = 0;
-  while (index < text.length) {
-    const code = text.codePointAt(index) as number;
-    const columns = codePointWidth(code);
-    if (used + columns > lineWidth || codePoints + 1 > maxCodePoints) {
-      if (code === 0x20) {
-        // The line is full at a space: it ends here, and the spaces go.
-        lines.push(trimTrailingSpaces(text.slice(lineStart, index)));
-        index = skipSpaces(text, index);
-        lineStart = index;
-        used = codePoints = 0;
-        lastSpace = -1;
-        continue;
-      }
-      if (lastSpace > lineStart) {
-        // Broken at the line's last space; what followed it starts the next line.
-        lines.push(trimTrailingSpaces(text.slice(lineStart, lastSpace)));
-        lineStart = lastSpace + 1;
-        used = usedAfterSpace;
-        codePoints = codePointsAfterSpace;
-        lastSpace = -1;
-        continue;
-      }
-      if (index > lineStart) {
-        // A word wider than the line: broken where the line is full.
-        lines.push(text.slice(lineStart, index));
-        lineStart = index;
-        used = codePoints = 0;
-        lastSpace = -1;
-        continue;
-      }
-      // A character wider than the whole line stands alone on one.
-    }
-    used += columns;
-    codePoints += 1;
-    if (code === 0x20) {
-      lastSpace = index;
-      usedAfterSpace = codePointsAfterSpace = 0;
-    } else {
-      usedAfterSpace += columns;
-      codePointsAfterSpace += 1;
-    }
-    index += code > 0xffff ? 2 : 1;
-  }
-  if (index > lineStart || lines.length === 0) lines.push(trimTrailingSpaces(text.slice(lineStart)));
-  return lines;
-}
-
-function skipSpaces(text: string, from: number): number {
-  let index = from;
-  while (text.charCodeAt(index) === 0x20) index += 1;
-  return index;
 }
 
 /** `text` without the spaces at its end, in time linear in their number (a regex / +$/ is not). */
