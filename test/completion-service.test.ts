@@ -203,7 +203,7 @@ describe('the scripts run carectl __complete for the options that name records',
     // a stand-in carectl that prints words for __complete, so the script's side is tested alone
     await writeFile(
       join(folder, 'bin', 'carectl'),
-      '#!/bin/sh\ncase "$*" in\n  "__complete names tags") printf "vip\\nspam\\npraise-follow-up\\n" ;;\n  "__complete names channels") printf "acme-x\\n201\\n" ;;\n  "__complete close-reasons") printf "resolved\\n" ;;\n  "__complete ids tags") printf "7001\\n7002\\n" ;;\nesac\n',
+      '#!/bin/sh\ncase "$*" in\n  "__complete names tags") printf "vip\\nspam\\npraise-follow-up\\n" ;;\n  "__complete names channels") printf "acme-x\\n201\\n" ;;\n  "__complete close-reasons") printf "resolved\\n" ;;\n  "__complete ids tags") printf "7001\\n7002\\n" ;;\n  "--profile work __complete ids tags"|"--profile=work __complete ids tags") printf "8001\\n" ;;\n  "--base-url http://127.0.0.1:9 --insecure-http --user ann __complete names tags") printf "elsewhere\\n" ;;\n  "--sandbox __complete ids tags") printf "9001\\n" ;;\nesac\n',
     );
     await chmod(join(folder, 'bin', 'carectl'), 0o755);
     env = { PATH: `${join(folder, 'bin')}:${process.env.PATH ?? ''}`, HOME: folder };
@@ -304,5 +304,50 @@ describe('the scripts run carectl __complete for the options that name records',
     assert.deepEqual(await offers('carectl tags get 7001 '), ['7001', '7002']);
     assert.ok(!(await offers('carectl conversations list ')).includes('carectl.fish'));
     assert.ok((await offers('carectl reports get ')).includes('carectl.fish'));
+  });
+
+  const SERVICE_LINES = [
+    'carectl --profile work tags get ',
+    'carectl --profile=work tags get ',
+    'carectl --base-url http://127.0.0.1:9 --insecure-http --user ann conversations list --tag ',
+    'carectl --sandbox -o json tags get 1 ',
+  ];
+  const SERVICE_WORDS = ['8001', '8001', 'elsewhere', '9001'];
+
+  test('bash and zsh pass the options that choose the service on to carectl __complete (bash splits --profile=work at =)', async () => {
+    const file = await script('bash');
+    const bashWords = (line: string): string[] => line.replace('--profile=', '--profile = ').split(' ');
+    const driver = [
+      `source ${JSON.stringify(file)}`,
+      'offer() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMPREPLY=(); _carectl; printf "%s\\n" "${COMPREPLY[*]-}"; }',
+      ...SERVICE_LINES.map((line) => `offer ${bashWords(line).map((word) => `'${word}'`).join(' ')}`),
+    ].join('\n');
+    const { stdout } = await run('bash', ['-c', driver], { cwd: folder, env });
+    assert.deepEqual(stdout.split('\n').slice(0, SERVICE_LINES.length), SERVICE_WORDS);
+    if (!installed('zsh')) return;
+    const zshFile = await script('zsh');
+    const zshDriver = [
+      'compdef() { :; }',
+      `source ${JSON.stringify(zshFile)}`,
+      'compadd() { local -a out; while (( $# )); do case $1 in (-a) shift; out+=("${(@P)1}") ;; (--) shift; out+=("$@"); break ;; (-S|-P) shift ;; (-*) ;; (*) out+=("$1") ;; esac; shift; done; print -r -- "${out[*]}"; }',
+      '_files() { :; }',
+      '_message() { :; }',
+      'offer() { local -a words; words=("$@"); CURRENT=$#; _carectl; }',
+      ...SERVICE_LINES.map((line) => `offer ${line.split(' ').map((word) => `'${word}'`).join(' ')}`),
+    ].join('\n');
+    const zsh = await run('zsh', ['-f', '-c', zshDriver], { cwd: folder, env });
+    assert.deepEqual(zsh.stdout.split('\n').slice(0, SERVICE_LINES.length), SERVICE_WORDS);
+  });
+
+  test('fish passes them on too', { skip: installed('fish') ? false : 'fish is not installed' }, async () => {
+    const file = await script('fish');
+    for (const [index, line] of SERVICE_LINES.entries()) {
+      const { stdout } = await run('fish', ['--no-config', '-c', `source ${JSON.stringify(file)}; complete -C${JSON.stringify(line)}`], { cwd: folder, env });
+      assert.deepEqual(
+        stdout.split('\n').filter(Boolean).map((entry) => entry.split('\t')[0]),
+        [SERVICE_WORDS[index]],
+        line,
+      );
+    }
   });
 });

@@ -80,7 +80,17 @@ export function aliasesOf(commands: readonly CommandDoc[]): Array<[parent: strin
   );
 }
 
-/** The hidden command the scripts run for words read when completing (src/commands/completion.ts): `what` is one word or two. */
-export function runCommand(what: string): string {
-  return `carectl __complete ${what} 2>/dev/null`;
+/**
+ * The global options that choose the service and its credentials: typed on the line being
+ * completed, they are passed on to `carectl __complete`, so the words offered come from the
+ * service the command will talk to (the CARECTL_* variables reach it by inheritance).
+ */
+export const SERVICE_OPTIONS = { withValue: ['--profile', '--base-url', '--user'], flags: ['--sandbox', '--insecure-http'] } as const;
+
+/**
+ * The hidden command the scripts run for words read when completing (src/commands/completion.ts):
+ * `what` is one word or two; `service` is how the shell spells the service options typed so far.
+ */
+export function runCommand(what: string, service: string): string {
+  return `carectl ${service} __complete ${what} 2>/dev/null`;
 }

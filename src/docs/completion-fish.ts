@@ -10,12 +10,16 @@ import {
   extraValues,
   pathKey,
   runCommand,
+  SERVICE_OPTIONS,
   summary,
   valueKind,
   valueOptions,
   type ValueKind,
 } from './completion-data.js';
 import type { CommandDoc, OptionDoc } from './tree.js';
+
+/** The service options typed so far, as fish passes them on. */
+const SERVICE_WORDS = '(__carectl_service)';
 
 export function fishScript(commands: readonly CommandDoc[]): string {
   return `# fish completion for carectl, generated from its command tree by \`carectl completion fish\`.
@@ -27,6 +31,8 @@ ${treeFunctions(commands)}
 ${canonicalFunction(commands)}
 
 ${WALKER}
+
+${serviceFunction()}
 
 complete -c carectl -n 'not __carectl_wants_files' -f
 complete -c carectl -n '__carectl_at help; and not __carectl_argument 0' -a '(__carectl_help_words)'
@@ -74,6 +80,30 @@ function canonicalFunction(commands: readonly CommandDoc[]): string {
 ${cases.join('\n')}
         case '*'
             echo $argv[2]
+    end
+end`;
+}
+
+/** The options typed so far that choose the service, one a line (SERVICE_OPTIONS), for carectl __complete. */
+function serviceFunction(): string {
+  const { withValue, flags } = SERVICE_OPTIONS;
+  return `function __carectl_service --description 'the options typed so far that choose the service and its credentials'
+    set -l words (commandline -opc)
+    set -e words[1]
+    set -l option ''
+    for word in $words
+        if test -n "$option"
+            # a service option goes on with its value, never without it
+            printf '%s\\n' $option $word
+            set option ''
+            continue
+        end
+        switch $word
+            case ${withValue.map((name) => quote(`${name}=*`)).join(' ')} ${flags.join(' ')}
+                printf '%s\\n' $word
+            case ${withValue.join(' ')}
+                set option $word
+        end
     end
 end`;
 }
@@ -178,7 +208,7 @@ function completeRules(commands: readonly CommandDoc[]): string[] {
     ...argumentWords(command).map(({ index, previous, words, run, variadic }) => {
       const at = `__carectl_at ${quote(pathKey(command))}`;
       const condition = variadic ? at : `${at}; and __carectl_argument ${index}${previous === undefined ? '' : ` ${quote(previous)}`}`;
-      return `complete -c carectl -n ${quote(condition)} -a ${quote(run ? `(${runCommand(run)})` : words.join(' '))}`;
+      return `complete -c carectl -n ${quote(condition)} -a ${quote(run ? `(${runCommand(run, SERVICE_WORDS)})` : words.join(' '))}`;
     }),
   ]);
 }
@@ -208,7 +238,7 @@ function valueFlags(kind: ValueKind): string {
     case 'words':
       return kind.list ? ` -x -a ${quote(`(__carectl_list_items ${kind.words.join(' ')})`)}` : ` -x -a ${quote(kind.words.join(' '))}`;
     case 'run':
-      return kind.list ? ` -x -a ${quote(`(__carectl_list_items (${runCommand(kind.what)}))`)}` : ` -x -a ${quote(`(${runCommand(kind.what)})`)}`;
+      return kind.list ? ` -x -a ${quote(`(__carectl_list_items (${runCommand(kind.what, SERVICE_WORDS)}))`)}` : ` -x -a ${quote(`(${runCommand(kind.what, SERVICE_WORDS)})`)}`;
     case 'path':
       return ' -r -F';
     case 'text':

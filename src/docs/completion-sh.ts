@@ -9,7 +9,10 @@
  * for the words `carectl __complete WHAT` prints when completing (profiles, tag names), '' for any
  * text.
  */
-import { aliasesOf, argumentWords, completedOptions, pathKey, runCommand, summary, valueOptions, type ValueKind } from './completion-data.js';
+import { aliasesOf, argumentWords, completedOptions, pathKey, runCommand, SERVICE_OPTIONS, summary, valueOptions, type ValueKind } from './completion-data.js';
+
+/** The service options the walk found, as bash and zsh pass them on. */
+const SERVICE_WORDS = '"${__carectl_service[@]}"';
 import type { CommandDoc } from './tree.js';
 
 export function bashScript(commands: readonly CommandDoc[]): string {
@@ -32,7 +35,7 @@ __carectl_complete_value() {
   compopt +o default 2>/dev/null
   if [[ $1 == *'<run:'* ]]; then
     what=\${1#*<run:}
-    set -- "\${1%%<run:*}$(${runCommand('${what%>}')} | tr '\n' ' ')" "$cur"
+    set -- "\${1%%<run:*}$(${runCommand('${what%>}', SERVICE_WORDS)} | tr '\n' ' ')" "$cur"
   fi
   case $1 in
     '<path>')
@@ -56,7 +59,7 @@ __carectl_complete_value() {
 
 _carectl() {
   local cur=\${COMP_WORDS[COMP_CWORD]} prev=\${COMP_WORDS[COMP_CWORD-1]} flag='' at words __carectl_value __carectl_at
-  local -a __carectl_args
+  local -a __carectl_args __carectl_service
   # bash splits --flag=value at '=' into three words
   if [[ $cur == '=' && $prev == -* ]]; then
     flag=$prev
@@ -80,7 +83,7 @@ _carectl() {
     if [[ $words == '<run:'* ]]; then
       # words read now (ids): never file names in their place
       words=\${words#<run:}
-      words=$(${runCommand('${words%>}')})
+      words=$(${runCommand('${words%>}', SERVICE_WORDS)})
       compopt +o default 2>/dev/null
     fi
     [[ -z $words ]] && ! __carectl_takes_arguments "$at" && compopt +o default 2>/dev/null
@@ -101,7 +104,7 @@ export function zshScript(commands: readonly CommandDoc[]): string {
 ${core(commands)}
 _carectl() {
   local cur=\${words[CURRENT]} prev=\${words[CURRENT-1]} flag='' at __carectl_value __carectl_at
-  local -a found __carectl_args
+  local -a found __carectl_args __carectl_service
   if [[ $cur == --*=* ]]; then
     flag=\${cur%%=*}
     compset -P '*='
@@ -113,7 +116,7 @@ _carectl() {
   if [[ -n $flag ]] && __carectl_find_value "$at" "$flag"; then
     if [[ $__carectl_value == *'<run:'* ]]; then
       # words read now, in place of the marker: a list stays a list
-      found=(\${(f)"$(${runCommand('${=${${__carectl_value#*<run:}%>}}')})"})
+      found=(\${(f)"$(${runCommand('${=${${__carectl_value#*<run:}%>}}', SERVICE_WORDS)})"})
       __carectl_value=\${__carectl_value%%<run:*}\${(j: :)found}
     fi
     case $__carectl_value in
@@ -142,7 +145,7 @@ _carectl() {
   found=(\${=$(__carectl_argument_words "$at")})
   if [[ $found[1] == '<run:'* ]]; then
     # words read now (ids): never file names in their place
-    found=(\${(f)"$(${runCommand('${=${${found[*]#<run:}%>}}')})"})
+    found=(\${(f)"$(${runCommand('${=${${found[*]#<run:}%>}}', SERVICE_WORDS)})"})
     compadd -a found
   elif (( \${#found} )); then
     compadd -a found
@@ -280,20 +283,32 @@ __carectl_has_command() {
   return 1
 }
 
-# Walks the words (carectl's arguments so far), skipping options and their values: sets
-# __carectl_at to the command they name and __carectl_args to the positional arguments after it.
+${WALK}`;
+}
+
+/** The walk over the words typed so far, and the command path it finds. */
+const WALK = `# Walks the words (carectl's arguments so far), skipping options and their values: sets
+# __carectl_at to the command they name, __carectl_args to the positional arguments after it, and
+# __carectl_service to the options typed that choose the service (for carectl __complete).
 __carectl_walk() {
-  local skip='' word
+  local skip='' service='' word
   __carectl_at=''
   __carectl_args=()
+  __carectl_service=()
   for word in "$@"; do
     if [ -n "$skip" ]; then
+      # bash splits --flag=value at '=' into three words
+      [[ $word == '=' ]] && continue
       skip=''
+      # a service option goes on with its value, never without it
+      [ -n "$service" ] && __carectl_service+=("$service" "$word")
       continue
     fi
     case $word in
+      ${SERVICE_OPTIONS.withValue.map((name) => `${name}=*`).join('|')}|${SERVICE_OPTIONS.flags.join('|')}) __carectl_service+=("$word") ;;
+      ${SERVICE_OPTIONS.withValue.join('|')}) skip=1 service=$word ;;
       --*=*) ;;
-      -?*) __carectl_find_value "$__carectl_at" "$word" && skip=1 ;;
+      -?*) __carectl_find_value "$__carectl_at" "$word" && skip=1 service='' ;;
       *)
         (( \${#__carectl_args[@]} == 0 )) && word=$(__carectl_canonical "$__carectl_at" "$word")
         if (( \${#__carectl_args[@]} == 0 )) && __carectl_has_command "$__carectl_at" "$word"; then
@@ -308,11 +323,10 @@ __carectl_walk() {
 # The command that the words name.
 __carectl_path() {
   local __carectl_at
-  local -a __carectl_args
+  local -a __carectl_args __carectl_service
   __carectl_walk "$@"
   printf '%s\\n' "$__carectl_at"
 }`;
-}
 
 /** The commands that take positional arguments, as one case pattern. */
 function commandsWithArguments(commands: readonly CommandDoc[]): string {
