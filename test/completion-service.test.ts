@@ -320,7 +320,12 @@ describe('the scripts run carectl __complete for the options that name records',
     const driver = [
       `source ${JSON.stringify(file)}`,
       'offer() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMPREPLY=(); _carectl; printf "%s\\n" "${COMPREPLY[*]-}"; }',
-      ...SERVICE_LINES.map((line) => `offer ${bashWords(line).map((word) => `'${word}'`).join(' ')}`),
+      ...SERVICE_LINES.map(
+        (line) =>
+          `offer ${bashWords(line)
+            .map((word) => `'${word}'`)
+            .join(' ')}`,
+      ),
     ].join('\n');
     const { stdout } = await run('bash', ['-c', driver], { cwd: folder, env });
     assert.deepEqual(stdout.split('\n').slice(0, SERVICE_LINES.length), SERVICE_WORDS);
@@ -333,7 +338,13 @@ describe('the scripts run carectl __complete for the options that name records',
       '_files() { :; }',
       '_message() { :; }',
       'offer() { local -a words; words=("$@"); CURRENT=$#; _carectl; }',
-      ...SERVICE_LINES.map((line) => `offer ${line.split(' ').map((word) => `'${word}'`).join(' ')}`),
+      ...SERVICE_LINES.map(
+        (line) =>
+          `offer ${line
+            .split(' ')
+            .map((word) => `'${word}'`)
+            .join(' ')}`,
+      ),
     ].join('\n');
     const zsh = await run('zsh', ['-f', '-c', zshDriver], { cwd: folder, env });
     assert.deepEqual(zsh.stdout.split('\n').slice(0, SERVICE_LINES.length), SERVICE_WORDS);
@@ -344,7 +355,10 @@ describe('the scripts run carectl __complete for the options that name records',
     for (const [index, line] of SERVICE_LINES.entries()) {
       const { stdout } = await run('fish', ['--no-config', '-c', `source ${JSON.stringify(file)}; complete -C${JSON.stringify(line)}`], { cwd: folder, env });
       assert.deepEqual(
-        stdout.split('\n').filter(Boolean).map((entry) => entry.split('\t')[0]),
+        stdout
+          .split('\n')
+          .filter(Boolean)
+          .map((entry) => entry.split('\t')[0]),
         [SERVICE_WORDS[index]],
         line,
       );

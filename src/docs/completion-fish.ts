@@ -238,7 +238,9 @@ function valueFlags(kind: ValueKind): string {
     case 'words':
       return kind.list ? ` -x -a ${quote(`(__carectl_list_items ${kind.words.join(' ')})`)}` : ` -x -a ${quote(kind.words.join(' '))}`;
     case 'run':
-      return kind.list ? ` -x -a ${quote(`(__carectl_list_items (${runCommand(kind.what, SERVICE_WORDS)}))`)}` : ` -x -a ${quote(`(${runCommand(kind.what, SERVICE_WORDS)})`)}`;
+      return kind.list
+        ? ` -x -a ${quote(`(__carectl_list_items (${runCommand(kind.what, SERVICE_WORDS)}))`)}`
+        : ` -x -a ${quote(`(${runCommand(kind.what, SERVICE_WORDS)})`)}`;
     case 'path':
       return ' -r -F';
     case 'text':
