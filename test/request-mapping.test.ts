@@ -5,6 +5,10 @@
  * signals, pipes, a pty) stays end to end in the other files.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { MockAgent } from 'undici';
 import { RESOURCES } from '../src/api/catalogue/index.js';
@@ -36,7 +40,7 @@ class MockService {
       .intercept({ path: () => true, method: () => true })
       .reply((request) => {
         const url = new URL(request.path, ORIGIN);
-        const body = typeof request.body === 'string' ? request.body : undefined;
+        const body = request.body === undefined || request.body === null ? undefined : Buffer.from(request.body as string | Uint8Array).toString();
         this.sent.push({ method: request.method, path: url.pathname, query: url.searchParams, body });
         return { statusCode: 200, data: JSON.stringify(this.reply(url)), responseOptions: { headers: { 'content-type': 'application/json' } } };
       })
@@ -206,5 +210,134 @@ describe('filters become parameters', () => {
     assert.equal(out.code, 0, out.stderr);
     assert.equal((JSON.parse(out.stdout) as { id: string }).id, '7005');
   });
+});
 
+describe('conversations update: checks before anything is sent', () => {
+  let service: MockService;
+  beforeEach(() => {
+    service = new MockService();
+  });
+  afterEach(() => service.close());
+
+  const cases: Array<{ name: string; args: string[]; message: RegExp }> = [
+    { name: 'closing without --close-reason', args: ['500010', '--status', 'closing'], message: /--status closing needs --close-reason/ },
+    { name: 'a status the PATCH does not take', args: ['500010', '--status', 'archived'], message: /--status: "archived" is not one of on_hold, closing/ },
+    { name: 'no --status', args: ['500010'], message: /--status/ },
+    {
+      name: '--tags with --add-tags',
+      args: ['500010', '--status', 'on_hold', '--tags', '7005', '--add-tags', '7006'],
+      message: /--tags .* cannot be combined/,
+    },
+    {
+      name: '--tags with --remove-tags',
+      args: ['500010', '--status', 'on_hold', '--tags', '', '--remove-tags', '7006'],
+      message: /--tags .* cannot be combined/,
+    },
+    { name: 'a tag both added and removed', args: ['500010', '--status', 'on_hold', '--add-tags', '7005', '--remove-tags', '7005'], message: /both name 7005/ },
+    {
+      name: 'an api version without PATCH',
+      args: ['500010', '--status', 'on_hold', '--api-version', 'v1.1'],
+      message: /--api-version: "v1.1" is not one of v1.3/,
+    },
+    { name: 'ids both as arguments and from stdin', args: ['500010', '-', '--status', 'on_hold'], message: /not both/ },
+    {
+      name: '--close-reason given twice',
+      args: ['500010', '--status', 'closing', '--close-reason', 'spam', '--close-reason', 'resolved'],
+      message: /^carectl: --close-reason: given twice \("spam" and "resolved"\); it takes one value\n$/,
+    },
+    { name: 'a dot-segment id, even in a dry run', args: ['500010', '..', '--status', 'on_hold', '--dry-run'], message: /"\.\." is not a conversation id/ },
+  ];
+  test('csv lines piped in as ids (a comma in an id): exit 2 naming the line, nothing sent', async () => {
+    const result = await service.run(['conversations', 'update', '-', '--status', 'on_hold'], { stdin: 'id,status\n500011,unread\n' });
+    assert.equal(result.code, 2, result.stderr);
+    assert.equal(
+      result.stderr,
+      'carectl: "id,status" is not a conversation id: ids hold no commas (one id per line or argument; a list\'s ids: --columns id)\n',
+    );
+    assert.equal(service.sent.length, 0, 'nothing sent');
+  });
+  for (const { name, args, message } of cases) {
+    test(`${name}: exit 2, nothing sent`, async () => {
+      const result = await service.run(['conversations', 'update', ...args], { stdin: '500011\n' });
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, message);
+      assert.equal(result.stdout, '');
+      assert.equal(service.sent.length, 0, 'nothing sent');
+    });
+  }
+});
+
+describe('api: the request as given', () => {
+  let service: MockService;
+  let folder: string;
+  beforeEach(() => {
+    service = new MockService();
+    folder = mkdtempSync(join(tmpdir(), 'carectl-api-'));
+  });
+  afterEach(async () => {
+    await service.close();
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  const usage: Array<[string[], RegExp]> = [
+    [['api', 'v1.3/tags', '-X', 'POST', '-d', '{not json'], /^carectl: --data: not valid JSON \(at line 1, column 2\)\n$/],
+    [['api', 'v1.3/tags', '-d', '@missing.json'], /--data: cannot read missing\.json: ENOENT/],
+    [['api', 'v1.3/tags', '-X', 'GET', '-d', '{}'], /GET does not take/],
+    [['api', 'v1.3/tags', '-X', 'POST', '--paginate'], /--paginate reads next_page links with GET/],
+    [['api', 'v1.3/tags', '-X', 'TRACE'], /--method: "TRACE" is not one of GET, POST, PUT, PATCH, DELETE/],
+    [['api', ' '], /give a PATH/],
+  ];
+  for (const [argv, message] of usage) {
+    test(`${argv.slice(2).join(' ') || 'an empty path'} is a usage error (exit 2), nothing sent`, async () => {
+      const result = await service.run(argv, { cwd: folder });
+      assert.equal(result.code, 2);
+      assert.match(result.stderr, message);
+      assert.equal(result.stdout, '');
+      assert.equal(service.sent.length, 0, 'nothing sent');
+    });
+  }
+
+  test('is sent byte for byte (1.0, 1e2, an integer past 2^53, spacing), as curl and gh send it', async () => {
+    const written = '{ "n": 1.0, "e": 1e2, "big": 123456789012345678901234567890 }';
+    const inline = await service.run(['api', 'v1.1/reports', '-d', written]);
+    assert.equal(inline.code, 0, inline.stderr);
+    const piped = await service.run(['api', 'v1.1/reports', '-d', '@-'], { stdin: `${written}\n` });
+    assert.equal(piped.code, 0, piped.stderr);
+    assert.deepEqual(
+      service.sent.map((request) => request.body),
+      [written, `${written}\n`],
+    );
+  });
+
+  test('-d @- past 16 MiB is refused as a file that large is (exit 2), nothing sent', async () => {
+    const result = await service.run(['api', 'v1.1/reports', '-d', '@-'], { stdin: `"${'x'.repeat(16 * 1024 * 1024)}"` });
+    assert.equal(result.code, 2);
+    assert.equal(result.stderr, 'carectl: --data: standard input is larger than 16 MiB, more than a request body carectl sends\n');
+    assert.equal(service.sent.length, 0, 'nothing sent');
+  });
+
+  test('a body that is not UTF-8 (a Latin-1 file) is refused, exit 2, nothing sent; a byte order mark is left out', async () => {
+    const latin1 = Buffer.from('{"name":"M\xfcller"}', 'latin1');
+    writeFileSync(join(folder, 'latin1.json'), latin1);
+    const fromFile = await service.run(['api', 'v1.1/reports', '-d', '@latin1.json'], { cwd: folder });
+    const piped = await service.run(['api', 'v1.1/reports', '-d', '@-'], { stdin: Readable.from([latin1]), stdinTTY: false });
+    for (const [out, source] of [
+      [fromFile, 'latin1.json'],
+      [piped, 'standard input'],
+    ] as const) {
+      assert.equal(out.code, 2);
+      assert.equal(
+        out.stderr,
+        `carectl: --data: ${source} is not UTF-8 text (a Latin-1 file?); a JSON body is UTF-8: convert it first (iconv -f latin1 -t utf-8)\n`,
+      );
+    }
+    assert.equal(service.sent.length, 0, 'nothing sent');
+    writeFileSync(join(folder, 'bom.json'), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"name":"Müller"}')]));
+    const bom = await service.run(['api', 'v1.1/reports', '-d', '@bom.json'], { cwd: folder });
+    assert.equal(bom.code, 0, bom.stderr);
+    assert.deepEqual(
+      service.sent.map((request) => request.body),
+      ['{"name":"Müller"}'],
+    );
+  });
 });
