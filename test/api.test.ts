@@ -1,6 +1,5 @@
 /** `carectl api PATH`: raw requests with the same credentials, errors, retries and origin rules. */
 import assert from 'node:assert/strict';
-import { Readable } from 'node:stream';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -108,25 +107,6 @@ describe('api PATH', () => {
     assert.ok((JSON.parse(result.stdout) as { report: { id: string } }).report.id);
   });
 
-  const usage: Array<[string[], RegExp]> = [
-    [['api', 'v1.3/tags', '-X', 'POST', '-d', '{not json'], /^carectl: --data: not valid JSON \(at line 1, column 2\)\n$/],
-    [['api', 'v1.3/tags', '-d', '@missing.json'], /--data: cannot read missing\.json: ENOENT/],
-    [['api', 'v1.3/tags', '-X', 'GET', '-d', '{}'], /GET does not take/],
-    [['api', 'v1.3/tags', '-X', 'POST', '--paginate'], /--paginate reads next_page links with GET/],
-    [['api', 'v1.3/tags', '-X', 'TRACE'], /--method: "TRACE" is not one of GET, POST, PUT, PATCH, DELETE/],
-    [['api', ' '], /give a PATH/],
-  ];
-  for (const [argv, message] of usage) {
-    it(`${argv.slice(2).join(' ') || 'an empty path'} is a usage error (exit 2), nothing sent`, async () => {
-      const sent = sandbox.requests.length;
-      const result = await runCli(argv, { sandbox, cwd: folder });
-      assert.equal(result.code, 2);
-      assert.match(result.stderr, message);
-      assert.equal(result.stdout, '');
-      assert.equal(sandbox.requests.length, sent);
-    });
-  }
-
   it('maps error replies to exit codes with the service message', async () => {
     const missing = await runCli(['api', 'v1.3/tags/999999'], { sandbox });
     assert.equal(missing.code, 4);
@@ -178,65 +158,6 @@ describe('api -X POST that may have reached the service', () => {
       const refused = await runCli(['api', 'v1.3/conversations/1', '-X', 'POST', '-d', '{}'], { env });
       assert.equal(refused.code, 3);
       assert.doesNotMatch(refused.stderr, /may have been/);
-    } finally {
-      await api.close();
-    }
-  });
-});
-
-describe('api -d: the body as written', () => {
-  it('is sent byte for byte (1.0, 1e2, an integer past 2^53, spacing), as curl and gh send it', async () => {
-    const { scriptedApi, scriptedEnv } = await import('./scripted-server.js');
-    const api = await scriptedApi(() => ({ json: { report: { id: '1', url: 'x' } } }));
-    try {
-      const written = '{ "n": 1.0, "e": 1e2, "big": 123456789012345678901234567890 }';
-      const inline = await runCli(['api', 'v1.1/reports', '-d', written], { env: scriptedEnv(api) });
-      assert.equal(inline.code, 0, inline.stderr);
-      const piped = await runCli(['api', 'v1.1/reports', '-d', '@-'], { env: scriptedEnv(api), stdin: `${written}\n` });
-      assert.equal(piped.code, 0, piped.stderr);
-      assert.deepEqual(
-        api.requests.map((request) => request.body),
-        [written, `${written}\n`],
-      );
-    } finally {
-      await api.close();
-    }
-  });
-
-  it('-d @- past 16 MiB is refused as a file that large is (exit 2), nothing sent', async () => {
-    const sent = sandbox.requests.length;
-    const result = await runCli(['api', 'v1.1/reports', '-d', '@-'], { sandbox, stdin: `"${'x'.repeat(16 * 1024 * 1024)}"` });
-    assert.equal(result.code, 2);
-    assert.equal(result.stderr, 'carectl: --data: standard input is larger than 16 MiB, more than a request body carectl sends\n');
-    assert.equal(sandbox.requests.length, sent);
-  });
-
-  it('a body that is not UTF-8 (a Latin-1 file) is refused, exit 2, nothing sent; a byte order mark is left out', async () => {
-    const { scriptedApi, scriptedEnv } = await import('./scripted-server.js');
-    const api = await scriptedApi(() => ({ json: { ok: true } }));
-    try {
-      const latin1 = Buffer.from('{"name":"M\xfcller"}', 'latin1');
-      writeFileSync(path.join(folder, 'latin1.json'), latin1);
-      const fromFile = await runCli(['api', 'v1.1/reports', '-d', '@latin1.json'], { env: scriptedEnv(api), cwd: folder });
-      const piped = await runCli(['api', 'v1.1/reports', '-d', '@-'], { env: scriptedEnv(api), stdin: Readable.from([latin1]), stdinTTY: false });
-      for (const [out, source] of [
-        [fromFile, 'latin1.json'],
-        [piped, 'standard input'],
-      ] as const) {
-        assert.equal(out.code, 2);
-        assert.equal(
-          out.stderr,
-          `carectl: --data: ${source} is not UTF-8 text (a Latin-1 file?); a JSON body is UTF-8: convert it first (iconv -f latin1 -t utf-8)\n`,
-        );
-      }
-      assert.equal(api.requests.length, 0, 'nothing sent');
-      writeFileSync(path.join(folder, 'bom.json'), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"name":"Müller"}')]));
-      const bom = await runCli(['api', 'v1.1/reports', '-d', '@bom.json'], { env: scriptedEnv(api), cwd: folder });
-      assert.equal(bom.code, 0, bom.stderr);
-      assert.deepEqual(
-        api.requests.map((request) => request.body),
-        ['{"name":"Müller"}'],
-      );
     } finally {
       await api.close();
     }

@@ -43,6 +43,8 @@ export interface RunOptions {
   onStderr?: (chunk: string) => void;
   /** A stdout of its own (a reader that stops reading); the result's stdout is then ''. */
   stdout?: Writable;
+  /** Where requests go instead of the network (a MockAgent): see test/request-mapping.test.ts. */
+  dispatcher?: Io['dispatcher'];
 }
 
 export class Collector extends Writable {
@@ -95,6 +97,7 @@ export async function runCli(argv: string[], options: RunOptions = {}): Promise<
     now: options.now ?? (() => Date.now()),
     sleep: options.sleep ?? realSleep,
     signal: options.signal ?? new AbortController().signal,
+    ...(options.dispatcher && { dispatcher: options.dispatcher }),
   };
   const code = await run(argv, io);
   return { code, stdout: stdout instanceof Collector ? stdout.text : '', stderr: stderr.text };

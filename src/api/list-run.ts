@@ -2,7 +2,7 @@
  * Streams a list plan into an output writer, the single writer of the work queue's slices in order:
  * --limit, --resume, each record once, and the resume token printed when the list stops early.
  */
-import { ApiError, InterruptedError, NetworkError, type CarectlError } from '../core/errors.js';
+import { ApiError, exchangeFailed, InterruptedError, type CarectlError } from '../core/errors.js';
 import { realSleep } from '../core/io.js';
 import type { RecordWriter } from '../output/index.js';
 import { WorkQueue, type Slice, type TakenPage } from './work-queue.js';
@@ -298,5 +298,5 @@ function idKey(text: string): string | number {
  * follow, Ctrl-C. Not a write error of our own output.
  */
 function isResumable(err: unknown): boolean {
-  return err instanceof NetworkError || err instanceof InterruptedError || err instanceof PagingError || err instanceof ApiError;
+  return exchangeFailed(err) || err instanceof InterruptedError || err instanceof PagingError || err instanceof ApiError;
 }

@@ -297,6 +297,7 @@ export class Context {
       now: this.io.now,
       signal,
       proxy: this.proxy(),
+      ...(this.io.dispatcher && { dispatcher: this.io.dispatcher }),
       ...(this.trace && { trace: this.trace }),
       notice: (line) => this.notice(line),
     });

@@ -8,7 +8,7 @@ import { openStateFile, type StateFile } from '../cli/state-file.js';
 import { incrementalParams, IncrementalRun, queryText, stateField, type ListState } from '../api/incremental.js';
 import type { ResourceSpec, Version } from '../api/catalogue/index.js';
 import type { PageSource } from '../api/paging.js';
-import { ApiError, CarectlError, InterruptedError, NetworkError, UsageError } from '../core/errors.js';
+import { ApiError, CarectlError, exchangeFailed, InterruptedError, UsageError } from '../core/errors.js';
 import { PagingError } from '../api/page-guard.js';
 import { parseDuration } from '../core/parse.js';
 import { writeText } from '../core/stream-sink.js';
@@ -155,5 +155,5 @@ const stampText = (ms: number): string => `-- ${new Date(ms).toISOString().slice
 
 /** A failure the next poll may not meet: the network, the service's 5xx and 429 (after retries), paging it could not follow. */
 function transient(err: unknown): boolean {
-  return err instanceof NetworkError || err instanceof PagingError || (err instanceof ApiError && (err.status >= 500 || err.status === 429));
+  return exchangeFailed(err) || err instanceof PagingError || (err instanceof ApiError && (err.status >= 500 || err.status === 429));
 }

@@ -14,17 +14,36 @@ export const ExitCode = {
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
+/**
+ * How the exchange with the service failed, when the request itself was not refused: no answer
+ * came (a connection refused, reset, timed out), one came that cannot be used, or none came in the
+ * time given. Another try may go through: a list that ends on one can be resumed, and a script
+ * reads it as `network` (failureKind).
+ */
+export type ExchangeFailure = 'no answer' | 'bad reply' | 'deadline';
+
+export interface FailureDetails extends WriteOutcome {
+  cause?: unknown;
+  exchange?: ExchangeFailure;
+}
+
 export class CarectlError extends Error {
   readonly exitCode: ExitCode;
+  /** Set when the exchange failed rather than the request (see ExchangeFailure). */
+  readonly exchange: ExchangeFailure | undefined;
+  /** See WriteOutcome; what callers of a change read, whatever the class. */
+  readonly mayHaveBeenApplied: boolean;
   /**
    * Where a list that stopped early can go on from (`--resume TOKEN`): set by the list's writer,
    * said by the composition root, and written to --resume-file.
    */
   resumeToken: string | undefined;
-  constructor(message: string, exitCode: ExitCode = ExitCode.failure, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(message: string, exitCode: ExitCode = ExitCode.failure, details: FailureDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = new.target.name;
     this.exitCode = exitCode;
+    this.exchange = details.exchange;
+    this.mayHaveBeenApplied = details.mayHaveBeenApplied === true;
   }
 }
 
@@ -80,59 +99,60 @@ export interface WriteOutcome {
 /** The words every "may have been applied" error carries, so that callers and tests can find them. */
 export const MAY_HAVE_BEEN_APPLIED = 'the change may have been applied';
 
+/** Whether the exchange failed rather than the request (see ExchangeFailure): another try may go through. */
+export function exchangeFailed(err: unknown): boolean {
+  return err instanceof CarectlError && err.exchange !== undefined;
+}
+
 /** Whether a failed write may have been applied (see WriteOutcome). */
 export function mayHaveBeenApplied(err: unknown): boolean {
-  return (err instanceof ApiError || err instanceof NetworkError) && err.mayHaveBeenApplied;
+  return err instanceof CarectlError && err.mayHaveBeenApplied;
 }
 
 /** The service answered with an error body (or a non-2xx status). */
 export class ApiError extends CarectlError {
   readonly status: number;
-  readonly mayHaveBeenApplied: boolean;
   /**
    * The service asked for this long a pause (Retry-After), longer than carectl waits between two
    * attempts of one request: a caller that waits anyway (a report wait) may honour it.
    */
   readonly retryAfterMs: number | undefined;
   constructor(status: number, message: string, outcome: WriteOutcome & { retryAfterMs?: number } = {}) {
-    super(message, exitCodeForStatus(status));
+    super(message, exitCodeForStatus(status), { mayHaveBeenApplied: outcome.mayHaveBeenApplied });
     this.status = status;
-    this.mayHaveBeenApplied = outcome.mayHaveBeenApplied === true;
     this.retryAfterMs = outcome.retryAfterMs;
   }
 }
 
-/** Connection refused, reset, timed out: no usable answer arrived. */
+/** Connection refused, reset, timed out: no answer arrived. */
 export class NetworkError extends CarectlError {
   /** True when the request may have reached the server (matters for non-idempotent POST). */
   readonly maybeSent: boolean;
-  readonly mayHaveBeenApplied: boolean;
   constructor(message: string, maybeSent: boolean, outcome: WriteOutcome = {}) {
-    super(message, ExitCode.failure);
+    super(message, ExitCode.failure, { ...outcome, exchange: 'no answer' });
     this.maybeSent = maybeSent;
-    this.mayHaveBeenApplied = outcome.mayHaveBeenApplied === true;
   }
 }
 
 /**
  * A reply that arrived but cannot be used: not JSON, nested too deep, or larger than carectl
- * reads. Transient like a dropped connection (a proxy's error page, a truncated body), so it is
- * retried, and a list that ends on it can be resumed.
+ * reads. Often transient (a proxy's error page, a truncated body), so a read is retried unless
+ * the same answer would come again, and a list that ends on it can be resumed.
  */
-export class BadReplyError extends NetworkError {
+export class BadReplyError extends CarectlError {
   constructor(message: string, outcome: WriteOutcome = {}) {
-    super(message, true, outcome);
+    super(message, ExitCode.failure, { ...outcome, exchange: 'bad reply' });
   }
 }
 
 /** A read given a deadline (a report wait's --timeout) that passed before an answer came. */
-export class DeadlineError extends NetworkError {
+export class DeadlineError extends CarectlError {
   /** `answered`: the service did answer, with what `message` says, but not usably. */
   constructor(
     message: string,
     readonly answered = false,
   ) {
-    super(message, true);
+    super(message, ExitCode.failure, { exchange: 'deadline' });
   }
 }
 
@@ -176,8 +196,8 @@ export function isBrokenPipe(err: unknown): boolean {
 }
 
 /**
- * What a failure means to a script (`conversations update` rows' `error.kind`), from the error's
- * class and HTTP status, never its text. `not_sent`: a batch stopped before sending it. A 5xx is
+ * What a failure means to a script (`conversations update` rows' `error.kind`), from what failed
+ * (the exchange, the HTTP status), never its text. `not_sent`: a batch stopped before sending it. A 5xx is
  * `network` with a 502/503/504 gateway's: the service did not serve the request, another try may.
  */
 export const FAILURE_KINDS = ['not_found', 'refused', 'forbidden', 'auth', 'network', 'rate_limited', 'not_sent'] as const;
@@ -190,7 +210,7 @@ export function failureKind(err: CarectlError): Exclude<FailureKind, 'not_sent'>
     if (err.status === 429) return 'rate_limited';
     if (err.status >= 500) return 'network';
   }
-  if (err instanceof NetworkError) return 'network';
+  if (err.exchange !== undefined) return 'network';
   if (err.exitCode === ExitCode.auth) return 'auth';
   return err.exitCode === ExitCode.notFound ? 'not_found' : 'refused';
 }

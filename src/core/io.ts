@@ -3,6 +3,7 @@
  * environment, and time. Tests pass their own; bin/carectl.js passes the real ones.
  */
 import type { Readable, Writable } from 'node:stream';
+import type { Dispatcher } from 'undici';
 
 export interface OutStream {
   readonly stream: Writable;
@@ -25,6 +26,11 @@ export interface Io {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /** Aborted on Ctrl-C (SIGINT) or SIGTERM. */
   signal: AbortSignal;
+  /**
+   * Where HTTP requests go instead of the network (a test's undici MockAgent), so a command's
+   * request and reply mapping is tested without a server. Unset, each transport opens its own.
+   */
+  dispatcher?: Dispatcher;
 }
 
 export function realSleep(ms: number, signal?: AbortSignal): Promise<void> {

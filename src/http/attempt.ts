@@ -137,11 +137,14 @@ export function mayHaveReached(attempt: { status: number } | { neverSent: boolea
   return attempt.status < 400 || GATEWAY_FAILURES.has(attempt.status);
 }
 
+/** How a request fails: the service's answer said no, none came, or what came cannot be used. */
+export type RequestFailure = ApiError | NetworkError | BadReplyError;
+
 /**
  * The error a request ends with: a change that may have been applied is flagged; a retried one
  * (`worded`) says so too, while the caller of a POST that is never repeated says it in its own words.
  */
-export function finalError(error: ApiError | NetworkError, mayHaveBeenApplied: boolean, worded: boolean): ApiError | NetworkError {
+export function finalError(error: RequestFailure, mayHaveBeenApplied: boolean, worded: boolean): RequestFailure {
   if (!mayHaveBeenApplied) return error;
   const message = worded ? `${error.message}; ${MAY_HAVE_BEEN_APPLIED} (an attempt ended after the request was sent)` : error.message;
   if (error instanceof ApiError) return new ApiError(error.status, message, { mayHaveBeenApplied });

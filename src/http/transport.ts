@@ -21,7 +21,16 @@ import { ACCEPT_ENCODING, ReplyEncodingError } from './encoding.js';
 import { answerDetails, watchConnections } from './verbose.js';
 import { LinkElsewhereError } from './link-elsewhere.js';
 import { certificateMessage, isCertificateError } from './tls.js';
-import { attemptDeadline, sendAttempt, type AttemptReply, describeNetworkError, isProxyRefusal, finalError, mayHaveReached } from './attempt.js';
+import {
+  attemptDeadline,
+  sendAttempt,
+  type AttemptReply,
+  type RequestFailure,
+  describeNetworkError,
+  isProxyRefusal,
+  finalError,
+  mayHaveReached,
+} from './attempt.js';
 
 export type QueryParams = ReadonlyArray<readonly [string, string]>;
 
@@ -103,9 +112,7 @@ interface Call {
 
 /** How an attempt ended: with the answer, taken back by the throttle (not counted), or failed. */
 type Outcome =
-  | { kind: 'answered'; value: unknown }
-  | { kind: 'taken back' }
-  | { kind: 'failed'; error: ApiError | NetworkError; retryable: boolean; retryAfter?: string | string[] };
+  { kind: 'answered'; value: unknown } | { kind: 'taken back' } | { kind: 'failed'; error: RequestFailure; retryable: boolean; retryAfter?: string | string[] };
 
 export class Transport {
   private dispatcher: Dispatcher | undefined;
@@ -361,7 +368,7 @@ export class Transport {
     attempt: number,
     retryAfter: string | string[] | undefined,
     waitedMs: number,
-    cause: ApiError | NetworkError,
+    cause: RequestFailure,
     deadline = Infinity,
   ): Promise<number> {
     const header = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;

@@ -3,7 +3,7 @@
  * failure `error.kind`, `error.status`, `error.message`), and when a batch stops because going on
  * cannot help (the service unreachable, or every id refused alike).
  */
-import { ApiError, BadReplyError, failureKind, InterruptedError, NetworkError, type CarectlError, type FailureKind } from '../../core/errors.js';
+import { ApiError, failureKind, InterruptedError, type CarectlError, type FailureKind } from '../../core/errors.js';
 import type { ComputedColumn } from '../../output/types.js';
 
 export interface PatchBody {
@@ -78,7 +78,7 @@ export function resultRow(outcome: Outcome, dropping: boolean, stopReason?: stri
 }
 
 function mayShow(error: CarectlError): boolean {
-  return 'mayHaveBeenApplied' in error && error.mayHaveBeenApplied === true;
+  return error.mayHaveBeenApplied;
 }
 
 /** Network failures in a row that stop a batch: the service is unreachable. */
@@ -158,7 +158,7 @@ export class BatchStop {
 /** No answer came (a reply that cannot be used is an answer), or a gateway said the service is not there. */
 function unreachable(error: CarectlError | undefined): boolean {
   if (error instanceof ApiError) return GATEWAY_STATUSES.has(error.status);
-  return error instanceof NetworkError && !(error instanceof BadReplyError);
+  return error?.exchange !== undefined && error.exchange !== 'bad reply';
 }
 
 const GATEWAY_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
