@@ -93,9 +93,19 @@ describe('carectl __complete from the service', () => {
   /** A fresh config folder per test: no cache yet. */
   const fresh = (): string => join(home, String(++count));
 
+  /**
+   * A TAB's budget that never runs out, and a request timeout far from it: what the words are must
+   * not depend on how busy the machine is (the budget has tests of its own below).
+   */
+  const patient = {
+    sleep: (_ms: number, signal?: AbortSignal) =>
+      new Promise<void>((_resolve, reject) => signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true })),
+  };
+  const complete = (words: string[], env: Record<string, string>) => runCli(['--request-timeout', '60s', '__complete', ...words], { sandbox, env, ...patient });
+
   test('names and ids of tags and channels; plain words only, other records by their id; the cache answers the next TAB', async () => {
     const env = { XDG_CONFIG_HOME: fresh() };
-    const tags = await runCli(['__complete', 'names', 'tags'], { sandbox, env });
+    const tags = await complete(['names', 'tags'], env);
     assert.equal(tags.code, 0);
     assert.equal(tags.stderr, '');
     const words = tags.stdout.split('\n').slice(0, -1);
@@ -106,10 +116,10 @@ describe('carectl __complete from the service', () => {
       tags.stdout,
     );
     assert.ok(!words.some((word) => word.includes('HYPERLINK')));
-    const ids = await runCli(['__complete', 'ids', 'channels'], { sandbox, env });
+    const ids = await complete(['ids', 'channels'], env);
     assert.match(ids.stdout, /^(\d+\n)+$/);
     // Conversations have no names: after get, the ids of those that moved last, a page of them.
-    const recent = await runCli(['__complete', 'ids', 'conversations'], { sandbox, env });
+    const recent = await complete(['ids', 'conversations'], env);
     const newest = await runCli(
       ['conversations', 'list', '--priority', '--sort', '-newest_sort_date', '--limit', '50', '--columns', 'id', '--no-header', '--quiet'],
       {
@@ -118,7 +128,7 @@ describe('carectl __complete from the service', () => {
     );
     assert.equal(recent.stdout, newest.stdout);
     const from = sandbox.requests.length;
-    const again = await runCli(['__complete', 'names', 'tags'], { sandbox, env });
+    const again = await complete(['names', 'tags'], env);
     assert.equal(again.stdout, tags.stdout);
     assert.equal(apiRequests(sandbox, from).length, 0, 'fresh words are not read again');
   });
