@@ -20,7 +20,11 @@ interface SandboxOptions {
   annotationsPort?: string;
   bandwidth?: string;
   publicUrl?: string;
+  live?: string;
 }
+
+/** A thousand events a second: more than a night's service, still cheap to catch up with. */
+const MAX_LIVE_RATE = 60_000;
 
 /** Far above any useful --parallel; the limit is there to be reached. */
 const MAX_RATE_LIMIT = 10_000;
@@ -39,7 +43,8 @@ export function addSandboxCommand(program: Command, action: Action): void {
     .option('--rate-limit <n>', `answer 429 with Retry-After: 1 past N requests in flight, 1-${MAX_RATE_LIMIT} (default: no limit)`)
     .option('--annotations-port <n>', 'serve api/1 (annotation types, annotations) on a port of its own, 0 for a free one (default: on --port)')
     .option('--public-url <url>', 'the address of the front it sits behind (nginx, a TLS proxy): its links and download addresses name it (default: its own)')
-    .option('--bandwidth <rate>', 'one link all replies share, per second: bits (20mbit, 512kbit) or bytes (2MB, 300KB) (default: no limit)');
+    .option('--bandwidth <rate>', 'one link all replies share, per second: bits (20mbit, 512kbit) or bytes (2MB, 300KB) (default: no limit)')
+    .option('--live <rate>', `a live night: RATE new conversations and messages a minute, 1-${MAX_LIVE_RATE}, moving newest_sort_date (default: none)`);
   addExamples(command, [
     'carectl sandbox --port 8080',
     'carectl sandbox --faults 0.25 --report-delay 10s',
@@ -48,6 +53,7 @@ export function addSandboxCommand(program: Command, action: Action): void {
     'carectl sandbox --latency 150ms --rate-limit 8 --annotations-port 0',
     'carectl sandbox --latency 50ms --bandwidth 20mbit',
     'carectl sandbox --port 8080 --public-url https://carectl.test',
+    'carectl sandbox --live 60',
   ]);
   command.action(
     action(
@@ -86,6 +92,7 @@ function checkedFlags(opts: SandboxOptions) {
     rateLimit: opts.rateLimit === undefined ? undefined : parseIntInRange(opts.rateLimit, '--rate-limit', 1, MAX_RATE_LIMIT),
     annotationsPort: opts.annotationsPort === undefined ? undefined : parseIntInRange(opts.annotationsPort, '--annotations-port', 0, 65535),
     publicUrl: opts.publicUrl === undefined ? undefined : parsePublicUrl(opts.publicUrl),
+    live: opts.live === undefined ? undefined : parseIntInRange(opts.live, '--live', 1, MAX_LIVE_RATE),
   };
 }
 
@@ -93,7 +100,7 @@ type Flags = ReturnType<typeof checkedFlags>;
 
 /** The sandbox's settings: the flags given, the defaults of startSandbox for the others. */
 function settings(flags: Flags, bandwidth: number | undefined, now: () => number): SandboxSettings {
-  const { port, seed, conversations, reportDelayMs, dates, rate, latencyMs, rateLimit, annotationsPort, publicUrl } = flags;
+  const { port, seed, conversations, reportDelayMs, dates, rate, latencyMs, rateLimit, annotationsPort, publicUrl, live } = flags;
   return {
     port,
     seed,
@@ -107,6 +114,7 @@ function settings(flags: Flags, bandwidth: number | undefined, now: () => number
     ...(annotationsPort !== undefined && { annotationsPort }),
     ...(bandwidth !== undefined && { bandwidth }),
     ...(publicUrl !== undefined && { publicUrl }),
+    ...(live !== undefined && { live }),
   };
 }
 
@@ -127,11 +135,12 @@ export function listenRefused(err: unknown, flags: Pick<Flags, 'port' | 'annotat
 
 /** Where the sandbox listens, its credentials, and how to point carectl at it. */
 function banner(sandbox: Sandbox, flags: Flags): string {
-  const { annotationsPort, publicUrl } = flags;
+  const { annotationsPort, publicUrl, live } = flags;
   return [
     `carectl sandbox listening on ${sandbox.baseUrl} (report downloads on ${sandbox.downloadBaseUrl})`,
     ...(annotationsPort !== undefined ? [`api/1 (annotation types, annotations) on ${sandbox.annotationsUrl}`] : []),
     ...(publicUrl !== undefined ? [`links and downloads name ${publicUrl}, the front it sits behind (downloads served on ${sandbox.baseUrl} too)`] : []),
+    ...(live !== undefined ? [`live: ${live} new conversations and messages a minute`] : []),
     `user: ${sandbox.user}`,
     `password: ${sandbox.password}`,
     '',

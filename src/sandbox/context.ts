@@ -1,4 +1,5 @@
 /** What a request handler sees: the shared runtime, the version segment and the query. */
+import type { LiveNight } from './live.js';
 import type { SandboxData } from './model.js';
 
 export const API_VERSIONS = ['v1', 'v1.1', 'v1.2', 'v1.3'] as const;
@@ -32,6 +33,8 @@ export interface Runtime {
   reportDelayMs: number;
   /** Download addresses go through the listener's redirect (the redirectDownloads fault). */
   redirectDownloads(): boolean;
+  /** The live night (the live option), caught up with the clock before each API request is answered. */
+  live?: LiveNight;
 }
 
 export interface RequestContext {

@@ -52,17 +52,25 @@ function sortMs(conversation: ConversationRecord, field: SortField): number {
 }
 
 /**
- * Per-sandbox indexes: the conversations pre-sorted by each sort date (dates never change), and
- * the filtered, sorted id lists of recent queries, so a page costs the same at any depth.
+ * Per-sandbox indexes: the conversations pre-sorted by each sort date, and the filtered, sorted
+ * id lists of recent queries, so a page costs the same at any depth. Both belong to one revision
+ * of the data: a live night adds conversations and moves newest_sort_date.
  */
 class ConversationIndex {
   private readonly ascending = new Map<SortField, ConversationRecord[]>();
   private readonly snapshots = new Map<string, ConversationRecord[]>();
+  private sortedRevision: number;
 
-  constructor(private readonly data: SandboxData) {}
+  constructor(private readonly data: SandboxData) {
+    this.sortedRevision = data.revision;
+  }
 
   /** Ascending by date, ties by id. */
   sorted(field: SortField): ConversationRecord[] {
+    if (this.sortedRevision !== this.data.revision) {
+      this.ascending.clear();
+      this.sortedRevision = this.data.revision;
+    }
     let list = this.ascending.get(field);
     if (!list) {
       list = [...this.data.conversations].sort((a, b) => sortMs(a, field) - sortMs(b, field) || a.seq - b.seq);

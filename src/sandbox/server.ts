@@ -13,6 +13,7 @@ import type { DateShape } from './size.js';
 import { HttpProblem, type JsonReply, jsonReply, readBody, requestTarget, sendJson, sendProblem } from './http.js';
 import type { SandboxData } from './model.js';
 import { CONTENT_TYPES, downloadPath, REDIRECT_PREFIX, reportFileContent, reportState } from './reports.js';
+import { LiveNight } from './live.js';
 import { answerApi } from './router.js';
 import { encodedBody, Link } from './link.js';
 import { DEMO_CONVERSATIONS } from './size.js';
@@ -32,8 +33,13 @@ export interface SandboxOptions {
   dates?: DateShape;
   /** Time from POST to final state, default 3000 (queued for the first half, generating for the second). */
   reportDelayMs?: number;
-  /** Injected clock (ms), default Date.now; drives the report lifecycle. */
+  /** Injected clock (ms), default Date.now; drives the report lifecycle and the live night. */
   now?: () => number;
+  /**
+   * New conversations and messages a minute from the start, on the clock (`live.ts`): a request
+   * sees every one due by then. Default: none, the data changes only by PATCH and POST.
+   */
+  live?: number;
   faults?: FaultOptions;
   /**
    * Added to every reply of the API listener(s), as from a distant service (real timers, even with
@@ -137,6 +143,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     now,
     reportDelayMs: options.reportDelayMs ?? 3000,
     redirectDownloads: () => faults.current.redirectDownloads === true,
+    ...(options.live !== undefined && { live: new LiveNight(data, checkedLive(options.live), now()) }),
   };
   const publicUrl = options.publicUrl?.replace(/\/+$/, '');
   const service = new Service(runtime, faults, { ...checkedPace(options), publicUrl, bandwidth: options.bandwidth });
@@ -160,6 +167,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       await Promise.all(servers.map(stop));
     },
   };
+}
+
+function checkedLive(perMinute: number): number {
+  if (!(Number.isFinite(perMinute) && perMinute > 0)) throw new RangeError(`live must be a positive number a minute, got ${perMinute}`);
+  return perMinute;
 }
 
 /** The latency and the rate limit, checked: a bad one is the caller's mistake (a RangeError). */
@@ -303,6 +315,7 @@ class Service {
     if (body !== '') record.body = body;
     const fault = refused ? undefined : faults.draw();
     const answer = (): JsonReply | 'drop' => {
+      runtime.live?.catchUp(runtime.now());
       const reply = answerApi(
         runtime,
         faults,
