@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, createReadStream, openSync } from 'node:fs';
-import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, rm, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,7 @@ import { FIXTURES, reportFileContent, type Sandbox } from '../src/sandbox/index.
 import { fakeClock, openSandbox, runCli, sandboxEnv } from './helpers.js';
 import { OutputError } from '../src/core/errors.js';
 import { StreamSink } from '../src/core/stream-sink.js';
+import { describeRun, useSandboxShell } from './shell.js';
 
 const ID = FIXTURES.reports.generatedId;
 let sandbox: Sandbox;
@@ -211,5 +212,21 @@ describe('a full file system', () => {
       );
       assert.deepEqual(await readdir(mount), []);
     });
+  });
+});
+describe('the real process with stdout redirected to a file', () => {
+  const shell = useSandboxShell();
+
+  test('writes the same bytes as into a pipe (json documents, delimited lines), in parallel and not', async () => {
+    for (const format of ['ndjson', 'csv', 'json']) {
+      for (const parallel of ['1', '8']) {
+        const line = `carectl conversations list --fields status,tags,author -o ${format} --parallel ${parallel}`;
+        const [piped, filed] = [await shell().run(`${line} | cat`), await shell().run(`${line} > out && cat out`)];
+        assert.equal(piped.code, 0, describeRun(line, piped));
+        assert.equal(filed.code, 0, describeRun(line, filed));
+        assert.ok(piped.stdout.length > 1000, `${line}: ${piped.stdout.length} bytes`);
+        assert.equal(filed.stdout, piped.stdout, line);
+      }
+    }
   });
 });

@@ -3,20 +3,23 @@
  * injected environment, for the API and for report downloads. A small forward proxy on loopback
  * takes absolute-form requests (plain http, as curl sends them) and CONNECT (https). Loopback
  * is never proxied (issue 24), so the sandbox is reached through it by a name only the proxy
- * knows: sandbox.test, which it forwards to 127.0.0.1.
+ * knows: sandbox.test, which it forwards to 127.0.0.1. Going around the proxy: --sandbox and
+ * loopback bypass it; NO_PROXY takes CIDR ranges and IPv6 literals as curl and Go do.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createServer, request, type IncomingHttpHeaders } from 'node:http';
+import { createServer, type IncomingHttpHeaders, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { NetworkError } from '../src/core/errors.js';
 import { download } from '../src/http/download.js';
-import { proxyFromEnv } from '../src/http/proxy.js';
+import { bypassed, proxyFor, proxyFromEnv } from '../src/http/proxy.js';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { Collector, downloadOptions, fakeClock, freePort, openSandbox, runCli, sandboxEnv } from './helpers.js';
+import { serve } from './scripted-server.js';
+import { cliOnce } from './scripted-client.js';
 
 const BIN = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
 const PROXY_USER = 'proxy-user';
@@ -438,5 +441,58 @@ describe('the bundled command through a proxy', () => {
       proxy.seen.map(({ method, target }) => `${method} ${target.split('?')[0]}`),
       [`GET ${alias(sandbox.baseUrl)}/v1.3/tags/7001`],
     );
+  });
+});
+
+describe('going around the proxy', () => {
+  test("--sandbox never goes through the environment's proxy", async () => {
+    const clock = fakeClock();
+    const result = await runCli(['--sandbox', 'tags', 'get', '7001', '-o', 'json'], {
+      env: { HTTP_PROXY: 'http://127.0.0.1:9', HTTPS_PROXY: 'http://127.0.0.1:9' },
+      now: clock.now,
+      sleep: clock.sleep,
+    });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /"id"/);
+  });
+
+  test('a service on loopback is reached directly, whatever HTTP_PROXY says (as Go and gh do)', async () => {
+    const server = await serve((_req, res) => res.end('{"tag":{"id":7001,"name":"x"}}'));
+    try {
+      const result = await cliOnce(['tags', 'get', '7001', '-o', 'json'], { CARECTL_BASE_URL: server.url, HTTP_PROXY: 'http://127.0.0.1:9' });
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(server.hits.length, 1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('NO_PROXY entries: names and suffixes, IPs, IPv6 with or without brackets, CIDR ranges, ports, *', () => {
+    const yes = (url: string, noProxy: string): void => assert.ok(bypassed(new URL(url), noProxy), `${url} by ${noProxy}`);
+    const no = (url: string, noProxy: string): void => assert.ok(!bypassed(new URL(url), noProxy), `${url} not by ${noProxy}`);
+    yes('https://api.example.com/', 'example.com');
+    yes('https://api.example.com/', '.example.com');
+    yes('https://api.example.com/', '*.example.com');
+    no('https://badexample.com/', 'example.com');
+    yes('http://10.1.2.3:8080/', '10.0.0.0/8');
+    no('http://11.1.2.3/', '10.0.0.0/8');
+    yes('http://127.0.0.1/', '127.0.0.0/8');
+    yes('http://[::1]:3000/', '::1');
+    yes('http://[::1]:3000/', '[::1]');
+    yes('http://[::1]:3000/', '[::1]:3000');
+    no('http://[::1]:3001/', '[::1]:3000');
+    yes('http://[fd00::5]/', 'fd00::/8');
+    no('http://[fe80::5]/', 'fd00::/8');
+    no('http://10.0.0.1/', 'fd00::/8');
+    yes('https://host.corp:8443/', 'host.corp:8443');
+    no('https://host.corp/', 'host.corp:8443');
+    yes('https://anything/', '*');
+    no('https://anything/', '');
+    assert.equal(proxyFor(new URL('http://10.0.0.1/'), { http: 'http://p:3128/', noProxy: '10.0.0.0/8' }), undefined);
+    for (const local of ['http://localhost:3000/', 'http://api.localhost/', 'http://127.5.5.5/', 'http://[::1]:8080/']) {
+      assert.equal(proxyFor(new URL(local), { http: 'http://p:3128/' }), undefined, local);
+    }
+    assert.equal(proxyFor(new URL('http://localhost.example.com/'), { http: 'http://p:3128/' }), 'http://p:3128/');
+    assert.equal(proxyFor(new URL('http://11.0.0.1/'), { http: 'http://p:3128/', noProxy: '10.0.0.0/8' }), 'http://p:3128/');
   });
 });

@@ -128,3 +128,25 @@ export async function scriptedApi(answer: (request: ScriptedRequest, res: Server
 export function scriptedEnv(api: ScriptedApi): Record<string, string> {
   return { CARECTL_BASE_URL: api.baseUrl, CARECTL_USER: 'bot', CARECTL_PASSWORD: 'scripted-secret', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' };
 }
+
+/** A throwaway HTTP server on loopback that records what reached it. */
+export interface LocalServer {
+  url: string;
+  requests: Array<{ url: string; authorization: string | undefined }>;
+  close(): Promise<void>;
+}
+
+export async function localServer(answer: (req: IncomingMessage, res: ServerResponse) => void): Promise<LocalServer> {
+  const requests: LocalServer['requests'] = [];
+  const server = createServer((req, res) => {
+    requests.push({ url: req.url ?? '', authorization: req.headers.authorization });
+    answer(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}

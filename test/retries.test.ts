@@ -1,6 +1,7 @@
 /**
- * Reliability (issue 5): retries of idempotent requests, the report POST sent at most once,
- * resumable lists in every paging style, and a full export under injected faults.
+ * Retries: which failures are retried and how long each wait is (src/http/retry.ts), Retry-After,
+ * the per-attempt timeout, a POST never sent twice, a PATCH that may have been applied, and the
+ * CLI's --retries and --request-timeout; a full export under injected faults.
  *
  * The transport is tested against a scripted loopback server (exact statuses, 504, slow and
  * dropped answers); the CLI against the sandbox with its fault injection. Every wait goes
@@ -10,12 +11,13 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { ApiError, InterruptedError, NetworkError } from '../src/core/errors.js';
+import { ApiError, InterruptedError, MAY_HAVE_BEEN_APPLIED, mayHaveBeenApplied, NetworkError } from '../src/core/errors.js';
 import { Transport, type TransportConfig } from '../src/http/transport.js';
-import { testTransport } from './scripted-server.js';
+import { json, serve, testTransport } from './scripted-server.js';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { apiRequests, fakeClock, openSandbox, runCli, type RunResult } from './helpers.js';
-import { describeRun, useSandboxShell } from './shell.js';
+import { cliAgainst, withTransport } from './scripted-client.js';
+import { isNeverSentError, MIN_RETRY_SPAN_MS, parseRetryAfter, RETRYABLE_STATUSES, type RetryDelayInput, retryDelayMs } from '../src/http/retry.js';
 
 // ---- a scripted server for the transport ----
 
@@ -356,15 +358,6 @@ beforeEach(() => {
 });
 
 const cli = (argv: string[]): Promise<RunResult> => runCli(argv, { sandbox, now: cliClock.now, sleep: cliClock.sleep });
-const runInSandbox = cli;
-/** The same, with stdout a regular file: writers gather lines and write a page at a time. */
-const cliIntoFile = (argv: string[]): Promise<RunResult> => runCli(argv, { sandbox, now: cliClock.now, sleep: cliClock.sleep, stdoutFile: true });
-/** A run, and how many writes its stdout received. */
-async function countingWrites(argv: string[], stdoutFile: boolean): Promise<RunResult & { writes: number }> {
-  let writes = 0;
-  const result = await runCli(argv, { sandbox, now: cliClock.now, sleep: cliClock.sleep, stdoutFile, onStdout: () => writes++ });
-  return { ...result, writes };
-}
 
 describe('carectl: --retries, --request-timeout, Retry-After', () => {
   test('--retries N makes N+1 attempts (default 3), then exits 1 with the service message', async () => {
@@ -493,240 +486,6 @@ describe('carectl reports create: the POST is sent once', () => {
   });
 });
 
-// ---- resumable lists ----
-
-/** Output that a failure cut short must still be whole lines (ndjson: each one a record). */
-function assertWholeLines(stdout: string, format: 'ndjson' | 'tsv'): void {
-  if (stdout === '') return;
-  assert.ok(stdout.endsWith('\n'), 'output ends with a complete line');
-  const lines = stdout.slice(0, -1).split('\n');
-  if (format === 'ndjson') for (const line of lines) JSON.parse(line);
-  else for (const line of lines) assert.equal(line.split('\t').length, lines[0]!.split('\t').length, `a whole row: ${line}`);
-}
-
-/** The tsv header line, when the output starts with one. */
-const header = (stdout: string, format: 'ndjson' | 'tsv'): string => (format === 'tsv' ? stdout.slice(0, stdout.indexOf('\n') + 1) : '');
-
-/**
- * Runs `args` clean, then with the list failing hard after `failAfterPages` pages, then resumed
- * with the printed token: the two runs together must be exactly the clean run.
- */
-async function assertResumes(args: string[], failAfterPages: number, format: 'ndjson' | 'tsv' = 'ndjson', cli = runInSandbox): Promise<void> {
-  const argv = [...args, '-o', format];
-  const full = await cli(argv);
-  assert.equal(full.code, 0, full.stderr);
-
-  sandbox.setFaults({ failListAfterPages: failAfterPages });
-  const mark = sandbox.requests.length;
-  const first = await cli([...argv, '--retries', '1']);
-  const what = `${args.join(' ')} failing after ${failAfterPages} pages`;
-  assert.equal(first.code, 1, what);
-  assert.equal(apiRequests(sandbox, mark).filter((r) => r.status === 500).length, 2, `${what}: the failing page was tried twice`);
-  assert.match(first.stderr, /^carectl: .*\(HTTP 500\); the list stopped after \d+ records?: to continue, run the same command with --resume \S+$/m);
-  const token = /--resume (\S+)/.exec(first.stderr)?.[1];
-  assert.ok(token, `${what}: a resume token on stderr`);
-  assertWholeLines(first.stdout, format);
-  if (failAfterPages > 0) assert.notEqual(first.stdout.slice(header(first.stdout, format).length), '', `${what}: some records came before the failure`);
-
-  sandbox.setFaults(undefined);
-  const rest = await cli([...argv, '--resume', token]);
-  assert.equal(rest.code, 0, rest.stderr);
-  assert.notEqual(rest.stdout, '', `${what}: records remained`);
-  // Appended with >>, the two runs make the clean run: one header, no record lost or repeated.
-  assert.equal(first.stdout + rest.stdout, full.stdout, `${what}: nothing lost or repeated`);
-}
-
-describe('resumable lists: a hard failure, then --resume, gives the clean run exactly', () => {
-  test('skip paging (tags, queues)', async () => {
-    await assertResumes(['tags', 'list', '--page-size', '10'], 3);
-    await assertResumes(['queues', 'list', '--page-size', '7'], 4, 'tsv');
-  });
-
-  test('a list that fails before its first record prints no token: the same command starts it again', async () => {
-    for (const argv of [
-      ['tags', 'list', '-o', 'ndjson'],
-      ['queues', 'list', '-o', 'tsv'],
-      ['conversations', 'list', '-o', 'csv'],
-    ]) {
-      sandbox.setFaults({ failListAfterPages: 0 });
-      const failed = await cli([...argv, '--retries', '0']);
-      sandbox.setFaults(undefined);
-      assert.equal(failed.code, 1);
-      assert.equal(failed.stdout, '');
-      assert.match(failed.stderr, /^carectl: [^\n]*\(HTTP 500\)\n$/);
-      assert.doesNotMatch(failed.stderr, /--resume/);
-    }
-  });
-
-  test('a token holds the cursor, not the whole address', async () => {
-    const argv = ['conversations', 'list', '--fields', 'status,tags,author,channels,assigned_to', '-o', 'ndjson', '--page-size', '10'];
-    const full = await cli(argv);
-    const count = full.stdout.split('\n').length - 1;
-    assert.ok(count > 30, `${count} records`);
-    const first = await cli([...argv, '--limit', String(count - 3)]);
-    const token = /--resume (\S+)$/m.exec(first.stderr)?.[1] as string;
-    // A keyset cursor inside a slice, with the pair of sort-date bounds it carries (a whole address was 250–330),
-    // and the ids of its page's records written, in place of their count.
-    const fields = Buffer.from(token, 'base64url').toString().split('|');
-    assert.ok(fields.slice(0, 10).join('|').length <= 90 && !fields.join('|').includes('fields'), `${token.length} characters: ${fields.join('|')}`);
-    const rest = await cli([...argv, '--resume', token]);
-    assert.equal(first.stdout + rest.stdout, full.stdout);
-  });
-
-  test('into a regular file, where lines go out a page at a time: the same bytes, one write a page, and a failure resumes exactly', async () => {
-    for (const format of ['ndjson', 'tsv'] as const) {
-      const argv = ['conversations', 'list', '--fields', 'status,tags', '--page-size', '10', '-o', format];
-      const [piped, filed] = [await countingWrites(argv, false), await countingWrites(argv, true)];
-      assert.equal(filed.stdout, piped.stdout);
-      const records = piped.stdout.split('\n').length - 1 - (format === 'tsv' ? 1 : 0);
-      assert.equal(piped.writes, records, 'one write a record into a pipe (the header goes with the first)');
-      // Pages of 10 in each of the union's two queries: the second query's first page starts afresh.
-      assert.ok(filed.writes <= Math.ceil(records / 10) + 1, `one write a page into a file: ${filed.writes} writes for ${records} records`);
-      await assertResumes(['conversations', 'list', '--fields', 'status,tags', '--page-size', '10', '--parallel', '1'], 3, format, cliIntoFile);
-    }
-  });
-
-  test('offset paging (users)', async () => {
-    await assertResumes(['users', 'list', '--page-size', '25'], 2);
-    await assertResumes(['users', 'list', '--page-size', '25'], 4, 'tsv');
-  });
-
-  test('token paging (annotation-types, annotations)', async () => {
-    await assertResumes(['annotation-types', 'list', '--page-size', '4'], 2);
-    await assertResumes(['annotations', 'list', '--page-size', '20'], 3, 'tsv');
-  });
-
-  test('no paging, in phases (authors list by id chunks)', async () => {
-    const ids = sandbox.data.authors.slice(0, 30).map((a) => a.id);
-    await assertResumes(['authors', 'list', ...ids, '--page-size', '7'], 2);
-    await assertResumes(['authors', 'list', ...ids, '--page-size', '7'], 4, 'tsv');
-  });
-
-  test('the two-phase conversation union, failing in the first and in the second phase (one request at a time)', async () => {
-    const mark = sandbox.requests.length;
-    assert.equal((await cli(['conversations', 'list', '--page-size', '10', '-o', 'ndjson', '--parallel', '1'])).code, 0);
-    const pages = apiRequests(sandbox, mark).map((r) => r.url);
-    const firstPhase = pages.filter((url) => url.includes('is_priority=true')).length;
-    assert.ok(firstPhase >= 2 && pages.length - firstPhase >= 2, 'both phases span several pages');
-    for (const failAfter of [1, firstPhase, firstPhase + 1]) await assertResumes(['conversations', 'list', '--page-size', '10', '--parallel', '1'], failAfter);
-    await assertResumes(['conversations', 'list', '--page-size', '10', '--parallel', '1'], firstPhase + 1, 'tsv');
-  });
-
-  test('--limit prints the same kind of token: batches of the same command add up to the clean run', async () => {
-    const list = ['conversations', 'list', '--page-size', '10'];
-    const ndjson = await cli([...list, '-o', 'ndjson']);
-    const priority = ndjson.stdout.split('\n').filter((line) => line.includes('"is_priority":true')).length;
-    // csv batches appended with >> make one file with one header.
-    for (const format of ['ndjson', 'csv']) {
-      const argv = [...list, '-o', format];
-      const full = await cli(argv);
-      // One batch that ends inside the first phase, one exactly at its end, one that crosses it.
-      for (const limit of [7, priority, priority + 4]) {
-        let joined = '';
-        let token: string | undefined;
-        let batches = 0;
-        do {
-          const batch = await cli([...argv, '--limit', String(limit), ...(token ? ['--resume', token] : [])]);
-          assert.equal(batch.code, 0, batch.stderr);
-          joined += batch.stdout;
-          token = /^stopped at --limit \d+; .*--resume (\S+)$/m.exec(batch.stderr)?.[1];
-          batches++;
-        } while (token && batches < 100);
-        assert.equal(joined, full.stdout, `${format} --limit ${limit}`);
-        assert.equal(batches, Math.ceil(120 / limit), `${format} --limit ${limit}: no empty last batch`);
-      }
-    }
-  });
-
-  test('a csv run continuing another format, or a run without its header, starts with the header', async () => {
-    const csv = ['tags', 'list', '--page-size', '10', '-o', 'csv'];
-    const full = await cli(csv);
-    const header = full.stdout.slice(0, full.stdout.indexOf('\r\n') + 2);
-    const fromNdjson = await cli(['tags', 'list', '--page-size', '10', '-o', 'ndjson', '--limit', '3']);
-    const fromTsv = await cli(['tags', 'list', '--page-size', '10', '-o', 'tsv', '--limit', '3']);
-    const headless = await cli([...csv, '--limit', '3', '--no-header']);
-    for (const [what, first] of [
-      ['ndjson', fromNdjson],
-      ['tsv', fromTsv],
-      ['csv --no-header', headless],
-    ] as const) {
-      const token = /--resume (\S+)$/m.exec(first.stderr)?.[1] as string;
-      const rest = await cli([...csv, '--resume', token]);
-      assert.equal(rest.code, 0, rest.stderr);
-      assert.ok(rest.stdout.startsWith(header), `after ${what}: ${rest.stdout.slice(0, 40)}`);
-    }
-  });
-
-  test('a resumed run that fails again hands on a token that still knows the header was printed', async () => {
-    const argv = ['tags', 'list', '--page-size', '10', '-o', 'csv', '--retries', '0'];
-    const full = await cli(argv);
-    let joined = '';
-    let token: string | undefined;
-    for (const failAfterPages of [2, 1, undefined]) {
-      sandbox.setFaults(failAfterPages === undefined ? undefined : { failListAfterPages: failAfterPages });
-      const run = await cli([...argv, ...(token ? ['--resume', token] : [])]);
-      assert.equal(run.code, failAfterPages === undefined ? 0 : 1, run.stderr);
-      joined += run.stdout;
-      token = /--resume (\S+)$/m.exec(run.stderr)?.[1];
-    }
-    assert.equal(joined, full.stdout);
-    assert.equal(joined.split('\r\n').filter((line) => line.startsWith('id,')).length, 1, 'one header');
-  });
-
-  test('a run resumed after --limit asks for pages of its own size, and adds up to the clean run', async () => {
-    const argv = ['tags', 'list', '-o', 'ndjson'];
-    const full = await cli(argv);
-    const first = await cli([...argv, '--limit', '2']);
-    const token = /--resume (\S+)$/m.exec(first.stderr)?.[1] as string;
-    const mark = sandbox.requests.length;
-    const rest = await cli([...argv, '--resume', token]);
-    assert.equal(rest.code, 0, rest.stderr);
-    assert.equal(first.stdout + rest.stdout, full.stdout);
-    // The 68 tags left come in pages of 50, not the 34 pages of 2 that the first run's size would take.
-    const sizes = apiRequests(sandbox, mark).map((r) => new URL(r.url, 'http://x').searchParams.get('page_size'));
-    assert.deepEqual(sizes, ['50', '50']);
-  });
-
-  test('authors list continues a --limit run with any --limit, or none', async () => {
-    const ids = sandbox.data.authors.slice(0, 5).map((a) => a.id);
-    const argv = ['authors', 'list', ...ids, '-o', 'ndjson'];
-    const full = await cli(argv);
-    const first = await cli([...argv, '--limit', '1']);
-    const token = /--resume (\S+)$/m.exec(first.stderr)?.[1] as string;
-    for (const limit of [[], ['--limit', '10']]) {
-      const rest = await cli([...argv, ...limit, '--resume', token]);
-      assert.equal(rest.code, 0, rest.stderr);
-      assert.equal(first.stdout + rest.stdout, full.stdout, `resumed with ${limit.join(' ') || 'no --limit'}`);
-    }
-  });
-
-  test('a list with relative dates, resumed after midnight, continues the same dates', async () => {
-    const evening = Date.UTC(2026, 5, 29, 23, 50);
-    const nextMorning = evening + 20 * 60_000;
-    const argv = ['conversations', 'list', '--newest', '60d..today', '--page-size', '10', '-o', 'ndjson'];
-    const full = await runCli(argv, { sandbox, now: () => evening });
-    const first = await runCli([...argv, '--limit', '15'], { sandbox, now: () => evening });
-    const token = /--resume (\S+)$/m.exec(first.stderr)?.[1] as string;
-    const mark = sandbox.requests.length;
-    const rest = await runCli([...argv, '--resume', token], { sandbox, now: () => nextMorning });
-    assert.equal(rest.code, 0, rest.stderr);
-    assert.equal(first.stdout + rest.stdout, full.stdout);
-    for (const { url } of apiRequests(sandbox, mark)) assert.match(url, /newest_sort_date_gte=2026-04-30&.*newest_sort_date_lt=2026-06-30/, url);
-  });
-
-  test('a token from another command is refused before anything is sent', async () => {
-    sandbox.setFaults({ failListAfterPages: 1 });
-    const failed = await cli(['tags', 'list', '--page-size', '10', '--retries', '0']);
-    const token = /--resume (\S+)/.exec(failed.stderr)?.[1] as string;
-    sandbox.setFaults(undefined);
-    const mark = sandbox.requests.length;
-    const result = await cli(['queues', 'list', '--page-size', '10', '--resume', token]);
-    assert.equal(result.code, 2);
-    assert.match(result.stderr, /different command/);
-    assert.equal(apiRequests(sandbox, mark).length, 0);
-  });
-});
-
 describe('a full export under 25% injected faults', () => {
   test('conversations list -o ndjson returns every record exactly once', async () => {
     const argv = ['conversations', 'list', '-o', 'ndjson', '--page-size', '10'];
@@ -760,19 +519,300 @@ describe('a full export under 25% injected faults', () => {
   });
 });
 
-describe('the real process with stdout redirected to a file', () => {
-  const shell = useSandboxShell();
+describe('a PATCH that may have been applied says so', () => {
+  const patch = (t: Transport): Promise<unknown> =>
+    t.request('PATCH', t.url('v1.3/conversations/7'), { body: { status: 'closed', tag_ids: [] }, idempotent: true });
 
-  test('writes the same bytes as into a pipe (json documents, delimited lines), in parallel and not', async () => {
-    for (const format of ['ndjson', 'csv', 'json']) {
-      for (const parallel of ['1', '8']) {
-        const line = `carectl conversations list --fields status,tags,author -o ${format} --parallel ${parallel}`;
-        const [piped, filed] = [await shell().run(`${line} | cat`), await shell().run(`${line} > out && cat out`)];
-        assert.equal(piped.code, 0, describeRun(line, piped));
-        assert.equal(filed.code, 0, describeRun(line, filed));
-        assert.ok(piped.stdout.length > 1000, `${line}: ${piped.stdout.length} bytes`);
-        assert.equal(filed.stdout, piped.stdout, line);
-      }
+  test('dropped after sending on every attempt: a NetworkError flagged and worded "may have been applied"', async () => {
+    await withTransport(
+      (req) => req.socket.destroy(),
+      async (t, server, _clock, trace) => {
+        await assert.rejects(patch(t), (e: unknown) => {
+          assert.ok(e instanceof NetworkError && e.maybeSent && mayHaveBeenApplied(e), String(e));
+          assert.ok(e.message.includes(MAY_HAVE_BEEN_APPLIED), e.message);
+          return true;
+        });
+        assert.equal(server.hits.length, 4);
+        assert.equal(trace.filter((line) => /^ {2}retrying in \d+ ms$/.test(line)).length, 3, trace.join('\n'));
+      },
+    );
+  });
+
+  test('dropped once, then refused by a 503 each time: the first attempt may still have applied it', async () => {
+    await withTransport(
+      (req, res, hit) => (hit === 1 ? req.socket.destroy() : json(res, 503, { status: 'error', message: 'down' })),
+      async (t) => {
+        await assert.rejects(
+          patch(t),
+          (e: unknown) =>
+            e instanceof ApiError && e.status === 503 && mayHaveBeenApplied(e) && e.message.startsWith(`down (HTTP 503); ${MAY_HAVE_BEEN_APPLIED}`),
+        );
+      },
+    );
+  });
+
+  test('a 504 from a gateway may have been applied; a 503 or 400 alone was not', async () => {
+    for (const [status, applied] of [
+      [504, true],
+      [503, false],
+      [400, false],
+    ] as const) {
+      await withTransport(
+        (_req, res) => json(res, status, { status: 'error', message: 'no' }),
+        async (t) => {
+          await assert.rejects(
+            patch(t),
+            (e: unknown) => e instanceof ApiError && mayHaveBeenApplied(e) === applied && e.message.includes(MAY_HAVE_BEEN_APPLIED) === applied,
+          );
+        },
+        { retries: 1 },
+      );
     }
+  });
+
+  test('a GET that fails the same way is a plain failure', async () => {
+    await withTransport(
+      (req) => req.socket.destroy(),
+      async (t) => {
+        await assert.rejects(
+          t.get(t.url('v1.3/tags')),
+          (e: unknown) => e instanceof NetworkError && !mayHaveBeenApplied(e) && !e.message.includes('may have been applied'),
+        );
+      },
+      { retries: 1 },
+    );
+  });
+
+  test('carectl conversations update: the result row and the summary say the change may have been applied; --verbose shows the retries', async () => {
+    const server = await serve((req) => req.socket.destroy());
+    try {
+      const result = await cliAgainst(server.url, ['--verbose', 'conversations', 'update', '500001', '--status', 'on_hold', '--tags', '']);
+      assert.equal(result.code, 1);
+      // The row keeps what was sent: it may be the conversation's state now.
+      assert.match(result.stdout, /^500001\tfalse\ton_hold\t\[\]\tnetwork\t\tPATCH .*may have been applied/m);
+      assert.match(
+        result.stderr,
+        /^carectl: 1 of 1 updates failed \(first: 500001: PATCH .* may have been applied.*\); 1 of them may have been applied: the update is safe to repeat, run the same command again$/m,
+      );
+      assert.equal(result.stderr.match(/^> PATCH /gm)?.length, 4, result.stderr);
+      assert.equal(result.stderr.match(/^ {2}retrying in \d+ ms$/gm)?.length, 3, result.stderr);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('retries span a real hiccup', () => {
+  test('carectl with defaults: a 503 without Retry-After is retried 3 times over at least 5 s', async () => {
+    const server = await serve((_req, res) => json(res, 503, { status: 'error', message: 'restarting' }));
+    try {
+      const result = await cliAgainst(server.url, ['tags', 'get', '7001']);
+      assert.equal(result.code, 1);
+      assert.equal(server.hits.length, 4);
+      assert.equal(result.slept.length, 3);
+      const total = result.slept.reduce((a, b) => a + b, 0);
+      assert.ok(total >= 5000 && total <= 7000, `waited ${result.slept.join(' + ')} ms`);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('the transport with a fixed draw: 0.5 s, 1 s, then the rest of 5 s and its own jitter', async () => {
+    for (const [random, waits] of [
+      [() => 1, [500, 1000, 5500]],
+      [() => 0, [0, 0, 5000]],
+    ] as const) {
+      await withTransport(
+        (_req, res) => json(res, 503, { status: 'error', message: 'down' }),
+        async (t, _server, clock) => {
+          await assert.rejects(t.get(t.url('v1.3/tags')), ApiError);
+          assert.deepEqual(clock.slept, waits);
+        },
+        { random },
+      );
+    }
+  });
+
+  test('Retry-After is still honoured as asked', async () => {
+    await withTransport(
+      (_req, res) => json(res, 503, { status: 'error', message: 'down' }, { 'retry-after': '2' }),
+      async (t, _server, clock) => {
+        await assert.rejects(t.get(t.url('v1.3/tags')), ApiError);
+        assert.deepEqual(clock.slept, [2000, 2000, 2000]);
+      },
+    );
+  });
+});
+
+describe('a POST that is never repeated keeps its own wording', () => {
+  test('dropped after sending: maybeSent and flagged by the same rule as a PATCH, but no "change may have been applied" next to the caller\'s own', async () => {
+    await withTransport(
+      (req) => req.socket.destroy(),
+      async (t) => {
+        await assert.rejects(t.request('POST', t.url('v1.1/reports'), { body: { account: 1 }, idempotent: false }), (e: unknown) => {
+          assert.ok(e instanceof NetworkError && e.maybeSent && mayHaveBeenApplied(e), String(e));
+          assert.ok(!e.message.includes(MAY_HAVE_BEEN_APPLIED), e.message);
+          return true;
+        });
+      },
+    );
+  });
+});
+
+const NOW = Date.UTC(2026, 5, 30, 12, 0, 0);
+const CAP = 60_000;
+
+function delay(overrides: Partial<RetryDelayInput>): number | 'too-long' {
+  return retryDelayMs({ attempt: 0, retryAfter: undefined, now: NOW, capMs: CAP, random: () => 0.5, ...overrides });
+}
+
+describe('RETRYABLE_STATUSES', () => {
+  test('throttling and transient server errors only', () => {
+    assert.deepEqual([...RETRYABLE_STATUSES].sort(), [429, 500, 502, 503, 504]);
+    for (const status of [400, 401, 403, 404, 405, 409, 422, 501]) assert.equal(RETRYABLE_STATUSES.has(status), false, String(status));
+  });
+});
+
+describe('retryDelayMs without Retry-After: exponential backoff with full jitter', () => {
+  test('the ceiling doubles with each attempt from 500 ms', () => {
+    const ceilings = [0, 1, 2, 3, 4].map((attempt) => delay({ attempt, random: () => 1 }));
+    assert.deepEqual(ceilings, [500, 1000, 2000, 4000, 8000]);
+  });
+
+  test('full jitter: anywhere from 0 to the ceiling, as the random draw says', () => {
+    assert.equal(delay({ attempt: 2, random: () => 0 }), 0);
+    assert.equal(delay({ attempt: 2, random: () => 0.25 }), 500);
+    assert.equal(delay({ attempt: 2, random: () => 0.5 }), 1000);
+  });
+
+  test('the cap bounds the ceiling however many attempts were made', () => {
+    assert.equal(delay({ attempt: 10, random: () => 1 }), CAP);
+    assert.equal(delay({ attempt: 30, random: () => 1 }), CAP);
+    assert.equal(delay({ attempt: 10, random: () => 1, capMs: 5000 }), 5000);
+  });
+});
+
+describe('retryDelayMs: the waits of the default 3 retries come to at least 5 s', () => {
+  /** The waits of `retries` retries that all fail, with a fixed random draw. */
+  function schedule(retries: number, random: () => number, capMs = CAP): number[] {
+    const waits: number[] = [];
+    for (let attempt = 0; attempt < retries; attempt++) {
+      const wait = delay({ attempt, retries, waitedMs: waits.reduce((a, b) => a + b, 0), random, capMs });
+      assert.equal(typeof wait, 'number');
+      waits.push(wait as number);
+    }
+    return waits;
+  }
+  const sum = (waits: number[]): number => waits.reduce((a, b) => a + b, 0);
+
+  test('the last retry makes up what the jittered waits before it fell short of 5 s, plus its own jitter', () => {
+    assert.equal(MIN_RETRY_SPAN_MS, 5000);
+    assert.deepEqual(
+      schedule(3, () => 0),
+      [0, 0, 5000],
+    );
+    assert.deepEqual(
+      schedule(3, () => 1),
+      [500, 1000, 5500],
+    );
+    assert.deepEqual(
+      schedule(3, () => 0.5),
+      [250, 500, 5250],
+    );
+  });
+
+  test('whatever the draws, 3 retries wait 5 s or more in all, and at most 7 s', () => {
+    let seed = 7;
+    const random = (): number => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    for (let run = 0; run < 200; run++) {
+      const total = sum(schedule(3, random));
+      assert.ok(total >= 5000 && total <= 7000, String(total));
+    }
+  });
+
+  test('one retry waits the 5 s itself; more retries than needed add nothing to reach it', () => {
+    assert.deepEqual(
+      schedule(1, () => 0),
+      [5000],
+    );
+    assert.deepEqual(
+      schedule(6, () => 1),
+      [500, 1000, 2000, 4000, 8000, 16_000],
+    );
+  });
+
+  test('the cap bounds the last wait too', () => {
+    assert.deepEqual(
+      schedule(3, () => 0, 2000),
+      [0, 0, 2000],
+    );
+  });
+
+  test('without `retries` no wait is taken for the last', () => {
+    assert.equal(delay({ attempt: 2, random: () => 0 }), 0);
+  });
+});
+
+describe('retryDelayMs with Retry-After', () => {
+  test('delta-seconds are waited exactly, without jitter', () => {
+    assert.equal(delay({ retryAfter: '7', random: () => 0 }), 7000);
+    assert.equal(delay({ retryAfter: '0' }), 0);
+    assert.equal(delay({ retryAfter: ' 3 ', attempt: 5 }), 3000);
+  });
+
+  test('an HTTP-date is waited until', () => {
+    assert.equal(delay({ retryAfter: new Date(NOW + 42_000).toUTCString() }), 42_000);
+    assert.equal(delay({ retryAfter: 'Tue, 30 Jun 2026 12:00:05 GMT' }), 5000);
+  });
+
+  test('an HTTP-date in the past means: retry now', () => {
+    assert.equal(delay({ retryAfter: new Date(NOW - 10_000).toUTCString() }), 0);
+  });
+
+  test('a wait up to the cap is honoured; beyond it the answer is too-long', () => {
+    assert.equal(delay({ retryAfter: '60' }), 60_000);
+    assert.equal(delay({ retryAfter: '61' }), 'too-long');
+    assert.equal(delay({ retryAfter: '3600' }), 'too-long');
+    assert.equal(delay({ retryAfter: new Date(NOW + 2 * 3600_000).toUTCString() }), 'too-long');
+  });
+
+  test('a Retry-After that is neither form falls back to the backoff', () => {
+    for (const value of ['soon', '', '1.5', '-5', '12abc']) {
+      assert.equal(delay({ retryAfter: value, attempt: 1, random: () => 1 }), 1000, JSON.stringify(value));
+    }
+  });
+});
+
+describe('parseRetryAfter', () => {
+  test('seconds and dates to milliseconds; anything else is undefined', () => {
+    assert.equal(parseRetryAfter(undefined, NOW), undefined);
+    assert.equal(parseRetryAfter('120', NOW), 120_000);
+    assert.equal(parseRetryAfter(new Date(NOW + 1000).toUTCString(), NOW), 1000);
+    // Numbers that are not delta-seconds must not be read as dates (V8 parses "1.5" as 2001-01-05).
+    assert.equal(parseRetryAfter('1.5', NOW), undefined);
+    assert.equal(parseRetryAfter('-5', NOW), undefined);
+    assert.equal(parseRetryAfter('2', NOW + 1), 2000);
+  });
+});
+
+describe('isNeverSentError', () => {
+  const withCode = (code: string): Error => Object.assign(new Error(code), { code });
+
+  test('failures before a byte left: refused, unresolvable, unreachable, connect timeout', () => {
+    for (const code of ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']) {
+      assert.equal(isNeverSentError(withCode(code)), true, code);
+    }
+  });
+
+  test('the code may sit on the cause (fetch-style wrapping)', () => {
+    assert.equal(isNeverSentError(new TypeError('fetch failed', { cause: withCode('ECONNREFUSED') })), true);
+  });
+
+  test('failures after the request may have arrived are not never-sent', () => {
+    for (const code of ['ECONNRESET', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'EPIPE']) {
+      assert.equal(isNeverSentError(withCode(code)), false, code);
+    }
+    assert.equal(isNeverSentError(new DOMException('timed out', 'TimeoutError')), false);
+    assert.equal(isNeverSentError(undefined), false);
   });
 });

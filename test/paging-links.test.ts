@@ -1,12 +1,12 @@
 /**
- * Paging against a service whose links cannot be trusted (a scripted API): empty pages are
- * followed, loops and repeated pages end the list with an error and a --resume token, and links
- * that drop the query's filters are repaired where the paging style allows it.
+ * Paging links that cannot be trusted (a scripted API): empty pages are followed, loops and
+ * repeated pages end the list with an error and a --resume token, links that drop the query's
+ * filters are repaired where the paging style allows it, and api --paginate stops too.
  */
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { describe, it, test } from 'node:test';
 import { runCli, type RunResult } from './helpers.js';
-import { scriptedApi, scriptedEnv, type ScriptedApi, type ScriptedReply, type ScriptedRequest } from './scripted-server.js';
+import { json, localServer, scriptedApi, type ScriptedApi, scriptedEnv, type ScriptedReply, type ScriptedRequest } from './scripted-server.js';
 
 type Answer = (request: ScriptedRequest, params: URLSearchParams, base: string) => ScriptedReply | undefined;
 
@@ -284,5 +284,32 @@ describe('conversations list without --status or --priority (the union of two qu
       'carectl: --sort: add --status or --priority/--no-priority; without them the list joins two queries, one after the other, which cannot be merged by a date the service does not return\n',
     );
     assert.equal(api.requests.length, 0);
+  });
+});
+
+describe('api --paginate does not trust paging links to end', () => {
+  it('follows empty pages, and stops at the 50th in a row and at a link back to a page already read', async () => {
+    const server = await localServer((req, res) => {
+      const page = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('page') ?? '1');
+      // page 2 links back to page 1 under /loop, and to an ever-further empty page under /empty
+      const next = req.url?.startsWith('/loop') ? `/loop?page=${page === 2 ? 1 : page + 1}` : `/empty?page=${page + 1}`;
+      json(res, 200, { items: page > 2 && req.url?.startsWith('/empty') ? [] : [{ page }], paging: { next_page: next } });
+    });
+    try {
+      const env = { CARECTL_BASE_URL: server.url, CARECTL_USER: 'u', CARECTL_PASSWORD: 'p' };
+      const empty = await runCli(['api', 'empty?page=1', '--paginate'], { env });
+      assert.equal(empty.code, 1);
+      assert.match(
+        empty.stderr,
+        /^carectl: the service sent 50 empty pages in a row \(the last: .*\/empty\?page=52\) with a link to more: paging would not end\n$/,
+      );
+      assert.equal(empty.stdout.trimEnd().split('\n').length, 51, 'the empty pages before the 50th are printed, that one is not');
+      const loop = await runCli(['api', 'loop?page=1', '--paginate'], { env });
+      assert.equal(loop.code, 1);
+      assert.match(loop.stderr, /next_page link back to a page already read/);
+      assert.equal(loop.stdout.trimEnd().split('\n').length, 2);
+    } finally {
+      await server.close();
+    }
   });
 });

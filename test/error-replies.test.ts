@@ -1,24 +1,18 @@
 /**
- * Name who answered (issue 24 item 5): a proxy's or a gateway's own error page is said to be
- * theirs, with its title; --sandbox and loopback bypass the environment's proxies; NO_PROXY takes CIDR
- * ranges and IPv6 literals as curl and Go do.
+ * Error replies: who answered (a gateway's or proxy's own page is said to be theirs, with its
+ * title), the real service's error bodies (error_code, param), and a refused API redirect.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { bypassed, proxyFor } from '../src/http/proxy.js';
-import { pageTitle } from '../src/http/reply.js';
-import { fakeClock, runCli } from './helpers.js';
-import { serve } from './scripted-server.js';
+import { errorMessage, pageTitle } from '../src/http/reply.js';
+import { json, serve } from './scripted-server.js';
+import { ApiError } from '../src/core/errors.js';
+import { assertNoCredential, cliAgainst, cliOnce as cli, withTransport } from './scripted-client.js';
 
 const NGINX_413 =
   '<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
 const SQUID_503 =
   '<!DOCTYPE html><html><head><meta type="copyright" content="Copyright (C) 1996-2023 The Squid Software Foundation and contributors">\n<title>ERROR: The requested URL could not be retrieved</title></head><body>…</body></html>';
-
-function cli(argv: string[], env: Record<string, string>): ReturnType<typeof runCli> {
-  const clock = fakeClock();
-  return runCli(['--retries', '0', ...argv], { env: { CARECTL_USER: 'u', CARECTL_PASSWORD: 'p', ...env }, now: clock.now, sleep: clock.sleep });
-}
 
 describe('error pages', () => {
   test("a gateway's HTML page (nginx's 413) is the gateway's, quoted by its title", async () => {
@@ -173,55 +167,67 @@ describe('error pages', () => {
   });
 });
 
-describe('going around the proxy', () => {
-  test("--sandbox never goes through the environment's proxy", async () => {
-    const clock = fakeClock();
-    const result = await runCli(['--sandbox', 'tags', 'get', '7001', '-o', 'json'], {
-      env: { HTTP_PROXY: 'http://127.0.0.1:9', HTTPS_PROXY: 'http://127.0.0.1:9' },
-      now: clock.now,
-      sleep: clock.sleep,
-    });
-    assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /"id"/);
+describe('an API redirect is refused, naming where it pointed', () => {
+  test('the Location is named, without its credentials and resolved against the request', async () => {
+    for (const [location, shown] of [
+      ['https://bob:hunter2@elsewhere.example/v1.3/tags', 'https://elsewhere.example/v1.3/tags'],
+      ['/v2/tags', '/v2/tags'],
+    ]) {
+      await withTransport(
+        (_req, res) => (res.writeHead(301, { location }), res.end()),
+        async (t, server) => {
+          await assert.rejects(t.get(t.url('v1.3/tags')), (e: unknown) => {
+            assert.ok(e instanceof ApiError && e.status === 301);
+            const target = shown.startsWith('/') ? `${server.url}${shown}` : shown;
+            assert.equal(
+              e.message,
+              `the service answered HTTP 301: a redirect to ${target}, which carectl does not follow (credentials go only to ${server.url}): check the base address`,
+            );
+            return true;
+          });
+          assert.equal(server.hits.length, 1, 'not retried');
+        },
+      );
+    }
   });
 
-  test('a service on loopback is reached directly, whatever HTTP_PROXY says (as Go and gh do)', async () => {
-    const server = await serve((_req, res) => res.end('{"tag":{"id":7001,"name":"x"}}'));
+  test('carectl prints it without the credentials', async () => {
+    const server = await serve((_req, res) => (res.writeHead(302, { location: 'http://u:hunter2@127.0.0.2/x' }), res.end()));
     try {
-      const result = await cli(['tags', 'get', '7001', '-o', 'json'], { CARECTL_BASE_URL: server.url, HTTP_PROXY: 'http://127.0.0.1:9' });
-      assert.equal(result.code, 0, result.stderr);
-      assert.equal(server.hits.length, 1);
+      const result = await cliAgainst(server.url, ['tags', 'get', '7001']);
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, /a redirect to http:\/\/127\.0\.0\.2\/x, which carectl does not follow/);
+      assertNoCredential(result.stderr);
     } finally {
       await server.close();
     }
   });
+});
 
-  test('NO_PROXY entries: names and suffixes, IPs, IPv6 with or without brackets, CIDR ranges, ports, *', () => {
-    const yes = (url: string, noProxy: string): void => assert.ok(bypassed(new URL(url), noProxy), `${url} by ${noProxy}`);
-    const no = (url: string, noProxy: string): void => assert.ok(!bypassed(new URL(url), noProxy), `${url} not by ${noProxy}`);
-    yes('https://api.example.com/', 'example.com');
-    yes('https://api.example.com/', '.example.com');
-    yes('https://api.example.com/', '*.example.com');
-    no('https://badexample.com/', 'example.com');
-    yes('http://10.1.2.3:8080/', '10.0.0.0/8');
-    no('http://11.1.2.3/', '10.0.0.0/8');
-    yes('http://127.0.0.1/', '127.0.0.0/8');
-    yes('http://[::1]:3000/', '::1');
-    yes('http://[::1]:3000/', '[::1]');
-    yes('http://[::1]:3000/', '[::1]:3000');
-    no('http://[::1]:3001/', '[::1]:3000');
-    yes('http://[fd00::5]/', 'fd00::/8');
-    no('http://[fe80::5]/', 'fd00::/8');
-    no('http://10.0.0.1/', 'fd00::/8');
-    yes('https://host.corp:8443/', 'host.corp:8443');
-    no('https://host.corp/', 'host.corp:8443');
-    yes('https://anything/', '*');
-    no('https://anything/', '');
-    assert.equal(proxyFor(new URL('http://10.0.0.1/'), { http: 'http://p:3128/', noProxy: '10.0.0.0/8' }), undefined);
-    for (const local of ['http://localhost:3000/', 'http://api.localhost/', 'http://127.5.5.5/', 'http://[::1]:8080/']) {
-      assert.equal(proxyFor(new URL(local), { http: 'http://p:3128/' }), undefined, local);
+describe('error bodies of the real service: error_code and param', () => {
+  test('shown after the status when present', () => {
+    const body = { status: 'error', http_status: 400, error_code: 'invalid_parameter', param: 'page_size', message: 'page_size must be between 1 and 50' };
+    assert.equal(errorMessage(400, JSON.stringify(body)), 'page_size must be between 1 and 50 (HTTP 400, error_code: invalid_parameter, param: page_size)');
+    assert.equal(errorMessage(400, JSON.stringify({ ...body, error_code: undefined })), 'page_size must be between 1 and 50 (HTTP 400, param: page_size)');
+    assert.equal(errorMessage(422, JSON.stringify({ error_code: 1042 })), 'the service answered HTTP 422 (error_code: 1042)');
+  });
+
+  test('bodies without them keep their messages exactly', () => {
+    assert.equal(errorMessage(404, JSON.stringify({ status: 'error', message: "No tag with id '9'" })), "No tag with id '9' (HTTP 404)");
+    assert.equal(errorMessage(400, JSON.stringify({ status: 'error', message: 'bad', error_code: '', param: null })), 'bad (HTTP 400)');
+    assert.equal(errorMessage(502, '<html>bad gateway</html>'), 'the service answered HTTP 502');
+    assert.equal(errorMessage(500, 'null'), 'the service answered HTTP 500');
+  });
+
+  test('carectl prints the code and the parameter', async () => {
+    const server = await serve((_req, res) =>
+      json(res, 400, { status: 'error', http_status: 400, error_code: 'invalid_parameter', param: 'page_size', message: 'page_size must be between 1 and 50' }),
+    );
+    try {
+      const result = await cliAgainst(server.url, ['tags', 'get', '7001']);
+      assert.equal(result.stderr, 'carectl: page_size must be between 1 and 50 (HTTP 400, error_code: invalid_parameter, param: page_size)\n');
+    } finally {
+      await server.close();
     }
-    assert.equal(proxyFor(new URL('http://localhost.example.com/'), { http: 'http://p:3128/' }), 'http://p:3128/');
-    assert.equal(proxyFor(new URL('http://11.0.0.1/'), { http: 'http://p:3128/', noProxy: '10.0.0.0/8' }), 'http://p:3128/');
   });
 });
