@@ -122,6 +122,21 @@ export function describeNetworkError(err: unknown, timeoutMs: number): string {
   return code ? `${code}${e?.message ? ` (${e.message})` : ''}` : (e?.message ?? String(err));
 }
 
+/**
+ * Whether the service answered but its reply could not be read (undici's "bad response" or "bad
+ * upgrade", llhttp's parse errors, a body that is not its Content-Length): the request reached
+ * it, and a change may have been applied. Sending a change again risks applying it twice for a
+ * reply that came.
+ */
+export function isUnreadableAnswer(err: unknown): boolean {
+  const e = err as { name?: string; code?: string; message?: string } | undefined;
+  return (
+    (e?.code === 'UND_ERR_SOCKET' && /^bad (response|upgrade)$/.test(e.message ?? '')) ||
+    e?.name === 'HTTPParserError' ||
+    e?.code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH'
+  );
+}
+
 /** Replies of a gateway (or an HTTP_PROXY) that may have passed the request on before failing. */
 const GATEWAY_FAILURES: ReadonlySet<number> = new Set([500, 502, 504]);
 
