@@ -35,7 +35,7 @@ export async function sendAttempt(
   });
   seen.status = reply.statusCode;
   seen.headers = reply.headers;
-  const decoded = await decodedBody(reply.body, reply.headers['content-encoding']);
+  const decoded = await decodedBody(reply.body, reply.headers['content-encoding'], request.signal);
   let text: string;
   try {
     text = await readBounded(
