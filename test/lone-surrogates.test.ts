@@ -2,17 +2,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { runCli } from './helpers.js';
-import { keysetData, keysetReply } from './keyset.js';
-import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
+import { keysetApi, keysetData } from './keyset.js';
+import { scriptedEnv, type ScriptedApi } from './scripted-server.js';
 
 describe('a --limit chain on keyset pages whose ids hold lone surrogates', () => {
   // Every id ends in half a surrogate pair, the high or the low one.
   const data = keysetData(240).map((record, i) => ({ ...record, id: `${record.id}${i % 2 === 0 ? '\ud800' : '\udc00'}` }));
   let api: ScriptedApi;
   before(async () => {
-    let base = '';
-    api = await scriptedApi((request) => keysetReply(data, request, base));
-    base = api.baseUrl;
+    api = await keysetApi(data);
   });
   after(() => api.close());
 
