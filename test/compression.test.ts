@@ -8,11 +8,12 @@ import { request } from 'node:http';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { BadReplyError, CarectlError } from '../src/core/errors.js';
 import { download, PartialFile } from '../src/http/download.js';
-import { contentCodings } from '../src/http/encoding.js';
+import { contentCodings, decodedBody } from '../src/http/encoding.js';
 import { parseBandwidth, reportFileContent, type Sandbox } from '../src/sandbox/index.js';
 import { Link } from '../src/sandbox/link.js';
 import { downloadOptions, fakeClock, openSandbox, runCli } from './helpers.js';
@@ -139,6 +140,26 @@ describe('API replies', () => {
     } finally {
       await server.close();
     }
+  });
+
+  test('a stop ends the decoding at once, even where the bytes all came and decode to nothing for long', async () => {
+    // gzip of gzip: the inner stream is 10 MB of empty deflate blocks (5 bytes each), the body 10 KB.
+    const empty = Buffer.from([0, 0, 0, 0xff, 0xff]);
+    const inner = Buffer.concat([
+      Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]),
+      Buffer.alloc(2_000_000 * empty.length, empty),
+      Buffer.from([1, 0, 0, 0xff, 0xff]),
+      Buffer.alloc(8),
+    ]);
+    const body = Readable.from([gzipSync(inner)]);
+    const stop = new AbortController();
+    const reason = new Error('stopped');
+    const decoded = await decodedBody(body, 'gzip, gzip', stop.signal);
+    // The connection's part is over; the stop comes with all the decoding still to do.
+    body.on('end', () => stop.abort(reason));
+    await assert.rejects(async () => {
+      for await (const chunk of decoded.stream) assert.fail(`decoded ${String(chunk)}`);
+    }, reason);
   });
 
   test('codings are read as listed, identity left out', () => {

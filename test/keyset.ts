@@ -5,7 +5,7 @@
  * of them shared, spread over the year before 2026-06-30; filters is_priority and status.
  */
 import type { ServerResponse } from 'node:http';
-import type { ScriptedReply, ScriptedRequest } from './scripted-server.js';
+import { scriptedApi, type ScriptedApi, type ScriptedReply, type ScriptedRequest } from './scripted-server.js';
 
 export interface KeysetRecord {
   id: string;
@@ -80,6 +80,14 @@ export function keysetReply(data: readonly KeysetRecord[], request: ScriptedRequ
   return {
     json: { conversations: page.map((r) => ({ id: r.id, status: r.status, is_priority: r.is_priority })), paging: { next_page: next, prev_page: null } },
   };
+}
+
+/** A scripted service answering every request with keysetReply over `data`. */
+export async function keysetApi(data: readonly KeysetRecord[]): Promise<ScriptedApi> {
+  let base = '';
+  const api = await scriptedApi((request) => keysetReply(data, request, base));
+  base = api.baseUrl;
+  return api;
 }
 
 /** Answers through `reply` after `delayMs` of real time, so that requests overlap; undefined for scriptedApi. */

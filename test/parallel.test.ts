@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { apiRequests, fakeClock, openSandbox, runCli, sandboxEnv, type RunOptions, scratchFolder } from './helpers.js';
-import { keysetData, keysetReply, later } from './keyset.js';
+import { keysetApi, keysetData, keysetReply, later } from './keyset.js';
 import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
 
 let sandbox: Sandbox;
@@ -231,9 +231,7 @@ describe('a list without a date range, on a service with keyset links', () => {
   const data = keysetData(1500);
   let api: ScriptedApi;
   before(async () => {
-    let base = '';
-    api = await scriptedApi((request) => keysetReply(data, request, base));
-    base = api.baseUrl;
+    api = await keysetApi(data);
   });
   after(() => api.close());
   const run = (argv: string[], options: RunOptions = {}) => runCli(argv, { env: scriptedEnv(api), ...options });

@@ -77,12 +77,32 @@ export function encodeResumeToken(plan: ListPlan, cursor: Cursor, header?: strin
     header ?? '',
     plan.asOf?.toString(36) ?? '',
     ...diffAddress(plan.phases[cursor.phase] ?? '', cursor.url),
-    // A lone surrogate cannot be percent-encoded: the token is printed all the same, that id in its place as U+FFFD.
-    (cursor.done ?? []).map((id) => encodeURIComponent(id.replace(LONE_SURROGATE, '\ufffd'))).join(','),
+    (cursor.done ?? []).map(packId).join(','),
   ];
   const text = fields.join('|');
   return Buffer.from(`${text}|${digest(text)}`).toString('base64url');
 }
+
+/** A lone surrogate, kept as a part of a split. */
+const LONE_PART = new RegExp(`(${LONE_SURROGATE.source})`);
+
+/**
+ * A written id as a token field: percent-encoded, and a lone UTF-16 surrogate (valid JSON, which
+ * no percent-encoding carries) as `%uD800`, so the resumed run knows that id again. encodeURIComponent
+ * never writes `%u`: tokens of carectl before this (such an id as U+FFFD) read as they did.
+ */
+const packId = (id: string): string =>
+  id
+    .split(LONE_PART)
+    .map((part, i) => (i % 2 === 1 ? `%u${part.charCodeAt(0).toString(16).toUpperCase()}` : encodeURIComponent(part)))
+    .join('');
+
+/** packId undone; throws (a URIError) on a field that is not one. */
+const unpackId = (packed: string): string =>
+  packed
+    .split(/%u([0-9A-F]{4})/)
+    .map((part, i) => (i % 2 === 1 ? String.fromCharCode(parseInt(part, 16)) : decodeURIComponent(part)))
+    .join('');
 
 type TokenPayload = Omit<ResumePoint, 'url'> & { version: string; fingerprint: string; asOf?: number; address: string[] };
 
@@ -98,6 +118,8 @@ function parseToken(token: string): TokenPayload | undefined {
   const [version, fingerprint = '', phase = '', skip, end, header, asOf, path = '', set = '', removed = '', done] = text.split('|');
   // NaN for anything but digits, which the check below refuses.
   const count = (field: string): number => (/^\d+$/.test(field) ? Number(field) : NaN);
+  const written = done ? ids(done) : undefined;
+  if (written === null) return undefined;
   const payload: TokenPayload = {
     version,
     fingerprint,
@@ -107,10 +129,19 @@ function parseToken(token: string): TokenPayload | undefined {
     header: header || undefined,
     asOf: asOf ? parseInt(asOf, 36) : undefined,
     address: [path, set, removed],
-    done: done ? done.split(',').map(decodeURIComponent) : undefined,
+    done: written,
   };
   const counts = [payload.phase, payload.skip, payload.end ?? 0, payload.asOf ?? 0];
   return (version === '3' || version === '4') && counts.every((n) => Number.isSafeInteger(n) && n >= 0) ? payload : undefined;
+}
+
+/** The written ids of a token field; null for a field that is not one (an edited token: refused as not whole). */
+function ids(field: string): string[] | null {
+  try {
+    return field.split(',').map(unpackId);
+  } catch {
+    return null;
+  }
 }
 
 /** The moment the token's list resolved its relative dates at, to build the same plan again. */

@@ -35,7 +35,7 @@ export async function sendAttempt(
   });
   seen.status = reply.statusCode;
   seen.headers = reply.headers;
-  const decoded = await decodedBody(reply.body, reply.headers['content-encoding']);
+  const decoded = await decodedBody(reply.body, reply.headers['content-encoding'], request.signal);
   let text: string;
   try {
     text = await readBounded(
@@ -120,6 +120,21 @@ export function describeNetworkError(err: unknown, timeoutMs: number): string {
   if (refused !== undefined) return refused;
   const code = e?.code ?? e?.cause?.code;
   return code ? `${code}${e?.message ? ` (${e.message})` : ''}` : (e?.message ?? String(err));
+}
+
+/**
+ * Whether the service answered but its reply could not be read (undici's "bad response" or "bad
+ * upgrade", llhttp's parse errors, a body that is not its Content-Length): the request reached
+ * it, and a change may have been applied. Sending a change again risks applying it twice for a
+ * reply that came.
+ */
+export function isUnreadableAnswer(err: unknown): boolean {
+  const e = err as { name?: string; code?: string; message?: string } | undefined;
+  return (
+    (e?.code === 'UND_ERR_SOCKET' && /^bad (response|upgrade)$/.test(e.message ?? '')) ||
+    e?.name === 'HTTPParserError' ||
+    e?.code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH'
+  );
 }
 
 /** Replies of a gateway (or an HTTP_PROXY) that may have passed the request on before failing. */

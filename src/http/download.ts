@@ -219,7 +219,7 @@ async function attemptDownload(dispatchers: Dispatchers, start: URL, options: Do
   let decoded: DecodedBody | undefined;
   let sink: Sink | undefined;
   try {
-    const opened = await openBody(reply, url, maxBytes);
+    const opened = await openBody(reply, url, maxBytes, options.signal);
     decoded = opened.decoded;
     const contentType = header(reply.headers['content-type']);
     const { target } = options;
@@ -258,8 +258,13 @@ type DecodedBody = Awaited<ReturnType<typeof decodedBody>>;
  * read. A file sent with a Content-Encoding is saved decoded, and the cap applies to what is saved;
  * one without (a real .gz file) is saved as sent.
  */
-async function openBody(reply: Dispatcher.ResponseData, url: URL, maxBytes: number): Promise<{ decoded: DecodedBody; total: number | undefined }> {
-  const decoded = await decodedBody(reply.body, reply.headers['content-encoding']).catch((err: Error) => {
+async function openBody(
+  reply: Dispatcher.ResponseData,
+  url: URL,
+  maxBytes: number,
+  stop: AbortSignal,
+): Promise<{ decoded: DecodedBody; total: number | undefined }> {
+  const decoded = await decodedBody(reply.body, reply.headers['content-encoding'], stop).catch((err: Error) => {
     throw new CarectlError(`download from ${url.origin}: ${err.message}`);
   });
   const length = Number(header(reply.headers['content-length']));
@@ -310,6 +315,8 @@ async function copyBody(
       await write(firstBytes.pass(chunk as Buffer));
     }
   } catch (err) {
+    // The decoding stopped by an interrupt fails the stream with the signal's reason.
+    if (options.signal.aborted) throw new InterruptedError();
     // A reader that left (`--file - | head`) ends the download quietly, like any pipeline.
     if (err instanceof CarectlError || isBrokenPipe(err)) throw err;
     const message = `download from ${url.origin} broke off after ${decoded.wire() ?? received} bytes: ${err instanceof ReplyEncodingError ? err.message : describe(err, options)}`;

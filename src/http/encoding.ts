@@ -35,9 +35,14 @@ export function contentCodings(header: string | string[] | undefined): string[] 
 /**
  * The body decoded, its codings undone last-applied first; `wire()` tells the bytes received
  * so far as sent (undefined when the body is not coded: then they are the bytes read). A coding not known here fails at once; broken coded bytes fail the stream,
- * both as a ReplyEncodingError.
+ * both as a ReplyEncodingError. `stop` (Ctrl-C, SIGTERM, the request's time) ends the decoding
+ * between two chunks, failing the stream with its reason.
  */
-export async function decodedBody(body: Readable, header: string | string[] | undefined): Promise<{ stream: Readable; wire(): number | undefined }> {
+export async function decodedBody(
+  body: Readable,
+  header: string | string[] | undefined,
+  stop?: AbortSignal,
+): Promise<{ stream: Readable; wire(): number | undefined }> {
   const codings = contentCodings(header);
   // Not coded: the bytes as sent are the bytes read, counted by whoever reads them.
   if (codings.length === 0) return { stream: body, wire: () => undefined };
@@ -67,7 +72,20 @@ export async function decodedBody(body: Readable, header: string | string[] | un
     for (const stage of stages) stage.destroy();
   });
   stages.reduce<Readable>((from, stage) => from.pipe(stage), body).pipe(out);
+  if (stop) stopping(out, stop);
   return { stream: out, wire: () => wire };
+}
+
+/**
+ * Decoding goes on from bytes already received, long after the connection's part is over (a
+ * small body inflating to gigabytes, or to nothing through a chain of codings, where no cap on
+ * the output is ever met): the stop destroys `out`, and with it every stage.
+ */
+function stopping(out: PassThrough, stop: AbortSignal): void {
+  const onStop = (): void => void out.destroy(stop.reason as Error);
+  if (stop.aborted) return onStop();
+  stop.addEventListener('abort', onStop, { once: true });
+  out.on('close', () => stop.removeEventListener('abort', onStop));
 }
 
 function decoder(zlib: Zlib, coding: string): Transform | undefined {

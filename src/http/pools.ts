@@ -10,6 +10,7 @@
 import type { Dispatcher } from 'undici';
 import type { Undici } from './undici.js';
 import { limitOpening, type Connector, type OpeningLimit } from './opening.js';
+import { readingInterimReplies } from './interim.js';
 
 /** What the Agent learns from a pool's events, and acts on wrongly. */
 const UNHEARD: ReadonlySet<string | symbol> = new Set(['disconnect', 'connectionError']);
@@ -18,12 +19,15 @@ const UNHEARD: ReadonlySet<string | symbol> = new Set(['disconnect', 'connection
  * An Agent `factory` (also what EnvHttpProxyAgent and ProxyAgent hand on to theirs, and a
  * ProxyAgent's `clientFactory`: every pool of a dispatcher is made here). Each pool opens its
  * connections within `limit` (opening.ts): its own connector (a proxy's tunnel, a connection to
- * the proxy) or, when it has none, undici's, with undici's fixed timeout off.
+ * the proxy) or, when it has none, undici's, with undici's fixed timeout off; and reads a
+ * `100 Continue` as the interim reply it is (interim.ts).
  */
 export function lastingPools(undici: Undici, limit: OpeningLimit): (origin: string | URL, options: object) => Dispatcher {
   return (origin, given) => {
     const own = (given as { connect?: unknown }).connect;
-    const connect = limitOpening(typeof own === 'function' ? (own as Connector) : undici.buildConnector({ ...(own as object), timeout: 0 }), limit);
+    const connect = readingInterimReplies(
+      limitOpening(typeof own === 'function' ? (own as Connector) : undici.buildConnector({ ...(own as object), timeout: 0 }), limit),
+    );
     const options = { ...given, connect };
     // As undici's own default factory: a single connection is a Client.
     const made: Dispatcher = (options as { connections?: number }).connections === 1 ? new undici.Client(origin, options) : new undici.Pool(origin, options);

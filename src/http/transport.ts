@@ -28,6 +28,7 @@ import {
   type RequestFailure,
   describeNetworkError,
   isProxyRefusal,
+  isUnreadableAnswer,
   finalError,
   mayHaveReached,
 } from './attempt.js';
@@ -274,8 +275,11 @@ export class Transport {
       certificateMessage(err, url) ?? this.redactOwn(await namingProxy(err, url, this.config.proxy, describeNetworkError(err, this.config.requestTimeoutMs)));
     this.trace(`< ${answerTo}: ${reason} (${this.config.now() - started} ms)`);
     call.reached ||= write && mayHaveReached({ neverSent });
-    // A refusal (the proxy's, a certificate's) gets the same answer again.
-    const retryable = (options.idempotent || neverSent) && !isProxyRefusal(err) && !isCertificateError(err);
+    // A refusal (the proxy's, a certificate's) gets the same answer again. A change the service
+    // answered (an unreadable reply, a head saying it may have acted) is not sent twice.
+    const answered = isUnreadableAnswer(err) || (seen.status !== undefined && mayHaveReached({ status: seen.status }));
+    const repeatable = options.idempotent && !(write && answered);
+    const retryable = (repeatable || neverSent) && !isProxyRefusal(err) && !isCertificateError(err);
     return { kind: 'failed', error: new NetworkError(`${shown} failed: ${reason}`, !neverSent), retryable };
   }
 
