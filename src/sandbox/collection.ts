@@ -1,10 +1,9 @@
 /** The generic list and single-record replies shared by all plain collections. */
-import { type RequestContext, type Versions, resourceUrl } from './context.js';
+import { type RequestContext, type ResourceName, type Versions, resourceUrl } from './context.js';
 import { type Wire, parseFields, project } from './fields.js';
 import { HttpProblem } from './http.js';
 import type { Table } from './model.js';
 import { type Paging, type SkipOptions, offsetPage, skipPage, tokenPage } from './paging.js';
-import type { ResourceName } from './router.js';
 
 /** Where a collection is served and which table of SandboxData holds its records. */
 export interface Route {

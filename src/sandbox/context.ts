@@ -2,6 +2,8 @@
 import type { SandboxData } from './model.js';
 import type { ResourceName } from './router.js';
 
+export type { ResourceName };
+
 export const API_VERSIONS = ['v1', 'v1.1', 'v1.2', 'v1.3'] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
 
