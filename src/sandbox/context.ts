@@ -1,24 +1,15 @@
 /** What a request handler sees: the shared runtime, the version segment and the query. */
 import type { LiveNight } from './live.js';
 import type { SandboxData } from './model.js';
+import type { ResourceName } from './router.js';
+
+export type { ResourceName };
 
 export const API_VERSIONS = ['v1', 'v1.1', 'v1.2', 'v1.3'] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
 
-export type ResourceName = 'authors' | 'conversations' | 'channels' | 'teams' | 'queues' | 'tags' | 'reports' | 'users' | 'accounts';
-
-/** The spec's Versioning table. */
-export const RESOURCE_VERSIONS: Readonly<Record<ResourceName, readonly ApiVersion[]>> = {
-  authors: ['v1.1', 'v1.3'],
-  conversations: ['v1.1', 'v1.2', 'v1.3'],
-  channels: ['v1', 'v1.1', 'v1.2', 'v1.3'],
-  teams: ['v1.1', 'v1.2', 'v1.3'],
-  queues: ['v1.1', 'v1.2', 'v1.3'],
-  tags: ['v1.1', 'v1.2', 'v1.3'],
-  reports: ['v1.1'],
-  users: ['v1.2'],
-  accounts: ['v1'],
-};
+/** Where a collection is served: the versions it exists in (the spec's Versioning table), or api/1. */
+export type Versions = readonly ApiVersion[] | readonly ['api/1'];
 
 /** State shared by all requests of one sandbox. */
 export interface Runtime {
@@ -44,6 +35,8 @@ export interface RequestContext {
   query: URLSearchParams;
   /** now() read once per request, so one reply is consistent. */
   now: number;
+  /** Every collection's versions, for the urls of records (router.ts's list). */
+  collections: Readonly<Record<ResourceName, { versions: Versions }>>;
 }
 
 export interface Reference {
@@ -54,12 +47,14 @@ export interface Reference {
 /**
  * Absolute URL of a record (or of a collection when id is omitted): in the request's version
  * when the resource exists there, else in the newest version that has it (accounts only in v1,
- * users only in v1.2, ...).
+ * users only in v1.2, ...); api/1 collections at the api/1 origin.
  */
 export function resourceUrl(ctx: RequestContext, resource: ResourceName, id?: string | number): string {
-  const versions = RESOURCE_VERSIONS[resource];
-  const version = versions.includes(ctx.version as ApiVersion) ? ctx.version : versions[versions.length - 1];
-  const collection = `${ctx.runtime.baseUrl}/${version}/${resource}`;
+  const versions: readonly string[] = ctx.collections[resource].versions;
+  const collection =
+    versions[0] === 'api/1'
+      ? `${ctx.runtime.api1BaseUrl}/api/1/${resource}`
+      : `${ctx.runtime.baseUrl}/${versions.includes(ctx.version) ? ctx.version : versions[versions.length - 1]}/${resource}`;
   return id === undefined ? collection : `${collection}/${encodePathId(String(id))}`;
 }
 

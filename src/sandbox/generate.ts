@@ -21,6 +21,7 @@ import {
   type QueueRecord,
   type ReportRecord,
   type SandboxData,
+  type Tables,
   type TagRecord,
   type TeamRecord,
   type UserRecord,
@@ -106,11 +107,9 @@ export function generateData(options: GenerateOptions): SandboxData {
   const tags = makeTags(world);
   const queues = makeQueues(world);
   const fixedContent = makeFixedContent(world, channels);
-  const data: SandboxData = {
-    seed: options.seed,
-    anchor: options.anchor,
-    windowStartMs: world.windowStartMs,
-    windowEndMs,
+  const [annotationTypes, annotations] = makeAnnotations(world, users);
+  const total = Math.max(options.conversations, FIXTURES.fixtureConversationCount);
+  const tables: Tables = {
     accounts,
     channels,
     authors,
@@ -118,31 +117,22 @@ export function generateData(options: GenerateOptions): SandboxData {
     teams: makeTeams(world, accounts, users),
     queues,
     tags,
-    conversations: [],
+    conversations: makeConversations(world, { channels, authors, users, queues, tags, fixedContent }, total),
     reports: makeReports(world, accounts, channels, users),
-    annotationTypes: [],
-    annotations: [],
+    annotationTypes,
+    annotations,
+  };
+  return {
+    seed: options.seed,
+    anchor: options.anchor,
+    windowStartMs: world.windowStartMs,
+    windowEndMs,
+    ...tables,
     closeReasons: FIXTURES.closeReasons,
-    byId: {
-      accounts: new Map(),
-      channels: new Map(),
-      authors: new Map(),
-      users: new Map(),
-      teams: new Map(),
-      queues: new Map(),
-      tags: new Map(),
-      conversations: new Map(),
-      reports: new Map(),
-      annotationTypes: new Map(),
-      annotations: new Map(),
-    },
+    byId: indexById(tables),
     fixedContent,
     revision: 0,
   };
-  data.conversations = makeConversations(world, data, Math.max(options.conversations, FIXTURES.fixtureConversationCount));
-  [data.annotationTypes, data.annotations] = makeAnnotations(world, users);
-  indexById(data);
-  return data;
 }
 
 interface World {
@@ -153,21 +143,9 @@ interface World {
   stream(name: string): Random;
 }
 
-function indexById(data: SandboxData): void {
-  const index = <R extends { id: string | number }>(records: readonly R[], map: Map<string, R>): void => {
-    for (const record of records) map.set(String(record.id), record);
-  };
-  index(data.accounts, data.byId.accounts);
-  index(data.channels, data.byId.channels);
-  index(data.authors, data.byId.authors);
-  index(data.users, data.byId.users);
-  index(data.teams, data.byId.teams);
-  index(data.queues, data.byId.queues);
-  index(data.tags, data.byId.tags);
-  index(data.conversations, data.byId.conversations);
-  index(data.reports, data.byId.reports);
-  index(data.annotationTypes, data.byId.annotationTypes);
-  index(data.annotations, data.byId.annotations);
+function indexById(tables: Tables): SandboxData['byId'] {
+  const index = (records: ReadonlyArray<{ id: string | number }>): Map<string, unknown> => new Map(records.map((record) => [String(record.id), record]));
+  return Object.fromEntries(Object.entries(tables).map(([table, records]) => [table, index(records)])) as SandboxData['byId'];
 }
 
 /** A whole-second time in [fromMs, toMs). */
@@ -480,7 +458,10 @@ function weighted<T extends string>(weights: Readonly<Record<T, number>>): T[] {
 }
 
 /** The fixed conversations of FIXTURES (the hostile one, the multi-platform one, the read-only one): no random draw. */
-function fixedConversations(world: World, data: SandboxData, customersByPlatform: ReadonlyMap<Platform, string[]>): ConversationRecord[] {
+/** What conversations are made from. */
+type ConversationSources = Pick<SandboxData, 'channels' | 'authors' | 'users' | 'queues' | 'tags' | 'fixedContent'>;
+
+function fixedConversations(world: World, data: ConversationSources, customersByPlatform: ReadonlyMap<Platform, string[]>): ConversationRecord[] {
   const conversations: ConversationRecord[] = [];
   const fixture = (id: string, fields: Partial<ConversationRecord> & Pick<ConversationRecord, 'author_id' | 'channel_ids'>): void => {
     const items = data.fixedContent.get(id);
@@ -523,7 +504,7 @@ function fixedConversations(world: World, data: SandboxData, customersByPlatform
   return conversations;
 }
 
-function makeConversations(world: World, data: SandboxData, total: number): ConversationRecord[] {
+function makeConversations(world: World, data: ConversationSources, total: number): ConversationRecord[] {
   const random = world.stream('conversations');
   const channelChoices = data.channels.flatMap((channel) => Array<ChannelRecord>(channel.is_active ? 3 : 1).fill(channel));
   const customersByPlatform = new Map<Platform, string[]>(PLATFORMS.map((platform) => [platform, []]));

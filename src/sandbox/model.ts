@@ -210,12 +210,11 @@ export interface AnnotationRecord {
   moderator_id: string;
 }
 
-export interface SandboxData {
-  seed: number;
-  /** 'YYYY-MM-DD': conversation dates lie in [windowStartMs, windowEndMs), the 365 days ending with this day. */
-  anchor: string;
-  windowStartMs: number;
-  windowEndMs: number;
+/**
+ * Each collection's records, by table name. A collection names its table (router.ts lists the
+ * collections); `byId` indexes every table.
+ */
+export interface Tables {
   accounts: AccountRecord[];
   channels: ChannelRecord[];
   authors: AuthorRecord[];
@@ -229,20 +228,18 @@ export interface SandboxData {
   reports: ReportRecord[];
   annotationTypes: AnnotationTypeRecord[];
   annotations: AnnotationRecord[];
+}
+export type Table = keyof Tables;
+
+export interface SandboxData extends Tables {
+  seed: number;
+  /** 'YYYY-MM-DD': conversation dates lie in [windowStartMs, windowEndMs), the 365 days ending with this day. */
+  anchor: string;
+  windowStartMs: number;
+  windowEndMs: number;
   closeReasons: readonly string[];
-  byId: {
-    accounts: Map<string, AccountRecord>;
-    channels: Map<string, ChannelRecord>;
-    authors: Map<string, AuthorRecord>;
-    users: Map<string, UserRecord>;
-    teams: Map<string, TeamRecord>;
-    queues: Map<string, QueueRecord>;
-    tags: Map<string, TagRecord>;
-    conversations: Map<string, ConversationRecord>;
-    reports: Map<string, ReportRecord>;
-    annotationTypes: Map<string, AnnotationTypeRecord>;
-    annotations: Map<string, AnnotationRecord>;
-  };
+  /** Every table's records by id (as text). */
+  byId: { [T in Table]: Map<string, Tables[T][number]> };
   /** Content of the fixture conversations, written out by hand; all other content is derived from the seed on demand. */
   fixedContent: Map<string, ContentItemRecord[]>;
   /** Bumped by every write, so cached list snapshots are rebuilt. */

@@ -60,14 +60,13 @@ const REPORT_FIELDS = [
   'failure',
 ];
 export const reports: Collection<ReportRecord> = {
-  resource: 'reports',
+  versions: ['v1.1'],
+  table: 'reports',
   plural: 'reports',
   singular: 'report',
   listFields: REPORT_FIELDS,
-  singleFields: REPORT_FIELDS,
   paging: 'skip',
   defaultOutput: 'reference',
-  find: (data, id) => data.byId.reports.get(id),
   select(ctx) {
     const account = ctx.query.get('account');
     const channel = ctx.query.get('channel');
@@ -76,6 +75,13 @@ export const reports: Collection<ReportRecord> = {
     return ctx.runtime.data.reports.filter((report) => matches(report.target, 'account', account) && matches(report.target, 'channel', channel));
   },
   wire: reportWire,
+  create: {
+    versions: ['v1.1'],
+    run: (ctx, body) => {
+      const report = createReport(ctx, body);
+      return { report: { id: report.id, url: resourceUrl(ctx, 'reports', report.id) } };
+    },
+  },
 };
 
 function readTarget(data: SandboxData, input: Record<string, unknown>): { target: ReportTarget; name: string; fails: boolean } {

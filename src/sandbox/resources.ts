@@ -1,6 +1,6 @@
 /** The plain read-only resources: channels, accounts, teams, queues, tags, users, authors and api/1. */
 import { type Collection, readBoolean, readList } from './collection.js';
-import { type RequestContext, ref, resourceUrl } from './context.js';
+import { ref, resourceUrl } from './context.js';
 import { inRange, parseQueryDate, readRange } from './dates.js';
 import { HttpProblem } from './http.js';
 import type {
@@ -27,15 +27,14 @@ function datetimeMs(text: string): number {
 
 const CHANNEL_FIELDS = ['created', 'name', 'url', 'is_active', 'id', 'small_image', 'reports', 'fans', 'account', 'fb_page_url', 'type'];
 export const channels: Collection<ChannelRecord> = {
-  resource: 'channels',
+  versions: ['v1', 'v1.1', 'v1.2', 'v1.3'],
+  table: 'channels',
   plural: 'channels',
   singular: 'channel',
   listFields: CHANNEL_FIELDS,
-  singleFields: CHANNEL_FIELDS,
   paging: 'none',
   defaultOutput: 'reference',
   bareInV1: true,
-  find: (data, id) => data.byId.channels.get(id),
   select(ctx) {
     const name = ctx.query.get('name');
     const type = ctx.query.get('type');
@@ -60,15 +59,14 @@ export const channels: Collection<ChannelRecord> = {
 
 const ACCOUNT_FIELDS = ['url', 'reports', 'id', 'channels', 'description', 'package', 'created_date', 'name'];
 export const accounts: Collection<AccountRecord> = {
-  resource: 'accounts',
+  versions: ['v1'],
+  table: 'accounts',
   plural: 'accounts',
   singular: 'account',
   listFields: ACCOUNT_FIELDS,
-  singleFields: ACCOUNT_FIELDS,
   paging: 'none',
   defaultOutput: 'reference',
   bareInV1: true,
-  find: (data, id) => data.byId.accounts.get(id),
   select(ctx) {
     const ids = readList(ctx.query, 'id');
     const name = ctx.query.get('name');
@@ -94,15 +92,14 @@ export const accounts: Collection<AccountRecord> = {
 
 const TEAM_FIELDS = ['name', 'id', 'account', 'users', 'url'];
 export const teams: Collection<TeamRecord> = {
-  resource: 'teams',
+  versions: ['v1.1', 'v1.2', 'v1.3'],
+  table: 'teams',
   plural: 'teams',
   singular: 'team',
   listFields: TEAM_FIELDS,
   singleFields: [...TEAM_FIELDS, 'is_active'],
   paging: 'skip',
   defaultOutput: 'reference',
-  find: (data, id) => data.byId.teams.get(id),
-  select: (ctx) => ctx.runtime.data.teams,
   wire: (team, ctx) => ({
     id: team.id,
     url: resourceUrl(ctx, 'teams', team.id),
@@ -115,30 +112,27 @@ export const teams: Collection<TeamRecord> = {
 
 const QUEUE_FIELDS = ['id', 'url', 'rank', 'name', 'is_active', 'role', 'external_id'];
 export const queues: Collection<QueueRecord> = {
-  resource: 'queues',
+  versions: ['v1.1', 'v1.2', 'v1.3'],
+  table: 'queues',
   plural: 'queues',
   singular: 'queue',
   listFields: QUEUE_FIELDS,
-  singleFields: QUEUE_FIELDS,
   paging: 'skip',
   // Spec, Queues: "paging holds next_page and prev_page, both null on the last page".
   skipOptions: { noLinksOnLastPage: true },
   defaultOutput: 'reference',
-  find: (data, id) => data.byId.queues.get(id),
-  select: (ctx) => ctx.runtime.data.queues,
   wire: (queue, ctx) => ({ ...queue, url: resourceUrl(ctx, 'queues', queue.id) }),
 };
 
 const TAG_FIELDS = ['id', 'name', 'url', 'is_active'];
 export const tags: Collection<TagRecord> = {
-  resource: 'tags',
+  versions: ['v1.1', 'v1.2', 'v1.3'],
+  table: 'tags',
   plural: 'tags',
   singular: 'tag',
   listFields: TAG_FIELDS,
-  singleFields: TAG_FIELDS,
   paging: 'skip',
   defaultOutput: 'reference',
-  find: (data, id) => data.byId.tags.get(id),
   select(ctx) {
     const active = readBoolean(ctx.query, 'is_active');
     return ctx.runtime.data.tags.filter((tag) => active === undefined || tag.is_active === active);
@@ -148,14 +142,14 @@ export const tags: Collection<TagRecord> = {
 
 const USER_FIELDS = ['id', 'first_name', 'last_name', 'timezone', 'date_joined', 'last_login', 'email', 'is_expert', 'crowds_name'];
 export const users: Collection<UserRecord> = {
-  resource: 'users',
+  versions: ['v1.2'],
+  table: 'users',
   plural: 'users',
   singular: 'user',
   listFields: USER_FIELDS,
   singleFields: [...USER_FIELDS, 'is_active', 'account'],
   paging: 'offset',
   defaultOutput: 'reference',
-  find: (data, id) => data.byId.users.get(id),
   select(ctx) {
     const timezone = ctx.query.get('timezone');
     const joined = readRange(ctx.query, 'date_joined');
@@ -187,14 +181,13 @@ const AUTHOR_FIELDS = [
   'profile_link',
 ];
 export const authors: Collection<AuthorRecord> = {
-  resource: 'authors',
+  versions: ['v1.1', 'v1.3'],
+  table: 'authors',
   plural: 'authors',
   singular: 'author',
   listFields: AUTHOR_FIELDS,
-  singleFields: AUTHOR_FIELDS,
   paging: 'none',
   defaultOutput: 'full',
-  find: (data, id) => data.byId.authors.get(id),
   /** In the order asked; unknown ids are left out, repeats answered once. */
   select(ctx) {
     const ids = [...new Set(readList(ctx.query, 'id'))];
@@ -205,32 +198,24 @@ export const authors: Collection<AuthorRecord> = {
   wire: (author, ctx) => ({ ...author, url: resourceUrl(ctx, 'authors', author.id) }),
 };
 
-function api1Url(ctx: RequestContext, endpoint: string, id: string): string {
-  return `${ctx.runtime.api1BaseUrl}/api/1/${endpoint}/${encodeURIComponent(id)}`;
-}
-
 export const annotationTypes: Collection<AnnotationTypeRecord> = {
-  resource: 'annotation-types',
+  versions: ['api/1'],
+  table: 'annotationTypes',
   plural: 'annotationtypes',
   singular: 'annotationtype',
   listFields: [],
-  singleFields: [],
   paging: 'token',
   defaultOutput: 'always',
-  find: (data, id) => data.byId.annotationTypes.get(id),
-  select: (ctx) => ctx.runtime.data.annotationTypes,
-  wire: (type, ctx) => ({ ...type, url: api1Url(ctx, 'annotation-types', type.id) }),
+  wire: (type, ctx) => ({ ...type, url: resourceUrl(ctx, 'annotation-types', type.id) }),
 };
 
 export const annotations: Collection<AnnotationRecord> = {
-  resource: 'annotations',
+  versions: ['api/1'],
+  table: 'annotations',
   plural: 'annotations',
   singular: 'annotation',
   listFields: [],
-  singleFields: [],
   paging: 'token',
   defaultOutput: 'always',
-  find: (data, id) => data.byId.annotations.get(id),
-  select: (ctx) => ctx.runtime.data.annotations,
-  wire: (annotation, ctx) => ({ ...annotation, url: api1Url(ctx, 'annotations', annotation.id) }),
+  wire: (annotation, ctx) => ({ ...annotation, url: resourceUrl(ctx, 'annotations', annotation.id) }),
 };

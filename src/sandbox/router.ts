@@ -1,11 +1,11 @@
 /** The API listener's logic without sockets: authentication, routing, method checks, replies. */
-import { type Collection, listReply, singleReply } from './collection.js';
-import { API_VERSIONS, type ApiVersion, RESOURCE_VERSIONS, type RequestContext, type ResourceName, type Runtime, resourceUrl } from './context.js';
+import { type Collection, type Route, listReply, singleReply } from './collection.js';
+import { API_VERSIONS, type ApiVersion, type RequestContext, type Runtime, type Versions } from './context.js';
 import { getConversation, listConversations, patchConversation } from './conversations.js';
 import type { FaultPlan } from './faults.js';
 import { DEMO_PASSWORD, DEMO_USER } from './fixtures.js';
 import { HttpProblem, requestTarget } from './http.js';
-import { createReport, reports } from './reports.js';
+import { reports } from './reports.js';
 import * as resources from './resources.js';
 
 export interface ApiRequest {
@@ -19,48 +19,49 @@ export interface ApiRequest {
 
 export type Reply = { status: number; body: unknown; headers?: Record<string, string> } | { drop: true };
 
-interface Endpoint {
+interface Endpoint extends Route {
   list(ctx: RequestContext): unknown;
   get(ctx: RequestContext, id: string): unknown;
   /** POST on the collection, in the given versions. */
-  create?: { versions: readonly ApiVersion[]; run(ctx: RequestContext, body: string): unknown };
+  create?: { versions: Versions; run(ctx: RequestContext, body: string): unknown };
   /** PATCH on a record, in the given versions. */
-  update?: { versions: readonly ApiVersion[]; run(ctx: RequestContext, id: string, body: string): unknown };
+  update?: { versions: Versions; run(ctx: RequestContext, id: string, body: string): unknown };
 }
 
-function plain<R>(collection: Collection<R>): Endpoint {
-  return { list: (ctx) => listReply(collection, ctx), get: (ctx, id) => singleReply(collection, ctx, id) };
-}
-
-const ENDPOINTS: Readonly<Record<ResourceName, Endpoint>> = {
-  authors: plain(resources.authors),
-  channels: plain(resources.channels),
-  accounts: plain(resources.accounts),
-  teams: plain(resources.teams),
-  queues: plain(resources.queues),
-  tags: plain(resources.tags),
-  users: plain(resources.users),
+/**
+ * Every collection the sandbox serves, by the name in its path: routes, versions, url building
+ * and the by-id lookups all come from here. A plain collection answers through collection.ts;
+ * conversations answer with their own functions.
+ */
+const COLLECTIONS = {
+  authors: resources.authors,
   conversations: {
+    versions: ['v1.1', 'v1.2', 'v1.3'],
+    table: 'conversations',
     list: listConversations,
     get: getConversation,
     update: { versions: ['v1.3'], run: patchConversation },
   },
-  reports: {
-    ...plain(reports),
-    create: {
-      versions: ['v1.1'],
-      run: (ctx, body) => {
-        const report = createReport(ctx, body);
-        return { report: { id: report.id, url: resourceUrl(ctx, 'reports', report.id) } };
-      },
-    },
-  },
-};
+  channels: resources.channels,
+  teams: resources.teams,
+  queues: resources.queues,
+  tags: resources.tags,
+  reports,
+  users: resources.users,
+  accounts: resources.accounts,
+  'annotation-types': resources.annotationTypes,
+  annotations: resources.annotations,
+} satisfies Readonly<Record<string, Endpoint | Collection<unknown>>>;
 
-const API1_ENDPOINTS: Readonly<Record<string, Endpoint>> = {
-  'annotation-types': plain(resources.annotationTypes),
-  annotations: plain(resources.annotations),
-};
+export type ResourceName = keyof typeof COLLECTIONS;
+
+function endpoint(name: ResourceName, entry: Endpoint | Collection<unknown>): Endpoint {
+  if ('list' in entry) return entry;
+  return { ...entry, list: (ctx) => listReply(name, entry, ctx), get: (ctx, id) => singleReply(entry, ctx, id) };
+}
+
+/** By path name; a Map, so that no inherited property name (`constructor`) is taken for one. */
+const ENDPOINTS: ReadonlyMap<string, Endpoint> = new Map(Object.entries(COLLECTIONS).map(([name, entry]) => [name, endpoint(name as ResourceName, entry)]));
 
 const UNAUTHORIZED = new HttpProblem(401, 'Authentication required: HTTP Basic credentials are missing or wrong', {
   'www-authenticate': 'Basic realm="carectl-sandbox"',
@@ -99,11 +100,13 @@ function resolve(runtime: Runtime, listener: ApiRequest['listener'], pathname: s
   return first === 'api' ? resolveApi1(segments, pathname) : resolveVersioned(segments, pathname);
 }
 
+const inApi1 = (endpoint: Endpoint): boolean => endpoint.versions[0] === 'api/1';
+
 /** `api/1/ENDPOINT[/ID]`: the annotation endpoints. */
 function resolveApi1([, second, third, ...rest]: string[], pathname: string): Target {
   if (second !== '1') throw new HttpProblem(404, `Unknown API version 'api/${second ?? ''}'`);
-  const endpoint = API1_ENDPOINTS[third ?? ''];
-  if (!endpoint || rest.length > 1) throw new HttpProblem(404, `No such path: ${pathname}`);
+  const endpoint = ENDPOINTS.get(third ?? '');
+  if (!endpoint || !inApi1(endpoint) || rest.length > 1) throw new HttpProblem(404, `No such path: ${pathname}`);
   return { endpoint, version: 'api/1', id: rest[0] };
 }
 
@@ -112,13 +115,14 @@ function resolveVersioned([first, second, third, ...rest]: string[], pathname: s
   if (first === '') throw new HttpProblem(404, `No such path: ${pathname}`);
   if (!(API_VERSIONS as readonly string[]).includes(first ?? '')) throw new HttpProblem(404, `Unknown API version '${first ?? ''}'`);
   const version = first as ApiVersion;
-  if (!second || !(second in ENDPOINTS)) throw new HttpProblem(404, `Unknown resource '${second ?? ''}'`);
-  const resource = second as ResourceName;
-  if (!RESOURCE_VERSIONS[resource].includes(version)) {
-    throw new HttpProblem(404, `Resource '${resource}' does not exist in ${version} (it exists in ${RESOURCE_VERSIONS[resource].join(', ')})`);
+  const endpoint = ENDPOINTS.get(second ?? '');
+  if (!endpoint || inApi1(endpoint)) throw new HttpProblem(404, `Unknown resource '${second ?? ''}'`);
+  const versions = endpoint.versions as readonly ApiVersion[];
+  if (!versions.includes(version)) {
+    throw new HttpProblem(404, `Resource '${second!}' does not exist in ${version} (it exists in ${versions.join(', ')})`);
   }
   if (rest.length > 0 || third === '') throw new HttpProblem(404, `No such path: ${pathname}`);
-  return { endpoint: ENDPOINTS[resource], version, id: third };
+  return { endpoint, version, id: third };
 }
 
 function methodNotAllowed(method: string, pathname: string, allowed: string[]): HttpProblem {
@@ -131,8 +135,8 @@ export function answerApi(runtime: Runtime, faults: FaultPlan, request: ApiReque
     checkCredentials(request.authorization);
     const url = requestTarget(request.url);
     const { endpoint, version, id } = resolve(runtime, request.listener, url.pathname);
-    const ctx: RequestContext = { runtime, version, query: url.searchParams, now };
-    const inVersion = (versions: readonly ApiVersion[] | undefined): boolean => versions?.includes(version as ApiVersion) === true;
+    const ctx: RequestContext = { runtime, version, query: url.searchParams, now, collections: COLLECTIONS };
+    const inVersion = (versions: Versions | undefined): boolean => (versions as readonly string[] | undefined)?.includes(version) === true;
     if (id === undefined) {
       if (request.method === 'GET') {
         if (faults.listPagesExhausted()) throw new HttpProblem(500, 'Internal server error while reading the list (injected fault)');
