@@ -1,20 +1,32 @@
 /**
  * Display width of terminal text, and cutting and wrapping it to a width, in one pass over the
  * part of the text that can be shown: a 200 KB cell costs no more than the columns it gets.
- * Each code point is measured by string-width (East Asian Width, emoji, zero-width marks), the
- * measure cli-table3 uses too. Text is expected sanitized (no control characters;
- * sanitizeForTerminal shows them escaped).
+ * Each code point is measured as string-width measures it alone (East Asian Width, emoji,
+ * zero-width marks), the measure cli-table3 uses too. Text is expected sanitized (no control
+ * characters; sanitizeForTerminal shows them escaped).
  */
 
-import stringWidth from 'string-width';
+import { eastAsianWidth } from 'get-east-asian-width';
 
 export const ELLIPSIS = '…';
+
+/**
+ * string-width's rules for a cluster of one code point, without string-width itself: loading it
+ * makes an Intl.Segmenter, most of the time carectl's bundle spent initialising at every start,
+ * only to split text into clusters, which carectl never asks of it.
+ */
+const INVISIBLE = /^[\p{Default_Ignorable_Code_Point}\p{Control}\p{Format}\p{Nonspacing_Mark}\p{Enclosing_Mark}\p{Surrogate}]$/u;
+/** Built on first use: a v-flag literal is past tsc's target. */
+let rgiEmoji: RegExp | undefined;
 
 function computeWidth(code: number): number {
   if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return 0;
   // Terminals show the soft hyphen (string-width counts it as none).
   if (code === 0xad) return 1;
-  return stringWidth(String.fromCodePoint(code));
+  const text = String.fromCodePoint(code);
+  if (INVISIBLE.test(text)) return 0;
+  rgiEmoji ??= new RegExp('^\\p{RGI_Emoji}$', 'v');
+  return rgiEmoji.test(text) ? 2 : eastAsianWidth(code);
 }
 
 /** Widths of the Basic Multilingual Plane as found, plus one (0: not yet computed). */
