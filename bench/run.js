@@ -50,6 +50,8 @@ const firstPages = (format) =>
   ['true', 'false'].map((priority) => `v1.3/conversations?${new URLSearchParams({ is_priority: priority, fields: EXPORT_FIELDS[format], page_size: '50' })}`);
 /** A tag the sandbox always has, and the GET `carectl tags get` sends for it with -o json. */
 const LOOKUP = { id: '7001', path: 'v1.3/tags/7001?fields=name%2Cis_active' };
+/** The baseline of `conversations list --limit 1`: one page of one conversation. */
+const FIRST_CONVERSATION = 'v1.3/conversations?page_size=1';
 /** A report generation time at which polling has settled into its steady cadence. */
 const REPORT_DELAY_MS = 2500;
 
@@ -80,11 +82,20 @@ async function interleaved(count, commands, options = {}) {
 
 const medianMs = (results) => median(results.map((r) => r.ms));
 
+/**
+ * One row per kind of command, each against the least node itself needs: a command that contacts
+ * no service against `node -e 0`, one that does against a node:http GET of the same record.
+ */
 async function startup() {
-  const r = await interleaved(runs, { node: ['-e', '0'], version: carectl('--version'), help: carectl('--help') }, { all: { env: cleanEnv } });
+  const r = await interleaved(
+    runs,
+    { node: ['-e', '0'], version: carectl('--version'), help: carectl('--help'), local: carectl('completion', 'bash') },
+    { all: { env: cleanEnv } },
+  );
   return [
     ratioRow('start-up: --version vs node -e 0', medianMs(r.version), medianMs(r.node), 1.3, ms),
-    ratioRow('start-up: --help vs node -e 0', medianMs(r.help), medianMs(r.node), 1.5, ms),
+    ratioRow('start-up: --help vs node -e 0', medianMs(r.help), medianMs(r.node), 1.4, ms),
+    ratioRow('start-up: completion bash (no service) vs node -e 0', medianMs(r.local), medianMs(r.node), 1.4, ms),
   ];
 }
 
@@ -95,14 +106,55 @@ async function lookup() {
     const opts = { env, stdout: 'capture' };
     const r = await interleaved(
       runs,
-      { carectl: carectl('tags', 'get', LOOKUP.id, '-o', 'json'), baseline: ['bench/baselines/http-get.js', LOOKUP.path] },
+      {
+        carectl: carectl('tags', 'get', LOOKUP.id, '-o', 'json'),
+        baseline: ['bench/baselines/http-get.js', LOOKUP.path],
+        list: carectl('conversations', 'list', '--limit', '1', '-o', 'json'),
+        listBaseline: ['bench/baselines/http-get.js', FIRST_CONVERSATION],
+      },
       { all: opts },
     );
     const shown = JSON.parse(r.carectl[0].stdout);
     if (shown.id !== LOOKUP.id) throw new Error(`carectl tags get printed an unexpected record: ${r.carectl[0].stdout}`);
-    return [ratioRow(`one lookup: tags get vs node:http`, medianMs(r.carectl), medianMs(r.baseline), 1.3, ms)];
+    if (JSON.parse(r.list[0].stdout).length !== 1) throw new Error(`conversations list --limit 1 printed: ${r.list[0].stdout}`);
+    return [
+      ratioRow(`one lookup: tags get vs node:http`, medianMs(r.carectl), medianMs(r.baseline), 1.3, ms),
+      ratioRow(`one record: conversations list --limit 1 vs node:http`, medianMs(r.list), medianMs(r.listBaseline), 1.4, ms),
+    ];
   } finally {
     await sandbox.stop();
+  }
+}
+
+/**
+ * What each file of dist/bundle/ may weigh, in KiB: a file past its budget, or a new file without
+ * one, is start-up or install size that grew unnoticed. Raise a budget on purpose, with the reason.
+ */
+const BUNDLE_BUDGET_KIB = {
+  'carectl.js': 310,
+  'carectl.js.cache': 510,
+  'undici.cjs': 330,
+  'undici.cjs.cache': 290,
+  'conf.cjs': 200,
+  'conf.cjs.cache': 370,
+  'sandbox.cjs': 55,
+  'sandbox.cjs.cache': 125,
+  'cli-table3.cjs': 35,
+  'cli-table3.cjs.cache': 50,
+  'yauzl.cjs': 25,
+  'read.cjs': 3,
+  'undici.cjs.LEGAL.txt': 1,
+};
+
+/** One line per emitted file, with OK or OVER: printed, not a table row (it is no timing). */
+function bundleSizes() {
+  const directory = join(dirname(entry), '../dist/bundle');
+  if (!existsSync(directory)) return;
+  for (const name of readdirSync(directory).sort()) {
+    const kib = statSync(join(directory, name)).size / 1024;
+    const budget = BUNDLE_BUDGET_KIB[name];
+    const verdict = budget !== undefined && kib <= budget ? 'OK' : 'OVER';
+    console.log(`bundle size: ${name.padEnd(22)} ${kib.toFixed(1).padStart(6)} KiB / budget ${budget === undefined ? 'none' : `${budget} KiB`}  ${verdict}`);
   }
 }
 
@@ -266,3 +318,4 @@ console.log(
 const rows = [];
 for (const name of MEASURES.filter((m) => only.has(m))) rows.push(...(await sections[name]()));
 printTable(rows);
+bundleSizes();

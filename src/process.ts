@@ -6,7 +6,7 @@ import { setMaxListeners } from 'node:events';
 import { fstatSync } from 'node:fs';
 import { realSleep, type Io } from './core/io.js';
 import { ExitCode } from './core/errors.js';
-import { removePartialFiles } from './http/download.js';
+import { removePartialFiles } from './http/partial-file.js';
 import { descriptorWrites, wholeWritesStream } from './core/whole-writes.js';
 import { run } from './main.js';
 

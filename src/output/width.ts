@@ -2,12 +2,12 @@
  * Display width of terminal text, and cutting it to a width, in one pass over the part of the
  * text that can be shown: a 200 KB cell costs no more than the columns it gets. Text is measured
  * a grapheme (what a reader sees as one character: a keycap, a flag, an emoji with its skin tone,
- * a letter with its accents) at a time, each by string-width (East Asian Width, emoji, zero-width
- * marks), the measure cli-table3 uses too. Text is expected sanitized (no control characters;
- * sanitizeForTerminal shows them escaped).
+ * a letter with its accents) at a time, by string-width's rules (East Asian Width, emoji,
+ * zero-width marks), the measure cli-table3 uses too. Text is expected sanitized (no control
+ * characters; sanitizeForTerminal shows them escaped).
  */
 
-import stringWidth from 'string-width';
+import { eastAsianWidth } from 'get-east-asian-width';
 
 export const ELLIPSIS = '…';
 
@@ -15,7 +15,58 @@ function computeWidth(code: number): number {
   if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return 0;
   // Terminals show the soft hyphen (string-width counts it as none).
   if (code === 0xad) return 1;
-  return stringWidth(String.fromCodePoint(code));
+  return graphemeWidth(String.fromCodePoint(code));
+}
+
+/*
+ * string-width's rules for one grapheme, without string-width itself: loading it makes an
+ * Intl.Segmenter, which was most of the time carectl's bundle spent starting, for a split into
+ * graphemes that graphemeAt does only where text needs it. test/table-width.test.ts holds these
+ * rules to string-width on generated text, test/code-point-width.test.ts on every code point.
+ */
+const INVISIBLE = '\\p{Default_Ignorable_Code_Point}\\p{Control}\\p{Format}\\p{Nonspacing_Mark}\\p{Enclosing_Mark}\\p{Surrogate}';
+const VISIBLE = new RegExp(`[^${INVISIBLE}]`, 'u');
+const SPACING_MARK = /\p{Spacing_Mark}/u;
+const UNQUALIFIED_KEYCAP = /^[\d#*]\u20e3$/;
+const PICTOGRAPHIC = /\p{Extended_Pictographic}/gu;
+/** Built on first use: a v-flag literal is past tsc's target. */
+let rgiEmoji: RegExp | undefined;
+
+/** Columns of one grapheme: 0 if nothing in it shows, 2 for an emoji, else its first visible code point's and its spacing marks'. */
+function graphemeWidth(grapheme: string): number {
+  const start = grapheme.search(VISIBLE);
+  if (start === -1) return 0;
+  rgiEmoji ??= new RegExp('^\\p{RGI_Emoji}$', 'v');
+  if (rgiEmoji.test(grapheme) || UNQUALIFIED_KEYCAP.test(grapheme) || (grapheme.includes('\u200d') && (grapheme.match(PICTOGRAPHIC)?.length ?? 0) >= 2))
+    return 2;
+  const [first = '', ...rest] = [...grapheme.slice(start)];
+  const base = first.codePointAt(0) as number;
+  if (isJamo(base)) return jamoWidth([...grapheme.slice(start)].filter((char) => VISIBLE.test(char)).map((char) => char.codePointAt(0) as number));
+  let width = eastAsianWidth(base);
+  // spacing marks and halfwidth/fullwidth forms after the base take columns of their own (ﾞ, ｰ)
+  for (const char of rest) if (SPACING_MARK.test(char) || (char >= '\uff00' && char <= '\uffef')) width += eastAsianWidth(char.codePointAt(0) as number);
+  return width;
+}
+
+const isLeadingJamo = (code: number | undefined): boolean => code !== undefined && ((code >= 0x1100 && code <= 0x115f) || (code >= 0xa960 && code <= 0xa97c));
+const isVowelJamo = (code: number | undefined): boolean => code !== undefined && ((code >= 0x1160 && code <= 0x11a7) || (code >= 0xd7b0 && code <= 0xd7c6));
+const isTrailingJamo = (code: number | undefined): boolean => code !== undefined && ((code >= 0x11a8 && code <= 0x11ff) || (code >= 0xd7cb && code <= 0xd7fb));
+const isJamo = (code: number): boolean => isLeadingJamo(code) || isVowelJamo(code) || isTrailingJamo(code);
+
+/** Hangul in jamo: each leading + vowel (+ trailing) is one syllable of 2 columns; what follows a non-jamo counts as itself. */
+function jamoWidth(codes: number[]): number {
+  let width = 0;
+  for (let index = 0; index < codes.length; index++) {
+    const code = codes[index] as number;
+    if (!isJamo(code)) return codes.slice(index).reduce((sum, rest) => sum + eastAsianWidth(rest), width);
+    if (isLeadingJamo(code) && isVowelJamo(codes[index + 1])) {
+      width += 2;
+      index += isTrailingJamo(codes[index + 2]) ? 2 : 1;
+    } else {
+      width += eastAsianWidth(code);
+    }
+  }
+  return width;
 }
 
 /** Widths of the Basic Multilingual Plane as found, plus one (0: not yet computed). */
@@ -81,7 +132,7 @@ const MAX_CACHED_CLUSTERS = 1024;
 function clusterWidth(cluster: string): number {
   let width = clusterWidths.get(cluster);
   if (width === undefined) {
-    width = stringWidth(cluster);
+    width = graphemeWidth(cluster);
     if (clusterWidths.size < MAX_CACHED_CLUSTERS) clusterWidths.set(cluster, width);
   }
   return width;
