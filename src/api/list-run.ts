@@ -73,7 +73,7 @@ const REMEMBERED_MAX = 8192;
 const REMEMBERED_KEPT = REMEMBERED_MAX / 2;
 
 /** A cursor, the records the run passed before it, and how many of those lead up to it in its chain (their ids known). */
-type Place = Cursor & { passed: number; known: number };
+type Place = Cursor & { recordsPassed: number; passedInChain: number };
 
 /** The single writer: the slices' records in order, each id once, with the cursor a token continues from. */
 class OrderedWriter {
@@ -91,8 +91,8 @@ class OrderedWriter {
   private counted: number;
   // The ids of the last records passed (written, or left out as repeats), for byIds; undefined: a record with none.
   private recent: Array<string | undefined> = [];
-  private passed = 0;
-  private known = 0;
+  private recordsPassed = 0;
+  private passedInChain = 0;
   /** What the token byIds made last counts rather than names, for its warning. */
   private counts: string | undefined;
   /** Ids the run this one continues wrote (named by its token): left out. */
@@ -111,16 +111,16 @@ class OrderedWriter {
     const { start } = options;
     this.done = new Set(start.done);
     for (const id of start.done ?? []) {
-      this.printed.push({ id, at: this.passed });
+      this.printed.push({ id, at: this.recordsPassed });
       this.pass(id);
     }
-    this.cursor = { ...start, passed: this.passed, known: this.known };
+    this.cursor = { ...start, recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
     this.phase = start.phase;
     this.counted = start.doneOnPage;
   }
 
   private remember(id: string): void {
-    this.printed.push({ id, at: this.passed });
+    this.printed.push({ id, at: this.recordsPassed });
     if (this.printed.length <= REMEMBERED_MAX) return;
     this.printed = this.printed.slice(-REMEMBERED_KEPT);
     this.printedCut = true;
@@ -128,8 +128,8 @@ class OrderedWriter {
 
   private pass(id: string | undefined): void {
     this.recent.push(id);
-    this.passed++;
-    this.known++;
+    this.recordsPassed++;
+    this.passedInChain++;
     if (this.recent.length > REMEMBERED_MAX) this.recent = this.recent.slice(-REMEMBERED_KEPT);
   }
 
@@ -142,21 +142,21 @@ class OrderedWriter {
    * grew in between shifts back.
    */
   private byIds(at: Place): Cursor {
-    const { passed, known, ...cursor } = at;
+    const { recordsPassed, passedInChain, ...cursor } = at;
     const [path, params] = splitAddress(at.url);
     const skipped = Number(params.get(SKIP_PARAM) ?? 0);
     const before = skipped + at.doneOnPage;
     this.counts = undefined;
     if (before === 0) return cursor;
-    const named = this.recent.length - (this.passed - passed);
+    const named = this.recent.length - (this.recordsPassed - recordsPassed);
     // The ids written up to `at`, in the order written (those the run this one continues named first).
-    const written = this.printed.filter((entry) => entry.at < passed).map((entry) => entry.id);
+    const written = this.printed.filter((entry) => entry.at < recordsPassed).map((entry) => entry.id);
     const bounded = this.bounded(at);
     // Under a date bound of its own the skip counts from that bound: the last `before` records passed.
     // A plain skip counts from the list's start: every record this part passed, and those named before.
     const names = bounded ? this.recent.slice(Math.max(0, named - before), named) : written;
-    const covered = bounded ? before <= Math.min(known, named) : before <= known && !this.printedCut;
-    const own = this.recent.slice(named - Math.min(known, named), named);
+    const covered = bounded ? before <= Math.min(passedInChain, named) : before <= passedInChain && !this.printedCut;
+    const own = this.recent.slice(named - Math.min(passedInChain, named), named);
     if (covered && !names.includes(undefined) && !own.includes(undefined) && names.length <= NAMED_MAX) {
       // skip=0 rather than none: the form of the service's own links (the spec's "a skip value").
       if (skipped > 0) params.set(SKIP_PARAM, '0');
@@ -199,7 +199,7 @@ class OrderedWriter {
   }
 
   async startSlice(slice: Slice): Promise<void> {
-    this.known = 0;
+    this.passedInChain = 0;
     if (slice.phase === this.phase) return;
     await this.endPhase();
     this.phase = slice.phase;
@@ -276,7 +276,7 @@ class OrderedWriter {
 
   private at(slice: Slice, url: string, doneOnPage: number): Place {
     const end = this.run.endOf(slice);
-    return { phase: slice.phase, url, doneOnPage, ...(end !== undefined && { end }), passed: this.passed, known: this.known };
+    return { phase: slice.phase, url, doneOnPage, ...(end !== undefined && { end }), recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
   }
 
   /** Where the list goes on after the whole of `page`. */
@@ -284,7 +284,7 @@ class OrderedWriter {
     if (page.nextRefused) return this.at(slice, page.url, page.records.length);
     if (page.next !== null) return this.at(slice, page.next, Math.max(0, page.writtenBefore - page.records.length));
     const following = slice.following;
-    return following ? { ...this.at(following, following.reader.first, 0), known: 0 } : null;
+    return following ? { ...this.at(following, following.reader.first, 0), passedInChain: 0 } : null;
   }
 }
 
