@@ -154,11 +154,7 @@ export class SliceDays {
     return this.plan.asOf === undefined || this.rule.descending ? undefined : utcDay(this.plan.asOf);
   }
 
-  /**
-   * Whether the phase's far end is to be asked for: it has no bound of its own and was not asked
-   * for yet, and, ascending, a `long` chain has `reached` past the day its dates were resolved at
-   * (a short list sends no probe).
-   */
+  /** Whether to ask for the far end: no bound of its own, not asked yet and, ascending, a `long` chain `reached` past asOfDay (a short list sends no probe). */
   farEndWanted(phase: number, reached: number, long: boolean): boolean {
     const asOf = this.asOfDay();
     return this.bound(phase, 'far') === undefined && !this.far.has(phase) && (asOf === undefined || (reached > asOf && long));

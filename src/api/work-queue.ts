@@ -44,31 +44,21 @@ interface Reader {
 /** What a slice's chain has read; `reached`: the day of its next link's keyset bound (every record before it was read). */
 type SliceStats = { pagesRead: number; recordsRead: number; reached?: number; pace: Pace };
 
-/**
- * A phase, or a date slice of one: its first and last day in the sort order (undefined: the phase's
- * own bound), its chain, what that has read, and the slice written after it (dropped: taken out of
- * that order, the slice before it having read past its end).
- */
+/** A phase or a date slice of one: first and last day in the sort order (undefined: the phase's own), its chain, what that read, the slice after it. */
 export interface Slice {
   readonly phase: number;
   readonly range: { lo?: number; hi?: number };
   readonly reader: Reader;
   readonly stats: SliceStats;
   following?: Slice;
+  /** Taken out of the order: the slice before it read past its end. */
   dropped?: boolean;
 }
 
 /** What decides a cut: the days a slice has left (lo..hi), the records they likely hold, the page size, the slots that would stay idle. */
 export type CutStats = { lo: number; hi: number; records: number; pageSize: number; idleSlots: number };
 
-export interface QueueOptions {
-  plan: ListPlan;
-  source: PageSource;
-  scheduler: Scheduler;
-  start: ResumePoint;
-  pageSize: number;
-  limit: number;
-}
+export type QueueOptions = { plan: ListPlan; source: PageSource; scheduler: Scheduler; start: ResumePoint; pageSize: number; limit: number };
 
 /** Pages a chain aims to hold: long enough to pay for its cut, short enough that chains end together. */
 const SHARE_PAGES = 4;
@@ -82,11 +72,9 @@ const CUT_AT_SHARES = 2;
 const PACE_DECAY = 1 / 2;
 
 /**
- * The last day a slice about to read keeps, or undefined to leave it whole. A slice is cut where
- * it is expected to hold more than CUT_AT_SHARES shares (or, where slots would stay idle, more than
- * SHORT_PAGES: a list of three pages pays for no check of the bound a cut adds, at most one request
- * more than --parallel 1). It keeps a share (or the records left spread over the idle slots, a
- * page at least); the rest follows it.
+ * The last day a slice about to read keeps, or undefined to leave it whole: cut where it likely holds more than CUT_AT_SHARES
+ * shares (with slots idle, more than SHORT_PAGES: a list of three pages pays for no check of the bound a cut adds), it keeps a
+ * share (with slots idle, the records spread over them, a page at least); the rest follows it.
  */
 export function planCut({ lo, hi, records, pageSize, idleSlots }: CutStats): number | undefined {
   if (hi <= lo) return undefined;
@@ -96,11 +84,9 @@ export function planCut({ lo, hi, records, pageSize, idleSlots }: CutStats): num
 }
 
 export class WorkQueue {
-  /** The first slice; each names the one written after it. */
+  /** The first slice (each names the one written after it), the slice the writer takes pages of, the records it wrote and those of its page. */
   readonly head: Slice;
-  /** The slice the writer takes pages of. */
   private writer: Slice;
-  /** Records written so far, and those of the page being written. */
   private written = 0;
   private pageLeft = 0;
   private stopped = false;
@@ -186,14 +172,12 @@ export class WorkQueue {
   private schedulePump(): void {
     if (this.pumpQueued) return;
     this.pumpQueued = true;
-    queueMicrotask(() => {
-      this.pumpQueued = false;
-      this.pump();
-    });
+    queueMicrotask(() => this.pump());
   }
 
   /** Starts what may start now: the one place requests are sent from. A fault in it fails the writer's slice rather than going unseen. */
   private pump(): void {
+    this.pumpQueued = false;
     if (this.stopped) return;
     try {
       for (const phase of this.checkSoon) this.days?.checkNear(phase);
