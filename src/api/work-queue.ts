@@ -271,17 +271,17 @@ export class WorkQueue {
     return true;
   }
 
-  /** Cuts `slice` after day `mid`: it keeps the days up to mid, its links narrowed to them; the rest follows it. */
+  /** Cuts `slice` after day `mid`: it keeps the days up to mid, its links narrowed to them; a new slice of the later days follows it. */
   private cut(slice: Slice, mid: number): void {
     const days = this.days as SliceDays;
     const { range, reader } = slice;
-    const rest = newSlice(slice.phase, days.narrowed(this.options.plan.phases[slice.phase] as string, mid + 1, range.hi), { lo: mid + 1, hi: range.hi });
+    const laterDays = newSlice(slice.phase, days.narrowed(this.options.plan.phases[slice.phase] as string, mid + 1, range.hi), { lo: mid + 1, hi: range.hi });
     range.hi = mid;
     reader.base = days.narrowed(reader.base, undefined, mid);
     reader.next = days.narrowed(reader.next as string, undefined, mid);
     if (slice.stats.pagesRead === 0) reader.first = reader.next;
-    rest.following = slice.following;
-    slice.following = rest;
+    laterDays.following = slice.following;
+    slice.following = laterDays;
   }
 
   /** A probe (a page or two of the list in some order) through the scheduler, ahead of the pages; not a page of the run. */
