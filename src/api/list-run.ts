@@ -35,7 +35,7 @@ export interface ListRunOptions {
 
 /** Decodes --resume before anything is sent, so a bad token is a usage error. */
 export function startPoint(plan: ListPlan, resume: string | undefined): ResumePoint {
-  return resume === undefined ? { phase: 0, url: plan.phases[0] ?? '', skip: 0 } : decodeResumeToken(plan, resume);
+  return resume === undefined ? { phase: 0, url: plan.phases[0] ?? '', doneOnPage: 0 } : decodeResumeToken(plan, resume);
 }
 
 export async function runList(options: ListRunOptions): Promise<number> {
@@ -44,11 +44,10 @@ export async function runList(options: ListRunOptions): Promise<number> {
   const run = new WorkQueue({ plan, source: options.source, scheduler, start, pageSize, limit });
   const out = new OrderedWriter(options, run, limit, pageSize);
   try {
-    slices: for (let index = 0; index < run.slices.length; index++) {
-      const slice = run.slices[index] as Slice;
+    slices: for (let slice: Slice | undefined = run.head; slice; slice = slice.following) {
       await out.startSlice(slice);
-      for (let page = await run.take(index); page !== null; page = await run.take(index)) {
-        await out.writePage(index, slice, page);
+      for (let page = await run.take(slice); page !== null; page = await run.take(slice)) {
+        await out.writePage(slice, page);
         if (out.written >= limit) break slices;
       }
     }
@@ -69,9 +68,12 @@ export async function runList(options: ListRunOptions): Promise<number> {
 
 /** Ids a token names at most (the contract: up to 100). */
 const NAMED_MAX = 100;
+/** Ids remembered (recent, printed) before the older half is let go: enough for a token, bounded in a 1M export. */
+const REMEMBERED_MAX = 8192;
+const REMEMBERED_KEPT = REMEMBERED_MAX / 2;
 
 /** A cursor, the records the run passed before it, and how many of those lead up to it in its chain (their ids known). */
-type Place = Cursor & { passed: number; known: number };
+type Place = Cursor & { recordsPassed: number; passedInChain: number };
 
 /** The single writer: the slices' records in order, each id once, with the cursor a token continues from. */
 class OrderedWriter {
@@ -89,8 +91,8 @@ class OrderedWriter {
   private counted: number;
   // The ids of the last records passed (written, or left out as repeats), for byIds; undefined: a record with none.
   private recent: Array<string | undefined> = [];
-  private passed = 0;
-  private known = 0;
+  private recordsPassed = 0;
+  private passedInChain = 0;
   /** What the token byIds made last counts rather than names, for its warning. */
   private counts: string | undefined;
   /** Ids the run this one continues wrote (named by its token): left out. */
@@ -109,63 +111,63 @@ class OrderedWriter {
     const { start } = options;
     this.done = new Set(start.done);
     for (const id of start.done ?? []) {
-      this.printed.push({ id, at: this.passed });
+      this.printed.push({ id, at: this.recordsPassed });
       this.pass(id);
     }
-    this.cursor = { ...start, passed: this.passed, known: this.known };
+    this.cursor = { ...start, recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
     this.phase = start.phase;
-    this.counted = start.skip;
+    this.counted = start.doneOnPage;
   }
 
   private remember(id: string): void {
-    this.printed.push({ id, at: this.passed });
-    if (this.printed.length <= 8192) return;
-    this.printed = this.printed.slice(-4096);
+    this.printed.push({ id, at: this.recordsPassed });
+    if (this.printed.length <= REMEMBERED_MAX) return;
+    this.printed = this.printed.slice(-REMEMBERED_KEPT);
     this.printedCut = true;
   }
 
   private pass(id: string | undefined): void {
     this.recent.push(id);
-    this.passed++;
-    this.known++;
-    if (this.recent.length > 8192) this.recent = this.recent.slice(-4096);
+    this.recordsPassed++;
+    this.passedInChain++;
+    if (this.recent.length > REMEMBERED_MAX) this.recent = this.recent.slice(-REMEMBERED_KEPT);
   }
 
   /**
    * `at` for a token. Where the run knows the ids of every record before it on the link's terms (up
-   * to NAMED_MAX), they are named and the skip set to 0: a count would skip a record never written
+   * to NAMED_MAX), they are named and the service's skip set to 0: a count would skip a record never written
    * when one written has left the list since. Past that the service's skip is kept (it is the
    * service's to keep true), the last ids written are named all the same, and a resumed run drops
    * them if they come again: the records of the page written past its cursor, and any a list that
    * grew in between shifts back.
    */
   private byIds(at: Place): Cursor {
-    const { passed, known, ...cursor } = at;
+    const { recordsPassed, passedInChain, ...cursor } = at;
     const [path, params] = splitAddress(at.url);
-    const skipped = Number(params.get(SKIP) ?? 0);
-    const before = skipped + at.skip;
+    const skipped = Number(params.get(SKIP_PARAM) ?? 0);
+    const before = skipped + at.doneOnPage;
     this.counts = undefined;
     if (before === 0) return cursor;
-    const named = this.recent.length - (this.passed - passed);
+    const named = this.recent.length - (this.recordsPassed - recordsPassed);
     // The ids written up to `at`, in the order written (those the run this one continues named first).
-    const written = this.printed.filter((entry) => entry.at < passed).map((entry) => entry.id);
+    const written = this.printed.filter((entry) => entry.at < recordsPassed).map((entry) => entry.id);
     const bounded = this.bounded(at);
     // Under a date bound of its own the skip counts from that bound: the last `before` records passed.
     // A plain skip counts from the list's start: every record this part passed, and those named before.
     const names = bounded ? this.recent.slice(Math.max(0, named - before), named) : written;
-    const covered = bounded ? before <= Math.min(known, named) : before <= known && !this.printedCut;
-    const own = this.recent.slice(named - Math.min(known, named), named);
+    const covered = bounded ? before <= Math.min(passedInChain, named) : before <= passedInChain && !this.printedCut;
+    const own = this.recent.slice(named - Math.min(passedInChain, named), named);
     if (covered && !names.includes(undefined) && !own.includes(undefined) && names.length <= NAMED_MAX) {
       // skip=0 rather than none: the form of the service's own links (the spec's "a skip value").
-      if (skipped > 0) params.set(SKIP, '0');
-      return { ...cursor, url: `${path}?${params.toString()}`, skip: 0, done: names as string[] };
+      if (skipped > 0) params.set(SKIP_PARAM, '0');
+      return { ...cursor, url: `${path}?${params.toString()}`, doneOnPage: 0, done: names as string[] };
     }
     // The last ids written: those a list that grew in between shifts back past the cursor first.
     const done = written.slice(-NAMED_MAX);
-    const page = this.recent.slice(named - at.skip, named);
-    const pageNamed = at.skip <= named && page.every((id) => id !== undefined && done.includes(id));
+    const page = this.recent.slice(named - at.doneOnPage, named);
+    const pageNamed = at.doneOnPage <= named && page.every((id) => id !== undefined && done.includes(id));
     this.counts = this.countsOf(at, skipped && bounded ? skipped : 0, pageNamed);
-    return { ...cursor, skip: pageNamed ? 0 : at.skip, ...(done.length > 0 && { done }) };
+    return { ...cursor, doneOnPage: pageNamed ? 0 : at.doneOnPage, ...(done.length > 0 && { done }) };
   }
 
   /**
@@ -176,7 +178,7 @@ class OrderedWriter {
   private countsOf(at: Place, boundSkip: number, pageNamed: boolean): string | undefined {
     const counts = [
       ...(boundSkip > 0 ? [`the service's skip in it counts the ${boundSkip} records before it under the link's date bound`] : []),
-      ...(pageNamed ? [] : [`it counts the ${at.skip} records of its page written before it, which have no id to name`]),
+      ...(pageNamed ? [] : [`it counts the ${at.doneOnPage} records of its page written before it, which have no id to name`]),
     ];
     return counts.length === 0 ? undefined : `${counts.join('; ')}: records that leave the list in between can shift it`;
   }
@@ -197,7 +199,7 @@ class OrderedWriter {
   }
 
   async startSlice(slice: Slice): Promise<void> {
-    this.known = 0;
+    this.passedInChain = 0;
     if (slice.phase === this.phase) return;
     await this.endPhase();
     this.phase = slice.phase;
@@ -208,9 +210,9 @@ class OrderedWriter {
     if (this.counted % this.pageSize !== 0 || this.counted === 0) await this.options.writer.endPage();
   }
 
-  async writePage(index: number, slice: Slice, page: TakenPage): Promise<void> {
+  async writePage(slice: Slice, page: TakenPage): Promise<void> {
     const { writer, plan } = this.options;
-    let i = page.skip;
+    let i = page.writtenBefore;
     for (; i < page.records.length && this.written < this.limit; i++) {
       const record = page.records[i] as Record<string, unknown>;
       const text = idText(record.id);
@@ -219,13 +221,13 @@ class OrderedWriter {
       const seen = id !== undefined && this.seen.has(id);
       const repeat = seen || (text !== undefined && this.done.has(text));
       // A repeat within one query (a union's second query repeats the first's by design).
-      if (seen && (!plan.union || slice.phase === 0)) this.run.distrusted = true;
+      if (seen && (!plan.union || slice.phase === 0)) this.run.distrust();
       if (!repeat) await this.writeRecord(this.at(slice, page.url, i), record, id, text);
       this.pass(text);
       this.cursor = this.at(slice, page.url, i + 1);
       if (++this.counted % this.pageSize === 0) await writer.endPage();
     }
-    if (i >= page.records.length) this.cursor = this.after(index, slice, page);
+    if (i >= page.records.length) this.cursor = this.after(slice, page);
   }
 
   /** One record out, `at` the cursor before it. */
@@ -237,7 +239,8 @@ class OrderedWriter {
     this.writing = true;
     await writer.write(record);
     this.writing = false;
-    this.run.written = ++this.written;
+    this.written++;
+    this.run.recordWritten();
     for (const delivered = writer.delivered?.() ?? this.written; this.deliveredBefore < delivered; this.deliveredBefore++) this.undelivered.shift();
     if (id !== undefined) this.seen.add(id);
     if (text !== undefined) this.remember(text);
@@ -268,24 +271,25 @@ class OrderedWriter {
 
   private resumed(): boolean {
     const { plan, start } = this.options;
-    return start.phase > 0 || start.url !== plan.phases[0] || start.skip > 0 || start.end !== undefined || start.done !== undefined;
+    return start.phase > 0 || start.url !== plan.phases[0] || start.doneOnPage > 0 || start.end !== undefined || start.done !== undefined;
   }
 
-  private at(slice: Slice, url: string, skip: number): Place {
+  private at(slice: Slice, url: string, doneOnPage: number): Place {
     const end = this.run.endOf(slice);
-    return { phase: slice.phase, url, skip, ...(end !== undefined && { end }), passed: this.passed, known: this.known };
+    return { phase: slice.phase, url, doneOnPage, ...(end !== undefined && { end }), recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
   }
 
   /** Where the list goes on after the whole of `page`. */
-  private after(index: number, slice: Slice, page: TakenPage): Place | null {
+  private after(slice: Slice, page: TakenPage): Place | null {
     if (page.nextRefused) return this.at(slice, page.url, page.records.length);
-    if (page.next !== null) return this.at(slice, page.next, Math.max(0, page.skip - page.records.length));
-    const following = this.run.slices[index + 1];
-    return following ? { ...this.at(following, following.first, 0), known: 0 } : null;
+    if (page.next !== null) return this.at(slice, page.next, Math.max(0, page.writtenBefore - page.records.length));
+    const following = slice.following;
+    return following ? { ...this.at(following, following.reader.first, 0), passedInChain: 0 } : null;
   }
 }
 
-const SKIP = PAGING_STYLES.skip.cursorParam;
+/** The service's `skip` parameter: records of the query before the page. */
+const SKIP_PARAM = PAGING_STYLES.skip.cursorParam;
 
 /** An id as the run remembers it: digits that a number holds exactly as that number, else the text. */
 function idKey(text: string): string | number {

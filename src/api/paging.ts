@@ -54,7 +54,7 @@ export function listPlan(spec: ResourceSpec, version: Version, query: QueryParam
 export interface Cursor {
   phase: number;
   url: string;
-  skip: number;
+  doneOnPage: number;
   /** The last day (days since 1970) of the date slice the page belongs to, when the phase was sliced. */
   end?: number;
   /** Ids of the records before it on its page, written already: named in place of a count (see list-run.ts byIds). */

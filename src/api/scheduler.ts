@@ -142,9 +142,12 @@ export class Scheduler {
   }
 }
 
+/** Items started ahead of the one delivered, per slot: enough that a slot freed finds one waiting. */
+const STARTED_PER_SLOT = 2;
+
 /**
  * Runs `task` for each item within the scheduler's window and hands the results to `deliver` in input order, started
- * at most 2 × --parallel ahead of it. Once `stop` aborts nothing new starts; answers how many were delivered.
+ * at most STARTED_PER_SLOT × --parallel ahead of it. Once `stop` aborts nothing new starts; answers how many were delivered.
  */
 export async function inOrder<I, R>(
   scheduler: Scheduler,
@@ -156,7 +159,7 @@ export async function inOrder<I, R>(
   const started: Array<Promise<R>> = [];
   let delivered = 0;
   for (let index = 0; index < items.length; index++) {
-    while (started.length < Math.min(items.length, index + 2 * scheduler.parallel) && !options.stop?.aborted) {
+    while (started.length < Math.min(items.length, index + STARTED_PER_SLOT * scheduler.parallel) && !options.stop?.aborted) {
       const item = items[started.length] as I;
       const result = scheduler.run(started.length, (slot) => task(item, slot));
       result.catch(() => undefined); // Awaited in its turn below.

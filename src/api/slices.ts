@@ -16,7 +16,8 @@ export interface SliceRule {
   sortParam: string;
 }
 
-export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
+/** The UTC day (days since 1970) of a time in ms. */
+export const utcDay = (ms: number): number => Math.floor(ms / DAY_MS);
 export const dayText = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
 
 /**
@@ -25,8 +26,8 @@ export const dayText = (day: number): string => new Date(day * DAY_MS).toISOStri
  */
 export const OPEN_FROM = '1900-01-01';
 export const OPEN_TO = '9999-12-31';
-const OPEN_FROM_DAY = dayOf(Date.parse(OPEN_FROM));
-const OPEN_TO_DAY = dayOf(Date.parse(OPEN_TO));
+const OPEN_FROM_DAY = utcDay(Date.parse(OPEN_FROM));
+const OPEN_TO_DAY = utcDay(Date.parse(OPEN_TO));
 
 /**
  * How a list of `spec` with `query` can be sliced: by its default sort date, ascending or
@@ -47,6 +48,11 @@ export function sliceRule(spec: ResourceSpec, query: ReadonlyArray<readonly [str
 }
 
 const SIZE = PAGING_STYLES.skip.sizeParam;
+
+/** A far-end probe's page size: its one record's day is in its next link. */
+const FAR_PROBE_SIZE = '1';
+/** A near-bound probe's page size: two records tell a service ignoring a bound (see nearAnswer). */
+const NEAR_PROBE_SIZE = '2';
 
 /** `address` with a parameter set (the page size of a probe, its sort). */
 function withParam(address: string, key: string, value: string): string {
@@ -83,8 +89,9 @@ export class SliceDays {
     this.sign = rule.descending ? -1 : 1;
   }
 
-  fromDay = (day: number): number => this.sign * day;
-  dayOf = (ordered: number | undefined): number | undefined => (ordered === undefined ? undefined : this.sign * ordered);
+  /** A calendar day (days since 1970) as a day in the sort order, and back. */
+  orderedDay = (day: number): number => this.sign * day;
+  calendarDay = (ordered: number | undefined): number | undefined => (ordered === undefined ? undefined : this.sign * ordered);
 
   /**
    * `address` narrowed to the days lo..hi (undefined: as it is). A side as tight already keeps the
@@ -92,7 +99,7 @@ export class SliceDays {
    * no record passes, as the spec wants a pair.
    */
   narrowed(address: string, lo: number | undefined, hi: number | undefined): string {
-    const [from, to] = this.rule.descending ? [this.dayOf(hi), this.dayOf(lo)] : [lo, hi];
+    const [from, to] = this.rule.descending ? [this.calendarDay(hi), this.calendarDay(lo)] : [lo, hi];
     const [path, params] = splitAddress(address);
     const field = this.rule.field;
     const range = dateRange(params, field);
@@ -115,7 +122,7 @@ export class SliceDays {
     const own = this.side(dateRange(splitAddress(base)[1], this.rule.field), 'near');
     const side = this.side(dateRange(params, this.rule.field), 'near');
     if (!side?.timed || !(Number(params.get(PAGING_STYLES.skip.cursorParam) ?? 0) < read)) return undefined;
-    return own && this.sign * side.at <= this.sign * own.at ? undefined : this.fromDay(dayOf(side.at));
+    return own && this.sign * side.at <= this.sign * own.at ? undefined : this.orderedDay(utcDay(side.at));
   }
 
   /** The side of a range a list reads first (near) or last (far). */
@@ -126,70 +133,83 @@ export class SliceDays {
   /** The phase's own bound on a side (near: its first day), if its query has one (the bounds closing a one-sided range count as none). */
   bound(phase: number, which: 'near' | 'far'): number | undefined {
     const side = this.side(dateRange(splitAddress(this.plan.phases[phase] as string)[1], this.rule.field), which);
-    const day = side && dayOf(side.at);
-    return day === undefined || day <= OPEN_FROM_DAY || day >= OPEN_TO_DAY - 1 ? undefined : this.fromDay(day);
+    const day = side && utcDay(side.at);
+    return day === undefined || day <= OPEN_FROM_DAY || day >= OPEN_TO_DAY - 1 ? undefined : this.orderedDay(day);
   }
 
   /**
    * The phase's last day, an estimate of where to cut (the last slice stays open): its query's
-   * bound, else, ascending, the day its dates were resolved at until a `long` chain reads past it
-   * (a short list sends no probe); then, and descending, the far end, asked for once.
+   * bound, else, ascending, the day its dates were resolved at, or the far end once answered if later.
    */
-  lastDay(phase: number, reached: number | undefined, long: boolean): number | undefined {
+  lastDay(phase: number): number | undefined {
     const own = this.bound(phase, 'far');
     if (own !== undefined) return own;
-    const asOf = this.plan.asOf === undefined || this.rule.descending ? undefined : dayOf(this.plan.asOf);
-    if (asOf !== undefined && !this.far.has(phase) && (reached === undefined || reached <= asOf || !long)) return asOf;
-    if (!this.far.has(phase)) this.askFarEnd(phase);
+    const asOf = this.asOfDay();
     const far = this.far.get(phase) ?? undefined;
     return far === undefined ? asOf : Math.max(far, asOf ?? far);
   }
 
-  /** The far end: one record in the other order, whose next link's keyset bound is that record's day. */
-  private askFarEnd(phase: number): void {
+  /** Ascending, the day the dates were resolved at: no probe is needed to estimate up to it. */
+  private asOfDay(): number | undefined {
+    return this.plan.asOf === undefined || this.rule.descending ? undefined : utcDay(this.plan.asOf);
+  }
+
+  /** Whether to ask for the far end: no bound of its own, not asked yet and, ascending, a `long` chain `reached` past asOfDay (a short list sends no probe). */
+  farEndWanted(phase: number, reached: number, long: boolean): boolean {
+    const asOf = this.asOfDay();
+    return this.bound(phase, 'far') === undefined && !this.far.has(phase) && (asOf === undefined || (reached > asOf && long));
+  }
+
+  /** Asks for the far end once: one record in the other order, whose next link's keyset bound is that record's day. */
+  askFarEnd(phase: number): void {
+    if (this.far.has(phase)) return;
     this.far.set(phase, undefined);
     const address = withParam(this.plan.phases[phase] as string, this.rule.sortParam, this.rule.descending ? this.rule.field : `-${this.rule.field}`);
-    void this.host.probe(withParam(address, SIZE, '1')).then((probed) => {
+    void this.host.probe(withParam(address, SIZE, FAR_PROBE_SIZE)).then((probed) => {
       const side = probed?.next ? this.side(dateRange(splitAddress(probed.next)[1], this.rule.field), 'far') : undefined;
-      this.far.set(phase, side?.timed ? this.fromDay(dayOf(side.at)) : null);
+      this.far.set(phase, side?.timed ? this.orderedDay(utcDay(side.at)) : null);
       this.host.changed();
     });
   }
 
   /**
-   * The phase's first page, whose next link stands at `position`. Ascending, `checkNow` (an export
-   * in parallel) sends the near-bound check at once: the list can be cut a round trip sooner.
+   * The phase's first page, whose next link stands at `position`. True when it is the first, and
+   * ascending with dates resolved: the near-bound check may go out at once, for an export in
+   * parallel to be cut a round trip sooner.
    */
-  sample(phase: number, records: readonly Record<string, unknown>[], position: number, checkNow: boolean): void {
-    if (this.samples.has(phase)) return;
+  sample(phase: number, records: readonly Record<string, unknown>[], position: number): boolean {
+    if (this.samples.has(phase)) return false;
     this.samples.set(phase, { ids: records.map((record) => String(record.id)), position });
-    if (checkNow && !this.rule.descending && this.plan.asOf !== undefined) this.nearKept(phase);
+    return !this.rule.descending && this.plan.asOf !== undefined;
   }
 
   /**
-   * Whether the service keeps to the bound a cut adds on the side read first (asked once per phase):
-   * the phase's first records must not come back bounded past their day. False until answered, and
-   * for good when it cannot tell: the phase is read as one chain, as --parallel 1 would.
+   * Whether the service keeps to the bound a cut adds on the side read first: the phase's first
+   * records must not come back bounded past their day. False until answered, and for good when it
+   * cannot tell: the phase is read as one chain, as --parallel 1 would.
    */
   nearKept(phase: number): boolean {
-    if (!this.near.has(phase)) {
-      this.near.set(phase, undefined);
-      this.checkNear(phase).then(
-        (kept) => {
-          this.near.set(phase, kept);
-          this.host.changed();
-        },
-        () => this.near.set(phase, false),
-      );
-    }
     return this.near.get(phase) === true;
   }
 
-  private async checkNear(phase: number): Promise<boolean> {
+  /** Sends the near-bound check of nearKept, once per phase. */
+  checkNear(phase: number): void {
+    if (this.near.has(phase)) return;
+    this.near.set(phase, undefined);
+    this.nearAnswer(phase).then(
+      (kept) => {
+        this.near.set(phase, kept);
+        this.host.changed();
+      },
+      () => this.near.set(phase, false),
+    );
+  }
+
+  private async nearAnswer(phase: number): Promise<boolean> {
     const address = this.plan.phases[phase] as string;
     let sample = this.samples.get(phase);
     if (!sample) {
-      const first = await this.host.probe(withParam(address, SIZE, '2'));
+      const first = await this.host.probe(withParam(address, SIZE, NEAR_PROBE_SIZE));
       const position = first?.next ? this.positionOf(first.next, address, first.ids.length) : undefined;
       if (!first || position === undefined) return false;
       sample = { ids: first.ids, position };
@@ -197,7 +217,7 @@ export class SliceDays {
     // A service ignoring the bound gives the first two rows again; hidden rows would hide that, so
     // it tells only with two in the sample and one shown past the position.
     if (sample.ids.length < 2) return false;
-    const past = await this.host.probe(withParam(this.narrowed(address, sample.position + 1, undefined), SIZE, '2'));
+    const past = await this.host.probe(withParam(this.narrowed(address, sample.position + 1, undefined), SIZE, NEAR_PROBE_SIZE));
     const before = new Set(sample.ids);
     return past !== null && past.ids.length > 0 && !past.ids.some((id) => before.has(id));
   }

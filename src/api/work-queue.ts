@@ -4,7 +4,7 @@
  * within a budget of pages, and a slice about to read that is expected to hold more than its share
  * is cut. Days run in the sort order (see SliceDays), so the code reads as ascending.
  */
-import type { ListPlan, NextStep, PageSource } from './paging.js';
+import type { ListPlan, PageSource } from './paging.js';
 import { PageGuard, type ChainState } from './page-guard.js';
 import type { ResumePoint } from './resume-token.js';
 import type { Scheduler } from './scheduler.js';
@@ -16,7 +16,7 @@ export interface TakenPage {
   records: Record<string, unknown>[];
   next: string | null;
   /** Records from its start that the run this one continues wrote (beyond its length: the next page's). */
-  skip: number;
+  writtenBefore: number;
   /** The next link was refused: a run continuing the list reads this page again. */
   nextRefused?: boolean;
 }
@@ -24,38 +24,41 @@ export interface TakenPage {
 /** Records read over days: a slice's or a phase's records per day. */
 type Pace = { records: number; days: number };
 
-export interface Slice {
-  readonly phase: number;
-  /** First and last day in the sort order; undefined: the phase's own bound. */
-  lo?: number;
-  hi?: number;
-  /** The address of its first page (a token at its start), and the query its links are checked against. */
+/**
+ * A slice's chain of pages: the address of its first page (a token at its start), the query its
+ * links are checked against, its next page and the records of it that the run this one continues
+ * wrote, the pages the writer has not taken, and the address the guard already knows as read.
+ */
+interface Reader {
   first: string;
   base: string;
   next: string | null;
-  /** Records of the next page the run this one continues wrote (its first page only). */
-  skipFirst: number;
-  pagesRead: number;
-  recordsRead: number;
-  /** The day its chain has reached: every record before it was read (the keyset bound of its next link). */
-  reached?: number;
-  pace: Pace;
+  nextPageDone: number;
   inFlight: boolean;
   error?: unknown;
   buffer: TakenPage[];
   chain?: ChainState;
-  /** The address the guard already knows as read (entered when the page linking to it came). */
   entered?: string;
 }
 
-export interface QueueOptions {
-  plan: ListPlan;
-  source: PageSource;
-  scheduler: Scheduler;
-  start: ResumePoint;
-  pageSize: number;
-  limit: number;
+/** What a slice's chain has read; `reached`: the day of its next link's keyset bound (every record before it was read). */
+type SliceStats = { pagesRead: number; recordsRead: number; reached?: number; pace: Pace };
+
+/** A phase or a date slice of one: first and last day in the sort order (undefined: the phase's own), its chain, what that read, the slice after it. */
+export interface Slice {
+  readonly phase: number;
+  readonly range: { lo?: number; hi?: number };
+  readonly reader: Reader;
+  readonly stats: SliceStats;
+  following?: Slice;
+  /** Taken out of the order: the slice before it read past its end. */
+  dropped?: boolean;
 }
+
+/** What decides a cut: the days a slice has left (lo..hi), the records they likely hold, the page size, the slots that would stay idle. */
+export type CutStats = { lo: number; hi: number; records: number; pageSize: number; idleSlots: number };
+
+export type QueueOptions = { plan: ListPlan; source: PageSource; scheduler: Scheduler; start: ResumePoint; pageSize: number; limit: number };
 
 /** Pages a chain aims to hold: long enough to pay for its cut, short enough that chains end together. */
 const SHARE_PAGES = 4;
@@ -63,62 +66,90 @@ const SHARE_PAGES = 4;
 const SHORT_PAGES = 2;
 /** Pages the slices ahead of the writer may hold, per slot of --parallel. */
 const BUDGET_PAGES = 8;
+/** Shares a slice holds before it is cut with no slot idle: cut at one, each half would soon be cut again. */
+const CUT_AT_SHARES = 2;
+/** What a slice's pace keeps of its pages before the last at each page: data is denser in some days than others. */
+const PACE_DECAY = 1 / 2;
+
+/**
+ * The last day a slice about to read keeps, or undefined to leave it whole: cut where it likely holds more than CUT_AT_SHARES
+ * shares (with slots idle, more than SHORT_PAGES: a list of three pages pays for no check of the bound a cut adds), it keeps a
+ * share (with slots idle, the records spread over them, a page at least); the rest follows it.
+ */
+export function planCut({ lo, hi, records, pageSize, idleSlots }: CutStats): number | undefined {
+  if (hi <= lo) return undefined;
+  const kept = idleSlots > 0 ? Math.max(pageSize, Math.min(SHARE_PAGES * pageSize, records / (idleSlots + 1))) : SHARE_PAGES * pageSize;
+  if (records <= (idleSlots > 0 ? SHORT_PAGES * pageSize : CUT_AT_SHARES * kept)) return undefined;
+  return lo + Math.max(1, Math.round((kept / records) * (hi - lo + 1))) - 1;
+}
 
 export class WorkQueue {
-  readonly slices: Slice[];
-  /** Records written so far, and those of the page being written; set by the writer. */
-  written = 0;
-  pageLeft = 0;
-  private writerAt = 0;
+  /** The first slice (each names the one written after it), the slice the writer takes pages of, the records it wrote and those of its page. */
+  readonly head: Slice;
+  private writer: Slice;
+  private written = 0;
+  private pageLeft = 0;
   private stopped = false;
   /**
    * A record came twice within one query: the service does not keep to the slices' bounds, or a
    * sort date moved. The writer leaves the repeat out; nothing is cut any further.
    */
-  distrusted = false;
+  private distrusted = false;
   private readonly guard = new PageGuard();
   private readonly days: SliceDays | undefined;
   private readonly parallel: boolean;
   private readonly paces: Pace[];
-  private wake!: () => void;
-  /** Resolved at the next change (a page came, a slice failed): what take() waits for. */
-  private changed = new Promise<void>((resolve) => (this.wake = resolve));
+  /** Phases whose near-bound check goes out with the next pump (see SliceDays.sample). */
+  private readonly checkSoon = new Set<number>();
+  private pumpQueued = false;
+  /** Resolves the writer's wait in take() for a change (a page came, a slice failed, a probe answered); once is enough. */
+  private wakeWriter = (): void => undefined;
 
   constructor(private readonly options: QueueOptions) {
     const { plan, start, scheduler } = options;
     this.parallel = (plan.union === true || plan.slicing !== undefined) && scheduler.parallel > 1;
-    this.days = plan.slicing && new SliceDays(plan, plan.slicing, { probe: (address) => this.probe(address), changed: () => this.pump() });
+    this.days = plan.slicing && new SliceDays(plan, plan.slicing, { probe: (address) => this.probe(address), changed: () => this.changed() });
     this.paces = plan.phases.map(() => ({ records: 0, days: 0 }));
-    this.slices = plan.phases.slice(start.phase).map((address, i) => newSlice(start.phase + i, address));
+    const slices = plan.phases.slice(start.phase).map((address, i) => newSlice(start.phase + i, address));
+    slices.forEach((slice, i) => (slice.following = slices[i + 1]));
+    this.head = this.writer = slices[0] as Slice;
     // A resumed run: its first slice starts at the token's page, which may reach past the slice's end (narrowed to it; the rest follows).
-    const first = this.slices[0] as Slice;
-    if (start.url !== first.first) {
-      first.first = first.next = start.url;
-      first.pagesRead = 1;
+    const reader = this.head.reader;
+    if (start.url !== reader.first) {
+      reader.first = reader.next = start.url;
+      this.head.stats.pagesRead = 1;
     }
-    first.skipFirst = start.skip;
-    if (this.days && start.end !== undefined) this.cut(first, this.days.fromDay(start.end));
+    reader.nextPageDone = start.doneOnPage;
+    if (this.days && start.end !== undefined) this.cut(this.head, this.days.orderedDay(start.end));
   }
 
-  /** Waits for a page of the writer's slice `index`; null when the slice is done. */
-  async take(index: number): Promise<TakenPage | null> {
-    const slice = this.slices[index] as Slice;
-    this.writerAt = index;
+  /** Waits for the writer's next page of `slice`; null when the slice is done. */
+  async take(slice: Slice): Promise<TakenPage | null> {
+    this.writer = slice;
+    const { reader } = slice;
     for (;;) {
-      const page = slice.buffer.shift();
+      const page = reader.buffer.shift();
       if (page) {
         this.pageLeft = recordsLeftOf(page);
-        this.pump();
+        this.schedulePump();
         return page;
       }
-      if (slice.error !== undefined) throw slice.error;
-      if (slice.next === null && !slice.inFlight) return null;
+      if (reader.error !== undefined) throw reader.error;
+      if (reader.next === null && !reader.inFlight) return null;
       this.pageLeft = 0;
-      // Taken before pump(): a failure pump() meets at once must wake this wait.
-      const changed = this.changed;
-      this.pump();
-      await changed;
+      this.schedulePump();
+      await new Promise<void>((resolve) => (this.wakeWriter = resolve));
     }
+  }
+
+  /** The writer wrote a record. */
+  recordWritten(): void {
+    this.written++;
+  }
+
+  /** The writer met a record twice within one query (see `distrusted`). */
+  distrust(): void {
+    this.distrusted = true;
   }
 
   /** The run is over (done, --limit, a failure): nothing more is asked for. */
@@ -128,54 +159,73 @@ export class WorkQueue {
 
   /** The last day of a slice for a token (a day as the date bounds count it); undefined: the phase's own. */
   endOf(slice: Slice): number | undefined {
-    return this.days?.dayOf(slice.hi);
+    return this.days?.calendarDay(slice.range.hi);
   }
 
-  private notify(): void {
-    const wake = this.wake;
-    this.changed = new Promise((resolve) => (this.wake = resolve));
-    wake();
+  /** A page came, a slice failed or a probe answered: the writer looks again, and what may start now starts. */
+  private changed(): void {
+    this.schedulePump();
+    this.wakeWriter();
   }
 
-  /** Starts what may start now; a fault in it fails the writer's slice rather than going unseen. */
+  /** Runs pump() once after the current event (however many events come before it). */
+  private schedulePump(): void {
+    if (this.pumpQueued) return;
+    this.pumpQueued = true;
+    queueMicrotask(() => this.pump());
+  }
+
+  /** Starts what may start now: the one place requests are sent from. A fault in it fails the writer's slice rather than going unseen. */
   private pump(): void {
+    this.pumpQueued = false;
     if (this.stopped) return;
     try {
+      for (const phase of this.checkSoon) this.days?.checkNear(phase);
+      this.checkSoon.clear();
       this.startReady();
     } catch (err) {
-      this.fail(this.slices[this.writerAt] as Slice, err);
+      this.fail(this.writer, err);
     }
   }
 
   private startReady(): void {
     const { scheduler, limit, pageSize } = this.options;
     let { held, records, readableAhead } = this.holding();
-    const writer = this.slices[this.writerAt] as Slice;
+    const writer = this.writer;
     // The writer's own slice reads a few pages ahead (one at a time: one), unless --limit has what it needs in hand.
-    const writerMay = writer.buffer.length < (this.parallel ? SHARE_PAGES : 1) && this.written + this.pageLeft + heldRecords(writer) < limit;
-    for (let at = this.writerAt; at < this.slices.length; at++) {
-      const slice = this.slices[at] as Slice;
+    const writerReads = writer.reader.buffer.length < (this.parallel ? SHARE_PAGES : 1) && this.written + this.pageLeft + heldRecords(writer) < limit;
+    // A slice cut runs after `slice` in this loop: a cut adds it right after.
+    for (let slice: Slice | undefined = writer, ahead = 0; slice; slice = slice.following, ahead++) {
       if (!readable(slice)) continue;
       readableAhead--;
-      const may = at === this.writerAt ? writerMay : this.parallel && scheduler.spare > 0 && held < BUDGET_PAGES * scheduler.parallel && records < limit;
-      if (may) {
+      const reads = slice === writer ? writerReads : this.readsAhead(held, records);
+      const cuts = reads && this.parallel && !this.distrusted;
+      const counts = this.parallel && limit !== Infinity && records < limit;
+      // What the estimates below lack is asked for first.
+      if (cuts || counts) this.askFarEnd(slice);
+      if (reads) {
         const idleSlots = Math.max(0, scheduler.spare - 1 - readableAhead);
-        const rest = this.parallel && !this.distrusted ? this.cutBeforeReading(slice, idleSlots) : undefined;
-        if (rest) readableAhead++;
-        this.fetch(slice, at - this.writerAt);
+        if (cuts && this.cutBeforeReading(slice, idleSlots)) readableAhead++;
+        this.fetch(slice, ahead);
         held++;
       }
       // For --limit: the records a slice with pages left likely gives come before the next one's.
-      if (this.parallel && limit !== Infinity && records < limit) records += Math.max(pageSize, this.left(slice)?.records ?? 0);
+      if (counts) records += Math.max(pageSize, this.left(slice)?.records ?? 0);
     }
+  }
+
+  /** Whether a slice ahead of the writer may read: in parallel, a slot spare, within the budget of pages and --limit. */
+  private readsAhead(held: number, records: number): boolean {
+    const { scheduler, limit } = this.options;
+    return this.parallel && scheduler.spare > 0 && held < BUDGET_PAGES * scheduler.parallel && records < limit;
   }
 
   /** Pages held or asked for by the slices from the writer's on, the records among them (a page in flight counts whole), and the slices that could read. */
   private holding(): { held: number; records: number; readableAhead: number } {
     const holding = { held: 0, records: this.written + this.pageLeft, readableAhead: 0 };
-    for (const slice of this.slices.slice(this.writerAt)) {
-      holding.held += slice.buffer.length + (slice.inFlight ? 1 : 0);
-      holding.records += (slice.inFlight ? this.options.pageSize : 0) + heldRecords(slice);
+    for (let slice: Slice | undefined = this.writer; slice; slice = slice.following) {
+      holding.held += slice.reader.buffer.length + (slice.reader.inFlight ? 1 : 0);
+      holding.records += (slice.reader.inFlight ? this.options.pageSize : 0) + heldRecords(slice);
       if (readable(slice)) holding.readableAhead++;
     }
     return holding;
@@ -183,46 +233,55 @@ export class WorkQueue {
 
   /** Records per day of a slice's own chain once it has read over a day, else its phase's so far. */
   private rateOf(slice: Slice): number | undefined {
-    const pace = slice.pace.days >= 1 ? slice.pace : (this.paces[slice.phase] as Pace);
+    const pace = slice.stats.pace.days >= 1 ? slice.stats.pace : (this.paces[slice.phase] as Pace);
     return pace.days >= 1 ? pace.records / pace.days : undefined;
+  }
+
+  /** The first day a slice has still to read; undefined while unknown (or its first page is a resumed one, partly written). */
+  private fromDay(slice: Slice): number | undefined {
+    if (!this.days || slice.reader.nextPageDone > 0) return undefined;
+    return slice.stats.pagesRead > 0 ? slice.stats.reached : slice.range.lo;
+  }
+
+  /** Asks for the phase's far end where the days left of an open slice need it. */
+  private askFarEnd(slice: Slice): void {
+    const lo = this.fromDay(slice);
+    if (slice.range.hi === undefined && lo !== undefined && this.days?.farEndWanted(slice.phase, lo, slice.stats.pagesRead > SHORT_PAGES))
+      this.days.askFarEnd(slice.phase);
   }
 
   /** The days a slice has still to read and the records they likely hold; undefined while either end or the rate is unknown. */
   private left(slice: Slice): { lo: number; hi: number; records: number } | undefined {
-    const lo = slice.pagesRead > 0 ? slice.reached : slice.lo;
-    if (!this.days || slice.skipFirst > 0 || lo === undefined) return undefined;
-    const hi = slice.hi ?? this.days.lastDay(slice.phase, lo, slice.pagesRead > SHORT_PAGES);
+    const lo = this.fromDay(slice);
+    if (lo === undefined) return undefined;
+    const hi = slice.range.hi ?? this.days?.lastDay(slice.phase);
     const rate = this.rateOf(slice);
     return hi === undefined || rate === undefined || hi < lo ? undefined : { lo, hi, records: rate * (hi - lo + 1) };
   }
 
-  /**
-   * Cuts a slice about to read that is expected to hold more than two shares (or, where slots
-   * would stay idle, more than a page): it keeps a share (or the records left spread over the
-   * idle slots, a page at least), the rest follows it.
-   */
-  private cutBeforeReading(slice: Slice, idleSlots: number): Slice | undefined {
+  /** Cuts a slice about to read where planCut says, once the service is known to keep to the bound a cut adds; true when it cut. */
+  private cutBeforeReading(slice: Slice, idleSlots: number): boolean {
     const left = this.left(slice);
-    if (!left || left.hi === left.lo) return undefined;
-    const { lo, hi, records } = left;
-    const { pageSize } = this.options;
-    // With slots idle, a slice is cut where more than SHORT_PAGES are left: a list of three pages
-    // pays for no check of the bound a cut adds (at most one request more than --parallel 1).
-    const piece = idleSlots > 0 ? Math.max(pageSize, Math.min(SHARE_PAGES * pageSize, records / (idleSlots + 1))) : SHARE_PAGES * pageSize;
-    if (records <= (idleSlots > 0 ? SHORT_PAGES * pageSize : 2 * piece) || !this.days?.nearKept(slice.phase)) return undefined;
-    return this.cut(slice, lo + Math.max(1, Math.round((piece / records) * (hi - lo + 1))) - 1);
+    const mid = left && planCut({ ...left, pageSize: this.options.pageSize, idleSlots });
+    const days = this.days as SliceDays;
+    if (mid === undefined) return false;
+    days.checkNear(slice.phase);
+    if (!days.nearKept(slice.phase)) return false;
+    this.cut(slice, mid);
+    return true;
   }
 
-  /** Cuts `slice` after day `mid`: it keeps the days up to mid, its links narrowed to them; the rest follows it. */
-  private cut(slice: Slice, mid: number): Slice {
+  /** Cuts `slice` after day `mid`: it keeps the days up to mid, its links narrowed to them; a new slice of the later days follows it. */
+  private cut(slice: Slice, mid: number): void {
     const days = this.days as SliceDays;
-    const rest = { ...newSlice(slice.phase, days.narrowed(this.options.plan.phases[slice.phase] as string, mid + 1, slice.hi)), lo: mid + 1, hi: slice.hi };
-    slice.hi = mid;
-    slice.base = days.narrowed(slice.base, undefined, mid);
-    slice.next = days.narrowed(slice.next as string, undefined, mid);
-    if (slice.pagesRead === 0) slice.first = slice.next;
-    this.slices.splice(this.slices.indexOf(slice) + 1, 0, rest);
-    return rest;
+    const { range, reader } = slice;
+    const laterDays = newSlice(slice.phase, days.narrowed(this.options.plan.phases[slice.phase] as string, mid + 1, range.hi), { lo: mid + 1, hi: range.hi });
+    range.hi = mid;
+    reader.base = days.narrowed(reader.base, undefined, mid);
+    reader.next = days.narrowed(reader.next as string, undefined, mid);
+    if (slice.stats.pagesRead === 0) reader.first = reader.next;
+    laterDays.following = slice.following;
+    slice.following = laterDays;
   }
 
   /** A probe (a page or two of the list in some order) through the scheduler, ahead of the pages; not a page of the run. */
@@ -235,49 +294,50 @@ export class WorkQueue {
   }
 
   private fetch(slice: Slice, priority: number): void {
-    const url = slice.next as string;
+    const { reader } = slice;
+    const url = reader.next as string;
     try {
-      if (slice.entered !== url) this.guard.enter(url);
+      if (reader.entered !== url) this.guard.enter(url);
     } catch (err) {
       this.fail(slice, err);
       return;
     }
-    slice.inFlight = true;
-    const skip = slice.skipFirst;
-    slice.skipFirst = 0;
+    reader.inFlight = true;
+    const writtenBefore = reader.nextPageDone;
+    reader.nextPageDone = 0;
     this.options.scheduler
-      .run(priority, (slot) => this.options.source.fetch(url, slice.base, slot.throttle))
-      .then((page) => this.arrived(slice, url, skip, page))
+      .run(priority, (slot) => this.options.source.fetch(url, reader.base, slot.throttle))
+      .then((page) => this.arrived(slice, { url, records: page.records, next: page.next, writtenBefore }, page.refusal))
       // A page the guard refuses (or any fault on arrival) fails its slice like a failed request.
       .catch((err: unknown) => this.fail(slice, err));
   }
 
-  private arrived(slice: Slice, url: string, skip: number, page: { records: Record<string, unknown>[] } & NextStep): void {
-    slice.inFlight = false;
-    slice.pagesRead++;
-    slice.recordsRead += page.records.length;
-    const taken: TakenPage = { url, records: page.records, next: page.next, skip };
-    slice.next = page.next;
-    if (page.next !== null) slice.skipFirst = Math.max(0, skip - page.records.length);
-    slice.chain = this.guard.follow(slice.chain, page.records, url, page.next !== null || page.refusal !== undefined);
-    let refusal: unknown = page.refusal;
-    if (refusal === undefined && page.next !== null) {
+  private arrived(slice: Slice, taken: TakenPage, linkRefusal: unknown): void {
+    const { reader, stats } = slice;
+    const { url, records, next } = taken;
+    reader.inFlight = false;
+    stats.pagesRead++;
+    stats.recordsRead += records.length;
+    reader.next = next;
+    if (next !== null) reader.nextPageDone = Math.max(0, taken.writtenBefore - records.length);
+    reader.chain = this.guard.follow(reader.chain, records, url, next !== null || linkRefusal !== undefined);
+    let refusal = linkRefusal;
+    if (refusal === undefined && next !== null) {
       try {
-        this.guard.enter(page.next);
-        slice.entered = page.next;
+        this.guard.enter(next);
+        reader.entered = next;
       } catch (err) {
         refusal = err;
       }
     }
     if (refusal !== undefined) {
       taken.nextRefused = true;
-      slice.next = null;
-      slice.error = refusal;
+      reader.next = null;
+      reader.error = refusal;
     }
-    if (this.days && refusal === undefined) this.advance(slice, url, page.records, slice.next);
-    slice.buffer.push(taken);
-    this.notify();
-    this.pump();
+    if (this.days && refusal === undefined) this.advance(slice, url, records, reader.next);
+    reader.buffer.push(taken);
+    this.changed();
   }
 
   /**
@@ -287,47 +347,50 @@ export class WorkQueue {
    */
   private advance(slice: Slice, url: string, records: Record<string, unknown>[], next: string | null): void {
     const days = this.days as SliceDays;
-    const position = next === null ? (slice.hi === undefined ? undefined : slice.hi + 1) : days.positionOf(next, slice.base, slice.recordsRead);
+    const { range, stats } = slice;
+    const position = next === null ? (range.hi === undefined ? undefined : range.hi + 1) : days.positionOf(next, slice.reader.base, stats.recordsRead);
     if (position === undefined) return;
-    if (next !== null && url === this.options.plan.phases[slice.phase])
-      days.sample(slice.phase, records, position, this.parallel && this.options.limit === Infinity);
-    const from = slice.reached ?? slice.lo ?? days.bound(slice.phase, 'near');
-    slice.reached = position;
+    const checkNow = this.parallel && this.options.limit === Infinity;
+    if (next !== null && url === this.options.plan.phases[slice.phase] && days.sample(slice.phase, records, position) && checkNow)
+      this.checkSoon.add(slice.phase);
+    const from = stats.reached ?? range.lo ?? days.bound(slice.phase, 'near');
+    stats.reached = position;
     if (from !== undefined) {
-      // A slice's own pace weighs its recent pages most (halved at each page): data is denser in some days than others.
-      slice.pace = { records: slice.pace.records / 2 + records.length, days: slice.pace.days / 2 + position - from };
+      stats.pace = { records: stats.pace.records * PACE_DECAY + records.length, days: stats.pace.days * PACE_DECAY + position - from };
       const phase = this.paces[slice.phase] as Pace;
       phase.records += records.length;
       phase.days += position - from;
     }
     // Its pages reach past its own last day: the service ignores the far bound. Its query goes on
-    // as this one chain; the slices after it in its phase would repeat it.
-    const at = this.slices.indexOf(slice);
-    // (A slice dropped while its page was in flight: nothing more to drop.)
-    if (next === null || at < 0 || slice.hi === undefined || position <= slice.hi) return;
+    // as this one chain; the slices after it in its phase would repeat it. (A slice dropped while
+    // its page was in flight: nothing more to drop.)
+    if (next === null || slice.dropped || range.hi === undefined || position <= range.hi) return;
     this.distrusted = true;
-    let end = at + 1;
-    while (end < this.slices.length && this.slices[end]?.phase === slice.phase) end++;
-    this.slices.splice(at + 1, end - at - 1);
-    delete slice.hi;
+    let after = slice.following;
+    for (; after?.phase === slice.phase; after = after.following) after.dropped = true;
+    slice.following = after;
+    delete range.hi;
   }
 
   private fail(slice: Slice, err: unknown): void {
-    slice.inFlight = false;
-    slice.error = err;
-    slice.next = null;
-    this.notify();
+    const { reader } = slice;
+    reader.inFlight = false;
+    reader.error = err;
+    reader.next = null;
+    // Not changed(): a fault of pump() comes here, and would come again from the pump it scheduled.
+    this.wakeWriter();
   }
 }
 
-function newSlice(phase: number, first: string): Slice {
-  return { phase, first, base: first, next: first, skipFirst: 0, pagesRead: 0, recordsRead: 0, pace: { records: 0, days: 0 }, inFlight: false, buffer: [] };
+function newSlice(phase: number, first: string, range: Slice['range'] = {}): Slice {
+  const reader: Reader = { first, base: first, next: first, nextPageDone: 0, inFlight: false, buffer: [] };
+  return { phase, range, reader, stats: { pagesRead: 0, recordsRead: 0, pace: { records: 0, days: 0 } } };
 }
 
 /** Records a slice holds that are still to be written. */
-const heldRecords = (slice: Slice): number => slice.buffer.reduce((sum, page) => sum + recordsLeftOf(page), 0);
+const heldRecords = (slice: Slice): number => slice.reader.buffer.reduce((sum, page) => sum + recordsLeftOf(page), 0);
 
-/** The records of a page still to be written (the run this one continues wrote `skip` of them). */
-const recordsLeftOf = (page: TakenPage): number => Math.max(0, page.records.length - page.skip);
+/** The records of a page still to be written (the run this one continues wrote `writtenBefore` of them). */
+const recordsLeftOf = (page: TakenPage): number => Math.max(0, page.records.length - page.writtenBefore);
 
-const readable = (slice: Slice): boolean => slice.next !== null && !slice.inFlight && slice.error === undefined;
+const readable = ({ reader }: Slice): boolean => reader.next !== null && !reader.inFlight && reader.error === undefined;
