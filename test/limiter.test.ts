@@ -168,3 +168,22 @@ describe('Scheduler: adaptive, on the injected clock', () => {
     assert.equal(mostInFlight, 8);
   });
 });
+
+describe('Scheduler: adaptive, and a 429', () => {
+  it('a 429 halves what is in flight under the limiter, not the ceiling', async () => {
+    const clock = fakeClock();
+    const trace: string[] = [];
+    const scheduler = new Scheduler({ parallel: 8, adaptive: true, now: clock.now, sleep: clock.sleep, trace: (line) => trace.push(line.trim()) });
+    assert.equal(scheduler.window, 2);
+    let release = (): void => undefined;
+    const other = scheduler.run(0, () => new Promise<void>((resolve) => (release = resolve)));
+    await scheduler.run(1, async (slot) => {
+      const refused = slot.throttle?.(1000);
+      release();
+      assert.equal(await refused, true);
+    });
+    await other;
+    assert.equal(scheduler.window, 1);
+    assert.deepEqual(trace, ['parallel: 2 → 1 requests in flight (429: too many requests; every request waits 1000 ms)']);
+  });
+});
