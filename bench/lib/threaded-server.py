@@ -19,10 +19,19 @@ UPSTREAM = urlsplit(sys.argv[2])
 local = threading.local()
 
 
-def upstream():
-    if not hasattr(local, "connection"):
-        local.connection = http.client.HTTPConnection(UPSTREAM.hostname, UPSTREAM.port)
-    return local.connection
+def fetch(path, headers):
+    """The upstream reply, on this thread's keep-alive connection; once more on a new one if the sandbox closed it idle."""
+    for attempt in (0, 1):
+        if attempt or not hasattr(local, "connection"):
+            local.connection = http.client.HTTPConnection(UPSTREAM.hostname, UPSTREAM.port)
+        try:
+            local.connection.request("GET", path, headers=headers)
+            reply = local.connection.getresponse()
+            return reply, reply.read()
+        except (http.client.RemoteDisconnected, ConnectionError):
+            local.connection.close()
+            if attempt:
+                raise
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -31,10 +40,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         headers = {k: v for k, v in self.headers.items() if k.lower() in ("authorization", "accept")}
-        connection = upstream()
-        connection.request("GET", self.path, headers=headers)
-        reply = connection.getresponse()
-        body = reply.read()
+        reply, body = fetch(self.path, headers)
         if reply.getheader("content-type", "").startswith("application/json"):
             body = json.dumps(json.loads(body), separators=(",", ":")).encode()
         self.send_response(reply.status)
