@@ -36,8 +36,8 @@ export interface Decision {
   line?: string;
 }
 
-/** A raise is kept when it brings at least this share of the gain a service that is not busy would give. */
-export const FOLLOW = 0.5;
+/** A raise is kept when it brings at least this share of the gain a service that is not busy would give; a step down, when it costs at most this share. */
+export const FOLLOW = 0.3;
 /** Rounds at one limit before probing one more or one fewer. */
 export const PROBE_EVERY = 6;
 /** A round is the answers to at least a window of requests, and at least this many. */
@@ -55,9 +55,7 @@ export function startState(limit: number, ceiling: number): LimiterState {
 export function decide(state: LimiterState, sample: Sample): Decision {
   const { base } = state;
   if (!sample.full) return { state };
-  // The first round pays for new connections and a cold start: it is only what the next is compared with.
-  if (base === undefined) return { state: { ...state, base: sample } };
-  if (base.limit === sample.limit) return steadyRound(state, sample);
+  if (base === undefined || base.limit === sample.limit) return steadyRound(state, sample);
   const why = effect(sample, base);
   if (!paid(sample, base)) return change({ ...state, starting: false }, base.limit, why, base);
   // It paid: one more step the same way (doubling from the start), until the ceiling or one.
