@@ -5,6 +5,7 @@
  *   npm run bench                                       # build, then measure package.json's bin
  *   node bench/run.js --only startup,lookup --runs 41   # some measures, more runs
  *   node bench/run.js --only parallel --parallel-runs 5 # lists and batches in parallel (bench/parallel.js)
+ *   node bench/run.js --only concurrency                # a saturated service, a thin link (bench/concurrency.js)
  *   node bench/run.js --only wire                       # bytes on the wire, a thin link, connections (bench/wire.js)
  *   node bench/run.js --without-extra-ca-certs          # node's start-up without NODE_EXTRA_CA_CERTS
  *   node bench/simulate.js --records 100000 --latency 200 # a long export on a virtual clock
@@ -17,11 +18,12 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT, startSandboxServer, timeNode } from './lib/processes.js';
+import { concurrencyMeasures } from './concurrency.js';
 import { parallelMeasures } from './parallel.js';
 import { wireMeasures } from './wire.js';
 import { limitRow, median, mib, ms, printTable, ratioRow } from './lib/table.js';
 
-const MEASURES = ['startup', 'lookup', 'streaming', 'memory', 'polling', 'parallel', 'wire'];
+const MEASURES = ['startup', 'lookup', 'streaming', 'memory', 'polling', 'parallel', 'concurrency', 'wire'];
 const { values: flags } = parseArgs({
   options: {
     entry: { type: 'string', default: JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).bin.carectl },
@@ -304,10 +306,13 @@ function warnIfBundleIsStale() {
 /** Requests in parallel: bench/parallel.js. */
 const parallel = () => parallelMeasures({ entry, env: cleanEnv, scratch, runs: Number(flags['parallel-runs']), interleaved });
 
+/** Concurrency where it does not pay: a saturated service, a thin link (bench/concurrency.js). */
+const concurrency = () => concurrencyMeasures({ entry, env: cleanEnv, scratch, runs: Number(flags['parallel-runs']), interleaved });
+
 /** Bytes on the wire, a thin link, connections that last: bench/wire.js. */
 const wire = () => wireMeasures({ entry, env: cleanEnv, scratch, runs: Number(flags['parallel-runs']), interleaved });
 
-const sections = { startup, lookup, streaming, memory, polling, parallel, wire };
+const sections = { startup, lookup, streaming, memory, polling, parallel, concurrency, wire };
 const caNote = extraCaCerts
   ? `NODE_EXTRA_CA_CERTS ${flags['without-extra-ca-certs'] ? 'unset for the runs' : 'set (node start-up includes it)'}`
   : 'no NODE_EXTRA_CA_CERTS';

@@ -404,7 +404,7 @@ describe('a service that answers 429 past 2 requests in flight', () => {
       assert.equal(one.code, 0, one.stderr);
       assert.equal(refused, 0);
       const clock = fakeClock();
-      const many = await runCli([...argv, '--verbose', '--retries', '0'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
+      const many = await runCli([...argv, '--parallel', '8', '--verbose', '--retries', '0'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
       assert.equal(
         many.code,
         0,

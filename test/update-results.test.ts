@@ -256,7 +256,11 @@ describe('batches that stop when going on cannot help', () => {
     const port = await freePort();
     const clock = fakeClock();
     const env = { CARECTL_BASE_URL: `http://127.0.0.1:${port}`, CARECTL_USER: 'u', CARECTL_PASSWORD: 'p' };
-    const result = await runCli(['-o', 'ndjson', 'conversations', 'update', '-', '--status', 'on_hold'], { env, stdin: ids.join('\n'), ...clock });
+    const result = await runCli(['-o', 'ndjson', 'conversations', 'update', '-', '--status', 'on_hold', '--parallel', '8'], {
+      env,
+      stdin: ids.join('\n'),
+      ...clock,
+    });
     assert.equal(result.code, 1);
     const rows = result.stdout
       .trim()

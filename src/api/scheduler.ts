@@ -2,8 +2,10 @@
  * The one concurrency mechanism: up to a window of tasks in flight (--parallel), lower priority first, then by arrival.
  * As TCP's window: a 429 halves it once per window and pauses every request for the Retry-After; GROWTH × window answers
  * in a row grow it back by one. A 429 with no other request of ours in flight is not our doing: usual retry rules apply.
+ * With `adaptive` (no --parallel given), the limiter (./limiter.ts) keeps fewer in flight while more would not pay.
  */
 import { InterruptedError } from '../core/errors.js';
+import { decide, Rounds, startState, type LimiterState } from './limiter.js';
 import type { Throttle } from '../http/transport.js';
 
 export interface SchedulerOptions {
@@ -14,7 +16,12 @@ export interface SchedulerOptions {
   signal?: AbortSignal;
   /** --verbose: one line per change of the window. */
   trace?: (line: string) => void;
+  /** `parallel` is a ceiling: start at 2 and keep as many in flight as raise the throughput. */
+  adaptive?: boolean;
 }
+
+/** Where the adaptive window starts: lists begin with their two priority queries side by side. */
+export const ADAPTIVE_START = 2;
 
 /** What a running task passes to each of its requests. */
 export type Slot = { readonly throttle: Throttle | undefined };
@@ -29,6 +36,9 @@ interface Holder {
   epoch: number;
   /** Another slot was held meanwhile: a 429 may be pressure of ours. */
   crowded: boolean;
+  /** The limiter's round at the grant, and when. */
+  round: number;
+  grantedAt: number;
 }
 
 type Waiter = { holder: Holder; resolve(): void; reject(err: unknown): void };
@@ -44,31 +54,36 @@ export class Scheduler {
   private pausing = false;
   /** 429s met at each window: growing back to one takes twice the answers each time, as TCP CUBIC slows near its last loss. */
   private readonly refusedAt = new Map<number, number>();
+  private limiter: LimiterState | undefined;
+  private readonly rounds: Rounds;
 
   constructor(private readonly options: SchedulerOptions) {
     this.parallel = options.parallel;
     this.current = options.parallel;
+    if (options.adaptive === true && options.parallel > 1) this.limiter = startState(ADAPTIVE_START, options.parallel);
+    this.rounds = new Rounds(options.now());
     options.signal?.addEventListener('abort', () => this.dispatch(), { once: true });
   }
 
-  /** Most tasks in flight now. */
+  /** Most tasks in flight now: the 429 window, within the limiter's. */
   get window(): number {
-    return this.current;
+    return Math.min(this.current, this.limiter?.limit ?? Infinity);
   }
 
   /** Slots that a task submitted now would take at once (none while paused). */
   get spare(): number {
     if (this.pausing || this.pausedUntil > this.options.now()) return 0;
-    return Math.max(0, this.current - this.holders.size - this.waiting.length);
+    return Math.max(0, this.window - this.holders.size - this.waiting.length);
   }
 
   /** Runs `task` once a slot is free, holding it until the task settles. */
   async run<T>(priority: number, task: (slot: Slot) => Promise<T>): Promise<T> {
-    const holder: Holder = { priority, epoch: 0, crowded: false };
+    const holder: Holder = { priority, epoch: 0, crowded: false, round: 0, grantedAt: 0 };
     await this.acquire(holder);
     try {
       const value = await task({ throttle: this.parallel > 1 ? (waitMs) => this.throttled(holder, waitMs) : undefined });
       this.grow();
+      this.measure(holder);
       return value;
     } finally {
       this.release(holder);
@@ -85,7 +100,9 @@ export class Scheduler {
   }
 
   private release(holder: Holder): void {
-    if (this.holders.delete(holder)) this.dispatch();
+    if (!this.holders.delete(holder)) return;
+    this.rounds.inFlightNow(this.options.now(), this.holders.size);
+    this.dispatch();
   }
 
   private dispatch(): void {
@@ -95,11 +112,14 @@ export class Scheduler {
     }
     const wait = this.pausedUntil - this.options.now();
     if (wait > 0) return this.pause(wait);
-    while (this.holders.size < this.current && this.waiting.length > 0) {
+    while (this.holders.size < this.window && this.waiting.length > 0) {
       const { holder, resolve } = this.waiting.shift() as Waiter;
       holder.epoch = this.epoch;
       holder.crowded = false;
+      holder.round = this.rounds.id;
+      holder.grantedAt = this.options.now();
       this.holders.add(holder);
+      this.rounds.inFlightNow(holder.grantedAt, this.holders.size);
       if (this.holders.size > 1) for (const other of this.holders) other.crowded = true;
       resolve();
     }
@@ -119,18 +139,34 @@ export class Scheduler {
   /** A 429 on a request of `holder`'s task. True when the pressure may be ours: the task waits for a slot and resends, not counted against --retries. */
   private async throttled(holder: Holder, waitMs: number): Promise<boolean> {
     if (!holder.crowded) return false;
-    if (holder.epoch === this.epoch && this.current > 1) {
-      const before = this.current;
+    if (holder.epoch === this.epoch && this.window > 1) {
+      const before = this.window;
       this.refusedAt.set(before, (this.refusedAt.get(before) ?? 0) + 1);
       this.current = Math.ceil(before / 2);
       this.epoch++;
       this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (429: too many requests; every request waits ${waitMs} ms)`);
+      // The limiter starts over below the cut: what it measured before the pause no longer holds.
+      if (this.limiter) this.limiter = { ...startState(this.current, this.parallel), starting: false };
     }
+    this.rounds.restart(this.options.now());
     this.answered = 0;
     this.pausedUntil = Math.max(this.pausedUntil, this.options.now() + waitMs);
     this.release(holder);
     await this.acquire(holder);
     return true;
+  }
+
+  /** The answer to `holder`'s task: one more for the limiter's round, which may move the limit. */
+  private measure(holder: Holder): void {
+    if (!this.limiter) return;
+    const now = this.options.now();
+    const sample = this.rounds.answered(now, holder.round, now - holder.grantedAt, this.limiter.limit);
+    if (sample === undefined) return;
+    const { state, line } = decide(this.limiter, sample);
+    this.limiter = state;
+    if (line === undefined) return;
+    this.options.trace?.(`  parallel: ${line}`);
+    this.rounds.restart(now);
   }
 
   private grow(): void {

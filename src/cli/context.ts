@@ -140,10 +140,12 @@ export class Context {
     return this.parallelValue;
   }
 
-  /** The one concurrency mechanism of the command: up to parallel() requests in flight, adapting to 429s. */
+  /** The one concurrency mechanism of the command: up to parallel() requests in flight, adapting to 429s and, by default, to throughput. */
   async scheduler(): Promise<Scheduler> {
     const parallel = await this.parallel();
-    return new Scheduler({ parallel, now: this.io.now, sleep: this.io.sleep, signal: this.io.signal, ...(this.trace && { trace: this.trace }) });
+    // A number the user chose is kept; the default is a ceiling the limiter stays under while more would not pay.
+    const adaptive = (await this.settings.lookup('parallel')) === undefined;
+    return new Scheduler({ parallel, adaptive, now: this.io.now, sleep: this.io.sleep, signal: this.io.signal, ...(this.trace && { trace: this.trace }) });
   }
 
   /** The output policy: table on a terminal, tsv otherwise, unless a flag, the environment or the profile says. */

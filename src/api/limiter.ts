@@ -1,0 +1,148 @@
+/**
+ * How many requests to keep in flight when the user named no number: a hill-climbing limiter in the spirit of Netflix's
+ * concurrency-limits (Vegas, Gradient2). It measures a round at each limit, the answers to about a window of requests,
+ * and keeps a higher limit only while it raises the throughput, a lower one while it costs none. More in flight than a
+ * service can work on at once only queues there: latency climbs and throughput stays flat, so the limit comes back down.
+ * The decision (`decide`) is a pure function of the samples; `Rounds` gathers them from times it is given.
+ */
+
+/** What one round at a limit measured. */
+export interface Sample {
+  limit: number;
+  /** Mean time from a request's grant to its answer, ms. */
+  latencyMs: number;
+  /** Answers a second, by Little's law: the mean requests in flight over the round over the mean latency. */
+  throughput: number;
+  /** The window was mostly full: fewer requests than the limit to send says nothing about the limit. */
+  full: boolean;
+}
+
+export interface LimiterState {
+  limit: number;
+  ceiling: number;
+  /** The last round kept: a round at a probed limit is compared with it. */
+  base?: Sample;
+  /** Doubling from the start, until a raise does not pay. */
+  starting: boolean;
+  /** Rounds at the same limit since the last change. */
+  steady: number;
+  /** The direction of the last probe, so probes alternate. */
+  probed: 'up' | 'down';
+}
+
+export interface Decision {
+  state: LimiterState;
+  /** Set when the limit changed, for --verbose: `in flight 4 → 2: latency up 60 %, throughput flat`. */
+  line?: string;
+}
+
+/** A raise is kept when it brings at least this share of the gain a service that is not busy would give; a step down, when it costs at most this share. */
+export const FOLLOW = 0.3;
+/** Rounds at one limit before probing one more or one fewer. */
+export const PROBE_EVERY = 6;
+/** A round is the answers to at least a window of requests, and at least this many. */
+export const MIN_ANSWERS = 4;
+/** A round lasts at least this long, so that the clock's millisecond steps do not decide. */
+export const ROUND_MS = 40;
+/** A round's mean in flight at or above this share of the limit counts as a full window. */
+const FULL = 0.75;
+
+export function startState(limit: number, ceiling: number): LimiterState {
+  return { limit: Math.min(limit, ceiling), ceiling, starting: true, steady: 0, probed: 'up' };
+}
+
+/** The limit after a round at `state.limit`, and why it changed. */
+export function decide(state: LimiterState, sample: Sample): Decision {
+  const { base } = state;
+  if (!sample.full) return { state };
+  if (base === undefined || base.limit === sample.limit) return steadyRound(state, sample);
+  const why = effect(sample, base);
+  if (!paid(sample, base)) return change({ ...state, starting: false }, base.limit, why, base);
+  // It paid: one more step the same way (doubling from the start), until the ceiling or one.
+  const up = sample.limit > base.limit;
+  const next = up ? Math.min(state.ceiling, state.starting ? 2 * sample.limit : sample.limit + 1) : Math.max(1, sample.limit - 1);
+  if (next === sample.limit) return { state: { ...state, base: sample, starting: false, steady: 0 } };
+  return change(state, next, why, sample);
+}
+
+/** The throughput at the new limit brought at least FOLLOW of what the change would bring a service not busy (a lower one: cost at most that). */
+export function paid(sample: Sample, base: Sample): boolean {
+  return sample.throughput / base.throughput >= 1 + FOLLOW * (sample.limit / base.limit - 1);
+}
+
+/** Another round at the kept limit: from the start, double; every PROBE_EVERY rounds, try one more or one fewer. */
+function steadyRound(state: LimiterState, sample: Sample): Decision {
+  if (state.starting && sample.limit < state.ceiling) return change(state, Math.min(state.ceiling, 2 * sample.limit), 'starting', sample);
+  const steady = state.steady + 1;
+  const up = sample.limit < state.ceiling && (state.probed === 'down' || sample.limit === 1);
+  if (steady < PROBE_EVERY || (!up && sample.limit === 1)) return { state: { ...state, base: sample, starting: false, steady } };
+  return change({ ...state, starting: false, probed: up ? 'up' : 'down' }, sample.limit + (up ? 1 : -1), `probing after ${steady} rounds`, sample);
+}
+
+function change(state: LimiterState, limit: number, why: string, base: Sample): Decision {
+  return { state: { ...state, limit, base, steady: 0 }, line: `in flight ${state.limit} → ${limit}: ${why}` };
+}
+
+/** `latency up 60 %, throughput flat` */
+function effect(sample: Sample, base: Sample): string {
+  return `latency ${trend(sample.latencyMs / base.latencyMs)}, throughput ${trend(sample.throughput / base.throughput)}`;
+}
+
+function trend(ratio: number): string {
+  const percent = Math.round(100 * (ratio - 1));
+  if (Math.abs(percent) < 10) return 'flat';
+  return percent > 0 ? `up ${percent} %` : `down ${-percent} %`;
+}
+
+/**
+ * A round's measures, from the times the scheduler hands in: the requests in flight over time (all of them: each
+ * loads the service), and the latency of the requests granted in this round only, which saw its limit.
+ */
+export class Rounds {
+  /** Which round a request granted now belongs to. */
+  id = 0;
+  private startedAt: number;
+  private changedAt: number;
+  private inFlight = 0;
+  /** The sum of requests in flight × ms since the round started. */
+  private area = 0;
+  private answers = 0;
+  private latencySum = 0;
+
+  constructor(now: number) {
+    this.startedAt = now;
+    this.changedAt = now;
+  }
+
+  /** The requests in flight changed to `count` at `now`. */
+  inFlightNow(now: number, count: number): void {
+    this.area += this.inFlight * (now - this.changedAt);
+    this.changedAt = now;
+    this.inFlight = count;
+  }
+
+  /** An answer to a request granted in round `round` came after `latencyMs`: the round's sample once it is complete. */
+  answered(now: number, round: number, latencyMs: number, limit: number): Sample | undefined {
+    if (round !== this.id) return undefined;
+    this.answers++;
+    this.latencySum += latencyMs;
+    const elapsed = now - this.startedAt;
+    if (this.answers < Math.max(MIN_ANSWERS, limit) || elapsed < ROUND_MS) return undefined;
+    this.inFlightNow(now, this.inFlight);
+    const meanInFlight = this.area / elapsed;
+    const mean = Math.max(1, this.latencySum / this.answers);
+    const sample = { limit, latencyMs: mean, throughput: (1000 * meanInFlight) / mean, full: meanInFlight >= FULL * limit };
+    this.restart(now);
+    return sample;
+  }
+
+  /** Starts a new round: the limit changed, or a 429 pause spoilt this one. */
+  restart(now: number): void {
+    this.inFlightNow(now, this.inFlight);
+    this.id++;
+    this.startedAt = now;
+    this.area = 0;
+    this.answers = 0;
+    this.latencySum = 0;
+  }
+}

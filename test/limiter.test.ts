@@ -1,0 +1,189 @@
+/**
+ * The adaptive limiter: its decision as a pure function of (latency, throughput) samples, a run of rounds against model
+ * services, and the scheduler that uses it on an injected clock against a service that serves one request at a time.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { decide, PROBE_EVERY, Rounds, startState, type LimiterState, type Sample } from '../src/api/limiter.js';
+import { Scheduler } from '../src/api/scheduler.js';
+import { fakeClock } from './helpers.js';
+
+const sample = (limit: number, latencyMs: number, throughput: number, full = true): Sample => ({ limit, latencyMs, throughput, full });
+const at = (limit: number, base: Sample | undefined, extra: Partial<LimiterState> = {}): LimiterState => ({
+  ...startState(limit, 8),
+  ...(base && { base }),
+  ...extra,
+});
+
+describe('limiter: one decision', () => {
+  const table: Array<[string, LimiterState, Sample, number, string | undefined]> = [
+    ['from the start, a full round doubles the limit', at(2, undefined), sample(2, 120, 16), 4, 'in flight 2 → 4: starting'],
+    ['from the start, the second round at a limit doubles it', at(2, sample(2, 120, 16)), sample(2, 50, 40), 4, 'in flight 2 → 4: starting'],
+    [
+      'a doubling that doubles the throughput doubles again',
+      at(4, sample(2, 50, 40)),
+      sample(4, 51, 78),
+      8,
+      'in flight 4 → 8: latency flat, throughput up 95 %',
+    ],
+    [
+      'latency up 60 %, throughput flat: back to where it was',
+      at(4, sample(2, 10, 200)),
+      sample(4, 16, 205),
+      2,
+      'in flight 4 → 2: latency up 60 %, throughput flat',
+    ],
+    [
+      'a raise that brings less than 30 % of its gain is not kept',
+      at(4, sample(2, 10, 200)),
+      sample(4, 13, 250),
+      2,
+      'in flight 4 → 2: latency up 30 %, throughput up 25 %',
+    ],
+    ['at the ceiling a raise that paid settles', at(8, sample(4, 50, 80)), sample(8, 50, 160), 8, undefined],
+    [
+      'one fewer that costs little: one fewer again',
+      at(3, sample(4, 40, 100), { starting: false }),
+      sample(3, 31, 97),
+      2,
+      'in flight 3 → 2: latency down 22 %, throughput flat',
+    ],
+    [
+      'one fewer that costs its share: back up',
+      at(7, sample(8, 50, 160), { starting: false }),
+      sample(7, 50, 140),
+      8,
+      'in flight 7 → 8: latency flat, throughput down 12 %',
+    ],
+    ['a window not full says nothing', at(4, sample(2, 50, 40)), sample(4, 50, 40, false), 4, undefined],
+    ['steady rounds keep the limit', at(3, sample(3, 10, 300), { starting: false }), sample(3, 10, 300), 3, undefined],
+    [
+      `after ${PROBE_EVERY} steady rounds, one more or one fewer, in turn`,
+      at(3, sample(3, 10, 300), { starting: false, steady: PROBE_EVERY - 1, probed: 'up' }),
+      sample(3, 10, 300),
+      2,
+      `in flight 3 → 2: probing after ${PROBE_EVERY} rounds`,
+    ],
+  ];
+  for (const [name, state, round, limit, line] of table) {
+    it(name, () => {
+      const decision = decide(state, round);
+      assert.equal(decision.state.limit, limit);
+      assert.equal(decision.line, line);
+    });
+  }
+});
+
+describe('limiter: rounds against model services', () => {
+  /** Runs `rounds` rounds against a service whose latency at each limit is `latency(limit)`; a full window all along. */
+  function run(latency: (limit: number) => number, rounds: number): { limits: number[]; lines: string[] } {
+    let state = startState(2, 8);
+    const limits: number[] = [];
+    const lines: string[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const ms = latency(state.limit);
+      const decision = decide(state, sample(state.limit, ms, (1000 * state.limit) / ms));
+      state = decision.state;
+      limits.push(state.limit);
+      if (decision.line) lines.push(decision.line);
+    }
+    return { limits, lines };
+  }
+
+  it('a service 50 ms away: 8 in flight from the second round, a probe of 7 comes back', () => {
+    const { limits, lines } = run(() => 50, 12);
+    assert.deepEqual(limits.slice(0, 3), [4, 8, 8]);
+    assert.equal(Math.min(...limits.slice(2)), 7);
+    assert.equal(limits.at(-1), 8);
+    assert.equal(lines[2], `in flight 8 → 7: probing after ${PROBE_EVERY} rounds`);
+    assert.equal(lines[3], 'in flight 7 → 8: latency flat, throughput down 12 %');
+  });
+
+  it('a service that serves one at a time (5 ms each): back to 2, then down to 1, where it stays', () => {
+    const { limits, lines } = run((limit) => 5 * limit, 40);
+    assert.deepEqual(lines.slice(0, 4), [
+      'in flight 2 → 4: starting',
+      'in flight 4 → 2: latency up 100 %, throughput flat',
+      `in flight 2 → 1: probing after ${PROBE_EVERY} rounds`,
+      `in flight 1 → 2: probing after ${PROBE_EVERY} rounds`,
+    ]);
+    assert.equal(lines[4], 'in flight 2 → 1: latency up 100 %, throughput flat');
+    assert.ok(limits.slice(10).every((limit) => limit <= 2));
+  });
+});
+
+describe('limiter: a round of answers', () => {
+  it('measures the mean in flight over the mean latency, from the answers to requests granted in the round', () => {
+    const rounds = new Rounds(0);
+    rounds.inFlightNow(0, 2);
+    assert.equal(rounds.answered(20, rounds.id, 20, 2), undefined);
+    rounds.inFlightNow(20, 2);
+    assert.equal(rounds.answered(40, rounds.id - 1, 20, 2), undefined, 'an answer of an earlier round');
+    assert.equal(rounds.answered(40, rounds.id, 40, 2), undefined, 'fewer than 4 answers');
+    assert.equal(rounds.answered(50, rounds.id, 30, 2), undefined);
+    assert.deepEqual(rounds.answered(60, rounds.id, 30, 2), { limit: 2, latencyMs: 30, throughput: (1000 * 2) / 30, full: true });
+  });
+});
+
+describe('Scheduler: adaptive, on the injected clock', () => {
+  /** 200 tasks against a service that serves one request at a time, 10 ms each, on a fake clock. */
+  async function serial(adaptive: boolean): Promise<{ trace: string[]; window: number; mostInFlight: number }> {
+    const clock = fakeClock();
+    const trace: string[] = [];
+    const scheduler = new Scheduler({ parallel: 8, adaptive, now: clock.now, sleep: clock.sleep, trace: (line) => trace.push(line.trim()) });
+    const queue: Array<() => void> = [];
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const tasks = Array.from({ length: 200 }, (_, i) =>
+      scheduler.run(i, async () => {
+        inFlight++;
+        mostInFlight = Math.max(mostInFlight, inFlight);
+        await new Promise<void>((resolve) => queue.push(resolve));
+        inFlight--;
+      }),
+    );
+    let done = false;
+    const all = Promise.all(tasks).then(() => (done = true));
+    while (!done) {
+      await new Promise((resolve) => setImmediate(resolve));
+      const next = queue.shift();
+      if (next === undefined) continue;
+      clock.advance(10);
+      next();
+    }
+    await all;
+    return { trace, window: scheduler.window, mostInFlight };
+  }
+
+  it('the default comes down from more in flight than the service serves, and says why under --verbose', async () => {
+    const { trace, window } = await serial(true);
+    assert.deepEqual(trace.slice(0, 2), ['parallel: in flight 2 → 4: starting', 'parallel: in flight 4 → 2: latency up 86 %, throughput flat']);
+    assert.ok(window <= 2, trace.join('\n'));
+  });
+
+  it('a --parallel the user chose is kept', async () => {
+    const { trace, window, mostInFlight } = await serial(false);
+    assert.deepEqual(trace, []);
+    assert.equal(window, 8);
+    assert.equal(mostInFlight, 8);
+  });
+});
+
+describe('Scheduler: adaptive, and a 429', () => {
+  it('a 429 halves what is in flight under the limiter, not the ceiling', async () => {
+    const clock = fakeClock();
+    const trace: string[] = [];
+    const scheduler = new Scheduler({ parallel: 8, adaptive: true, now: clock.now, sleep: clock.sleep, trace: (line) => trace.push(line.trim()) });
+    assert.equal(scheduler.window, 2);
+    let release = (): void => undefined;
+    const other = scheduler.run(0, () => new Promise<void>((resolve) => (release = resolve)));
+    await scheduler.run(1, async (slot) => {
+      const refused = slot.throttle?.(1000);
+      release();
+      assert.equal(await refused, true);
+    });
+    await other;
+    assert.equal(scheduler.window, 1);
+    assert.deepEqual(trace, ['parallel: 2 → 1 requests in flight (429: too many requests; every request waits 1000 ms)']);
+  });
+});
