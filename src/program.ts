@@ -98,7 +98,7 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
     .option('--api-version <v>', `version segment: ${VERSIONS.join(', ')}; must be one the resource exists in (default: its newest)`)
     .option('--request-timeout <duration>', 'time limit of each request (default: 30s)')
     .option('--retries <n>', 'retries of a failed idempotent request (default: 3)')
-    .option('--parallel <n>', 'most requests in flight at once for lists and update batches, 1-32 (CARECTL_PARALLEL; default: 8)')
+    .option('--parallel <n>', 'most requests in flight at once for lists and update batches, 1-32 (CARECTL_PARALLEL; default: adaptive, up to 8)')
     .option('--verbose', 'trace HTTP requests on stderr (credentials redacted)')
     .option('--quiet', 'no progress or notices on stderr')
     .option('--color', 'force colour on')
