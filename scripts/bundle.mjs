@@ -67,6 +67,8 @@ const LAZY = {
   'cli-table3': { file: 'cli-table3.cjs', entry: { contents: "module.exports = require('cli-table3');" } },
   // reports … --unzip only
   yauzl: { file: 'yauzl.cjs', entry: { contents: "module.exports = require('yauzl');" } },
+  // text beyond ASCII only (src/output/width.ts; see lazyPackages)
+  'string-width': { file: 'string-width.cjs', entry: { contents: "module.exports = require('string-width');" } },
   './sandbox/index.js': { file: 'sandbox.cjs', entry: { path: 'src/sandbox/index.ts' } },
   '../sandbox/index.js': { file: 'sandbox.cjs', entry: { path: 'src/sandbox/index.ts' } },
 };
@@ -149,6 +151,38 @@ function lazyBuiltins(modules, values = {}) {
   };
 }
 
+/**
+ * Packages that a module imports statically but calls only for some output: in the main bundle
+ * each becomes an object whose exports load its LAZY file on first use. string-width makes an
+ * Intl.Segmenter and a \\p{RGI_Emoji} expression when it loads (~10 ms, more than the rest of a
+ * --version), and is asked only about text beyond ASCII.
+ */
+function lazyPackages(names) {
+  return {
+    name: 'lazy-packages',
+    setup(builder) {
+      builder.onResolve({ filter: new RegExp(`^(${names.join('|')})$`) }, (args) =>
+        args.namespace === 'lazy-package' ? undefined : { path: args.path, namespace: 'lazy-package' },
+      );
+      builder.onResolve({ filter: /^\.\/.*\.cjs$/, namespace: 'lazy-package' }, (args) => ({ path: args.path, external: true }));
+      builder.onLoad({ filter: /.*/, namespace: 'lazy-package' }, async ({ path }) => {
+        // ESM, since an ESM importer takes a CommonJS module's exports object as its default.
+        // Functions only: a function can stand in for its original until called, a value cannot.
+        const exported = Object.entries(await import(path));
+        const values = exported.filter(([, value]) => typeof value !== 'function').map(([name]) => name);
+        if (values.length > 0) throw new Error(`${path}: exports ${values.join(', ')}, not functions: it cannot be loaded lazily`);
+        const stand = (name) => `function (...args) { return load().${name}.apply(this, args); }`;
+        return {
+          contents: `let loaded;
+            const load = () => (loaded ??= require('./${LAZY[path].file}'));
+            ${exported.map(([name]) => (name === 'default' ? `export default ${stand(name)}` : `export const ${name} = ${stand(name)}`)).join(';\n')}`,
+          loader: 'js',
+        };
+      });
+    },
+  };
+}
+
 async function bundle() {
   const { version } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
   await rm(outdir, { recursive: true, force: true });
@@ -167,7 +201,12 @@ async function bundle() {
       entryPoints: ['src/process.ts'],
       outfile: MAIN,
       ...WRAPPER,
-      plugins: [versionAtBundleTime(version), lazyFiles, lazyBuiltins(['child_process', 'crypto', 'fs/promises', 'stream', 'stream/consumers'])],
+      plugins: [
+        versionAtBundleTime(version),
+        lazyFiles,
+        lazyPackages(['string-width']),
+        lazyBuiltins(['child_process', 'crypto', 'dns/promises', 'fs/promises', 'http', 'net', 'os', 'stream', 'stream/consumers', 'stream/promises']),
+      ],
     }),
     ...lazyBuilds,
   ]);

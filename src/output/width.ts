@@ -15,6 +15,9 @@ function computeWidth(code: number): number {
   if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return 0;
   // Terminals show the soft hyphen (string-width counts it as none).
   if (code === 0xad) return 1;
+  // Latin-1 and Latin Extended (the help's no-break spaces): as string-width says, without
+  // loading it (bundled to load on first use: its set-up costs a start-up ~10 ms).
+  if (code < 0x300) return 1;
   return stringWidth(String.fromCodePoint(code));
 }
 
