@@ -18,16 +18,16 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT, startSandboxServer, timeNode } from './lib/processes.js';
-import { concurrencyMeasures } from './concurrency.js';
 import { parallelMeasures } from './parallel.js';
+import { concurrencyMeasures } from './concurrency.js';
 import { wireMeasures } from './wire.js';
 import { limitRow, median, mib, ms, printTable, ratioRow } from './lib/table.js';
 
-const MEASURES = ['startup', 'lookup', 'streaming', 'memory', 'polling', 'parallel', 'concurrency', 'wire'];
+const MEASURES = ['startup', 'lookup', 'size', 'streaming', 'memory', 'polling', 'parallel', 'concurrency', 'wire'];
 const { values: flags } = parseArgs({
   options: {
     entry: { type: 'string', default: JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).bin.carectl },
-    runs: { type: 'string', default: '21' },
+    runs: { type: 'string', default: '31' },
     'stream-runs': { type: 'string', default: '5' },
     'parallel-runs': { type: 'string', default: '3' },
     only: { type: 'string', default: MEASURES.join(',') },
@@ -52,8 +52,28 @@ const firstPages = (format) =>
   ['true', 'false'].map((priority) => `v1.3/conversations?${new URLSearchParams({ is_priority: priority, fields: EXPORT_FIELDS[format], page_size: '50' })}`);
 /** A tag the sandbox always has, and the GET `carectl tags get` sends for it with -o json. */
 const LOOKUP = { id: '7001', path: 'v1.3/tags/7001?fields=name%2Cis_active' };
-/** The baseline of `conversations list --limit 1`: one page of one conversation. */
-const FIRST_CONVERSATION = 'v1.3/conversations?page_size=1';
+/** The one GET `carectl conversations list --limit 1 -o json` sends. */
+const FIRST_CONVERSATION = `v1.3/conversations?${new URLSearchParams({ is_priority: 'true', fields: EXPORT_FIELDS.ndjson, page_size: '1' })}`;
+/**
+ * Bytes each file of dist/bundle/ may take: a file past its budget, or one without a budget,
+ * is printed OVER, so growth shows in the run that brings it (issue 34). What only some commands
+ * need belongs in a file of its own (scripts/bundle.mjs); raise a budget only knowingly.
+ */
+const BUNDLE_BUDGET = {
+  'carectl.js': 320_000,
+  'carectl.js.cache': 540_000,
+  'undici.cjs': 340_000,
+  'undici.cjs.cache': 300_000,
+  'undici.cjs.LEGAL.txt': 1_000,
+  'conf.cjs': 210_000,
+  'conf.cjs.cache': 390_000,
+  'sandbox.cjs': 60_000,
+  'sandbox.cjs.cache': 130_000,
+  'cli-table3.cjs': 36_000,
+  'cli-table3.cjs.cache': 55_000,
+  'read.cjs': 4_000,
+  'yauzl.cjs': 26_000,
+};
 /** A report generation time at which polling has settled into its steady cadence. */
 const REPORT_DELAY_MS = 2500;
 
@@ -85,19 +105,14 @@ async function interleaved(count, commands, options = {}) {
 const medianMs = (results) => median(results.map((r) => r.ms));
 
 /**
- * One row per kind of command, each against the least node itself needs: a command that contacts
- * no service against `node -e 0`, one that does against a node:http GET of the same record.
+ * Start-up of each kind of command against the least node does for the same: a command that
+ * prints without the service against `node -e 0`, one that asks the service against a node:http GET.
  */
 async function startup() {
-  const r = await interleaved(
-    runs,
-    { node: ['-e', '0'], version: carectl('--version'), help: carectl('--help'), local: carectl('completion', 'bash') },
-    { all: { env: cleanEnv } },
-  );
+  const r = await interleaved(runs, { node: ['-e', '0'], version: carectl('--version'), help: carectl('--help') }, { all: { env: cleanEnv } });
   return [
     ratioRow('start-up: --version vs node -e 0', medianMs(r.version), medianMs(r.node), 1.3, ms),
     ratioRow('start-up: --help vs node -e 0', medianMs(r.help), medianMs(r.node), 1.4, ms),
-    ratioRow('start-up: completion bash (no service) vs node -e 0', medianMs(r.local), medianMs(r.node), 1.4, ms),
   ];
 }
 
@@ -118,46 +133,29 @@ async function lookup() {
     );
     const shown = JSON.parse(r.carectl[0].stdout);
     if (shown.id !== LOOKUP.id) throw new Error(`carectl tags get printed an unexpected record: ${r.carectl[0].stdout}`);
-    if (JSON.parse(r.list[0].stdout).length !== 1) throw new Error(`conversations list --limit 1 printed: ${r.list[0].stdout}`);
+    if (JSON.parse(r.list[0].stdout).length !== 1) throw new Error(`carectl conversations list --limit 1 printed: ${r.list[0].stdout}`);
     return [
       ratioRow(`one lookup: tags get vs node:http`, medianMs(r.carectl), medianMs(r.baseline), 1.3, ms),
-      ratioRow(`one record: conversations list --limit 1 vs node:http`, medianMs(r.list), medianMs(r.listBaseline), 1.4, ms),
+      ratioRow(`one page: conversations list --limit 1 vs node:http`, medianMs(r.list), medianMs(r.listBaseline), 1.3, ms),
     ];
   } finally {
     await sandbox.stop();
   }
 }
 
-/**
- * What each file of dist/bundle/ may weigh, in KiB: a file past its budget, or a new file without
- * one, is start-up or install size that grew unnoticed. Raise a budget on purpose, with the reason.
- */
-const BUNDLE_BUDGET_KIB = {
-  'carectl.js': 310,
-  'carectl.js.cache': 510,
-  'undici.cjs': 330,
-  'undici.cjs.cache': 290,
-  'conf.cjs': 200,
-  'conf.cjs.cache': 370,
-  'sandbox.cjs': 55,
-  'sandbox.cjs.cache': 125,
-  'cli-table3.cjs': 35,
-  'cli-table3.cjs.cache': 50,
-  'yauzl.cjs': 25,
-  'read.cjs': 3,
-  'undici.cjs.LEGAL.txt': 1,
-};
+/** Lines printed under the table. */
+const footer = [];
 
-/** One line per emitted file, with OK or OVER: printed, not a table row (it is no timing). */
-function bundleSizes() {
-  const directory = join(dirname(entry), '../dist/bundle');
-  if (!existsSync(directory)) return;
-  for (const name of readdirSync(directory).sort()) {
-    const kib = statSync(join(directory, name)).size / 1024;
-    const budget = BUNDLE_BUDGET_KIB[name];
-    const verdict = budget !== undefined && kib <= budget ? 'OK' : 'OVER';
-    console.log(`bundle size: ${name.padEnd(22)} ${kib.toFixed(1).padStart(6)} KiB / budget ${budget === undefined ? 'none' : `${budget} KiB`}  ${verdict}`);
-  }
+/** The size of each file of the entry's dist/bundle/ against BUNDLE_BUDGET, as one line under the table. */
+function size() {
+  const folder = join(dirname(entry), '../dist/bundle');
+  if (!existsSync(folder)) return [];
+  const kb = (bytes) => `${Math.round(bytes / 1000)} KB`;
+  const files = readdirSync(folder).map((name) => ({ name, bytes: statSync(join(folder, name)).size, budget: BUNDLE_BUDGET[name] }));
+  const over = files.filter((file) => !(file.bytes <= file.budget));
+  const each = files.map((file) => `${file.name} ${kb(file.bytes)}${file.budget === undefined ? ' (no budget)' : ` / ${kb(file.budget)}`}`);
+  footer.push(`bundle size: ${over.length === 0 ? 'OK' : `OVER (${over.map((file) => file.name).join(', ')})`}: ${each.join(', ')}`);
+  return [];
 }
 
 /** Export runs write to a file, like `carectl … > export.ndjson`, with peak RSS recorded. */
@@ -306,13 +304,16 @@ function warnIfBundleIsStale() {
 /** Requests in parallel: bench/parallel.js. */
 const parallel = () => parallelMeasures({ entry, env: cleanEnv, scratch, runs: Number(flags['parallel-runs']), interleaved });
 
+/** Bytes on the wire, a thin link, connections that last: bench/wire.js. */
+const wire = () => wireMeasures({ entry, env: cleanEnv, scratch, runs: Number(flags['parallel-runs']), interleaved });
+
 /** Concurrency where it does not pay: a saturated service, a thin link (bench/concurrency.js). */
 const concurrency = () => concurrencyMeasures({ entry, env: cleanEnv, scratch, runs: Number(flags['parallel-runs']), interleaved });
 
 /** Bytes on the wire, a thin link, connections that last: bench/wire.js. */
 const wire = () => wireMeasures({ entry, env: cleanEnv, scratch, runs: Number(flags['parallel-runs']), interleaved });
 
-const sections = { startup, lookup, streaming, memory, polling, parallel, concurrency, wire };
+const sections = { startup, lookup, size, streaming, memory, polling, parallel, concurrency, wire };
 const caNote = extraCaCerts
   ? `NODE_EXTRA_CA_CERTS ${flags['without-extra-ca-certs'] ? 'unset for the runs' : 'set (node start-up includes it)'}`
   : 'no NODE_EXTRA_CA_CERTS';
@@ -323,4 +324,4 @@ console.log(
 const rows = [];
 for (const name of MEASURES.filter((m) => only.has(m))) rows.push(...(await sections[name]()));
 printTable(rows);
-bundleSizes();
+for (const line of footer) console.log(line);

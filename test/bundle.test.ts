@@ -93,6 +93,33 @@ describe('the bundled command', () => {
     });
   }
 
+  /** The bundle files a run of `argv` compiled, and what it printed; in a process of its own. */
+  async function filesCompiled(argv: string[]): Promise<{ stdout: string; files: string[] }> {
+    const probe = `process.argv = [process.execPath, 'carectl', ...${JSON.stringify(argv)}];
+      const entry = require(${JSON.stringify(BIN)});
+      entry.loadCarectl().main().then(() => process.stderr.write(JSON.stringify([...entry.compiledScripts.keys()].map((file) => require('node:path').basename(file)))));`;
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['-e', probe], { env: { PATH: process.env.PATH, ...sandboxEnv(sandbox) } });
+    return { stdout, files: JSON.parse(stderr) as string[] };
+  }
+
+  test('starts --version, --help and a lookup without what they do not use (issue 34)', async () => {
+    for (const argv of [['--version'], ['--help']]) {
+      const { loaded } = await bundled(argv);
+      for (const unused of ['http', 'dns/promises', 'os']) assert.ok(!loaded.includes(unused), `carectl ${argv.join(' ')} loaded ${unused}`);
+      assert.deepEqual((await filesCompiled(argv)).files, ['carectl.js'], `carectl ${argv.join(' ')}`);
+    }
+    // A lookup needs undici.
+    const lookup = await filesCompiled(['tags', 'get', '7001', '-o', 'json']);
+    assert.match(lookup.stdout, /"id": "7001"/);
+    assert.deepEqual(lookup.files, ['carectl.js', 'undici.cjs']);
+  });
+
+  test('measures text beyond Latin-1 with nothing more to load (string-width made an Intl.Segmenter at load)', async () => {
+    const { stdout, files } = await filesCompiled(['help', 'tags']);
+    assert.match(stdout, /…/, "the group's help ends its global options line with …");
+    assert.deepEqual(files, ['carectl.js']);
+  });
+
   test('pages through a list as the sources do', async () => {
     const argv = ['conversations', 'list', '--limit', '120', '-o', 'ndjson'];
     const { stdout } = await bundled(argv);

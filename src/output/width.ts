@@ -15,6 +15,8 @@ function computeWidth(code: number): number {
   if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return 0;
   // Terminals show the soft hyphen (string-width counts it as none).
   if (code === 0xad) return 1;
+  // Latin-1 and Latin Extended (the help's no-break spaces): one column each, no regex asked.
+  if (code < 0x300) return 1;
   return graphemeWidth(String.fromCodePoint(code));
 }
 
