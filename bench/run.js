@@ -304,9 +304,6 @@ function warnIfBundleIsStale() {
 /** Requests in parallel: bench/parallel.js. */
 const parallel = () => parallelMeasures({ entry, env: cleanEnv, scratch, runs: Number(flags['parallel-runs']), interleaved });
 
-/** Bytes on the wire, a thin link, connections that last: bench/wire.js. */
-const wire = () => wireMeasures({ entry, env: cleanEnv, scratch, runs: Number(flags['parallel-runs']), interleaved });
-
 /** Concurrency where it does not pay: a saturated service, a thin link (bench/concurrency.js). */
 const concurrency = () => concurrencyMeasures({ entry, env: cleanEnv, scratch, runs: Number(flags['parallel-runs']), interleaved });
 
