@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createRequire, isBuiltin } from 'node:module';
+import { isBuiltin } from 'node:module';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -88,8 +88,10 @@ describe('the bundled command', () => {
       const bundleFolder = fileURLToPath(new URL('../../dist/bundle/', import.meta.url));
       assert.ok(!(await readFile(join(bundleFolder, 'carectl.js'), 'utf8')).includes(marker));
       assert.ok((await readFile(join(bundleFolder, file), 'utf8')).includes(marker));
-      const { requireBundleFile } = createRequire(import.meta.url)(BIN) as { requireBundleFile(id: string): Record<string, unknown> };
-      assert.equal(typeof requireBundleFile(`./${file}`)[loaded], 'function');
+      // In a process of its own: bin/carectl.js sets V8 flags, which a process must not change once it runs (a SIGSEGV here).
+      const probe = `process.stdout.write(typeof require(${JSON.stringify(BIN)}).requireBundleFile(${JSON.stringify(`./${file}`)})[${JSON.stringify(loaded)}])`;
+      const { stdout } = await promisify(execFile)(process.execPath, ['-e', probe]);
+      assert.equal(stdout, 'function');
     });
   }
 

@@ -82,6 +82,9 @@ export async function openOutputFile(io: Io, given: string): Promise<OutputFile 
 /** A device or FIFO (`/dev/null`, a named pipe): nothing to rename, the bytes go straight in. */
 function straightInto(io: Io, path: string, given: string): OutputFile {
   const stream = createWriteStream(path, { flags: 'w' });
+  // A failed write reaches the command through its writer and ended(); one still pending when a
+  // failed run destroys the stream (ENOSPC again, on /dev/full) has nobody left to tell.
+  stream.on('error', () => undefined);
   return {
     io: { ...io, stdout: { stream, isTTY: false } },
     commit: () => ended(stream),
