@@ -3,25 +3,13 @@
  * (control characters shown escaped, formulas quoted in csv, exact text kept in json).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { FIXTURES, HOSTILE, type Sandbox } from '../src/sandbox/index.js';
-import { openSandbox, runCli } from './helpers.js';
+import { runCli, sandboxAndScratch } from './helpers.js';
 import { json, localServer } from './scripted-server.js';
 
 let sandbox: Sandbox;
-let scratch: string;
-
-before(async () => {
-  sandbox = await openSandbox();
-  scratch = mkdtempSync(path.join(tmpdir(), 'carectl-safety-'));
-});
-after(async () => {
-  await sandbox.close();
-  rmSync(scratch, { recursive: true, force: true });
-});
+sandboxAndScratch((opened) => (sandbox = opened));
 
 /** Raw control characters a terminal would act on; `allowed` names the separators a format uses. */
 function rawControls(text: string, allowed: string): string[] {

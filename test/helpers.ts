@@ -108,6 +108,44 @@ export async function openSandbox(options: SandboxOptions = {}): Promise<Sandbox
   return startSandbox({ anchor: '2026-06-30', ...options });
 }
 
+/** A sandbox and a scratch folder for a whole test file, removed after it; `opened` hands them to the file. */
+export function sandboxAndScratch(opened: (sandbox: Sandbox, scratch: string) => void): void {
+  let sandbox: Sandbox | undefined;
+  let scratch: string | undefined;
+  before(async () => {
+    sandbox = await openSandbox();
+    scratch = mkdtempSync(join(tmpdir(), 'carectl-scratch-'));
+    opened(sandbox, scratch);
+  });
+  after(async () => {
+    await sandbox?.close();
+    if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+  });
+}
+
+/**
+ * A sandbox for a whole test file on one fake clock with the CLI (so HTTP-date Retry-After values
+ * agree with the client), its faults and the sleeps recorded reset before each test; `opened`
+ * hands the file its sandbox.
+ */
+export function sandboxOnClock(
+  options: SandboxOptions,
+  opened: (sandbox: Sandbox) => void,
+): { clock: ReturnType<typeof fakeClock>; cli: (argv: string[]) => Promise<RunResult> } {
+  const clock = fakeClock();
+  let sandbox: Sandbox | undefined;
+  before(async () => {
+    sandbox = await openSandbox({ ...options, now: clock.now });
+    opened(sandbox);
+  });
+  after(() => sandbox?.close());
+  beforeEach(() => {
+    sandbox?.setFaults(undefined);
+    clock.slept.length = 0;
+  });
+  return { clock, cli: (argv) => runCli(argv, { ...(sandbox && { sandbox }), now: clock.now, sleep: clock.sleep }) };
+}
+
 /** API requests the sandbox received since `from` (index into sandbox.requests). */
 export function apiRequests(sandbox: Sandbox, from = 0): Sandbox['requests'] {
   return sandbox.requests.slice(from).filter((r) => r.listener === 'api');

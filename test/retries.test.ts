@@ -10,12 +10,12 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { ApiError, InterruptedError, MAY_HAVE_BEEN_APPLIED, mayHaveBeenApplied, NetworkError } from '../src/core/errors.js';
 import { Transport, type TransportConfig } from '../src/http/transport.js';
 import { json, serve, testTransport } from './scripted-server.js';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { apiRequests, fakeClock, openSandbox, runCli, type RunResult } from './helpers.js';
+import { apiRequests, fakeClock, runCli, sandboxOnClock } from './helpers.js';
 import { cliAgainst, withTransport } from './scripted-client.js';
 import { isNeverSentError, MIN_RETRY_SPAN_MS, parseRetryAfter, RETRYABLE_STATUSES, type RetryDelayInput, retryDelayMs } from '../src/http/retry.js';
 
@@ -345,19 +345,8 @@ describe('transport: Ctrl-C', () => {
 
 // ---- the CLI against the sandbox ----
 
-/** One clock for the sandbox and the CLI, so HTTP-date Retry-After values agree with the client. */
-const cliClock = fakeClock();
 let sandbox: Sandbox;
-before(async () => {
-  sandbox = await openSandbox({ conversations: 120, now: cliClock.now });
-});
-after(() => sandbox.close());
-beforeEach(() => {
-  sandbox?.setFaults(undefined);
-  cliClock.slept.length = 0;
-});
-
-const cli = (argv: string[]): Promise<RunResult> => runCli(argv, { sandbox, now: cliClock.now, sleep: cliClock.sleep });
+const { clock: cliClock, cli } = sandboxOnClock({ conversations: 120 }, (opened) => (sandbox = opened));
 
 describe('carectl: --retries, --request-timeout, Retry-After', () => {
   test('--retries N makes N+1 attempts (default 3), then exits 1 with the service message', async () => {

@@ -9,23 +9,14 @@ import { ApiError } from '../src/core/errors.js';
 import { basicCredentialForms, redact, redactError, stripUserinfo } from '../src/http/redact.js';
 import { json, localServer, type LocalServer, serve } from './scripted-server.js';
 import { assertNoCredential, BASE64, cliAgainst, PASSWORD, USER, withTransport } from './scripted-client.js';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { FIXTURES, type Sandbox } from '../src/sandbox/index.js';
-import { openSandbox, runCli, type RunOptions, type RunResult } from './helpers.js';
+import { runCli, sandboxAndScratch, type RunOptions, type RunResult } from './helpers.js';
 
 let sandbox: Sandbox;
 let scratch: string;
-
-before(async () => {
-  sandbox = await openSandbox();
-  scratch = mkdtempSync(path.join(tmpdir(), 'carectl-safety-'));
-});
-after(async () => {
-  await sandbox.close();
-  rmSync(scratch, { recursive: true, force: true });
-});
+sandboxAndScratch((opened, folder) => ([sandbox, scratch] = [opened, folder]));
 
 describe('credentials are never printed, even when echoed', () => {
   const echo = (req: IncomingMessage, res: ServerResponse): void =>

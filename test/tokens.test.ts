@@ -4,25 +4,14 @@
  * sandbox with its fault injection; every wait goes through a fake sleep.
  */
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { apiRequests, fakeClock, openSandbox, runCli, type RunResult } from './helpers.js';
+import { apiRequests, runCli, sandboxOnClock, type RunResult } from './helpers.js';
 
 // ---- the CLI against the sandbox ----
 
-/** One clock for the sandbox and the CLI, so HTTP-date Retry-After values agree with the client. */
-const cliClock = fakeClock();
 let sandbox: Sandbox;
-before(async () => {
-  sandbox = await openSandbox({ conversations: 120, now: cliClock.now });
-});
-after(() => sandbox.close());
-beforeEach(() => {
-  sandbox?.setFaults(undefined);
-  cliClock.slept.length = 0;
-});
-
-const cli = (argv: string[]): Promise<RunResult> => runCli(argv, { sandbox, now: cliClock.now, sleep: cliClock.sleep });
+const { clock: cliClock, cli } = sandboxOnClock({ conversations: 120 }, (opened) => (sandbox = opened));
 const runInSandbox = cli;
 /** The same, with stdout a regular file: writers gather lines and write a page at a time. */
 const cliIntoFile = (argv: string[]): Promise<RunResult> => runCli(argv, { sandbox, now: cliClock.now, sleep: cliClock.sleep, stdoutFile: true });
