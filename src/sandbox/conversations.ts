@@ -57,25 +57,23 @@ function sortMs(conversation: ConversationRecord, field: SortField): number {
  * of the data: a live night adds conversations and moves newest_sort_date.
  */
 class ConversationIndex {
-  private readonly ascending = new Map<SortField, ConversationRecord[]>();
+  /** Per sort date, the order and the revision of the data it was made for. */
+  private readonly ascending = new Map<SortField, { list: ConversationRecord[]; revision: number }>();
   private readonly snapshots = new Map<string, ConversationRecord[]>();
-  private sortedRevision: number;
 
-  constructor(private readonly data: SandboxData) {
-    this.sortedRevision = data.revision;
-  }
+  constructor(private readonly data: SandboxData) {}
 
-  /** Ascending by date, ties by id. */
+  /**
+   * Ascending by date, ties by id. After a change the last order is sorted again with the
+   * conversations added since (only ever appended) at its end: nearly in order already, which the sort passes over
+   * in about one pass (a PATCH between the pages of an export, a live night).
+   */
   sorted(field: SortField): ConversationRecord[] {
-    if (this.sortedRevision !== this.data.revision) {
-      this.ascending.clear();
-      this.sortedRevision = this.data.revision;
-    }
-    let list = this.ascending.get(field);
-    if (!list) {
-      list = [...this.data.conversations].sort((a, b) => sortMs(a, field) - sortMs(b, field) || a.seq - b.seq);
-      this.ascending.set(field, list);
-    }
+    const known = this.ascending.get(field);
+    if (known?.revision === this.data.revision) return known.list;
+    const start = known ? known.list.concat(this.data.conversations.slice(known.list.length)) : [...this.data.conversations];
+    const list = start.sort((a, b) => sortMs(a, field) - sortMs(b, field) || a.seq - b.seq);
+    this.ascending.set(field, { list, revision: this.data.revision });
     return list;
   }
 
