@@ -10,37 +10,48 @@ import { fakeClock } from './helpers.js';
 
 const sample = (limit: number, latencyMs: number, throughput: number, full = true): Sample => ({ limit, latencyMs, throughput, full });
 const at = (limit: number, base: Sample | undefined, extra: Partial<LimiterState> = {}): LimiterState => ({
-  ...startState(limit, 8),
+  ...startState(8),
+  limit,
   ...(base && { base }),
   ...extra,
 });
 
 describe('limiter: one decision', () => {
   const table: Array<[string, LimiterState, Sample, number, string | undefined]> = [
-    ['from the start, a full round doubles the limit', at(2, undefined), sample(2, 120, 16), 4, 'in flight 2 → 4: starting'],
-    ['from the start, the second round at a limit doubles it', at(2, sample(2, 120, 16)), sample(2, 50, 40), 4, 'in flight 2 → 4: starting'],
+    ['the first round fills an idle service: it only sets the base', at(8, undefined), sample(8, 60, 130), 8, undefined],
+    ['from the start, the second full round at the ceiling halves the limit', at(8, sample(8, 60, 130)), sample(8, 120, 66), 4, 'in flight 8 → 4: starting'],
+    ['a round not full says nothing', at(8, undefined), sample(8, 120, 16, false), 8, undefined],
+    ['a halving that costs nothing halves again', at(4, sample(8, 80, 100)), sample(4, 40, 100), 2, 'in flight 4 → 2: latency down 50 %, throughput flat'],
     [
-      'a doubling that doubles the throughput doubles again',
-      at(4, sample(2, 50, 40)),
-      sample(4, 51, 78),
+      'a halving that costs more than 30 % of the throughput it could: back to where it was',
+      at(4, sample(8, 50, 160)),
+      sample(4, 50, 80),
       8,
-      'in flight 4 → 8: latency flat, throughput up 95 %',
+      'in flight 4 → 8: latency flat, throughput down 50 %',
     ],
+    ['halving down to one settles there', at(1, sample(2, 20, 100)), sample(1, 10, 100), 1, undefined],
     [
       'latency up 60 %, throughput flat: back to where it was',
-      at(4, sample(2, 10, 200)),
-      sample(4, 16, 205),
-      2,
-      'in flight 4 → 2: latency up 60 %, throughput flat',
+      at(4, sample(3, 10, 300), { starting: false }),
+      sample(4, 16, 250),
+      3,
+      'in flight 4 → 3: latency up 60 %, throughput down 17 %',
     ],
     [
       'a raise that brings less than 30 % of its gain is not kept',
-      at(4, sample(2, 10, 200)),
+      at(4, sample(2, 10, 200), { starting: false }),
       sample(4, 13, 250),
       2,
       'in flight 4 → 2: latency up 30 %, throughput up 25 %',
     ],
-    ['at the ceiling a raise that paid settles', at(8, sample(4, 50, 80)), sample(8, 50, 160), 8, undefined],
+    [
+      'a raise that pays: one more again',
+      at(4, sample(3, 50, 60), { starting: false }),
+      sample(4, 50, 80),
+      5,
+      'in flight 4 → 5: latency flat, throughput up 33 %',
+    ],
+    ['at the ceiling a raise that paid settles', at(8, sample(7, 50, 140), { starting: false }), sample(8, 50, 160), 8, undefined],
     [
       'one fewer that costs little: one fewer again',
       at(3, sample(4, 40, 100), { starting: false }),
@@ -55,7 +66,6 @@ describe('limiter: one decision', () => {
       8,
       'in flight 7 → 8: latency flat, throughput down 12 %',
     ],
-    ['a window not full says nothing', at(4, sample(2, 50, 40)), sample(4, 50, 40, false), 4, undefined],
     ['steady rounds keep the limit', at(3, sample(3, 10, 300), { starting: false }), sample(3, 10, 300), 3, undefined],
     [
       `after ${PROBE_EVERY} steady rounds, one more or one fewer, in turn`,
@@ -77,7 +87,7 @@ describe('limiter: one decision', () => {
 describe('limiter: rounds against model services', () => {
   /** Runs `rounds` rounds against a service whose latency at each limit is `latency(limit)`; a full window all along. */
   function run(latency: (limit: number) => number, rounds: number): { limits: number[]; lines: string[] } {
-    let state = startState(2, 8);
+    let state = startState(8);
     const limits: number[] = [];
     const lines: string[] = [];
     for (let round = 0; round < rounds; round++) {
@@ -90,25 +100,30 @@ describe('limiter: rounds against model services', () => {
     return { limits, lines };
   }
 
-  it('a service 50 ms away: 8 in flight from the second round, a probe of 7 comes back', () => {
+  it('a service 50 ms away: a halving costs half the throughput, so 8 in flight from the fourth round; a probe of 7 comes back', () => {
     const { limits, lines } = run(() => 50, 12);
-    assert.deepEqual(limits.slice(0, 3), [4, 8, 8]);
-    assert.equal(Math.min(...limits.slice(2)), 7);
+    assert.deepEqual(limits.slice(0, 4), [8, 4, 8, 8]);
+    assert.equal(Math.min(...limits.slice(3)), 7);
     assert.equal(limits.at(-1), 8);
-    assert.equal(lines[2], `in flight 8 → 7: probing after ${PROBE_EVERY} rounds`);
-    assert.equal(lines[3], 'in flight 7 → 8: latency flat, throughput down 12 %');
+    assert.deepEqual(lines.slice(0, 4), [
+      'in flight 8 → 4: starting',
+      'in flight 4 → 8: latency flat, throughput down 50 %',
+      `in flight 8 → 7: probing after ${PROBE_EVERY} rounds`,
+      'in flight 7 → 8: latency flat, throughput down 12 %',
+    ]);
   });
 
-  it('a service that serves one at a time (5 ms each): back to 2, then down to 1, where it stays', () => {
+  it('a service that serves one at a time (5 ms each): halves down to 1, where it stays', () => {
     const { limits, lines } = run((limit) => 5 * limit, 40);
-    assert.deepEqual(lines.slice(0, 4), [
-      'in flight 2 → 4: starting',
-      'in flight 4 → 2: latency up 100 %, throughput flat',
-      `in flight 2 → 1: probing after ${PROBE_EVERY} rounds`,
+    assert.deepEqual(lines.slice(0, 5), [
+      'in flight 8 → 4: starting',
+      'in flight 4 → 2: latency down 50 %, throughput flat',
+      'in flight 2 → 1: latency down 50 %, throughput flat',
       `in flight 1 → 2: probing after ${PROBE_EVERY} rounds`,
+      'in flight 2 → 1: latency up 100 %, throughput flat',
     ]);
-    assert.equal(lines[4], 'in flight 2 → 1: latency up 100 %, throughput flat');
-    assert.ok(limits.slice(10).every((limit) => limit <= 2));
+    assert.deepEqual(limits.slice(0, 4), [8, 4, 2, 1]);
+    assert.ok(limits.slice(4).every((limit) => limit <= 2));
   });
 });
 
@@ -157,7 +172,12 @@ describe('Scheduler: adaptive, on the injected clock', () => {
 
   it('the default comes down from more in flight than the service serves, and says why under --verbose', async () => {
     const { trace, window } = await serial(true);
-    assert.deepEqual(trace.slice(0, 2), ['parallel: in flight 2 → 4: starting', 'parallel: in flight 4 → 2: latency up 86 %, throughput flat']);
+    assert.deepEqual(trace.slice(0, 4), [
+      'parallel: in flight 8 → 4: starting',
+      'parallel: in flight 4 → 2: latency down 50 %, throughput up 14 %',
+      'parallel: in flight 2 → 1: latency down 50 %, throughput flat',
+      `parallel: in flight 1 → 2: probing after ${PROBE_EVERY} rounds`,
+    ]);
     assert.ok(window <= 2, trace.join('\n'));
   });
 
@@ -170,11 +190,11 @@ describe('Scheduler: adaptive, on the injected clock', () => {
 });
 
 describe('Scheduler: adaptive, and a 429', () => {
-  it('a 429 halves what is in flight under the limiter, not the ceiling', async () => {
+  it('a 429 halves what is in flight from the ceiling the limiter starts at', async () => {
     const clock = fakeClock();
     const trace: string[] = [];
     const scheduler = new Scheduler({ parallel: 8, adaptive: true, now: clock.now, sleep: clock.sleep, trace: (line) => trace.push(line.trim()) });
-    assert.equal(scheduler.window, 2);
+    assert.equal(scheduler.window, 8);
     let release = (): void => undefined;
     const other = scheduler.run(0, () => new Promise<void>((resolve) => (release = resolve)));
     await scheduler.run(1, async (slot) => {
@@ -183,7 +203,7 @@ describe('Scheduler: adaptive, and a 429', () => {
       assert.equal(await refused, true);
     });
     await other;
-    assert.equal(scheduler.window, 1);
-    assert.deepEqual(trace, ['parallel: 2 → 1 requests in flight (429: too many requests; every request waits 1000 ms)']);
+    assert.equal(scheduler.window, 4);
+    assert.deepEqual(trace, ['parallel: 8 → 4 requests in flight (429: too many requests; every request waits 1000 ms)']);
   });
 });

@@ -1,8 +1,10 @@
 /**
  * How many requests to keep in flight when the user named no number: a hill-climbing limiter in the spirit of Netflix's
  * concurrency-limits (Vegas, Gradient2). It measures a round at each limit, the answers to about a window of requests,
- * and keeps a higher limit only while it raises the throughput, a lower one while it costs none. More in flight than a
- * service can work on at once only queues there: latency climbs and throughput stays flat, so the limit comes back down.
+ * and keeps a higher limit only while it raises the throughput, a lower one while it costs none. It starts at the
+ * ceiling and halves while that costs nothing: a service that gains from more in flight loses one round at half the
+ * limit, where starting low and doubling lost the whole climb on every short batch. More in flight than a service can
+ * work on at once only queues there: latency climbs and throughput stays flat, so the limit comes down.
  * The decision (`decide`) is a pure function of the samples; `Rounds` gathers them from times it is given.
  */
 
@@ -22,7 +24,7 @@ export interface LimiterState {
   ceiling: number;
   /** The last round kept: a round at a probed limit is compared with it. */
   base?: Sample;
-  /** Doubling from the start, until a raise does not pay. */
+  /** Halving from the start, until a step down costs its share. */
   starting: boolean;
   /** Rounds at the same limit since the last change. */
   steady: number;
@@ -47,20 +49,22 @@ export const ROUND_MS = 40;
 /** A round's mean in flight at or above this share of the limit counts as a full window. */
 const FULL = 0.75;
 
-export function startState(limit: number, ceiling: number): LimiterState {
-  return { limit: Math.min(limit, ceiling), ceiling, starting: true, steady: 0, probed: 'up' };
+export function startState(ceiling: number): LimiterState {
+  return { limit: ceiling, ceiling, starting: true, steady: 0, probed: 'up' };
 }
 
 /** The limit after a round at `state.limit`, and why it changed. */
 export function decide(state: LimiterState, sample: Sample): Decision {
   const { base } = state;
   if (!sample.full) return { state };
-  if (base === undefined || base.limit === sample.limit) return steadyRound(state, sample);
+  // The first round of a run measures the burst that fills an idle service, not the limit: it sets the base only.
+  if (base === undefined) return { state: { ...state, base: sample } };
+  if (base.limit === sample.limit) return steadyRound(state, sample);
   const why = effect(sample, base);
   if (!paid(sample, base)) return change({ ...state, starting: false }, base.limit, why, base);
-  // It paid: one more step the same way (doubling from the start), until the ceiling or one.
+  // It paid: one more step the same way (halving from the start), until the ceiling or one.
   const up = sample.limit > base.limit;
-  const next = up ? Math.min(state.ceiling, state.starting ? 2 * sample.limit : sample.limit + 1) : Math.max(1, sample.limit - 1);
+  const next = up ? Math.min(state.ceiling, sample.limit + 1) : state.starting ? Math.ceil(sample.limit / 2) : Math.max(1, sample.limit - 1);
   if (next === sample.limit) return { state: { ...state, base: sample, starting: false, steady: 0 } };
   return change(state, next, why, sample);
 }
@@ -70,9 +74,9 @@ export function paid(sample: Sample, base: Sample): boolean {
   return sample.throughput / base.throughput >= 1 + FOLLOW * (sample.limit / base.limit - 1);
 }
 
-/** Another round at the kept limit: from the start, double; every PROBE_EVERY rounds, try one more or one fewer. */
+/** Another round at the kept limit: from the start, halve; every PROBE_EVERY rounds, try one more or one fewer. */
 function steadyRound(state: LimiterState, sample: Sample): Decision {
-  if (state.starting && sample.limit < state.ceiling) return change(state, Math.min(state.ceiling, 2 * sample.limit), 'starting', sample);
+  if (state.starting && sample.limit > 1) return change(state, Math.ceil(sample.limit / 2), 'starting', sample);
   const steady = state.steady + 1;
   const up = sample.limit < state.ceiling && (state.probed === 'down' || sample.limit === 1);
   if (steady < PROBE_EVERY || (!up && sample.limit === 1)) return { state: { ...state, base: sample, starting: false, steady } };

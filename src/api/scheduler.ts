@@ -16,12 +16,9 @@ export interface SchedulerOptions {
   signal?: AbortSignal;
   /** --verbose: one line per change of the window. */
   trace?: (line: string) => void;
-  /** `parallel` is a ceiling: start at 2 and keep as many in flight as raise the throughput. */
+  /** `parallel` is a ceiling: start there and keep only as many in flight as raise the throughput. */
   adaptive?: boolean;
 }
-
-/** Where the adaptive window starts: lists begin with their two priority queries side by side. */
-export const ADAPTIVE_START = 2;
 
 /** What a running task passes to each of its requests. */
 export type Slot = { readonly throttle: Throttle | undefined };
@@ -60,7 +57,7 @@ export class Scheduler {
   constructor(private readonly options: SchedulerOptions) {
     this.parallel = options.parallel;
     this.current = options.parallel;
-    if (options.adaptive === true && options.parallel > 1) this.limiter = startState(ADAPTIVE_START, options.parallel);
+    if (options.adaptive === true && options.parallel > 1) this.limiter = startState(options.parallel);
     this.rounds = new Rounds(options.now());
     options.signal?.addEventListener('abort', () => this.dispatch(), { once: true });
   }
@@ -146,7 +143,7 @@ export class Scheduler {
       this.epoch++;
       this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (429: too many requests; every request waits ${waitMs} ms)`);
       // The limiter starts over below the cut: what it measured before the pause no longer holds.
-      if (this.limiter) this.limiter = { ...startState(this.current, this.parallel), starting: false };
+      if (this.limiter) this.limiter = { ...startState(this.parallel), limit: this.current, starting: false };
     }
     this.rounds.restart(this.options.now());
     this.answered = 0;
