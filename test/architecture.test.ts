@@ -148,4 +148,23 @@ describe('architecture', () => {
     assert.equal(mayImport('.', 'commands'), true);
     assert.equal(mayImport('api', 'api'), true);
   });
+
+  test("every test file has its subject in ARCHITECTURE.md's test map, and every file the map names exists", () => {
+    const project = resolve(sources, '..');
+    const architecture = readFileSync(join(project, 'docs/ARCHITECTURE.md'), 'utf8');
+    const map = architecture.slice(architecture.indexOf('## Test map'), architecture.indexOf('\n## ', architecture.indexOf('## Test map') + 1));
+    const named = new Set([...map.matchAll(/[\w-]+\.test\.ts/g)].map((m) => m[0]));
+    const files = readdirSync(join(project, 'test')).filter((name) => name.endsWith('.test.ts'));
+    assert.ok(files.length > 50, `read ${files.length} test files`);
+    assert.deepEqual(
+      files.filter((name) => !named.has(name)),
+      [],
+      'test files missing from the map',
+    );
+    assert.deepEqual(
+      [...named].filter((name) => !files.includes(name)),
+      [],
+      'files the map names that do not exist',
+    );
+  });
 });
