@@ -549,7 +549,7 @@ describe('end to end', () => {
 
   // The README's quick start: conversation 500001's author id is two characters longer than any on the first page.
   const quickStart: Record<number, [string, string]> = {
-    40: ['ID      STATUS  PRIORITY    AUTHOR.ID', '500001  unread  false       f:666000001'],
+    40: ['ID      STATUS  IS_PRIORITY  AUTHOR.ID', '500001  unread  false        f:666000001'],
     60: ['ID      STATUS  PRIOR…  AUTHOR.ID     CHANNELS    TAGS', '500001  unread  false   f:666000001   Acme Face…  =HYPERLIN…'],
     80: ['ID      STATUS  PRIOR…  AUTHOR.ID     CHANNELS           TAGS', '500001  unread  false   f:666000001   Acme Facebook      =HYPERLINK("http://evi…'],
     120: [

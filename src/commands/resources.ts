@@ -171,7 +171,7 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
   const ids = spec.listByIds ? await readIds(ctx, opts.ids, '--id') : undefined;
   let watch: IdWatch | undefined;
   const writerFor = (continues: string | undefined): RecordWriter => {
-    watch = watchIds(printer.writer('list', columns, { continues, computed: spec.computed, picked, known: knownValues(spec, query) }));
+    watch = watchIds(printer.writer('list', columns, { continues, computed: spec.computed, picked, known: knownValues(spec, query), most: ctx.limit }));
     return watch.writer;
   };
   const run: ListRun = { version, query: [...query, ...fieldsQuery], asOf, ids, noun: spec.noun };

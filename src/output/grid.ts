@@ -34,7 +34,11 @@ export const MIN_WRAP_WIDTH = 24;
 /** Fitting to a terminal never shrinks a text column below this (a narrower one stays as it is). */
 export const MIN_SHRUNK_WIDTH = 6;
 
-/** A header over narrower values is shortened to no fewer columns than this: `PRIOR…` over `true`, `ACTIVE` over `false`. */
+/**
+ * A header over narrower values is shortened to no fewer columns than this (`PRIOR…` over `true`,
+ * `ACTIVE` over `false`) while free text can still be cut, and to LEAST_HEADER_WIDTH only where a
+ * column would otherwise be left out.
+ */
 const MIN_HEADER_WIDTH = 6;
 
 const KEY_NAME = /(?:^|[._])id$/i;
@@ -75,8 +79,9 @@ export interface ColumnMeasure {
   values: number;
   /**
    * Columns wanted beyond `values`: a later id one digit or a few letters longer than the first
-   * window's stays on the grid. Given off a terminal, and on one before free text or a header
-   * keeps its width, as far as the room above the columns' floors goes, left to right.
+   * window's, or the longest status there is, stays on the grid. Given off a terminal, and on one
+   * before free text or a header keeps its width, as far as the room above the columns' floors
+   * goes, left to right; it counts when deciding which columns fit (but for the last column's).
    */
   reserve?: number;
 }
@@ -123,24 +128,27 @@ function shrink(widths: number[], floors: readonly number[], budget: number): nu
 /** The main column (ColumnPolicy.main) is not shrunk below this share of a terminal. */
 const MAIN_SHARE = 1 / 3;
 
+/** A header over narrower values is cut to no fewer columns than this (`PR…`), rather than a column left out. */
+const LEAST_HEADER_WIDTH = 3;
+
 /**
  * Below these widths a column is not shrunk: free text to MIN_SHRUNK_WIDTH (the main column to a
- * third of the terminal), a key or fixed value never below its values.
+ * third of the terminal), a key or fixed value never below its values, its header to `headerLeast`.
  */
-function floorsOf(measures: readonly ColumnMeasure[], policies: readonly ColumnPolicy[], terminalColumns: number): number[] {
+function floorsOf(measures: readonly ColumnMeasure[], policies: readonly ColumnPolicy[], terminalColumns: number, headerLeast: number): number[] {
   return measures.map(({ header, values }, index) => {
     const width = Math.max(1, header, values);
     const policy = policies[index] as ColumnPolicy;
     if (policy.main) return Math.min(width, Math.max(MIN_SHRUNK_WIDTH, Math.floor(terminalColumns * MAIN_SHARE)));
     if (policy.kind === 'text') return Math.min(width, MIN_SHRUNK_WIDTH);
-    // A key or fixed value is never cut; its header gives way to its short form (shortHeader) instead, down to MIN_HEADER_WIDTH.
-    return Math.max(1, values, Math.min(header, values === 0 ? MIN_SHRUNK_WIDTH : MIN_HEADER_WIDTH));
+    // A key or fixed value is never cut; its header gives way to its short form (shortHeader) instead.
+    return Math.max(1, values, Math.min(header, values === 0 ? MIN_SHRUNK_WIDTH : headerLeast));
   });
 }
 
 /**
  * The floors of a first fitting pass: free text keeps its natural width while the headers wider
- * than their key or fixed values give way, so `IS_PRIORITY` over `true` becomes `PRIO…` before a
+ * than their key or fixed values give way, so `IS_PRIORITY` over `true` becomes `PRIOR…` before a
  * channel's name is cut.
  */
 function headersFirst(natural: readonly number[], floors: readonly number[], policies: readonly ColumnPolicy[]): number[] {
@@ -148,13 +156,27 @@ function headersFirst(natural: readonly number[], floors: readonly number[], pol
 }
 
 /**
- * The widths of the columns: natural (the header and the widest cell of the first window, off a
- * terminal with the reserve), and with `terminalColumns` fitted to it, widest first:
- * free text down to MIN_SHRUNK_WIDTH, and the blank part under a header wider than its column's
- * values (down to the values, or to MIN_SHRUNK_WIDTH of the header). So free text is what gets
- * cut, the long headers of narrow columns only once the text is as narrow as they are, and a key
- * or fixed value never. The key columns' reserves come before any of that, as far as they fit,
- * the rest of them out of the room left.
+ * `floors` raised by the reserves of the columns but the last (it reaches the terminal's edge),
+ * left to right, as far as the room above them in `budget` goes.
+ */
+function withReserves(floors: readonly number[], measures: readonly ColumnMeasure[], budget: number): number[] {
+  let room = budget - sum(floors);
+  const last = floors.length - 1;
+  return floors.map((floor, index) => {
+    const { values, reserve = 0 } = measures[index] as ColumnMeasure;
+    const more = reserve > 0 && index < last ? Math.max(0, Math.min(room, values + reserve - floor)) : 0;
+    room -= more;
+    return floor + more;
+  });
+}
+
+/**
+ * The widths of the columns: natural (the header and the widest cell of the first window), off a
+ * terminal with the reserve. Fitted to `terminalColumns`, a column is as wide as what it shows
+ * and its reserve; what gives way, widest first: the blank part under a header wider than its key
+ * or fixed values (down to MIN_HEADER_WIDTH of the header), free text (down to MIN_SHRUNK_WIDTH),
+ * then those headers again, down to LEAST_HEADER_WIDTH, where fitColumns kept a column only so.
+ * The reserves are given before that, as far as they fit, the rest of them out of the room left.
  */
 export function columnWidths(
   measures: readonly ColumnMeasure[],
@@ -170,17 +192,10 @@ export function columnWidths(
     });
   }
   const budget = terminalColumns - gap * (natural.length - 1);
-  const floors = floorsOf(measures, policies, terminalColumns);
-  // The reserves, left to right, as far as the room above the floors goes.
-  let room = budget - sum(floors);
-  const kept = floors.map((floor, index) => {
-    const { values, reserve = 0 } = measures[index] as ColumnMeasure;
-    const given = reserve > 0 ? Math.max(0, Math.min(room, values + reserve - floor)) : 0;
-    room -= given;
-    return floor + given;
-  });
+  const kept = withReserves(floorsOf(measures, policies, terminalColumns, LEAST_HEADER_WIDTH), measures, budget);
+  const floors = floorsOf(measures, policies, terminalColumns, MIN_HEADER_WIDTH).map((floor, index) => Math.max(floor, kept[index] as number));
   const wanted = natural.map((width, index) => Math.max(width, kept[index] as number));
-  const fitted = shrink(shrink(wanted, headersFirst(wanted, kept, policies), budget), kept, budget);
+  const fitted = shrink(shrink(shrink(wanted, headersFirst(wanted, floors, policies), budget), floors, budget), kept, budget);
   // The rest comes out of the room no column needs (the last one reaches the edge), left to right.
   const last = fitted.length - 1;
   // A wrapped last column keeps the room to wrap in.
@@ -213,8 +228,9 @@ export function fitColumns(
 ): FittedColumns {
   let shown = measures.map((_, index) => index);
   if (terminalColumns) {
-    const floors = floorsOf(measures, policies, terminalColumns);
-    // A key column's reserve counts, but for the last one's (it reaches the edge): a later, longer id then still stands on the grid.
+    // What a column shows, its header cut as far as it goes. A reserve counts, but for the last
+    // column's (it reaches the edge): a later, longer id or status then still stands on the grid.
+    const floors = floorsOf(measures, policies, terminalColumns, LEAST_HEADER_WIDTH);
     const least = (index: number, at: number): number => (floors[index] as number) + (at < shown.length - 1 ? (measures[index]?.reserve ?? 0) : 0);
     const fits = (): boolean => sum(shown.map(least)) + gap * (shown.length - 1) <= terminalColumns;
     const natural = measures.map(({ header, values }) => Math.max(1, header, values));

@@ -37,6 +37,8 @@ export interface WriterChoices {
   picked?: boolean;
   /** table: the values the catalogue knows a column can hold (WriterOptions.known). */
   known?: Readonly<Record<string, readonly string[]>>;
+  /** table: the most rows there can be (WriterOptions.most). */
+  most?: number | undefined;
   /** table: the column the rows are read for (WriterOptions.main). */
   main?: string;
 }
@@ -82,6 +84,7 @@ export class Printer {
           header: this.settings.header && !continued,
           everyField: this.needsAllFields(shape, choices.picked === true),
           ...(choices.known ? { known: choices.known } : {}),
+          ...(choices.most !== undefined ? { most: choices.most } : {}),
           ...(choices.main ? { main: choices.main } : {}),
         }),
         columns,

@@ -92,13 +92,13 @@ class Line {
  * One grid: the widths fixed, each row laid out on it, so every cell starts where its header does,
  * page after page. A cell wider than its column is cut with '…', or wrapped within the column when
  * its column wraps. A key or fixed value (an id, a code, a date) is never cut: the widths come from
- * the first window and from the values the catalogue knows (a status enum, narrowed by a filter),
- * and a key column gets a reserve (KEY_RESERVE), on a terminal before free text keeps its width,
- * so a wider one on a later page is rare. When one comes, its record still takes one line: the
- * value stands whole and the cells after it in that row move right, each free-text (or blank) cell
- * cut so that it still ends where its column ends, until the row is back on the grid; a key or
- * fixed value pushed past its column's end moves on the ones after it. The last column reaches
- * the terminal's edge (off a terminal, MAX_CELL_WIDTH).
+ * the first window, and while more rows may follow a column keeps a reserve (room for the longest
+ * value the catalogue knows, a status enum narrowed by a filter, or KEY_RESERVE for a key column),
+ * on a terminal before free text keeps its width, so a wider one on a later page is rare. When one
+ * comes, its record still takes one line: the value stands whole and the cells after it in that
+ * row move right, each free-text (or blank) cell cut so that it still ends where its column ends,
+ * until the row is back on the grid; a key or fixed value pushed past its column's end moves on
+ * the ones after it. The last column reaches the terminal's edge (off a terminal, MAX_CELL_WIDTH).
  */
 class Grid {
   readonly #widths: number[];
@@ -219,6 +219,7 @@ class ListTableWriter implements RecordWriter {
   readonly #terminalColumns: number | undefined;
   readonly #notice: ((message: string) => void) | undefined;
   readonly #known: Readonly<Record<string, readonly string[]>>;
+  readonly #most: number;
   readonly #main: string | undefined;
   #page: string[][] = [];
   #grid: { grid: Grid; shown: number[]; Table: typeof CliTable } | undefined;
@@ -235,6 +236,7 @@ class ListTableWriter implements RecordWriter {
     this.#terminalColumns = terminalWidth(opts);
     this.#notice = opts.notice;
     this.#known = opts.known ?? {};
+    this.#most = opts.most ?? Infinity;
     this.#main = opts.main;
   }
 
@@ -255,12 +257,17 @@ class ListTableWriter implements RecordWriter {
 
   /** An empty page (e.g. the first of two queries) prints nothing and fixes no widths. */
   async endPage(): Promise<void> {
+    await this.#writePage(false);
+  }
+
+  /** `last`: no row comes after these (end()), so the widths keep no room for one. */
+  async #writePage(last: boolean): Promise<void> {
     const rows = this.#page;
     if (rows.length === 0) return;
     this.#page = [];
     let text = '';
     if (!this.#grid) {
-      this.#grid = { ...this.#gridFor(rows), Table: (await import('cli-table3')).default };
+      this.#grid = { ...this.#gridFor(rows, last || rows.length >= this.#most), Table: (await import('cli-table3')).default };
       // Said before the table, so that whoever reads its top knows columns are missing.
       if (this.#leftOut.length > 0) {
         this.#notice?.(`left out ${this.#leftOut.join(', ')} to fit ${this.#terminalColumns} columns: --columns picks the columns, -o tsv shows them all`);
@@ -277,7 +284,7 @@ class ListTableWriter implements RecordWriter {
 
   /** An empty list prints nothing, not even the header: the caller says so on stderr. */
   async end(): Promise<void> {
-    await this.endPage();
+    await this.#writePage(true);
     await this.#sink.end();
   }
 
@@ -285,7 +292,8 @@ class ListTableWriter implements RecordWriter {
     return (this.#grid?.shown ?? []).map((index) => row[index] as string);
   }
 
-  #gridFor(rows: readonly string[][]): { grid: Grid; shown: number[] } {
+  /** `whole`: these are all the rows, and no column keeps a reserve for later ones. */
+  #gridFor(rows: readonly string[][], whole: boolean): { grid: Grid; shown: number[] } {
     const policies: ColumnPolicy[] = [];
     const measures = this.#columns.map((column, index) => {
       const cells = rows.map((row) => row[index] as string);
@@ -295,13 +303,19 @@ class ListTableWriter implements RecordWriter {
       const last = index === this.#columns.length - 1;
       const measured =
         policy.wrap && last && this.#terminalColumns !== undefined ? cells.filter((cell) => displayWidth(cell, MIN_WRAP_WIDTH) <= MIN_WRAP_WIDTH) : cells;
-      const values = Math.max(widestCell(measured, MAX_CELL_WIDTH), widestCell(known, MAX_CELL_WIDTH));
+      const values = widestCell(measured, MAX_CELL_WIDTH);
       return {
         header: this.#header ? displayWidth(this.#header[index] as string) : 0,
         values,
-        // Not the first column: its ids are what a row is read by, mostly of one length. Nor one
-        // whose values the catalogue knows: the longest of them is its width.
-        reserve: index > 0 && policy.kind === 'key' && known.length === 0 ? Math.min(KEY_RESERVE_MAX, Math.ceil(values * KEY_RESERVE)) : 0,
+        // Not the first column: its ids are what a row is read by, mostly of one length. One whose
+        // values the catalogue knows wants room for the longest of them.
+        reserve: whole
+          ? 0
+          : known.length > 0
+            ? Math.max(0, widestCell(known, MAX_CELL_WIDTH) - values)
+            : index > 0 && policy.kind === 'key'
+              ? Math.min(KEY_RESERVE_MAX, Math.ceil(values * KEY_RESERVE))
+              : 0,
       };
     });
     const { shown, widths } = fitColumns(measures, policies, GAP, this.#terminalColumns);

@@ -26,9 +26,11 @@ export interface WriterOptions {
   everyField?: boolean;
   /**
    * table: every value the catalogue knows a column can hold (a status enum), by column name: the
-   * column is made as wide as the widest, so a later page's longer code stays on the grid.
+   * column keeps room for the widest, so a later page's longer code stays on the grid.
    */
   known?: Readonly<Record<string, readonly string[]>>;
+  /** table: the most rows there can be (--limit): a first window that holds them all keeps no room for later ones. */
+  most?: number;
   /** table: the column the rows are read for (a message's text): kept, and given a third of a terminal, before the others. */
   main?: string;
   /** Where a notice goes (stderr, unless --quiet): a table names the columns a terminal had no room for. */
