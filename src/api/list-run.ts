@@ -1,6 +1,6 @@
 /**
- * Streams a list plan into an output writer, the single writer of the work queue's slices in order:
- * --limit, --resume, each record once, and the resume token printed when the list stops early.
+ * Runs a list plan: its single consumer takes the work queue's slices in order and writes their records through the output's
+ * writer, each once, up to --limit, from where --resume starts; a list that stops early gets its resume token.
  */
 import { ApiError, exchangeFailed, InterruptedError, type CarectlError } from '../core/errors.js';
 import { realSleep } from '../core/io.js';
@@ -42,28 +42,28 @@ export async function runList(options: ListRunOptions): Promise<number> {
   const { plan, start, limit = Infinity, pageSize = 50 } = options;
   const scheduler = options.scheduler ?? new Scheduler({ parallel: 1, now: () => Date.now(), sleep: realSleep });
   const run = new WorkQueue({ plan, source: options.source, scheduler, start, pageSize, limit });
-  const out = new OrderedWriter(options, run, limit, pageSize);
+  const consumer = new Consumer(options, run, limit, pageSize);
   try {
     slices: for (let slice: Slice | undefined = run.head; slice; slice = slice.following) {
-      await out.startSlice(slice);
+      await consumer.startSlice(slice);
       for (let page = await run.take(slice); page !== null; page = await run.take(slice)) {
-        await out.writePage(slice, page);
-        if (out.written >= limit) break slices;
+        await consumer.writePage(slice, page);
+        if (consumer.written >= limit) break slices;
       }
     }
-    await out.endPhase();
+    await consumer.closePhase();
   } catch (err) {
     run.stop();
-    throw await out.stopped(err);
+    throw await consumer.stopped(err);
   }
   run.stop();
   await options.writer.end();
-  if (out.written >= limit && out.cursor) {
-    const token = out.token(out.cursor);
+  if (consumer.written >= limit && consumer.cursor) {
+    const token = consumer.token(consumer.cursor);
     options.stoppedAt?.(token);
     options.notice(`stopped at --limit ${limit}; more may follow: run the same command with --resume ${token}`);
   }
-  return out.written;
+  return consumer.written;
 }
 
 /** Ids a token names at most (the contract: up to 100). */
@@ -75,8 +75,8 @@ const REMEMBERED_KEPT = REMEMBERED_MAX / 2;
 /** A cursor, the records the run passed before it, and how many of those lead up to it in its chain (their ids known). */
 type Place = Cursor & { recordsPassed: number; passedInChain: number };
 
-/** The single writer: the slices' records in order, each id once, with the cursor a token continues from. */
-class OrderedWriter {
+/** The queue's single consumer: the slices' records in order, each id once, with the cursor a token continues from. */
+class Consumer {
   written = 0;
   cursor: Place | null;
   // The cursor before each record the output has not handed on yet: a token after a failure starts at the first.
@@ -110,23 +110,19 @@ class OrderedWriter {
   ) {
     const { start } = options;
     this.done = new Set(start.done);
-    for (const id of start.done ?? []) {
-      this.printed.push({ id, at: this.recordsPassed });
-      this.pass(id);
-    }
+    for (const id of start.done ?? []) this.pass(id, true);
     this.cursor = { ...start, recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
     this.phase = start.phase;
     this.counted = start.doneOnPage;
   }
 
-  private remember(id: string): void {
-    this.printed.push({ id, at: this.recordsPassed });
-    if (this.printed.length <= REMEMBERED_MAX) return;
-    this.printed = this.printed.slice(-REMEMBERED_KEPT);
-    this.printedCut = true;
-  }
-
-  private pass(id: string | undefined): void {
+  /** A record passed, `written` or left out as a repeat. */
+  private pass(id: string | undefined, written: boolean): void {
+    if (written && id !== undefined) this.printed.push({ id, at: this.recordsPassed });
+    if (this.printed.length > REMEMBERED_MAX) {
+      this.printed = this.printed.slice(-REMEMBERED_KEPT);
+      this.printedCut = true;
+    }
     this.recent.push(id);
     this.recordsPassed++;
     this.passedInChain++;
@@ -201,12 +197,13 @@ class OrderedWriter {
   async startSlice(slice: Slice): Promise<void> {
     this.passedInChain = 0;
     if (slice.phase === this.phase) return;
-    await this.endPhase();
+    await this.closePhase();
     this.phase = slice.phase;
     this.counted = 0;
   }
 
-  async endPhase(): Promise<void> {
+  /** The phase's last page ends (a page boundary every pageSize records of a phase). */
+  async closePhase(): Promise<void> {
     if (this.counted % this.pageSize !== 0 || this.counted === 0) await this.options.writer.endPage();
   }
 
@@ -222,8 +219,8 @@ class OrderedWriter {
       const repeat = seen || (text !== undefined && this.done.has(text));
       // A repeat within one query (a union's second query repeats the first's by design).
       if (seen && (!plan.union || slice.phase === 0)) this.run.distrust();
-      if (!repeat) await this.writeRecord(this.at(slice, page.url, i), record, id, text);
-      this.pass(text);
+      if (!repeat) await this.writeRecord(this.at(slice, page.url, i), record, id);
+      this.pass(text, !repeat);
       this.cursor = this.at(slice, page.url, i + 1);
       if (++this.counted % this.pageSize === 0) await writer.endPage();
     }
@@ -231,7 +228,7 @@ class OrderedWriter {
   }
 
   /** One record out, `at` the cursor before it. */
-  private async writeRecord(at: Place, record: Record<string, unknown>, id: string | number | undefined, text: string | undefined): Promise<void> {
+  private async writeRecord(at: Place, record: Record<string, unknown>, id: string | number | undefined): Promise<void> {
     const { writer, signal } = this.options;
     // A stop (SIGTERM, Ctrl-C) ends the list before its next record, whatever the slices read ahead.
     if (signal?.aborted) throw new InterruptedError();
@@ -243,7 +240,6 @@ class OrderedWriter {
     this.run.recordWritten();
     for (const delivered = writer.delivered?.() ?? this.written; this.deliveredBefore < delivered; this.deliveredBefore++) this.undelivered.shift();
     if (id !== undefined) this.seen.add(id);
-    if (text !== undefined) this.remember(text);
   }
 
   /** A failure: the output closed, and the error saying how to continue when it can. */
@@ -259,7 +255,9 @@ class OrderedWriter {
     // The system may have taken part of the record being written: that cut line is not output.
     if (this.writing && err instanceof InterruptedError) (err as Error).message += '; stdout was not being read, so its last line may be cut off';
     // Before its first record, only a resumed run prints a token (the one it was given).
-    if (isResumable(err) && this.cursor && (this.written > 0 || this.resumed())) {
+    const { plan, start } = this.options;
+    const resumed = start.phase > 0 || start.url !== plan.phases[0] || start.doneOnPage > 0 || start.sliceLastDay !== undefined || start.done !== undefined;
+    if (isResumable(err) && this.cursor && (this.written > 0 || resumed)) {
       const records = `${this.written} record${this.written === 1 ? '' : 's'}`;
       const stopped = this.written > 0 ? `after ${records}` : 'before its first record';
       const token = this.token(this.cursor, err instanceof PagingError ? err.continuesAt : undefined);
@@ -269,14 +267,10 @@ class OrderedWriter {
     return err;
   }
 
-  private resumed(): boolean {
-    const { plan, start } = this.options;
-    return start.phase > 0 || start.url !== plan.phases[0] || start.doneOnPage > 0 || start.end !== undefined || start.done !== undefined;
-  }
-
   private at(slice: Slice, url: string, doneOnPage: number): Place {
-    const end = this.run.endOf(slice);
-    return { phase: slice.phase, url, doneOnPage, ...(end !== undefined && { end }), recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
+    const sliceLastDay = this.run.sliceLastDay(slice);
+    const place = { phase: slice.phase, url, doneOnPage, recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
+    return sliceLastDay === undefined ? place : { ...place, sliceLastDay };
   }
 
   /** Where the list goes on after the whole of `page`. */
