@@ -93,8 +93,6 @@ class Consumer {
   private recent: Array<string | undefined> = [];
   private recordsPassed = 0;
   private passedInChain = 0;
-  /** What the token byIds made last counts rather than names, for its warning. */
-  private counts: string | undefined;
   /** Ids the run this one continues wrote (named by its token): left out. */
   private readonly done: Set<string>;
   /** The ids written, in order, each with the count of records passed before it (those the run this one continues wrote first). */
@@ -130,20 +128,16 @@ class Consumer {
   }
 
   /**
-   * `at` for a token. Where the run knows the ids of every record before it on the link's terms (up
-   * to NAMED_MAX), they are named and the service's skip set to 0: a count would skip a record never written
-   * when one written has left the list since. Past that the service's skip is kept (it is the
-   * service's to keep true), the last ids written are named all the same, and a resumed run drops
-   * them if they come again: the records of the page written past its cursor, and any a list that
-   * grew in between shifts back.
+   * `at` for a token, and what it still counts rather than names (RELIABILITY.md, "Resume tokens"): the ids of every record before
+   * it on the link's terms with the service's skip set to 0 where the run knows them (a count would skip a record never written when
+   * one written has left the list since), else the skip kept and the last ids written named, for a resumed run to leave out.
    */
-  private byIds(at: Place): Cursor {
+  private byIds(at: Place): { cursor: Cursor; counts?: string } {
     const { recordsPassed, passedInChain, ...cursor } = at;
     const [path, params] = splitAddress(at.url);
     const skipped = Number(params.get(SKIP_PARAM) ?? 0);
     const before = skipped + at.doneOnPage;
-    this.counts = undefined;
-    if (before === 0) return cursor;
+    if (before === 0) return { cursor };
     const named = this.recent.length - (this.recordsPassed - recordsPassed);
     // The ids written up to `at`, in the order written (those the run this one continues named first).
     const written = this.printed.filter((entry) => entry.at < recordsPassed).map((entry) => entry.id);
@@ -156,27 +150,22 @@ class Consumer {
     if (covered && !names.includes(undefined) && !own.includes(undefined) && names.length <= NAMED_MAX) {
       // skip=0 rather than none: the form of the service's own links (the spec's "a skip value").
       if (skipped > 0) params.set(SKIP_PARAM, '0');
-      return { ...cursor, url: `${path}?${params.toString()}`, doneOnPage: 0, done: names as string[] };
+      return { cursor: { ...cursor, url: `${path}?${params.toString()}`, doneOnPage: 0, done: names as string[] } };
     }
     // The last ids written: those a list that grew in between shifts back past the cursor first.
     const done = written.slice(-NAMED_MAX);
     const page = this.recent.slice(named - at.doneOnPage, named);
     const pageNamed = at.doneOnPage <= named && page.every((id) => id !== undefined && done.includes(id));
-    this.counts = this.countsOf(at, skipped && bounded ? skipped : 0, pageNamed);
-    return { ...cursor, doneOnPage: pageNamed ? 0 : at.doneOnPage, ...(done.length > 0 && { done }) };
-  }
-
-  /**
-   * What a token at `at` counts rather than names, said so (RELIABILITY.md) in words true for its
-   * link: the records of its page it could not name, and a skip the service counts under the link's
-   * own date bound (keyset: the records at one second). A plain skip is the service's cursor: no warning.
-   */
-  private countsOf(at: Place, boundSkip: number, pageNamed: boolean): string | undefined {
+    // Said in words true for its link: a skip under its own date bound (keyset: the records at one second), the page's unnamed
+    // records. A plain skip is the service's cursor: no warning.
     const counts = [
-      ...(boundSkip > 0 ? [`the service's skip in it counts the ${boundSkip} records before it under the link's date bound`] : []),
+      ...(skipped && bounded ? [`the service's skip in it counts the ${skipped} records before it under the link's date bound`] : []),
       ...(pageNamed ? [] : [`it counts the ${at.doneOnPage} records of its page written before it, which have no id to name`]),
     ];
-    return counts.length === 0 ? undefined : `${counts.join('; ')}: records that leave the list in between can shift it`;
+    return {
+      cursor: { ...cursor, doneOnPage: pageNamed ? 0 : at.doneOnPage, ...(done.length > 0 && { done }) },
+      ...(counts.length > 0 && { counts: `${counts.join('; ')}: records that leave the list in between can shift it` }),
+    };
   }
 
   /** Whether the link of `at` has a date-time bound the query lacks (keyset, or a snapshot's): its skip counts from there. */
@@ -189,9 +178,10 @@ class Consumer {
   token(at: Place, origin?: string): string {
     const { start, header } = this.options;
     const plan = origin === undefined ? this.options.plan : { ...this.options.plan, origin };
-    const token = encodeResumeToken(plan, this.byIds(at), start.header ?? (this.written > 0 ? header : undefined));
+    const { cursor, counts } = this.byIds(at);
+    const token = encodeResumeToken(plan, cursor, start.header ?? (this.written > 0 ? header : undefined));
     // Records counted, being too many to name: say so, and what that risks.
-    return this.counts === undefined ? token : `${token} (${this.counts})`;
+    return counts === undefined ? token : `${token} (${counts})`;
   }
 
   async startSlice(slice: Slice): Promise<void> {
@@ -290,11 +280,7 @@ function idKey(text: string): string | number {
   return /^[1-9]\d{0,14}$/.test(text) ? Number(text) : text;
 }
 
-/**
- * Failures after which the list can go on from where it stopped: the network, any answer of the
- * service (a 4xx part-way too: a credential renewed, a permission restored), paging it could not
- * follow, Ctrl-C. Not a write error of our own output.
- */
+/** Failures a list can go on from: the exchange, any answer (a 4xx part-way too: a credential renewed), paging, Ctrl-C; not our output's. */
 function isResumable(err: unknown): boolean {
   return exchangeFailed(err) || err instanceof InterruptedError || err instanceof PagingError || err instanceof ApiError;
 }

@@ -22,10 +22,7 @@ export class PagingError extends CarectlError {
 const EMPTY_RUN = 50;
 
 /** What a chain of pages remembers of the pages before: the last one's ids and the empty pages in a row. */
-export interface ChainState {
-  ids: string;
-  empty: number;
-}
+export type ChainState = { ids: string; empty: number };
 
 export class PageGuard {
   /** A number per page read (its address hashed), not the address: a long export reads many pages. */

@@ -10,11 +10,7 @@ import { dateRange, splitAddress, withParam, type DateRange } from './links.js';
 import type { ListPlan } from './paging.js';
 
 /** The sort date of a list, its direction (the order its slices are written in), and the sort parameter for a probe. */
-export interface SliceRule {
-  field: string;
-  descending: boolean;
-  sortParam: string;
-}
+export type SliceRule = { field: string; descending: boolean; sortParam: string };
 
 /** The calendar day of a time in ms: a "day" is one of those (days since 1970, UTC) unless named an ordered day (see SliceDays). */
 export const dayOfMs = (ms: number): number => Math.floor(ms / DAY_MS);
@@ -58,10 +54,7 @@ const NEAR_PROBE_SIZE = '2';
 export type Probed = { ids: string[]; next: string | null } | null;
 
 /** The run's side: it sends probes, and hears that an answer may let a slice be cut. */
-export interface DaysHost {
-  probe(address: string): Promise<Probed>;
-  changed(): void;
-}
+export type DaysHost = { probe(address: string): Promise<Probed>; changed(): void };
 
 /**
  * What a run knows of its phases' days, as ordered days: in the sort order (a descending list's day d is -d, so callers read as

@@ -46,8 +46,6 @@ export interface Slice {
   readonly reader: Reader;
   readonly stats: SliceStats;
   following?: Slice;
-  /** Taken out of the order: the slice before it read past its end. */
-  dropped?: boolean;
 }
 
 /** What decides a cut: the days a slice has left (lo..hi), the records they likely hold, the page size, the slots that would stay idle. */
@@ -352,13 +350,12 @@ export class WorkQueue {
       phase.records += records.length;
       phase.days += position - from;
     }
-    // Its pages reach past its own last day: the service ignores the far bound. Its query goes on
-    // as this one chain; the slices after it in its phase would repeat it. (A slice dropped while
-    // its page was in flight: nothing more to drop.)
-    if (next === null || slice.dropped || range.hi === undefined || position <= range.hi) return;
+    // Its pages reach past its own last day: the service ignores the far bound. Its query goes on as this one chain; the slices
+    // after it in its phase would repeat it: they leave the order (one with a page in flight still comes here; out of the order, unread).
+    if (next === null || range.hi === undefined || position <= range.hi) return;
     this.distrusted = true;
     let after = slice.following;
-    for (; after?.phase === slice.phase; after = after.following) after.dropped = true;
+    while (after?.phase === slice.phase) after = after.following;
     slice.following = after;
     delete range.hi;
   }
