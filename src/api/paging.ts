@@ -44,10 +44,10 @@ export function listPlan(spec: ResourceSpec, version: Version, query: QueryParam
     for (let i = 0; i < ids.length; i += chunk) chunks.push(address([[spec.listByIds.param, ids.slice(i, i + chunk).join(',')], ...base]));
     return { phases: chunks, sameCommand: 'the same ids, filters and --page-size', asOf: options.asOf, rules };
   }
-  const shared = { slicing: sliceRule(spec, query), asOf: options.asOf, rules };
+  const common = { slicing: sliceRule(spec, query), asOf: options.asOf, rules };
   const required = spec.requireOneOf;
-  if (!required || query.some(([key]) => required.params.includes(key))) return { phases: [address(base)], ...shared };
-  return { phases: required.union.values.map((value) => address([[required.union.param, value], ...base])), union: true, ...shared };
+  if (!required || query.some(([key]) => required.params.includes(key))) return { phases: [address(base)], ...common };
+  return { phases: required.union.values.map((value) => address([[required.union.param, value], ...base])), union: true, ...common };
 }
 
 /** Where a list continues: phase, page address and how many records of that page are done. */

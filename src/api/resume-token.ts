@@ -104,7 +104,7 @@ const unpackId = (packed: string): string =>
     .map((part, i) => (i % 2 === 1 ? String.fromCharCode(parseInt(part, 16)) : decodeURIComponent(part)))
     .join('');
 
-type TokenPayload = Omit<ResumePoint, 'url'> & { version: string; fingerprint: string; asOf?: number; address: string[] };
+type TokenPayload = { version: string; fingerprint: string; asOf?: number; address: string[]; point: Omit<ResumePoint, 'url'> };
 
 const NOT_OURS = '--resume: not a whole token as carectl printed it (cut short or changed?); copy it again from the message that printed it';
 
@@ -115,27 +115,24 @@ function parseToken(token: string): TokenPayload | undefined {
   const cut = whole.lastIndexOf('|');
   const text = whole.slice(0, cut);
   if (cut < 0 || whole.slice(cut + 1) !== digest(text)) return undefined;
-  const [version, fingerprint = '', phase = '', doneOnPage, sliceLastDay, header, asOf, path = '', set = '', removed = '', done] = text.split('|');
+  const [version, fingerprint = '', phase = '', doneOnPage, sliceLastDay, header, asOf, path = '', set = '', removed = '', doneIds] = text.split('|');
   // NaN for anything but digits, which the check below refuses.
   const count = (field: string): number => (/^\d+$/.test(field) ? Number(field) : NaN);
-  let written: string[] | undefined;
+  let done: { done?: string[] } = {};
   try {
-    written = done ? done.split(',').map(unpackId) : undefined;
+    if (doneIds) done = { done: doneIds.split(',').map(unpackId) };
   } catch {
     return undefined; // not a field packId wrote: an edited token, refused as not whole
   }
-  const payload: TokenPayload = {
-    version,
-    fingerprint,
+  const point = {
     phase: count(phase),
     doneOnPage: doneOnPage ? count(doneOnPage) : 0,
-    sliceLastDay: sliceLastDay ? count(sliceLastDay) : undefined,
-    header: header || undefined,
-    asOf: asOf ? parseInt(asOf, 36) : undefined,
-    address: [path, set, removed],
-    done: written,
+    ...(sliceLastDay && { sliceLastDay: count(sliceLastDay) }),
+    ...(header && { header }),
+    ...done,
   };
-  const counts = [payload.phase, payload.doneOnPage, payload.sliceLastDay ?? 0, payload.asOf ?? 0];
+  const payload = { version, fingerprint, asOf: asOf ? parseInt(asOf, 36) : undefined, address: [path, set, removed], point };
+  const counts = [point.phase, point.doneOnPage, point.sliceLastDay ?? 0, payload.asOf ?? 0];
   return (version === '3' || version === '4') && counts.every((n) => Number.isSafeInteger(n) && n >= 0) ? payload : undefined;
 }
 
@@ -146,26 +143,18 @@ export function resumeAsOf(token: string | undefined): number | undefined {
 
 export function decodeResumeToken(plan: ListPlan, token: string): ResumePoint {
   const payload = parseToken(token);
-  if (!payload || payload.phase >= plan.phases.length) throw new UsageError(NOT_OURS);
+  if (!payload || payload.point.phase >= plan.phases.length) throw new UsageError(NOT_OURS);
   const sameCommand = plan.sameCommand ?? 'the same resource and filters';
   if (payload.fingerprint !== fingerprint(plan, payload.version !== '3')) {
     const service = plan.origin === undefined ? '' : ` against the same service (${plan.origin})`;
     throw new UsageError(`--resume: the token belongs to a different command; run the same command that printed it (${sameCommand})${service}`);
   }
-  const { phase, doneOnPage, sliceLastDay, header, done } = payload;
-  const first = plan.phases[phase] as string;
+  const first = plan.phases[payload.point.phase] as string;
   const url = applyDiff(first, payload.address);
   // Only the cursor and a tighter date bound may differ from the command's own query, as for a next_page link.
   const changes = plan.rules ? linkChanges(first, url, plan.rules) : [];
   if (changes.length > 0) throw new UsageError(`--resume: the token's address ${changes.join(', ')} (${url}): not a token carectl printed for this command`);
-  return {
-    phase,
-    url,
-    doneOnPage,
-    ...(sliceLastDay !== undefined && { sliceLastDay }),
-    ...(header !== undefined && { header }),
-    ...(done !== undefined && { done }),
-  };
+  return { ...payload.point, url };
 }
 
 /** Characters of a token's checksum and fingerprint: 48 bits catch a cut or mistyped token, and keep it short. */
