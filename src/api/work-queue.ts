@@ -285,12 +285,8 @@ export class WorkQueue {
   private fetch(slice: Slice, priority: number): void {
     const { reader } = slice;
     const url = reader.next as string;
-    try {
-      if (reader.entered !== url) this.guard.enter(url);
-    } catch (err) {
-      this.fail(slice, err);
-      return;
-    }
+    const refusal = reader.entered === url ? undefined : this.guard.refusal(url);
+    if (refusal) return this.fail(slice, refusal);
     reader.inFlight = true;
     const writtenBefore = reader.nextPageDone;
     reader.nextPageDone = 0;
@@ -310,15 +306,8 @@ export class WorkQueue {
     reader.next = next;
     if (next !== null) reader.nextPageDone = Math.max(0, taken.writtenBefore - records.length);
     reader.chain = this.guard.follow(reader.chain, records, url, next !== null || linkRefusal !== undefined);
-    let refusal = linkRefusal;
-    if (refusal === undefined && next !== null) {
-      try {
-        this.guard.enter(next);
-        reader.entered = next;
-      } catch (err) {
-        refusal = err;
-      }
-    }
+    const refusal = linkRefusal ?? (next === null ? undefined : this.guard.refusal(next));
+    if (refusal === undefined && next !== null) reader.entered = next;
     if (refusal !== undefined) {
       taken.nextRefused = true;
       reader.next = null;
