@@ -1,6 +1,6 @@
 /**
  * The days of a sliced list (src/api/slices.ts), in the sort order: the bounds a cut sends, where
- * a chain has got to, the far end and the near-bound check. Whole runs: parallel.test.ts and the
+ * a chain has got to, the far end and the near-bound probe. Whole runs: parallel.test.ts and the
  * properties of list-properties.test.ts.
  */
 import assert from 'node:assert/strict';
