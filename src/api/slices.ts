@@ -123,10 +123,7 @@ export class SliceDays {
     return day === undefined || day <= OPEN_FROM_DAY || day >= OPEN_TO_DAY - 1 ? undefined : this.toOrdered(day);
   }
 
-  /**
-   * The phase's last day, an estimate of where to cut (the last slice stays open): its query's
-   * bound, else, ascending, the day its dates were resolved at, or the far end once answered if later.
-   */
+  /** The phase's last day as far as cuts go (the last slice stays open): see docs/ARCHITECTURE.md, "The list engine", 5. */
   lastDay(phase: number): number | undefined {
     const own = this.bound(phase, 'far');
     if (own !== undefined) return own;
@@ -158,11 +155,7 @@ export class SliceDays {
     });
   }
 
-  /**
-   * The phase's first page, whose next link stands at `position`. True when it is the first, and
-   * ascending with dates resolved: the near-bound probe may go out at once, for an export in
-   * parallel to be cut a round trip sooner.
-   */
+  /** The phase's first page, its next link at `position`; true when the near-bound probe may go out at once (a round trip sooner). */
   sample(phase: number, records: readonly Record<string, unknown>[], position: number): boolean {
     if (this.samples.has(phase)) return false;
     this.samples.set(phase, { ids: records.map((record) => String(record.id)), position });
