@@ -203,8 +203,9 @@ class Consumer {
     for (; i < page.records.length && this.written < this.limit; i++) {
       const record = page.records[i] as Record<string, unknown>;
       const text = idText(record.id);
-      // A record without an id (an annotation) is never taken for a repeat: nothing tells it from another.
-      const id = text === undefined ? undefined : idKey(text);
+      // A record without an id (an annotation) is never taken for a repeat: nothing tells it from another. Digits that a number
+      // holds exactly are kept as that number (a 1M export).
+      const id = text === undefined || !/^[1-9]\d{0,14}$/.test(text) ? text : Number(text);
       const seen = id !== undefined && this.seen.has(id);
       const repeat = seen || (text !== undefined && this.done.has(text));
       // A repeat within one query (a union's second query repeats the first's by design).
@@ -274,11 +275,6 @@ class Consumer {
 
 /** The service's `skip` parameter: records of the query before the page. */
 const SKIP_PARAM = PAGING_STYLES.skip.cursorParam;
-
-/** An id as the run remembers it: digits that a number holds exactly as that number, else the text. */
-function idKey(text: string): string | number {
-  return /^[1-9]\d{0,14}$/.test(text) ? Number(text) : text;
-}
 
 /** Failures a list can go on from: the exchange, any answer (a 4xx part-way too: a credential renewed), paging, Ctrl-C; not our output's. */
 function isResumable(err: unknown): boolean {
