@@ -19,11 +19,12 @@ import {
 } from '../src/core/errors.js';
 
 describe('failures say what happened', () => {
-  test('a bad reply and a passed deadline are not network errors, yet the exchange failed for each', () => {
+  test('a bad reply, a passed deadline and a link elsewhere are not network errors, yet the exchange failed for each', () => {
     const cases: [CarectlError, string | undefined][] = [
       [new NetworkError('reset', true), 'no answer'],
       [new BadReplyError('not JSON'), 'bad reply'],
       [new DeadlineError('no answer in the time given'), 'deadline'],
+      [new LinkElsewhereError(new URL('http://a/'), new URL('http://b/')), 'elsewhere'],
       [new ApiError(503, 'down'), undefined],
       [new UsageError('--limit: not a number'), undefined],
     ];
@@ -33,6 +34,7 @@ describe('failures say what happened', () => {
     }
     assert.ok(!(new BadReplyError('x') instanceof NetworkError));
     assert.ok(!(new DeadlineError('x') instanceof NetworkError));
+    assert.ok(!(new LinkElsewhereError(new URL('http://a/'), new URL('http://b/')) instanceof NetworkError));
     assert.equal(exchangeFailed(new Error('plain')), false);
   });
 

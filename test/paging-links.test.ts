@@ -216,6 +216,25 @@ describe('a next_page link that drops or changes the query is never followed as 
     });
   }
 
+  test('a link on the same service whose path starts like a scheme (v1.3:x/…) is another path, not another origin: its token resumes', async () => {
+    const link =
+      'v1.3:x/conversations?status=unread&channel=202&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lt=2026-02-01&fields=status&page_size=50&skip=2';
+    const refusal = /^carectl: the service sent a next_page link that goes to another path \(v1\.3:x\/conversations\)/;
+    await against(
+      (_request, _params, base) => ({ json: { conversations: conversations(1, 2), paging: { next_page: `${base}/${link}` } } }),
+      argv,
+      async (api, result) => {
+        assert.equal(result.code, 1);
+        assert.match(result.stderr, refusal);
+        assert.equal(result.stdout, idLines([1, 2]));
+        // The token belongs to this service (a link taken for another origin tied it to 'null'): the resumed run meets the same link.
+        const resumed = await runCli([...argv, '--resume', tokenOf(result.stderr) as string], { env: scriptedEnv(api) });
+        assert.equal(resumed.code, 1, resumed.stderr);
+        assert.match(resumed.stderr, refusal);
+      },
+    );
+  });
+
   test('skip paging: a keyset link (a tighter date bound, the default sort) is followed as given', async () => {
     const keyset =
       'v1.3/conversations?status=unread&channel=202&fields=status&oldest_sort_date_gte=2026-01-20T10%3A00%3A00&oldest_sort_date_lt=2026-02-01&sort=oldest_sort_date&page_size=50&skip=1';

@@ -271,7 +271,7 @@ describe('resume tokens', () => {
       phase: 1,
       url: 'v1.4/conversations?status=open&is_priority=false&newest_sort_date_lte=2024-01-05T10:00:00Z&a=1&a=2&page_size=50&skip=100',
       doneOnPage: 3,
-      end: 19700,
+      sliceLastDay: 19700,
       done: ['a,b', 'c|d', 'é'],
     };
     const printed =
@@ -307,7 +307,7 @@ describe('resume tokens', () => {
   };
   const cursorOf = (c: { phase: number; doneOnPage: number; end: number | undefined; params: Array<[string, string]> }) => {
     const url = `${twoPhases.phases[c.phase]}${c.params.map(([k, v]) => `&${new URLSearchParams([[k, v]])}`).join('')}`;
-    return { phase: c.phase, url, doneOnPage: c.doneOnPage, ...(c.end !== undefined && { end: c.end }) };
+    return { phase: c.phase, url, doneOnPage: c.doneOnPage, ...(c.end !== undefined && { sliceLastDay: c.end }) };
   };
 
   test('round-trip any cursor (property)', () => {

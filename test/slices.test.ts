@@ -1,14 +1,14 @@
 /**
  * The days of a sliced list (src/api/slices.ts), in the sort order: the bounds a cut sends, where
- * a chain has got to, the far end and the near-bound check. Whole runs: parallel.test.ts and the
+ * a chain has got to, the far end and the near-bound probe. Whole runs: parallel.test.ts and the
  * properties of list-properties.test.ts.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { linkChanges } from '../src/api/links.js';
-import { SliceDays, utcDay, type Probed, type SliceRule } from '../src/api/slices.js';
+import { SliceDays, dayOfMs, type Probed, type SliceRule } from '../src/api/slices.js';
 
-const day = (text: string): number => utcDay(Date.parse(`${text}T00:00:00Z`));
+const day = (text: string): number => dayOfMs(Date.parse(`${text}T00:00:00Z`));
 const ascending: SliceRule = { field: 'oldest_sort_date', descending: false, sortParam: 'sort' };
 const descending: SliceRule = { ...ascending, descending: true };
 const params = (address: string): string[][] => [...new URLSearchParams(address.split('?')[1])].sort();
@@ -54,10 +54,10 @@ describe('SliceDays', () => {
   it('counts a descending list in days of its own order: its first day is the latest', () => {
     const ranged = `${open}&sort=-oldest_sort_date&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lt=2026-03-01`;
     const { days } = daysOf(descending, ranged);
-    assert.equal(days.calendarDay(days.bound(0, 'near')), day('2026-02-28'));
-    assert.equal(days.calendarDay(days.lastDay(0)), day('2026-01-01'));
+    assert.equal(days.toCalendar(days.bound(0, 'near')), day('2026-02-28'));
+    assert.equal(days.toCalendar(days.lastDay(0)), day('2026-01-01'));
     // The ordered days -Feb 10 .. -Feb 1: Feb 1 to Feb 10.
-    const slice = days.narrowed(ranged, days.orderedDay(day('2026-02-10')), days.orderedDay(day('2026-02-01')));
+    const slice = days.narrowed(ranged, days.toOrdered(day('2026-02-10')), days.toOrdered(day('2026-02-01')));
     assert.deepEqual(params(slice), params(`${open}&sort=-oldest_sort_date&oldest_sort_date_gte=2026-02-01&oldest_sort_date_lt=2026-02-11`));
   });
 
@@ -68,7 +68,7 @@ describe('SliceDays', () => {
     assert.equal(days.positionOf(next, open, 2), undefined, 'a skip counting every record read');
     assert.equal(days.positionOf(`${open}&skip=50`, open, 50), undefined, 'a plain skip link');
     const { days: down } = daysOf(descending, open);
-    assert.equal(down.calendarDay(down.positionOf(`${open}&oldest_sort_date_lte=2026-01-05T10:00:00&skip=1`, open, 50)), day('2026-01-05'));
+    assert.equal(down.toCalendar(down.positionOf(`${open}&oldest_sort_date_lte=2026-01-05T10:00:00&skip=1`, open, 50)), day('2026-01-05'));
   });
 
   it('reads a keyset date-time in the ISO 8601 forms services write, zones included', () => {
@@ -89,15 +89,15 @@ describe('SliceDays', () => {
   it('ascending, takes the day the dates were resolved at for the far end until a long chain reads past it', async () => {
     const asOf = Date.parse('2026-11-26T12:00:00Z');
     const { days, probes, changed } = daysOf(ascending, open, [{ ids: ['9'], next: `${open}&oldest_sort_date_lte=2027-06-01T00:00:00&skip=1` }], asOf);
-    assert.equal(days.lastDay(0), utcDay(asOf));
+    assert.equal(days.lastDay(0), dayOfMs(asOf));
     assert.equal(days.farEndWanted(0, day('2026-10-01'), true), false, 'the estimate holds');
     assert.equal(days.farEndWanted(0, day('2026-12-06'), false), false, 'nor for a chain as short as a short list');
     assert.equal(days.farEndWanted(0, day('2026-12-06'), true), true);
     assert.deepEqual(probes, [], 'asking is not a check');
-    days.askFarEnd(0);
-    days.askFarEnd(0);
+    days.probeFarEnd(0);
+    days.probeFarEnd(0);
     assert.equal(days.farEndWanted(0, day('2026-12-06'), true), false, 'asked once');
-    assert.equal(days.lastDay(0), utcDay(asOf), 'until the answer comes');
+    assert.equal(days.lastDay(0), dayOfMs(asOf), 'until the answer comes');
     assert.deepEqual(probes.map(params), [params(`${open.replace('50', '1')}&sort=-oldest_sort_date`)]);
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(changed(), 1);
@@ -106,13 +106,13 @@ describe('SliceDays', () => {
 
   it('descending, asks for its far end (the oldest record) once', async () => {
     const { days, probes } = daysOf(descending, open, [{ ids: ['9'], next: `${open}&oldest_sort_date_gte=2024-02-03T00:00:00&skip=1` }], Date.now());
-    assert.equal(days.farEndWanted(0, days.orderedDay(day('2026-10-01')), false), true);
+    assert.equal(days.farEndWanted(0, days.toOrdered(day('2026-10-01')), false), true);
     assert.equal(days.lastDay(0), undefined);
-    days.askFarEnd(0);
-    days.askFarEnd(0);
+    days.probeFarEnd(0);
+    days.probeFarEnd(0);
     assert.deepEqual(probes.map(params), [params(`${open.replace('50', '1')}&sort=oldest_sort_date`)]);
     await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(days.calendarDay(days.lastDay(0)), day('2024-02-03'));
+    assert.equal(days.toCalendar(days.lastDay(0)), day('2024-02-03'));
   });
 
   it('trusts a cut only once records of the start do not come back from past its position', async () => {
@@ -124,8 +124,8 @@ describe('SliceDays', () => {
       assert.equal(days.sample(0, [{ id: 1 }, { id: 2 }], day('2026-01-05')), false, 'no dates resolved: not checked at once');
       assert.equal(days.nearKept(0), false, 'not asked');
       assert.deepEqual(probes, [], 'asking is not a check');
-      days.checkNear(0);
-      days.checkNear(0);
+      days.probeNear(0);
+      days.probeNear(0);
       assert.equal(days.nearKept(0), false, 'not before the answer');
       await new Promise((resolve) => setImmediate(resolve));
       assert.equal(days.nearKept(0), kept);

@@ -76,21 +76,18 @@ export class ApiClient {
         const body = await transport.request('GET', transport.url(url), { idempotent: true, check, throttle });
         const link = nextPageLink(body);
         const records = attachSideloads(spec, body, unwrapped, this.notice);
-        const next = link === null ? null : relativeLink(transport.baseUrl, link);
+        const next = link === null ? null : new URL(link, transport.baseUrl);
         // Another origin (or a scheme) is never sent our credentials: the list ends there, with a token.
-        if (next !== null && /^[a-z][a-z0-9+.-]*:/i.test(next)) {
-          return { records, next: null, refusal: new PagingError(linkElsewhereMessage(new URL(next), transport.baseUrl), new URL(next).origin) };
-        }
-        return { records, ...nextStep(rules, base, url, next, records.length) };
+        if (next !== null && next.origin !== transport.baseUrl.origin)
+          return { records, next: null, refusal: new PagingError(linkElsewhereMessage(next, transport.baseUrl), next.origin) };
+        return { records, ...nextStep(rules, base, url, next && relativeLink(transport.baseUrl, next), records.length) };
       },
     };
   }
 }
 
-/** A paging link as an address relative to the base; a link to another origin stays absolute. */
-function relativeLink(baseUrl: URL, link: string): string {
-  const url = new URL(link, baseUrl);
-  if (url.origin !== baseUrl.origin) return url.href;
+/** A paging link on the base's origin as an address relative to the base. */
+function relativeLink(baseUrl: URL, url: URL): string {
   const basePath = baseUrl.pathname.replace(/\/?$/, '/');
   const path = url.pathname.startsWith(basePath) ? url.pathname.slice(basePath.length) : url.pathname.replace(/^\//, '');
   return path + url.search;

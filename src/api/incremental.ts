@@ -17,7 +17,7 @@
 import { UsageError } from '../core/errors.js';
 import { DAY_MS } from '../core/parse.js';
 import type { ResourceSpec } from './catalogue/index.js';
-import { dateRange, splitAddress } from './links.js';
+import { dateRange, splitAddress, withParam } from './links.js';
 import type { PageSource } from './paging.js';
 import { OPEN_TO } from './slices.js';
 import { PAGING_STYLES } from './catalogue/index.js';
@@ -116,18 +116,8 @@ const SIZE = PAGING_STYLES.skip.sizeParam;
 
 /** `address` with its date-time lower bound on `field` read as that day (a service may read it so). */
 function asDay(address: string, field: string): string {
-  const [path, params] = splitAddress(address);
-  const key = `${field}_gte`;
-  const value = params.get(key);
-  if (value === null || value.length <= 10) return address;
-  params.set(key, value.slice(0, 10));
-  return `${path}?${params.toString()}`;
-}
-
-function withParam(address: string, key: string, value: string): string {
-  const [path, params] = splitAddress(address);
-  params.set(key, value);
-  return `${path}?${params.toString()}`;
+  const value = splitAddress(address)[1].get(`${field}_gte`);
+  return value === null || value.length <= 10 ? address : withParam(address, `${field}_gte`, value.slice(0, 10));
 }
 
 /**
@@ -181,16 +171,11 @@ export class IncrementalRun {
     return one.records[0] === undefined || at === undefined ? undefined : { id: String(one.records[0].id), at };
   }
 
-  private async lastPosition(inner: PageSource, query: string, id: string): Promise<number | undefined> {
-    const newest = await this.newest(inner, query);
-    return newest?.id === id ? newest.at : undefined;
-  }
-
-  /** The list's page source, wrapped; `phases` are the first-page addresses of its queries (a union's two). */
-  source(inner: PageSource, phases: readonly string[]): PageSource {
+  /** The list's page source, wrapped; `firstPages`: the first-page addresses of its phases (a union's two). */
+  source(inner: PageSource, firstPages: readonly string[]): PageSource {
     return {
       fetch: async (url, query, throttle) => {
-        await (this.started ??= this.markStart(inner, phases));
+        await (this.started ??= this.markStart(inner, firstPages));
         // Links are checked against the bound as a service reading it as its day would page: from that midnight.
         const base = asDay(query, this.field);
         const page = await inner.fetch(url, base, throttle);
@@ -213,9 +198,9 @@ export class IncrementalRun {
    * records would count as moved in every run. All probed first: a query probed only after
    * another was read could name a record dated past what that read saw.
    */
-  private async markStart(inner: PageSource, phases: readonly string[]): Promise<void> {
-    for (const phase of phases) {
-      const newest = await this.newest(inner, phase);
+  private async markStart(inner: PageSource, firstPages: readonly string[]): Promise<void> {
+    for (const first of firstPages) {
+      const newest = await this.newest(inner, first);
       if (newest) this.seenNewest = Math.max(this.seenNewest ?? -Infinity, newest.at);
     }
   }
@@ -249,7 +234,9 @@ export class IncrementalRun {
     for (let i = 0, at: string | null = withParam(url, SIZE, '1'); i <= last && at !== null; i++) {
       const one = await inner.fetch(at, asDay(single, this.field));
       const id = one.records[0] === undefined ? undefined : String(one.records[0].id);
-      const position = id !== undefined && one.next === null ? await this.lastPosition(inner, query, id) : this.position(one.next, single);
+      // The list's last record has no next link: it is the newest, dated by the probe for that.
+      const newest = id !== undefined && one.next === null ? await this.newest(inner, query) : undefined;
+      const position = newest ? (newest.id === id ? newest.at : undefined) : this.position(one.next, single);
       // Skip-only links say nothing: the records stay unplaced (delivered again, at-least-once).
       if (id === undefined || position === undefined) break;
       exact.set(id, position);

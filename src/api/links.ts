@@ -50,20 +50,17 @@ export function dateRange(params: URLSearchParams, field: string): DateRange {
   return range;
 }
 
-/** The fields with a date bound in any of `all` (`is_priority_gt=x` is an ordinary filter, not a bound). */
-function boundFields(...all: URLSearchParams[]): Set<string> {
-  const fields = new Set<string>();
-  for (const [key, value] of all.flatMap((params) => [...params])) {
-    const field = BOUND.exec(key)?.[1];
-    if (field !== undefined && parseDate(value)) fields.add(field);
-  }
-  return fields;
-}
-
 export const splitAddress = (address: string): [string, URLSearchParams] => {
   const at = address.indexOf('?');
   return at < 0 ? [address, new URLSearchParams()] : [address.slice(0, at), new URLSearchParams(address.slice(at + 1))];
 };
+
+/** `address` with one parameter set (a probe's page size or sort, a cursor). */
+export function withParam(address: string, key: string, value: string): string {
+  const [path, params] = splitAddress(address);
+  params.set(key, value);
+  return `${path}?${params.toString()}`;
+}
 
 export interface LinkRules {
   style: PagingStyle;
@@ -82,7 +79,8 @@ export function linkChanges(base: string, link: string, rules: LinkRules): strin
   const changes: string[] = [];
   if (linkPath !== basePath) changes.push(`goes to another path (${linkPath})`);
   const { cursorParam, sizeParam } = PAGING_STYLES[rules.style];
-  const dates = boundFields(baseParams, linkParams);
+  // The fields with a date bound in either (`is_priority_gt=x` is an ordinary filter, not a bound).
+  const dates = new Set([...baseParams, ...linkParams].flatMap(([key, value]) => (parseDate(value) ? (BOUND.exec(key)?.slice(1, 2) ?? []) : [])));
   for (const key of new Set([...baseParams.keys(), ...linkParams.keys()])) {
     if (key === cursorParam || key === sizeParam || dates.has(BOUND.exec(key)?.[1] ?? '')) continue;
     const wanted = baseParams.getAll(key);

@@ -1,6 +1,6 @@
 /**
- * Streams a list plan into an output writer, the single writer of the work queue's slices in order:
- * --limit, --resume, each record once, and the resume token printed when the list stops early.
+ * Runs a list plan: its single consumer takes the work queue's slices in order and writes their records through the output's
+ * writer, each once, up to --limit, from where --resume starts; a list that stops early gets its resume token.
  */
 import { ApiError, exchangeFailed, InterruptedError, type CarectlError } from '../core/errors.js';
 import { realSleep } from '../core/io.js';
@@ -42,28 +42,28 @@ export async function runList(options: ListRunOptions): Promise<number> {
   const { plan, start, limit = Infinity, pageSize = 50 } = options;
   const scheduler = options.scheduler ?? new Scheduler({ parallel: 1, now: () => Date.now(), sleep: realSleep });
   const run = new WorkQueue({ plan, source: options.source, scheduler, start, pageSize, limit });
-  const out = new OrderedWriter(options, run, limit, pageSize);
+  const consumer = new Consumer(options, run, limit, pageSize);
   try {
     slices: for (let slice: Slice | undefined = run.head; slice; slice = slice.following) {
-      await out.startSlice(slice);
+      await consumer.startSlice(slice);
       for (let page = await run.take(slice); page !== null; page = await run.take(slice)) {
-        await out.writePage(slice, page);
-        if (out.written >= limit) break slices;
+        await consumer.writePage(slice, page);
+        if (consumer.written >= limit) break slices;
       }
     }
-    await out.endPhase();
+    await consumer.closePhase();
   } catch (err) {
     run.stop();
-    throw await out.stopped(err);
+    throw await consumer.stopped(err);
   }
   run.stop();
   await options.writer.end();
-  if (out.written >= limit && out.cursor) {
-    const token = out.token(out.cursor);
+  if (consumer.written >= limit && consumer.cursor) {
+    const token = consumer.token(consumer.cursor);
     options.stoppedAt?.(token);
     options.notice(`stopped at --limit ${limit}; more may follow: run the same command with --resume ${token}`);
   }
-  return out.written;
+  return consumer.written;
 }
 
 /** Ids a token names at most (the contract: up to 100). */
@@ -75,8 +75,8 @@ const REMEMBERED_KEPT = REMEMBERED_MAX / 2;
 /** A cursor, the records the run passed before it, and how many of those lead up to it in its chain (their ids known). */
 type Place = Cursor & { recordsPassed: number; passedInChain: number };
 
-/** The single writer: the slices' records in order, each id once, with the cursor a token continues from. */
-class OrderedWriter {
+/** The queue's single consumer: the slices' records in order, each id once, with the cursor a token continues from. */
+class Consumer {
   written = 0;
   cursor: Place | null;
   // The cursor before each record the output has not handed on yet: a token after a failure starts at the first.
@@ -93,8 +93,6 @@ class OrderedWriter {
   private recent: Array<string | undefined> = [];
   private recordsPassed = 0;
   private passedInChain = 0;
-  /** What the token byIds made last counts rather than names, for its warning. */
-  private counts: string | undefined;
   /** Ids the run this one continues wrote (named by its token): left out. */
   private readonly done: Set<string>;
   /** The ids written, in order, each with the count of records passed before it (those the run this one continues wrote first). */
@@ -110,23 +108,19 @@ class OrderedWriter {
   ) {
     const { start } = options;
     this.done = new Set(start.done);
-    for (const id of start.done ?? []) {
-      this.printed.push({ id, at: this.recordsPassed });
-      this.pass(id);
-    }
+    for (const id of start.done ?? []) this.pass(id, true);
     this.cursor = { ...start, recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
     this.phase = start.phase;
     this.counted = start.doneOnPage;
   }
 
-  private remember(id: string): void {
-    this.printed.push({ id, at: this.recordsPassed });
-    if (this.printed.length <= REMEMBERED_MAX) return;
-    this.printed = this.printed.slice(-REMEMBERED_KEPT);
-    this.printedCut = true;
-  }
-
-  private pass(id: string | undefined): void {
+  /** A record passed, `written` or left out as a repeat. */
+  private pass(id: string | undefined, written: boolean): void {
+    if (written && id !== undefined) this.printed.push({ id, at: this.recordsPassed });
+    if (this.printed.length > REMEMBERED_MAX) {
+      this.printed = this.printed.slice(-REMEMBERED_KEPT);
+      this.printedCut = true;
+    }
     this.recent.push(id);
     this.recordsPassed++;
     this.passedInChain++;
@@ -134,20 +128,16 @@ class OrderedWriter {
   }
 
   /**
-   * `at` for a token. Where the run knows the ids of every record before it on the link's terms (up
-   * to NAMED_MAX), they are named and the service's skip set to 0: a count would skip a record never written
-   * when one written has left the list since. Past that the service's skip is kept (it is the
-   * service's to keep true), the last ids written are named all the same, and a resumed run drops
-   * them if they come again: the records of the page written past its cursor, and any a list that
-   * grew in between shifts back.
+   * `at` for a token, and what it still counts rather than names (RELIABILITY.md, "Resume tokens"): the ids of every record before
+   * it on the link's terms with the service's skip set to 0 where the run knows them (a count would skip a record never written when
+   * one written has left the list since), else the skip kept and the last ids written named, for a resumed run to leave out.
    */
-  private byIds(at: Place): Cursor {
+  private byIds(at: Place): { cursor: Cursor; counts?: string } {
     const { recordsPassed, passedInChain, ...cursor } = at;
     const [path, params] = splitAddress(at.url);
     const skipped = Number(params.get(SKIP_PARAM) ?? 0);
     const before = skipped + at.doneOnPage;
-    this.counts = undefined;
-    if (before === 0) return cursor;
+    if (before === 0) return { cursor };
     const named = this.recent.length - (this.recordsPassed - recordsPassed);
     // The ids written up to `at`, in the order written (those the run this one continues named first).
     const written = this.printed.filter((entry) => entry.at < recordsPassed).map((entry) => entry.id);
@@ -160,27 +150,22 @@ class OrderedWriter {
     if (covered && !names.includes(undefined) && !own.includes(undefined) && names.length <= NAMED_MAX) {
       // skip=0 rather than none: the form of the service's own links (the spec's "a skip value").
       if (skipped > 0) params.set(SKIP_PARAM, '0');
-      return { ...cursor, url: `${path}?${params.toString()}`, doneOnPage: 0, done: names as string[] };
+      return { cursor: { ...cursor, url: `${path}?${params.toString()}`, doneOnPage: 0, done: names as string[] } };
     }
     // The last ids written: those a list that grew in between shifts back past the cursor first.
     const done = written.slice(-NAMED_MAX);
     const page = this.recent.slice(named - at.doneOnPage, named);
     const pageNamed = at.doneOnPage <= named && page.every((id) => id !== undefined && done.includes(id));
-    this.counts = this.countsOf(at, skipped && bounded ? skipped : 0, pageNamed);
-    return { ...cursor, doneOnPage: pageNamed ? 0 : at.doneOnPage, ...(done.length > 0 && { done }) };
-  }
-
-  /**
-   * What a token at `at` counts rather than names, said so (RELIABILITY.md) in words true for its
-   * link: the records of its page it could not name, and a skip the service counts under the link's
-   * own date bound (keyset: the records at one second). A plain skip is the service's cursor: no warning.
-   */
-  private countsOf(at: Place, boundSkip: number, pageNamed: boolean): string | undefined {
+    // Said in words true for its link: a skip under its own date bound (keyset: the records at one second), the page's unnamed
+    // records. A plain skip is the service's cursor: no warning.
     const counts = [
-      ...(boundSkip > 0 ? [`the service's skip in it counts the ${boundSkip} records before it under the link's date bound`] : []),
+      ...(skipped && bounded ? [`the service's skip in it counts the ${skipped} records before it under the link's date bound`] : []),
       ...(pageNamed ? [] : [`it counts the ${at.doneOnPage} records of its page written before it, which have no id to name`]),
     ];
-    return counts.length === 0 ? undefined : `${counts.join('; ')}: records that leave the list in between can shift it`;
+    return {
+      cursor: { ...cursor, doneOnPage: pageNamed ? 0 : at.doneOnPage, ...(done.length > 0 && { done }) },
+      ...(counts.length > 0 && { counts: `${counts.join('; ')}: records that leave the list in between can shift it` }),
+    };
   }
 
   /** Whether the link of `at` has a date-time bound the query lacks (keyset, or a snapshot's): its skip counts from there. */
@@ -193,20 +178,22 @@ class OrderedWriter {
   token(at: Place, origin?: string): string {
     const { start, header } = this.options;
     const plan = origin === undefined ? this.options.plan : { ...this.options.plan, origin };
-    const token = encodeResumeToken(plan, this.byIds(at), start.header ?? (this.written > 0 ? header : undefined));
+    const { cursor, counts } = this.byIds(at);
+    const token = encodeResumeToken(plan, cursor, start.header ?? (this.written > 0 ? header : undefined));
     // Records counted, being too many to name: say so, and what that risks.
-    return this.counts === undefined ? token : `${token} (${this.counts})`;
+    return counts === undefined ? token : `${token} (${counts})`;
   }
 
   async startSlice(slice: Slice): Promise<void> {
     this.passedInChain = 0;
     if (slice.phase === this.phase) return;
-    await this.endPhase();
+    await this.closePhase();
     this.phase = slice.phase;
     this.counted = 0;
   }
 
-  async endPhase(): Promise<void> {
+  /** The phase's last page ends (a page boundary every pageSize records of a phase). */
+  async closePhase(): Promise<void> {
     if (this.counted % this.pageSize !== 0 || this.counted === 0) await this.options.writer.endPage();
   }
 
@@ -216,14 +203,15 @@ class OrderedWriter {
     for (; i < page.records.length && this.written < this.limit; i++) {
       const record = page.records[i] as Record<string, unknown>;
       const text = idText(record.id);
-      // A record without an id (an annotation) is never taken for a repeat: nothing tells it from another.
-      const id = text === undefined ? undefined : idKey(text);
+      // A record without an id (an annotation) is never taken for a repeat: nothing tells it from another. Digits that a number
+      // holds exactly are kept as that number (a 1M export).
+      const id = text === undefined || !/^[1-9]\d{0,14}$/.test(text) ? text : Number(text);
       const seen = id !== undefined && this.seen.has(id);
       const repeat = seen || (text !== undefined && this.done.has(text));
       // A repeat within one query (a union's second query repeats the first's by design).
       if (seen && (!plan.union || slice.phase === 0)) this.run.distrust();
-      if (!repeat) await this.writeRecord(this.at(slice, page.url, i), record, id, text);
-      this.pass(text);
+      if (!repeat) await this.writeRecord(this.at(slice, page.url, i), record, id);
+      this.pass(text, !repeat);
       this.cursor = this.at(slice, page.url, i + 1);
       if (++this.counted % this.pageSize === 0) await writer.endPage();
     }
@@ -231,7 +219,7 @@ class OrderedWriter {
   }
 
   /** One record out, `at` the cursor before it. */
-  private async writeRecord(at: Place, record: Record<string, unknown>, id: string | number | undefined, text: string | undefined): Promise<void> {
+  private async writeRecord(at: Place, record: Record<string, unknown>, id: string | number | undefined): Promise<void> {
     const { writer, signal } = this.options;
     // A stop (SIGTERM, Ctrl-C) ends the list before its next record, whatever the slices read ahead.
     if (signal?.aborted) throw new InterruptedError();
@@ -243,7 +231,6 @@ class OrderedWriter {
     this.run.recordWritten();
     for (const delivered = writer.delivered?.() ?? this.written; this.deliveredBefore < delivered; this.deliveredBefore++) this.undelivered.shift();
     if (id !== undefined) this.seen.add(id);
-    if (text !== undefined) this.remember(text);
   }
 
   /** A failure: the output closed, and the error saying how to continue when it can. */
@@ -259,7 +246,9 @@ class OrderedWriter {
     // The system may have taken part of the record being written: that cut line is not output.
     if (this.writing && err instanceof InterruptedError) (err as Error).message += '; stdout was not being read, so its last line may be cut off';
     // Before its first record, only a resumed run prints a token (the one it was given).
-    if (isResumable(err) && this.cursor && (this.written > 0 || this.resumed())) {
+    const { plan, start } = this.options;
+    const resumed = start.phase > 0 || start.url !== plan.phases[0] || start.doneOnPage > 0 || start.sliceLastDay !== undefined || start.done !== undefined;
+    if (isResumable(err) && this.cursor && (this.written > 0 || resumed)) {
       const records = `${this.written} record${this.written === 1 ? '' : 's'}`;
       const stopped = this.written > 0 ? `after ${records}` : 'before its first record';
       const token = this.token(this.cursor, err instanceof PagingError ? err.continuesAt : undefined);
@@ -269,14 +258,10 @@ class OrderedWriter {
     return err;
   }
 
-  private resumed(): boolean {
-    const { plan, start } = this.options;
-    return start.phase > 0 || start.url !== plan.phases[0] || start.doneOnPage > 0 || start.end !== undefined || start.done !== undefined;
-  }
-
   private at(slice: Slice, url: string, doneOnPage: number): Place {
-    const end = this.run.endOf(slice);
-    return { phase: slice.phase, url, doneOnPage, ...(end !== undefined && { end }), recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
+    const sliceLastDay = this.run.sliceLastDay(slice);
+    const place = { phase: slice.phase, url, doneOnPage, recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
+    return sliceLastDay === undefined ? place : { ...place, sliceLastDay };
   }
 
   /** Where the list goes on after the whole of `page`. */
@@ -291,16 +276,7 @@ class OrderedWriter {
 /** The service's `skip` parameter: records of the query before the page. */
 const SKIP_PARAM = PAGING_STYLES.skip.cursorParam;
 
-/** An id as the run remembers it: digits that a number holds exactly as that number, else the text. */
-function idKey(text: string): string | number {
-  return /^[1-9]\d{0,14}$/.test(text) ? Number(text) : text;
-}
-
-/**
- * Failures after which the list can go on from where it stopped: the network, any answer of the
- * service (a 4xx part-way too: a credential renewed, a permission restored), paging it could not
- * follow, Ctrl-C. Not a write error of our own output.
- */
+/** Failures a list can go on from: the exchange, any answer (a 4xx part-way too: a credential renewed), paging, Ctrl-C; not our output's. */
 function isResumable(err: unknown): boolean {
   return exchangeFailed(err) || err instanceof InterruptedError || err instanceof PagingError || err instanceof ApiError;
 }

@@ -36,12 +36,8 @@ export class NameResolver {
 
   /** Every record of `resource` with its name, read once per run. */
   records(resource: string): Promise<Named[]> {
-    let list = this.lists.get(resource);
-    if (!list) {
-      list = this.read(resourceByName(resource));
-      this.lists.set(resource, list);
-    }
-    return list;
+    if (!this.lists.has(resource)) this.lists.set(resource, this.read(resourceByName(resource)));
+    return this.lists.get(resource) as Promise<Named[]>;
   }
 
   /** The records `values` of `--flag` name, in order; a value that names none or several is exit 2. */
@@ -71,8 +67,14 @@ export class NameResolver {
     };
     const done = (): Promise<void> => Promise.resolve();
     const writer = { write, endPage: done, end: done };
-    const source = this.api.pages(spec, version);
-    await runList({ plan, source, writer, start: startPoint(plan, undefined), scheduler: this.scheduler, notice: () => undefined });
+    await runList({
+      plan,
+      source: this.api.pages(spec, version),
+      writer,
+      start: startPoint(plan, undefined),
+      scheduler: this.scheduler,
+      notice: () => undefined,
+    });
     return found;
   }
 }
@@ -82,13 +84,8 @@ export async function resolveQuery(resolver: NameResolver, filters: readonly Fil
   const resolved: Array<[string, string]> = [];
   for (const [param, value] of query) {
     const filter = filters.find((candidate) => candidate.param === param && candidate.refers);
-    const ref = filter?.refers;
-    if (!filter || !ref) {
-      resolved.push([param, value]);
-      continue;
-    }
-    const [record] = await resolver.resolve(`--${filter.flag}`, ref, [value]);
-    resolved.push([param, ref.send === 'id' ? (record as Named).id : (record as Named).name]);
+    const [record] = filter?.refers ? await resolver.resolve(`--${filter.flag}`, filter.refers, [value]) : [];
+    resolved.push([param, record === undefined ? value : filter?.refers?.send === 'id' ? record.id : record.name]);
   }
   return resolved;
 }

@@ -22,10 +22,7 @@ export class PagingError extends CarectlError {
 const EMPTY_RUN = 50;
 
 /** What a chain of pages remembers of the pages before: the last one's ids and the empty pages in a row. */
-export interface ChainState {
-  ids: string;
-  empty: number;
-}
+export type ChainState = { ids: string; empty: number };
 
 export class PageGuard {
   /** A number per page read (its address hashed), not the address: a long export reads many pages. */
@@ -33,11 +30,18 @@ export class PageGuard {
 
   /** Before a page is requested: refuses an address already read in this run, its parameters in any order. */
   enter(address: string): void {
+    const refusal = this.refusal(address);
+    if (refusal) throw refusal;
+  }
+
+  /** enter() with its refusal returned (undefined: entered). */
+  refusal(address: string): PagingError | undefined {
     const [path, params] = splitAddress(address);
     params.sort();
     const key = hash53(`${path}?${params.toString()}`);
-    if (this.read.has(key)) throw new PagingError(`the service sent a next_page link back to a page already read (${address})`);
+    if (this.read.has(key)) return new PagingError(`the service sent a next_page link back to a page already read (${address})`);
     this.read.add(key);
+    return undefined;
   }
 
   /** After a page was read, before it is written: refuses one linking on with its chain's last page's ids, or as the EMPTY_RUN-th empty. */

@@ -6,7 +6,7 @@ import type { QueryParams, Throttle } from '../http/transport.js';
 import { isObject } from '../core/exact-json.js';
 import { PagingError } from './page-guard.js';
 import { sliceRule, type SliceRule } from './slices.js';
-import { linkChanges, splitAddress, withQueryBack, type LinkRules } from './links.js';
+import { linkChanges, splitAddress, withParam, withQueryBack, type LinkRules } from './links.js';
 import { PAGING_STYLES, type ResourceSpec, type Version } from './catalogue/index.js';
 
 /** A list as a sequence of first-page addresses; the plan's fingerprint ties resume tokens to it. */
@@ -44,10 +44,10 @@ export function listPlan(spec: ResourceSpec, version: Version, query: QueryParam
     for (let i = 0; i < ids.length; i += chunk) chunks.push(address([[spec.listByIds.param, ids.slice(i, i + chunk).join(',')], ...base]));
     return { phases: chunks, sameCommand: 'the same ids, filters and --page-size', asOf: options.asOf, rules };
   }
-  const shared = { slicing: sliceRule(spec, query), asOf: options.asOf, rules };
+  const common = { slicing: sliceRule(spec, query), asOf: options.asOf, rules };
   const required = spec.requireOneOf;
-  if (!required || query.some(([key]) => required.params.includes(key))) return { phases: [address(base)], ...shared };
-  return { phases: required.union.values.map((value) => address([[required.union.param, value], ...base])), union: true, ...shared };
+  if (!required || query.some(([key]) => required.params.includes(key))) return { phases: [address(base)], ...common };
+  return { phases: required.union.values.map((value) => address([[required.union.param, value], ...base])), union: true, ...common };
 }
 
 /** Where a list continues: phase, page address and how many records of that page are done. */
@@ -55,17 +55,14 @@ export interface Cursor {
   phase: number;
   url: string;
   doneOnPage: number;
-  /** The last day (days since 1970) of the date slice the page belongs to, when the phase was sliced. */
-  end?: number;
+  /** The calendar day the page's date slice ends with, when the phase was sliced. */
+  sliceLastDay?: number;
   /** Ids of the records before it on its page, written already: named in place of a count (see list-run.ts byIds). */
   done?: string[];
 }
 
 /** Where a list goes after a page: the next address, or null; `refusal` when the link cannot be followed. */
-export interface NextStep {
-  next: string | null;
-  refusal?: PagingError;
-}
+export type NextStep = { next: string | null; refusal?: PagingError };
 
 export interface PageSource {
   /** Fetches the page at `url` of the list asked for by `base`: records and where to go next. */
@@ -78,9 +75,7 @@ export function nextStep(rules: LinkRules, base: string, current: string, link: 
   if (rules.style === 'offset') {
     // The spec's offset links drop the query's filters: they only say that more follow.
     const offset = PAGING_STYLES.offset.cursorParam;
-    const [path, params] = splitAddress(current);
-    params.set(offset, String(Number(params.get(offset) ?? 0) + count));
-    return { next: `${path}?${params.toString()}` };
+    return { next: withParam(current, offset, String(Number(splitAddress(current)[1].get(offset) ?? 0) + count)) };
   }
   const restored = withQueryBack(base, link, rules.style);
   const changes = linkChanges(base, restored, rules);

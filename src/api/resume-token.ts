@@ -62,7 +62,7 @@ const packParams = (query: string): string =>
 const unpackParams = (packed: string): string => packed.replace(/~(\d)/g, (all, i: string) => SHORTHANDS[Number(i)] ?? all);
 
 /**
- * base64url of `4|fingerprint|phase|doneOnPage|end|header|asOf (base 36)|path|set parameters|removed names|done ids|checksum`,
+ * base64url of `4|fingerprint|phase|doneOnPage|sliceLastDay|header|asOf (base 36)|path|set parameters|removed names|done ids|checksum`,
  * empty fields where the cursor has nothing. The checksum covers the rest, so a cut token is refused; an edited one
  * can recompute it, so what a token holds is checked as a next_page link is (decodeResumeToken). Version 4 ties the
  * fingerprint to the service's base address; version 3 tokens (carectl before it) are still read, without that tie.
@@ -73,7 +73,7 @@ export function encodeResumeToken(plan: ListPlan, cursor: Cursor, header?: strin
     fingerprint(plan, true),
     cursor.phase,
     cursor.doneOnPage > 0 ? cursor.doneOnPage : '',
-    cursor.end ?? '',
+    cursor.sliceLastDay ?? '',
     header ?? '',
     plan.asOf?.toString(36) ?? '',
     ...diffAddress(plan.phases[cursor.phase] ?? '', cursor.url),
@@ -104,7 +104,7 @@ const unpackId = (packed: string): string =>
     .map((part, i) => (i % 2 === 1 ? String.fromCharCode(parseInt(part, 16)) : decodeURIComponent(part)))
     .join('');
 
-type TokenPayload = Omit<ResumePoint, 'url'> & { version: string; fingerprint: string; asOf?: number; address: string[] };
+type TokenPayload = { version: string; fingerprint: string; asOf?: number; address: string[]; point: Omit<ResumePoint, 'url'> };
 
 const NOT_OURS = '--resume: not a whole token as carectl printed it (cut short or changed?); copy it again from the message that printed it';
 
@@ -115,33 +115,25 @@ function parseToken(token: string): TokenPayload | undefined {
   const cut = whole.lastIndexOf('|');
   const text = whole.slice(0, cut);
   if (cut < 0 || whole.slice(cut + 1) !== digest(text)) return undefined;
-  const [version, fingerprint = '', phase = '', doneOnPage, end, header, asOf, path = '', set = '', removed = '', done] = text.split('|');
+  const [version, fingerprint = '', phase = '', doneOnPage, sliceLastDay, header, asOf, path = '', set = '', removed = '', doneIds] = text.split('|');
   // NaN for anything but digits, which the check below refuses.
   const count = (field: string): number => (/^\d+$/.test(field) ? Number(field) : NaN);
-  const written = done ? ids(done) : undefined;
-  if (written === null) return undefined;
-  const payload: TokenPayload = {
-    version,
-    fingerprint,
+  let done: { done?: string[] } = {};
+  try {
+    if (doneIds) done = { done: doneIds.split(',').map(unpackId) };
+  } catch {
+    return undefined; // not a field packId wrote: an edited token, refused as not whole
+  }
+  const point = {
     phase: count(phase),
     doneOnPage: doneOnPage ? count(doneOnPage) : 0,
-    end: end ? count(end) : undefined,
-    header: header || undefined,
-    asOf: asOf ? parseInt(asOf, 36) : undefined,
-    address: [path, set, removed],
-    done: written,
+    ...(sliceLastDay && { sliceLastDay: count(sliceLastDay) }),
+    ...(header && { header }),
+    ...done,
   };
-  const counts = [payload.phase, payload.doneOnPage, payload.end ?? 0, payload.asOf ?? 0];
+  const payload = { version, fingerprint, asOf: asOf ? parseInt(asOf, 36) : undefined, address: [path, set, removed], point };
+  const counts = [point.phase, point.doneOnPage, point.sliceLastDay ?? 0, payload.asOf ?? 0];
   return (version === '3' || version === '4') && counts.every((n) => Number.isSafeInteger(n) && n >= 0) ? payload : undefined;
-}
-
-/** The written ids of a token field; null for a field that is not one (an edited token: refused as not whole). */
-function ids(field: string): string[] | null {
-  try {
-    return field.split(',').map(unpackId);
-  } catch {
-    return null;
-  }
 }
 
 /** The moment the token's list resolved its relative dates at, to build the same plan again. */
@@ -151,19 +143,18 @@ export function resumeAsOf(token: string | undefined): number | undefined {
 
 export function decodeResumeToken(plan: ListPlan, token: string): ResumePoint {
   const payload = parseToken(token);
-  if (!payload || payload.phase >= plan.phases.length) throw new UsageError(NOT_OURS);
+  if (!payload || payload.point.phase >= plan.phases.length) throw new UsageError(NOT_OURS);
   const sameCommand = plan.sameCommand ?? 'the same resource and filters';
   if (payload.fingerprint !== fingerprint(plan, payload.version !== '3')) {
     const service = plan.origin === undefined ? '' : ` against the same service (${plan.origin})`;
     throw new UsageError(`--resume: the token belongs to a different command; run the same command that printed it (${sameCommand})${service}`);
   }
-  const { phase, doneOnPage, end, header, done } = payload;
-  const first = plan.phases[phase] as string;
+  const first = plan.phases[payload.point.phase] as string;
   const url = applyDiff(first, payload.address);
   // Only the cursor and a tighter date bound may differ from the command's own query, as for a next_page link.
   const changes = plan.rules ? linkChanges(first, url, plan.rules) : [];
   if (changes.length > 0) throw new UsageError(`--resume: the token's address ${changes.join(', ')} (${url}): not a token carectl printed for this command`);
-  return { phase, url, doneOnPage, ...(end !== undefined && { end }), ...(header !== undefined && { header }), ...(done !== undefined && { done }) };
+  return { ...payload.point, url };
 }
 
 /** Characters of a token's checksum and fingerprint: 48 bits catch a cut or mistyped token, and keep it short. */

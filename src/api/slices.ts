@@ -6,18 +6,14 @@
  */
 import { PAGING_STYLES, type ResourceSpec } from './catalogue/index.js';
 import { DAY_MS } from '../core/parse.js';
-import { dateRange, splitAddress, type DateRange } from './links.js';
+import { dateRange, splitAddress, withParam, type DateRange } from './links.js';
 import type { ListPlan } from './paging.js';
 
 /** The sort date of a list, its direction (the order its slices are written in), and the sort parameter for a probe. */
-export interface SliceRule {
-  field: string;
-  descending: boolean;
-  sortParam: string;
-}
+export type SliceRule = { field: string; descending: boolean; sortParam: string };
 
-/** The UTC day (days since 1970) of a time in ms. */
-export const utcDay = (ms: number): number => Math.floor(ms / DAY_MS);
+/** The calendar day of a time in ms: a "day" is one of those (days since 1970, UTC) unless named an ordered day (see SliceDays). */
+export const dayOfMs = (ms: number): number => Math.floor(ms / DAY_MS);
 export const dayText = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
 
 /**
@@ -26,8 +22,8 @@ export const dayText = (day: number): string => new Date(day * DAY_MS).toISOStri
  */
 export const OPEN_FROM = '1900-01-01';
 export const OPEN_TO = '9999-12-31';
-const OPEN_FROM_DAY = utcDay(Date.parse(OPEN_FROM));
-const OPEN_TO_DAY = utcDay(Date.parse(OPEN_TO));
+const OPEN_FROM_DAY = dayOfMs(Date.parse(OPEN_FROM));
+const OPEN_TO_DAY = dayOfMs(Date.parse(OPEN_TO));
 
 /**
  * How a list of `spec` with `query` can be sliced: by its default sort date, ascending or
@@ -54,25 +50,15 @@ const FAR_PROBE_SIZE = '1';
 /** A near-bound probe's page size: two records tell a service ignoring a bound (see nearAnswer). */
 const NEAR_PROBE_SIZE = '2';
 
-/** `address` with a parameter set (the page size of a probe, its sort). */
-function withParam(address: string, key: string, value: string): string {
-  const [path, params] = splitAddress(address);
-  params.set(key, value);
-  return `${path}?${params.toString()}`;
-}
-
 /** A probe's answer (a page of a record or two): its records' ids and its next link; null when it failed. */
 export type Probed = { ids: string[]; next: string | null } | null;
 
 /** The run's side: it sends probes, and hears that an answer may let a slice be cut. */
-export interface DaysHost {
-  probe(address: string): Promise<Probed>;
-  changed(): void;
-}
+export type DaysHost = { probe(address: string): Promise<Probed>; changed(): void };
 
 /**
- * What a run knows of its phases' days, in the sort order (a descending list's day d is -d here,
- * so callers read as ascending): bounds, far ends, and whether the service keeps to a cut's bound.
+ * What a run knows of its phases' days, as ordered days: in the sort order (a descending list's day d is -d, so callers read as
+ * ascending). Bounds, far ends, and whether the service keeps to a cut's bound.
  */
 export class SliceDays {
   private readonly far = new Map<number, number | null | undefined>();
@@ -89,9 +75,9 @@ export class SliceDays {
     this.sign = rule.descending ? -1 : 1;
   }
 
-  /** A calendar day (days since 1970) as a day in the sort order, and back. */
-  orderedDay = (day: number): number => this.sign * day;
-  calendarDay = (ordered: number | undefined): number | undefined => (ordered === undefined ? undefined : this.sign * ordered);
+  /** A calendar day as an ordered day, and back. */
+  toOrdered = (day: number): number => this.sign * day;
+  toCalendar = (ordered: number | undefined): number | undefined => (ordered === undefined ? undefined : this.sign * ordered);
 
   /**
    * `address` narrowed to the days lo..hi (undefined: as it is). A side as tight already keeps the
@@ -99,7 +85,7 @@ export class SliceDays {
    * no record passes, as the spec wants a pair.
    */
   narrowed(address: string, lo: number | undefined, hi: number | undefined): string {
-    const [from, to] = this.rule.descending ? [this.calendarDay(hi), this.calendarDay(lo)] : [lo, hi];
+    const [from, to] = this.rule.descending ? [this.toCalendar(hi), this.toCalendar(lo)] : [lo, hi];
     const [path, params] = splitAddress(address);
     const field = this.rule.field;
     const range = dateRange(params, field);
@@ -118,29 +104,26 @@ export class SliceDays {
    * read: a snapshot's pinned bound, whose skip counts every record, is no position.
    */
   positionOf(next: string, base: string, read: number): number | undefined {
-    const params = splitAddress(next)[1];
-    const own = this.side(dateRange(splitAddress(base)[1], this.rule.field), 'near');
-    const side = this.side(dateRange(params, this.rule.field), 'near');
-    if (!side?.timed || !(Number(params.get(PAGING_STYLES.skip.cursorParam) ?? 0) < read)) return undefined;
-    return own && this.sign * side.at <= this.sign * own.at ? undefined : this.orderedDay(utcDay(side.at));
+    const own = this.side(base, 'near');
+    const side = this.side(next, 'near');
+    if (!side?.timed || !(Number(splitAddress(next)[1].get(PAGING_STYLES.skip.cursorParam) ?? 0) < read)) return undefined;
+    return own && this.sign * side.at <= this.sign * own.at ? undefined : this.toOrdered(dayOfMs(side.at));
   }
 
-  /** The side of a range a list reads first (near) or last (far). */
-  private side(range: DateRange, which: 'near' | 'far'): DateRange['lo'] {
+  /** The date bound of `address` on the side a list reads first (near) or last (far). */
+  private side(address: string, which: 'near' | 'far'): DateRange['lo'] {
+    const range = dateRange(splitAddress(address)[1], this.rule.field);
     return (which === 'near') === this.rule.descending ? range.hi : range.lo;
   }
 
   /** The phase's own bound on a side (near: its first day), if its query has one (the bounds closing a one-sided range count as none). */
   bound(phase: number, which: 'near' | 'far'): number | undefined {
-    const side = this.side(dateRange(splitAddress(this.plan.phases[phase] as string)[1], this.rule.field), which);
-    const day = side && utcDay(side.at);
-    return day === undefined || day <= OPEN_FROM_DAY || day >= OPEN_TO_DAY - 1 ? undefined : this.orderedDay(day);
+    const side = this.side(this.plan.phases[phase] as string, which);
+    const day = side && dayOfMs(side.at);
+    return day === undefined || day <= OPEN_FROM_DAY || day >= OPEN_TO_DAY - 1 ? undefined : this.toOrdered(day);
   }
 
-  /**
-   * The phase's last day, an estimate of where to cut (the last slice stays open): its query's
-   * bound, else, ascending, the day its dates were resolved at, or the far end once answered if later.
-   */
+  /** The phase's last day as far as cuts go (the last slice stays open): see docs/ARCHITECTURE.md, "The list engine", 5. */
   lastDay(phase: number): number | undefined {
     const own = this.bound(phase, 'far');
     if (own !== undefined) return own;
@@ -151,32 +134,28 @@ export class SliceDays {
 
   /** Ascending, the day the dates were resolved at: no probe is needed to estimate up to it. */
   private asOfDay(): number | undefined {
-    return this.plan.asOf === undefined || this.rule.descending ? undefined : utcDay(this.plan.asOf);
+    return this.plan.asOf === undefined || this.rule.descending ? undefined : dayOfMs(this.plan.asOf);
   }
 
-  /** Whether to ask for the far end: no bound of its own, not asked yet and, ascending, a `long` chain `reached` past asOfDay (a short list sends no probe). */
+  /** Whether to probe for the far end: no bound of its own, not asked yet and, ascending, a `long` chain `reached` past asOfDay (a short list sends no probe). */
   farEndWanted(phase: number, reached: number, long: boolean): boolean {
     const asOf = this.asOfDay();
     return this.bound(phase, 'far') === undefined && !this.far.has(phase) && (asOf === undefined || (reached > asOf && long));
   }
 
-  /** Asks for the far end once: one record in the other order, whose next link's keyset bound is that record's day. */
-  askFarEnd(phase: number): void {
+  /** Probes for the far end once: one record in the other order, whose next link's keyset bound is that record's day. */
+  probeFarEnd(phase: number): void {
     if (this.far.has(phase)) return;
     this.far.set(phase, undefined);
     const address = withParam(this.plan.phases[phase] as string, this.rule.sortParam, this.rule.descending ? this.rule.field : `-${this.rule.field}`);
     void this.host.probe(withParam(address, SIZE, FAR_PROBE_SIZE)).then((probed) => {
-      const side = probed?.next ? this.side(dateRange(splitAddress(probed.next)[1], this.rule.field), 'far') : undefined;
-      this.far.set(phase, side?.timed ? this.orderedDay(utcDay(side.at)) : null);
+      const side = probed?.next ? this.side(probed.next, 'far') : undefined;
+      this.far.set(phase, side?.timed ? this.toOrdered(dayOfMs(side.at)) : null);
       this.host.changed();
     });
   }
 
-  /**
-   * The phase's first page, whose next link stands at `position`. True when it is the first, and
-   * ascending with dates resolved: the near-bound check may go out at once, for an export in
-   * parallel to be cut a round trip sooner.
-   */
+  /** The phase's first page, its next link at `position`; true when the near-bound probe may go out at once (a round trip sooner). */
   sample(phase: number, records: readonly Record<string, unknown>[], position: number): boolean {
     if (this.samples.has(phase)) return false;
     this.samples.set(phase, { ids: records.map((record) => String(record.id)), position });
@@ -192,8 +171,8 @@ export class SliceDays {
     return this.near.get(phase) === true;
   }
 
-  /** Sends the near-bound check of nearKept, once per phase. */
-  checkNear(phase: number): void {
+  /** Sends the near-bound probe that answers nearKept, once per phase. */
+  probeNear(phase: number): void {
     if (this.near.has(phase)) return;
     this.near.set(phase, undefined);
     this.nearAnswer(phase).then(

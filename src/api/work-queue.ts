@@ -1,8 +1,6 @@
 /**
- * The work queue of a list run: its slices in writer order, each a chain of pages (a phase of the
- * plan, or a date slice of one). With --parallel above 1, slices ahead of the writer read too,
- * within a budget of pages, and a slice about to read that is expected to hold more than its share
- * is cut. Days run in the sort order (see SliceDays), so the code reads as ascending.
+ * The work queue of a list run: its slices in the order the consumer (list-run.ts) takes them, each a chain of pages. How it
+ * decides what to read and where to cut: docs/ARCHITECTURE.md, "The list engine". Days are ordered days (see SliceDays).
  */
 import type { ListPlan, PageSource } from './paging.js';
 import { PageGuard, type ChainState } from './page-guard.js';
@@ -10,7 +8,7 @@ import type { ResumePoint } from './resume-token.js';
 import type { Scheduler } from './scheduler.js';
 import { SliceDays, type Probed } from './slices.js';
 
-/** A page as the writer takes it. */
+/** A page as the consumer takes it. */
 export interface TakenPage {
   url: string;
   records: Record<string, unknown>[];
@@ -24,11 +22,8 @@ export interface TakenPage {
 /** Records read over days: a slice's or a phase's records per day. */
 type Pace = { records: number; days: number };
 
-/**
- * A slice's chain of pages: the address of its first page (a token at its start), the query its
- * links are checked against, its next page and the records of it that the run this one continues
- * wrote, the pages the writer has not taken, and the address the guard already knows as read.
- */
+/** A slice's chain: its first page (a token's, resumed), the query its links keep, its next page and the records of it the run this one
+ * continues wrote, the pages not taken yet, the address the guard has entered already. */
 interface Reader {
   first: string;
   base: string;
@@ -51,8 +46,6 @@ export interface Slice {
   readonly reader: Reader;
   readonly stats: SliceStats;
   following?: Slice;
-  /** Taken out of the order: the slice before it read past its end. */
-  dropped?: boolean;
 }
 
 /** What decides a cut: the days a slice has left (lo..hi), the records they likely hold, the page size, the slots that would stay idle. */
@@ -60,11 +53,13 @@ export type CutStats = { lo: number; hi: number; records: number; pageSize: numb
 
 export type QueueOptions = { plan: ListPlan; source: PageSource; scheduler: Scheduler; start: ResumePoint; pageSize: number; limit: number };
 
-/** Pages a chain aims to hold: long enough to pay for its cut, short enough that chains end together. */
+/** A share: the pages a chain aims to hold, long enough to pay for its cut, short enough that chains end together. */
 const SHARE_PAGES = 4;
+/** Pages the consumer's slice keeps read ahead when the run reads in parallel: it rarely waits, yet ahead slices get the slots. */
+const READ_AHEAD_PAGES = 4;
 /** Pages left that a slice reads as they come, whatever slots are idle. */
 const SHORT_PAGES = 2;
-/** Pages the slices ahead of the writer may hold, per slot of --parallel. */
+/** Pages the slices from the current one on may hold, per slot of --parallel. */
 const BUDGET_PAGES = 8;
 /** Shares a slice holds before it is cut with no slot idle: cut at one, each half would soon be cut again. */
 const CUT_AT_SHARES = 2;
@@ -73,7 +68,7 @@ const PACE_DECAY = 1 / 2;
 
 /**
  * The last day a slice about to read keeps, or undefined to leave it whole: cut where it likely holds more than CUT_AT_SHARES
- * shares (with slots idle, more than SHORT_PAGES: a list of three pages pays for no check of the bound a cut adds), it keeps a
+ * shares (with slots idle, more than SHORT_PAGES: a list of three pages pays for no probe of the bound a cut adds), it keeps a
  * share (with slots idle, the records spread over them, a page at least); the rest follows it.
  */
 export function planCut({ lo, hi, records, pageSize, idleSlots }: CutStats): number | undefined {
@@ -84,26 +79,23 @@ export function planCut({ lo, hi, records, pageSize, idleSlots }: CutStats): num
 }
 
 export class WorkQueue {
-  /** The first slice (each names the one written after it), the slice the writer takes pages of, the records it wrote and those of its page. */
+  /** The first slice (each names the one after it), the slice the consumer takes pages of, the records written and those of its page. */
   readonly head: Slice;
-  private writer: Slice;
+  private current: Slice;
   private written = 0;
   private pageLeft = 0;
   private stopped = false;
-  /**
-   * A record came twice within one query: the service does not keep to the slices' bounds, or a
-   * sort date moved. The writer leaves the repeat out; nothing is cut any further.
-   */
+  /** A record came twice within one query (the service strays from the slices' bounds, or a sort date moved): no more cuts. */
   private distrusted = false;
   private readonly guard = new PageGuard();
   private readonly days: SliceDays | undefined;
   private readonly parallel: boolean;
   private readonly paces: Pace[];
-  /** Phases whose near-bound check goes out with the next pump (see SliceDays.sample). */
-  private readonly checkSoon = new Set<number>();
+  /** Phases whose near-bound probe goes out with the next pump (see SliceDays.sample). */
+  private readonly probeSoon = new Set<number>();
   private pumpQueued = false;
-  /** Resolves the writer's wait in take() for a change (a page came, a slice failed, a probe answered); once is enough. */
-  private wakeWriter = (): void => undefined;
+  /** Resolves the consumer's wait in take() for a change (a page came, a slice failed, a probe answered); once is enough. */
+  private wakeConsumer = (): void => undefined;
 
   constructor(private readonly options: QueueOptions) {
     const { plan, start, scheduler } = options;
@@ -112,7 +104,7 @@ export class WorkQueue {
     this.paces = plan.phases.map(() => ({ records: 0, days: 0 }));
     const slices = plan.phases.slice(start.phase).map((address, i) => newSlice(start.phase + i, address));
     slices.forEach((slice, i) => (slice.following = slices[i + 1]));
-    this.head = this.writer = slices[0] as Slice;
+    this.head = this.current = slices[0] as Slice;
     // A resumed run: its first slice starts at the token's page, which may reach past the slice's end (narrowed to it; the rest follows).
     const reader = this.head.reader;
     if (start.url !== reader.first) {
@@ -120,12 +112,12 @@ export class WorkQueue {
       this.head.stats.pagesRead = 1;
     }
     reader.nextPageDone = start.doneOnPage;
-    if (this.days && start.end !== undefined) this.cut(this.head, this.days.orderedDay(start.end));
+    if (this.days && start.sliceLastDay !== undefined) this.cut(this.head, this.days.toOrdered(start.sliceLastDay));
   }
 
-  /** Waits for the writer's next page of `slice`; null when the slice is done. */
+  /** Waits for the consumer's next page of `slice`; null when the slice is done. */
   async take(slice: Slice): Promise<TakenPage | null> {
-    this.writer = slice;
+    this.current = slice;
     const { reader } = slice;
     for (;;) {
       const page = reader.buffer.shift();
@@ -138,16 +130,16 @@ export class WorkQueue {
       if (reader.next === null && !reader.inFlight) return null;
       this.pageLeft = 0;
       this.schedulePump();
-      await new Promise<void>((resolve) => (this.wakeWriter = resolve));
+      await new Promise<void>((resolve) => (this.wakeConsumer = resolve));
     }
   }
 
-  /** The writer wrote a record. */
+  /** The consumer wrote a record. */
   recordWritten(): void {
     this.written++;
   }
 
-  /** The writer met a record twice within one query (see `distrusted`). */
+  /** The consumer met a record twice within one query (see `distrusted`). */
   distrust(): void {
     this.distrusted = true;
   }
@@ -157,15 +149,15 @@ export class WorkQueue {
     this.stopped = true;
   }
 
-  /** The last day of a slice for a token (a day as the date bounds count it); undefined: the phase's own. */
-  endOf(slice: Slice): number | undefined {
-    return this.days?.calendarDay(slice.range.hi);
+  /** The calendar day a slice ends with, for a token; undefined: the phase's own. */
+  sliceLastDay(slice: Slice): number | undefined {
+    return this.days?.toCalendar(slice.range.hi);
   }
 
-  /** A page came, a slice failed or a probe answered: the writer looks again, and what may start now starts. */
+  /** A page came or a probe answered: the consumer looks again, and what may start now starts. */
   private changed(): void {
     this.schedulePump();
-    this.wakeWriter();
+    this.wakeConsumer();
   }
 
   /** Runs pump() once after the current event (however many events come before it). */
@@ -175,34 +167,34 @@ export class WorkQueue {
     queueMicrotask(() => this.pump());
   }
 
-  /** Starts what may start now: the one place requests are sent from. A fault in it fails the writer's slice rather than going unseen. */
+  /** Starts what may start now: the one place requests are sent from. A fault in it fails the current slice rather than going unseen. */
   private pump(): void {
     this.pumpQueued = false;
     if (this.stopped) return;
     try {
-      for (const phase of this.checkSoon) this.days?.checkNear(phase);
-      this.checkSoon.clear();
+      for (const phase of this.probeSoon) this.days?.probeNear(phase);
+      this.probeSoon.clear();
       this.startReady();
     } catch (err) {
-      this.fail(this.writer, err);
+      this.fail(this.current, err);
     }
   }
 
   private startReady(): void {
     const { scheduler, limit, pageSize } = this.options;
     let { held, records, readableAhead } = this.holding();
-    const writer = this.writer;
-    // The writer's own slice reads a few pages ahead (one at a time: one), unless --limit has what it needs in hand.
-    const writerReads = writer.reader.buffer.length < (this.parallel ? SHARE_PAGES : 1) && this.written + this.pageLeft + heldRecords(writer) < limit;
-    // A slice cut runs after `slice` in this loop: a cut adds it right after.
-    for (let slice: Slice | undefined = writer, ahead = 0; slice; slice = slice.following, ahead++) {
+    const current = this.current;
+    // The current slice reads a few pages ahead (one at a time: one), unless --limit has what it needs in hand.
+    const currentReads = current.reader.buffer.length < (this.parallel ? READ_AHEAD_PAGES : 1) && this.written + this.pageLeft + heldRecords(current) < limit;
+    // A slice cut in this loop is followed by its later days: they come next.
+    for (let slice: Slice | undefined = current, ahead = 0; slice; slice = slice.following, ahead++) {
       if (!readable(slice)) continue;
       readableAhead--;
-      const reads = slice === writer ? writerReads : this.readsAhead(held, records);
+      const reads = slice === current ? currentReads : this.readsAhead(held, records);
       const cuts = reads && this.parallel && !this.distrusted;
       const counts = this.parallel && limit !== Infinity && records < limit;
-      // What the estimates below lack is asked for first.
-      if (cuts || counts) this.askFarEnd(slice);
+      // What the estimates below lack is probed for first.
+      if (cuts || counts) this.probeFarEnd(slice);
       if (reads) {
         const idleSlots = Math.max(0, scheduler.spare - 1 - readableAhead);
         if (cuts && this.cutBeforeReading(slice, idleSlots)) readableAhead++;
@@ -214,27 +206,21 @@ export class WorkQueue {
     }
   }
 
-  /** Whether a slice ahead of the writer may read: in parallel, a slot spare, within the budget of pages and --limit. */
+  /** Whether a slice ahead of the current one may read: in parallel, a slot spare, within the budget of pages and --limit. */
   private readsAhead(held: number, records: number): boolean {
     const { scheduler, limit } = this.options;
     return this.parallel && scheduler.spare > 0 && held < BUDGET_PAGES * scheduler.parallel && records < limit;
   }
 
-  /** Pages held or asked for by the slices from the writer's on, the records among them (a page in flight counts whole), and the slices that could read. */
+  /** Pages held or asked for by the slices from the current one on, the records among them (a page in flight counts whole), and the slices that could read. */
   private holding(): { held: number; records: number; readableAhead: number } {
     const holding = { held: 0, records: this.written + this.pageLeft, readableAhead: 0 };
-    for (let slice: Slice | undefined = this.writer; slice; slice = slice.following) {
+    for (let slice: Slice | undefined = this.current; slice; slice = slice.following) {
       holding.held += slice.reader.buffer.length + (slice.reader.inFlight ? 1 : 0);
       holding.records += (slice.reader.inFlight ? this.options.pageSize : 0) + heldRecords(slice);
       if (readable(slice)) holding.readableAhead++;
     }
     return holding;
-  }
-
-  /** Records per day of a slice's own chain once it has read over a day, else its phase's so far. */
-  private rateOf(slice: Slice): number | undefined {
-    const pace = slice.stats.pace.days >= 1 ? slice.stats.pace : (this.paces[slice.phase] as Pace);
-    return pace.days >= 1 ? pace.records / pace.days : undefined;
   }
 
   /** The first day a slice has still to read; undefined while unknown (or its first page is a resumed one, partly written). */
@@ -243,20 +229,23 @@ export class WorkQueue {
     return slice.stats.pagesRead > 0 ? slice.stats.reached : slice.range.lo;
   }
 
-  /** Asks for the phase's far end where the days left of an open slice need it. */
-  private askFarEnd(slice: Slice): void {
+  /** Probes for the phase's far end where the days left of an open slice need it. */
+  private probeFarEnd(slice: Slice): void {
     const lo = this.fromDay(slice);
     if (slice.range.hi === undefined && lo !== undefined && this.days?.farEndWanted(slice.phase, lo, slice.stats.pagesRead > SHORT_PAGES))
-      this.days.askFarEnd(slice.phase);
+      this.days.probeFarEnd(slice.phase);
   }
 
-  /** The days a slice has still to read and the records they likely hold; undefined while either end or the rate is unknown. */
+  /**
+   * The days a slice has still to read and the records they likely hold, at its own chain's pace once that covers a day, else its
+   * phase's; undefined while either end or the pace is unknown.
+   */
   private left(slice: Slice): { lo: number; hi: number; records: number } | undefined {
     const lo = this.fromDay(slice);
-    if (lo === undefined) return undefined;
     const hi = slice.range.hi ?? this.days?.lastDay(slice.phase);
-    const rate = this.rateOf(slice);
-    return hi === undefined || rate === undefined || hi < lo ? undefined : { lo, hi, records: rate * (hi - lo + 1) };
+    const pace = slice.stats.pace.days >= 1 ? slice.stats.pace : (this.paces[slice.phase] as Pace);
+    if (lo === undefined || hi === undefined || pace.days < 1 || hi < lo) return undefined;
+    return { lo, hi, records: (pace.records / pace.days) * (hi - lo + 1) };
   }
 
   /** Cuts a slice about to read where planCut says, once the service is known to keep to the bound a cut adds; true when it cut. */
@@ -265,7 +254,7 @@ export class WorkQueue {
     const mid = left && planCut({ ...left, pageSize: this.options.pageSize, idleSlots });
     const days = this.days as SliceDays;
     if (mid === undefined) return false;
-    days.checkNear(slice.phase);
+    days.probeNear(slice.phase);
     if (!days.nearKept(slice.phase)) return false;
     this.cut(slice, mid);
     return true;
@@ -296,12 +285,8 @@ export class WorkQueue {
   private fetch(slice: Slice, priority: number): void {
     const { reader } = slice;
     const url = reader.next as string;
-    try {
-      if (reader.entered !== url) this.guard.enter(url);
-    } catch (err) {
-      this.fail(slice, err);
-      return;
-    }
+    const refusal = reader.entered === url ? undefined : this.guard.refusal(url);
+    if (refusal) return this.fail(slice, refusal);
     reader.inFlight = true;
     const writtenBefore = reader.nextPageDone;
     reader.nextPageDone = 0;
@@ -321,15 +306,8 @@ export class WorkQueue {
     reader.next = next;
     if (next !== null) reader.nextPageDone = Math.max(0, taken.writtenBefore - records.length);
     reader.chain = this.guard.follow(reader.chain, records, url, next !== null || linkRefusal !== undefined);
-    let refusal = linkRefusal;
-    if (refusal === undefined && next !== null) {
-      try {
-        this.guard.enter(next);
-        reader.entered = next;
-      } catch (err) {
-        refusal = err;
-      }
-    }
+    const refusal = linkRefusal ?? (next === null ? undefined : this.guard.refusal(next));
+    if (refusal === undefined && next !== null) reader.entered = next;
     if (refusal !== undefined) {
       taken.nextRefused = true;
       reader.next = null;
@@ -350,9 +328,9 @@ export class WorkQueue {
     const { range, stats } = slice;
     const position = next === null ? (range.hi === undefined ? undefined : range.hi + 1) : days.positionOf(next, slice.reader.base, stats.recordsRead);
     if (position === undefined) return;
-    const checkNow = this.parallel && this.options.limit === Infinity;
-    if (next !== null && url === this.options.plan.phases[slice.phase] && days.sample(slice.phase, records, position) && checkNow)
-      this.checkSoon.add(slice.phase);
+    const probeNow = this.parallel && this.options.limit === Infinity;
+    if (next !== null && url === this.options.plan.phases[slice.phase] && days.sample(slice.phase, records, position) && probeNow)
+      this.probeSoon.add(slice.phase);
     const from = stats.reached ?? range.lo ?? days.bound(slice.phase, 'near');
     stats.reached = position;
     if (from !== undefined) {
@@ -361,13 +339,12 @@ export class WorkQueue {
       phase.records += records.length;
       phase.days += position - from;
     }
-    // Its pages reach past its own last day: the service ignores the far bound. Its query goes on
-    // as this one chain; the slices after it in its phase would repeat it. (A slice dropped while
-    // its page was in flight: nothing more to drop.)
-    if (next === null || slice.dropped || range.hi === undefined || position <= range.hi) return;
+    // Its pages reach past its own last day: the service ignores the far bound. Its query goes on as this one chain; the slices
+    // after it in its phase would repeat it: they leave the order (one with a page in flight still comes here; out of the order, unread).
+    if (next === null || range.hi === undefined || position <= range.hi) return;
     this.distrusted = true;
     let after = slice.following;
-    for (; after?.phase === slice.phase; after = after.following) after.dropped = true;
+    while (after?.phase === slice.phase) after = after.following;
     slice.following = after;
     delete range.hi;
   }
@@ -378,7 +355,7 @@ export class WorkQueue {
     reader.error = err;
     reader.next = null;
     // Not changed(): a fault of pump() comes here, and would come again from the pump it scheduled.
-    this.wakeWriter();
+    this.wakeConsumer();
   }
 }
 

@@ -16,11 +16,12 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
 /**
  * How the exchange with the service failed, when the request itself was not refused: no answer
- * came (a connection refused, reset, timed out), one came that cannot be used, or none came in the
- * time given. Another try may go through: a list that ends on one can be resumed, and a script
- * reads it as `network` (failureKind).
+ * came (a connection refused, reset, timed out), one came that cannot be used, none came in the
+ * time given, or the service sent carectl to another address (not followed: see LinkElsewhereError).
+ * Another try may go through: a list that ends on one can be resumed, and a script reads it as
+ * `network` (failureKind).
  */
-export type ExchangeFailure = 'no answer' | 'bad reply' | 'deadline';
+export type ExchangeFailure = 'no answer' | 'bad reply' | 'deadline' | 'elsewhere';
 
 export interface FailureDetails extends WriteOutcome {
   cause?: unknown;

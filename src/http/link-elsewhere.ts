@@ -1,4 +1,4 @@
-import { NetworkError } from '../core/errors.js';
+import { CarectlError, ExitCode } from '../core/errors.js';
 
 /**
  * Why a link the service sent to another origin is not followed (credentials go to the base's
@@ -9,9 +9,9 @@ export function linkElsewhereMessage(to: URL, base: URL): string {
   return `refusing to follow a link to ${to.origin}: credentials are only sent to ${base.origin}; the service names another address than the one it is reached at (behind a proxy, it may not know its own): if ${to.origin} is the same service, use it as --base-url`;
 }
 
-/** Such a link, refused before anything was sent: a list ends with its --resume token. */
-export class LinkElsewhereError extends NetworkError {
+/** Such a link, refused before anything was sent: not a network failure, yet the exchange ends there, and a list with its --resume token. */
+export class LinkElsewhereError extends CarectlError {
   constructor(to: URL, base: URL) {
-    super(linkElsewhereMessage(to, base), false);
+    super(linkElsewhereMessage(to, base), ExitCode.failure, { exchange: 'elsewhere' });
   }
 }
