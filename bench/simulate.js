@@ -28,15 +28,19 @@ const { values: flags } = parseArgs({
 });
 const load = (path) => import(pathToFileURL(join(ROOT, 'dist/src', path)).href);
 const { startSandbox } = await load('sandbox/index.js');
-const { listPlan } = await load('api/paging.js');
+const { listPlan, nextStep } = await load('api/paging.js');
 const { resourceByName } = await load('api/catalogue/index.js');
 const { Scheduler } = await load('api/scheduler.js');
-const { runList } = await load('api/list-run.js');
+const { runList, startPoint } = await load('api/list-run.js');
 
 const LATENCY = Number(flags.latency);
 const JITTER = Number(flags.jitter);
 const FIELDS = 'status,is_priority,contains_private,tags,author,channels,assigned_to,handling_times,close_reason';
 const sandbox = await startSandbox({ conversations: Number(flags.records) });
+const conversations = resourceByName('conversations');
+/** As the API client reads a reply's link: relative to the base, with the query it kept. */
+const rules = { style: conversations.paging, sort: conversations.sortDates };
+const relative = (link) => (link === null ? null : new URL(link).pathname.slice(1) + new URL(link).search);
 const authorization = `Basic ${Buffer.from(`${sandbox.user}:${sandbox.password}`).toString('base64')}`;
 
 /** One export with `parallel` requests in flight: its requests and virtual time. */
@@ -49,7 +53,7 @@ async function simulate(parallel) {
   /** Replies read from the sandbox, each due a round trip after its request. */
   const due = [];
   const source = {
-    fetch: (url) =>
+    fetch: (url, base) =>
       new Promise((resolve, reject) => {
         const sent = now;
         requests++;
@@ -58,7 +62,13 @@ async function simulate(parallel) {
           .then((reply) => reply.json())
           .then(
             (body) =>
-              due.push({ at: sent + LATENCY + random() * JITTER, hand: () => resolve({ records: body.conversations, next: body.paging?.next_page ?? null }) }),
+              due.push({
+                at: sent + LATENCY + random() * JITTER,
+                hand: () => {
+                  const records = body.conversations;
+                  resolve({ records, ...nextStep(rules, base, url, relative(body.paging?.next_page ?? null), records.length) });
+                },
+              }),
             reject,
           )
           .finally(() => fetching--);
@@ -75,14 +85,12 @@ async function simulate(parallel) {
         ]
       : []),
   ];
-  const plan = listPlan(resourceByName('conversations'), 'v1.3', query, { pageSize: 50, asOf });
+  const plan = listPlan(conversations, 'v1.3', query, { pageSize: 50, asOf });
   let written = 0;
   const writer = { write: async () => void written++, endPage: async () => undefined, end: async () => undefined };
   const scheduler = new Scheduler({ parallel, now: () => now, sleep: async () => undefined });
   let finished = false;
-  const run = runList({ plan, source, writer, start: { phase: 0, url: plan.phases[0], skip: 0 }, scheduler, notice: () => undefined }).finally(
-    () => (finished = true),
-  );
+  const run = runList({ plan, source, writer, start: startPoint(plan, undefined), scheduler, notice: () => undefined }).finally(() => (finished = true));
   // Let every reaction run and every real read finish before the clock moves on.
   const settle = async () => {
     for (let turns = 0; turns < 20 || fetching > 0; turns++) await new Promise((resolve) => setImmediate(resolve));
