@@ -108,9 +108,10 @@ function anyCaseHex(digits: string): string {
 /**
  * One expression for every non-empty secret, longest first (so `Basic <base64>` goes whole): one
  * at least `minLength` long matches anywhere, a shorter one only as a whole token (no letter or
- * digit right before or after it). Undefined when there is no secret.
+ * digit right before or after it). Undefined when there is no secret. Made only for a text
+ * mayHoldSecret lets through (exported for the test that compares the two).
  */
-function matcherOf(secrets: readonly string[], minLength: number): RegExp | undefined {
+export function matcherOf(secrets: readonly string[], minLength: number): RegExp | undefined {
   const made = matchers.get(secrets);
   if (made?.has(minLength)) return made.get(minLength);
   const matcher = buildMatcher(secrets, minLength);
@@ -126,6 +127,70 @@ function buildMatcher(secrets: readonly string[], minLength: number): RegExp | u
   if (sorted.length === 0) return undefined;
   const alternatives = sorted.map((secret) => (secret.length >= minLength ? patternOf(secret) : `(?<![\\p{L}\\p{N}])${patternOf(secret)}(?![\\p{L}\\p{N}])`));
   return new RegExp(alternatives.join('|'), 'gu');
+}
+
+/**
+ * Whether a text may hold one of the secrets in a form patternOf matches: false only where the
+ * expression would find none, so that an ordinary text never makes the expression (compiling it
+ * is the largest cost of a lookup after node's own start). Every escape in the text (the short
+ * expression ESCAPE finds them all: each form patternOf writes starts with `\`, `&`, `%` or `+`,
+ * and none holds another one's start) names the character it could stand for; a secret's
+ * character no escape stands for can only be there as itself, so each run of such characters
+ * must be in the text as it is.
+ */
+export function mayHoldSecret(text: string, secrets: readonly string[]): boolean {
+  const escaped = escapedCharacters(text);
+  return secrets.some((secret) => secret !== '' && literalRuns(secret, escaped).every((run) => text.includes(run)));
+}
+
+/** The characters escapes in a text could stand for: code points and UTF-16 units, and percent-encoded bytes. */
+interface Escaped {
+  codes: Set<number>;
+  bytes: Set<number>;
+}
+
+/** Each form of patternOf that is not the character itself, from its first character on. */
+const ESCAPE = /\\+(?:u([0-9A-Fa-f]{4})|([bfnrt"/]))?|&#(?:0*(\d+)|[xX]0*([0-9A-Fa-f]+));|&(quot|QUOT|amp|AMP|lt|LT|gt|GT|apos);|%([0-9A-Fa-f]{2})|\+/g;
+
+function escapedCharacters(text: string): Escaped {
+  const escaped: Escaped = { codes: new Set(), bytes: new Set() };
+  for (const [form, unit, letter, decimal, hex, name, byte] of text.matchAll(ESCAPE)) {
+    if (form.startsWith('\\')) escaped.codes.add(0x5c);
+    if (form === '+') escaped.codes.add(0x20);
+    else if (byte !== undefined) escaped.bytes.add(parseInt(byte, 16));
+    const code = unit ?? hex;
+    if (code !== undefined) escaped.codes.add(parseInt(code, 16));
+    if (decimal !== undefined) escaped.codes.add(Number(decimal));
+    const char = (letter && (JSON_ESCAPED[letter] ?? letter)) || (name && NAMED_CHARACTERS[name.toLowerCase()]);
+    if (char) escaped.codes.add(char.charCodeAt(0));
+  }
+  return escaped;
+}
+
+/** The character each JSON escape by a letter stands for (the inverse of JSON_LETTERS). */
+const JSON_ESCAPED: Readonly<Partial<Record<string, string>>> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+/** The character each named reference of NAMED_REFERENCES stands for, by its lower-case name. */
+const NAMED_CHARACTERS: Readonly<Partial<Record<string, string>>> = { quot: '"', amp: '&', lt: '<', gt: '>', apos: "'" };
+
+/** The runs of a secret's characters that no escape in the text could stand for (see mayHoldSecret). */
+function literalRuns(secret: string, escaped: Escaped): string[] {
+  if (escaped.codes.size === 0 && escaped.bytes.size === 0) return [secret];
+  const { codes, bytes } = escaped;
+  const runs = [''];
+  for (const char of secret) {
+    // An astral character's \u escapes start with its first UTF-16 unit, its percent-encoding with its first byte.
+    const stoodFor = codes.has(char.codePointAt(0)!) || codes.has(char.charCodeAt(0)) || (bytes.size > 0 && bytes.has(Buffer.from(char)[0]!));
+    if (stoodFor) runs.push('');
+    else runs[runs.length - 1] += char;
+  }
+  return runs.filter((run) => run !== '');
+}
+
+/** The text with every secret replaced (see matcherOf). */
+function replaceSecrets(text: string, secrets: readonly string[], minLength: number): string {
+  if (!mayHoldSecret(text, secrets)) return text;
+  const matcher = matcherOf(secrets, minLength);
+  return matcher ? text.replace(matcher, REDACTED) : text;
 }
 
 /** The URL as text without its `user:password@` part. */
@@ -157,9 +222,7 @@ const USERINFO_WITH_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@:"]*:[^\s/?#@"
  * and every URL's credentials removed.
  */
 export function redact(text: string, secrets: readonly string[] = []): string {
-  let out = stripUserinfoInText(text);
-  const matcher = matcherOf(secrets, MIN_SECRET_LENGTH);
-  if (matcher) out = out.replace(matcher, REDACTED);
+  const out = replaceSecrets(stripUserinfoInText(text), secrets, MIN_SECRET_LENGTH);
   // Whatever the header held, an echoed Authorization value is a credential.
   return out.replace(/\b((?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:Basic|Bearer)\s+)[A-Za-z0-9+/=._~-]+/gi, `$1${REDACTED}`);
 }
@@ -195,13 +258,9 @@ export function redactError<T>(err: T, secrets: readonly string[] = []): T {
  * credentials, so an ordinary page costs one search of its text. Only the objects that change are copied.
  */
 export function redactReply(value: unknown, rawText: string, secrets: readonly string[]): unknown {
-  const matcher = matcherOf(secrets, MIN_SECRET_LENGTH);
   // Without a backslash, every string of the reply stands in the raw text as it is.
-  if (!rawText.includes('\\') && (matcher === undefined || rawText.search(matcher) === -1) && !hasUserinfoWithPassword(rawText)) return value;
-  const clean = (text: string): string => {
-    const out = text.includes('@') ? text.replace(USERINFO_WITH_PASSWORD, '$1') : text;
-    return matcher ? out.replace(matcher, REDACTED) : out;
-  };
+  if (!rawText.includes('\\') && !holdsSecret(rawText, secrets) && !hasUserinfoWithPassword(rawText)) return value;
+  const clean = (text: string): string => replaceSecrets(text.includes('@') ? text.replace(USERINFO_WITH_PASSWORD, '$1') : text, secrets, MIN_SECRET_LENGTH);
   const walk = (node: unknown): unknown => {
     if (typeof node === 'string') return clean(node);
     if (node === null || typeof node !== 'object' || node instanceof ExactNumber) return node;
@@ -222,6 +281,11 @@ export function redactReply(value: unknown, rawText: string, secrets: readonly s
     return changed ? Object.fromEntries(entries) : node;
   };
   return walk(value);
+}
+
+/** Whether the text holds a secret (see matcherOf). */
+function holdsSecret(text: string, secrets: readonly string[]): boolean {
+  return mayHoldSecret(text, secrets) && text.search(matcherOf(secrets, MIN_SECRET_LENGTH)!) !== -1;
 }
 
 /**
