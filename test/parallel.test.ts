@@ -189,8 +189,7 @@ describe('a list far longer than the pages held ahead of the writer', () => {
       await reference.close();
     }
     const clock = fakeClock();
-    const env = { ...sandboxEnv(distant.sandbox), CARECTL_BASE_URL: distant.url };
-    const running = runCli([...argv, '--parallel', '4'], { env, now: clock.now, sleep: clock.sleep, onStdout: distant.progress });
+    const running = runCli([...argv, '--parallel', '4'], { env: distant.env, now: clock.now, sleep: clock.sleep, onStdout: distant.progress });
     const many = await distant.drive(running);
     assert.equal(many.code, 0, many.stderr);
     assert.equal(many.stdout, one.stdout);
@@ -210,7 +209,7 @@ describe('a list far longer than the pages held ahead of the writer', () => {
       const stuck = new Writable({ highWaterMark: 1, write: () => undefined });
       const clock = fakeClock();
       const running = runCli(['conversations', 'list', '--page-size', '5', '--parallel', '4', '-o', 'ndjson'], {
-        env: { ...sandboxEnv(near.sandbox), CARECTL_BASE_URL: near.url },
+        env: near.env,
         stdout: stuck,
         signal: stop.signal,
         now: clock.now,

@@ -7,9 +7,8 @@
  */
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { openSandbox } from './helpers.js';
-import type { Sandbox } from '../src/sandbox/index.js';
-import type { SandboxOptions } from '../src/sandbox/index.js';
+import type { Sandbox, SandboxOptions } from '../src/sandbox/index.js';
+import { openSandbox, sandboxEnv } from './helpers.js';
 
 interface Held {
   url: string;
@@ -63,8 +62,9 @@ export class ReplyGate {
     return gate;
   }
 
-  get url(): string {
-    return this.sandbox.publicUrl!;
+  /** The environment of a client that talks to the sandbox through the gate. */
+  get env(): Record<string, string> {
+    return { ...sandboxEnv(this.sandbox), CARECTL_BASE_URL: this.sandbox.publicUrl! };
   }
 
   /** Requests in flight whose reply is in hand. */
