@@ -98,6 +98,34 @@ async function finished(sandbox: Sandbox, index: number): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve));
 }
 
+/**
+ * The sandbox's waits (its `sleep`), held until the test ends them: a reply's latency lasts
+ * exactly as long as the test says, on a loaded machine as on a quiet one.
+ */
+function heldWaits(): { sleep: (ms: number) => Promise<void>; waiting(count: number): Promise<void>; endAll(): void } {
+  const held: Array<() => void> = [];
+  let changed = (): void => undefined;
+  let open = false;
+  return {
+    sleep: (ms) => {
+      assert.ok(ms > 0);
+      if (open) return Promise.resolve();
+      const wait = new Promise<void>((resolve) => held.push(resolve));
+      changed();
+      return wait;
+    },
+    /** Resolves once `count` waits are held. */
+    async waiting(count) {
+      while (held.length < count) await new Promise<void>((resolve) => (changed = resolve));
+    },
+    /** Ends the waits held, and holds none from now on. */
+    endAll: () => {
+      open = true;
+      held.splice(0).forEach((end) => end());
+    },
+  };
+}
+
 describe('sandbox latency', () => {
   test('every reply of the API listener comes no sooner than latencyMs: lists, records, errors', async () => {
     const latencyMs = 60;
@@ -135,15 +163,15 @@ describe('sandbox latency', () => {
   test('a reply is worked out on arrival and travels for the latency, as a distant service answers concurrent requests side by side', async () => {
     // One thread working out replies only after their latency would queue concurrent replies
     // behind each other, which no distant service does: the reply shows the state at arrival.
-    await withSandbox({ latencyMs: 400 }, async (sandbox) => {
+    const latency = heldWaits();
+    await withSandbox({ latencyMs: 400, sleep: latency.sleep }, async (sandbox) => {
       const conversation = sandbox.data.conversations.find((c) => c.status !== 'closed') as ConversationRecord;
       const before = conversation.status;
       const pending = call(sandbox, `/v1.3/conversations/${conversation.id}?fields=status`);
-      await arrivals(sandbox, 1);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await latency.waiting(1);
       conversation.status = 'closed';
+      latency.endAll();
       const answer = await pending;
-      assert.ok(answer.elapsed >= 400, `the reply came after ${answer.elapsed.toFixed(1)} ms`);
       assert.equal(answer.body.conversation.status, before);
     });
   });
@@ -194,14 +222,17 @@ describe('sandbox rate limit', () => {
   });
 
   test("latency counts as in flight: a request arriving during another one's delay is refused, after the delay too", async () => {
-    const latencyMs = 200;
-    await withSandbox({ rateLimit: 1, latencyMs }, async (sandbox) => {
+    const latency = heldWaits();
+    await withSandbox({ rateLimit: 1, latencyMs: 200, sleep: latency.sleep }, async (sandbox) => {
       const first = call(sandbox, '/v1.3/tags?page_size=1');
-      await arrivals(sandbox, 1);
-      const second = await call(sandbox, '/v1.3/tags?page_size=1');
-      assertError(second, 429);
-      assert.equal(second.headers.get('retry-after'), '1');
-      assert.ok(second.elapsed >= latencyMs, 'the 429 is a reply like any other: it comes after the latency');
+      await latency.waiting(1);
+      // The first is in its delay: the second is one too many, and its 429 waits the delay too.
+      const second = call(sandbox, '/v1.3/tags?page_size=1');
+      const delayed = await Promise.race([second.then(() => 'answered at once'), latency.waiting(2).then(() => 'delayed')]);
+      assert.equal(delayed, 'delayed', 'the 429 is a reply like any other: it comes after the latency');
+      latency.endAll();
+      assertError(await second, 429);
+      assert.equal((await second).headers.get('retry-after'), '1');
       assert.equal((await first).status, 200);
       await finished(sandbox, 1);
       assert.equal((await call(sandbox, '/v1.3/tags?page_size=1')).status, 200);
@@ -213,8 +244,13 @@ describe('sandbox rate limit', () => {
   });
 
   test('a burst of concurrent requests: the first N to arrive are served, the rest get 429', async () => {
-    await withSandbox({ rateLimit: 2, latencyMs: 400 }, async (sandbox) => {
-      const answers = await Promise.all(Array.from({ length: 6 }, (_, index) => call(sandbox, `/v1.3/tags?page_size=${index + 1}`)));
+    // Every reply waits until all six have arrived: none leaves before the last arrives.
+    const latency = heldWaits();
+    await withSandbox({ rateLimit: 2, latencyMs: 400, sleep: latency.sleep }, async (sandbox) => {
+      const calls = Array.from({ length: 6 }, (_, index) => call(sandbox, `/v1.3/tags?page_size=${index + 1}`));
+      await arrivals(sandbox, 6);
+      latency.endAll();
+      const answers = await Promise.all(calls);
       const byUrl = new Map(answers.map((answer, index) => [`/v1.3/tags?page_size=${index + 1}`, answer.status]));
       // Arrival order is the log's order, whatever order fetch sent them in.
       assert.deepEqual(
@@ -693,13 +729,15 @@ describe('carectl sandbox --latency, --rate-limit, --annotations-port', () => {
       assert.ok(annotations.elapsed >= 300, `the reply came after ${annotations.elapsed.toFixed(1)} ms`);
       assert.ok(annotations.body.paging.next_page.startsWith(`${sandbox.annotationsUrl}/api/1/annotations?`));
       assertError(await call(sandbox, '/api/1/annotations'), 404);
-      // One request held in flight: the next is one too many.
-      const held = hold(sandbox, '/v1.3/tags');
-      let refused: Answer | undefined;
-      for (let tries = 0; tries < 5 && refused?.status !== 429; tries++) refused = await call(sandbox, '/v1.3/tags');
-      assertError(refused!, 429);
-      assert.equal(refused!.headers.get('retry-after'), '1');
-      assert.equal((await held.release()).status, 200);
+      // Two requests held: whichever arrives first stays in flight until it is let go, so the
+      // other is one too many. The later one is let go (and answered) first.
+      const first = hold(sandbox, '/v1.3/tags');
+      const second = hold(sandbox, '/v1.3/queues');
+      const answers = [await second.release(), await first.release()];
+      assert.deepEqual(answers.map((answer) => answer.status).sort(), [200, 429]);
+      const refused = answers.find((answer) => answer.status === 429)!;
+      assert.equal(refused.headers['retry-after'], '1');
+      assert.match(JSON.parse(refused.body).message, /too many/i);
       const result = await run.stop();
       stopped = true;
       assert.equal(result.code, 130, result.stderr);

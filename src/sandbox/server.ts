@@ -43,9 +43,11 @@ export interface SandboxOptions {
   faults?: FaultOptions;
   /**
    * Added to every reply of the API listener(s), as from a distant service (real timers, even with
-   * an injected clock); close() cuts pending replies short. Default 0.
+   * an injected clock, unless `sleep` is given); close() cuts pending replies short. Default 0.
    */
   latencyMs?: number;
+  /** How the latency, slow faults and the link are waited for: a test's own, to hold replies without timing. Default: real timers. */
+  sleep?: (ms: number) => Promise<void>;
   /**
    * At most this many requests in flight on the API listener(s), counted together: a request arriving while more than
    * that are in flight (itself included) is answered 429 with `Retry-After: 1`. A request is in
@@ -146,7 +148,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     ...(options.live !== undefined && { live: new LiveNight(data, checkedLive(options.live), now()) }),
   };
   const publicUrl = options.publicUrl?.replace(/\/+$/, '');
-  const service = new Service(runtime, faults, { ...checkedPace(options), publicUrl, bandwidth: options.bandwidth });
+  const service = new Service(runtime, faults, { ...checkedPace(options), publicUrl, bandwidth: options.bandwidth, sleep: options.sleep });
   const { servers, apiPort, downloadPort, annotationsPort } = await listenAll(service, host, options);
   const listening = origin(host, apiPort);
   runtime.baseUrl = publicUrl ?? listening;
@@ -228,14 +230,20 @@ class Service {
   /** The API requests in flight: for --rate-limit and for their `concurrency`. */
   private readonly live = new Set<RecordedRequest>();
   /** Pending sleeps (latency, slow faults, trickled downloads): close() wakes them all. */
-  private readonly sleepers = new Map<NodeJS.Timeout, () => void>();
+  private readonly sleepers = new Set<() => void>();
   private closed = false;
   private readonly link: Link | undefined;
 
   constructor(
     private readonly runtime: Runtime,
     private readonly faults: FaultPlan,
-    private readonly settings: { latencyMs: number; rateLimit: number | undefined; publicUrl: string | undefined; bandwidth: number | undefined },
+    private readonly settings: {
+      latencyMs: number;
+      rateLimit: number | undefined;
+      publicUrl: string | undefined;
+      bandwidth: number | undefined;
+      sleep: ((ms: number) => Promise<void>) | undefined;
+    },
   ) {
     this.link = settings.bandwidth === undefined ? undefined : new Link(settings.bandwidth, (ms) => this.sleep(ms));
   }
@@ -255,10 +263,7 @@ class Service {
   /** Ends every wait at once; the replies still pending are not sent. */
   close(): void {
     this.closed = true;
-    for (const [timer, wake] of this.sleepers) {
-      clearTimeout(timer);
-      wake();
-    }
+    for (const wake of this.sleepers) wake();
     this.sleepers.clear();
   }
 
@@ -282,15 +287,19 @@ class Service {
     return record;
   }
 
-  /** A real timer, woken early by close(): callers check `closed` after it. */
+  /** A real timer (or the injected sleep), woken early by close(): callers check `closed` after it. */
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       if (this.closed) return resolve();
-      const timer = setTimeout(() => {
-        this.sleepers.delete(timer);
+      let timer: NodeJS.Timeout | undefined;
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.sleepers.delete(wake);
         resolve();
-      }, ms);
-      this.sleepers.set(timer, resolve);
+      };
+      this.sleepers.add(wake);
+      if (this.settings.sleep) void this.settings.sleep(ms).then(wake);
+      else timer = setTimeout(wake, ms);
     });
   }
 
