@@ -198,7 +198,7 @@ describe('Scheduler: adaptive, and a 429', () => {
     let release = (): void => undefined;
     const other = scheduler.run(0, () => new Promise<void>((resolve) => (release = resolve)));
     await scheduler.run(1, async (slot) => {
-      const refused = slot.throttle?.(1000);
+      const refused = slot.throttle?.(1000, 429);
       release();
       assert.equal(await refused, true);
     });

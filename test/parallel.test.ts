@@ -431,6 +431,63 @@ describe('a service that answers 429 past 2 requests in flight', () => {
   });
 });
 
+describe("a gateway's connection limit: 503 without Retry-After past 2 requests in flight (nginx's limit_conn)", () => {
+  test('the default lowers what it keeps in flight instead of failing the run, and prints what one request at a time prints', async () => {
+    const data = keysetData(900);
+    let base = '';
+    let inFlight = 0;
+    let refused = 0;
+    const page503 =
+      '<html><head><title>503 Service Temporarily Unavailable</title></head><body><center><h1>503 Service Temporarily Unavailable</h1></center><hr><center>nginx</center></body></html>';
+    const api = await scriptedApi((request, res) => {
+      inFlight++;
+      const over = inFlight > 2;
+      if (over) refused++;
+      return later(
+        res,
+        5,
+        () => (over ? { status: 503, headers: { 'content-type': 'text/html' }, text: page503 } : keysetReply(data, request, base)),
+        () => inFlight--,
+      );
+    });
+    base = api.baseUrl;
+    try {
+      const argv = ['conversations', 'list', '-o', 'csv', '--page-size', '20'];
+      const one = await runCli([...argv, '--parallel', '1'], { env: scriptedEnv(api) });
+      assert.equal(one.code, 0, one.stderr);
+      assert.equal(refused, 0);
+      const clock = fakeClock();
+      // --retries 0: the run completes because the 503s are taken as pressure of its own, not by retrying them.
+      const many = await runCli([...argv, '--verbose', '--retries', '0'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
+      const notices = many.stderr
+        .split('\n')
+        .filter((line) => !line.startsWith('>') && !line.startsWith('<'))
+        .join('\n');
+      assert.equal(many.code, 0, notices);
+      assert.equal(many.stdout, one.stdout);
+      assert.ok(refused > 0, 'the gateway refused some requests');
+      assert.match(notices, /^ {2}parallel: 8 → 4 requests in flight \(503: service unavailable; every request waits \d+ ms\)$/m);
+    } finally {
+      await api.close();
+    }
+  });
+
+  test('a service that answers 503 to everything: the window comes down to one, then the usual retry rules fail the run', async () => {
+    const api = await scriptedApi(() => ({ status: 503, headers: { 'content-type': 'text/html' }, text: '<html>down</html>' }));
+    try {
+      const clock = fakeClock();
+      const result = await runCli(['conversations', 'list', '--retries', '1'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, /answered HTTP 503/);
+      // The two first pages side by side, taken back at 8, 4 and 2 in flight; at one, a try and a retry each.
+      assert.ok(api.requests.length <= 10, `${api.requests.length} requests`);
+      assert.match(result.stderr, /the list stopped|--resume|HTTP 503/);
+    } finally {
+      await api.close();
+    }
+  });
+});
+
 describe('--resume after a parallel run that failed part-way', () => {
   const tokenOf = (stderr: string): string | undefined => /--resume (\S+)$/m.exec(stderr)?.[1];
 

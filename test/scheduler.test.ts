@@ -30,7 +30,7 @@ describe('Scheduler: a burst of 429s', () => {
       Array.from({ length: parallel }, (_, i) =>
         scheduler.run(i, async (slot) => {
           await together();
-          if (i >= parallel - refused) assert.equal(await slot.throttle?.(1000), true);
+          if (i >= parallel - refused) assert.equal(await slot.throttle?.(1000, 429), true);
         }),
       ),
     );
@@ -57,7 +57,7 @@ describe('Scheduler: a burst of 429s', () => {
     let release = (): void => undefined;
     const other = scheduler.run(0, () => new Promise<void>((resolve) => (release = resolve)));
     await scheduler.run(1, async (slot) => {
-      for (let attempt = 0; attempt < 2; attempt++) assert.equal(await slot.throttle?.(1000), true);
+      for (let attempt = 0; attempt < 2; attempt++) assert.equal(await slot.throttle?.(1000, 429), true);
     });
     release();
     await other;
@@ -69,7 +69,7 @@ describe('Scheduler: a 429 that is not ours', () => {
   it("alone in flight, or with --parallel 1, the transport's own retry rules apply", async () => {
     const clock = fakeClock();
     const scheduler = new Scheduler({ parallel: 4, now: clock.now, sleep: clock.sleep });
-    assert.equal(await scheduler.run(0, (slot) => slot.throttle?.(1000) ?? Promise.resolve(undefined)), false);
+    assert.equal(await scheduler.run(0, (slot) => slot.throttle?.(1000, 429) ?? Promise.resolve(undefined)), false);
     assert.equal(scheduler.window, 4);
     assert.deepEqual(clock.slept, []);
     const one = new Scheduler({ parallel: 1, now: clock.now, sleep: clock.sleep });
@@ -90,10 +90,10 @@ describe('Scheduler: 429s that come late', () => {
     const first = Array.from({ length: 8 }, (_, i) =>
       scheduler.run(i, async (slot) => {
         await together();
-        if (i === 0) return slot.throttle?.(1000);
+        if (i === 0) return slot.throttle?.(1000, 429);
         if (i === 1 || i === 2) {
           await gate();
-          return slot.throttle?.(1000);
+          return slot.throttle?.(1000, 429);
         }
         return undefined;
       }),
@@ -101,7 +101,7 @@ describe('Scheduler: 429s that come late', () => {
     await first[0];
     assert.equal(scheduler.window, 4);
     // Burst B, at 4: one of its requests is refused (4 → 2).
-    const second = Array.from({ length: 4 }, (_, i) => scheduler.run(10 + i, async (slot) => (i === 0 ? slot.throttle?.(1000) : undefined)));
+    const second = Array.from({ length: 4 }, (_, i) => scheduler.run(10 + i, async (slot) => (i === 0 ? slot.throttle?.(1000, 429) : undefined)));
     for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
     assert.equal(scheduler.window, 2);
     // Burst A's late 429s: the window stays 2, and grows back to 3 after the usual answers.
@@ -132,7 +132,7 @@ describe('Scheduler: a request sent after a refused one', () => {
         if (i === 0) return firstDone();
         if (i === 3) {
           await fourthAnswered;
-          return slot.throttle?.(1000);
+          return slot.throttle?.(1000, 429);
         }
         return firstEnded;
       }),
@@ -141,7 +141,7 @@ describe('Scheduler: a request sent after a refused one', () => {
     const fifth = scheduler.run(4, async (slot) => {
       answerFourth();
       await new Promise((resolve) => setImmediate(resolve));
-      return slot.throttle?.(1000);
+      return slot.throttle?.(1000, 429);
     });
     await Promise.all([...tasks, fifth]);
     assert.equal(scheduler.window, 2);
@@ -154,10 +154,10 @@ describe('Scheduler: growing back after a 429', () => {
   /** Two tasks at once, the first refused (429, Retry-After 1 s) once: the window halves. */
   async function refuseOnce(scheduler: Scheduler): Promise<void> {
     let refused = false;
-    const refusing = (slot: { throttle?: ((waitMs: number) => Promise<boolean>) | undefined }) => async () => {
+    const refusing = (slot: { throttle?: ((waitMs: number, status: number) => Promise<boolean>) | undefined }) => async () => {
       if (!refused && slot.throttle) {
         refused = true;
-        assert.equal(await slot.throttle(1000), true);
+        assert.equal(await slot.throttle(1000, 429), true);
       }
     };
     let release: () => void = () => undefined;

@@ -2,6 +2,7 @@
  * The one concurrency mechanism: up to a window of tasks in flight (--parallel), lower priority first, then by arrival.
  * As TCP's window: a 429 halves it once per window and pauses every request for the Retry-After; GROWTH × window answers
  * in a row grow it back by one. A 429 with no other request of ours in flight is not our doing: usual retry rules apply.
+ * A 503 (a gateway's connection limit answers so, without Retry-After) is read the same way.
  * With `adaptive` (no --parallel given), the limiter (./limiter.ts) keeps fewer in flight while more would not pay.
  */
 import { InterruptedError } from '../core/errors.js';
@@ -78,7 +79,7 @@ export class Scheduler {
     const holder: Holder = { priority, epoch: 0, crowded: false, round: 0, grantedAt: 0 };
     await this.acquire(holder);
     try {
-      const value = await task({ throttle: this.parallel > 1 ? (waitMs) => this.throttled(holder, waitMs) : undefined });
+      const value = await task({ throttle: this.parallel > 1 ? (waitMs, status) => this.throttled(holder, waitMs, status) : undefined });
       this.grow();
       this.measure(holder);
       return value;
@@ -133,15 +134,17 @@ export class Scheduler {
     this.options.sleep(wait, this.options.signal).then(resume, resume);
   }
 
-  /** A 429 on a request of `holder`'s task. True when the pressure may be ours: the task waits for a slot and resends, not counted against --retries. */
-  private async throttled(holder: Holder, waitMs: number): Promise<boolean> {
+  /** A 429 (or a gateway's 503) on a request of `holder`'s task. True when the pressure may be ours: the task waits for a slot and resends, not counted against --retries. */
+  private async throttled(holder: Holder, waitMs: number, status: number): Promise<boolean> {
     if (!holder.crowded) return false;
     if (holder.epoch === this.epoch && this.window > 1) {
       const before = this.window;
       this.refusedAt.set(before, (this.refusedAt.get(before) ?? 0) + 1);
       this.current = Math.ceil(before / 2);
       this.epoch++;
-      this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (429: too many requests; every request waits ${waitMs} ms)`);
+      this.options.trace?.(
+        `  parallel: ${before} → ${this.current} requests in flight (${status}: ${status === 429 ? 'too many requests' : 'service unavailable'}; every request waits ${waitMs} ms)`,
+      );
       // The limiter starts over below the cut: what it measured before the pause no longer holds.
       if (this.limiter) this.limiter = { ...startState(this.parallel), limit: this.current, starting: false };
     }

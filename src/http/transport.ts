@@ -76,16 +76,17 @@ export interface RequestOptions {
    */
   check?: (value: unknown) => void;
   /**
-   * Told of a 429 with the wait it asks for (Retry-After, else the back-off); answers true when
-   * it took the request back (a scheduler lowering its concurrency, waiting, then letting it go
-   * again), and the attempt does not count against --retries. False: the usual retry rules.
+   * Told of a 429 (or a 503 a resend may follow) with the wait it asks for (Retry-After, else the
+   * back-off); answers true when it took the request back (a scheduler lowering its concurrency,
+   * waiting, then letting it go again), and the attempt does not count against --retries. False:
+   * the usual retry rules.
    */
   throttle?: Throttle;
   /** For a read: its end on the injected clock, retries included (an attempt is cut there, no retry waits past it): a DeadlineError. */
   deadline?: number;
 }
 
-export type Throttle = (waitMs: number) => Promise<boolean>;
+export type Throttle = (waitMs: number, status: number) => Promise<boolean>;
 
 type ReplyHeaders = Record<string, string | string[] | undefined>;
 
@@ -318,7 +319,9 @@ export class Transport {
     const unprocessed = status === 429 || (status === 503 && headers['retry-after'] !== undefined);
     call.reached ||= call.write && (mayHaveReached({ status }) || (status === 503 && !unprocessed && !options.idempotent));
     const error = new ApiError(status, errorMessage(status, text, { proxy: proxyLabel(url, this.config.proxy), url, clean: (part) => this.redact(part) }));
-    if (status === 429 && (await this.throttled(options, attempt, headers['retry-after']))) return { kind: 'taken back' };
+    // A 503 may be pressure of ours too: a gateway's connection limit (nginx's limit_conn) answers so, without Retry-After.
+    const pressure = status === 429 || (status === 503 && (options.idempotent || unprocessed));
+    if (pressure && (await this.throttled(options, attempt, status, headers['retry-after']))) return { kind: 'taken back' };
     return { kind: 'failed', error, retryable: (options.idempotent || unprocessed) && RETRYABLE_STATUSES.has(status), retryAfter: headers['retry-after'] };
   }
 
@@ -353,8 +356,8 @@ export class Transport {
     if (dispatcher !== this.config.dispatcher) await dispatcher?.destroy();
   }
 
-  /** A 429 handed to the request's throttle; false when there is none or the wait is too long. */
-  private async throttled(options: RequestOptions, attempt: number, retryAfter: string | string[] | undefined): Promise<boolean> {
+  /** A 429 or 503 handed to the request's throttle; false when there is none or the wait is too long. */
+  private async throttled(options: RequestOptions, attempt: number, status: number, retryAfter: string | string[] | undefined): Promise<boolean> {
     if (!options.throttle) return false;
     const header = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
     const delay = retryDelayMs({
@@ -364,7 +367,7 @@ export class Transport {
       capMs: this.config.maxRetryWaitMs,
       random: this.config.random ?? Math.random,
     });
-    return delay !== 'too-long' && (await options.throttle(delay));
+    return delay !== 'too-long' && (await options.throttle(delay, status));
   }
 
   /** Waits before another attempt; resolves to the milliseconds waited. */
