@@ -142,9 +142,8 @@ export class Scheduler {
       this.refusedAt.set(before, (this.refusedAt.get(before) ?? 0) + 1);
       this.current = Math.ceil(before / 2);
       this.epoch++;
-      this.options.trace?.(
-        `  parallel: ${before} → ${this.current} requests in flight (${status}: ${status === 429 ? 'too many requests' : 'service unavailable'}; every request waits ${waitMs} ms)`,
-      );
+      const why = `${status}: ${status === 429 ? 'too many requests' : 'service unavailable'}${waitMs > 0 ? `; every request waits ${waitMs} ms` : ''}`;
+      this.options.trace?.(`  parallel: ${before} → ${this.current} requests in flight (${why})`);
       // The limiter starts over below the cut: what it measured before the pause no longer holds.
       if (this.limiter) this.limiter = { ...startState(this.parallel), limit: this.current, starting: false };
     }

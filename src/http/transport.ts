@@ -360,6 +360,9 @@ export class Transport {
   private async throttled(options: RequestOptions, attempt: number, status: number, retryAfter: string | string[] | undefined): Promise<boolean> {
     if (!options.throttle) return false;
     const header = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
+    // Asked for no wait: fewer in flight is the answer to pressure of ours, and the back-off (up to
+    // seconds, every request paused) cost a run behind a gateway's connection limit twice its time.
+    if (header === undefined) return options.throttle(0, status);
     const delay = retryDelayMs({
       attempt,
       retryAfter: header,
