@@ -21,13 +21,13 @@ describe('limiter: one decision', () => {
     ['the first round fills an idle service: it only sets the base', at(8, undefined), sample(8, 60, 130), 8, undefined],
     ['from the start, the second full round at the ceiling halves the limit', at(8, sample(8, 60, 130)), sample(8, 120, 66), 4, 'in flight 8 → 4: starting'],
     ['a round not full says nothing', at(8, undefined), sample(8, 120, 16, false), 8, undefined],
-    ['a halving that costs nothing halves again', at(4, sample(8, 80, 100)), sample(4, 40, 100), 2, 'in flight 4 → 2: latency down 50 %, throughput flat'],
+    ['a halving that costs nothing halves again', at(4, sample(8, 80, 100)), sample(4, 40, 100), 2, 'in flight 4 → 2: at 4 latency down 50 %, throughput flat'],
     [
       'a halving that costs more than 30 % of the throughput it could: back to where it was',
       at(4, sample(8, 50, 160)),
       sample(4, 50, 80),
       8,
-      'in flight 4 → 8: latency flat, throughput down 50 %',
+      'in flight 4 → 8: at 4 latency flat, throughput down 50 %',
     ],
     ['halving down to one settles there', at(1, sample(2, 20, 100)), sample(1, 10, 100), 1, undefined],
     [
@@ -35,21 +35,21 @@ describe('limiter: one decision', () => {
       at(4, sample(3, 10, 300), { starting: false }),
       sample(4, 16, 250),
       3,
-      'in flight 4 → 3: latency up 60 %, throughput down 17 %',
+      'in flight 4 → 3: at 4 latency up 60 %, throughput down 17 %',
     ],
     [
       'a raise that brings less than 30 % of its gain is not kept',
       at(4, sample(2, 10, 200), { starting: false }),
       sample(4, 13, 250),
       2,
-      'in flight 4 → 2: latency up 30 %, throughput up 25 %',
+      'in flight 4 → 2: at 4 latency up 30 %, throughput up 25 %',
     ],
     [
       'a raise that pays: one more again',
       at(4, sample(3, 50, 60), { starting: false }),
       sample(4, 50, 80),
       5,
-      'in flight 4 → 5: latency flat, throughput up 33 %',
+      'in flight 4 → 5: at 4 latency flat, throughput up 33 %',
     ],
     ['at the ceiling a raise that paid settles', at(8, sample(7, 50, 140), { starting: false }), sample(8, 50, 160), 8, undefined],
     [
@@ -57,14 +57,14 @@ describe('limiter: one decision', () => {
       at(3, sample(4, 40, 100), { starting: false }),
       sample(3, 31, 97),
       2,
-      'in flight 3 → 2: latency down 22 %, throughput flat',
+      'in flight 3 → 2: at 3 latency down 22 %, throughput flat',
     ],
     [
       'one fewer that costs its share: back up',
       at(7, sample(8, 50, 160), { starting: false }),
       sample(7, 50, 140),
       8,
-      'in flight 7 → 8: latency flat, throughput down 12 %',
+      'in flight 7 → 8: at 7 latency flat, throughput down 12 %',
     ],
     ['steady rounds keep the limit', at(3, sample(3, 10, 300), { starting: false }), sample(3, 10, 300), 3, undefined],
     [
@@ -107,9 +107,9 @@ describe('limiter: rounds against model services', () => {
     assert.equal(limits.at(-1), 8);
     assert.deepEqual(lines.slice(0, 4), [
       'in flight 8 → 4: starting',
-      'in flight 4 → 8: latency flat, throughput down 50 %',
+      'in flight 4 → 8: at 4 latency flat, throughput down 50 %',
       `in flight 8 → 7: probing after ${PROBE_EVERY} rounds`,
-      'in flight 7 → 8: latency flat, throughput down 12 %',
+      'in flight 7 → 8: at 7 latency flat, throughput down 12 %',
     ]);
   });
 
@@ -117,10 +117,10 @@ describe('limiter: rounds against model services', () => {
     const { limits, lines } = run((limit) => 5 * limit, 40);
     assert.deepEqual(lines.slice(0, 5), [
       'in flight 8 → 4: starting',
-      'in flight 4 → 2: latency down 50 %, throughput flat',
-      'in flight 2 → 1: latency down 50 %, throughput flat',
+      'in flight 4 → 2: at 4 latency down 50 %, throughput flat',
+      'in flight 2 → 1: at 2 latency down 50 %, throughput flat',
       `in flight 1 → 2: probing after ${PROBE_EVERY} rounds`,
-      'in flight 2 → 1: latency up 100 %, throughput flat',
+      'in flight 2 → 1: at 2 latency up 100 %, throughput flat',
     ]);
     assert.deepEqual(limits.slice(0, 4), [8, 4, 2, 1]);
     assert.ok(limits.slice(4).every((limit) => limit <= 2));
@@ -174,8 +174,8 @@ describe('Scheduler: adaptive, on the injected clock', () => {
     const { trace, window } = await serial(true);
     assert.deepEqual(trace.slice(0, 4), [
       'parallel: in flight 8 → 4: starting',
-      'parallel: in flight 4 → 2: latency down 50 %, throughput up 14 %',
-      'parallel: in flight 2 → 1: latency down 50 %, throughput flat',
+      'parallel: in flight 4 → 2: at 4 latency down 50 %, throughput up 14 %',
+      'parallel: in flight 2 → 1: at 2 latency down 50 %, throughput flat',
       `parallel: in flight 1 → 2: probing after ${PROBE_EVERY} rounds`,
     ]);
     assert.ok(window <= 2, trace.join('\n'));

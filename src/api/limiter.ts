@@ -34,7 +34,7 @@ export interface LimiterState {
 
 export interface Decision {
   state: LimiterState;
-  /** Set when the limit changed, for --verbose: `in flight 4 → 2: latency up 60 %, throughput flat`. */
+  /** Set when the limit changed, for --verbose: `in flight 4 → 2: at 4 latency up 60 %, throughput flat` (than at the limit before). */
   line?: string;
 }
 
@@ -60,7 +60,7 @@ export function decide(state: LimiterState, sample: Sample): Decision {
   // The first round of a run measures the burst that fills an idle service, not the limit: it sets the base only.
   if (base === undefined) return { state: { ...state, base: sample } };
   if (base.limit === sample.limit) return steadyRound(state, sample);
-  const why = effect(sample, base);
+  const why = `at ${sample.limit} ${effect(sample, base)}`;
   if (!paid(sample, base)) return change({ ...state, starting: false }, base.limit, why, base);
   // It paid: one more step the same way (halving from the start), until the ceiling or one.
   const up = sample.limit > base.limit;
