@@ -11,7 +11,7 @@ import type { Sandbox } from '../src/sandbox/index.js';
 import { apiRequests, fakeClock, openSandbox, runCli, sandboxEnv, type RunOptions, scratchFolder } from './helpers.js';
 import { keysetApi, keysetData, keysetReply, later } from './keyset.js';
 import { ReplyGate } from './reply-gate.js';
-import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
+import { scriptedApi, scriptedEnv, type ScriptedApi, type ScriptedReply } from './scripted-server.js';
 
 let sandbox: Sandbox;
 before(async () => {
@@ -382,95 +382,78 @@ describe('a list without a date range, on a service with keyset links', () => {
   });
 });
 
+/** A keyset list of 900 behind a front that answers `refusal` past 2 requests in flight, each reply 5 ms late. */
+async function refusingPast2(refusal: ScriptedReply): Promise<{ api: ScriptedApi; refused: () => number }> {
+  const data = keysetData(900);
+  let base = '';
+  let inFlight = 0;
+  let refused = 0;
+  const api = await scriptedApi((request, res) => {
+    inFlight++;
+    const over = inFlight > 2;
+    if (over) refused++;
+    return later(
+      res,
+      5,
+      () => (over ? refusal : keysetReply(data, request, base)),
+      () => inFlight--,
+    );
+  });
+  base = api.baseUrl;
+  return { api, refused: () => refused };
+}
+
+/**
+ * The list one request at a time (nothing refused), then with `flags` on the injected clock and --retries 0 (so it
+ * completes only by taking the refusals as pressure of its own): exit 0 and the same output; its notices and waits.
+ */
+async function sameAsOneAtATime(service: { api: ScriptedApi; refused: () => number }, flags: string[]): Promise<{ notices: string; slept: number[] }> {
+  const argv = ['conversations', 'list', '-o', 'csv', '--page-size', '20'];
+  const one = await runCli([...argv, '--parallel', '1'], { env: scriptedEnv(service.api) });
+  assert.equal(one.code, 0, one.stderr);
+  assert.equal(service.refused(), 0);
+  const clock = fakeClock();
+  const many = await runCli([...argv, ...flags, '--verbose', '--retries', '0'], { env: scriptedEnv(service.api), now: clock.now, sleep: clock.sleep });
+  const notices = many.stderr
+    .split('\n')
+    .filter((line) => !line.startsWith('>') && !line.startsWith('<'))
+    .join('\n');
+  assert.equal(many.code, 0, notices);
+  assert.equal(many.stdout, one.stdout);
+  assert.ok(service.refused() > 0, 'the service refused some requests');
+  return { notices, slept: clock.slept };
+}
+
 describe('a service that answers 429 past 2 requests in flight', () => {
   test('the run lowers its window, waits as asked, and completes with the same output', async () => {
-    const data = keysetData(900);
-    let base = '';
-    let inFlight = 0;
-    let refused = 0;
-    const api = await scriptedApi((request, res) => {
-      inFlight++;
-      const over = inFlight > 2;
-      if (over) refused++;
-      return later(
-        res,
-        5,
-        () =>
-          over ? { status: 429, headers: { 'retry-after': '1' }, json: { status: 'error', message: 'Too many requests' } } : keysetReply(data, request, base),
-        () => inFlight--,
-      );
-    });
-    base = api.baseUrl;
+    const service = await refusingPast2({ status: 429, headers: { 'retry-after': '1' }, json: { status: 'error', message: 'Too many requests' } });
     try {
-      const argv = ['conversations', 'list', '-o', 'csv', '--page-size', '20'];
-      const one = await runCli([...argv, '--parallel', '1'], { env: scriptedEnv(api) });
-      assert.equal(one.code, 0, one.stderr);
-      assert.equal(refused, 0);
-      const clock = fakeClock();
-      const many = await runCli([...argv, '--parallel', '8', '--verbose', '--retries', '0'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
-      assert.equal(
-        many.code,
-        0,
-        many.stderr
-          .split('\n')
-          .filter((line) => !line.startsWith('>') && !line.startsWith('<'))
-          .join('\n'),
-      );
-      assert.equal(many.stdout, one.stdout);
-      assert.ok(refused > 0, 'the service refused some requests');
+      const { notices, slept } = await sameAsOneAtATime(service, ['--parallel', '8']);
       // Each change of the window is shown with --verbose; every request waited the second asked.
-      assert.match(many.stderr, /^ {2}parallel: 8 → 4 requests in flight \(429: too many requests; every request waits 1000 ms\)$/m);
-      assert.ok(clock.slept.includes(1000));
+      assert.match(notices, /^ {2}parallel: 8 → 4 requests in flight \(429: too many requests; every request waits 1000 ms\)$/m);
+      assert.ok(slept.includes(1000));
       assert.ok(
-        clock.slept.every((ms) => ms <= 1000),
-        clock.slept.join(),
+        slept.every((ms) => ms <= 1000),
+        slept.join(),
       );
     } finally {
-      await api.close();
+      await service.api.close();
     }
   });
 });
 
 describe("a gateway's connection limit: 503 without Retry-After past 2 requests in flight (nginx's limit_conn)", () => {
   test('the default lowers what it keeps in flight instead of failing the run, and prints what one request at a time prints', async () => {
-    const data = keysetData(900);
-    let base = '';
-    let inFlight = 0;
-    let refused = 0;
     const page503 =
       '<html><head><title>503 Service Temporarily Unavailable</title></head><body><center><h1>503 Service Temporarily Unavailable</h1></center><hr><center>nginx</center></body></html>';
-    const api = await scriptedApi((request, res) => {
-      inFlight++;
-      const over = inFlight > 2;
-      if (over) refused++;
-      return later(
-        res,
-        5,
-        () => (over ? { status: 503, headers: { 'content-type': 'text/html' }, text: page503 } : keysetReply(data, request, base)),
-        () => inFlight--,
-      );
-    });
-    base = api.baseUrl;
+    const service = await refusingPast2({ status: 503, headers: { 'content-type': 'text/html' }, text: page503 });
     try {
-      const argv = ['conversations', 'list', '-o', 'csv', '--page-size', '20'];
-      const one = await runCli([...argv, '--parallel', '1'], { env: scriptedEnv(api) });
-      assert.equal(one.code, 0, one.stderr);
-      assert.equal(refused, 0);
-      const clock = fakeClock();
-      // --retries 0: the run completes because the 503s are taken as pressure of its own, not by retrying them.
-      const many = await runCli([...argv, '--verbose', '--retries', '0'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
-      const notices = many.stderr
-        .split('\n')
-        .filter((line) => !line.startsWith('>') && !line.startsWith('<'))
-        .join('\n');
-      assert.equal(many.code, 0, notices);
-      assert.equal(many.stdout, one.stdout);
-      assert.ok(refused > 0, 'the gateway refused some requests');
+      const { notices, slept } = await sameAsOneAtATime(service, []);
       // No Retry-After, so no pause: fewer in flight is the answer (a back-off of every request cost twice the run's time behind nginx).
       assert.match(notices, /^ {2}parallel: 8 → 4 requests in flight \(503: service unavailable\)$/m);
-      assert.deepEqual(clock.slept, []);
+      assert.deepEqual(slept, []);
     } finally {
-      await api.close();
+      await service.api.close();
     }
   });
 
