@@ -133,4 +133,22 @@ describe('SliceDays', () => {
       assert.deepEqual(params(probes[0] as string), params(`${open.replace('50', '2')}&oldest_sort_date_gte=2026-01-06&oldest_sort_date_lt=9999-12-31`));
     }
   });
+
+  it('without the first page (a resumed run), probes for it, and sends the second request only when asked again, from a pump', async () => {
+    const keyset = `${open}&oldest_sort_date_gte=2026-01-05T10:00:00&skip=1&sort=oldest_sort_date`;
+    const { days, probes, changed } = daysOf(ascending, open, [
+      { ids: ['1', '2'], next: keyset },
+      { ids: ['3'], next: null },
+    ]);
+    days.probeNear(0);
+    days.probeNear(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(probes.length, 1, 'the first page only, once');
+    assert.equal(changed(), 1, 'its answer asks for a pump');
+    assert.equal(days.nearKept(0), false, 'not known yet');
+    days.probeNear(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(probes.length, 2);
+    assert.equal(days.nearKept(0), true);
+  });
 });

@@ -65,6 +65,8 @@ export class SliceDays {
   private readonly near = new Map<number, boolean | undefined>();
   /** Each phase's first page from its start: its ids, all dated no later than its keyset position. */
   private readonly samples = new Map<number, { ids: string[]; position: number }>();
+  /** Phases whose first page a probe is asking for. */
+  private readonly sampling = new Set<number>();
   private readonly sign: number;
 
   constructor(
@@ -171,11 +173,16 @@ export class SliceDays {
     return this.near.get(phase) === true;
   }
 
-  /** Sends the near-bound probe that answers nearKept, once per phase. */
+  /**
+   * Sends the near-bound probe that answers nearKept, once per phase. Without the phase's first page (a resumed run), a
+   * probe for it goes first; the pump that its answer brings sends the other.
+   */
   probeNear(phase: number): void {
     if (this.near.has(phase)) return;
+    const sample = this.samples.get(phase);
+    if (sample === undefined) return this.probeSample(phase);
     this.near.set(phase, undefined);
-    this.nearAnswer(phase).then(
+    this.nearAnswer(phase, sample).then(
       (kept) => {
         this.near.set(phase, kept);
         this.host.changed();
@@ -184,15 +191,23 @@ export class SliceDays {
     );
   }
 
-  private async nearAnswer(phase: number): Promise<boolean> {
+  private probeSample(phase: number): void {
+    if (this.sampling.has(phase)) return;
+    this.sampling.add(phase);
     const address = this.plan.phases[phase] as string;
-    let sample = this.samples.get(phase);
-    if (!sample) {
-      const first = await this.host.probe(withParam(address, SIZE, NEAR_PROBE_SIZE));
-      const position = first?.next ? this.positionOf(first.next, address, first.ids.length) : undefined;
-      if (!first || position === undefined) return false;
-      sample = { ids: first.ids, position };
-    }
+    this.host
+      .probe(withParam(address, SIZE, NEAR_PROBE_SIZE))
+      .then((first) => {
+        const position = first?.next ? this.positionOf(first.next, address, first.ids.length) : undefined;
+        if (!first || position === undefined) this.near.set(phase, false);
+        else if (!this.samples.has(phase)) this.samples.set(phase, { ids: first.ids, position });
+      })
+      .catch(() => this.near.set(phase, false))
+      .finally(() => this.host.changed());
+  }
+
+  private async nearAnswer(phase: number, sample: { ids: string[]; position: number }): Promise<boolean> {
+    const address = this.plan.phases[phase] as string;
     // A service ignoring the bound gives the first two rows again; hidden rows would hide that, so
     // it tells only with two in the sample and one shown past the position.
     if (sample.ids.length < 2) return false;

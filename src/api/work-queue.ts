@@ -255,7 +255,11 @@ export class WorkQueue {
     const days = this.days as SliceDays;
     if (mid === undefined) return false;
     days.probeNear(slice.phase);
-    if (!days.nearKept(slice.phase)) return false;
+    if (!days.nearKept(slice.phase)) {
+      // Asked again at the next pump until answered: the probe may take two requests, each sent from a pump.
+      this.probeSoon.add(slice.phase);
+      return false;
+    }
     this.cut(slice, mid);
     return true;
   }
