@@ -103,6 +103,11 @@ export async function runCli(argv: string[], options: RunOptions = {}): Promise<
   return { code, stdout: stdout instanceof Collector ? stdout.text : '', stderr: stderr.text };
 }
 
+/** The conversation ids that PATCH requests among `requests` went to, in order. */
+export function patchedIds(requests: ReadonlyArray<{ method: string; url: string }>): string[] {
+  return requests.filter((r) => r.method === 'PATCH').map((r) => /conversations\/([^/?]+)/.exec(r.url)?.[1] ?? '');
+}
+
 /** One sandbox per test file: `const box = useSandbox(); … box().baseUrl`. */
 export async function openSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   return startSandbox({ anchor: '2026-06-30', ...options });

@@ -18,7 +18,7 @@ import type { Sandbox } from '../src/sandbox/index.js';
 import { isBrokenPipe } from '../src/core/errors.js';
 import { createStopper, STOPPED_AT_ONCE } from '../src/process.js';
 import { FIXTURES } from '../src/sandbox/index.js';
-import { apiRequests, fakeClock, openSandbox, runCli, sandboxEnv } from './helpers.js';
+import { apiRequests, fakeClock, openSandbox, patchedIds, runCli, sandboxEnv } from './helpers.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = join(ROOT, 'bin', 'carectl.js');
@@ -154,9 +154,7 @@ describe('| head -1 after a write batch', () => {
     });
     const result = await done;
     sandbox.setFaults(undefined);
-    const patched = apiRequests(sandbox, mark)
-      .filter((r) => r.method === 'PATCH')
-      .map((r) => r.url.split('/').pop());
+    const patched = patchedIds(apiRequests(sandbox, mark));
     assert.deepEqual([...patched].sort(), [...ids].sort());
     // The locked conversation's 403: the failure is said, as it would be with the rows read.
     assert.equal(result.code, 3);

@@ -1,7 +1,7 @@
 /** Update replies: a write counts as applied only on the documented success; the record read first must be the one asked. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { runCli } from './helpers.js';
+import { patchedIds, runCli } from './helpers.js';
 import { scriptedApi, type ScriptedApi, scriptedEnv, type ScriptedReply } from './scripted-server.js';
 
 /** PATCH replies by conversation id; GETs answer the record asked for, except 500001's. */
@@ -25,11 +25,7 @@ describe('conversations update against a service that answers the wrong thing', 
   });
   after(() => api.close());
 
-  const patched = (from: number): string[] =>
-    api.requests
-      .slice(from)
-      .filter((r) => r.method === 'PATCH')
-      .map((r) => /conversations\/([^/?]+)/.exec(r.url)?.[1] ?? '');
+  const patched = (from: number): string[] => patchedIds(api.requests.slice(from));
 
   test('a GET answered with another conversation: that id fails and nothing is sent for it', async () => {
     const from = api.requests.length;

@@ -1,7 +1,7 @@
 /** A tag-keeping update never sends an empty tag list by accident (issue: hardening, data loss). */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { runCli } from './helpers.js';
+import { patchedIds, runCli } from './helpers.js';
 import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
 
 /** Conversation id → what its GET answers as `conversation`. */
@@ -28,11 +28,7 @@ describe('conversations update: current tags that cannot be read', () => {
   });
   after(() => api.close());
 
-  const patched = (from: number): string[] =>
-    api.requests
-      .slice(from)
-      .filter((r) => r.method === 'PATCH')
-      .map((r) => /conversations\/([^/?]+)/.exec(r.url)?.[1] ?? '');
+  const patched = (from: number): string[] => patchedIds(api.requests.slice(from));
 
   for (const id of ['missing', 'null', 'text', 'noid', 'numeric']) {
     test(`${id}: no PATCH for that id, the row says why and suggests --tags, the batch goes on, exit 1`, async () => {
