@@ -12,11 +12,12 @@ import { realSleep, type Io } from './core/io.js';
 import { FORMATS, sanitizeForTerminal } from './output/index.js';
 import { VERSION } from './core/version.js';
 import { RESOURCES, VERSIONS } from './api/catalogue/index.js';
-import { makeAction, type Action } from './cli/action.js';
+import { makeAction } from './cli/action.js';
 import { addExamples, addHelpCommand, addVersionCommand, CarectlCommand, HELP_CONFIGURATION } from './cli/help.js';
-import { addReadGroup } from './commands/resources.js';
-import { addConversationsGroup } from './commands/conversations/index.js';
-import { addReportsGroup } from './commands/reports/index.js';
+import { addReadVerbs, type OwnGroup } from './commands/resources.js';
+import { conversationsGroup } from './commands/conversations/index.js';
+import { reportsGroup } from './commands/reports/index.js';
+import { deferVerbs, wholeTree } from './cli/deferred-verbs.js';
 import { addApiCommand } from './commands/api.js';
 import { addSandboxCommand } from './commands/sandbox.js';
 import { addCompletionCommand } from './commands/completion.js';
@@ -25,10 +26,7 @@ import { renderManPage } from './docs/man.js';
 import { describeCommand, type CommandDoc } from './docs/tree.js';
 
 /** Resource groups with verbs beyond list and get, by resource name. */
-const OWN_GROUPS: Readonly<Record<string, (program: Command, action: Action) => void>> = {
-  conversations: addConversationsGroup,
-  reports: addReportsGroup,
-};
+const OWN_GROUPS: Readonly<Record<string, OwnGroup>> = { conversations: conversationsGroup, reports: reportsGroup };
 
 /** commander's refusals as carectl words them elsewhere: the flag or verb first, then what it takes. */
 const COMMANDER_WORDS: ReadonlyArray<[RegExp, string]> = [
@@ -123,8 +121,16 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
   ]);
 
   const action = makeAction(io);
-  // One group per resource, in the catalogue's order; a group with verbs of its own registers them all.
-  for (const spec of RESOURCES) (OWN_GROUPS[spec.name] ?? ((p, a) => addReadGroup(p, spec, a)))(program, action);
+  // One group per resource, in the catalogue's order, its verbs added when the command line reaches it.
+  for (const spec of RESOURCES) {
+    const own = OWN_GROUPS[spec.name];
+    const group = program.command(spec.name).description(own?.description ?? `read ${spec.noun}s`);
+    deferVerbs(group, () => {
+      if (own) own.addVerbs(group, action);
+      else addReadVerbs(group, spec, action);
+      group.commands.find((verb) => verb.name() === 'list')?.alias('ls');
+    });
+  }
   addConfigCommands(program, action);
   addApiCommand(program, action);
   addSandboxCommand(program, action);
@@ -138,24 +144,23 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
 }
 
 /**
- * What kubectl and gh users type: each resource group's singular (`tag`, `report`), the
- * catalogue's own aliases (`conv`), and `ls` for every `list`.
+ * What kubectl and gh users type: each resource group's singular (`tag`, `report`) and the
+ * catalogue's own aliases (`conv`); `ls` for every `list` comes with the verbs.
  */
 function addAliases(program: Command): void {
   for (const spec of RESOURCES) {
     const group = program.commands.find((command) => command.name() === spec.name);
     const singular = spec.name.replace(/s$/, '');
     group?.aliases([...(singular === spec.name ? [] : [singular]), ...(spec.aliases ?? [])]);
-    group?.commands.find((verb) => verb.name() === 'list')?.alias('ls');
   }
 }
 
 export function carectlManPage(): string {
-  return renderManPage(buildProgram(unusedIo()), VERSION);
+  return renderManPage(wholeTree(buildProgram(unusedIo())), VERSION);
 }
 
 export function carectlTree(): CommandDoc {
-  return describeCommand(buildProgram(unusedIo()));
+  return describeCommand(wholeTree(buildProgram(unusedIo())));
 }
 
 /** No command runs while the tree is read; an empty environment keeps the page the same everywhere. */

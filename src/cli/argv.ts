@@ -2,9 +2,12 @@
  * commander reads the global options (`-o`) anywhere on the line, before it knows which options
  * the subcommand has; so the value of `--sort -oldest_sort_date` was read as `-o ldest_sort_date`.
  * Joining each value-taking option with a dash-led value (`--sort=-oldest_sort_date`) before
- * parsing keeps the value with its option, whichever command defines it.
+ * parsing keeps the value with its option, whichever command defines it. A group reached on the
+ * way gets its deferred verbs (src/cli/deferred-verbs.ts), so that their options are known here
+ * and to commander after.
  */
 import type { Command, Option } from 'commander';
+import { withVerbs } from './deferred-verbs.js';
 
 function findOption(command: Command, flag: string): Option | undefined {
   for (let current: Command | null = command; current; current = current.parent) {
@@ -25,7 +28,7 @@ export function keepDashValuesWithOptions(program: Command, argv: string[]): str
     }
     const subcommand = arg.startsWith('-') ? undefined : command.commands.find((candidate) => candidate.name() === arg || candidate.aliases().includes(arg));
     if (subcommand) {
-      command = subcommand;
+      command = withVerbs(subcommand);
       result.push(arg);
       continue;
     }

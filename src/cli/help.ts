@@ -11,6 +11,7 @@ import { writeText } from '../output/index.js';
 import { hangingLines, wrapText } from '../output/text-width.js';
 import { TOPICS, topicText, type Topic } from './topics.js';
 import type { Action } from './action.js';
+import { withVerbs } from './deferred-verbs.js';
 
 /** Commander wraps a description only when at least this much room is left beside its term. */
 const MIN_WIDTH_TO_WRAP = 24;
@@ -208,7 +209,7 @@ function commandAt(root: Command, words: readonly string[]): Command {
   for (const [index, word] of words.entries()) {
     const next = command.commands.find((sub) => sub.name() === word || sub.aliases().includes(word));
     if (!next) throw new UsageError(`help: no command "${['carectl', ...words.slice(0, index + 1)].join(' ')}"; carectl help lists the commands`);
-    command = next;
+    command = withVerbs(next);
   }
   return command;
 }

@@ -9,6 +9,7 @@ import { writeText } from '../output/index.js';
 import type { Action } from '../cli/action.js';
 import type { Context } from '../cli/context.js';
 import { addExamples } from '../cli/help.js';
+import { wholeTree } from '../cli/deferred-verbs.js';
 
 export function addCompletionCommand(program: Command, action: Action): void {
   const command = program
@@ -29,7 +30,7 @@ export function addCompletionCommand(program: Command, action: Action): void {
   command.action(
     action(
       (_raw, args) => args[0] as Shell,
-      async (ctx, shell) => writeText(ctx.io.stdout.stream, completionScript(shell, program), ctx.io.signal),
+      async (ctx, shell) => writeText(ctx.io.stdout.stream, completionScript(shell, wholeTree(program)), ctx.io.signal),
     ),
   );
 

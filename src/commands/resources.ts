@@ -21,12 +21,16 @@ import type { RecordWriter } from '../output/index.js';
 import type { Printer } from '../output/printer.js';
 import { repeatable } from '../cli/repeats.js';
 
-/** A group of a resource with only the read verbs its description names. */
-export function addReadGroup(program: Command, spec: ResourceSpec, action: Action, description = `read ${spec.noun}s`): Command {
-  const group = program.command(spec.name).description(description);
+/** A resource group with verbs beyond list and get: what the root help says of it, and its verbs. */
+export interface OwnGroup {
+  description: string;
+  addVerbs(group: Command, action: Action): void;
+}
+
+/** The read verbs a resource's description names, for its group. */
+export function addReadVerbs(group: Command, spec: ResourceSpec, action: Action): void {
   if (spec.verbs.includes('list')) addListVerb(group, spec, action);
   if (spec.verbs.includes('get')) addGetVerb(group, spec, action);
-  return group;
 }
 
 /** `list`'s options: the resource's filters by flag, --fields, and the ids of a list by ids. */

@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { DATE_TYPES, REPORT_FORMATS } from '../../api/catalogue/index.js';
 import type { Action, RawOptions } from '../../cli/action.js';
 import { addExamples } from '../../cli/help.js';
-import { addGetVerb, addListVerb } from '../resources.js';
+import { addGetVerb, addListVerb, type OwnGroup } from '../resources.js';
 import { createReport, type CreateOptions } from './create.js';
 import type { DownloadOptions } from './download.js';
 import { downloadReport } from './download.js';
@@ -30,8 +30,9 @@ const readCreateOptions = (raw: RawOptions): CreateOptions => ({
 
 const UNZIP_HELP = 'the file is a ZIP archive of one file: save that file instead (refuses several members, paths, more than 4 GiB)';
 
-export function addReportsGroup(program: Command, action: Action): void {
-  const group = program.command(reports.name).description('read, create, wait for and download reports');
+export const reportsGroup: OwnGroup = { description: 'read, create, wait for and download reports', addVerbs: addReportsVerbs };
+
+function addReportsVerbs(group: Command, action: Action): void {
   addListVerb(group, reports, action);
   addGetVerb(group, reports, action);
 

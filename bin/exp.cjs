@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+/**
+ * The package's entry point: runs the bundled build (scripts/bundle.mjs, made by `npm run build`),
+ * minified files compiled with the V8 code caches made at bundle time, which start far faster
+ * than loading dist/src module by module. A cache V8 rejects (another node version) only means
+ * compiling as usual. CommonJS (bin/package.json) so that it can use the caches and skip the ESM
+ * loader. scripts/bundle.mjs requires this file to make the caches through the same loader.
+ */
+'use strict';
+const { readFileSync } = require('node:fs');
+const { join } = require('node:path');
+const { setFlagsFromString } = require('node:v8');
+const { Script } = require('node:vm');
+
+/**
+ * V8 settings for a short-lived process that streams (npm run bench measures each):
+ * - undici parses HTTP with WebAssembly. V8 recompiles the hot parser with its optimizing
+ *   compiler on a background thread, and node waits for that compile when it exits: ~100 ms
+ *   added to every short command. The baseline code is fast enough for carectl's traffic.
+ * - V8 grows its young generation as a busy process goes on, ~6 MB more resident memory by the
+ *   end of a long export for no measurable speed: pages are garbage once written.
+ * - Inlining makes the optimizing compiler's work on the hot stream code larger, and the memory
+ *   that work used stays with the process. Without it, an export's peak is ~2 MB lower, and a
+ *   100k export takes 0–5 % more CPU time.
+ * - V8 lets the old generation grow well past its live data (~6 MB here) before a full
+ *   collection; pages read ahead in parallel reach it and wait there as garbage. Growing it by
+ *   10 % at a time keeps a parallel 20k export at ~72 MB instead of ~92 (60 one request at a
+ *   time), for no measured loss of speed.
+ * - V8 runs a regular expression's first match in its interpreter and compiles it to machine
+ *   code from the second. The expression that finds the credentials in a reply
+ *   (src/http/redact.ts: each form of each secret, each character in all its escapes) is large,
+ *   and its interpreter code costs more to make than its machine code: compiled straight away, a
+ *   reply that needs it costs ~40 % less. An ordinary reply never makes it (mayHoldSecret), and
+ *   --version, --help and a lookup measured the same with and without this flag.
+ * Set before any script is compiled, since a code cache is only valid under the flags it was
+ * made with.
+ */
+setFlagsFromString('--min-semi-space-size=4 --liftoff-only --semi-space-growth-factor=1 --no-turbo-inlining --heap-growing-percent=10 --no-regexp-tier-up');
+
+const directory = join(__dirname, '../dist/bundle');
+// The bundles require only node's built-ins besides their own lazy files: this file's require will do.
+const nodeRequire = require;
+/** Every bundle file compiled in this process, by path: the code cache writer saves each. */
+const compiledScripts = new Map();
+const chunks = new Map();
+
+/**
+ * Runs one bundle file, a `(exports, require, module, __filename, __dirname) => …` expression,
+ * into `module` (registered by the caller first, as node does, so a cycle would not recurse).
+ */
+function runBundleFile(name, module) {
+  const file = join(directory, name);
+  let cachedData;
+  try {
+    cachedData = readFileSync(`${file}.cache`);
+  } catch {
+    // no cache: compile without one
+  }
+  const script = new Script(readFileSync(file, 'utf8'), { filename: file, cachedData });
+  compiledScripts.set(file, script);
+  script.runInThisContext()(module.exports, bundleRequire, module, file, directory);
+  return module.exports;
+}
+
+/** The bundle's `require`: its lazy files (`./undici.cjs`) through the code cache, the rest as node does. */
+function bundleRequire(id) {
+  if (!id.startsWith('./')) return nodeRequire(id);
+  let module = chunks.get(id);
+  if (!module) {
+    module = { exports: {} };
+    chunks.set(id, module);
+    runBundleFile(id.slice(2), module);
+  }
+  return module.exports;
+}
+Object.assign(bundleRequire, nodeRequire);
+
+/** carectl's `main()`, resolving to the exit code. */
+const loadCarectl = () => runBundleFile('carectl.js', { exports: {} });
+
+if (require.main === module) {
+  loadCarectl()
+    .main()
+    .then((code) => {
+      process.exitCode = code;
+    });
+} else {
+  module.exports = { loadCarectl, requireBundleFile: bundleRequire, compiledScripts };
+}
