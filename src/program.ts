@@ -12,7 +12,7 @@ import { realSleep, type Io } from './core/io.js';
 import { FORMATS, sanitizeForTerminal } from './output/index.js';
 import { VERSION } from './core/version.js';
 import { RESOURCES, VERSIONS } from './api/catalogue/index.js';
-import { makeAction } from './cli/action.js';
+import { makeAction, type Action } from './cli/action.js';
 import { addExamples, addHelpCommand, addVersionCommand, CarectlCommand, HELP_CONFIGURATION } from './cli/help.js';
 import { addReadVerbs, type OwnGroup } from './commands/resources.js';
 import { conversationsGroup } from './commands/conversations/index.js';
@@ -121,16 +121,7 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
   ]);
 
   const action = makeAction(io);
-  // One group per resource, in the catalogue's order, its verbs added when the command line reaches it.
-  for (const spec of RESOURCES) {
-    const own = OWN_GROUPS[spec.name];
-    const group = program.command(spec.name).description(own?.description ?? `read ${spec.noun}s`);
-    deferVerbs(group, () => {
-      if (own) own.addVerbs(group, action);
-      else addReadVerbs(group, spec, action);
-      group.commands.find((verb) => verb.name() === 'list')?.alias('ls');
-    });
-  }
+  addResourceGroups(program, action);
   addConfigCommands(program, action);
   addApiCommand(program, action);
   addSandboxCommand(program, action);
@@ -141,6 +132,19 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
   // Last, so that it covers every option of every command.
   checkRepeats(program);
   return program;
+}
+
+/** One group per resource, in the catalogue's order, its verbs added when the command line reaches it. */
+function addResourceGroups(program: Command, action: Action): void {
+  for (const spec of RESOURCES) {
+    const own = OWN_GROUPS[spec.name];
+    const group = program.command(spec.name).description(own?.description ?? `read ${spec.noun}s`);
+    deferVerbs(group, () => {
+      if (own) own.addVerbs(group, action);
+      else addReadVerbs(group, spec, action);
+      group.commands.find((verb) => verb.name() === 'list')?.alias('ls');
+    });
+  }
 }
 
 /**
