@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Command } from 'commander';
 import { keepDashValuesWithOptions } from '../src/cli/argv.js';
+import { deferVerbs, wholeTree } from '../src/cli/deferred-verbs.js';
 import { openSandbox, runCli } from './helpers.js';
 
 function tree(): Command {
@@ -63,6 +64,48 @@ describe('keepDashValuesWithOptions', () => {
       ['conversations', 'list', '--sort'],
     ];
     for (const argv of unchanged) assert.deepEqual(keepDashValuesWithOptions(tree(), argv), argv);
+  });
+});
+
+describe('deferred verbs', () => {
+  /** `tree()` with its verbs deferred, and a second group that is never named. */
+  function deferredTree(): { program: Command; conversations: Command; tags: Command } {
+    const program = new Command('carectl').option('-o, --output <format>');
+    const conversations = deferVerbs(program.command('conversations').alias('conv'), (group) => {
+      group.command('list').alias('ls').option('--sort <field>');
+    });
+    const tags = deferVerbs(program.command('tags'), (group) => void group.command('get <id>'));
+    return { program, conversations, tags };
+  }
+
+  it('adds the verbs of the group the command line reaches, by name or alias, and no other', () => {
+    const { program, conversations, tags } = deferredTree();
+    assert.equal(conversations.commands.length, 0);
+    // The verb's option is known by then: its dash-led value stays with it.
+    assert.deepEqual(keepDashValuesWithOptions(program, ['-o', 'json', 'conv', 'ls', '--sort', '-x']), ['-o', 'json', 'conv', 'ls', '--sort=-x']);
+    assert.deepEqual(
+      conversations.commands.map((verb) => verb.name()),
+      ['list'],
+    );
+    assert.equal(tags.commands.length, 0);
+    // Once: reaching the group again adds nothing.
+    keepDashValuesWithOptions(program, ['conversations', 'list']);
+    assert.equal(conversations.commands.length, 1);
+  });
+
+  it('gives the repeat rule to the options of verbs added late', () => {
+    const { program } = deferredTree();
+    program.exitOverride();
+    assert.throws(
+      () => program.parse(keepDashValuesWithOptions(program, ['conversations', 'list', '--sort', 'a', '--sort', 'b']), { from: 'user' }),
+      /--sort: given twice \("a" and "b"\)/,
+    );
+  });
+
+  it("adds every group's verbs for what documents the whole tree", () => {
+    const { program, conversations, tags } = deferredTree();
+    wholeTree(program);
+    assert.deepEqual([conversations.commands.length, tags.commands.length], [1, 1]);
   });
 });
 
