@@ -153,23 +153,39 @@ function lazyBuiltins(modules, values = {}) {
   };
 }
 
+/** A plugin that gives `require(builtin)` in the bundle the module `contents`, in place of node's. */
+function replaceBuiltin(builtin, contents) {
+  const namespace = `replaced-${builtin}`;
+  return {
+    name: namespace,
+    setup(builder) {
+      builder.onResolve({ filter: new RegExp(`^(node:)?${builtin}$`) }, (args) =>
+        // The replacement's own require reaches node's module.
+        args.namespace === namespace ? { path: `node:${builtin}`, external: true } : { path: builtin, namespace },
+      );
+      builder.onLoad({ filter: /.*/, namespace }, () => ({ contents, loader: 'js' }));
+    },
+  };
+}
+
 /**
- * undici checks its own invariants with `assert(value)` in 33 files, and node:assert costs ~0.7 ms
- * of every request's start to load (npm run bench, one lookup). Here it is a function that loads
- * node:assert only when an invariant fails, which then throws node's own AssertionError.
+ * What undici's file requires of node at load but a request does not need; each cost a lookup's
+ * start (npm run bench, measured one by one):
+ * - node:assert (~0.7 ms): undici checks its own invariants with `assert(value)` in 33 files. Here a
+ *   function that loads node:assert only when one fails, which then throws node's AssertionError.
+ * - node:http (~4 ms: it loads node's own HTTP parser and agent too): undici reads two values of it
+ *   when it loads. The header size limit: node's, as this node gives it at bundle time (a node
+ *   flag alone changes it). IncomingMessage: undici's destroy() spares the socket of an
+ *   IncomingMessage used as a request body; carectl's request bodies are strings
+ *   (src/http/attempt.ts), so a class nothing is an instance of.
  */
-const assertOnFailure = {
-  name: 'assert-on-failure',
-  setup(builder) {
-    builder.onResolve({ filter: /^(node:)?assert$/ }, (args) =>
-      args.namespace === 'assert-on-failure' ? { path: 'node:assert', external: true } : { path: 'assert', namespace: 'assert-on-failure' },
-    );
-    builder.onLoad({ filter: /.*/, namespace: 'assert-on-failure' }, () => ({
-      contents: "module.exports = function assert(value, message) { if (!value) require('node:assert')(value, message); };",
-      loader: 'js',
-    }));
-  },
-};
+const UNDICI_BUILTINS = [
+  replaceBuiltin('assert', "module.exports = function assert(value, message) { if (!value) require('node:assert')(value, message); };"),
+  replaceBuiltin(
+    'http',
+    `module.exports = { maxHeaderSize: ${createRequire(import.meta.url)('node:http').maxHeaderSize}, IncomingMessage: class NeverSent {} };`,
+  ),
+];
 
 async function bundle() {
   const { version } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
@@ -180,7 +196,7 @@ async function bundle() {
       ...(entry.path ? { entryPoints: [entry.path] } : { stdin: { contents: entry.contents, resolveDir: root, sourcefile: file } }),
       outfile: join(outdir, file),
       ...WRAPPER,
-      plugins: [lazyBuiltins(['http2'], { http2: ['constants'] }), assertOnFailure],
+      plugins: [lazyBuiltins(['http2'], { http2: ['constants'] }), ...(file === LAZY.undici.file ? UNDICI_BUILTINS : [])],
     }),
   );
   const results = await Promise.all([
