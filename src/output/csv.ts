@@ -2,8 +2,11 @@ import { ExactNumber } from '../core/exact-json.js';
 import { cellText, jsonListCell } from './cells.js';
 import { sanitizeForTerminal } from './sanitize.js';
 
-/** OWASP CSV injection triggers, including the full-width forms some spreadsheets fold. */
-const FORMULA_TRIGGER = /^[=+\-@\t\r\n＝＋－＠]/;
+/**
+ * OWASP CSV injection triggers, including the full-width forms some spreadsheets fold (＝＋－＠,
+ * escaped: one character beyond ASCII made V8 hold the whole bundle as two-byte text).
+ */
+const FORMULA_TRIGGER = /^[=+\-@\t\r\n\uFF1D\uFF0B\uFF0D\uFF20]/;
 const NEEDS_QUOTES = /[",\r\n]/;
 
 /**
