@@ -80,7 +80,7 @@ const loadCarectl = () => runBundleFile('carectl.js', { exports: {} });
 
 if (require.main === module) {
   loadCarectl()
-    .main()
+    .main({ exitWhenDone: true })
     .then((code) => {
       process.exitCode = code;
     });

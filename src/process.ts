@@ -55,7 +55,15 @@ function isRegularFile(fd: number): boolean {
   }
 }
 
-export async function main(): Promise<number> {
+/** The handles a finished command may still hold open: its own standard streams. */
+const STDIO_HANDLES = new Set(['PipeWrap', 'TTYWrap']);
+
+/**
+ * Runs carectl on this process. With `exitWhenDone` (bin/carectl.js), a command that is done with
+ * nothing left to write or wait for ends the process at once: left to end by itself, node first
+ * frees every page of the heap, ~1.3 ms of every command (npm run bench).
+ */
+export async function main({ exitWhenDone = false } = {}): Promise<number> {
   const controller = new AbortController();
   // Every request, wait and writer of a parallel run listens for the stop: not a leak.
   setMaxListeners(0, controller.signal);
@@ -96,5 +104,7 @@ export async function main(): Promise<number> {
   // A stopped command whose stdout reader is not reading would wait for it forever. What the
   // reader has not taken is dropped; the resume line already counts only what it did take.
   if (controller.signal.aborted && stdout.writableLength > 0) process.exit(code);
+  const idle = stdout.writableLength === 0 && process.stderr.writableLength === 0;
+  if (exitWhenDone && idle && process.getActiveResourcesInfo().every((handle) => STDIO_HANDLES.has(handle))) process.exit(code);
   return code;
 }

@@ -66,6 +66,22 @@ describe('the bundled command', () => {
     assert.equal(await readFile(countFile, 'utf8'), '0');
   });
 
+  test('ends the process as soon as a command is done, unless something is still open', async () => {
+    // beforeExit fires when node ends the process by itself, not on process.exit().
+    const preload = join(folder, 'note-natural-end.cjs');
+    await writeFile(preload, "process.on('beforeExit', () => process.stderr.write('ended by itself'));\n");
+    const ending = async (argv: string[]): Promise<{ stdout: string; stderr: string }> =>
+      promisify(execFile)(process.execPath, ['--require', preload, BIN, ...argv], { env: { PATH: process.env.PATH, ...sandboxEnv(sandbox) } });
+    assert.deepEqual(await ending(['--version']), {
+      stdout: `${JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')).version}\n`,
+      stderr: '',
+    });
+    const lookup = await ending(['tags', 'get', '7001', '-o', 'json']);
+    assert.deepEqual([JSON.parse(lookup.stdout).id, lookup.stderr], ['7001', '']);
+    // The embedded sandbox's server is still closing when the command is done: node ends it.
+    assert.match((await ending(['--sandbox', 'tags', 'get', '7001', '-o', 'json'])).stderr, /ended by itself$/);
+  });
+
   test('bundle files are ASCII: one character beyond makes V8 hold the whole file as two-byte text', async () => {
     const bundleFolder = fileURLToPath(new URL('../../dist/bundle/', import.meta.url));
     for (const name of (await readdir(bundleFolder)).filter((file) => /\.c?js$/.test(file))) {
