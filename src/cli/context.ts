@@ -293,7 +293,7 @@ export class Context {
       userAgent: `carectl/${VERSION} (node ${process.version}; ${process.platform})`,
       requestTimeoutMs: this.requestTimeoutMs,
       retries: this.retries,
-      connections: Math.max(4, this.parallelValue ?? 0),
+      connections: this.parallelValue ?? 4,
       maxRetryWaitMs: MAX_RETRY_WAIT_MS,
       sleep: this.io.sleep,
       now: this.io.now,

@@ -11,6 +11,7 @@ import type { Dispatcher } from 'undici';
 import type { Undici } from './undici.js';
 import { limitOpening, type Connector, type OpeningLimit } from './opening.js';
 import { readingInterimReplies } from './interim.js';
+import { OriginPool } from './connection-pool.js';
 
 /** What the Agent learns from a pool's events, and acts on wrongly. */
 const UNHEARD: ReadonlySet<string | symbol> = new Set(['disconnect', 'connectionError']);
@@ -29,8 +30,15 @@ export function lastingPools(undici: Undici, limit: OpeningLimit): (origin: stri
       limitOpening(typeof own === 'function' ? (own as Connector) : undici.buildConnector({ ...(own as object), timeout: 0 }), limit),
     );
     const options = { ...given, connect };
-    // As undici's own default factory: a single connection is a Client.
-    const made: Dispatcher = (options as { connections?: number }).connections === 1 ? new undici.Client(origin, options) : new undici.Pool(origin, options);
+    const { connections } = options as { connections?: number };
+    // As undici's own default factory: a single connection is a Client. A proxy's own pool (its
+    // clientFactory, given no number) is undici's: ProxyAgent asks it for more than dispatch().
+    const made: Dispatcher =
+      connections === 1
+        ? new undici.Client(origin, options)
+        : connections === undefined
+          ? new undici.Pool(origin, options)
+          : (new OriginPool(() => new undici.Client(origin, options), connections) as unknown as Dispatcher);
     const emit = made.emit.bind(made) as (event: string | symbol, ...args: unknown[]) => boolean;
     made.emit = (event: string | symbol, ...args: unknown[]): boolean => (UNHEARD.has(event) ? false : emit(event, ...args));
     return made;
