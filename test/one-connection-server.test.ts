@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { openSandbox, runCli, type RunResult } from './helpers.js';
+import { fakeClock, openSandbox, runCli, type RunResult } from './helpers.js';
 import { OneConnectionServer } from './one-connection-server.js';
 
 const CONVERSATIONS = 400;
@@ -28,10 +28,14 @@ after(() => direct.close());
  * `argv` through a fresh one-connection front (its own sandbox, the same data), with what the
  * front saw; the addresses in its records name `origin` (the sandbox run directly) in place of the front.
  */
-async function throughFront(argv: string[], origin: string): Promise<RunResult & { connections: number; mostWaiting: number }> {
-  const front = await OneConnectionServer.open({ conversations: CONVERSATIONS });
+async function throughFront(
+  argv: string[],
+  origin: string,
+  clock?: ReturnType<typeof fakeClock>,
+): Promise<RunResult & { connections: number; mostWaiting: number }> {
+  const front = await OneConnectionServer.open({ conversations: CONVERSATIONS, ...(clock && { now: clock.now }) });
   try {
-    const result = await runCli(argv, { env: front.env });
+    const result = await runCli(argv, { env: front.env, ...(clock && { now: clock.now, sleep: clock.sleep }) });
     const stdout = result.stdout.replaceAll(front.sandbox.publicUrl!, origin);
     return { ...result, stdout, connections: front.connections, mostWaiting: front.mostWaiting };
   } finally {
@@ -94,5 +98,21 @@ describe('a server that serves one connection at a time', GUARD, () => {
       assert.deepEqual({ code: result.code, stdout: result.stdout, stderr: result.stderr }, expected);
       assert.ok(result.mostWaiting <= (parallel.length === 0 ? 1 : 0), `${result.mostWaiting} connections waited at once`);
     }
+  });
+
+  test('reports create --download: the polls and the download on the one connection; the same file', async () => {
+    const argv = ['--quiet', 'reports', 'create', '--account', '1001', '--from', '2026-06-01', '--to', '2026-06-07', '--format', 'csv', '--download', '-'];
+    const clock = fakeClock();
+    const fresh = await openSandbox({ conversations: CONVERSATIONS, now: clock.now });
+    let expected: RunResult;
+    try {
+      expected = await runCli(argv, { sandbox: fresh, now: clock.now, sleep: clock.sleep });
+    } finally {
+      await fresh.close();
+    }
+    assert.equal(expected.code, 0, expected.stderr);
+    assert.ok(expected.stdout.length > 0);
+    const result = await throughFront(argv, fresh.baseUrl, fakeClock());
+    assert.deepEqual(result, { ...expected, connections: 1, mostWaiting: 0 });
   });
 });
