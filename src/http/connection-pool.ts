@@ -120,8 +120,12 @@ export class OriginPool extends EventEmitter {
       if (ended) return;
       ended = true;
       connection.busy--;
-      this.#pump();
-      if (connection.busy === 0) setImmediate(() => this.#closeIfInTheWay(connection));
+      // Not from within the client's callback: undici fails the client's other requests in a
+      // loop that must not see new ones (a connection refused with several queued).
+      queueMicrotask(() => {
+        this.#pump();
+        if (connection.busy === 0) setImmediate(() => this.#closeIfInTheWay(connection));
+      });
     };
     return new Proxy(handler, {
       get: (target, key) => {
