@@ -52,6 +52,8 @@ export class OriginPool extends EventEmitter {
   constructor(
     private readonly open: () => Client,
     private readonly most: number,
+    /** --verbose: a line when a connection is closed for another to be served. */
+    private readonly trace?: (line: string) => void,
   ) {
     super();
   }
@@ -167,6 +169,9 @@ export class OriginPool extends EventEmitter {
     if (at < 0 || this.#concurrent || connection.busy > 0 || !this.#connections.some(waitingForFirstAnswer)) return;
     this.#connections.splice(at, 1);
     void connection.client.close();
+    this.trace?.(
+      `  connections: closed an idle one while another waits for its first answer (a server that serves one connection at a time serves that one next)`,
+    );
   }
 
   #emptied(): void {

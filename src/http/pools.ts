@@ -23,7 +23,7 @@ const UNHEARD: ReadonlySet<string | symbol> = new Set(['disconnect', 'connection
  * the proxy) or, when it has none, undici's, with undici's fixed timeout off; and reads a
  * `100 Continue` as the interim reply it is (interim.ts).
  */
-export function lastingPools(undici: Undici, limit: OpeningLimit): (origin: string | URL, options: object) => Dispatcher {
+export function lastingPools(undici: Undici, limit: OpeningLimit, trace?: (line: string) => void): (origin: string | URL, options: object) => Dispatcher {
   return (origin, given) => {
     const own = (given as { connect?: unknown }).connect;
     const connect = readingInterimReplies(
@@ -38,7 +38,7 @@ export function lastingPools(undici: Undici, limit: OpeningLimit): (origin: stri
         ? new undici.Client(origin, options)
         : connections === undefined
           ? new undici.Pool(origin, options)
-          : (new OriginPool(() => new undici.Client(origin, options), connections) as unknown as Dispatcher);
+          : (new OriginPool(() => new undici.Client(origin, options), connections, trace) as unknown as Dispatcher);
     const emit = made.emit.bind(made) as (event: string | symbol, ...args: unknown[]) => boolean;
     made.emit = (event: string | symbol, ...args: unknown[]): boolean => (UNHEARD.has(event) ? false : emit(event, ...args));
     return made;

@@ -285,7 +285,7 @@ export class Transport {
         undici,
         this.baseUrl,
         this.config.proxy,
-        { keepAliveTimeout: 10_000, connections: this.config.connections ?? 4 },
+        { keepAliveTimeout: 10_000, connections: this.config.connections ?? 4, trace: this.config.trace && ((line) => this.trace(line)) },
         { timeoutMs: this.config.requestTimeoutMs, signal: this.lifetime.signal },
       ));
   }
