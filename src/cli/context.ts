@@ -75,7 +75,7 @@ export class Context {
   private connectionPromise: Promise<Connection> | undefined;
   private closers: Array<() => Promise<void>> = [];
   private readonly afterOutputSteps: Array<() => Promise<void>> = [];
-  /** Set once parallel() has been read: the transport keeps that many connections. */
+  /** Set once parallel() has been read: the transport keeps that many connections (4 when it was not). */
   private parallelValue: number | undefined;
 
   constructor(
@@ -286,6 +286,8 @@ export class Context {
   /** A transport to one base address with this command's credentials, retries, trace and clock. */
   private async makeTransport(baseUrl: URL, signal: AbortSignal): Promise<Transport> {
     const { user, password } = await this.connection();
+    // Read at the first request, by when a command with requests in parallel has read --parallel.
+    const connections = (): number => this.parallelValue ?? 4;
     const transport = new Transport({
       baseUrl,
       user,
@@ -293,7 +295,9 @@ export class Context {
       userAgent: `carectl/${VERSION} (node ${process.version}; ${process.platform})`,
       requestTimeoutMs: this.requestTimeoutMs,
       retries: this.retries,
-      connections: Math.max(4, this.parallelValue ?? 0),
+      get connections() {
+        return connections();
+      },
       maxRetryWaitMs: MAX_RETRY_WAIT_MS,
       sleep: this.io.sleep,
       now: this.io.now,

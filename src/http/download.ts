@@ -65,6 +65,8 @@ export interface DownloadOptions {
   proxy?: ProxySettings;
   /** The report format asked for (create --format), which the file must be; unknown when absent. */
   format?: string;
+  /** The API's connections to its origin (Transport.sharedConnections): a download from there goes on them. */
+  shared?: { origin: string; dispatcher: Dispatcher } | undefined;
 }
 
 /** A failure that a fresh attempt may not repeat, with what the service said about waiting. */
@@ -87,7 +89,7 @@ const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]
 /** Downloads to the target; resolves to the number of bytes written. */
 export async function download(options: DownloadOptions): Promise<number> {
   const url = checkedUrl(options.url);
-  const dispatchers = new Dispatchers(await loadUndici(), options.proxy, { timeoutMs: options.idleTimeoutMs, signal: options.signal });
+  const dispatchers = new Dispatchers(await loadUndici(), options.proxy, { timeoutMs: options.idleTimeoutMs, signal: options.signal }, options.shared);
   let waitedMs = 0;
   try {
     for (let attempt = 0; ; attempt++) {
@@ -110,7 +112,8 @@ export async function download(options: DownloadOptions): Promise<number> {
 
 /**
  * One connection per origin, through its proxy if the environment names one for it. Fresh, with no
- * default headers: nothing of the API connection can leak into them.
+ * default headers: nothing of the API connection can leak into them. The API's origin is the
+ * exception: its connections are the API's (`shared`), never a second beside them.
  */
 class Dispatchers {
   readonly #made = new Map<string, Dispatcher>();
@@ -119,9 +122,11 @@ class Dispatchers {
     private readonly proxy: ProxySettings | undefined,
     /** Opening a connection is bounded like the wait for a byte, and ends at a stop. */
     private readonly limit: OpeningLimit,
+    private readonly shared: { origin: string; dispatcher: Dispatcher } | undefined,
   ) {}
 
   for(url: URL): Dispatcher {
+    if (url.origin === this.shared?.origin) return this.shared.dispatcher;
     // By origin: whether it goes through the proxy (NO_PROXY) depends on the host.
     let dispatcher = this.#made.get(url.origin);
     if (!dispatcher) this.#made.set(url.origin, (dispatcher = createDispatcher(this.undici, url, this.proxy, { connections: 1 }, this.limit)));

@@ -11,6 +11,7 @@ import type { Dispatcher } from 'undici';
 import type { Undici } from './undici.js';
 import { limitOpening, type Connector, type OpeningLimit } from './opening.js';
 import { readingInterimReplies } from './interim.js';
+import { OriginPool } from './connection-pool.js';
 
 /** What the Agent learns from a pool's events, and acts on wrongly. */
 const UNHEARD: ReadonlySet<string | symbol> = new Set(['disconnect', 'connectionError']);
@@ -22,15 +23,22 @@ const UNHEARD: ReadonlySet<string | symbol> = new Set(['disconnect', 'connection
  * the proxy) or, when it has none, undici's, with undici's fixed timeout off; and reads a
  * `100 Continue` as the interim reply it is (interim.ts).
  */
-export function lastingPools(undici: Undici, limit: OpeningLimit): (origin: string | URL, options: object) => Dispatcher {
+export function lastingPools(undici: Undici, limit: OpeningLimit, trace?: (line: string) => void): (origin: string | URL, options: object) => Dispatcher {
   return (origin, given) => {
     const own = (given as { connect?: unknown }).connect;
     const connect = readingInterimReplies(
       limitOpening(typeof own === 'function' ? (own as Connector) : undici.buildConnector({ ...(own as object), timeout: 0 }), limit),
     );
     const options = { ...given, connect };
-    // As undici's own default factory: a single connection is a Client.
-    const made: Dispatcher = (options as { connections?: number }).connections === 1 ? new undici.Client(origin, options) : new undici.Pool(origin, options);
+    const { connections } = options as { connections?: number };
+    // As undici's own default factory: a single connection is a Client. A proxy's own pool (its
+    // clientFactory, given no number) is undici's: ProxyAgent asks it for more than dispatch().
+    const made: Dispatcher =
+      connections === 1
+        ? new undici.Client(origin, options)
+        : connections === undefined
+          ? new undici.Pool(origin, options)
+          : (new OriginPool(() => new undici.Client(origin, options), connections, trace) as unknown as Dispatcher);
     const emit = made.emit.bind(made) as (event: string | symbol, ...args: unknown[]) => boolean;
     made.emit = (event: string | symbol, ...args: unknown[]): boolean => (UNHEARD.has(event) ? false : emit(event, ...args));
     return made;

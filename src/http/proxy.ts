@@ -214,13 +214,14 @@ export function createDispatcher(
   undici: Undici,
   url: URL,
   proxy: ProxySettings | undefined,
-  settings: { connections: number; keepAliveTimeout?: number },
+  settings: { connections: number; keepAliveTimeout?: number; trace?: ((line: string) => void) | undefined },
   limit: OpeningLimit,
 ): Dispatcher {
   const via = proxyFor(url, proxy);
+  const { trace, ...kept } = settings;
   // Pools that outlast a server's keep-alive closes (pools.ts), through a proxy too.
-  const factory = lastingPools(undici, limit);
-  const options = { ...settings, factory };
+  const factory = lastingPools(undici, limit, trace);
+  const options = { ...kept, factory };
   if (via === undefined) return new undici.Agent(options);
   return new undici.EnvHttpProxyAgent({
     ...options,

@@ -191,17 +191,8 @@ export class Transport {
   private async prepare(method: string, url: URL, options: RequestOptions): Promise<Call> {
     this.sameOriginUrl(url.href);
     for (const [key, value] of options.query ?? []) url.searchParams.append(key, value);
-    const undici = await loadUndici();
+    const dispatcher = await this.connections();
     this.throwIfStopped();
-    const dispatcher = (this.dispatcher ??=
-      this.config.dispatcher ??
-      createDispatcher(
-        undici,
-        this.baseUrl,
-        this.config.proxy,
-        { keepAliveTimeout: 10_000, connections: this.config.connections ?? 4 },
-        { timeoutMs: this.config.requestTimeoutMs, signal: this.lifetime.signal },
-      ));
     const body = options.bodyText ?? (options.body === undefined ? undefined : stringifyJson(options.body));
     const headers: Record<string, string> = {
       authorization: this.authorization,
@@ -282,6 +273,32 @@ export class Transport {
     const repeatable = options.idempotent && !(write && answered);
     const retryable = (repeatable || neverSent) && !isProxyRefusal(err) && !isCertificateError(err);
     return { kind: 'failed', error: new NetworkError(`${shown} failed: ${reason}`, !neverSent), retryable };
+  }
+
+  /** The connections to the base address (made on first use). */
+  private async connections(): Promise<Dispatcher> {
+    const undici = await loadUndici();
+    this.throwIfStopped();
+    return (this.dispatcher ??=
+      this.config.dispatcher ??
+      createDispatcher(
+        undici,
+        this.baseUrl,
+        this.config.proxy,
+        { keepAliveTimeout: 10_000, connections: this.config.connections ?? 4, trace: this.config.trace && ((line) => this.trace(line)) },
+        { timeoutMs: this.config.requestTimeoutMs, signal: this.lifetime.signal },
+      ));
+  }
+
+  /**
+   * The connections to the base address's origin, for a report download from there: a second
+   * connection beside an idle one of ours waits forever at a server that serves one at a time.
+   * They carry no credentials of their own (each request sends its headers). None when a test's
+   * dispatcher stands in for them.
+   */
+  async sharedConnections(): Promise<{ origin: string; dispatcher: Dispatcher } | undefined> {
+    if (this.config.dispatcher) return undefined;
+    return { origin: this.baseUrl.origin, dispatcher: await this.connections() };
   }
 
   /** A 2xx reply: its JSON, or a bad reply when it does not parse or `check` refuses it. */

@@ -77,6 +77,7 @@ export async function saveReport(ctx: Context, report: GeneratedReport, destinat
       },
       ...(ctx.trace && { trace: ctx.trace }),
       ...(format !== undefined && { format }),
+      shared: await (await ctx.transport()).sharedConnections(),
     });
   } catch (err) {
     device?.destroy();

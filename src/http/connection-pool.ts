@@ -1,0 +1,184 @@
+/**
+ * The connections to one origin, for the requests a command keeps in flight (--parallel).
+ *
+ * undici's Pool hands a request to another connection when the one that just answered is still
+ * settling (it takes requests again a turn of the event loop later), and carectl sends its next
+ * request as soon as it has read the last answer: at --parallel 1 every request went out on the
+ * other of two connections. A server that serves one connection at a time (Python's
+ * http.server.HTTPServer with HTTP/1.1 keep-alive, some embedded gateways) leaves a second
+ * connection in its listen backlog until the first closes, so each request waited for the first
+ * connection's keep-alive timeout (10 s) or --request-timeout (field test).
+ *
+ * Nothing in the API's spec says how many connections it serves at once, so this pool assumes
+ * nothing and opens as few as serve:
+ * - a request goes to an open connection with nothing to do before any other;
+ * - another connection is opened only when every open one is busy, and, until two connections
+ *   have answered while both were open (the server serves more than one at a time), never while
+ *   one is still waiting for its first answer;
+ * - until then, a connection left with nothing to do while another waits for its first answer is
+ *   closed: a server that serves one connection at a time goes on to the one waiting. Closing an
+ *   idle keep-alive connection is always allowed; it costs a new connection later.
+ */
+import { EventEmitter } from 'node:events';
+import type { Dispatcher } from 'undici';
+import type { Undici } from './undici.js';
+
+type Client = InstanceType<Undici['Client']>;
+
+/** undici's handler as a dispatcher's dispatch() receives it (its legacy form: onHeaders, onComplete, onError). */
+type Handler = Dispatcher.DispatchHandler & {
+  onHeaders?: (status: number, ...rest: unknown[]) => boolean;
+  onComplete?: (...args: unknown[]) => void;
+  onError?: (err: Error) => void;
+};
+
+interface Connection {
+  client: Client;
+  /** Requests handed to it and not yet ended. */
+  busy: number;
+  /** It answered since it last connected: the server serves it. */
+  answered: boolean;
+}
+
+export class OriginPool extends EventEmitter {
+  readonly #connections: Connection[] = [];
+  readonly #queue: Array<{ options: Dispatcher.DispatchOptions; handler: Handler }> = [];
+  /** Two connections answered while both were open: the server serves more than one at a time. */
+  #concurrent = false;
+  #closed = false;
+  #destroyed = false;
+  #whenEmptied: Array<() => void> = [];
+
+  constructor(
+    private readonly open: () => Client,
+    private readonly most: number,
+    /** --verbose: a line when a connection is closed for another to be served. */
+    private readonly trace?: (line: string) => void,
+  ) {
+    super();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  get destroyed(): boolean {
+    return this.#destroyed;
+  }
+
+  dispatch(options: Dispatcher.DispatchOptions, handler: Handler): boolean {
+    if (this.#closed || this.#destroyed) {
+      handler.onError?.(new Error(this.#destroyed ? 'the connection pool was destroyed' : 'the connection pool was closed'));
+      return false;
+    }
+    this.#queue.push({ options, handler });
+    this.#pump();
+    return this.#queue.length === 0;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#queue.length > 0) await new Promise<void>((resolve) => this.#whenEmptied.push(resolve));
+    await Promise.all(this.#connections.map(({ client }) => client.close()));
+  }
+
+  async destroy(err?: Error): Promise<void> {
+    this.#destroyed = true;
+    const error = err ?? new Error('the connection pool was destroyed');
+    for (const { handler } of this.#queue.splice(0)) handler.onError?.(error);
+    this.#emptied();
+    await Promise.all(this.#connections.map(({ client }) => client.destroy(error)));
+  }
+
+  /** Hands queued requests to the connections that may take them now. */
+  #pump(): void {
+    while (this.#queue.length > 0 && !this.#destroyed) {
+      const connection = this.#choose();
+      if (connection === undefined) return;
+      const { options, handler } = this.#queue.shift()!;
+      connection.busy++;
+      connection.client.dispatch(options, this.#watch(connection, handler));
+    }
+    this.#emptied();
+  }
+
+  #choose(): Connection | undefined {
+    const idle = this.#connections.find((c) => c.busy === 0 && c.client.stats.connected);
+    if (idle !== undefined) return idle;
+    if (!this.#concurrent && this.#connections.some(waitingForFirstAnswer)) return undefined;
+    // A connection closed meanwhile (a keep-alive timeout) opens again for its next request.
+    const unopened = this.#connections.find((c) => c.busy === 0);
+    if (unopened !== undefined || this.#connections.length >= this.most) return unopened;
+    const made: Connection = { client: this.open(), busy: 0, answered: false };
+    made.client.on('disconnect', () => (made.answered = false));
+    this.#connections.push(made);
+    return made;
+  }
+
+  /** `handler`, telling the pool when its request was answered and when it ended. */
+  #watch(connection: Connection, handler: Handler): Handler {
+    let ended = false;
+    const end = (): void => {
+      if (ended) return;
+      ended = true;
+      connection.busy--;
+      // Not from within the client's callback: undici fails the client's other requests in a
+      // loop that must not see new ones (a connection refused with several queued).
+      queueMicrotask(() => {
+        this.#pump();
+        if (connection.busy === 0) setImmediate(() => this.#closeIfInTheWay(connection));
+      });
+    };
+    return new Proxy(handler, {
+      get: (target, key) => {
+        const value: unknown = Reflect.get(target, key);
+        if (typeof value !== 'function') return value;
+        const call = (...args: unknown[]): unknown => (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (key === 'onHeaders') {
+          return (status: number, ...rest: unknown[]) => {
+            if (status >= 200) this.#answered(connection);
+            return call(status, ...rest);
+          };
+        }
+        if (key === 'onComplete' || key === 'onError') {
+          return (...args: unknown[]) => {
+            try {
+              return call(...args);
+            } finally {
+              end();
+            }
+          };
+        }
+        return call;
+      },
+    });
+  }
+
+  #answered(connection: Connection): void {
+    if (connection.answered) return;
+    connection.answered = true;
+    this.#concurrent ||= this.#connections.some((c) => c !== connection && c.answered && c.client.stats.connected);
+  }
+
+  /**
+   * Closes `connection` when it still has nothing to do (a turn of the event loop after its last
+   * answer: the command's next request goes to it first) while another waits for its first answer.
+   */
+  #closeIfInTheWay(connection: Connection): void {
+    const at = this.#connections.indexOf(connection);
+    if (at < 0 || this.#concurrent || connection.busy > 0 || !this.#connections.some(waitingForFirstAnswer)) return;
+    this.#connections.splice(at, 1);
+    void connection.client.close();
+    this.trace?.(
+      `  connections: closed an idle one while another waits for its first answer (a server that serves one connection at a time serves that one next)`,
+    );
+  }
+
+  #emptied(): void {
+    if (this.#queue.length === 0) for (const resolve of this.#whenEmptied.splice(0)) resolve();
+  }
+}
+
+function waitingForFirstAnswer(connection: Connection): boolean {
+  return connection.busy > 0 && !connection.answered;
+}
