@@ -35,7 +35,7 @@ export interface ListRunOptions {
 
 /** Decodes --resume before anything is sent, so a bad token is a usage error. */
 export function startPoint(plan: ListPlan, resume: string | undefined): ResumePoint {
-  return resume === undefined ? { phase: 0, url: plan.phases[0] ?? '', doneOnPage: 0 } : decodeResumeToken(plan, resume);
+  return resume === undefined ? { phase: 0, url: plan.phases[0] ?? '', writtenBefore: 0 } : decodeResumeToken(plan, resume);
 }
 
 export async function runList(options: ListRunOptions): Promise<number> {
@@ -111,7 +111,7 @@ class Consumer {
     for (const id of start.done ?? []) this.pass(id, true);
     this.cursor = { ...start, recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
     this.phase = start.phase;
-    this.counted = start.doneOnPage;
+    this.counted = start.writtenBefore;
   }
 
   /** A record passed, `written` or left out as a repeat. */
@@ -136,7 +136,7 @@ class Consumer {
     const { recordsPassed, passedInChain, ...cursor } = at;
     const [path, params] = splitAddress(at.url);
     const skipped = Number(params.get(SKIP_PARAM) ?? 0);
-    const before = skipped + at.doneOnPage;
+    const before = skipped + at.writtenBefore;
     if (before === 0) return { cursor };
     const named = this.recent.length - (this.recordsPassed - recordsPassed);
     // The ids written up to `at`, in the order written (those the run this one continues named first).
@@ -150,20 +150,20 @@ class Consumer {
     if (covered && !names.includes(undefined) && !own.includes(undefined) && names.length <= NAMED_MAX) {
       // skip=0 rather than none: the form of the service's own links (the spec's "a skip value").
       if (skipped > 0) params.set(SKIP_PARAM, '0');
-      return { cursor: { ...cursor, url: `${path}?${params.toString()}`, doneOnPage: 0, done: names as string[] } };
+      return { cursor: { ...cursor, url: `${path}?${params.toString()}`, writtenBefore: 0, done: names as string[] } };
     }
     // The last ids written: those a list that grew in between shifts back past the cursor first.
     const done = written.slice(-NAMED_MAX);
-    const page = this.recent.slice(named - at.doneOnPage, named);
-    const pageNamed = at.doneOnPage <= named && page.every((id) => id !== undefined && done.includes(id));
+    const page = this.recent.slice(named - at.writtenBefore, named);
+    const pageNamed = at.writtenBefore <= named && page.every((id) => id !== undefined && done.includes(id));
     // Said in words true for its link: a skip under its own date bound (keyset: the records at one second), the page's unnamed
     // records. A plain skip is the service's cursor: no warning.
     const counts = [
       ...(skipped && bounded ? [`the service's skip in it counts the ${skipped} records before it under the link's date bound`] : []),
-      ...(pageNamed ? [] : [`it counts the ${at.doneOnPage} records of its page written before it, which have no id to name`]),
+      ...(pageNamed ? [] : [`it counts the ${at.writtenBefore} records of its page written before it, which have no id to name`]),
     ];
     return {
-      cursor: { ...cursor, doneOnPage: pageNamed ? 0 : at.doneOnPage, ...(done.length > 0 && { done }) },
+      cursor: { ...cursor, writtenBefore: pageNamed ? 0 : at.writtenBefore, ...(done.length > 0 && { done }) },
       ...(counts.length > 0 && { counts: `${counts.join('; ')}: records that leave the list in between can shift it` }),
     };
   }
@@ -247,7 +247,7 @@ class Consumer {
     if (this.writing && err instanceof InterruptedError) (err as Error).message += '; stdout was not being read, so its last line may be cut off';
     // Before its first record, only a resumed run prints a token (the one it was given).
     const { plan, start } = this.options;
-    const resumed = start.phase > 0 || start.url !== plan.phases[0] || start.doneOnPage > 0 || start.sliceLastDay !== undefined || start.done !== undefined;
+    const resumed = start.phase > 0 || start.url !== plan.phases[0] || start.writtenBefore > 0 || start.sliceLastDay !== undefined || start.done !== undefined;
     if (isResumable(err) && this.cursor && (this.written > 0 || resumed)) {
       const records = `${this.written} record${this.written === 1 ? '' : 's'}`;
       const stopped = this.written > 0 ? `after ${records}` : 'before its first record';
@@ -258,9 +258,9 @@ class Consumer {
     return err;
   }
 
-  private at(slice: Slice, url: string, doneOnPage: number): Place {
+  private at(slice: Slice, url: string, writtenBefore: number): Place {
     const sliceLastDay = this.run.sliceLastDay(slice);
-    const place = { phase: slice.phase, url, doneOnPage, recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
+    const place = { phase: slice.phase, url, writtenBefore, recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
     return sliceLastDay === undefined ? place : { ...place, sliceLastDay };
   }
 

@@ -50,11 +50,11 @@ export function listPlan(spec: ResourceSpec, version: Version, query: QueryParam
   return { phases: required.union.values.map((value) => address([[required.union.param, value], ...base])), union: true, ...common };
 }
 
-/** Where a list continues: phase, page address and how many records of that page are done. */
+/** Where a list continues: phase, page address and the records of that page written before it (`writtenBefore`). */
 export interface Cursor {
   phase: number;
   url: string;
-  doneOnPage: number;
+  writtenBefore: number;
   /** The calendar day the page's date slice ends with, when the phase was sliced. */
   sliceLastDay?: number;
   /** Ids of the records before it on its page, written already: named in place of a count (see list-run.ts byIds). */

@@ -28,7 +28,7 @@ interface Reader {
   first: string;
   base: string;
   next: string | null;
-  nextPageDone: number;
+  writtenBefore: number;
   inFlight: boolean;
   error?: unknown;
   buffer: TakenPage[];
@@ -111,7 +111,7 @@ export class WorkQueue {
       reader.first = reader.next = start.url;
       this.head.stats.pagesRead = 1;
     }
-    reader.nextPageDone = start.doneOnPage;
+    reader.writtenBefore = start.writtenBefore;
     if (this.days && start.sliceLastDay !== undefined) this.cut(this.head, this.days.toOrdered(start.sliceLastDay));
   }
 
@@ -225,7 +225,7 @@ export class WorkQueue {
 
   /** The first day a slice has still to read; undefined while unknown (or its first page is a resumed one, partly written). */
   private fromDay(slice: Slice): number | undefined {
-    if (!this.days || slice.reader.nextPageDone > 0) return undefined;
+    if (!this.days || slice.reader.writtenBefore > 0) return undefined;
     return slice.stats.pagesRead > 0 ? slice.stats.reached : slice.range.lo;
   }
 
@@ -292,8 +292,8 @@ export class WorkQueue {
     const refusal = reader.entered === url ? undefined : this.guard.refusal(url);
     if (refusal) return this.fail(slice, refusal);
     reader.inFlight = true;
-    const writtenBefore = reader.nextPageDone;
-    reader.nextPageDone = 0;
+    const writtenBefore = reader.writtenBefore;
+    reader.writtenBefore = 0;
     this.options.scheduler
       .run(priority, (slot) => this.options.source.fetch(url, reader.base, slot.throttle))
       .then((page) => this.arrived(slice, { url, records: page.records, next: page.next, writtenBefore }, page.refusal))
@@ -308,7 +308,7 @@ export class WorkQueue {
     stats.pagesRead++;
     stats.recordsRead += records.length;
     reader.next = next;
-    if (next !== null) reader.nextPageDone = Math.max(0, taken.writtenBefore - records.length);
+    if (next !== null) reader.writtenBefore = Math.max(0, taken.writtenBefore - records.length);
     reader.chain = this.guard.follow(reader.chain, records, url, next !== null || linkRefusal !== undefined);
     const refusal = linkRefusal ?? (next === null ? undefined : this.guard.refusal(next));
     if (refusal === undefined && next !== null) reader.entered = next;
@@ -364,7 +364,7 @@ export class WorkQueue {
 }
 
 function newSlice(phase: number, first: string, range: Slice['range'] = {}): Slice {
-  const reader: Reader = { first, base: first, next: first, nextPageDone: 0, inFlight: false, buffer: [] };
+  const reader: Reader = { first, base: first, next: first, writtenBefore: 0, inFlight: false, buffer: [] };
   return { phase, range, reader, stats: { pagesRead: 0, recordsRead: 0, pace: { records: 0, days: 0 } } };
 }
 
