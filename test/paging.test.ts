@@ -140,13 +140,13 @@ describe('runList', () => {
   });
 
   test('a written id holding a lone UTF-16 surrogate does not lose the token: it is printed, and names that id as it is', () => {
-    const done = ['0-0', '\ud800', 'a\udc00b', '\udc00\ud800', '\ud83d\ude00 %u0041', '%uD800'];
-    const token = encodeResumeToken(plan(1), { phase: 0, url: 'p0/0', writtenBefore: 0, done });
-    assert.deepEqual(startPoint(plan(1), token).done, done);
+    const namedIds = ['0-0', '\ud800', 'a\udc00b', '\udc00\ud800', '\ud83d\ude00 %u0041', '%uD800'];
+    const token = encodeResumeToken(plan(1), { phase: 0, url: 'p0/0', writtenBefore: 0, namedIds });
+    assert.deepEqual(startPoint(plan(1), token).namedIds, namedIds);
   });
 
   test('a resumed run that fails before its first record repeats a token that names written records by id', async () => {
-    const token = encodeResumeToken(plan(1), { phase: 0, url: 'p0/0', writtenBefore: 0, done: ['0-0', '0-1'] });
+    const token = encodeResumeToken(plan(1), { phase: 0, url: 'p0/0', writtenBefore: 0, namedIds: ['0-0', '0-1'] });
     const failure = await runList({
       plan: plan(1),
       source: memorySource([12], 5, 'p0/0'),
@@ -272,7 +272,7 @@ describe('resume tokens', () => {
       url: 'v1.4/conversations?status=open&is_priority=false&newest_sort_date_lte=2024-01-05T10:00:00Z&a=1&a=2&page_size=50&skip=100',
       writtenBefore: 3,
       sliceLastDay: 19700,
-      done: ['a,b', 'c|d', 'é'],
+      namedIds: ['a,b', 'c|d', 'é'],
     };
     const printed =
       'M3xYWGQwRFFwMHwxfDN8MTk3MDB8Y3N2fGxveXczdjI4fHYxLjQvY29udmVyc2F0aW9uc3x-MV9sdGU9MjAyNC0wMS0wNVQxMDowMDowMFomYT0xJmE9MiZza2lwPTEwMHx8YSUyQ2IsYyU3Q2QsJUMzJUE5fHE4MFA0Y2hD';

@@ -93,8 +93,8 @@ class Consumer {
   private recent: Array<string | undefined> = [];
   private recordsPassed = 0;
   private passedInChain = 0;
-  /** Ids the run this one continues wrote (named by its token): left out. */
-  private readonly done: Set<string>;
+  /** Ids the run this one continues wrote (its token's namedIds): left out. */
+  private readonly leftOut: Set<string>;
   /** The ids written, in order, each with the count of records passed before it (those the run this one continues wrote first). */
   private printed: Array<{ id: string; at: number }> = [];
   /** The oldest of `printed` were let go (a long list): too many to name all. */
@@ -107,8 +107,8 @@ class Consumer {
     private readonly pageSize: number,
   ) {
     const { start } = options;
-    this.done = new Set(start.done);
-    for (const id of start.done ?? []) this.pass(id, true);
+    this.leftOut = new Set(start.namedIds);
+    for (const id of start.namedIds ?? []) this.pass(id, true);
     this.cursor = { ...start, recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
     this.phase = start.phase;
     this.counted = start.writtenBefore;
@@ -138,24 +138,24 @@ class Consumer {
     const skipped = Number(params.get(SKIP_PARAM) ?? 0);
     const before = skipped + at.writtenBefore;
     if (before === 0) return { cursor };
-    const named = this.recent.length - (this.recordsPassed - recordsPassed);
+    const recentAt = this.recent.length - (this.recordsPassed - recordsPassed);
     // The ids written up to `at`, in the order written (those the run this one continues named first).
     const written = this.printed.filter((entry) => entry.at < recordsPassed).map((entry) => entry.id);
     const bounded = this.bounded(at);
     // Under a date bound of its own the skip counts from that bound: the last `before` records passed.
     // A plain skip counts from the list's start: every record this part passed, and those named before.
-    const names = bounded ? this.recent.slice(Math.max(0, named - before), named) : written;
-    const covered = bounded ? before <= Math.min(passedInChain, named) : before <= passedInChain && !this.printedCut;
-    const own = this.recent.slice(named - Math.min(passedInChain, named), named);
+    const names = bounded ? this.recent.slice(Math.max(0, recentAt - before), recentAt) : written;
+    const covered = bounded ? before <= Math.min(passedInChain, recentAt) : before <= passedInChain && !this.printedCut;
+    const own = this.recent.slice(recentAt - Math.min(passedInChain, recentAt), recentAt);
     if (covered && !names.includes(undefined) && !own.includes(undefined) && names.length <= NAMED_MAX) {
       // skip=0 rather than none: the form of the service's own links (the spec's "a skip value").
       if (skipped > 0) params.set(SKIP_PARAM, '0');
-      return { cursor: { ...cursor, url: `${path}?${params.toString()}`, writtenBefore: 0, done: names as string[] } };
+      return { cursor: { ...cursor, url: `${path}?${params.toString()}`, writtenBefore: 0, namedIds: names as string[] } };
     }
     // The last ids written: those a list that grew in between shifts back past the cursor first.
-    const done = written.slice(-NAMED_MAX);
-    const page = this.recent.slice(named - at.writtenBefore, named);
-    const pageNamed = at.writtenBefore <= named && page.every((id) => id !== undefined && done.includes(id));
+    const lastWritten = written.slice(-NAMED_MAX);
+    const page = this.recent.slice(recentAt - at.writtenBefore, recentAt);
+    const pageNamed = at.writtenBefore <= recentAt && page.every((id) => id !== undefined && lastWritten.includes(id));
     // Said in words true for its link: a skip under its own date bound (keyset: the records at one second), the page's unnamed
     // records. A plain skip is the service's cursor: no warning.
     const counts = [
@@ -163,7 +163,7 @@ class Consumer {
       ...(pageNamed ? [] : [`it counts the ${at.writtenBefore} records of its page written before it, which have no id to name`]),
     ];
     return {
-      cursor: { ...cursor, writtenBefore: pageNamed ? 0 : at.writtenBefore, ...(done.length > 0 && { done }) },
+      cursor: { ...cursor, writtenBefore: pageNamed ? 0 : at.writtenBefore, ...(lastWritten.length > 0 && { namedIds: lastWritten }) },
       ...(counts.length > 0 && { counts: `${counts.join('; ')}: records that leave the list in between can shift it` }),
     };
   }
@@ -207,7 +207,7 @@ class Consumer {
       // holds exactly are kept as that number (a 1M export).
       const id = text === undefined || !/^[1-9]\d{0,14}$/.test(text) ? text : Number(text);
       const seen = id !== undefined && this.seen.has(id);
-      const repeat = seen || (text !== undefined && this.done.has(text));
+      const repeat = seen || (text !== undefined && this.leftOut.has(text));
       // A repeat within one query (a union's second query repeats the first's by design).
       if (seen && (!plan.union || slice.phase === 0)) this.run.distrust();
       if (!repeat) await this.writeRecord(this.at(slice, page.url, i), record, id);
@@ -247,7 +247,7 @@ class Consumer {
     if (this.writing && err instanceof InterruptedError) (err as Error).message += '; stdout was not being read, so its last line may be cut off';
     // Before its first record, only a resumed run prints a token (the one it was given).
     const { plan, start } = this.options;
-    const resumed = start.phase > 0 || start.url !== plan.phases[0] || start.writtenBefore > 0 || start.sliceLastDay !== undefined || start.done !== undefined;
+    const resumed = start.phase > 0 || start.url !== plan.phases[0] || start.writtenBefore > 0 || start.sliceLastDay !== undefined || start.namedIds !== undefined;
     if (isResumable(err) && this.cursor && (this.written > 0 || resumed)) {
       const records = `${this.written} record${this.written === 1 ? '' : 's'}`;
       const stopped = this.written > 0 ? `after ${records}` : 'before its first record';

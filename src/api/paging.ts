@@ -58,7 +58,7 @@ export interface Cursor {
   /** The calendar day the page's date slice ends with, when the phase was sliced. */
   sliceLastDay?: number;
   /** Ids of the records before it on its page, written already: named in place of a count (see list-run.ts byIds). */
-  done?: string[];
+  namedIds?: string[];
 }
 
 /** Where a list goes after a page: the next address, or null; `refusal` when the link cannot be followed. */
