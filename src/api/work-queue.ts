@@ -59,7 +59,7 @@ const SHARE_PAGES = 4;
 const READ_AHEAD_PAGES = 4;
 /** Pages left that a slice reads as they come, whatever slots are idle. */
 const SHORT_PAGES = 2;
-/** Pages the slices from the current one on may hold, per slot of --parallel. */
+/** Pages the slices from the one being written on may hold, per slot of --parallel. */
 const BUDGET_PAGES = 8;
 /** Shares a slice holds before it is cut with no slot idle: cut at one, each half would soon be cut again. */
 const CUT_AT_SHARES = 2;
@@ -81,7 +81,7 @@ export function planCut({ lo, hi, records, pageSize, idleSlots }: CutStats): num
 export class WorkQueue {
   /** The first slice (each names the one after it), the slice the consumer takes pages of, the records written and those of its page. */
   readonly head: Slice;
-  private current: Slice;
+  private writing: Slice;
   private written = 0;
   private pageLeft = 0;
   private stopped = false;
@@ -104,7 +104,7 @@ export class WorkQueue {
     this.paces = plan.phases.map(() => ({ records: 0, days: 0 }));
     const slices = plan.phases.slice(start.phase).map((address, i) => newSlice(start.phase + i, address));
     slices.forEach((slice, i) => (slice.following = slices[i + 1]));
-    this.head = this.current = slices[0] as Slice;
+    this.head = this.writing = slices[0] as Slice;
     // A resumed run: its first slice starts at the token's page, which may reach past the slice's end (narrowed to it; the rest follows).
     const reader = this.head.reader;
     if (start.url !== reader.first) {
@@ -117,7 +117,7 @@ export class WorkQueue {
 
   /** Waits for the consumer's next page of `slice`; null when the slice is done. */
   async take(slice: Slice): Promise<TakenPage | null> {
-    this.current = slice;
+    this.writing = slice;
     const { reader } = slice;
     for (;;) {
       const page = reader.buffer.shift();
@@ -160,14 +160,14 @@ export class WorkQueue {
     this.wakeConsumer();
   }
 
-  /** Runs pump() once after the current event (however many events come before it). */
+  /** Runs pump() once after this event (however many events come before it). */
   private schedulePump(): void {
     if (this.pumpQueued) return;
     this.pumpQueued = true;
     queueMicrotask(() => this.pump());
   }
 
-  /** Starts what may start now: the one place requests are sent from. A fault in it fails the current slice rather than going unseen. */
+  /** Starts what may start now: the one place requests are sent from. A fault in it fails the slice being written rather than going unseen. */
   private pump(): void {
     this.pumpQueued = false;
     if (this.stopped) return;
@@ -176,21 +176,21 @@ export class WorkQueue {
       this.probeSoon.clear();
       this.startReady();
     } catch (err) {
-      this.fail(this.current, err);
+      this.fail(this.writing, err);
     }
   }
 
   private startReady(): void {
     const { scheduler, limit, pageSize } = this.options;
     let { held, records, readableAhead } = this.holding();
-    const current = this.current;
-    // The current slice reads a few pages ahead (one at a time: one), unless --limit has what it needs in hand.
-    const currentReads = current.reader.buffer.length < (this.parallel ? READ_AHEAD_PAGES : 1) && this.written + this.pageLeft + heldRecords(current) < limit;
+    const writing = this.writing;
+    // The slice being written reads a few pages ahead (one at a time: one), unless --limit has what it needs in hand.
+    const writingReads = writing.reader.buffer.length < (this.parallel ? READ_AHEAD_PAGES : 1) && this.written + this.pageLeft + heldRecords(writing) < limit;
     // A slice cut in this loop is followed by its later days: they come next.
-    for (let slice: Slice | undefined = current, ahead = 0; slice; slice = slice.following, ahead++) {
+    for (let slice: Slice | undefined = writing, ahead = 0; slice; slice = slice.following, ahead++) {
       if (!readable(slice)) continue;
       readableAhead--;
-      const reads = slice === current ? currentReads : this.readsAhead(held, records);
+      const reads = slice === writing ? writingReads : this.readsAhead(held, records);
       const cuts = reads && this.parallel && !this.distrusted;
       const counts = this.parallel && limit !== Infinity && records < limit;
       // What the estimates below lack is probed for first.
@@ -206,16 +206,16 @@ export class WorkQueue {
     }
   }
 
-  /** Whether a slice ahead of the current one may read: in parallel, a slot spare, within the budget of pages and --limit. */
+  /** Whether a slice ahead of the one being written may read: in parallel, a slot spare, within the budget of pages and --limit. */
   private readsAhead(held: number, records: number): boolean {
     const { scheduler, limit } = this.options;
     return this.parallel && scheduler.spare > 0 && held < BUDGET_PAGES * scheduler.parallel && records < limit;
   }
 
-  /** Pages held or asked for by the slices from the current one on, the records among them (a page in flight counts whole), and the slices that could read. */
+  /** Pages held or asked for by the slices from the one being written on, the records among them (a page in flight counts whole), and the slices that could read. */
   private holding(): { held: number; records: number; readableAhead: number } {
     const holding = { held: 0, records: this.written + this.pageLeft, readableAhead: 0 };
-    for (let slice: Slice | undefined = this.current; slice; slice = slice.following) {
+    for (let slice: Slice | undefined = this.writing; slice; slice = slice.following) {
       holding.held += slice.reader.buffer.length + (slice.reader.inFlight ? 1 : 0);
       holding.records += (slice.reader.inFlight ? this.options.pageSize : 0) + heldRecords(slice);
       if (readable(slice)) holding.readableAhead++;
