@@ -55,7 +55,7 @@ export type QueueOptions = { plan: ListPlan; source: PageSource; scheduler: Sche
 
 /** A share: the pages a chain aims to hold, long enough to pay for its cut, short enough that chains end together. */
 const SHARE_PAGES = 4;
-/** Pages the consumer's slice keeps read ahead when the run reads in parallel: it rarely waits, yet ahead slices get the slots. */
+/** Pages the consumer's slice keeps read ahead when the run reads slicesAtOnce: it rarely waits, yet ahead slices get the slots. */
 const READ_AHEAD_PAGES = 4;
 /** Pages left that a slice reads as they come, whatever slots are idle. */
 const SHORT_PAGES = 2;
@@ -89,7 +89,8 @@ export class WorkQueue {
   private distrusted = false;
   private readonly guard = new PageGuard();
   private readonly days: SliceDays | undefined;
-  private readonly parallel: boolean;
+  /** Several slices read at once: a union or slicing, with --parallel above 1. */
+  private readonly slicesAtOnce: boolean;
   private readonly paces: Pace[];
   /** Phases whose near-bound probe goes out with the next pump (see SliceDays.sample). */
   private readonly probeSoon = new Set<number>();
@@ -99,7 +100,7 @@ export class WorkQueue {
 
   constructor(private readonly options: QueueOptions) {
     const { plan, start, scheduler } = options;
-    this.parallel = (plan.union === true || plan.slicing !== undefined) && scheduler.parallel > 1;
+    this.slicesAtOnce = (plan.union === true || plan.slicing !== undefined) && scheduler.parallel > 1;
     this.days = plan.slicing && new SliceDays(plan, plan.slicing, { probe: (address) => this.probe(address), changed: () => this.changed() });
     this.paces = plan.phases.map(() => ({ records: 0, days: 0 }));
     const slices = plan.phases.slice(start.phase).map((address, i) => newSlice(start.phase + i, address));
@@ -185,14 +186,14 @@ export class WorkQueue {
     let { held, records, readableAhead } = this.holding();
     const writing = this.writing;
     // The slice being written reads a few pages ahead (one at a time: one), unless --limit has what it needs in hand.
-    const writingReads = writing.reader.buffer.length < (this.parallel ? READ_AHEAD_PAGES : 1) && this.written + this.pageLeft + heldRecords(writing) < limit;
+    const writingReads = writing.reader.buffer.length < (this.slicesAtOnce ? READ_AHEAD_PAGES : 1) && this.written + this.pageLeft + heldRecords(writing) < limit;
     // A slice cut in this loop is followed by its later days: they come next.
     for (let slice: Slice | undefined = writing, ahead = 0; slice; slice = slice.following, ahead++) {
       if (!readable(slice)) continue;
       readableAhead--;
       const reads = slice === writing ? writingReads : this.readsAhead(held, records);
-      const cuts = reads && this.parallel && !this.distrusted;
-      const counts = this.parallel && limit !== Infinity && records < limit;
+      const cuts = reads && this.slicesAtOnce && !this.distrusted;
+      const counts = this.slicesAtOnce && limit !== Infinity && records < limit;
       // What the estimates below lack is probed for first.
       if (cuts || counts) this.probeFarEnd(slice);
       if (reads) {
@@ -206,10 +207,10 @@ export class WorkQueue {
     }
   }
 
-  /** Whether a slice ahead of the one being written may read: in parallel, a slot spare, within the budget of pages and --limit. */
+  /** Whether a slice ahead of the one being written may read: slicesAtOnce, a slot spare, within the budget of pages and --limit. */
   private readsAhead(held: number, records: number): boolean {
     const { scheduler, limit } = this.options;
-    return this.parallel && scheduler.spare > 0 && held < BUDGET_PAGES * scheduler.parallel && records < limit;
+    return this.slicesAtOnce && scheduler.spare > 0 && held < BUDGET_PAGES * scheduler.parallel && records < limit;
   }
 
   /** Pages held or asked for by the slices from the one being written on, the records among them (a page in flight counts whole), and the slices that could read. */
@@ -332,7 +333,7 @@ export class WorkQueue {
     const { range, stats } = slice;
     const position = next === null ? (range.hi === undefined ? undefined : range.hi + 1) : days.positionOf(next, slice.reader.base, stats.recordsRead);
     if (position === undefined) return;
-    const probeNow = this.parallel && this.options.limit === Infinity;
+    const probeNow = this.slicesAtOnce && this.options.limit === Infinity;
     if (next !== null && url === this.options.plan.phases[slice.phase] && days.sample(slice.phase, records, position) && probeNow)
       this.probeSoon.add(slice.phase);
     const from = stats.reached ?? range.lo ?? days.bound(slice.phase, 'near');
