@@ -290,7 +290,7 @@ export class WorkQueue {
   private fetch(slice: Slice, priority: number): void {
     const { reader } = slice;
     const url = reader.next as string;
-    const refusal = reader.entered === url ? undefined : this.guard.refusal(url);
+    const refusal = reader.entered === url ? undefined : this.guard.tryEnter(url);
     if (refusal) return this.fail(slice, refusal);
     reader.inFlight = true;
     const writtenBefore = reader.writtenBefore;
@@ -311,7 +311,7 @@ export class WorkQueue {
     reader.next = next;
     if (next !== null) reader.writtenBefore = Math.max(0, taken.writtenBefore - records.length);
     reader.chain = this.guard.follow(reader.chain, records, url, next !== null || linkRefusal !== undefined);
-    const refusal = linkRefusal ?? (next === null ? undefined : this.guard.refusal(next));
+    const refusal = linkRefusal ?? (next === null ? undefined : this.guard.tryEnter(next));
     if (refusal === undefined && next !== null) reader.entered = next;
     if (refusal !== undefined) {
       taken.nextRefused = true;
