@@ -269,7 +269,7 @@ class Consumer {
     if (page.nextRefused) return this.at(slice, page.url, page.records.length);
     if (page.next !== null) return this.at(slice, page.next, Math.max(0, page.writtenBefore - page.records.length));
     const following = slice.following;
-    return following ? { ...this.at(following, following.reader.first, 0), passedInChain: 0 } : null;
+    return following ? { ...this.at(following, following.chain.first, 0), passedInChain: 0 } : null;
   }
 }
 

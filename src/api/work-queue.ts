@@ -23,8 +23,8 @@ export interface TakenPage {
 type Pace = { records: number; days: number };
 
 /** A slice's chain: its first page (a token's, resumed), the query its links keep, its next page and the records of it the run this one
- * continues wrote, the pages not taken yet, the address the guard has entered already. */
-interface Reader {
+ * continues wrote, the pages not taken yet, what the guard keeps of it and the address it has entered already. */
+interface Chain {
   first: string;
   base: string;
   next: string | null;
@@ -32,7 +32,7 @@ interface Reader {
   inFlight: boolean;
   error?: unknown;
   buffer: TakenPage[];
-  chain?: ChainState;
+  guardState?: ChainState;
   entered?: string;
 }
 
@@ -43,7 +43,7 @@ type SliceStats = { pagesRead: number; recordsRead: number; reached?: number; pa
 export interface Slice {
   readonly phase: number;
   readonly range: { lo?: number; hi?: number };
-  readonly reader: Reader;
+  readonly chain: Chain;
   readonly stats: SliceStats;
   following?: Slice;
 }
@@ -107,28 +107,28 @@ export class WorkQueue {
     slices.forEach((slice, i) => (slice.following = slices[i + 1]));
     this.head = this.writing = slices[0] as Slice;
     // A resumed run: its first slice starts at the token's page, which may reach past the slice's end (narrowed to it; the rest follows).
-    const reader = this.head.reader;
-    if (start.url !== reader.first) {
-      reader.first = reader.next = start.url;
+    const chain = this.head.chain;
+    if (start.url !== chain.first) {
+      chain.first = chain.next = start.url;
       this.head.stats.pagesRead = 1;
     }
-    reader.writtenBefore = start.writtenBefore;
+    chain.writtenBefore = start.writtenBefore;
     if (this.days && start.sliceLastDay !== undefined) this.cut(this.head, this.days.toOrdered(start.sliceLastDay));
   }
 
   /** Waits for the consumer's next page of `slice`; null when the slice is done. */
   async take(slice: Slice): Promise<TakenPage | null> {
     this.writing = slice;
-    const { reader } = slice;
+    const { chain } = slice;
     for (;;) {
-      const page = reader.buffer.shift();
+      const page = chain.buffer.shift();
       if (page) {
         this.pageLeft = recordsLeftOf(page);
         this.schedulePump();
         return page;
       }
-      if (reader.error !== undefined) throw reader.error;
-      if (reader.next === null && !reader.inFlight) return null;
+      if (chain.error !== undefined) throw chain.error;
+      if (chain.next === null && !chain.inFlight) return null;
       this.pageLeft = 0;
       this.schedulePump();
       await new Promise<void>((resolve) => (this.wakeConsumer = resolve));
@@ -186,7 +186,7 @@ export class WorkQueue {
     let { held, records, readableAhead } = this.holding();
     const writing = this.writing;
     // The slice being written reads a few pages ahead (one at a time: one), unless --limit has what it needs in hand.
-    const writingReads = writing.reader.buffer.length < (this.slicesAtOnce ? READ_AHEAD_PAGES : 1) && this.written + this.pageLeft + heldRecords(writing) < limit;
+    const writingReads = writing.chain.buffer.length < (this.slicesAtOnce ? READ_AHEAD_PAGES : 1) && this.written + this.pageLeft + heldRecords(writing) < limit;
     // A slice cut in this loop is followed by its later days: they come next.
     for (let slice: Slice | undefined = writing, ahead = 0; slice; slice = slice.following, ahead++) {
       if (!readable(slice)) continue;
@@ -217,8 +217,8 @@ export class WorkQueue {
   private holding(): { held: number; records: number; readableAhead: number } {
     const holding = { held: 0, records: this.written + this.pageLeft, readableAhead: 0 };
     for (let slice: Slice | undefined = this.writing; slice; slice = slice.following) {
-      holding.held += slice.reader.buffer.length + (slice.reader.inFlight ? 1 : 0);
-      holding.records += (slice.reader.inFlight ? this.options.pageSize : 0) + heldRecords(slice);
+      holding.held += slice.chain.buffer.length + (slice.chain.inFlight ? 1 : 0);
+      holding.records += (slice.chain.inFlight ? this.options.pageSize : 0) + heldRecords(slice);
       if (readable(slice)) holding.readableAhead++;
     }
     return holding;
@@ -226,7 +226,7 @@ export class WorkQueue {
 
   /** The first day a slice has still to read; undefined while unknown (or its first page is a resumed one, partly written). */
   private fromDay(slice: Slice): number | undefined {
-    if (!this.days || slice.reader.writtenBefore > 0) return undefined;
+    if (!this.days || slice.chain.writtenBefore > 0) return undefined;
     return slice.stats.pagesRead > 0 ? slice.stats.reached : slice.range.lo;
   }
 
@@ -268,12 +268,12 @@ export class WorkQueue {
   /** Cuts `slice` after day `mid`: it keeps the days up to mid, its links narrowed to them; a new slice of the later days follows it. */
   private cut(slice: Slice, mid: number): void {
     const days = this.days as SliceDays;
-    const { range, reader } = slice;
+    const { range, chain } = slice;
     const laterDays = newSlice(slice.phase, days.narrowed(this.options.plan.phases[slice.phase] as string, mid + 1, range.hi), { lo: mid + 1, hi: range.hi });
     range.hi = mid;
-    reader.base = days.narrowed(reader.base, undefined, mid);
-    reader.next = days.narrowed(reader.next as string, undefined, mid);
-    if (slice.stats.pagesRead === 0) reader.first = reader.next;
+    chain.base = days.narrowed(chain.base, undefined, mid);
+    chain.next = days.narrowed(chain.next as string, undefined, mid);
+    if (slice.stats.pagesRead === 0) chain.first = chain.next;
     laterDays.following = slice.following;
     slice.following = laterDays;
   }
@@ -288,38 +288,38 @@ export class WorkQueue {
   }
 
   private fetch(slice: Slice, priority: number): void {
-    const { reader } = slice;
-    const url = reader.next as string;
-    const refusal = reader.entered === url ? undefined : this.guard.tryEnter(url);
+    const { chain } = slice;
+    const url = chain.next as string;
+    const refusal = chain.entered === url ? undefined : this.guard.tryEnter(url);
     if (refusal) return this.fail(slice, refusal);
-    reader.inFlight = true;
-    const writtenBefore = reader.writtenBefore;
-    reader.writtenBefore = 0;
+    chain.inFlight = true;
+    const writtenBefore = chain.writtenBefore;
+    chain.writtenBefore = 0;
     this.options.scheduler
-      .run(priority, (slot) => this.options.source.fetch(url, reader.base, slot.throttle))
+      .run(priority, (slot) => this.options.source.fetch(url, chain.base, slot.throttle))
       .then((page) => this.arrived(slice, { url, records: page.records, next: page.next, writtenBefore }, page.refusal))
       // A page the guard refuses (or any fault on arrival) fails its slice like a failed request.
       .catch((err: unknown) => this.fail(slice, err));
   }
 
   private arrived(slice: Slice, taken: TakenPage, linkRefusal: unknown): void {
-    const { reader, stats } = slice;
+    const { chain, stats } = slice;
     const { url, records, next } = taken;
-    reader.inFlight = false;
+    chain.inFlight = false;
     stats.pagesRead++;
     stats.recordsRead += records.length;
-    reader.next = next;
-    if (next !== null) reader.writtenBefore = Math.max(0, taken.writtenBefore - records.length);
-    reader.chain = this.guard.follow(reader.chain, records, url, next !== null || linkRefusal !== undefined);
+    chain.next = next;
+    if (next !== null) chain.writtenBefore = Math.max(0, taken.writtenBefore - records.length);
+    chain.guardState = this.guard.follow(chain.guardState, records, url, next !== null || linkRefusal !== undefined);
     const refusal = linkRefusal ?? (next === null ? undefined : this.guard.tryEnter(next));
-    if (refusal === undefined && next !== null) reader.entered = next;
+    if (refusal === undefined && next !== null) chain.entered = next;
     if (refusal !== undefined) {
       taken.nextRefused = true;
-      reader.next = null;
-      reader.error = refusal;
+      chain.next = null;
+      chain.error = refusal;
     }
-    if (this.days && refusal === undefined) this.advance(slice, url, records, reader.next);
-    reader.buffer.push(taken);
+    if (this.days && refusal === undefined) this.advance(slice, url, records, chain.next);
+    chain.buffer.push(taken);
     this.changed();
   }
 
@@ -331,7 +331,7 @@ export class WorkQueue {
   private advance(slice: Slice, url: string, records: Record<string, unknown>[], next: string | null): void {
     const days = this.days as SliceDays;
     const { range, stats } = slice;
-    const position = next === null ? (range.hi === undefined ? undefined : range.hi + 1) : days.positionOf(next, slice.reader.base, stats.recordsRead);
+    const position = next === null ? (range.hi === undefined ? undefined : range.hi + 1) : days.positionOf(next, slice.chain.base, stats.recordsRead);
     if (position === undefined) return;
     const probeNow = this.slicesAtOnce && this.options.limit === Infinity;
     if (next !== null && url === this.options.plan.phases[slice.phase] && days.sample(slice.phase, records, position) && probeNow)
@@ -355,24 +355,24 @@ export class WorkQueue {
   }
 
   private fail(slice: Slice, err: unknown): void {
-    const { reader } = slice;
-    reader.inFlight = false;
-    reader.error = err;
-    reader.next = null;
+    const { chain } = slice;
+    chain.inFlight = false;
+    chain.error = err;
+    chain.next = null;
     // Not changed(): a fault of pump() comes here, and would come again from the pump it scheduled.
     this.wakeConsumer();
   }
 }
 
 function newSlice(phase: number, first: string, range: Slice['range'] = {}): Slice {
-  const reader: Reader = { first, base: first, next: first, writtenBefore: 0, inFlight: false, buffer: [] };
-  return { phase, range, reader, stats: { pagesRead: 0, recordsRead: 0, pace: { records: 0, days: 0 } } };
+  const chain: Chain = { first, base: first, next: first, writtenBefore: 0, inFlight: false, buffer: [] };
+  return { phase, range, chain, stats: { pagesRead: 0, recordsRead: 0, pace: { records: 0, days: 0 } } };
 }
 
 /** Records a slice holds that are still to be written. */
-const heldRecords = (slice: Slice): number => slice.reader.buffer.reduce((sum, page) => sum + recordsLeftOf(page), 0);
+const heldRecords = (slice: Slice): number => slice.chain.buffer.reduce((sum, page) => sum + recordsLeftOf(page), 0);
 
 /** The records of a page still to be written (the run this one continues wrote `writtenBefore` of them). */
 const recordsLeftOf = (page: TakenPage): number => Math.max(0, page.records.length - page.writtenBefore);
 
-const readable = ({ reader }: Slice): boolean => reader.next !== null && !reader.inFlight && reader.error === undefined;
+const readable = ({ chain }: Slice): boolean => chain.next !== null && !chain.inFlight && chain.error === undefined;
