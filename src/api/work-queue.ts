@@ -122,15 +122,11 @@ export class WorkQueue {
     const { chain } = slice;
     for (;;) {
       const page = chain.buffer.shift();
-      if (page) {
-        this.pageLeft = recordsLeftOf(page);
-        this.schedulePump();
-        return page;
-      }
-      if (chain.error !== undefined) throw chain.error;
-      if (chain.next === null && !chain.inFlight) return null;
-      this.pageLeft = 0;
+      if (!page && chain.error !== undefined) throw chain.error;
+      if (!page && chain.next === null && !chain.inFlight) return null;
+      this.pageLeft = page ? recordsLeftOf(page) : 0;
       this.schedulePump();
+      if (page) return page;
       await new Promise<void>((resolve) => (this.wakeConsumer = resolve));
     }
   }
@@ -186,12 +182,14 @@ export class WorkQueue {
     let { held, records, readableAhead } = this.holding();
     const writing = this.writing;
     // The slice being written reads a few pages ahead (one at a time: one), unless --limit has what it needs in hand.
-    const writingReads = writing.chain.buffer.length < (this.slicesAtOnce ? READ_AHEAD_PAGES : 1) && this.written + this.pageLeft + heldRecords(writing) < limit;
+    const writingReads =
+      writing.chain.buffer.length < (this.slicesAtOnce ? READ_AHEAD_PAGES : 1) && this.written + this.pageLeft + heldRecords(writing) < limit;
     // A slice cut in this loop is followed by its later days: they come next.
     for (let slice: Slice | undefined = writing, ahead = 0; slice; slice = slice.following, ahead++) {
       if (!readable(slice)) continue;
       readableAhead--;
-      const reads = slice === writing ? writingReads : this.readsAhead(held, records);
+      // A slice ahead reads only slicesAtOnce, with a slot spare, within the budget of pages and --limit.
+      const reads = slice === writing ? writingReads : this.slicesAtOnce && scheduler.spare > 0 && held < BUDGET_PAGES * scheduler.parallel && records < limit;
       const cuts = reads && this.slicesAtOnce && !this.distrusted;
       const counts = this.slicesAtOnce && limit !== Infinity && records < limit;
       // What the estimates below lack is probed for first.
@@ -205,12 +203,6 @@ export class WorkQueue {
       // For --limit: the records a slice with pages left likely gives come before the next one's.
       if (counts) records += Math.max(pageSize, this.left(slice)?.records ?? 0);
     }
-  }
-
-  /** Whether a slice ahead of the one being written may read: slicesAtOnce, a slot spare, within the budget of pages and --limit. */
-  private readsAhead(held: number, records: number): boolean {
-    const { scheduler, limit } = this.options;
-    return this.slicesAtOnce && scheduler.spare > 0 && held < BUDGET_PAGES * scheduler.parallel && records < limit;
   }
 
   /** Pages held or asked for by the slices from the one being written on, the records among them (a page in flight counts whole), and the slices that could read. */
