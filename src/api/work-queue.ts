@@ -55,7 +55,7 @@ export type QueueOptions = { plan: ListPlan; source: PageSource; scheduler: Sche
 
 /** A share: the pages a chain aims to hold, long enough to pay for its cut, short enough that chains end together. */
 const SHARE_PAGES = 4;
-/** Pages the consumer's slice keeps read ahead when the run reads slicesAtOnce: it rarely waits, yet ahead slices get the slots. */
+/** Pages the consumer's slice keeps read ahead when slicesAtOnce: it rarely waits, yet ahead slices get the slots. */
 const READ_AHEAD_PAGES = 4;
 /** Pages left that a slice reads as they come, whatever slots are idle. */
 const SHORT_PAGES = 2;
@@ -116,7 +116,7 @@ export class WorkQueue {
     if (this.days && start.sliceLastDay !== undefined) this.cut(this.head, this.days.toOrdered(start.sliceLastDay));
   }
 
-  /** Waits for the consumer's next page of `slice`; null when the slice is done. */
+  /** Waits for the consumer's next page of `slice`; null when the slice has no more. */
   async take(slice: Slice): Promise<TakenPage | null> {
     this.writing = slice;
     const { chain } = slice;
@@ -141,7 +141,7 @@ export class WorkQueue {
     this.distrusted = true;
   }
 
-  /** The run is over (done, --limit, a failure): nothing more is asked for. */
+  /** The run is over (finished, --limit, a failure): nothing more is asked for. */
   stop(): void {
     this.stopped = true;
   }
