@@ -247,7 +247,8 @@ class Consumer {
     if (this.writing && err instanceof InterruptedError) (err as Error).message += '; stdout was not being read, so its last line may be cut off';
     // Before its first record, only a resumed run prints a token (the one it was given).
     const { plan, start } = this.options;
-    const resumed = start.phase > 0 || start.url !== plan.phases[0] || start.writtenBefore > 0 || start.sliceLastDay !== undefined || start.namedIds !== undefined;
+    const resumed =
+      start.phase > 0 || start.url !== plan.phases[0] || start.writtenBefore > 0 || start.sliceLastDay !== undefined || start.namedIds !== undefined;
     if (isResumable(err) && this.cursor && (this.written > 0 || resumed)) {
       const records = `${this.written} record${this.written === 1 ? '' : 's'}`;
       const stopped = this.written > 0 ? `after ${records}` : 'before its first record';

@@ -304,13 +304,11 @@ export class WorkQueue {
     if (next !== null) chain.writtenBefore = Math.max(0, taken.writtenBefore - records.length);
     chain.guardState = this.guard.follow(chain.guardState, records, url, next !== null || linkRefusal !== undefined);
     const refusal = linkRefusal ?? (next === null ? undefined : this.guard.tryEnter(next));
-    if (refusal === undefined && next !== null) chain.entered = next;
     if (refusal !== undefined) {
       taken.nextRefused = true;
-      chain.next = null;
-      chain.error = refusal;
-    }
-    if (this.days && refusal === undefined) this.advance(slice, url, records, chain.next);
+      this.fail(slice, refusal);
+    } else if (next !== null) chain.entered = next;
+    if (this.days && refusal === undefined) this.advance(slice, url, records, next);
     chain.buffer.push(taken);
     this.changed();
   }
