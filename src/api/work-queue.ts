@@ -188,8 +188,7 @@ export class WorkQueue {
     for (let slice: Slice | undefined = writing, ahead = 0; slice; slice = slice.following, ahead++) {
       if (!readable(slice)) continue;
       readableAhead--;
-      // A slice ahead reads only slicesAtOnce, with a slot spare, within the budget of pages and --limit.
-      const reads = slice === writing ? writingReads : this.slicesAtOnce && scheduler.spare > 0 && held < BUDGET_PAGES * scheduler.parallel && records < limit;
+      const reads = slice === writing ? writingReads : this.readsAhead(held, records);
       const cuts = reads && this.slicesAtOnce && !this.distrusted;
       const counts = this.slicesAtOnce && limit !== Infinity && records < limit;
       // What the estimates below lack is probed for first.
@@ -203,6 +202,12 @@ export class WorkQueue {
       // For --limit: the records a slice with pages left likely gives come before the next one's.
       if (counts) records += Math.max(pageSize, this.left(slice)?.records ?? 0);
     }
+  }
+
+  /** Whether a slice ahead of the one being written may read: slicesAtOnce, a slot spare, within the budget of pages and --limit. */
+  private readsAhead(held: number, records: number): boolean {
+    const { scheduler, limit } = this.options;
+    return this.slicesAtOnce && scheduler.spare > 0 && held < BUDGET_PAGES * scheduler.parallel && records < limit;
   }
 
   /** Pages held or asked for by the slices from the one being written on, the records among them (a page in flight counts whole), and the slices that could read. */
