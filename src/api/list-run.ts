@@ -141,7 +141,9 @@ class Consumer {
     const recentAt = this.recent.length - (this.recordsPassed - recordsPassed);
     // The ids written up to `at`, in the order written (those the run this one continues named first).
     const written = this.printed.filter((entry) => entry.at < recordsPassed).map((entry) => entry.id);
-    const bounded = this.bounded(at);
+    // The link has a date-time bound the query lacks (keyset, or a snapshot's): its skip counts from there.
+    const query = splitAddress(this.options.plan.phases[at.phase] ?? '')[1];
+    const bounded = [...params].some(([key, value]) => /_(gte|gt|lte|lt)$/.test(key) && isDateTime(value) && !query.getAll(key).includes(value));
     // Under a date bound of its own the skip counts from that bound: the last `before` records passed.
     // A plain skip counts from the list's start: every record this part passed, and those named before.
     const names = bounded ? this.recent.slice(Math.max(0, recentAt - before), recentAt) : written;
@@ -166,12 +168,6 @@ class Consumer {
       cursor: { ...cursor, writtenBefore: pageNamed ? 0 : at.writtenBefore, ...(lastWritten.length > 0 && { namedIds: lastWritten }) },
       ...(counts.length > 0 && { counts: `${counts.join('; ')}: records that leave the list in between can shift it` }),
     };
-  }
-
-  /** Whether the link of `at` has a date-time bound the query lacks (keyset, or a snapshot's): its skip counts from there. */
-  private bounded(at: Place): boolean {
-    const phase = splitAddress(this.options.plan.phases[at.phase] ?? '')[1];
-    return [...splitAddress(at.url)[1]].some(([key, value]) => /_(gte|gt|lte|lt)$/.test(key) && isDateTime(value) && !phase.getAll(key).includes(value));
   }
 
   /** The token of `at`, with the header the output holds once records went out (or held for the run it continues). */
