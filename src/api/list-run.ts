@@ -83,7 +83,7 @@ class Consumer {
   private readonly undelivered: Place[] = [];
   private deliveredBefore = 0;
   /** A record is being written: stopped now, part of it may already be out. */
-  private writing = false;
+  private midRecord = false;
   // Every id written, so a record comes out once whatever the service does (numbers where they can be: a 1M export).
   private readonly seen = new Set<string | number>();
   // A page boundary every pageSize records of a phase, however the slices were cut: a table lays out the same rows.
@@ -114,9 +114,9 @@ class Consumer {
     this.counted = start.writtenBefore;
   }
 
-  /** A record passed, `written` or left out as a repeat. */
-  private pass(id: string | undefined, written: boolean): void {
-    if (written && id !== undefined) this.printed.push({ id, at: this.recordsPassed });
+  /** A record passed, `wasWritten` or left out as a repeat. */
+  private pass(id: string | undefined, wasWritten: boolean): void {
+    if (wasWritten && id !== undefined) this.printed.push({ id, at: this.recordsPassed });
     if (this.printed.length > REMEMBERED_MAX) {
       this.printed = this.printed.slice(-REMEMBERED_KEPT);
       this.printedCut = true;
@@ -140,13 +140,13 @@ class Consumer {
     if (before === 0) return { cursor };
     const recentAt = this.recent.length - (this.recordsPassed - recordsPassed);
     // The ids written up to `at`, in the order written (those the run this one continues named first).
-    const written = this.printed.filter((entry) => entry.at < recordsPassed).map((entry) => entry.id);
+    const writtenIds = this.printed.filter((entry) => entry.at < recordsPassed).map((entry) => entry.id);
     // The link has a date-time bound the query lacks (keyset, or a snapshot's): its skip counts from there.
     const query = splitAddress(this.options.plan.phases[at.phase] ?? '')[1];
     const bounded = [...params].some(([key, value]) => /_(gte|gt|lte|lt)$/.test(key) && isDateTime(value) && !query.getAll(key).includes(value));
     // Under a date bound of its own the skip counts from that bound: the last `before` records passed.
     // A plain skip counts from the list's start: every record this part passed, and those named before.
-    const names = bounded ? this.recent.slice(Math.max(0, recentAt - before), recentAt) : written;
+    const names = bounded ? this.recent.slice(Math.max(0, recentAt - before), recentAt) : writtenIds;
     const covered = bounded ? before <= Math.min(passedInChain, recentAt) : before <= passedInChain && !this.printedCut;
     const own = this.recent.slice(recentAt - Math.min(passedInChain, recentAt), recentAt);
     if (covered && !names.includes(undefined) && !own.includes(undefined) && names.length <= NAMED_MAX) {
@@ -155,7 +155,7 @@ class Consumer {
       return { cursor: { ...cursor, url: `${path}?${params.toString()}`, writtenBefore: 0, namedIds: names as string[] } };
     }
     // The last ids written: those a list that grew in between shifts back past the cursor first.
-    const lastWritten = written.slice(-NAMED_MAX);
+    const lastWritten = writtenIds.slice(-NAMED_MAX);
     const page = this.recent.slice(recentAt - at.writtenBefore, recentAt);
     const pageNamed = at.writtenBefore <= recentAt && page.every((id) => id !== undefined && lastWritten.includes(id));
     // Said in words true for its link: a skip under its own date bound (keyset: the records at one second), the page's unnamed
@@ -220,9 +220,9 @@ class Consumer {
     // A stop (SIGTERM, Ctrl-C) ends the list before its next record, whatever the slices read ahead.
     if (signal?.aborted) throw new InterruptedError();
     this.undelivered.push(at);
-    this.writing = true;
+    this.midRecord = true;
     await writer.write(record);
-    this.writing = false;
+    this.midRecord = false;
     this.written++;
     this.run.recordWritten();
     for (const delivered = writer.delivered?.() ?? this.written; this.deliveredBefore < delivered; this.deliveredBefore++) this.undelivered.shift();
@@ -240,7 +240,7 @@ class Consumer {
       this.written = delivered;
     }
     // The system may have taken part of the record being written: that cut line is not output.
-    if (this.writing && err instanceof InterruptedError) (err as Error).message += '; stdout was not being read, so its last line may be cut off';
+    if (this.midRecord && err instanceof InterruptedError) (err as Error).message += '; stdout was not being read, so its last line may be cut off';
     // Before its first record, only a resumed run prints a token (the one it was given).
     const { plan, start } = this.options;
     const resumed =
