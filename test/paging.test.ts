@@ -140,13 +140,13 @@ describe('runList', () => {
   });
 
   test('a written id holding a lone UTF-16 surrogate does not lose the token: it is printed, and names that id as it is', () => {
-    const done = ['0-0', '\ud800', 'a\udc00b', '\udc00\ud800', '\ud83d\ude00 %u0041', '%uD800'];
-    const token = encodeResumeToken(plan(1), { phase: 0, url: 'p0/0', doneOnPage: 0, done });
-    assert.deepEqual(startPoint(plan(1), token).done, done);
+    const namedIds = ['0-0', '\ud800', 'a\udc00b', '\udc00\ud800', '\ud83d\ude00 %u0041', '%uD800'];
+    const token = encodeResumeToken(plan(1), { phase: 0, url: 'p0/0', writtenBefore: 0, namedIds });
+    assert.deepEqual(startPoint(plan(1), token).namedIds, namedIds);
   });
 
   test('a resumed run that fails before its first record repeats a token that names written records by id', async () => {
-    const token = encodeResumeToken(plan(1), { phase: 0, url: 'p0/0', doneOnPage: 0, done: ['0-0', '0-1'] });
+    const token = encodeResumeToken(plan(1), { phase: 0, url: 'p0/0', writtenBefore: 0, namedIds: ['0-0', '0-1'] });
     const failure = await runList({
       plan: plan(1),
       source: memorySource([12], 5, 'p0/0'),
@@ -227,30 +227,30 @@ describe('resume tokens', () => {
   test('do not depend on the page size: a --limit run continues with the page size of the resuming run', () => {
     const small = { phases: ['v1.3/tags?fields=name&page_size=5'] };
     const large = { phases: ['v1.3/tags?fields=name&page_size=50'] };
-    const token = encodeResumeToken(small, { phase: 0, url: 'v1.3/tags?fields=name&page_size=5&skip=5', doneOnPage: 2 });
-    assert.deepEqual(decodeResumeToken(large, token), { phase: 0, url: 'v1.3/tags?fields=name&page_size=50&skip=5', doneOnPage: 2 });
+    const token = encodeResumeToken(small, { phase: 0, url: 'v1.3/tags?fields=name&page_size=5&skip=5', writtenBefore: 2 });
+    assert.deepEqual(decodeResumeToken(large, token), { phase: 0, url: 'v1.3/tags?fields=name&page_size=50&skip=5', writtenBefore: 2 });
     const users = { phases: ['v1.2/users?fields=email&limit=5'] };
-    const usersToken = encodeResumeToken(users, { phase: 0, url: 'v1.2/users?limit=5&offset=5', doneOnPage: 0 });
+    const usersToken = encodeResumeToken(users, { phase: 0, url: 'v1.2/users?limit=5&offset=5', writtenBefore: 0 });
     assert.equal(decodeResumeToken({ phases: ['v1.2/users?fields=email&limit=50'] }, usersToken).url, 'v1.2/users?limit=50&offset=5');
     // An api/1 page_token is the service's own and is never touched; only page_size changes.
     const notes = { phases: ['api/1/annotations?page_size=5'] };
-    const tokenToken = encodeResumeToken(notes, { phase: 0, url: 'api/1/annotations?page_size=5&page_token=YW5u-_', doneOnPage: 0 });
+    const tokenToken = encodeResumeToken(notes, { phase: 0, url: 'api/1/annotations?page_size=5&page_token=YW5u-_', writtenBefore: 0 });
     assert.equal(decodeResumeToken({ phases: ['api/1/annotations?page_size=50'] }, tokenToken).url, 'api/1/annotations?page_size=50&page_token=YW5u-_');
   });
 
   test('carry the moment relative dates were resolved at', () => {
-    const token = encodeResumeToken({ phases: ['p0/0'], asOf: 1_700_000_000_000 }, { phase: 0, url: 'p0/0', doneOnPage: 0 });
+    const token = encodeResumeToken({ phases: ['p0/0'], asOf: 1_700_000_000_000 }, { phase: 0, url: 'p0/0', writtenBefore: 0 });
     assert.equal(resumeAsOf(token), 1_700_000_000_000);
-    assert.equal(resumeAsOf(encodeResumeToken(plan(1), { phase: 0, url: 'p0/0', doneOnPage: 0 })), undefined);
+    assert.equal(resumeAsOf(encodeResumeToken(plan(1), { phase: 0, url: 'p0/0', writtenBefore: 0 })), undefined);
     assert.equal(resumeAsOf('garbage!'), undefined);
     assert.equal(resumeAsOf(undefined), undefined);
   });
 
   test('round-trip and stay bound to their plan', () => {
-    const token = encodeResumeToken(plan(2), { phase: 1, url: 'p1/3', doneOnPage: 2 }, 'csv');
-    assert.deepEqual(decodeResumeToken(plan(2), token), { phase: 1, url: 'p1/3', doneOnPage: 2, header: 'csv' });
-    const withoutHeader = encodeResumeToken(plan(2), { phase: 0, url: 'p0/0', doneOnPage: 0 });
-    assert.deepEqual(decodeResumeToken(plan(2), withoutHeader), { phase: 0, url: 'p0/0', doneOnPage: 0 });
+    const token = encodeResumeToken(plan(2), { phase: 1, url: 'p1/3', writtenBefore: 2 }, 'csv');
+    assert.deepEqual(decodeResumeToken(plan(2), token), { phase: 1, url: 'p1/3', writtenBefore: 2, header: 'csv' });
+    const withoutHeader = encodeResumeToken(plan(2), { phase: 0, url: 'p0/0', writtenBefore: 0 });
+    assert.deepEqual(decodeResumeToken(plan(2), withoutHeader), { phase: 0, url: 'p0/0', writtenBefore: 0 });
     assert.throws(
       () => decodeResumeToken({ phases: ['q0/0', 'q1/0'] }, token),
       (e: unknown) => e instanceof UsageError && /different command/.test(e.message),
@@ -270,9 +270,9 @@ describe('resume tokens', () => {
     const cursor = {
       phase: 1,
       url: 'v1.4/conversations?status=open&is_priority=false&newest_sort_date_lte=2024-01-05T10:00:00Z&a=1&a=2&page_size=50&skip=100',
-      doneOnPage: 3,
+      writtenBefore: 3,
       sliceLastDay: 19700,
-      done: ['a,b', 'c|d', 'é'],
+      namedIds: ['a,b', 'c|d', 'é'],
     };
     const printed =
       'M3xYWGQwRFFwMHwxfDN8MTk3MDB8Y3N2fGxveXczdjI4fHYxLjQvY29udmVyc2F0aW9uc3x-MV9sdGU9MjAyNC0wMS0wNVQxMDowMDowMFomYT0xJmE9MiZza2lwPTEwMHx8YSUyQ2IsYyU3Q2QsJUMzJUE5fHE4MFA0Y2hD';
@@ -281,7 +281,7 @@ describe('resume tokens', () => {
       'NHxpYVA5bk5HRnwxfDN8MTk3MDB8Y3N2fGxveXczdjI4fHYxLjQvY29udmVyc2F0aW9uc3x-MV9sdGU9MjAyNC0wMS0wNVQxMDowMDowMFomYT0xJmE9MiZza2lwPTEwMHx8YSUyQ2IsYyU3Q2QsJUMzJUE5fGpmamV3OURq';
     assert.equal(encodeResumeToken(twoPhases, cursor, 'csv'), printedNow);
     assert.deepEqual(decodeResumeToken(twoPhases, printedNow), decodeResumeToken(twoPhases, printed));
-    assert.deepEqual(decodeResumeToken({ ...twoPhases, origin: 'https://elsewhere.example/' }, printed).doneOnPage, 3);
+    assert.deepEqual(decodeResumeToken({ ...twoPhases, origin: 'https://elsewhere.example/' }, printed).writtenBefore, 3);
     assert.throws(() => decodeResumeToken({ ...twoPhases, origin: 'https://elsewhere.example/' }, printedNow), /belongs to a different command/);
     assert.deepEqual(decodeResumeToken(twoPhases, printed), {
       ...cursor,
@@ -293,7 +293,7 @@ describe('resume tokens', () => {
 
   const cursorArb = fc.record({
     phase: fc.integer({ min: 0, max: 1 }),
-    doneOnPage: fc.nat(500),
+    writtenBefore: fc.nat(500),
     end: fc.option(
       fc.integer({ min: -30000, max: 3_000_000 }).map((n) => Math.abs(n)),
       { nil: undefined },
@@ -305,9 +305,9 @@ describe('resume tokens', () => {
     phases: ['v1.3/conversations?is_priority=true&page_size=50', 'v1.3/conversations?is_priority=false&page_size=50'],
     asOf: 1_780_000_000_000,
   };
-  const cursorOf = (c: { phase: number; doneOnPage: number; end: number | undefined; params: Array<[string, string]> }) => {
+  const cursorOf = (c: { phase: number; writtenBefore: number; end: number | undefined; params: Array<[string, string]> }) => {
     const url = `${twoPhases.phases[c.phase]}${c.params.map(([k, v]) => `&${new URLSearchParams([[k, v]])}`).join('')}`;
-    return { phase: c.phase, url, doneOnPage: c.doneOnPage, ...(c.end !== undefined && { sliceLastDay: c.end }) };
+    return { phase: c.phase, url, writtenBefore: c.writtenBefore, ...(c.end !== undefined && { sliceLastDay: c.end }) };
   };
 
   test('round-trip any cursor (property)', () => {
@@ -373,7 +373,7 @@ describe('a stop signal and what a token may name (issue 33)', () => {
   test('a token whose address was edited (a filter, the path) is refused, though its checksum holds', () => {
     const rules = { style: 'skip' as const };
     const listing = { phases: ['v1.3/conversations?status=unread&page_size=50'], rules, origin: 'https://a.example/' };
-    const at = (url: string): string => encodeResumeToken(listing, { phase: 0, url, doneOnPage: 0 });
+    const at = (url: string): string => encodeResumeToken(listing, { phase: 0, url, writtenBefore: 0 });
     assert.equal(
       decodeResumeToken(listing, at('v1.3/conversations?status=unread&page_size=50&skip=100')).url,
       'v1.3/conversations?status=unread&page_size=50&skip=100',
@@ -394,7 +394,7 @@ describe('a stop signal and what a token may name (issue 33)', () => {
 
   test('a token belongs to the service it was printed against', () => {
     const listing = { phases: ['v1.3/tags?page_size=50'], rules: { style: 'skip' as const }, origin: 'https://a.example/' };
-    const token = encodeResumeToken(listing, { phase: 0, url: 'v1.3/tags?page_size=50&skip=100', doneOnPage: 0 });
+    const token = encodeResumeToken(listing, { phase: 0, url: 'v1.3/tags?page_size=50&skip=100', writtenBefore: 0 });
     assert.equal(decodeResumeToken(listing, token).url, 'v1.3/tags?page_size=50&skip=100');
     assert.throws(
       () => decodeResumeToken({ ...listing, origin: 'https://b.example/' }, token),

@@ -35,7 +35,7 @@ export interface ListRunOptions {
 
 /** Decodes --resume before anything is sent, so a bad token is a usage error. */
 export function startPoint(plan: ListPlan, resume: string | undefined): ResumePoint {
-  return resume === undefined ? { phase: 0, url: plan.phases[0] ?? '', doneOnPage: 0 } : decodeResumeToken(plan, resume);
+  return resume === undefined ? { phase: 0, url: plan.phases[0] ?? '', writtenBefore: 0 } : decodeResumeToken(plan, resume);
 }
 
 export async function runList(options: ListRunOptions): Promise<number> {
@@ -83,7 +83,7 @@ class Consumer {
   private readonly undelivered: Place[] = [];
   private deliveredBefore = 0;
   /** A record is being written: stopped now, part of it may already be out. */
-  private writing = false;
+  private midRecord = false;
   // Every id written, so a record comes out once whatever the service does (numbers where they can be: a 1M export).
   private readonly seen = new Set<string | number>();
   // A page boundary every pageSize records of a phase, however the slices were cut: a table lays out the same rows.
@@ -93,8 +93,8 @@ class Consumer {
   private recent: Array<string | undefined> = [];
   private recordsPassed = 0;
   private passedInChain = 0;
-  /** Ids the run this one continues wrote (named by its token): left out. */
-  private readonly done: Set<string>;
+  /** Ids the run this one continues wrote (its token's namedIds): left out. */
+  private readonly leftOut: Set<string>;
   /** The ids written, in order, each with the count of records passed before it (those the run this one continues wrote first). */
   private printed: Array<{ id: string; at: number }> = [];
   /** The oldest of `printed` were let go (a long list): too many to name all. */
@@ -107,16 +107,16 @@ class Consumer {
     private readonly pageSize: number,
   ) {
     const { start } = options;
-    this.done = new Set(start.done);
-    for (const id of start.done ?? []) this.pass(id, true);
+    this.leftOut = new Set(start.namedIds);
+    for (const id of start.namedIds ?? []) this.pass(id, true);
     this.cursor = { ...start, recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
     this.phase = start.phase;
-    this.counted = start.doneOnPage;
+    this.counted = start.writtenBefore;
   }
 
-  /** A record passed, `written` or left out as a repeat. */
-  private pass(id: string | undefined, written: boolean): void {
-    if (written && id !== undefined) this.printed.push({ id, at: this.recordsPassed });
+  /** A record passed, `wasWritten` or left out as a repeat. */
+  private pass(id: string | undefined, wasWritten: boolean): void {
+    if (wasWritten && id !== undefined) this.printed.push({ id, at: this.recordsPassed });
     if (this.printed.length > REMEMBERED_MAX) {
       this.printed = this.printed.slice(-REMEMBERED_KEPT);
       this.printedCut = true;
@@ -136,42 +136,38 @@ class Consumer {
     const { recordsPassed, passedInChain, ...cursor } = at;
     const [path, params] = splitAddress(at.url);
     const skipped = Number(params.get(SKIP_PARAM) ?? 0);
-    const before = skipped + at.doneOnPage;
+    const before = skipped + at.writtenBefore;
     if (before === 0) return { cursor };
-    const named = this.recent.length - (this.recordsPassed - recordsPassed);
+    const recentAt = this.recent.length - (this.recordsPassed - recordsPassed);
     // The ids written up to `at`, in the order written (those the run this one continues named first).
-    const written = this.printed.filter((entry) => entry.at < recordsPassed).map((entry) => entry.id);
-    const bounded = this.bounded(at);
+    const writtenIds = this.printed.filter((entry) => entry.at < recordsPassed).map((entry) => entry.id);
+    // The link has a date-time bound the query lacks (keyset, or a snapshot's): its skip counts from there.
+    const query = splitAddress(this.options.plan.phases[at.phase] ?? '')[1];
+    const bounded = [...params].some(([key, value]) => /_(gte|gt|lte|lt)$/.test(key) && isDateTime(value) && !query.getAll(key).includes(value));
     // Under a date bound of its own the skip counts from that bound: the last `before` records passed.
     // A plain skip counts from the list's start: every record this part passed, and those named before.
-    const names = bounded ? this.recent.slice(Math.max(0, named - before), named) : written;
-    const covered = bounded ? before <= Math.min(passedInChain, named) : before <= passedInChain && !this.printedCut;
-    const own = this.recent.slice(named - Math.min(passedInChain, named), named);
+    const names = bounded ? this.recent.slice(Math.max(0, recentAt - before), recentAt) : writtenIds;
+    const covered = bounded ? before <= Math.min(passedInChain, recentAt) : before <= passedInChain && !this.printedCut;
+    const own = this.recent.slice(recentAt - Math.min(passedInChain, recentAt), recentAt);
     if (covered && !names.includes(undefined) && !own.includes(undefined) && names.length <= NAMED_MAX) {
       // skip=0 rather than none: the form of the service's own links (the spec's "a skip value").
       if (skipped > 0) params.set(SKIP_PARAM, '0');
-      return { cursor: { ...cursor, url: `${path}?${params.toString()}`, doneOnPage: 0, done: names as string[] } };
+      return { cursor: { ...cursor, url: `${path}?${params.toString()}`, writtenBefore: 0, namedIds: names as string[] } };
     }
     // The last ids written: those a list that grew in between shifts back past the cursor first.
-    const done = written.slice(-NAMED_MAX);
-    const page = this.recent.slice(named - at.doneOnPage, named);
-    const pageNamed = at.doneOnPage <= named && page.every((id) => id !== undefined && done.includes(id));
+    const lastWritten = writtenIds.slice(-NAMED_MAX);
+    const page = this.recent.slice(recentAt - at.writtenBefore, recentAt);
+    const pageNamed = at.writtenBefore <= recentAt && page.every((id) => id !== undefined && lastWritten.includes(id));
     // Said in words true for its link: a skip under its own date bound (keyset: the records at one second), the page's unnamed
     // records. A plain skip is the service's cursor: no warning.
     const counts = [
       ...(skipped && bounded ? [`the service's skip in it counts the ${skipped} records before it under the link's date bound`] : []),
-      ...(pageNamed ? [] : [`it counts the ${at.doneOnPage} records of its page written before it, which have no id to name`]),
+      ...(pageNamed ? [] : [`it counts the ${at.writtenBefore} records of its page written before it, which have no id to name`]),
     ];
     return {
-      cursor: { ...cursor, doneOnPage: pageNamed ? 0 : at.doneOnPage, ...(done.length > 0 && { done }) },
+      cursor: { ...cursor, writtenBefore: pageNamed ? 0 : at.writtenBefore, ...(lastWritten.length > 0 && { namedIds: lastWritten }) },
       ...(counts.length > 0 && { counts: `${counts.join('; ')}: records that leave the list in between can shift it` }),
     };
-  }
-
-  /** Whether the link of `at` has a date-time bound the query lacks (keyset, or a snapshot's): its skip counts from there. */
-  private bounded(at: Place): boolean {
-    const phase = splitAddress(this.options.plan.phases[at.phase] ?? '')[1];
-    return [...splitAddress(at.url)[1]].some(([key, value]) => /_(gte|gt|lte|lt)$/.test(key) && isDateTime(value) && !phase.getAll(key).includes(value));
   }
 
   /** The token of `at`, with the header the output holds once records went out (or held for the run it continues). */
@@ -207,7 +203,7 @@ class Consumer {
       // holds exactly are kept as that number (a 1M export).
       const id = text === undefined || !/^[1-9]\d{0,14}$/.test(text) ? text : Number(text);
       const seen = id !== undefined && this.seen.has(id);
-      const repeat = seen || (text !== undefined && this.done.has(text));
+      const repeat = seen || (text !== undefined && this.leftOut.has(text));
       // A repeat within one query (a union's second query repeats the first's by design).
       if (seen && (!plan.union || slice.phase === 0)) this.run.distrust();
       if (!repeat) await this.writeRecord(this.at(slice, page.url, i), record, id);
@@ -224,9 +220,9 @@ class Consumer {
     // A stop (SIGTERM, Ctrl-C) ends the list before its next record, whatever the slices read ahead.
     if (signal?.aborted) throw new InterruptedError();
     this.undelivered.push(at);
-    this.writing = true;
+    this.midRecord = true;
     await writer.write(record);
-    this.writing = false;
+    this.midRecord = false;
     this.written++;
     this.run.recordWritten();
     for (const delivered = writer.delivered?.() ?? this.written; this.deliveredBefore < delivered; this.deliveredBefore++) this.undelivered.shift();
@@ -244,10 +240,11 @@ class Consumer {
       this.written = delivered;
     }
     // The system may have taken part of the record being written: that cut line is not output.
-    if (this.writing && err instanceof InterruptedError) (err as Error).message += '; stdout was not being read, so its last line may be cut off';
+    if (this.midRecord && err instanceof InterruptedError) (err as Error).message += '; stdout was not being read, so its last line may be cut off';
     // Before its first record, only a resumed run prints a token (the one it was given).
     const { plan, start } = this.options;
-    const resumed = start.phase > 0 || start.url !== plan.phases[0] || start.doneOnPage > 0 || start.sliceLastDay !== undefined || start.done !== undefined;
+    const resumed =
+      start.phase > 0 || start.url !== plan.phases[0] || start.writtenBefore > 0 || start.sliceLastDay !== undefined || start.namedIds !== undefined;
     if (isResumable(err) && this.cursor && (this.written > 0 || resumed)) {
       const records = `${this.written} record${this.written === 1 ? '' : 's'}`;
       const stopped = this.written > 0 ? `after ${records}` : 'before its first record';
@@ -258,9 +255,9 @@ class Consumer {
     return err;
   }
 
-  private at(slice: Slice, url: string, doneOnPage: number): Place {
+  private at(slice: Slice, url: string, writtenBefore: number): Place {
     const sliceLastDay = this.run.sliceLastDay(slice);
-    const place = { phase: slice.phase, url, doneOnPage, recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
+    const place = { phase: slice.phase, url, writtenBefore, recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
     return sliceLastDay === undefined ? place : { ...place, sliceLastDay };
   }
 
@@ -269,7 +266,7 @@ class Consumer {
     if (page.nextRefused) return this.at(slice, page.url, page.records.length);
     if (page.next !== null) return this.at(slice, page.next, Math.max(0, page.writtenBefore - page.records.length));
     const following = slice.following;
-    return following ? { ...this.at(following, following.reader.first, 0), passedInChain: 0 } : null;
+    return following ? { ...this.at(following, following.chain.first, 0), passedInChain: 0 } : null;
   }
 }
 

@@ -30,12 +30,12 @@ export class PageGuard {
 
   /** Before a page is requested: refuses an address already read in this run, its parameters in any order. */
   enter(address: string): void {
-    const refusal = this.refusal(address);
+    const refusal = this.tryEnter(address);
     if (refusal) throw refusal;
   }
 
-  /** enter() with its refusal returned (undefined: entered). */
-  refusal(address: string): PagingError | undefined {
+  /** enter() without the throw: records the address (undefined), or returns the refusal of one read already. */
+  tryEnter(address: string): PagingError | undefined {
     const [path, params] = splitAddress(address);
     params.sort();
     const key = hash53(`${path}?${params.toString()}`);

@@ -50,15 +50,15 @@ export function listPlan(spec: ResourceSpec, version: Version, query: QueryParam
   return { phases: required.union.values.map((value) => address([[required.union.param, value], ...base])), union: true, ...common };
 }
 
-/** Where a list continues: phase, page address and how many records of that page are done. */
+/** Where a list continues: phase, page address and the records of that page written before it (`writtenBefore`). */
 export interface Cursor {
   phase: number;
   url: string;
-  doneOnPage: number;
+  writtenBefore: number;
   /** The calendar day the page's date slice ends with, when the phase was sliced. */
   sliceLastDay?: number;
   /** Ids of the records before it on its page, written already: named in place of a count (see list-run.ts byIds). */
-  done?: string[];
+  namedIds?: string[];
 }
 
 /** Where a list goes after a page: the next address, or null; `refusal` when the link cannot be followed. */
@@ -69,13 +69,13 @@ export interface PageSource {
   fetch(url: string, base: string, throttle?: Throttle): Promise<{ records: Record<string, unknown>[] } & NextStep>;
 }
 
-/** The page after `current` of the query `base`: the reply's link, only where it keeps the query (its pages could be another list). */
-export function nextStep(rules: LinkRules, base: string, current: string, link: string | null, count: number): NextStep {
+/** The page after `url` of the query `base`: the reply's link, only where it keeps the query (its pages could be another list). */
+export function nextStep(rules: LinkRules, base: string, url: string, link: string | null, count: number): NextStep {
   if (link === null || rules.style === 'none') return { next: null };
   if (rules.style === 'offset') {
     // The spec's offset links drop the query's filters: they only say that more follow.
     const offset = PAGING_STYLES.offset.cursorParam;
-    return { next: withParam(current, offset, String(Number(splitAddress(current)[1].get(offset) ?? 0) + count)) };
+    return { next: withParam(url, offset, String(Number(splitAddress(url)[1].get(offset) ?? 0) + count)) };
   }
   const restored = withQueryBack(base, link, rules.style);
   const changes = linkChanges(base, restored, rules);

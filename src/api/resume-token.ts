@@ -62,7 +62,7 @@ const packParams = (query: string): string =>
 const unpackParams = (packed: string): string => packed.replace(/~(\d)/g, (all, i: string) => SHORTHANDS[Number(i)] ?? all);
 
 /**
- * base64url of `4|fingerprint|phase|doneOnPage|sliceLastDay|header|asOf (base 36)|path|set parameters|removed names|done ids|checksum`,
+ * base64url of `4|fingerprint|phase|writtenBefore|sliceLastDay|header|asOf (base 36)|path|set parameters|removed names|named ids|checksum`,
  * empty fields where the cursor has nothing. The checksum covers the rest, so a cut token is refused; an edited one
  * can recompute it, so what a token holds is checked as a next_page link is (decodeResumeToken). Version 4 ties the
  * fingerprint to the service's base address; version 3 tokens (carectl before it) are still read, without that tie.
@@ -72,12 +72,12 @@ export function encodeResumeToken(plan: ListPlan, cursor: Cursor, header?: strin
     '4',
     fingerprint(plan, true),
     cursor.phase,
-    cursor.doneOnPage > 0 ? cursor.doneOnPage : '',
+    cursor.writtenBefore > 0 ? cursor.writtenBefore : '',
     cursor.sliceLastDay ?? '',
     header ?? '',
     plan.asOf?.toString(36) ?? '',
     ...diffAddress(plan.phases[cursor.phase] ?? '', cursor.url),
-    (cursor.done ?? []).map(packId).join(','),
+    (cursor.namedIds ?? []).map(packId).join(','),
   ];
   const text = fields.join('|');
   return Buffer.from(`${text}|${digest(text)}`).toString('base64url');
@@ -115,24 +115,24 @@ function parseToken(token: string): TokenPayload | undefined {
   const cut = whole.lastIndexOf('|');
   const text = whole.slice(0, cut);
   if (cut < 0 || whole.slice(cut + 1) !== digest(text)) return undefined;
-  const [version, fingerprint = '', phase = '', doneOnPage, sliceLastDay, header, asOf, path = '', set = '', removed = '', doneIds] = text.split('|');
+  const [version, fingerprint = '', phase = '', writtenBefore, sliceLastDay, header, asOf, path = '', set = '', removed = '', namedIds] = text.split('|');
   // NaN for anything but digits, which the check below refuses.
   const count = (field: string): number => (/^\d+$/.test(field) ? Number(field) : NaN);
-  let done: { done?: string[] } = {};
+  let named: { namedIds?: string[] } = {};
   try {
-    if (doneIds) done = { done: doneIds.split(',').map(unpackId) };
+    if (namedIds) named = { namedIds: namedIds.split(',').map(unpackId) };
   } catch {
     return undefined; // not a field packId wrote: an edited token, refused as not whole
   }
   const point = {
     phase: count(phase),
-    doneOnPage: doneOnPage ? count(doneOnPage) : 0,
+    writtenBefore: writtenBefore ? count(writtenBefore) : 0,
     ...(sliceLastDay && { sliceLastDay: count(sliceLastDay) }),
     ...(header && { header }),
-    ...done,
+    ...named,
   };
   const payload = { version, fingerprint, asOf: asOf ? parseInt(asOf, 36) : undefined, address: [path, set, removed], point };
-  const counts = [point.phase, point.doneOnPage, point.sliceLastDay ?? 0, payload.asOf ?? 0];
+  const counts = [point.phase, point.writtenBefore, point.sliceLastDay ?? 0, payload.asOf ?? 0];
   return (version === '3' || version === '4') && counts.every((n) => Number.isSafeInteger(n) && n >= 0) ? payload : undefined;
 }
 

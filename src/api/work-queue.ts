@@ -23,16 +23,16 @@ export interface TakenPage {
 type Pace = { records: number; days: number };
 
 /** A slice's chain: its first page (a token's, resumed), the query its links keep, its next page and the records of it the run this one
- * continues wrote, the pages not taken yet, the address the guard has entered already. */
-interface Reader {
+ * continues wrote, the pages not taken yet, what the guard keeps of it and the address it has entered already. */
+interface Chain {
   first: string;
   base: string;
   next: string | null;
-  nextPageDone: number;
+  writtenBefore: number;
   inFlight: boolean;
   error?: unknown;
   buffer: TakenPage[];
-  chain?: ChainState;
+  guardState?: ChainState;
   entered?: string;
 }
 
@@ -43,7 +43,7 @@ type SliceStats = { pagesRead: number; recordsRead: number; reached?: number; pa
 export interface Slice {
   readonly phase: number;
   readonly range: { lo?: number; hi?: number };
-  readonly reader: Reader;
+  readonly chain: Chain;
   readonly stats: SliceStats;
   following?: Slice;
 }
@@ -55,11 +55,11 @@ export type QueueOptions = { plan: ListPlan; source: PageSource; scheduler: Sche
 
 /** A share: the pages a chain aims to hold, long enough to pay for its cut, short enough that chains end together. */
 const SHARE_PAGES = 4;
-/** Pages the consumer's slice keeps read ahead when the run reads in parallel: it rarely waits, yet ahead slices get the slots. */
+/** Pages the consumer's slice keeps read ahead when slicesAtOnce: it rarely waits, yet ahead slices get the slots. */
 const READ_AHEAD_PAGES = 4;
 /** Pages left that a slice reads as they come, whatever slots are idle. */
 const SHORT_PAGES = 2;
-/** Pages the slices from the current one on may hold, per slot of --parallel. */
+/** Pages the slices from the one being written on may hold, per slot of --parallel. */
 const BUDGET_PAGES = 8;
 /** Shares a slice holds before it is cut with no slot idle: cut at one, each half would soon be cut again. */
 const CUT_AT_SHARES = 2;
@@ -81,7 +81,7 @@ export function planCut({ lo, hi, records, pageSize, idleSlots }: CutStats): num
 export class WorkQueue {
   /** The first slice (each names the one after it), the slice the consumer takes pages of, the records written and those of its page. */
   readonly head: Slice;
-  private current: Slice;
+  private writing: Slice;
   private written = 0;
   private pageLeft = 0;
   private stopped = false;
@@ -89,7 +89,8 @@ export class WorkQueue {
   private distrusted = false;
   private readonly guard = new PageGuard();
   private readonly days: SliceDays | undefined;
-  private readonly parallel: boolean;
+  /** Several slices read at once: a union or slicing, with --parallel above 1. */
+  private readonly slicesAtOnce: boolean;
   private readonly paces: Pace[];
   /** Phases whose near-bound probe goes out with the next pump (see SliceDays.sample). */
   private readonly probeSoon = new Set<number>();
@@ -99,37 +100,33 @@ export class WorkQueue {
 
   constructor(private readonly options: QueueOptions) {
     const { plan, start, scheduler } = options;
-    this.parallel = (plan.union === true || plan.slicing !== undefined) && scheduler.parallel > 1;
+    this.slicesAtOnce = (plan.union === true || plan.slicing !== undefined) && scheduler.parallel > 1;
     this.days = plan.slicing && new SliceDays(plan, plan.slicing, { probe: (address) => this.probe(address), changed: () => this.changed() });
     this.paces = plan.phases.map(() => ({ records: 0, days: 0 }));
     const slices = plan.phases.slice(start.phase).map((address, i) => newSlice(start.phase + i, address));
     slices.forEach((slice, i) => (slice.following = slices[i + 1]));
-    this.head = this.current = slices[0] as Slice;
+    this.head = this.writing = slices[0] as Slice;
     // A resumed run: its first slice starts at the token's page, which may reach past the slice's end (narrowed to it; the rest follows).
-    const reader = this.head.reader;
-    if (start.url !== reader.first) {
-      reader.first = reader.next = start.url;
+    const chain = this.head.chain;
+    if (start.url !== chain.first) {
+      chain.first = chain.next = start.url;
       this.head.stats.pagesRead = 1;
     }
-    reader.nextPageDone = start.doneOnPage;
+    chain.writtenBefore = start.writtenBefore;
     if (this.days && start.sliceLastDay !== undefined) this.cut(this.head, this.days.toOrdered(start.sliceLastDay));
   }
 
-  /** Waits for the consumer's next page of `slice`; null when the slice is done. */
+  /** Waits for the consumer's next page of `slice`; null when the slice has no more. */
   async take(slice: Slice): Promise<TakenPage | null> {
-    this.current = slice;
-    const { reader } = slice;
+    this.writing = slice;
+    const { chain } = slice;
     for (;;) {
-      const page = reader.buffer.shift();
-      if (page) {
-        this.pageLeft = recordsLeftOf(page);
-        this.schedulePump();
-        return page;
-      }
-      if (reader.error !== undefined) throw reader.error;
-      if (reader.next === null && !reader.inFlight) return null;
-      this.pageLeft = 0;
+      const page = chain.buffer.shift();
+      if (!page && chain.error !== undefined) throw chain.error;
+      if (!page && chain.next === null && !chain.inFlight) return null;
+      this.pageLeft = page ? recordsLeftOf(page) : 0;
       this.schedulePump();
+      if (page) return page;
       await new Promise<void>((resolve) => (this.wakeConsumer = resolve));
     }
   }
@@ -144,7 +141,7 @@ export class WorkQueue {
     this.distrusted = true;
   }
 
-  /** The run is over (done, --limit, a failure): nothing more is asked for. */
+  /** The run is over (finished, --limit, a failure): nothing more is asked for. */
   stop(): void {
     this.stopped = true;
   }
@@ -160,14 +157,14 @@ export class WorkQueue {
     this.wakeConsumer();
   }
 
-  /** Runs pump() once after the current event (however many events come before it). */
+  /** Runs pump() once after this event (however many events come before it). */
   private schedulePump(): void {
     if (this.pumpQueued) return;
     this.pumpQueued = true;
     queueMicrotask(() => this.pump());
   }
 
-  /** Starts what may start now: the one place requests are sent from. A fault in it fails the current slice rather than going unseen. */
+  /** Starts what may start now: the one place requests are sent from. A fault in it fails the slice being written rather than going unseen. */
   private pump(): void {
     this.pumpQueued = false;
     if (this.stopped) return;
@@ -176,23 +173,24 @@ export class WorkQueue {
       this.probeSoon.clear();
       this.startReady();
     } catch (err) {
-      this.fail(this.current, err);
+      this.fail(this.writing, err);
     }
   }
 
   private startReady(): void {
     const { scheduler, limit, pageSize } = this.options;
     let { held, records, readableAhead } = this.holding();
-    const current = this.current;
-    // The current slice reads a few pages ahead (one at a time: one), unless --limit has what it needs in hand.
-    const currentReads = current.reader.buffer.length < (this.parallel ? READ_AHEAD_PAGES : 1) && this.written + this.pageLeft + heldRecords(current) < limit;
+    const writing = this.writing;
+    // The slice being written reads a few pages ahead (one at a time: one), unless --limit has what it needs in hand.
+    const writingReads =
+      writing.chain.buffer.length < (this.slicesAtOnce ? READ_AHEAD_PAGES : 1) && this.written + this.pageLeft + heldRecords(writing) < limit;
     // A slice cut in this loop is followed by its later days: they come next.
-    for (let slice: Slice | undefined = current, ahead = 0; slice; slice = slice.following, ahead++) {
+    for (let slice: Slice | undefined = writing, ahead = 0; slice; slice = slice.following, ahead++) {
       if (!readable(slice)) continue;
       readableAhead--;
-      const reads = slice === current ? currentReads : this.readsAhead(held, records);
-      const cuts = reads && this.parallel && !this.distrusted;
-      const counts = this.parallel && limit !== Infinity && records < limit;
+      const reads = slice === writing ? writingReads : this.readsAhead(held, records);
+      const cuts = reads && this.slicesAtOnce && !this.distrusted;
+      const counts = this.slicesAtOnce && limit !== Infinity && records < limit;
       // What the estimates below lack is probed for first.
       if (cuts || counts) this.probeFarEnd(slice);
       if (reads) {
@@ -206,18 +204,18 @@ export class WorkQueue {
     }
   }
 
-  /** Whether a slice ahead of the current one may read: in parallel, a slot spare, within the budget of pages and --limit. */
+  /** Whether a slice ahead of the one being written may read: slicesAtOnce, a slot spare, within the budget of pages and --limit. */
   private readsAhead(held: number, records: number): boolean {
     const { scheduler, limit } = this.options;
-    return this.parallel && scheduler.spare > 0 && held < BUDGET_PAGES * scheduler.parallel && records < limit;
+    return this.slicesAtOnce && scheduler.spare > 0 && held < BUDGET_PAGES * scheduler.parallel && records < limit;
   }
 
-  /** Pages held or asked for by the slices from the current one on, the records among them (a page in flight counts whole), and the slices that could read. */
+  /** Pages held or asked for by the slices from the one being written on, the records among them (a page in flight counts whole), and the slices that could read. */
   private holding(): { held: number; records: number; readableAhead: number } {
     const holding = { held: 0, records: this.written + this.pageLeft, readableAhead: 0 };
-    for (let slice: Slice | undefined = this.current; slice; slice = slice.following) {
-      holding.held += slice.reader.buffer.length + (slice.reader.inFlight ? 1 : 0);
-      holding.records += (slice.reader.inFlight ? this.options.pageSize : 0) + heldRecords(slice);
+    for (let slice: Slice | undefined = this.writing; slice; slice = slice.following) {
+      holding.held += slice.chain.buffer.length + (slice.chain.inFlight ? 1 : 0);
+      holding.records += (slice.chain.inFlight ? this.options.pageSize : 0) + heldRecords(slice);
       if (readable(slice)) holding.readableAhead++;
     }
     return holding;
@@ -225,7 +223,7 @@ export class WorkQueue {
 
   /** The first day a slice has still to read; undefined while unknown (or its first page is a resumed one, partly written). */
   private fromDay(slice: Slice): number | undefined {
-    if (!this.days || slice.reader.nextPageDone > 0) return undefined;
+    if (!this.days || slice.chain.writtenBefore > 0) return undefined;
     return slice.stats.pagesRead > 0 ? slice.stats.reached : slice.range.lo;
   }
 
@@ -267,12 +265,12 @@ export class WorkQueue {
   /** Cuts `slice` after day `mid`: it keeps the days up to mid, its links narrowed to them; a new slice of the later days follows it. */
   private cut(slice: Slice, mid: number): void {
     const days = this.days as SliceDays;
-    const { range, reader } = slice;
+    const { range, chain } = slice;
     const laterDays = newSlice(slice.phase, days.narrowed(this.options.plan.phases[slice.phase] as string, mid + 1, range.hi), { lo: mid + 1, hi: range.hi });
     range.hi = mid;
-    reader.base = days.narrowed(reader.base, undefined, mid);
-    reader.next = days.narrowed(reader.next as string, undefined, mid);
-    if (slice.stats.pagesRead === 0) reader.first = reader.next;
+    chain.base = days.narrowed(chain.base, undefined, mid);
+    chain.next = days.narrowed(chain.next as string, undefined, mid);
+    if (slice.stats.pagesRead === 0) chain.first = chain.next;
     laterDays.following = slice.following;
     slice.following = laterDays;
   }
@@ -287,38 +285,36 @@ export class WorkQueue {
   }
 
   private fetch(slice: Slice, priority: number): void {
-    const { reader } = slice;
-    const url = reader.next as string;
-    const refusal = reader.entered === url ? undefined : this.guard.refusal(url);
+    const { chain } = slice;
+    const url = chain.next as string;
+    const refusal = chain.entered === url ? undefined : this.guard.tryEnter(url);
     if (refusal) return this.fail(slice, refusal);
-    reader.inFlight = true;
-    const writtenBefore = reader.nextPageDone;
-    reader.nextPageDone = 0;
+    chain.inFlight = true;
+    const writtenBefore = chain.writtenBefore;
+    chain.writtenBefore = 0;
     this.options.scheduler
-      .run(priority, (slot) => this.options.source.fetch(url, reader.base, slot.throttle))
+      .run(priority, (slot) => this.options.source.fetch(url, chain.base, slot.throttle))
       .then((page) => this.arrived(slice, { url, records: page.records, next: page.next, writtenBefore }, page.refusal))
       // A page the guard refuses (or any fault on arrival) fails its slice like a failed request.
       .catch((err: unknown) => this.fail(slice, err));
   }
 
   private arrived(slice: Slice, taken: TakenPage, linkRefusal: unknown): void {
-    const { reader, stats } = slice;
+    const { chain, stats } = slice;
     const { url, records, next } = taken;
-    reader.inFlight = false;
+    chain.inFlight = false;
     stats.pagesRead++;
     stats.recordsRead += records.length;
-    reader.next = next;
-    if (next !== null) reader.nextPageDone = Math.max(0, taken.writtenBefore - records.length);
-    reader.chain = this.guard.follow(reader.chain, records, url, next !== null || linkRefusal !== undefined);
-    const refusal = linkRefusal ?? (next === null ? undefined : this.guard.refusal(next));
-    if (refusal === undefined && next !== null) reader.entered = next;
+    chain.next = next;
+    if (next !== null) chain.writtenBefore = Math.max(0, taken.writtenBefore - records.length);
+    chain.guardState = this.guard.follow(chain.guardState, records, url, next !== null || linkRefusal !== undefined);
+    const refusal = linkRefusal ?? (next === null ? undefined : this.guard.tryEnter(next));
     if (refusal !== undefined) {
       taken.nextRefused = true;
-      reader.next = null;
-      reader.error = refusal;
-    }
-    if (this.days && refusal === undefined) this.advance(slice, url, records, reader.next);
-    reader.buffer.push(taken);
+      this.fail(slice, refusal);
+    } else if (next !== null) chain.entered = next;
+    if (this.days && refusal === undefined) this.advance(slice, url, records, next);
+    chain.buffer.push(taken);
     this.changed();
   }
 
@@ -330,9 +326,9 @@ export class WorkQueue {
   private advance(slice: Slice, url: string, records: Record<string, unknown>[], next: string | null): void {
     const days = this.days as SliceDays;
     const { range, stats } = slice;
-    const position = next === null ? (range.hi === undefined ? undefined : range.hi + 1) : days.positionOf(next, slice.reader.base, stats.recordsRead);
+    const position = next === null ? (range.hi === undefined ? undefined : range.hi + 1) : days.positionOf(next, slice.chain.base, stats.recordsRead);
     if (position === undefined) return;
-    const probeNow = this.parallel && this.options.limit === Infinity;
+    const probeNow = this.slicesAtOnce && this.options.limit === Infinity;
     if (next !== null && url === this.options.plan.phases[slice.phase] && days.sample(slice.phase, records, position) && probeNow)
       this.probeSoon.add(slice.phase);
     const from = stats.reached ?? range.lo ?? days.bound(slice.phase, 'near');
@@ -354,24 +350,24 @@ export class WorkQueue {
   }
 
   private fail(slice: Slice, err: unknown): void {
-    const { reader } = slice;
-    reader.inFlight = false;
-    reader.error = err;
-    reader.next = null;
+    const { chain } = slice;
+    chain.inFlight = false;
+    chain.error = err;
+    chain.next = null;
     // Not changed(): a fault of pump() comes here, and would come again from the pump it scheduled.
     this.wakeConsumer();
   }
 }
 
 function newSlice(phase: number, first: string, range: Slice['range'] = {}): Slice {
-  const reader: Reader = { first, base: first, next: first, nextPageDone: 0, inFlight: false, buffer: [] };
-  return { phase, range, reader, stats: { pagesRead: 0, recordsRead: 0, pace: { records: 0, days: 0 } } };
+  const chain: Chain = { first, base: first, next: first, writtenBefore: 0, inFlight: false, buffer: [] };
+  return { phase, range, chain, stats: { pagesRead: 0, recordsRead: 0, pace: { records: 0, days: 0 } } };
 }
 
 /** Records a slice holds that are still to be written. */
-const heldRecords = (slice: Slice): number => slice.reader.buffer.reduce((sum, page) => sum + recordsLeftOf(page), 0);
+const heldRecords = (slice: Slice): number => slice.chain.buffer.reduce((sum, page) => sum + recordsLeftOf(page), 0);
 
 /** The records of a page still to be written (the run this one continues wrote `writtenBefore` of them). */
 const recordsLeftOf = (page: TakenPage): number => Math.max(0, page.records.length - page.writtenBefore);
 
-const readable = ({ reader }: Slice): boolean => reader.next !== null && !reader.inFlight && reader.error === undefined;
+const readable = ({ chain }: Slice): boolean => chain.next !== null && !chain.inFlight && chain.error === undefined;
