@@ -102,7 +102,7 @@ class Consumer {
 
   constructor(
     private readonly options: ListRunOptions,
-    private readonly run: WorkQueue,
+    private readonly queue: WorkQueue,
     private readonly limit: number,
     private readonly pageSize: number,
   ) {
@@ -205,7 +205,7 @@ class Consumer {
       const seen = id !== undefined && this.seen.has(id);
       const repeat = seen || (text !== undefined && this.leftOut.has(text));
       // A repeat within one query (a union's second query repeats the first's by design).
-      if (seen && (!plan.union || slice.phase === 0)) this.run.distrust();
+      if (seen && (!plan.union || slice.phase === 0)) this.queue.distrust();
       if (!repeat) await this.writeRecord(this.at(slice, page.url, i), record, id);
       this.pass(text, !repeat);
       this.cursor = this.at(slice, page.url, i + 1);
@@ -224,7 +224,7 @@ class Consumer {
     await writer.write(record);
     this.midRecord = false;
     this.written++;
-    this.run.recordWritten();
+    this.queue.recordWritten();
     for (const delivered = writer.delivered?.() ?? this.written; this.deliveredBefore < delivered; this.deliveredBefore++) this.undelivered.shift();
     if (id !== undefined) this.seen.add(id);
   }
@@ -256,7 +256,7 @@ class Consumer {
   }
 
   private at(slice: Slice, url: string, writtenBefore: number): Place {
-    const sliceLastDay = this.run.sliceLastDay(slice);
+    const sliceLastDay = this.queue.sliceLastDay(slice);
     const place = { phase: slice.phase, url, writtenBefore, recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
     return sliceLastDay === undefined ? place : { ...place, sliceLastDay };
   }
