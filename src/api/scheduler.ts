@@ -44,7 +44,7 @@ type Waiter = { holder: Holder; resolve(): void; reject(err: unknown): void };
 
 export class Scheduler {
   readonly parallel: number;
-  private current: number;
+  private congestionWindow: number;
   private readonly waiting: Waiter[] = [];
   private readonly holders = new Set<Holder>();
   private epoch = 0;
@@ -58,15 +58,15 @@ export class Scheduler {
 
   constructor(private readonly options: SchedulerOptions) {
     this.parallel = options.parallel;
-    this.current = options.parallel;
+    this.congestionWindow = options.parallel;
     if (options.adaptive === true && options.parallel > 1) this.limiter = startState(options.parallel);
     this.rounds = new Rounds(options.now());
     options.signal?.addEventListener('abort', () => this.dispatch(), { once: true });
   }
 
-  /** Most tasks in flight now: the 429 window, within the limiter's. */
+  /** Most tasks in flight now: the 429 window (congestionWindow), within the limiter's. */
   get window(): number {
-    return Math.min(this.current, this.limiter?.limit ?? Infinity);
+    return Math.min(this.congestionWindow, this.limiter?.limit ?? Infinity);
   }
 
   /** Slots that a task submitted now would take at once (none while paused). */
@@ -141,10 +141,10 @@ export class Scheduler {
     if (holder.epoch === this.epoch && this.window > 1) {
       const before = this.window;
       this.refusedAt.set(before, (this.refusedAt.get(before) ?? 0) + 1);
-      this.current = Math.ceil(before / 2);
+      this.congestionWindow = Math.ceil(before / 2);
       this.epoch++;
       // The limiter starts over below the cut: what it measured before the pause no longer holds.
-      if (this.limiter) this.limiter = { ...startState(this.parallel), limit: this.current, starting: false };
+      if (this.limiter) this.limiter = { ...startState(this.parallel), limit: this.congestionWindow, starting: false };
       const wait = waitMs > 0 ? `; every request waits ${waitMs} ms` : '';
       this.moved(before, `${status} ${status === 429 ? 'too many requests' : 'service unavailable'}${wait}`);
     }
@@ -171,11 +171,11 @@ export class Scheduler {
   }
 
   private grow(): void {
-    const needed = GROWTH * this.current * 2 ** (this.refusedAt.get(this.current + 1) ?? 0);
-    if (this.current >= this.parallel || ++this.answered < needed) return;
+    const needed = GROWTH * this.congestionWindow * 2 ** (this.refusedAt.get(this.congestionWindow + 1) ?? 0);
+    if (this.congestionWindow >= this.parallel || ++this.answered < needed) return;
     const before = this.window;
     this.answered = 0;
-    this.current++;
+    this.congestionWindow++;
     this.moved(before, `${needed} answered in a row`);
   }
 
