@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decide, PROBE_EVERY, Rounds, startState, type LimiterState, type Sample } from '../src/api/limiter.js';
-import { Scheduler } from '../src/api/scheduler.js';
+import { GROWTH, Scheduler } from '../src/api/scheduler.js';
 import { fakeClock } from './helpers.js';
 
 const sample = (limit: number, latencyMs: number, throughput: number, full = true): Sample => ({ limit, latencyMs, throughput, full });
@@ -19,15 +19,15 @@ const at = (limit: number, base: Sample | undefined, extra: Partial<LimiterState
 describe('limiter: one decision', () => {
   const table: Array<[string, LimiterState, Sample, number, string | undefined]> = [
     ['the first round fills an idle service: it only sets the base', at(8, undefined), sample(8, 60, 130), 8, undefined],
-    ['from the start, the second full round at the ceiling halves the limit', at(8, sample(8, 60, 130)), sample(8, 120, 66), 4, 'in flight 8 → 4: starting'],
+    ['from the start, the second full round at the ceiling halves the limit', at(8, sample(8, 60, 130)), sample(8, 120, 66), 4, 'starting'],
     ['a round not full says nothing', at(8, undefined), sample(8, 120, 16, false), 8, undefined],
-    ['a halving that costs nothing halves again', at(4, sample(8, 80, 100)), sample(4, 40, 100), 2, 'in flight 4 → 2: at 4 latency down 50 %, throughput flat'],
+    ['a halving that costs nothing halves again', at(4, sample(8, 80, 100)), sample(4, 40, 100), 2, 'at 4 latency down 50 %, throughput flat'],
     [
       'a halving that costs more than 30 % of the throughput it could: back to where it was',
       at(4, sample(8, 50, 160)),
       sample(4, 50, 80),
       8,
-      'in flight 4 → 8: at 4 latency flat, throughput down 50 %',
+      'at 4 latency flat, throughput down 50 %',
     ],
     ['halving down to one settles there', at(1, sample(2, 20, 100)), sample(1, 10, 100), 1, undefined],
     [
@@ -35,36 +35,30 @@ describe('limiter: one decision', () => {
       at(4, sample(3, 10, 300), { starting: false }),
       sample(4, 16, 250),
       3,
-      'in flight 4 → 3: at 4 latency up 60 %, throughput down 17 %',
+      'at 4 latency up 60 %, throughput down 17 %',
     ],
     [
       'a raise that brings less than 30 % of its gain is not kept',
       at(4, sample(2, 10, 200), { starting: false }),
       sample(4, 13, 250),
       2,
-      'in flight 4 → 2: at 4 latency up 30 %, throughput up 25 %',
+      'at 4 latency up 30 %, throughput up 25 %',
     ],
-    [
-      'a raise that pays: one more again',
-      at(4, sample(3, 50, 60), { starting: false }),
-      sample(4, 50, 80),
-      5,
-      'in flight 4 → 5: at 4 latency flat, throughput up 33 %',
-    ],
+    ['a raise that pays: one more again', at(4, sample(3, 50, 60), { starting: false }), sample(4, 50, 80), 5, 'at 4 latency flat, throughput up 33 %'],
     ['at the ceiling a raise that paid settles', at(8, sample(7, 50, 140), { starting: false }), sample(8, 50, 160), 8, undefined],
     [
       'one fewer that costs little: one fewer again',
       at(3, sample(4, 40, 100), { starting: false }),
       sample(3, 31, 97),
       2,
-      'in flight 3 → 2: at 3 latency down 22 %, throughput flat',
+      'at 3 latency down 22 %, throughput flat',
     ],
     [
       'one fewer that costs its share: back up',
       at(7, sample(8, 50, 160), { starting: false }),
       sample(7, 50, 140),
       8,
-      'in flight 7 → 8: at 7 latency flat, throughput down 12 %',
+      'at 7 latency flat, throughput down 12 %',
     ],
     ['steady rounds keep the limit', at(3, sample(3, 10, 300), { starting: false }), sample(3, 10, 300), 3, undefined],
     [
@@ -72,14 +66,14 @@ describe('limiter: one decision', () => {
       at(3, sample(3, 10, 300), { starting: false, steady: PROBE_EVERY - 1, probed: 'up' }),
       sample(3, 10, 300),
       2,
-      `in flight 3 → 2: probing after ${PROBE_EVERY} rounds`,
+      `probing after ${PROBE_EVERY} rounds`,
     ],
   ];
-  for (const [name, state, round, limit, line] of table) {
+  for (const [name, state, round, limit, why] of table) {
     it(name, () => {
       const decision = decide(state, round);
       assert.equal(decision.state.limit, limit);
-      assert.equal(decision.line, line);
+      assert.equal(decision.why, why);
     });
   }
 });
@@ -93,9 +87,9 @@ describe('limiter: rounds against model services', () => {
     for (let round = 0; round < rounds; round++) {
       const ms = latency(state.limit);
       const decision = decide(state, sample(state.limit, ms, (1000 * state.limit) / ms));
+      if (decision.why) lines.push(`in flight ${state.limit} → ${decision.state.limit}: ${decision.why}`);
       state = decision.state;
       limits.push(state.limit);
-      if (decision.line) lines.push(decision.line);
     }
     return { limits, lines };
   }
@@ -173,10 +167,10 @@ describe('Scheduler: adaptive, on the injected clock', () => {
   it('the default comes down from more in flight than the service serves, and says why under --verbose', async () => {
     const { trace, window } = await serial(true);
     assert.deepEqual(trace.slice(0, 4), [
-      'parallel: in flight 8 → 4: starting',
-      'parallel: in flight 4 → 2: at 4 latency down 50 %, throughput up 14 %',
-      'parallel: in flight 2 → 1: at 2 latency down 50 %, throughput flat',
-      `parallel: in flight 1 → 2: probing after ${PROBE_EVERY} rounds`,
+      'in flight 8 → 4: starting',
+      'in flight 4 → 2: at 4 latency down 50 %, throughput up 14 %',
+      'in flight 2 → 1: at 2 latency down 50 %, throughput flat',
+      `in flight 1 → 2: probing after ${PROBE_EVERY} rounds`,
     ]);
     assert.ok(window <= 2, trace.join('\n'));
   });
@@ -190,7 +184,8 @@ describe('Scheduler: adaptive, on the injected clock', () => {
 });
 
 describe('Scheduler: adaptive, and a 429', () => {
-  it('a 429 halves what is in flight from the ceiling the limiter starts at', async () => {
+  /** The default (up to 8) with two tasks in flight, one of them refused once (429, Retry-After 1 s); its --verbose lines. */
+  async function refusedOnce(): Promise<{ scheduler: Scheduler; trace: string[] }> {
     const clock = fakeClock();
     const trace: string[] = [];
     const scheduler = new Scheduler({ parallel: 8, adaptive: true, now: clock.now, sleep: clock.sleep, trace: (line) => trace.push(line.trim()) });
@@ -203,7 +198,20 @@ describe('Scheduler: adaptive, and a 429', () => {
       assert.equal(await refused, true);
     });
     await other;
+    return { scheduler, trace };
+  }
+
+  it('a 429 halves what is in flight from the ceiling the limiter starts at', async () => {
+    const { scheduler, trace } = await refusedOnce();
     assert.equal(scheduler.window, 4);
-    assert.deepEqual(trace, ['parallel: 8 → 4 requests in flight (429: too many requests; every request waits 1000 ms)']);
+    assert.deepEqual(trace, ['in flight 8 → 4: 429 too many requests; every request waits 1000 ms']);
+  });
+
+  it("answers in a row raise the 429 bound past the limiter's 4: nothing in flight changes, so --verbose says nothing", async () => {
+    const { scheduler, trace } = await refusedOnce();
+    // The two tasks above answered too: GROWTH × 4 in a row in all, which printed `4 → 5 requests in flight` at a window of 4.
+    for (let i = 2; i < GROWTH * 4; i++) await scheduler.run(0, async () => undefined);
+    assert.equal(scheduler.window, 4);
+    assert.deepEqual(trace, ['in flight 8 → 4: 429 too many requests; every request waits 1000 ms']);
   });
 });

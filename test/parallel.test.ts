@@ -430,7 +430,7 @@ describe('a service that answers 429 past 2 requests in flight', () => {
     try {
       const { notices, slept } = await sameAsOneAtATime(service, ['--parallel', '8']);
       // Each change of the window is shown with --verbose; every request waited the second asked.
-      assert.match(notices, /^ {2}parallel: 8 → 4 requests in flight \(429: too many requests; every request waits 1000 ms\)$/m);
+      assert.match(notices, /^ {2}in flight 8 → 4: 429 too many requests; every request waits 1000 ms$/m);
       assert.ok(slept.includes(1000));
       assert.ok(
         slept.every((ms) => ms <= 1000),
@@ -450,7 +450,7 @@ describe("a gateway's connection limit: 503 without Retry-After past 2 requests 
     try {
       const { notices, slept } = await sameAsOneAtATime(service, []);
       // No Retry-After, so no pause: fewer in flight is the answer (a back-off of every request cost twice the run's time behind nginx).
-      assert.match(notices, /^ {2}parallel: 8 → 4 requests in flight \(503: service unavailable\)$/m);
+      assert.match(notices, /^ {2}in flight 8 → 4: 503 service unavailable$/m);
       assert.deepEqual(slept, []);
     } finally {
       await service.api.close();

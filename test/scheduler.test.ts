@@ -40,7 +40,7 @@ describe('Scheduler: a burst of 429s', () => {
   it('one 429 among 8 in flight halves the window, as TCP does for a loss', async () => {
     const { window, trace, slept } = await burst(8, 1);
     assert.equal(window, 4);
-    assert.deepEqual(trace, ['parallel: 8 → 4 requests in flight (429: too many requests; every request waits 1000 ms)']);
+    assert.deepEqual(trace, ['in flight 8 → 4: 429 too many requests; every request waits 1000 ms']);
     assert.deepEqual(slept, [1000]);
   });
 
@@ -188,7 +188,7 @@ describe('Scheduler: growing back after a 429', () => {
       assert.equal(scheduler.window, 4);
       assert.deepEqual(
         trace.filter((line) => /answered/.test(line)),
-        [`parallel: 2 → 3 requests in flight (${GROWTH * 2} answered in a row)`, `parallel: 3 → 4 requests in flight (${toFour} answered in a row)`],
+        [`in flight 2 → 3: ${GROWTH * 2} answered in a row`, `in flight 3 → 4: ${toFour} answered in a row`],
       );
     }
   });

@@ -34,8 +34,8 @@ export interface LimiterState {
 
 export interface Decision {
   state: LimiterState;
-  /** Set when the limit changed, for --verbose: `in flight 4 → 2: at 4 latency up 60 %, throughput flat` (than at the limit before). */
-  line?: string;
+  /** Set when the limit changed: why, for the scheduler's --verbose line (`at 4 latency up 60 %, throughput flat`, than at the limit before). */
+  why?: string;
 }
 
 /** A raise is kept when it brings at least this share of the gain a service that is not busy would give; a step down, when it costs at most this share. */
@@ -84,7 +84,7 @@ function steadyRound(state: LimiterState, sample: Sample): Decision {
 }
 
 function change(state: LimiterState, limit: number, why: string, base: Sample): Decision {
-  return { state: { ...state, limit, base, steady: 0 }, line: `in flight ${state.limit} → ${limit}: ${why}` };
+  return { state: { ...state, limit, base, steady: 0 }, why };
 }
 
 /** `latency up 60 %, throughput flat` */

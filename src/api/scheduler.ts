@@ -4,6 +4,7 @@
  * in a row grow it back by one. A 429 with no other request of ours in flight is not our doing: usual retry rules apply.
  * A 503 (a gateway's connection limit answers so, without Retry-After) is read the same way.
  * With `adaptive` (no --parallel given), the limiter (./limiter.ts) keeps fewer in flight while more would not pay.
+ * The window is the lower of the two; every change of it is one --verbose line, whichever moved it (see moved()).
  */
 import { InterruptedError } from '../core/errors.js';
 import { decide, Rounds, startState, type LimiterState } from './limiter.js';
@@ -15,7 +16,7 @@ export interface SchedulerOptions {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /** Ctrl-C: tasks not started yet never start (they reject with InterruptedError). */
   signal?: AbortSignal;
-  /** --verbose: one line per change of the window. */
+  /** --verbose: one line per change of the window, `in flight 8 → 4: why`. */
   trace?: (line: string) => void;
   /** `parallel` is a ceiling: start there and keep only as many in flight as raise the throughput. */
   adaptive?: boolean;
@@ -142,10 +143,10 @@ export class Scheduler {
       this.refusedAt.set(before, (this.refusedAt.get(before) ?? 0) + 1);
       this.congestionWindow = Math.ceil(before / 2);
       this.epoch++;
-      const why = `${status}: ${status === 429 ? 'too many requests' : 'service unavailable'}${waitMs > 0 ? `; every request waits ${waitMs} ms` : ''}`;
-      this.options.trace?.(`  parallel: ${before} → ${this.congestionWindow} requests in flight (${why})`);
       // The limiter starts over below the cut: what it measured before the pause no longer holds.
       if (this.limiter) this.limiter = { ...startState(this.parallel), limit: this.congestionWindow, starting: false };
+      const wait = waitMs > 0 ? `; every request waits ${waitMs} ms` : '';
+      this.moved(before, `${status} ${status === 429 ? 'too many requests' : 'service unavailable'}${wait}`);
     }
     this.rounds.restart(this.options.now());
     this.answered = 0;
@@ -161,19 +162,29 @@ export class Scheduler {
     const now = this.options.now();
     const sample = this.rounds.answered(now, holder.round, now - holder.grantedAt, this.limiter.limit);
     if (sample === undefined) return;
-    const { state, line } = decide(this.limiter, sample);
+    const before = this.window;
+    const { state, why } = decide(this.limiter, sample);
     this.limiter = state;
-    if (line === undefined) return;
-    this.options.trace?.(`  parallel: ${line}`);
+    if (why === undefined) return;
+    this.moved(before, why);
     this.rounds.restart(now);
   }
 
   private grow(): void {
     const needed = GROWTH * this.congestionWindow * 2 ** (this.refusedAt.get(this.congestionWindow + 1) ?? 0);
     if (this.congestionWindow >= this.parallel || ++this.answered < needed) return;
+    const before = this.window;
     this.answered = 0;
     this.congestionWindow++;
-    this.options.trace?.(`  parallel: ${this.congestionWindow - 1} → ${this.congestionWindow} requests in flight (${needed} answered in a row)`);
+    this.moved(before, `${needed} answered in a row`);
+  }
+
+  /**
+   * --verbose: the window was `before` until `why` (a 429, the answers in a row, the limiter's round). Said only when
+   * the window itself changed: one of its two bounds moving above the other changes nothing in flight.
+   */
+  private moved(before: number, why: string): void {
+    if (this.window !== before) this.options.trace?.(`  in flight ${before} → ${this.window}: ${why}`);
   }
 }
 
