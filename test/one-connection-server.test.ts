@@ -56,13 +56,13 @@ describe('a server that serves one connection at a time', GUARD, () => {
     assert.equal(result.mostWaiting, 0);
   });
 
-  test('the default --parallel: the same records, never two connections waiting', async () => {
+  test('the default --parallel: the same records, never more than two connections waiting', async () => {
     const expected = await runCli(LIST, { sandbox: direct });
     assert.equal(expected.code, 0, expected.stderr);
     const result = await throughFront(LIST, direct.baseUrl);
     assert.deepEqual({ code: result.code, stderr: result.stderr }, { code: 0, stderr: expected.stderr });
     assert.equal(result.stdout, expected.stdout);
-    assert.ok(result.mostWaiting <= 1, `${result.mostWaiting} connections waited at once`);
+    assert.ok(result.mostWaiting <= 2, `${result.mostWaiting} connections waited at once`);
   });
 
   test('get: the same record', async () => {
@@ -97,7 +97,7 @@ describe('a server that serves one connection at a time', GUARD, () => {
       assert.equal(expected.stderr, '');
       const result = await throughFront([...argv, '--verbose'], fresh.baseUrl);
       assert.deepEqual({ code: result.code, stdout: result.stdout }, { code: 0, stdout: expected.stdout });
-      assert.ok(result.mostWaiting <= (parallel.length === 0 ? 1 : 0), `${result.mostWaiting} connections waited at once`);
+      assert.ok(result.mostWaiting <= (parallel.length === 0 ? 2 : 0), `${result.mostWaiting} connections waited at once`);
       // Every request of a batch is answered, and the front never closes a connection: each one
       // after the first was served once carectl closed the one before, as it said.
       const closed = result.stderr.split('\n').filter((line) => line.startsWith('  connections: closed an idle one while another waits')).length;
