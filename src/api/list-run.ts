@@ -98,7 +98,7 @@ class Consumer {
   /** The ids written, in order, each with the count of records passed before it (those the run this one continues wrote first). */
   private printed: Array<{ id: string; at: number }> = [];
   /** The oldest of `printed` were let go (a long list): too many to name all. */
-  private printedCut = false;
+  private printedTrimmed = false;
 
   constructor(
     private readonly options: ListRunOptions,
@@ -119,7 +119,7 @@ class Consumer {
     if (wasWritten && id !== undefined) this.printed.push({ id, at: this.recordsPassed });
     if (this.printed.length > REMEMBERED_MAX) {
       this.printed = this.printed.slice(-REMEMBERED_KEPT);
-      this.printedCut = true;
+      this.printedTrimmed = true;
     }
     this.recent.push(id);
     this.recordsPassed++;
@@ -147,7 +147,7 @@ class Consumer {
     // Under a date bound of its own the skip counts from that bound: the last `before` records passed.
     // A plain skip counts from the list's start: every record this part passed, and those named before.
     const names = bounded ? this.recent.slice(Math.max(0, recentAt - before), recentAt) : writtenIds;
-    const covered = bounded ? before <= Math.min(passedInChain, recentAt) : before <= passedInChain && !this.printedCut;
+    const covered = bounded ? before <= Math.min(passedInChain, recentAt) : before <= passedInChain && !this.printedTrimmed;
     const own = this.recent.slice(recentAt - Math.min(passedInChain, recentAt), recentAt);
     if (covered && !names.includes(undefined) && !own.includes(undefined) && names.length <= NAMED_MAX) {
       // skip=0 rather than none: the form of the service's own links (the spec's "a skip value").

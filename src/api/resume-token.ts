@@ -112,9 +112,9 @@ const NOT_OURS = '--resume: not a whole token as carectl printed it (cut short o
 function parseToken(token: string): TokenPayload | undefined {
   if (!/^[A-Za-z0-9_-]+$/.test(token)) return undefined;
   const whole = Buffer.from(token, 'base64url').toString('utf8');
-  const cut = whole.lastIndexOf('|');
-  const text = whole.slice(0, cut);
-  if (cut < 0 || whole.slice(cut + 1) !== digest(text)) return undefined;
+  const checksumAt = whole.lastIndexOf('|');
+  const text = whole.slice(0, checksumAt);
+  if (checksumAt < 0 || whole.slice(checksumAt + 1) !== digest(text)) return undefined;
   const [version, fingerprint = '', phase = '', writtenBefore, sliceLastDay, header, asOf, path = '', set = '', removed = '', namedIds] = text.split('|');
   // NaN for anything but digits, which the check below refuses.
   const count = (field: string): number => (/^\d+$/.test(field) ? Number(field) : NaN);

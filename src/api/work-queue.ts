@@ -61,6 +61,8 @@ const READ_AHEAD_PAGES = 4;
 const SHORT_PAGES = 2;
 /** Pages the slices from the one being written on may hold, per slot of --parallel. */
 const BUDGET_PAGES = 8;
+/** Pages a chain has read past which an ascending list probes for its far end: a short list sends no probe. */
+const LONG_CHAIN_PAGES = 2;
 /** Shares a slice holds before it is cut with no slot idle: cut at one, each half would soon be cut again. */
 const CUT_AT_SHARES = 2;
 /** What a slice's pace keeps of its pages before the last at each page: data is denser in some days than others. */
@@ -230,7 +232,7 @@ export class WorkQueue {
   /** Probes for the phase's far end where the days left of an open slice need it. */
   private probeFarEnd(slice: Slice): void {
     const lo = this.fromDay(slice);
-    if (slice.range.hi === undefined && lo !== undefined && this.days?.farEndWanted(slice.phase, lo, slice.stats.pagesRead > SHORT_PAGES))
+    if (slice.range.hi === undefined && lo !== undefined && this.days?.farEndWanted(slice.phase, lo, slice.stats.pagesRead > LONG_CHAIN_PAGES))
       this.days.probeFarEnd(slice.phase);
   }
 
@@ -335,9 +337,9 @@ export class WorkQueue {
     stats.reached = position;
     if (from !== undefined) {
       stats.pace = { records: stats.pace.records * PACE_DECAY + records.length, days: stats.pace.days * PACE_DECAY + position - from };
-      const phase = this.paces[slice.phase] as Pace;
-      phase.records += records.length;
-      phase.days += position - from;
+      const phasePace = this.paces[slice.phase] as Pace;
+      phasePace.records += records.length;
+      phasePace.days += position - from;
     }
     // Its pages reach past its own last day: the service ignores the far bound. Its query goes on as this one chain; the slices
     // after it in its phase would repeat it: they leave the order (one with a page in flight still comes here; out of the order, unread).
