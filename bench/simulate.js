@@ -10,7 +10,11 @@
  *   node bench/simulate.js --records 20000 --latency 50 --range
  *
  * Prints, for --parallel N and for --parallel 1: requests and the virtual time from the first
- * request to the last record written; the ratio, and what it would be with the window full.
+ * request to the last record written; the ratio, and what it would be with the window full; and
+ * where --parallel N's window stood idle: before it first filled, while it was full, after it was
+ * last full (the tail). `--trace` lists --parallel N's requests and answers with the requests in
+ * flight; `--seed` draws other jitter. The jitter does not depend on a reply's size: a probe of two
+ * records comes back before a page of 50 sent with it against the sandbox, but not always here.
  */
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
@@ -24,6 +28,8 @@ const { values: flags } = parseArgs({
     jitter: { type: 'string', default: '8' },
     parallel: { type: 'string', default: '8' },
     range: { type: 'boolean', default: false },
+    seed: { type: 'string', default: '1' },
+    trace: { type: 'boolean', default: false },
   },
 });
 const load = (path) => import(pathToFileURL(join(ROOT, 'dist/src', path)).href);
@@ -48,7 +54,9 @@ async function simulate(parallel) {
   let now = 0;
   let fetching = 0;
   let requests = 0;
-  let seed = 1;
+  let seed = Number(flags.seed);
+  /** Each request sent (+1) and answered (-1), at its virtual time, with what it asked or got. */
+  const events = [];
   const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   /** Replies read from the sandbox, each due a round trip after its request. */
   const due = [];
@@ -56,7 +64,8 @@ async function simulate(parallel) {
     fetch: (url, base) =>
       new Promise((resolve, reject) => {
         const sent = now;
-        requests++;
+        const number = ++requests;
+        events.push({ at: sent, step: 1, text: `#${number} ${decodeURIComponent(url).replace(/fields=[^&]*&/, '')}` });
         fetching++;
         fetch(new URL(url, `${sandbox.baseUrl}/`), { headers: { authorization } })
           .then((reply) => reply.json())
@@ -66,6 +75,7 @@ async function simulate(parallel) {
                 at: sent + LATENCY + random() * JITTER,
                 hand: () => {
                   const records = body.conversations;
+                  events.push({ at: now, step: -1, text: `#${number}: ${records.length} records` });
                   resolve({ records, ...nextStep(rules, base, url, relative(body.paging?.next_page ?? null), records.length) });
                 },
               }),
@@ -105,7 +115,31 @@ async function simulate(parallel) {
     next.hand();
   }
   await run;
-  return { requests, ms: now, written };
+  return { requests, ms: now, written, events };
+}
+
+/**
+ * Where the window stood idle, in round trips of the whole window: before it first filled, between, and after it was last
+ * full. With --trace, each event with the requests in flight after it.
+ */
+function idleWindow(events, parallel, roundTrip) {
+  const full = [];
+  let inFlight = 0;
+  for (const event of events) {
+    inFlight += event.step;
+    if (inFlight >= parallel) full.push(event.at);
+    if (flags.trace)
+      console.log(`${event.at.toFixed(1).padStart(9)} ms  ${String(inFlight).padStart(2)} in flight  ${event.step > 0 ? '>' : '<'} ${event.text}`);
+  }
+  const [first, last] = [full[0] ?? Infinity, full.at(-1) ?? Infinity];
+  const idle = [0, 0, 0];
+  inFlight = 0;
+  for (let i = 1; i < events.length; i++) {
+    inFlight += events[i - 1].step;
+    const at = events[i].at;
+    idle[at <= first ? 0 : at <= last ? 1 : 2] += ((parallel - inFlight) * (at - events[i - 1].at)) / parallel / roundTrip;
+  }
+  return idle;
 }
 
 try {
@@ -122,6 +156,8 @@ try {
   console.log(
     `  ratio: ${(one.ms / many.ms).toFixed(2)}×; with the window full all along, its requests would take ${seconds(best)} (${(one.ms / best).toFixed(2)}×)`,
   );
+  const [start, middle, tail] = idleWindow(many.events, parallel, one.ms / one.requests).map((rounds) => rounds.toFixed(1));
+  console.log(`  --parallel ${parallel}, window idle (round trips): ${start} before it first filled, ${middle} while full, ${tail} after it was last full`);
 } finally {
   await sandbox.close();
 }

@@ -19,4 +19,5 @@ test('bench/simulate.js exports every record, at --parallel 8 and 1, on the engi
   assert.equal(lines[0], '600 conversations, 50 ms a round trip (+0–8 ms), virtual time:');
   assert.match(lines[1] ?? '', /^ {2}--parallel 8: \d+ requests, /);
   assert.match(lines[2] ?? '', /^ {2}--parallel 1: 13 requests, /);
+  assert.match(lines[4] ?? '', /^ {2}--parallel 8, window idle \(round trips\): \d+\.\d before it first filled, \d+\.\d while full, \d+\.\d after /);
 });
