@@ -8,7 +8,14 @@ import { decide, PROBE_EVERY, Rounds, startState, type LimiterState, type Sample
 import { GROWTH, Scheduler } from '../src/api/scheduler.js';
 import { fakeClock } from './helpers.js';
 
-const sample = (limit: number, latencyMs: number, throughput: number, full = true): Sample => ({ limit, latencyMs, throughput, full });
+/** A round; `lowestLatencyMs` 1 unless given: requests queue, as at a busy service. */
+const sample = (limit: number, latencyMs: number, throughput: number, full = true, lowestLatencyMs = 1): Sample => ({
+  limit,
+  latencyMs,
+  throughput,
+  full,
+  lowestLatencyMs,
+});
 const at = (limit: number, base: Sample | undefined, extra: Partial<LimiterState> = {}): LimiterState => ({
   ...startState(8),
   limit,
@@ -20,6 +27,13 @@ describe('limiter: one decision', () => {
   const table: Array<[string, LimiterState, Sample, number, string | undefined]> = [
     ['the first round fills an idle service: it only sets the base', at(8, undefined), sample(8, 60, 130), 8, undefined],
     ['from the start, the second full round at the ceiling halves the limit', at(8, sample(8, 60, 130)), sample(8, 120, 66), 4, 'starting'],
+    [
+      'from the start, a second round at the ceiling as fast as the fastest answer keeps it: nothing queues, fewer would only cost',
+      at(8, sample(8, 50, 160, true, 48)),
+      sample(8, 52, 154, true, 48),
+      8,
+      undefined,
+    ],
     ['a round not full says nothing', at(8, undefined), sample(8, 120, 16, false), 8, undefined],
     ['a halving that costs nothing halves again', at(4, sample(8, 80, 100)), sample(4, 40, 100), 2, 'at 4 latency down 50 %, throughput flat'],
     [
@@ -62,6 +76,13 @@ describe('limiter: one decision', () => {
     ],
     ['steady rounds keep the limit', at(3, sample(3, 10, 300), { starting: false }), sample(3, 10, 300), 3, undefined],
     [
+      `after ${PROBE_EVERY} steady rounds where nothing queues, one more even after one more: one fewer would only cost`,
+      at(3, sample(3, 10, 300, true, 9), { starting: false, steady: PROBE_EVERY - 1, probed: 'up' }),
+      sample(3, 10, 300, true, 9),
+      4,
+      `probing after ${PROBE_EVERY} rounds`,
+    ],
+    [
       `after ${PROBE_EVERY} steady rounds, one more or one fewer, in turn`,
       at(3, sample(3, 10, 300), { starting: false, steady: PROBE_EVERY - 1, probed: 'up' }),
       sample(3, 10, 300),
@@ -79,14 +100,17 @@ describe('limiter: one decision', () => {
 });
 
 describe('limiter: rounds against model services', () => {
-  /** Runs `rounds` rounds against a service whose latency at each limit is `latency(limit)`; a full window all along. */
+  /**
+   * Runs `rounds` rounds against a service whose latency at each limit is `latency(limit)`, and `latency(1)` for a request
+   * alone (the run's first answer); a full window all along.
+   */
   function run(latency: (limit: number) => number, rounds: number): { limits: number[]; lines: string[] } {
     let state = startState(8);
     const limits: number[] = [];
     const lines: string[] = [];
     for (let round = 0; round < rounds; round++) {
       const ms = latency(state.limit);
-      const decision = decide(state, sample(state.limit, ms, (1000 * state.limit) / ms));
+      const decision = decide(state, sample(state.limit, ms, (1000 * state.limit) / ms, true, latency(1)));
       if (decision.why) lines.push(`in flight ${state.limit} → ${decision.state.limit}: ${decision.why}`);
       state = decision.state;
       limits.push(state.limit);
@@ -94,17 +118,24 @@ describe('limiter: rounds against model services', () => {
     return { limits, lines };
   }
 
-  it('a service 50 ms away: a halving costs half the throughput, so 8 in flight from the fourth round; a probe of 7 comes back', () => {
-    const { limits, lines } = run(() => 50, 12);
-    assert.deepEqual(limits.slice(0, 4), [8, 4, 8, 8]);
-    assert.equal(Math.min(...limits.slice(3)), 7);
-    assert.equal(limits.at(-1), 8);
+  it('a service 50 ms away: nothing queues, so 8 stay in flight, with no halving and no probe of fewer', () => {
+    const { limits, lines } = run(() => 50, 20);
+    assert.deepEqual(new Set(limits), new Set([8]));
+    assert.deepEqual(lines, []);
+  });
+
+  it('a service 50 ms away that queues past 4 in flight: comes down to 4, and probes one more from there', () => {
+    const { limits, lines } = run((limit) => 50 + 10 * Math.max(0, limit - 4), 24);
     assert.deepEqual(lines.slice(0, 4), [
       'in flight 8 → 4: starting',
-      'in flight 4 → 8: at 4 latency flat, throughput down 50 %',
-      `in flight 8 → 7: probing after ${PROBE_EVERY} rounds`,
-      'in flight 7 → 8: at 7 latency flat, throughput down 12 %',
+      'in flight 4 → 2: at 4 latency down 44 %, throughput down 10 %',
+      'in flight 2 → 4: at 2 latency flat, throughput down 50 %',
+      `in flight 4 → 5: probing after ${PROBE_EVERY} rounds`,
     ]);
+    assert.ok(
+      limits.slice(3).every((limit) => limit >= 4 && limit <= 6),
+      limits.join(' '),
+    );
   });
 
   it('a service that serves one at a time (5 ms each): halves down to 1, where it stays', () => {
@@ -130,7 +161,8 @@ describe('limiter: a round of answers', () => {
     assert.equal(rounds.answered(40, rounds.id - 1, 20, 2), undefined, 'an answer of an earlier round');
     assert.equal(rounds.answered(40, rounds.id, 40, 2), undefined, 'fewer than 4 answers');
     assert.equal(rounds.answered(50, rounds.id, 30, 2), undefined);
-    assert.deepEqual(rounds.answered(60, rounds.id, 30, 2), { limit: 2, latencyMs: 30, throughput: (1000 * 2) / 30, full: true });
+    // The lowest latency is any answer's of the run, an earlier round's too: here 20 ms.
+    assert.deepEqual(rounds.answered(60, rounds.id, 30, 2), { limit: 2, latencyMs: 30, throughput: (1000 * 2) / 30, full: true, lowestLatencyMs: 20 });
   });
 });
 

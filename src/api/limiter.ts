@@ -2,9 +2,10 @@
  * How many requests to keep in flight when the user named no number: a hill-climbing limiter in the spirit of Netflix's
  * concurrency-limits (Vegas, Gradient2). It measures a round at each limit, the answers to about a window of requests,
  * and keeps a higher limit only while it raises the throughput, a lower one while it costs none. It starts at the
- * ceiling and halves while that costs nothing: a service that gains from more in flight loses one round at half the
- * limit, where starting low and doubling lost the whole climb on every short batch. More in flight than a service can
- * work on at once only queues there: latency climbs and throughput stays flat, so the limit comes down.
+ * ceiling and, while requests queue (latency past QUEUEING times the run's lowest), halves while that costs nothing:
+ * starting low and doubling lost the whole climb on every short batch, and a halving where nothing queues lost a round at
+ * half the throughput. More in flight than a service can work on at once only queues there: latency climbs and throughput
+ * stays flat, so the limit comes down.
  * The decision (`decide`) is a pure function of the samples; `Rounds` gathers them from times it is given.
  */
 
@@ -17,6 +18,8 @@ export interface Sample {
   throughput: number;
   /** The window was mostly full: fewer requests than the limit to send says nothing about the limit. */
   full: boolean;
+  /** The lowest latency of any answer of the run so far: what a request takes when nothing queues (Vegas's base RTT). */
+  lowestLatencyMs: number;
 }
 
 export interface LimiterState {
@@ -48,6 +51,11 @@ export const MIN_ANSWERS = 4;
 export const ROUND_MS = 40;
 /** A round's mean in flight at or above this share of the limit counts as a full window. */
 const FULL = 0.75;
+/**
+ * A round's latency past this many times the run's lowest: requests queue (at the service or on the way). Only then can fewer
+ * in flight cost nothing; where none queue (a service 50 ms away), a step down only loses its share of the throughput.
+ */
+export const QUEUEING = 1.5;
 
 export function startState(ceiling: number): LimiterState {
   return { limit: ceiling, ceiling, starting: true, steady: 0, probed: 'up' };
@@ -74,12 +82,18 @@ export function paid(sample: Sample, base: Sample): boolean {
   return sample.throughput / base.throughput >= 1 + FOLLOW * (sample.limit / base.limit - 1);
 }
 
-/** Another round at the kept limit: from the start, halve; every PROBE_EVERY rounds, try one more or one fewer. */
+/**
+ * Another round at the kept limit: from the start, halve; every PROBE_EVERY rounds, try one more or one fewer. A step down
+ * only where requests queue.
+ */
 function steadyRound(state: LimiterState, sample: Sample): Decision {
-  if (state.starting && sample.limit > 1) return change(state, Math.ceil(sample.limit / 2), 'starting', sample);
+  const queueing = sample.latencyMs > QUEUEING * sample.lowestLatencyMs;
+  if (state.starting && sample.limit > 1 && queueing) return change(state, Math.ceil(sample.limit / 2), 'starting', sample);
   const steady = state.steady + 1;
-  const up = sample.limit < state.ceiling && (state.probed === 'down' || sample.limit === 1);
-  if (steady < PROBE_EVERY || (!up && sample.limit === 1)) return { state: { ...state, base: sample, starting: false, steady } };
+  // Where requests queue, one more and one fewer in turn; where none queue, only one more.
+  const up = sample.limit < state.ceiling && (state.probed === 'down' || sample.limit === 1 || !queueing);
+  const down = !up && sample.limit > 1 && queueing;
+  if (steady < PROBE_EVERY || (!up && !down)) return { state: { ...state, base: sample, starting: false, steady } };
   return change({ ...state, starting: false, probed: up ? 'up' : 'down' }, sample.limit + (up ? 1 : -1), `probing after ${steady} rounds`, sample);
 }
 
@@ -112,6 +126,7 @@ export class Rounds {
   private area = 0;
   private answers = 0;
   private latencySum = 0;
+  private lowestLatencyMs = Infinity;
 
   constructor(now: number) {
     this.startedAt = now;
@@ -127,6 +142,7 @@ export class Rounds {
 
   /** An answer to a request granted in round `round` came after `latencyMs`: the round's sample once it is complete. */
   answered(now: number, round: number, latencyMs: number, limit: number): Sample | undefined {
+    this.lowestLatencyMs = Math.min(this.lowestLatencyMs, Math.max(1, latencyMs));
     if (round !== this.id) return undefined;
     this.answers++;
     this.latencySum += latencyMs;
@@ -135,7 +151,8 @@ export class Rounds {
     this.inFlightNow(now, this.inFlight);
     const meanInFlight = this.area / elapsed;
     const mean = Math.max(1, this.latencySum / this.answers);
-    const sample = { limit, latencyMs: mean, throughput: (1000 * meanInFlight) / mean, full: meanInFlight >= FULL * limit };
+    const throughput = (1000 * meanInFlight) / mean;
+    const sample = { limit, latencyMs: mean, throughput, full: meanInFlight >= FULL * limit, lowestLatencyMs: this.lowestLatencyMs };
     this.restart(now);
     return sample;
   }
