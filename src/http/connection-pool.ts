@@ -177,7 +177,7 @@ export class OriginPool extends EventEmitter {
     this.#connections.splice(at, 1);
     void connection.client.close();
     this.trace?.(
-      `  connections: closed an idle one while another waits for its first answer (a server that serves one connection at a time serves that one next)`,
+      `  connections: closed an idle one while another waits for its first answer (in case the server serves one connection at a time: it then serves the waiting one)`,
     );
   }
 
