@@ -192,7 +192,6 @@ export class Transport {
     this.sameOriginUrl(url.href);
     for (const [key, value] of options.query ?? []) url.searchParams.append(key, value);
     const dispatcher = await this.connections();
-    this.throwIfStopped();
     const body = options.bodyText ?? (options.body === undefined ? undefined : stringifyJson(options.body));
     const headers: Record<string, string> = {
       authorization: this.authorization,
@@ -367,10 +366,12 @@ export class Transport {
   }
 
   async close(): Promise<void> {
-    this.lifetime.abort(new TransportClosedError());
+    // One error for the requests still running and the connections: its stack is never shown.
+    const closed = withoutStack(() => new TransportClosedError());
+    this.lifetime.abort(closed);
     const dispatcher = this.dispatcher;
     this.dispatcher = undefined;
-    if (dispatcher !== this.config.dispatcher) await dispatcher?.destroy(withoutStack(() => new TransportClosedError()));
+    if (dispatcher !== this.config.dispatcher) await dispatcher?.destroy(closed);
   }
 
   /** A 429 or 503 handed to the request's throttle; false when there is none or the wait is too long. */
@@ -433,7 +434,6 @@ export class Transport {
   }
 }
 
-/** A request made or still running after the command closed its transport; nobody reads its answer. */
 /**
  * An error made with no stack frames. undici destroys each open connection with the error it is
  * given, and node reads a destroying error's stack (node:internal/streams/destroy): with frames
@@ -450,6 +450,7 @@ function withoutStack<T>(make: () => T): T {
   }
 }
 
+/** A request made or still running after the command closed its transport; nobody reads its answer. */
 export class TransportClosedError extends CarectlError {
   constructor() {
     super('the connection was closed before the request ended');
