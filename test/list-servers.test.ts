@@ -96,6 +96,57 @@ describe('lists on servers the spec allows', () => {
     });
   });
 
+  // The recent days: WorkQueue.readRecent. NOW is 2026-06-30: they begin on 2026-06-01.
+  test('a list of many months fills the window at its first answers: its recent days go out with its first page, and no probe', async () => {
+    await withModel(modelData(1500, ['year'], 11), { reading: 'whole-day', links: 'keyset' }, async (model, list) => {
+      const mark = model.requests.length;
+      const result = await list(['--status', 'closed', '--page-size', '20']);
+      assert.equal(result.code, 0, result.stderr);
+      assert.deepEqual(ids(result.stdout), model.expected({ status: 'closed' }));
+      const sent = model.requests.slice(mark).map((url) => new URL(url, 'http://x').searchParams);
+      assert.deepEqual(
+        sent.slice(0, 2).map((params) => params.get('oldest_sort_date_gte')),
+        [null, '2026-06-01'],
+      );
+      assert.ok(!sent.some((params) => params.get('page_size') === '2'), 'no probe');
+      // The next round, sent once both answered: the first slice's next page, and new slices for the idle slots.
+      const slices = sent.slice(2, 10).filter((params) => !params.has('skip'));
+      assert.ok(slices.length >= 5, model.requests.slice(mark, mark + 10).join('\n'));
+    });
+  });
+
+  test('a service that ignores the bound of the recent days: they are left out, nothing is cut, one request more than --parallel 1', async () => {
+    // They repeat the list's first page, and its link: whichever of the two answers first, the first page's chain reads on.
+    for (const recentFirst of [true, false]) {
+      const later = (params: URLSearchParams): number => (params.has('skip') || (params.get('oldest_sort_date_gte') !== null) === recentFirst ? 0 : 40);
+      const variant: ModelVariant = { reading: 'whole-day', links: 'keyset', ignoreNear: true, delayMs: later };
+      await withModel(modelData(1500, ['year'], 11), variant, async (model, list) => {
+        let mark = model.requests.length;
+        const one = await list(['--status', 'closed', '--page-size', '20', '--parallel', '1']);
+        const sequential = model.requests.length - mark;
+        mark = model.requests.length;
+        const many = await list(['--status', 'closed', '--page-size', '20']);
+        assert.equal(many.code, 0, many.stderr);
+        assert.deepEqual(ids(many.stdout), ids(one.stdout));
+        assert.deepEqual(ids(many.stdout), model.expected({ status: 'closed' }));
+        assert.equal(model.requests.length - mark, sequential + 1, model.requests.slice(mark).join('\n'));
+      });
+    }
+  });
+
+  test('recent days that fail to come are left out, not a failure: the list is whole, exit 0', async () => {
+    const recent = (params: URLSearchParams): boolean => params.get('oldest_sort_date_gte') === '2026-06-01';
+    await withModel(modelData(600, ['year'], 12), { reading: 'whole-day', links: 'keyset', failWhen: recent }, async (model, list) => {
+      const result = await list(['--status', 'closed', '--page-size', '20']);
+      assert.equal(result.code, 0, result.stderr);
+      assert.deepEqual(ids(result.stdout), model.expected({ status: 'closed' }));
+      assert.ok(
+        model.requests.some((url) => recent(new URL(url, 'http://x').searchParams)),
+        'the recent days were asked for',
+      );
+    });
+  });
+
   test('a short list costs at most one request more than --parallel 1', async () => {
     const data = modelData(186, ['year'], 11);
     await withModel(data, { reading: 'whole-day', links: 'keyset' }, async (model, list) => {
@@ -113,9 +164,12 @@ describe('lists on servers the spec allows', () => {
       }
       const first = model.expected({ status: 'unread', bounds: [['oldest_sort_date_lt', '2026-02-01']] });
       assert.ok(first.length > 0 && first.length <= 50, `${first.length}: one page`);
+      // Its page, and the recent days read with it (WorkQueue.readRecent), wasted here: one more than --parallel 1.
       const mark = model.requests.length;
       assert.deepEqual(ids((await list(['--status', 'unread', '--oldest', '..2026-01-31'])).stdout), first);
-      assert.equal(model.requests.length - mark, 1);
+      assert.equal(model.requests.length - mark, 2);
+      assert.deepEqual(ids((await list(['--status', 'unread', '--oldest', '..2026-01-31', '--parallel', '1'])).stdout), first);
+      assert.equal(model.requests.length - mark, 3);
     });
   });
 

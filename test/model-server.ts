@@ -39,7 +39,7 @@ export interface ModelVariant {
   /** Every `quotaEvery`-th request: 429 (a per-minute quota running out). */
   quotaEvery?: number;
   /** Each answer waits this long (ms, real time), so that requests overlap. */
-  delayMs?: number;
+  delayMs?: number | ((params: URLSearchParams) => number);
   /** Reads a date-time bound of a first page (a request without skip) as its day: the midnight reading of a date-only service; links keep their time. */
   timeAsDay?: boolean;
   /** Answers 500 to the requests it holds true for (a run failing part-way). */
@@ -285,7 +285,9 @@ export class ModelServer {
         res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
         res.end(JSON.stringify(reply.body));
       };
-      if (this.variant.delayMs) setTimeout(send, this.variant.delayMs);
+      const { delayMs } = this.variant;
+      const delay = typeof delayMs === 'function' ? delayMs(new URL(req.url ?? '/', 'http://model').searchParams) : delayMs;
+      if (delay) setTimeout(send, delay);
       else setImmediate(send);
     });
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));

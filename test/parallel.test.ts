@@ -349,12 +349,15 @@ describe('a list without a date range, on a service with keyset links', () => {
     }
   });
 
-  test('a short list pays for no more than its page, a one-sided range too', async () => {
+  test('a short list pays for its page and its recent days read with it, a one-sided range too', async () => {
     const mark = api.requests.length;
     const result = await run(['conversations', 'list', '--status', 'closed', '--oldest', '..2025-07-10', '--columns', 'id', '--no-header']);
     assert.equal(result.code, 0, result.stderr);
     assert.ok(idsOf(result.stdout).length < 50);
-    assert.equal(api.requests.length - mark, 1);
+    assert.deepEqual(
+      api.requests.slice(mark).map((request) => new URL(request.url, 'http://x').searchParams.get('oldest_sort_date_gte')),
+      ['1900-01-01', '2025-06-11'],
+    );
   });
 
   test('--limit in parallel prints the first records and fetches little more than it needs', async () => {
@@ -464,8 +467,9 @@ describe("a gateway's connection limit: 503 without Retry-After past 2 requests 
       const result = await runCli(['conversations', 'list', '--retries', '1'], { env: scriptedEnv(api), now: clock.now, sleep: clock.sleep });
       assert.equal(result.code, 1);
       assert.match(result.stderr, /answered HTTP 503/);
-      // The two first pages side by side, taken back at 8, 4 and 2 in flight; at one, a try and a retry each.
-      assert.ok(api.requests.length <= 10, `${api.requests.length} requests`);
+      // The two first pages and the second's recent days side by side, taken back at 8, 4 and 2 in flight; at one, a try and a
+      // retry each.
+      assert.ok(api.requests.length <= 12, `${api.requests.length} requests`);
       assert.equal(result.stdout, '', 'no record came');
     } finally {
       await api.close();

@@ -115,6 +115,51 @@ describe('SliceDays', () => {
     assert.equal(days.toCalendar(days.lastDay(0)), day('2024-02-03'));
   });
 
+  it('reads the last 30 days as far as cuts go on their own, where the days are known and hold more than twice that', () => {
+    const asOf = Date.parse('2026-06-30T12:00:00Z');
+    const cases: Array<[string, SliceRule, number | undefined, string | undefined]> = [
+      [open, ascending, asOf, '2026-06-01'],
+      [`${open}&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lte=2026-03-31`, ascending, undefined, '2026-03-02'],
+      [`${open}&oldest_sort_date_lte=2026-03-31`, ascending, undefined, '2026-03-02'],
+      // 59 days: the recent days would be half of them.
+      [`${open}&oldest_sort_date_gte=2026-05-02&oldest_sort_date_lte=2026-06-29`, ascending, asOf, undefined],
+      // Descending, the recent days are the oldest: known only from a bound.
+      [`${open}&sort=-oldest_sort_date`, descending, asOf, undefined],
+      [`${open}&sort=-oldest_sort_date&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lte=2026-03-31`, descending, undefined, '2026-01-30'],
+      // Ascending without the day the dates were resolved at: the end is unknown until probed.
+      [open, ascending, undefined, undefined],
+    ];
+    for (const [phase, rule, when, from] of cases) {
+      const { days } = daysOf(rule, phase, [], when);
+      assert.equal(days.toCalendar(days.recentFrom(0)), from === undefined ? undefined : day(from), phase);
+    }
+  });
+
+  it('tells from the recent days whether the service keeps the bound a cut adds: no record of the start may come back', () => {
+    const from = day('2026-06-01');
+    const first = ['1', '2', '3', '4'].map((id) => ({ id }));
+    const records = (...ids: string[]) => ids.map((id) => ({ id }));
+    const cases: Array<[string, number, Array<{ id: string }>, Array<{ id: string }>, boolean | undefined]> = [
+      ['the first page ends before them, none came back', day('2026-03-01'), first, records('7', '8'), true],
+      ['the first page ends before them, one came back', day('2026-03-01'), first, records('4', '8'), false],
+      ['the first page reaches into them: its later records may come back', day('2026-06-03'), first, records('3', '4'), true],
+      ['the first page reaches into them: its first came back', day('2026-06-03'), first, records('1', '2'), undefined],
+      ['nothing in the recent days', day('2026-03-01'), first, [], undefined],
+      ['a first page of one record', day('2026-03-01'), records('1'), records('7'), undefined],
+    ];
+    for (const [what, position, page, recent, kept] of cases) {
+      const { days } = daysOf(ascending, open);
+      days.sample(0, page, position);
+      assert.equal(days.recentKept(0, from, recent), kept, what);
+      assert.equal(days.nearKept(0), kept === true, what);
+    }
+    // What it tells holds for the run's other queries too; a phase with a verdict of its own keeps it.
+    const two = new SliceDays({ phases: [open, open.replace('true', 'false')], slicing: ascending }, ascending, { probe: async () => null, changed: () => 0 });
+    two.sample(1, first, day('2026-03-01'));
+    assert.equal(two.recentKept(1, from, records('7')), true);
+    assert.equal(two.nearKept(0), true);
+  });
+
   it('trusts a cut only once records of the start do not come back from past its position', async () => {
     for (const [past, kept] of [
       [['3', '4'], true],

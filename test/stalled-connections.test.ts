@@ -71,7 +71,8 @@ async function timed(argv: string[], env: Record<string, string>, signal?: Abort
   return { code: result.code, stderr: result.stderr, ms: Date.now() - started };
 }
 
-const LIST = ['conversations', 'list', '--status', 'unread', '--request-timeout', '300ms'];
+/** One request at a time: each test counts the connections one request opens. */
+const LIST = ['conversations', 'list', '--status', 'unread', '--request-timeout', '300ms', '--parallel', '1'];
 
 const SERVICE = 'https://carectl.test:18443';
 const FAILED = `carectl: GET ${SERVICE}/v1.3/conversations failed:`;
@@ -140,7 +141,7 @@ describe('a stop signal while a connection is being opened ends the command at o
     test(`${what}: interrupted (130), long before the 60 s request timeout`, async () => {
       const stop = new AbortController();
       void hole.nextConnection().then(() => stop.abort());
-      const result = await timed(['conversations', 'list', '--status', 'unread', '--request-timeout', '60s'], env(), stop.signal);
+      const result = await timed(['conversations', 'list', '--status', 'unread', '--request-timeout', '60s', '--parallel', '1'], env(), stop.signal);
       assert.equal(result.code, 130, result.stderr);
       assert.match(result.stderr, /^carectl: interrupted/);
       assert.equal(result.stderr.split('\n').length, 2, result.stderr);
@@ -149,7 +150,7 @@ describe('a stop signal while a connection is being opened ends the command at o
   }
 
   test('the real process, SIGTERM while the proxy holds CONNECT: it exits (143) at once, nothing left open', async () => {
-    const child = spawn(process.execPath, [BIN, 'conversations', 'list', '--status', 'unread', '--request-timeout', '60s'], {
+    const child = spawn(process.execPath, [BIN, 'conversations', 'list', '--status', 'unread', '--request-timeout', '60s', '--parallel', '1'], {
       env: { PATH: process.env.PATH ?? '', ...API, CARECTL_BASE_URL: 'https://carectl.test:18443', HTTPS_PROXY: `http://127.0.0.1:${hole.port}` },
       stdio: ['ignore', 'pipe', 'pipe'],
       // A hung child fails its test instead of the whole run.

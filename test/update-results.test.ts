@@ -115,13 +115,17 @@ describe('names: tags and channels by name or id', () => {
     );
     assert.equal(byName.code, 0, byName.stderr);
     const requests = apiRequests(sandbox, from);
+    const lists = requests.filter((r) => r.url.startsWith('/v1.3/conversations'));
     assert.deepEqual(
-      requests.map((r) => r.url.split('?')[0]),
-      ['/v1.3/channels', '/v1.3/tags', '/v1.3/tags', '/v1.3/conversations'],
+      requests.filter((r) => !lists.includes(r)).map((r) => r.url.split('?')[0]),
+      ['/v1.3/channels', '/v1.3/tags', '/v1.3/tags'],
     );
-    const query = new URL(requests[3]!.url, 'http://x').searchParams;
-    assert.equal(query.get('channel'), FIXTURES.facebookChannelId);
-    assert.equal(query.get('tag'), 'praise-follow-up');
+    assert.ok(lists.length > 0 && requests.slice(0, 3).every((r) => !lists.includes(r)), 'the names first');
+    for (const list of lists) {
+      const query = new URL(list.url, 'http://x').searchParams;
+      assert.equal(query.get('channel'), FIXTURES.facebookChannelId);
+      assert.equal(query.get('tag'), 'praise-follow-up');
+    }
     const byId = await runCli(
       ['conversations', 'list', '--status', 'unread', '--channel', '202', '--tag', 'praise-follow-up', '--columns', 'id', '-o', 'csv'],
       {

@@ -13,12 +13,21 @@ export type ApiRecord = Record<string, unknown>;
 type ReadLimits = Pick<RequestOptions, 'throttle' | 'deadline'>;
 
 export class ApiClient {
+  /** What replies left out, said once each: every page of a list may leave out the same. */
+  private readonly said = new Set<string>();
+
   /** `annotations`: the transport to api/1's own host; `notice`: says on stderr what a reply left out. */
   constructor(
     private readonly transport: Transport,
     private readonly annotations: Transport = transport,
     private readonly notice?: (line: string) => void,
   ) {}
+
+  private readonly tell = (line: string): void => {
+    if (this.said.has(line)) return;
+    this.said.add(line);
+    this.notice?.(line);
+  };
 
   private transportFor(version: Version): Transport {
     return version === 'api/1' ? this.annotations : this.transport;
@@ -43,7 +52,7 @@ export class ApiClient {
         throw new BadReplyError(`unexpected reply: the service sent ${spec.noun} ${idText(record.id)} for ${spec.noun} ${id}`);
     };
     const body = await transport.request('GET', this.recordUrl(spec, version, id, query), { idempotent: true, check, ...limits });
-    return attachSideloads(spec, body, [record], this.notice)[0] as ApiRecord;
+    return attachSideloads(spec, body, [record], this.tell)[0] as ApiRecord;
   }
 
   /**
@@ -75,7 +84,7 @@ export class ApiClient {
         const check = (reply: unknown): void => void (unwrapped = unwrapList(spec, reply));
         const body = await transport.request('GET', transport.url(url), { idempotent: true, check, throttle });
         const link = nextPageLink(body);
-        const records = attachSideloads(spec, body, unwrapped, this.notice);
+        const records = attachSideloads(spec, body, unwrapped, this.tell);
         const next = link === null ? null : new URL(link, transport.baseUrl);
         // Another origin (or a scheme) is never sent our credentials: the list ends there, with a token.
         if (next !== null && next.origin !== transport.baseUrl.origin)

@@ -50,6 +50,9 @@ const FAR_PROBE_SIZE = '1';
 /** A near-bound probe's page size: two records tell a service ignoring a bound (see nearAnswer). */
 const NEAR_PROBE_SIZE = '2';
 
+/** The days at a phase's end read as a slice of their own from its start (WorkQueue.readRecent): about a month. */
+const RECENT_DAYS = 30;
+
 /** A probe's answer (a page of a record or two): its records' ids and its next link; null when it failed. */
 export type Probed = { ids: string[]; next: string | null } | null;
 
@@ -162,6 +165,32 @@ export class SliceDays {
     if (this.samples.has(phase)) return false;
     this.samples.set(phase, { ids: records.map((record) => String(record.id)), position });
     return !this.rule.descending && this.plan.asOf !== undefined;
+  }
+
+  /** The first day of the phase's recent days, RECENT_DAYS up to its last day as far as cuts go; undefined while that is unknown or they would be all its days. */
+  recentFrom(phase: number): number | undefined {
+    const last = this.lastDay(phase);
+    const near = this.bound(phase, 'near');
+    if (last === undefined || (near !== undefined && last - near < 2 * RECENT_DAYS)) return undefined;
+    return last - RECENT_DAYS + 1;
+  }
+
+  /**
+   * What the recent slice's first page (its days from `from` on) tells of the bound a cut adds, against the phase's first page:
+   * a service that ignores it gives the list's first records again. Where that page ends before the recent days, any of its
+   * records coming back tells; where it reaches into them, only its first two. Undefined where it cannot tell (either page
+   * shows too few records, or the list begins within the recent days). What it tells holds for every phase: they are one
+   * service's answers to one kind of bound.
+   */
+  recentKept(phase: number, from: number, records: readonly Record<string, unknown>[]): boolean | undefined {
+    const sample = this.samples.get(phase);
+    if (!sample || sample.ids.length < 2 || records.length === 0) return undefined;
+    const ends = sample.position < from;
+    const back = new Set(ends ? sample.ids : sample.ids.slice(0, 2));
+    const kept = !records.some((record) => back.has(String(record.id)));
+    if (!kept && !ends) return undefined;
+    for (const [other] of this.plan.phases.entries()) if (!this.near.has(other)) this.near.set(other, kept);
+    return kept;
   }
 
   /**

@@ -97,6 +97,10 @@ export class WorkQueue {
   /** Phases whose near-bound probe goes out with the next pump (see SliceDays.sample). */
   private readonly probeSoon = new Set<number>();
   private pumpQueued = false;
+  /** A phase's first slice and its recent slice, read at once and held after their first pages until both answered (see readRecent). */
+  private readonly recentOf = new Map<Slice, Slice>();
+  /** A recent slice was read: it costs a short list the one request more a probe would have. */
+  private recentRead = false;
   /** Resolves the consumer's wait in take() for a change (a page came, a slice failed, a probe answered); once is enough. */
   private wakeConsumer = (): void => undefined;
 
@@ -116,6 +120,9 @@ export class WorkQueue {
     }
     chain.writtenBefore = start.writtenBefore;
     if (this.days && start.sliceLastDay !== undefined) this.cut(this.head, this.days.toOrdered(start.sliceLastDay));
+    // The last phase's only (a union's larger query, as a rule): two short queries cost one request more than one at a time, not two.
+    const last = slices.at(-1) as Slice;
+    if (this.slicesAtOnce && options.limit === Infinity && last.chain.first === plan.phases[last.phase]) this.readRecent(last);
   }
 
   /** Waits for the consumer's next page of `slice`; null when the slice has no more. */
@@ -188,7 +195,7 @@ export class WorkQueue {
       writing.chain.buffer.length < (this.slicesAtOnce ? READ_AHEAD_PAGES : 1) && this.written + this.pageLeft + heldRecords(writing) < limit;
     // A slice cut in this loop is followed by its later days: they come next.
     for (let slice: Slice | undefined = writing, ahead = 0; slice; slice = slice.following, ahead++) {
-      if (!readable(slice)) continue;
+      if (!this.canRead(slice)) continue;
       readableAhead--;
       const reads = slice === writing ? writingReads : this.readsAhead(held, records);
       const cuts = reads && this.slicesAtOnce && !this.distrusted;
@@ -218,7 +225,7 @@ export class WorkQueue {
     for (let slice: Slice | undefined = this.writing; slice; slice = slice.following) {
       holding.held += slice.chain.buffer.length + (slice.chain.inFlight ? 1 : 0);
       holding.records += (slice.chain.inFlight ? this.options.pageSize : 0) + heldRecords(slice);
-      if (readable(slice)) holding.readableAhead++;
+      if (this.canRead(slice)) holding.readableAhead++;
     }
     return holding;
   }
@@ -266,15 +273,69 @@ export class WorkQueue {
 
   /** Cuts `slice` after day `mid`: it keeps the days up to mid, its links narrowed to them; a new slice of the later days follows it. */
   private cut(slice: Slice, mid: number): void {
+    const laterDays = this.slice(slice.phase, mid + 1, slice.range.hi);
+    this.narrow(slice, mid);
+    laterDays.following = slice.following;
+    slice.following = laterDays;
+  }
+
+  /** A new slice of a phase's days lo..hi (undefined: the phase's own end). */
+  private slice(phase: number, lo: number, hi: number | undefined): Slice {
+    return newSlice(phase, (this.days as SliceDays).narrowed(this.options.plan.phases[phase] as string, lo, hi), { lo, hi });
+  }
+
+  /** Ends a slice with day `mid`: its links are narrowed to it. */
+  private narrow(slice: Slice, mid: number): void {
     const days = this.days as SliceDays;
     const { range, chain } = slice;
-    const laterDays = newSlice(slice.phase, days.narrowed(this.options.plan.phases[slice.phase] as string, mid + 1, range.hi), { lo: mid + 1, hi: range.hi });
     range.hi = mid;
     chain.base = days.narrowed(chain.base, undefined, mid);
     chain.next = days.narrowed(chain.next as string, undefined, mid);
     if (slice.stats.pagesRead === 0) chain.first = chain.next;
-    laterDays.following = slice.following;
-    slice.following = laterDays;
+  }
+
+  /**
+   * Reads a phase's recent days (SliceDays.recentFrom) as a slice of their own, sent with its first page: the two answers tell
+   * at once whether the service keeps the bound a cut adds, and the records a day, so that the window fills a round trip sooner
+   * than with a probe after the first page. Both read no further until both answered; then the first slice ends where the
+   * recent one begins, or, where that cannot be told (the list ends on its first page, reaches into the recent days, or the
+   * service ignores the bound), the recent slice leaves the order unwritten and the first reads on as it would have.
+   */
+  private readRecent(first: Slice): void {
+    const from = this.days?.recentFrom(first.phase);
+    if (from === undefined) return;
+    const recent = this.slice(first.phase, from, undefined);
+    recent.following = first.following;
+    first.following = recent;
+    this.recentOf.set(first, recent);
+    this.recentRead = true;
+  }
+
+  /** After an answer (or a failure) of a slice: if it and its pair have both answered, keeps the recent slice or drops it. */
+  private settleRecent(slice: Slice): void {
+    for (const [first, recent] of this.recentOf) {
+      if (slice !== first && slice !== recent) continue;
+      if (first.chain.inFlight || recent.chain.inFlight) return;
+      this.recentOf.delete(first);
+      // Its page tells even where its link was refused (a service ignoring the bound may link from the list's start).
+      const page = recent.chain.buffer[0];
+      const from = recent.range.lo as number;
+      const kept = first.chain.next !== null && page !== undefined && this.days?.recentKept(first.phase, from, page.records);
+      // Where the first page reached into the recent days, they would repeat it; what they tell stays.
+      if (kept && recent.chain.error === undefined && (first.stats.reached as number) < from) return this.narrow(first, from - 1);
+      first.following = recent.following;
+      Object.assign(recent.chain, { next: null, buffer: [], error: undefined });
+    }
+  }
+
+  /** Whether a slice may send its next request: it has one, none in flight, no failure, and no pair to wait for past its first page. */
+  private canRead(slice: Slice): boolean {
+    return readable(slice) && !(this.paired(slice) && slice.stats.pagesRead > 0);
+  }
+
+  /** A phase's first slice or its recent slice, still undecided (readRecent). */
+  private paired(slice: Slice): boolean {
+    return this.recentOf.has(slice) || [...this.recentOf.values()].includes(slice);
   }
 
   /** A probe (a page or two of the list in some order) through the scheduler, ahead of the pages; not a page of the run. */
@@ -311,12 +372,13 @@ export class WorkQueue {
     if (next !== null) chain.writtenBefore = Math.max(0, taken.writtenBefore - records.length);
     chain.guardState = this.guard.follow(chain.guardState, records, url, next !== null || linkRefusal !== undefined);
     const refusal = linkRefusal ?? (next === null ? undefined : this.guard.tryEnter(next));
+    chain.buffer.push(taken);
     if (refusal !== undefined) {
       taken.nextRefused = true;
       this.fail(slice, refusal);
     } else if (next !== null) chain.entered = next;
     if (this.days && refusal === undefined) this.advance(slice, url, records, next);
-    chain.buffer.push(taken);
+    this.settleRecent(slice);
     this.changed();
   }
 
@@ -328,14 +390,15 @@ export class WorkQueue {
   private advance(slice: Slice, url: string, records: Record<string, unknown>[], next: string | null): void {
     const days = this.days as SliceDays;
     const { range, stats } = slice;
-    const position = next === null ? (range.hi === undefined ? undefined : range.hi + 1) : days.positionOf(next, slice.chain.base, stats.recordsRead);
+    const position = this.positionAfter(slice, next);
     if (position === undefined) return;
-    const probeNow = this.slicesAtOnce && this.options.limit === Infinity;
+    // Without a recent slice (readRecent), the near-bound probe goes out at once, a round trip sooner than when a cut needs it.
+    const probeNow = this.slicesAtOnce && this.options.limit === Infinity && !this.recentRead;
     if (next !== null && url === this.options.plan.phases[slice.phase] && days.sample(slice.phase, records, position) && probeNow)
       this.probeSoon.add(slice.phase);
     const from = stats.reached ?? range.lo ?? days.bound(slice.phase, 'near');
     stats.reached = position;
-    if (from !== undefined) {
+    if (from !== undefined && position >= from) {
       stats.pace = { records: stats.pace.records * PACE_DECAY + records.length, days: stats.pace.days * PACE_DECAY + position - from };
       const phasePace = this.paces[slice.phase] as Pace;
       phasePace.records += records.length;
@@ -351,11 +414,20 @@ export class WorkQueue {
     delete range.hi;
   }
 
+  /** The day a slice has read up to after a page: its next link's keyset bound; after its last page, the day after its end (an open slice's, as far as cuts go, the phase's last day). */
+  private positionAfter(slice: Slice, next: string | null): number | undefined {
+    const days = this.days as SliceDays;
+    if (next !== null) return days.positionOf(next, slice.chain.base, slice.stats.recordsRead);
+    const end = slice.range.hi ?? (slice.range.lo === undefined ? undefined : days.lastDay(slice.phase));
+    return end === undefined ? undefined : end + 1;
+  }
+
   private fail(slice: Slice, err: unknown): void {
     const { chain } = slice;
     chain.inFlight = false;
     chain.error = err;
     chain.next = null;
+    this.settleRecent(slice);
     // Not changed(): a fault of pump() comes here, and would come again from the pump it scheduled.
     this.wakeConsumer();
   }
