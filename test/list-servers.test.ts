@@ -112,6 +112,16 @@ describe('lists on servers the spec allows', () => {
       // The next round, sent once both answered: the first slice's next page, and new slices for the idle slots.
       const slices = sent.slice(2, 10).filter((params) => !params.has('skip'));
       assert.ok(slices.length >= 5, model.requests.slice(mark, mark + 10).join('\n'));
+      // A union with a date range: its first query's first page tells its pace at once, not the bound; nor does a probe beside the recent days.
+      const union = model.requests.length;
+      const ranged = await list(['--oldest', '2025-07-01..2026-06-30', '--page-size', '20']);
+      assert.equal(ranged.code, 0, ranged.stderr);
+      const bounds: Array<[string, string]> = [
+        ['oldest_sort_date_gte', '2025-07-01'],
+        ['oldest_sort_date_lt', '2026-07-01'],
+      ];
+      assert.deepEqual(ids(ranged.stdout), [...model.expected({ is_priority: true, bounds }), ...model.expected({ is_priority: false, bounds })]);
+      assert.ok(!model.requests.slice(union).some((url) => new URL(url, 'http://x').searchParams.get('page_size') === '2'), 'no probe');
     });
   });
 

@@ -178,8 +178,10 @@ export class WorkQueue {
     this.pumpQueued = false;
     if (this.stopped) return;
     try {
-      for (const phase of this.probeSoon) this.days?.probeNear(phase);
-      this.probeSoon.clear();
+      if (this.recentOf.size === 0) {
+        for (const phase of this.probeSoon) this.days?.probeNear(phase);
+        this.probeSoon.clear();
+      }
       this.startReady();
     } catch (err) {
       this.fail(this.writing, err);
@@ -261,7 +263,8 @@ export class WorkQueue {
     const mid = left && planCut({ ...left, pageSize: this.options.pageSize, idleSlots });
     const days = this.days as SliceDays;
     if (mid === undefined) return false;
-    days.probeNear(slice.phase);
+    // Recent days still undecided answer for every phase (settleRecent): no probe beside them.
+    if (this.recentOf.size === 0) days.probeNear(slice.phase);
     if (!days.nearKept(slice.phase)) {
       // Asked again at the next pump until answered: the probe may take two requests, each sent from a pump.
       this.probeSoon.add(slice.phase);
