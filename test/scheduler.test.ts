@@ -44,10 +44,16 @@ describe('Scheduler: a burst of 429s', () => {
     assert.deepEqual(slept, [1000]);
   });
 
-  it('the 429s of one burst halve it once: 6 of 8 refused, 4; 2 of 2 refused, 1', async () => {
+  it('the 429s of one burst halve it at the first, then take it down to what the service held: 6 of 8 refused, 2', async () => {
     const { window, trace } = await burst(8, 6);
-    assert.equal(window, 4);
-    assert.equal(trace.length, 1);
+    assert.equal(window, 2);
+    assert.deepEqual(trace, [
+      'in flight 8 → 4: 429 too many requests; every request waits 1000 ms',
+      'in flight 4 → 3: 429 too many requests to 5 of 8 at once',
+      'in flight 3 → 2: 429 too many requests to 6 of 8 at once',
+    ]);
+    assert.equal((await burst(8, 3)).window, 4, 'it held 5: half stays');
+    assert.equal((await burst(8, 8)).window, 1, 'it held none: one at a time');
     assert.equal((await burst(2, 2)).window, 1);
   });
 

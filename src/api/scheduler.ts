@@ -1,7 +1,7 @@
 /**
  * The one concurrency mechanism: up to a window of tasks in flight (--parallel), lower priority first, then by arrival.
- * As TCP's window: a 429 halves it once per window and pauses every request for the Retry-After; GROWTH × window answers
- * in a row grow it back by one. A 429 with no other request of ours in flight is not our doing: usual retry rules apply.
+ * As TCP's window: a 429 halves it once per window and pauses every request for the Retry-After; more 429s to the requests
+ * in flight at that cut take it down to what the service held of them; GROWTH × window answers in a row grow it back by one. A 429 with no other request of ours in flight is not our doing: usual retry rules apply.
  * A 503 (a gateway's connection limit answers so, without Retry-After) is read the same way.
  * With `adaptive` (no --parallel given), the limiter (./limiter.ts) keeps fewer in flight while more would not pay.
  * The window is the lower of the two; every change of it is one --verbose line, whichever moved it (see moved()).
@@ -55,6 +55,8 @@ export class Scheduler {
   private readonly refusedAt = new Map<number, number>();
   private limiter: LimiterState | undefined;
   private readonly rounds: Rounds;
+  /** The last cut: the epoch it ended, the tasks in flight then, and how many of them the service refused. */
+  private lastCut = { epoch: -1, inFlight: 0, refused: 0 };
 
   constructor(private readonly options: SchedulerOptions) {
     this.parallel = options.parallel;
@@ -138,15 +140,27 @@ export class Scheduler {
   /** A 429 (or a gateway's 503) on a request of `holder`'s task. True when the pressure may be ours: the task waits for a slot and resends, not counted against --retries. */
   private async throttled(holder: Holder, waitMs: number, status: number): Promise<boolean> {
     if (!holder.crowded) return false;
+    const refusal = `${status} ${status === 429 ? 'too many requests' : 'service unavailable'}`;
     if (holder.epoch === this.epoch && this.window > 1) {
       const before = this.window;
       this.refusedAt.set(before, (this.refusedAt.get(before) ?? 0) + 1);
+      this.lastCut = { epoch: this.epoch, inFlight: this.holders.size, refused: 1 };
       this.congestionWindow = Math.ceil(before / 2);
       this.epoch++;
       // The limiter starts over below the cut: what it measured before the pause no longer holds.
       if (this.limiter) this.limiter = { ...startState(this.parallel), limit: this.congestionWindow, starting: false };
       const wait = waitMs > 0 ? `; every request waits ${waitMs} ms` : '';
-      this.moved(before, `${status} ${status === 429 ? 'too many requests' : 'service unavailable'}${wait}`);
+      this.moved(before, `${refusal}${wait}`);
+    } else if (holder.epoch === this.lastCut.epoch) {
+      // More refused of those in flight at the cut: the service held only the others, fewer than half may be all it holds.
+      const cut = this.lastCut;
+      const held = Math.max(1, cut.inFlight - ++cut.refused);
+      if (held < this.congestionWindow) {
+        const before = this.window;
+        this.congestionWindow = held;
+        if (this.limiter) this.limiter = { ...this.limiter, limit: Math.min(this.limiter.limit, held) };
+        this.moved(before, `${refusal} to ${cut.refused} of ${cut.inFlight} at once`);
+      }
     }
     this.rounds.restart(this.options.now());
     this.answered = 0;
