@@ -21,7 +21,7 @@ function barrier(count: number): () => Promise<void> {
 
 describe('Scheduler: a burst of 429s', () => {
   /** `parallel` tasks at once, the last `refused` of them refused once (429, Retry-After 1 s), as a service that takes the others refuses. */
-  async function burst(parallel: number, refused: number): Promise<{ window: number; trace: string[]; slept: number[] }> {
+  async function burst(parallel: number, refused: number): Promise<{ window: number; trace: string[]; slept: number[]; scheduler: Scheduler }> {
     const clock = fakeClock();
     const trace: string[] = [];
     const scheduler = new Scheduler({ parallel, now: clock.now, sleep: clock.sleep, trace: (line) => trace.push(line.trim()) });
@@ -34,7 +34,7 @@ describe('Scheduler: a burst of 429s', () => {
         }),
       ),
     );
-    return { window: scheduler.window, trace, slept: clock.slept };
+    return { window: scheduler.window, trace, slept: clock.slept, scheduler };
   }
 
   it('one 429 among 8 in flight halves the window, as TCP does for a loss', async () => {
@@ -53,8 +53,15 @@ describe('Scheduler: a burst of 429s', () => {
       'in flight 3 → 2: 429 too many requests to 6 of 8 at once',
     ]);
     assert.equal((await burst(8, 3)).window, 4, 'it held 5: half stays');
-    assert.equal((await burst(8, 8)).window, 1, 'it held none: one at a time');
+    assert.equal((await burst(8, 8)).window, 2, 'it held none: 2 on this count (a refusal may be counted in flight still), 1 at the next');
+    assert.equal((await burst(3, 2)).window, 2, 'a probe of 3 with two refused: 2, not 1');
     assert.equal((await burst(2, 2)).window, 1);
+  });
+
+  it('grows back past what the service held as slowly as past a cut: twice the answers in a row', async () => {
+    const { scheduler, trace } = await burst(8, 6);
+    while (scheduler.window < 3) await scheduler.run(0, async () => undefined);
+    assert.equal(trace.at(-1), `in flight 2 → 3: ${GROWTH * 2 * 2} answered in a row`);
   });
 
   it('a refused request sent again and refused again halves it again', async () => {

@@ -152,11 +152,14 @@ export class Scheduler {
       const wait = waitMs > 0 ? `; every request waits ${waitMs} ms` : '';
       this.moved(before, `${refusal}${wait}`);
     } else if (holder.epoch === this.lastCut.epoch) {
-      // More refused of those in flight at the cut: the service held only the others, fewer than half may be all it holds.
+      // More refused of those in flight at the cut: the service held only the others, fewer than half may be all it holds. Not
+      // below 2 on this count: a service may still count a request it refused as in flight (one probe of 3 met 2 refusals).
       const cut = this.lastCut;
-      const held = Math.max(1, cut.inFlight - ++cut.refused);
+      const held = Math.max(2, cut.inFlight - ++cut.refused);
       if (held < this.congestionWindow) {
         const before = this.window;
+        // One more than it held met a refusal: growing back there takes twice the answers, as after a cut there.
+        this.refusedAt.set(held + 1, (this.refusedAt.get(held + 1) ?? 0) + 1);
         this.congestionWindow = held;
         if (this.limiter) this.limiter = { ...this.limiter, limit: Math.min(this.limiter.limit, held) };
         this.moved(before, `${refusal} to ${cut.refused} of ${cut.inFlight} at once`);
