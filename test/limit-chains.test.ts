@@ -1,7 +1,8 @@
 /**
- * `--limit N` / `--resume` chains against a live service (test/live-server.ts) whose data changes
- * with every request, under the three readings of next_page: every stable record printed exactly
- * once, nothing printed twice unless its sort date moved, nothing printed that never matched.
+ * `--limit N` / `--resume` chains, and whole lists read in parallel, against a live service
+ * (test/live-server.ts) whose data changes with every request, under the three readings of
+ * next_page: every stable record printed exactly once, nothing printed twice unless its sort date
+ * moved, nothing printed that never matched.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -30,6 +31,17 @@ async function chain(live: LiveServer, argv: string[], limit: number, between?: 
   throw new Error('the --limit chain did not end');
 }
 
+/** Each stable record once, nothing twice unless its sort date moved, nothing that never matched. */
+function assertWhole(live: LiveServer, stable: Set<string>, ids: string[], what: string): void {
+  const moved = live.movedIds();
+  const counts = new Map<string, number>();
+  for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
+  const missing = [...stable].filter((id) => !counts.has(id));
+  const twice = [...counts].filter(([id, n]) => n > 1 && !moved.has(id)).map(([id]) => id);
+  const never = ids.filter((id) => !live.everUnread.has(id));
+  assert.deepEqual({ missing, twice, never }, { missing: [], twice: [], never: [] }, what);
+}
+
 async function check(reading: Reading, seed: number, limit: number, descending: boolean): Promise<void> {
   const live = new LiveServer(reading, seed);
   await live.start();
@@ -37,13 +49,7 @@ async function check(reading: Reading, seed: number, limit: number, descending: 
     const stable = live.stableIds();
     const argv = ['conversations', 'list', '--status', 'unread', '-o', 'csv', '--columns', 'id', '--page-size', '20', '--parallel', '1'];
     const ids = await chain(live, [...argv, ...(descending ? ['--sort', '-oldest_sort_date'] : [])], limit);
-    const moved = live.movedIds();
-    const counts = new Map<string, number>();
-    for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
-    const missing = [...stable].filter((id) => !counts.has(id));
-    const twice = [...counts].filter(([id, n]) => n > 1 && !moved.has(id)).map(([id]) => id);
-    const never = ids.filter((id) => !live.everUnread.has(id));
-    assert.deepEqual({ missing, twice, never }, { missing: [], twice: [], never: [] }, `${reading} --limit ${limit}${descending ? ' descending' : ''}`);
+    assertWhole(live, stable, ids, `${reading} --limit ${limit}${descending ? ' descending' : ''}`);
   } finally {
     await live.close();
   }
@@ -87,6 +93,46 @@ describe('--limit chains on a live service (issue 33)', () => {
         assert.equal(new Set(ids).size, ids.length);
       } finally {
         await live.close();
+      }
+    });
+  }
+});
+
+describe('whole lists in parallel on a live service', () => {
+  // Four months of records (its burst at the first second within its first page): the list is cut into day slices, its last 30
+  // days read with its first page (WorkQueue.readRecent).
+  for (const reading of ['keyset', 'snapshot', 'plain'] as const) {
+    test(`${reading} links: each stable record once, nothing twice, nothing that never matched`, async () => {
+      for (const seed of [1, 2, 3]) {
+        const live = new LiveServer(reading, seed, 250, { days: 120, hours: 120 * 24 });
+        await live.start();
+        try {
+          const stable = live.stableIds();
+          const env = {
+            CARECTL_BASE_URL: live.baseUrl,
+            CARECTL_USER: 'bot',
+            CARECTL_PASSWORD: 'live-secret',
+            XDG_CONFIG_HOME: '/nonexistent/carectl-test-config',
+          };
+          const clock = fakeClock(NOW);
+          const argv = ['conversations', 'list', '--status', 'unread', '-o', 'csv', '--columns', 'id', '--page-size', '50'];
+          const result = await runCli(argv, { env, now: clock.now, sleep: clock.sleep });
+          assert.equal(result.code, 0, result.stderr);
+          assertWhole(
+            live,
+            stable,
+            result.stdout.split(/\r?\n/).filter((line) => line !== '' && line !== 'id'),
+            `${reading}, seed ${seed}`,
+          );
+          const sent = live.requests.map((url) => new URL(url, 'http://x').searchParams);
+          assert.ok(
+            sent.some((params) => params.get('oldest_sort_date_gte') === '2026-06-01'),
+            'the recent days were read',
+          );
+          if (reading === 'keyset') assert.ok(sent.filter((params) => params.has('oldest_sort_date_lt')).length >= 3, 'the list was cut');
+        } finally {
+          await live.close();
+        }
       }
     });
   }

@@ -27,7 +27,6 @@ interface LiveRecord {
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString().slice(0, 19);
-const SPAN = 30 * 86_400_000;
 
 export class LiveServer {
   private records: LiveRecord[] = [];
@@ -37,20 +36,34 @@ export class LiveServer {
   private server: Server | undefined;
   /** Ids that matched status=unread at any moment. */
   readonly everUnread = new Set<string>();
+  /** Every request's path and query, in arrival order. */
+  readonly requests: string[] = [];
   baseUrl = '';
 
+  /** `spread`: the sort dates lie in its `hours` from its `days` back. */
   constructor(
     readonly reading: Reading,
     seed: number,
     count = 160,
+    private readonly spread = { days: 30, hours: 40 },
   ) {
     this.random = prng(seed);
     for (let i = 0; i < count; i++) {
       const kind = this.random();
-      // Sort dates share seconds often (a burst), so keyset skips count records at one second.
-      const date = NOW - SPAN + Math.floor(this.random() * 40) * 3_600_000 * (kind < 0.1 ? 0 : 1);
-      this.add({ status: kind < 0.8 ? 'unread' : 'closed', date, created: NOW - SPAN, stable: kind < 0.6 });
+      // A tenth at the spread's first second: a burst that keyset skips count through.
+      const hour = this.someDate();
+      const date = kind < 0.1 ? this.firstDate : hour;
+      this.add({ status: kind < 0.8 ? 'unread' : 'closed', date, created: this.firstDate, stable: kind < 0.6 });
     }
+  }
+
+  private get firstDate(): number {
+    return NOW - this.spread.days * 86_400_000;
+  }
+
+  /** A sort date on a whole hour of the spread (records share seconds often, so keyset skips count records at one second). */
+  private someDate(): number {
+    return this.firstDate + Math.floor(this.random() * this.spread.hours) * 3_600_000;
   }
 
   /** The stable records: unread and never changed, so every run of a chain must print each once. */
@@ -86,7 +99,7 @@ export class LiveServer {
     const volatile = this.records.filter((r) => !r.stable && !r.served && !r.moved && r.created < NOW);
     const pick = volatile[Math.floor(this.random() * volatile.length)];
     const roll = this.random();
-    const date = NOW - SPAN + Math.floor(this.random() * 40) * 3_600_000;
+    const date = this.someDate();
     if (roll < 0.4 || !pick) this.add({ status: 'unread', date, created: this.clock, stable: false });
     else if (roll < 0.6) pick.status = 'closed';
     else if (roll < 0.8) this.records = this.records.filter((r) => r !== pick);
@@ -98,12 +111,13 @@ export class LiveServer {
     const skip = Number(params.get('skip') ?? 0);
     const sort = params.get('sort') ?? 'oldest_sort_date';
     const descending = sort.startsWith('-');
+    // A date-only bound is that day's midnight (lte: up to it); a date-time, that second.
     const bound = (name: string): number | undefined => {
       const value = params.get(name);
-      return value === null ? undefined : Date.parse(`${value}Z`);
+      return value === null ? undefined : Date.parse(value.length === 10 ? `${value}T00:00:00Z` : `${value}Z`);
     };
-    const lo = bound('oldest_sort_date_gte') ?? -Infinity;
-    const hi = bound('oldest_sort_date_lte') ?? Infinity;
+    const lo = Math.max(bound('oldest_sort_date_gte') ?? -Infinity, (bound('oldest_sort_date_gt') ?? -Infinity) + 1);
+    const hi = Math.min(bound('oldest_sort_date_lte') ?? Infinity, (bound('oldest_sort_date_lt') ?? Infinity) - 1);
     const pin = bound('newest_sort_date_lte') ?? (this.reading === 'snapshot' ? this.clock : Infinity);
     const list = this.records
       .filter((r) => r.status === params.get('status') && r.date >= lo && r.date <= hi && r.created <= pin)
@@ -130,6 +144,7 @@ export class LiveServer {
   async start(): Promise<string> {
     this.server = createServer((req, res) => {
       req.resume();
+      this.requests.push(req.url ?? '');
       const url = new URL(req.url ?? '/', 'http://live');
       const body = this.answer(url.searchParams);
       this.change();
