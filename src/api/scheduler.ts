@@ -1,7 +1,8 @@
 /**
  * The one concurrency mechanism: up to a window of tasks in flight (--parallel), lower priority first, then by arrival.
  * As TCP's window: a 429 halves it once per window and pauses every request for the Retry-After; more 429s to the requests
- * in flight at that cut take it down to what the service held of them; GROWTH × window answers in a row grow it back by one. A 429 with no other request of ours in flight is not our doing: usual retry rules apply.
+ * in flight at that cut take it down to what the service held of them; GROWTH × window answers in a row grow it back by one.
+ * A 429 with no other request of ours in flight is not our doing: usual retry rules apply.
  * A 503 (a gateway's connection limit answers so, without Retry-After) is read the same way.
  * With `adaptive` (no --parallel given), the limiter (./limiter.ts) keeps fewer in flight while more would not pay.
  * The window is the lower of the two; every change of it is one --verbose line, whichever moved it (see moved()).

@@ -189,7 +189,7 @@ export class SliceDays {
     const back = new Set(ends ? sample.ids : sample.ids.slice(0, 2));
     const kept = !records.some((record) => back.has(String(record.id)));
     if (!kept && !ends) return undefined;
-    for (const [other] of this.plan.phases.entries()) if (!this.near.has(other)) this.near.set(other, kept);
+    this.plan.phases.forEach((_, other) => this.near.has(other) || this.near.set(other, kept));
     return kept;
   }
 

@@ -98,7 +98,7 @@ export class WorkQueue {
   private readonly probeSoon = new Set<number>();
   private pumpQueued = false;
   /** A phase's first slice and its recent slice, read at once and held after their first pages until both answered (see readRecent). */
-  private readonly recentOf = new Map<Slice, Slice>();
+  private undecided: { first: Slice; recent: Slice } | undefined;
   /** A recent slice was read: it costs a short list the one request more a probe would have. */
   private recentRead = false;
   /** Resolves the consumer's wait in take() for a change (a page came, a slice failed, a probe answered); once is enough. */
@@ -178,7 +178,7 @@ export class WorkQueue {
     this.pumpQueued = false;
     if (this.stopped) return;
     try {
-      if (this.recentOf.size === 0) {
+      if (!this.undecided) {
         for (const phase of this.probeSoon) this.days?.probeNear(phase);
         this.probeSoon.clear();
       }
@@ -264,7 +264,7 @@ export class WorkQueue {
     const days = this.days as SliceDays;
     if (mid === undefined) return false;
     // Recent days still undecided answer for every phase (settleRecent): no probe beside them.
-    if (this.recentOf.size === 0) days.probeNear(slice.phase);
+    if (!this.undecided) days.probeNear(slice.phase);
     if (!days.nearKept(slice.phase)) {
       // Asked again at the next pump until answered: the probe may take two requests, each sent from a pump.
       this.probeSoon.add(slice.phase);
@@ -310,25 +310,24 @@ export class WorkQueue {
     const recent = this.slice(first.phase, from, undefined);
     recent.following = first.following;
     first.following = recent;
-    this.recentOf.set(first, recent);
+    this.undecided = { first, recent };
     this.recentRead = true;
   }
 
   /** After an answer (or a failure) of a slice: if it and its pair have both answered, keeps the recent slice or drops it. */
   private settleRecent(slice: Slice): void {
-    for (const [first, recent] of this.recentOf) {
-      if (slice !== first && slice !== recent) continue;
-      if (first.chain.inFlight || recent.chain.inFlight) return;
-      this.recentOf.delete(first);
-      // Its page tells even where its link was refused (a service ignoring the bound may link from the list's start).
-      const page = recent.chain.buffer[0];
-      const from = recent.range.lo as number;
-      const kept = first.chain.next !== null && page !== undefined && this.days?.recentKept(first.phase, from, page.records);
-      // Where the first page reached into the recent days, they would repeat it; what they tell stays.
-      if (kept && recent.chain.error === undefined && (first.stats.reached as number) < from) return this.narrow(first, from - 1);
-      first.following = recent.following;
-      Object.assign(recent.chain, { next: null, buffer: [], error: undefined });
-    }
+    if (!this.undecided || !this.paired(slice)) return;
+    const { first, recent } = this.undecided;
+    if (first.chain.inFlight || recent.chain.inFlight) return;
+    this.undecided = undefined;
+    // Its page tells even where its link was refused (a service ignoring the bound may link from the list's start).
+    const page = recent.chain.buffer[0];
+    const from = recent.range.lo as number;
+    const kept = first.chain.next !== null && page !== undefined && this.days?.recentKept(first.phase, from, page.records);
+    // Where the first page reached into the recent days, they would repeat it; what they tell stays.
+    if (kept && recent.chain.error === undefined && (first.stats.reached as number) < from) return this.narrow(first, from - 1);
+    first.following = recent.following;
+    Object.assign(recent.chain, { next: null, buffer: [], error: undefined });
   }
 
   /** Whether a slice may send its next request: it has one, none in flight, no failure, and no pair to wait for past its first page. */
@@ -338,7 +337,7 @@ export class WorkQueue {
 
   /** A phase's first slice or its recent slice, still undecided (readRecent). */
   private paired(slice: Slice): boolean {
-    return this.recentOf.has(slice) || [...this.recentOf.values()].includes(slice);
+    return slice === this.undecided?.first || slice === this.undecided?.recent;
   }
 
   /** A probe (a page or two of the list in some order) through the scheduler, ahead of the pages; not a page of the run. */
