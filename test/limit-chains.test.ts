@@ -13,9 +13,16 @@ import { LiveServer, type Reading } from './live-server.js';
 
 const TOKEN = /--resume '?([A-Za-z0-9_-]+)'?/;
 
+const liveEnv = (live: LiveServer): Record<string, string> => ({
+  CARECTL_BASE_URL: live.baseUrl,
+  CARECTL_USER: 'bot',
+  CARECTL_PASSWORD: 'live-secret',
+  XDG_CONFIG_HOME: '/nonexistent/carectl-test-config',
+});
+
 /** A --limit chain resumed to the end: the ids printed, in order. */
 async function chain(live: LiveServer, argv: string[], limit: number, between?: (printed: string[]) => void): Promise<string[]> {
-  const env = { CARECTL_BASE_URL: live.baseUrl, CARECTL_USER: 'bot', CARECTL_PASSWORD: 'live-secret', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' };
+  const env = liveEnv(live);
   const clock = fakeClock(NOW);
   const ids: string[] = [];
   let resume: string | undefined;
@@ -108,15 +115,9 @@ describe('whole lists in parallel on a live service', () => {
         await live.start();
         try {
           const stable = live.stableIds();
-          const env = {
-            CARECTL_BASE_URL: live.baseUrl,
-            CARECTL_USER: 'bot',
-            CARECTL_PASSWORD: 'live-secret',
-            XDG_CONFIG_HOME: '/nonexistent/carectl-test-config',
-          };
           const clock = fakeClock(NOW);
           const argv = ['conversations', 'list', '--status', 'unread', '-o', 'csv', '--columns', 'id', '--page-size', '50'];
-          const result = await runCli(argv, { env, now: clock.now, sleep: clock.sleep });
+          const result = await runCli(argv, { env: liveEnv(live), now: clock.now, sleep: clock.sleep });
           assert.equal(result.code, 0, result.stderr);
           assertWhole(
             live,
