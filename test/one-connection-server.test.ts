@@ -3,7 +3,7 @@
  * HTTP/1.1 keep-alive; test/one-connection-server.ts): a second connection waits, unanswered,
  * until the first closes. carectl opened one beside its idle first and waited for its keep-alive
  * timeout on every request (field test). Each command here gives what it gives against the
- * sandbox directly, and never has more than one connection waiting.
+ * sandbox directly, and never has more connections waiting than it lets wait for a first answer (three).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -56,13 +56,13 @@ describe('a server that serves one connection at a time', GUARD, () => {
     assert.equal(result.mostWaiting, 0);
   });
 
-  test('the default --parallel: the same records, never more than two connections waiting', async () => {
+  test('the default --parallel: the same records, never more than three connections waiting', async () => {
     const expected = await runCli(LIST, { sandbox: direct });
     assert.equal(expected.code, 0, expected.stderr);
     const result = await throughFront(LIST, direct.baseUrl);
     assert.deepEqual({ code: result.code, stderr: result.stderr }, { code: 0, stderr: expected.stderr });
     assert.equal(result.stdout, expected.stdout);
-    assert.ok(result.mostWaiting <= 2, `${result.mostWaiting} connections waited at once`);
+    assert.ok(result.mostWaiting <= 3, `${result.mostWaiting} connections waited at once`);
   });
 
   test('get: the same record', async () => {
@@ -97,7 +97,7 @@ describe('a server that serves one connection at a time', GUARD, () => {
       assert.equal(expected.stderr, '');
       const result = await throughFront([...argv, '--verbose'], fresh.baseUrl);
       assert.deepEqual({ code: result.code, stdout: result.stdout }, { code: 0, stdout: expected.stdout });
-      assert.ok(result.mostWaiting <= (parallel.length === 0 ? 2 : 0), `${result.mostWaiting} connections waited at once`);
+      assert.ok(result.mostWaiting <= (parallel.length === 0 ? 3 : 0), `${result.mostWaiting} connections waited at once`);
       // Every request of a batch is answered, and the front never closes a connection: each one
       // after the first was served once carectl closed the one before, as it said.
       const closed = result.stderr.split('\n').filter((line) => line.startsWith('  connections: closed an idle one while another waits')).length;

@@ -149,6 +149,32 @@ describe('a list in parallel prints exactly what it prints one request at a time
     );
   });
 
+  test('a union sends its two first pages and its recent days before any answer, and prints what one request at a time prints', async () => {
+    const argv = ['conversations', 'list', '--page-size', '5', '--columns', 'id', '--no-header'];
+    const reference = await openSandbox({ conversations: 600 });
+    let one;
+    try {
+      one = await runCli([...argv, '--parallel', '1'], { sandbox: reference });
+    } finally {
+      await reference.close();
+    }
+    // Each reply is held until the client has sent all it sends without one.
+    const gate = await ReplyGate.open({ conversations: 600 });
+    try {
+      const clock = fakeClock();
+      const many = await gate.drive(runCli(argv, { env: gate.env, now: clock.now, sleep: clock.sleep, onStdout: gate.progress }));
+      assert.equal(many.code, 0, many.stderr);
+      assert.equal(many.stdout, one.stdout);
+      const first = gate.released[0]!;
+      assert.equal(first.inFlight, 3, 'requests in flight at the first answer');
+      const opening = gate.released.slice(0, 3).map(({ url }) => new URL(url, 'http://x').searchParams);
+      assert.deepEqual(opening.map((params) => params.get('is_priority')).sort(), ['false', 'false', 'true']);
+      assert.equal(opening.filter((params) => params.has('oldest_sort_date_gte')).length, 1, 'the recent days');
+    } finally {
+      await gate.close();
+    }
+  });
+
   test('the records of the sandbox, each exactly once, in the order of the service', async () => {
     const one = await cli(['conversations', 'list', '--oldest', '2025-06-01..2026-07-01', '--columns', 'id', '--no-header', '--parallel', '1']);
     const many = await cli([
