@@ -216,22 +216,24 @@ describe('Scheduler: adaptive, on the injected clock', () => {
 });
 
 describe('Scheduler: adaptive, and a 429', () => {
-  /** The default (up to 8) with two tasks in flight, one of them refused once (429, Retry-After 1 s); its --verbose lines. */
+  /** The default (up to 8) with five tasks in flight, one of them refused once (429, Retry-After 1 s); its --verbose lines. */
   async function refusedOnce(): Promise<{ scheduler: Scheduler; trace: string[] }> {
     const clock = fakeClock();
     const trace: string[] = [];
     const scheduler = new Scheduler({ parallel: 8, adaptive: true, now: clock.now, sleep: clock.sleep, trace: (line) => trace.push(line.trim()) });
     assert.equal(scheduler.window, 8);
-    let release = (): void => undefined;
-    const other = scheduler.run(0, () => new Promise<void>((resolve) => (release = resolve)));
+    const releases: Array<() => void> = [];
+    const others = Array.from({ length: IN_FLIGHT - 1 }, () => scheduler.run(0, () => new Promise<void>((resolve) => releases.push(resolve))));
     await scheduler.run(1, async (slot) => {
       const refused = slot.throttle?.(1000, 429);
-      release();
+      for (const release of releases) release();
       assert.equal(await refused, true);
     });
-    await other;
+    await Promise.all(others);
     return { scheduler, trace };
   }
+  /** Tasks in flight at the 429: the service held 4 of them, as many as half the window. */
+  const IN_FLIGHT = 5;
 
   it('a 429 halves what is in flight from the ceiling the limiter starts at', async () => {
     const { scheduler, trace } = await refusedOnce();
@@ -241,8 +243,8 @@ describe('Scheduler: adaptive, and a 429', () => {
 
   it("answers in a row raise the 429 bound past the limiter's 4: nothing in flight changes, so --verbose says nothing", async () => {
     const { scheduler, trace } = await refusedOnce();
-    // The two tasks above answered too: GROWTH × 4 in a row in all, which printed `4 → 5 requests in flight` at a window of 4.
-    for (let i = 2; i < GROWTH * 4; i++) await scheduler.run(0, async () => undefined);
+    // The tasks above answered too: GROWTH × 4 in a row in all, which printed `4 → 5 requests in flight` at a window of 4.
+    for (let i = IN_FLIGHT; i < GROWTH * 4; i++) await scheduler.run(0, async () => undefined);
     assert.equal(scheduler.window, 4);
     assert.deepEqual(trace, ['in flight 8 → 4: 429 too many requests; every request waits 1000 ms']);
   });

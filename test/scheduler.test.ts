@@ -20,17 +20,24 @@ function barrier(count: number): () => Promise<void> {
 }
 
 describe('Scheduler: a burst of 429s', () => {
-  /** `parallel` tasks at once, the last `refused` of them refused once (429, Retry-After 1 s), as a service that takes the others refuses. */
-  async function burst(parallel: number, refused: number): Promise<{ window: number; trace: string[]; slept: number[]; scheduler: Scheduler }> {
+  /**
+   * `tasks` at once (all `parallel` allow unless given), the last `refused` of them refused once (429, Retry-After 1 s), as a
+   * service that takes the others refuses.
+   */
+  async function burst(
+    parallel: number,
+    refused: number,
+    tasks = parallel,
+  ): Promise<{ window: number; trace: string[]; slept: number[]; scheduler: Scheduler }> {
     const clock = fakeClock();
     const trace: string[] = [];
     const scheduler = new Scheduler({ parallel, now: clock.now, sleep: clock.sleep, trace: (line) => trace.push(line.trim()) });
-    const together = barrier(parallel);
+    const together = barrier(tasks);
     await Promise.all(
-      Array.from({ length: parallel }, (_, i) =>
+      Array.from({ length: tasks }, (_, i) =>
         scheduler.run(i, async (slot) => {
           await together();
-          if (i >= parallel - refused) assert.equal(await slot.throttle?.(1000, 429), true);
+          if (i >= tasks - refused) assert.equal(await slot.throttle?.(1000, 429), true);
         }),
       ),
     );
@@ -58,6 +65,15 @@ describe('Scheduler: a burst of 429s', () => {
     assert.equal((await burst(2, 2)).window, 1);
   });
 
+  it('a 429 to fewer in flight than the window: the window goes to what the service held, not to half of one never sent', async () => {
+    // A union's first round (its two first pages and its recent days) against a service that holds 2: 8 → 4 met a 429 again.
+    const { window, trace } = await burst(8, 1, 3);
+    assert.equal(window, 2);
+    assert.deepEqual(trace, ['in flight 8 → 2: 429 too many requests to 1 of 3 at once; every request waits 1000 ms']);
+    assert.equal((await burst(8, 1, 6)).window, 4, 'it held 5: half');
+    assert.equal((await burst(8, 2, 3)).window, 2, 'two of 3 refused: 2 on this count, as ever');
+  });
+
   it('grows back past what the service held as slowly as past a cut: twice the answers in a row', async () => {
     const { scheduler, trace } = await burst(8, 6);
     while (scheduler.window < 3) await scheduler.run(0, async () => undefined);
@@ -70,11 +86,15 @@ describe('Scheduler: a burst of 429s', () => {
     let release = (): void => undefined;
     const other = scheduler.run(0, () => new Promise<void>((resolve) => (release = resolve)));
     await scheduler.run(1, async (slot) => {
-      for (let attempt = 0; attempt < 2; attempt++) assert.equal(await slot.throttle?.(1000, 429), true);
+      // 8 → 2 (two in flight: it held the other), then 2 → 1, once the other is done.
+      assert.equal(await slot.throttle?.(1000, 429), true);
+      assert.equal(scheduler.window, 2);
+      const again = slot.throttle?.(1000, 429);
+      release();
+      assert.equal(await again, true);
     });
-    release();
     await other;
-    assert.equal(scheduler.window, 2);
+    assert.equal(scheduler.window, 1);
   });
 });
 
@@ -164,20 +184,17 @@ describe('Scheduler: a request sent after a refused one', () => {
 });
 
 describe('Scheduler: growing back after a 429', () => {
-  /** Two tasks at once, the first refused (429, Retry-After 1 s) once: the window halves. */
-  async function refuseOnce(scheduler: Scheduler): Promise<void> {
-    let refused = false;
-    const refusing = (slot: { throttle?: ((waitMs: number, status: number) => Promise<boolean>) | undefined }) => async () => {
-      if (!refused && slot.throttle) {
-        refused = true;
-        assert.equal(await slot.throttle(1000, 429), true);
-      }
-    };
-    let release: () => void = () => undefined;
-    const other = scheduler.run(1, () => new Promise<void>((resolve) => (release = resolve)));
-    await scheduler.run(0, (slot) => refusing(slot)());
-    release();
-    await other;
+  /** `others` tasks (one unless given) and one more at once, the last refused (429, Retry-After 1 s) once: the window halves, not below what they held. */
+  async function refuseOnce(scheduler: Scheduler, others = 1): Promise<void> {
+    const releases: Array<() => void> = [];
+    const held = Array.from({ length: others }, () => scheduler.run(1, () => new Promise<void>((resolve) => releases.push(resolve))));
+    await scheduler.run(0, async (slot) => {
+      const resent = slot.throttle?.(1000, 429);
+      // The others answer during the pause: the window may now be below what they hold.
+      for (const release of releases) release();
+      assert.equal(await resent, true);
+    });
+    await Promise.all(held);
   }
 
   async function answers(scheduler: Scheduler, count: number): Promise<void> {
@@ -209,8 +226,9 @@ describe('Scheduler: growing back after a 429', () => {
   it('a 429 starts the count again', async () => {
     const clock = fakeClock();
     const scheduler = new Scheduler({ parallel: 8, now: clock.now, sleep: clock.sleep });
-    await refuseOnce(scheduler);
-    await answers(scheduler, GROWTH * 4 - 3);
+    // 5 in flight: it held 4.
+    await refuseOnce(scheduler, 4);
+    await answers(scheduler, GROWTH * 4 - 6);
     assert.equal(scheduler.window, 4);
     // One answer short of 5, refused instead (4 → 2): the answers counted at 4 are gone.
     await refuseOnce(scheduler);

@@ -1,7 +1,7 @@
 /**
  * The one concurrency mechanism: up to a window of tasks in flight (--parallel), lower priority first, then by arrival.
- * As TCP's window: a 429 halves it once per window and pauses every request for the Retry-After; more 429s to the requests
- * in flight at that cut take it down to what the service held of them; GROWTH × window answers in a row grow it back by one.
+ * As TCP's window: a 429 halves it once per window (not above what the service held) and pauses every request for the
+ * Retry-After; more 429s to the requests in flight at that cut take it down to what the service held of them; GROWTH × window answers in a row grow it back by one.
  * A 429 with no other request of ours in flight is not our doing: usual retry rules apply.
  * A 503 (a gateway's connection limit answers so, without Retry-After) is read the same way.
  * With `adaptive` (no --parallel given), the limiter (./limiter.ts) keeps fewer in flight while more would not pay.
@@ -144,14 +144,19 @@ export class Scheduler {
     const refusal = `${status} ${status === 429 ? 'too many requests' : 'service unavailable'}`;
     if (holder.epoch === this.epoch && this.window > 1) {
       const before = this.window;
+      const inFlight = this.holders.size;
       this.refusedAt.set(before, (this.refusedAt.get(before) ?? 0) + 1);
-      this.lastCut = { epoch: this.epoch, inFlight: this.holders.size, refused: 1 };
-      this.congestionWindow = Math.ceil(before / 2);
+      this.lastCut = { epoch: this.epoch, inFlight, refused: 1 };
+      // Not above what the service held: half of a window never sent (a first round of 3 against 8) would meet the refusal again.
+      const halved = Math.ceil(before / 2);
+      const held = Math.max(2, inFlight - 1);
+      if (held < halved) this.refusedAt.set(held + 1, (this.refusedAt.get(held + 1) ?? 0) + 1);
+      this.congestionWindow = Math.min(halved, held);
       this.epoch++;
       // The limiter starts over below the cut: what it measured before the pause no longer holds.
       if (this.limiter) this.limiter = { ...startState(this.parallel), limit: this.congestionWindow, starting: false };
       const wait = waitMs > 0 ? `; every request waits ${waitMs} ms` : '';
-      this.moved(before, `${refusal}${wait}`);
+      this.moved(before, `${refusal}${held < halved ? ` to 1 of ${inFlight} at once` : ''}${wait}`);
     } else if (holder.epoch === this.lastCut.epoch) {
       // More refused of those in flight at the cut: the service held only the others, fewer than half may be all it holds. Not
       // below 2 on this count: a service may still count a request it refused as in flight (one probe of 3 met 2 refusals).
