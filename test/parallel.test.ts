@@ -386,6 +386,26 @@ describe('a list without a date range, on a service with keyset links', () => {
     );
   });
 
+  test('a --limit of up to three pages sends at most one request more than --parallel 1: no probe, nothing cut', async () => {
+    for (const query of [[], ['--no-priority']]) {
+      for (const limit of [30, 60]) {
+        const argv = ['conversations', 'list', ...query, '-o', 'ndjson', '--fields', 'status', '--page-size', '20', '--limit', String(limit)];
+        let mark = api.requests.length;
+        const one = await run([...argv, '--parallel', '1']);
+        const sequential = api.requests.length - mark;
+        mark = api.requests.length;
+        const many = await run(argv);
+        assert.equal(many.code, 0, many.stderr);
+        assert.equal(many.stdout, one.stdout);
+        const sent = api.requests.slice(mark).map((r) => r.url);
+        assert.ok(
+          sent.length <= sequential + 1,
+          `--limit ${limit} ${query.join(' ')}: ${sent.length} requests, ${sequential} one at a time:\n${sent.join('\n')}`,
+        );
+      }
+    }
+  });
+
   test('--limit in parallel prints the first records and fetches little more than it needs', async () => {
     const argv = ['conversations', 'list', '--no-priority', '-o', 'ndjson', '--fields', 'status', '--page-size', '20'];
     const full = await run([...argv, '--parallel', '1']);

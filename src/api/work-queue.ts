@@ -206,7 +206,7 @@ export class WorkQueue {
       if (cuts || counts) this.probeFarEnd(slice);
       if (reads) {
         const idleSlots = Math.max(0, scheduler.spare - 1 - readableAhead);
-        if (cuts && this.cutBeforeReading(slice, idleSlots)) readableAhead++;
+        if (cuts && this.cutBeforeReading(slice, idleSlots, limit - records)) readableAhead++;
         this.fetch(slice, ahead);
         held++;
       }
@@ -257,8 +257,13 @@ export class WorkQueue {
     return { lo, hi, records: (pace.records / pace.days) * (hi - lo + 1) };
   }
 
-  /** Cuts a slice about to read where planCut says, once the service is known to keep to the bound a cut adds; true when it cut. */
-  private cutBeforeReading(slice: Slice, idleSlots: number): boolean {
+  /**
+   * Cuts a slice about to read where planCut says, once the service is known to keep to the bound a cut adds; true when it cut.
+   * `wanted`: the records --limit still asks for beyond those held; no more than SHORT_PAGES of them are read as they come, as a
+   * short list's are (a --limit of three pages pays for no probe).
+   */
+  private cutBeforeReading(slice: Slice, idleSlots: number, wanted: number): boolean {
+    if (wanted <= SHORT_PAGES * this.options.pageSize) return false;
     const left = this.left(slice);
     const mid = left && planCut({ ...left, pageSize: this.options.pageSize, idleSlots });
     const days = this.days as SliceDays;
