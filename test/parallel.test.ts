@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { apiRequests, fakeClock, openSandbox, runCli, sandboxEnv, type RunOptions, scratchFolder } from './helpers.js';
+import { apiRequests, fakeClock, openSandbox, runCli, sandboxEnv, type RunOptions, type RunResult, scratchFolder } from './helpers.js';
 import { keysetApi, keysetData, keysetReply, later } from './keyset.js';
 import { ReplyGate } from './reply-gate.js';
 import { scriptedApi, scriptedEnv, type ScriptedApi, type ScriptedReply } from './scripted-server.js';
@@ -22,6 +22,16 @@ after(async () => {
 });
 
 const cli = (argv: string[], options: RunOptions = {}) => runCli(argv, { sandbox, ...options });
+
+/** `argv` at --parallel 1 against a fresh sandbox of `conversations`: the output a parallel run on the same data must equal. */
+async function oneAtATime(argv: string[], conversations: number): Promise<RunResult> {
+  const reference = await openSandbox({ conversations });
+  try {
+    return await runCli([...argv, '--parallel', '1'], { sandbox: reference });
+  } finally {
+    await reference.close();
+  }
+}
 
 describe('--parallel, CARECTL_PARALLEL and the profile key parallel', () => {
   test('a bad value is a one-line usage error naming where it came from and the range; nothing is sent', async () => {
@@ -151,13 +161,7 @@ describe('a list in parallel prints exactly what it prints one request at a time
 
   test('a union sends its two first pages and its recent days before any answer, and prints what one request at a time prints', async () => {
     const argv = ['conversations', 'list', '--page-size', '5', '--columns', 'id', '--no-header'];
-    const reference = await openSandbox({ conversations: 600 });
-    let one;
-    try {
-      one = await runCli([...argv, '--parallel', '1'], { sandbox: reference });
-    } finally {
-      await reference.close();
-    }
+    const one = await oneAtATime(argv, 600);
     // Each reply is held until the client has sent all it sends without one.
     const gate = await ReplyGate.open({ conversations: 600 });
     try {
@@ -207,13 +211,7 @@ describe('a list far longer than the pages held ahead of the writer', () => {
 
   test('keeps the window full to the end, and prints what one request at a time prints', async () => {
     const argv = ['conversations', 'list', '--page-size', '5', '--columns', 'id', '--no-header'];
-    const reference = await openSandbox({ conversations: 600 });
-    let one;
-    try {
-      one = await runCli([...argv, '--parallel', '1'], { sandbox: reference });
-    } finally {
-      await reference.close();
-    }
+    const one = await oneAtATime(argv, 600);
     const clock = fakeClock();
     const running = runCli([...argv, '--parallel', '4'], { env: distant.env, now: clock.now, sleep: clock.sleep, onStdout: distant.progress });
     const many = await distant.drive(running);
