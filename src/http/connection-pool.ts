@@ -16,8 +16,16 @@
  *   have answered while both were open (the server serves more than one at a time), never while
  *   three are still waiting for their first answer;
  * - until then, a connection left with nothing to do while another waits for its first answer is
- *   closed: a server that serves one connection at a time goes on to the one waiting. Closing an
+ *   closed once that one has gone unanswered for twice as long as the idle one's last answer
+ *   took: a server that serves one connection at a time goes on to the one waiting. Closing an
  *   idle keep-alive connection is always allowed; it costs a new connection later.
+ *
+ * Not at once: carectl sends its next request only once it has decoded the last answer (gzip on
+ * the thread pool, several turns of the event loop), so a connection closed a turn after its
+ * answer was closed before the other's first answer came, two never answered while both were
+ * open, and at a steady two in flight every request opened a connection of its own (112 in 114
+ * behind nginx's limit_conn 2, field test). A server that serves connections at once answers the
+ * waiting one in about the time it answered the idle one, and that proves it.
  */
 import { EventEmitter } from 'node:events';
 import type { Dispatcher } from 'undici';
@@ -38,6 +46,10 @@ interface Connection {
   busy: number;
   /** It answered since it last connected: the server serves it. */
   answered: boolean;
+  /** When its current request was handed to it (ms, the pool's clock). */
+  sentAt: number;
+  /** The pending check of whether to close it for a connection waiting for its first answer. */
+  closing?: NodeJS.Timeout;
 }
 
 /**
@@ -53,6 +65,11 @@ export class OriginPool extends EventEmitter {
   readonly #queue: Array<{ options: Dispatcher.DispatchOptions; handler: Handler }> = [];
   /** Two connections answered while both were open: the server serves more than one at a time. */
   #concurrent = false;
+  /**
+   * How long the last answer took from request to headers, on a connection the server was
+   * already serving (or the first answer of all): never one a server held in its backlog.
+   */
+  #answerTime: number | undefined;
   #closed = false;
   #destroyed = false;
   #whenEmptied: Array<() => void> = [];
@@ -62,6 +79,7 @@ export class OriginPool extends EventEmitter {
     private readonly most: number,
     /** --verbose: a line when a connection is closed for another to be served. */
     private readonly trace?: (line: string) => void,
+    private readonly now: () => number = () => performance.now(),
   ) {
     super();
   }
@@ -86,12 +104,14 @@ export class OriginPool extends EventEmitter {
 
   async close(): Promise<void> {
     this.#closed = true;
+    for (const { closing } of this.#connections) clearTimeout(closing);
     if (this.#queue.length > 0) await new Promise<void>((resolve) => this.#whenEmptied.push(resolve));
     await Promise.all(this.#connections.map(({ client }) => client.close()));
   }
 
   async destroy(err?: Error): Promise<void> {
     this.#destroyed = true;
+    for (const { closing } of this.#connections) clearTimeout(closing);
     const error = err ?? new Error('the connection pool was destroyed');
     for (const { handler } of this.#queue.splice(0)) handler.onError?.(error);
     this.#emptied();
@@ -105,6 +125,8 @@ export class OriginPool extends EventEmitter {
       if (connection === undefined) return;
       const { options, handler } = this.#queue.shift()!;
       connection.busy++;
+      connection.sentAt = this.now();
+      clearTimeout(connection.closing);
       connection.client.dispatch(options, this.#watch(connection, handler));
     }
     this.#emptied();
@@ -117,7 +139,7 @@ export class OriginPool extends EventEmitter {
     // A connection closed meanwhile (a keep-alive timeout) opens again for its next request.
     const unopened = this.#connections.find((c) => c.busy === 0);
     if (unopened !== undefined || this.#connections.length >= this.most) return unopened;
-    const made: Connection = { client: this.open(), busy: 0, answered: false };
+    const made: Connection = { client: this.open(), busy: 0, answered: false, sentAt: 0 };
     made.client.on('disconnect', () => (made.answered = false));
     this.#connections.push(made);
     return made;
@@ -134,7 +156,7 @@ export class OriginPool extends EventEmitter {
       // loop that must not see new ones (a connection refused with several queued).
       queueMicrotask(() => {
         this.#pump();
-        if (connection.busy === 0) setImmediate(() => this.#closeIfInTheWay(connection));
+        if (connection.busy === 0) this.#closeIfInTheWay(connection);
       });
     };
     return new Proxy(handler, {
@@ -144,7 +166,10 @@ export class OriginPool extends EventEmitter {
         const call = (...args: unknown[]): unknown => (value as (...a: unknown[]) => unknown).apply(target, args);
         if (key === 'onHeaders') {
           return (status: number, ...rest: unknown[]) => {
-            if (status >= 200) this.#answered(connection);
+            if (status >= 200) {
+              if (connection.answered || this.#answerTime === undefined) this.#answerTime = this.now() - connection.sentAt;
+              this.#answered(connection);
+            }
             return call(status, ...rest);
           };
         }
@@ -169,16 +194,24 @@ export class OriginPool extends EventEmitter {
   }
 
   /**
-   * Closes `connection` when it still has nothing to do (a turn of the event loop after its last
-   * answer: the command's next request goes to it first) while another waits for its first answer.
+   * Closes `connection`, idle, once a connection waiting for its first answer has waited twice as
+   * long as the last answer took; checks again then if none has yet. A request handed to it
+   * meanwhile cancels the check.
    */
   #closeIfInTheWay(connection: Connection): void {
     const at = this.#connections.indexOf(connection);
-    if (at < 0 || this.#concurrent || connection.busy > 0 || !this.#connections.some(waitingForFirstAnswer)) return;
+    const waiting = this.#connections.filter(waitingForFirstAnswer);
+    if (at < 0 || this.#concurrent || this.#closed || this.#destroyed || connection.busy > 0 || waiting.length === 0) return;
+    const longest = this.now() - Math.min(...waiting.map((c) => c.sentAt));
+    const due = 2 * (this.#answerTime ?? 0) - longest;
+    if (due > 0) {
+      connection.closing = setTimeout(() => this.#closeIfInTheWay(connection), due).unref();
+      return;
+    }
     this.#connections.splice(at, 1);
     void connection.client.close();
     this.trace?.(
-      `  connections: closed an idle one while another waits for its first answer (in case the server serves one connection at a time: it then serves the waiting one)`,
+      `  connections: closed an idle one while another waits for its first answer (waited ${Math.round(longest)} ms, the last answer took ${Math.round(this.#answerTime ?? 0)} ms; a server that serves one connection at a time then serves the waiting one)`,
     );
   }
 
