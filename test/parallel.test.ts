@@ -479,7 +479,7 @@ describe('a service that answers 429 past 2 requests in flight', () => {
       // Each change of the window is shown with --verbose; every request waited the second asked. The first round (two first
       // pages and the recent days) met the refusal: the window goes to what the service held, 2 (whether the third was
       // refused before or after an answer to the others came is the loopback's race).
-      assert.match(notices, /^ {2}in flight 8 → 2: 429 too many requests to 1 of [23] at once; every request waits 1000 ms$/m);
+      assert.match(notices, /^ {2}in flight 8 → 2: 429 too many requests, 1 of [23] in flight refused; every request waits 1000 ms$/m);
       assert.ok(slept.includes(1000));
       assert.ok(
         slept.every((ms) => ms <= 1000),
@@ -499,7 +499,7 @@ describe("a gateway's connection limit: 503 without Retry-After past 2 requests 
     try {
       const { notices, slept } = await sameAsOneAtATime(service, []);
       // No Retry-After, so no pause: fewer in flight is the answer (a back-off of every request cost twice the run's time behind nginx).
-      assert.match(notices, /^ {2}in flight 8 → 2: 503 service unavailable to 1 of [23] at once$/m);
+      assert.match(notices, /^ {2}in flight 8 → 2: 503 service unavailable, 1 of [23] in flight refused$/m);
       assert.deepEqual(slept, []);
     } finally {
       await service.api.close();

@@ -56,8 +56,8 @@ describe('Scheduler: a burst of 429s', () => {
     assert.equal(window, 2);
     assert.deepEqual(trace, [
       'in flight 8 → 4: 429 too many requests; every request waits 1000 ms',
-      'in flight 4 → 3: 429 too many requests to 5 of 8 at once',
-      'in flight 3 → 2: 429 too many requests to 6 of 8 at once',
+      'in flight 4 → 3: 429 too many requests, 5 of 8 in flight refused',
+      'in flight 3 → 2: 429 too many requests, 6 of 8 in flight refused',
     ]);
     assert.equal((await burst(8, 3)).window, 4, 'it held 5: half stays');
     assert.equal((await burst(8, 8)).window, 2, 'it held none: 2 on this count (a refusal may be counted in flight still), 1 at the next');
@@ -69,7 +69,7 @@ describe('Scheduler: a burst of 429s', () => {
     // A union's first round (its two first pages and its recent days) against a service that holds 2: 8 → 4 met a 429 again.
     const { window, trace } = await burst(8, 1, 3);
     assert.equal(window, 2);
-    assert.deepEqual(trace, ['in flight 8 → 2: 429 too many requests to 1 of 3 at once; every request waits 1000 ms']);
+    assert.deepEqual(trace, ['in flight 8 → 2: 429 too many requests, 1 of 3 in flight refused; every request waits 1000 ms']);
     assert.equal((await burst(8, 1, 6)).window, 4, 'it held 5: half');
     assert.equal((await burst(8, 2, 3)).window, 2, 'two of 3 refused: 2 on this count, as ever');
   });

@@ -156,7 +156,7 @@ export class Scheduler {
       // The limiter starts over below the cut: what it measured before the pause no longer holds.
       if (this.limiter) this.limiter = { ...startState(this.parallel), limit: this.congestionWindow, starting: false };
       const wait = waitMs > 0 ? `; every request waits ${waitMs} ms` : '';
-      this.moved(before, `${refusal}${held < halved ? ` to 1 of ${inFlight} at once` : ''}${wait}`);
+      this.moved(before, `${refusal}${held < halved ? `, 1 of ${inFlight} in flight refused` : ''}${wait}`);
     } else if (holder.epoch === this.lastCut.epoch) {
       // More refused of those in flight at the cut: the service held only the others, fewer than half may be all it holds. Not
       // below 2 on this count: a service may still count a request it refused as in flight (one probe of 3 met 2 refusals).
@@ -168,7 +168,7 @@ export class Scheduler {
         this.refusedAt.set(held + 1, (this.refusedAt.get(held + 1) ?? 0) + 1);
         this.congestionWindow = held;
         if (this.limiter) this.limiter = { ...this.limiter, limit: Math.min(this.limiter.limit, held) };
-        this.moved(before, `${refusal} to ${cut.refused} of ${cut.inFlight} at once`);
+        this.moved(before, `${refusal}, ${cut.refused} of ${cut.inFlight} in flight refused`);
       }
     }
     this.rounds.restart(this.options.now());
