@@ -16,16 +16,16 @@
  *   have answered while both were open (the server serves more than one at a time), never while
  *   three are still waiting for their first answer;
  * - until then, a connection left with nothing to do while another waits for its first answer is
- *   closed once that one has gone unanswered for twice as long as the idle one's last answer
- *   took: a server that serves one connection at a time goes on to the one waiting. Closing an
- *   idle keep-alive connection is always allowed; it costs a new connection later.
+ *   closed once that one has gone unanswered for twice as long as the last answer took: a server
+ *   that serves one connection at a time goes on to the one waiting. Closing an idle keep-alive
+ *   connection is always allowed; it costs a new connection later.
  *
  * Not at once: carectl sends its next request only once it has decoded the last answer (gzip on
  * the thread pool, several turns of the event loop), so a connection closed a turn after its
  * answer was closed before the other's first answer came, two never answered while both were
  * open, and at a steady two in flight every request opened a connection of its own (112 in 114
  * behind nginx's limit_conn 2, field test). A server that serves connections at once answers the
- * waiting one in about the time it answered the idle one, and that proves it.
+ * waiting one in about the time of the last answer, while the idle one is open, and that proves it.
  */
 import { EventEmitter } from 'node:events';
 import type { Dispatcher } from 'undici';
