@@ -82,28 +82,35 @@ async function oneAnsweredOneWaiting(): Promise<{ waiting: Promise<string> }> {
   return { waiting };
 }
 
+/** Against a hang: a pool that never closes (or never answers) would leave these waiting for good. */
+const GUARD = { timeout: 30_000 };
+
 const closes = (): string[] => lines.filter((line) => line.startsWith('  connections: closed an idle one'));
 
-test('an idle connection stays open while the waiting one has waited less than twice the last answer: the next request reuses it, and the waiting one proves the server serves two', async () => {
-  const { waiting } = await oneAnsweredOneWaiting();
-  time = 12;
-  // The command decodes the page: several turns of the event loop before its next request.
-  for (let i = 0; i < 20; i++) await turn();
-  const next = get('/next');
-  await holding(2);
-  release('/waiting');
-  assert.equal(await waiting, '/waiting');
-  release('/next');
-  assert.equal(await next, '/next');
-  assert.deepEqual(closes(), []);
-  // Proven: two at once from here on, each on a connection already open.
-  await Promise.all([get('/now'), get('/now')]);
-  await Promise.all([get('/now'), get('/now')]);
-  assert.deepEqual({ connections, closed: closes() }, { connections: 2, closed: [] });
-  await agent.close();
-});
+test(
+  'an idle connection stays open while the waiting one has waited less than twice the last answer: the next request reuses it, and the waiting one proves the server serves two',
+  GUARD,
+  async () => {
+    const { waiting } = await oneAnsweredOneWaiting();
+    time = 12;
+    // The command decodes the page: several turns of the event loop before its next request.
+    for (let i = 0; i < 20; i++) await turn();
+    const next = get('/next');
+    await holding(2);
+    release('/waiting');
+    assert.equal(await waiting, '/waiting');
+    release('/next');
+    assert.equal(await next, '/next');
+    assert.deepEqual(closes(), []);
+    // Proven: two at once from here on, each on a connection already open.
+    await Promise.all([get('/now'), get('/now')]);
+    await Promise.all([get('/now'), get('/now')]);
+    assert.deepEqual({ connections, closed: closes() }, { connections: 2, closed: [] });
+    await agent.close();
+  },
+);
 
-test('an idle connection is closed once the waiting one has waited twice the last answer, and the line says how long', async () => {
+test('an idle connection is closed once the waiting one has waited twice the last answer, and the line says how long', GUARD, async () => {
   const { waiting } = await oneAnsweredOneWaiting();
   time = 19;
   for (let i = 0; i < 20; i++) await turn();

@@ -15,12 +15,18 @@ import { after, before, test } from 'node:test';
 import { runCli } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
-const CONVERSATIONS = 1500;
+const CONVERSATIONS = 1000;
+/**
+ * A close waits twice an answer's time, and carectl's next request follows its last answer by its
+ * decoding: 2–13 ms here, more with both CPUs busy. At 100 ms an answer, a loaded machine keeps
+ * well inside that.
+ */
+const LATENCY = '100ms';
 
 let service: ChildProcess;
 let env: Record<string, string>;
 before(async () => {
-  service = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', '--conversations', String(CONVERSATIONS), '--latency', '30ms'], {
+  service = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', '--conversations', String(CONVERSATIONS), '--latency', LATENCY], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let said = '';
@@ -51,6 +57,6 @@ test('--parallel 2 over a whole list: two connections, none closed; the records 
   const answers = result.stderr.split('\n').filter((line) => line.startsWith('< 200 '));
   const opened = answers.filter((line) => line.includes('new connection')).length;
   const closed = result.stderr.split('\n').filter((line) => line.startsWith('  connections: closed an idle one')).length;
-  assert.ok(answers.length > 30, `${answers.length} answers`);
+  assert.ok(answers.length > 20, `${answers.length} answers`);
   assert.deepEqual({ opened, closed }, { opened: 2, closed: 0 }, `of ${answers.length} answers`);
 });
