@@ -87,3 +87,39 @@ describe('conversations update against a service that answers the wrong thing', 
     );
   });
 });
+
+/** 200s that came but cannot be read, by conversation id: the service may have applied each. */
+const UNREADABLE_200S: Record<string, ScriptedReply> = {
+  '500020': { text: '<html><body>Saved</body></html>' },
+  '500021': { text: 'OK', headers: { 'content-type': 'text/plain' } },
+  '500022': { text: '<!doctype html><title>Portal</title>', headers: { 'content-type': 'text/html' } },
+  '500023': { text: '{"conversation":{"id":"500023","url":"x"' },
+};
+
+describe('conversations update after a 200 that cannot be read', () => {
+  let api: ScriptedApi;
+  before(async () => {
+    api = await scriptedApi((request) => {
+      const id = /conversations\/([^/?]+)/.exec(request.url)?.[1] ?? '';
+      if (request.method === 'PATCH') return UNREADABLE_200S[id];
+      return { json: { conversation: { id, url: 'x', status: 'unread', tags: [] } } };
+    });
+  });
+  after(() => api.close());
+
+  test('each PATCH is sent once, at --parallel 1 with retries left, and its row says it may have been applied', async () => {
+    const ids = Object.keys(UNREADABLE_200S);
+    const out = await runCli(['conversations', 'update', ...ids, '--status', 'on_hold', '--parallel', '1', '-o', 'ndjson'], { env: scriptedEnv(api) });
+    assert.equal(out.code, 1, out.stderr);
+    assert.deepEqual(patchedIds(api.requests), ids);
+    const rows = out.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: string; ok: boolean; error: { message: string } });
+    assert.deepEqual(
+      rows.map((row) => [row.id, row.ok]),
+      ids.map((id) => [id, false]),
+    );
+    for (const row of rows) assert.match(row.error.message, /may have been applied/, row.id);
+  });
+});

@@ -255,8 +255,11 @@ export class Transport {
         `< ${seen.status} ${answerTo}: ${err.message} (${answerDetails(call.method, url, seen, proxyLabel(url, this.config.proxy), this.config.now() - started)})`,
       );
       call.reached ||= write && mayHaveReached({ status: seen.status });
-      // A reply past the cap (a runaway body, a bomb) or in a coding carectl cannot read is the same again.
-      const retryable = options.idempotent && !(err instanceof ReplyTooLargeError) && !(err instanceof ReplyEncodingError && err.permanent);
+      // A reply past the cap (a runaway body, a bomb) or in a coding carectl cannot read is the same again;
+      // a change the service took (2xx) is not sent twice.
+      const taken = write && seen.status >= 200 && seen.status < 300;
+      const retryable =
+        options.idempotent && !taken && !(err instanceof ReplyTooLargeError) && !(err instanceof ReplyEncodingError && err.permanent);
       return { kind: 'failed', error: new BadReplyError(`${shown}: ${err.message}`), retryable };
     }
     // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
@@ -314,7 +317,8 @@ export class Transport {
     if (reason === undefined) return { kind: 'answered', value };
     call.reached ||= call.write && mayHaveReached({ status: 200 });
     this.trace(`< ${reason}`);
-    return { kind: 'failed', error: new BadReplyError(`${call.shown}: ${this.redactOwn(reason)}`), retryable: call.options.idempotent };
+    // A change answered 2xx was taken, whatever the body says: sending it again could apply it twice.
+    return { kind: 'failed', error: new BadReplyError(`${call.shown}: ${this.redactOwn(reason)}`), retryable: call.options.idempotent && !call.write };
   }
 
   /** A reply other than 2xx: a redirect ends the request; an error status may be retried, or handed to the throttle (a 429). */
