@@ -258,8 +258,7 @@ export class Transport {
       // A reply past the cap (a runaway body, a bomb) or in a coding carectl cannot read is the same again;
       // a change the service took (2xx) is not sent twice.
       const taken = write && seen.status >= 200 && seen.status < 300;
-      const retryable =
-        options.idempotent && !taken && !(err instanceof ReplyTooLargeError) && !(err instanceof ReplyEncodingError && err.permanent);
+      const retryable = options.idempotent && !taken && !(err instanceof ReplyTooLargeError) && !(err instanceof ReplyEncodingError && err.permanent);
       return { kind: 'failed', error: new BadReplyError(`${shown}: ${err.message}`), retryable };
     }
     // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
