@@ -3,7 +3,8 @@
  * where a script looks for it, and removed once the list completes.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, existsSync, lstatSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
@@ -79,4 +80,59 @@ describe('--resume-file', () => {
     assert.match(result.stderr, /^carectl: --resume-file: cannot write .*missing\/token: .*\(ENOENT\)$/m);
     assert.ok(tokenIn(result.stderr));
   });
+
+  test('a list that completes leaves a regular file alone that holds no token of carectl', async () => {
+    const file = join(scratchFolder('carectl-resume-'), 'notes');
+    writeFileSync(file, 'my notes, not a token\n');
+    const result = await runCli([...LIST, '--resume-file', file], { sandbox });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(readFileSync(file, 'utf8'), 'my notes, not a token\n');
+  });
+
+  test('a FIFO named as FILE gets the token written into it and stays a FIFO; a list that completes leaves it', async () => {
+    const fifo = join(scratchFolder('carectl-resume-'), 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const reader = spawn('cat', [fifo]);
+    let read = '';
+    reader.stdout.on('data', (chunk: Buffer) => (read += chunk.toString()));
+    const ended = new Promise((resolve) => reader.on('close', resolve));
+    const stopped = await runCli([...LIST, '--limit', '3', '--resume-file', fifo], { sandbox });
+    assert.equal(stopped.code, 0, stopped.stderr);
+    try {
+      assert.ok(lstatSync(fifo).isFIFO(), 'the FIFO is still there');
+    } finally {
+      // A FIFO renamed over leaves its reader waiting for a writer that never comes.
+      if (!lstatSync(fifo).isFIFO()) reader.kill();
+    }
+    await ended;
+    assert.equal(read, `${tokenIn(stopped.stderr)}\n`);
+    const complete = await runCli([...LIST, '--resume-file', fifo], { sandbox });
+    assert.equal(complete.code, 0, complete.stderr);
+    assert.ok(lstatSync(fifo).isFIFO(), 'the FIFO is still there');
+  });
+
+  test('a FIFO that nobody reads is said on stderr at once, not waited on', async () => {
+    const fifo = join(scratchFolder('carectl-resume-'), 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const result = await runCli([...LIST, '--limit', '3', '--resume-file', fifo], { sandbox });
+    assert.equal(result.code, 0);
+    assert.match(result.stderr, /^carectl: --resume-file: cannot write .*fifo: .*\(ENXIO\)$/m);
+    assert.ok(lstatSync(fifo).isFIFO());
+  });
+
+  test(
+    'a character device named as FILE (a /dev/null of its own) is written into, never renamed over nor removed',
+    { skip: process.getuid?.() === 0 ? false : 'mknod of a device needs root' },
+    async () => {
+      const device = join(scratchFolder('carectl-resume-'), 'null');
+      execFileSync('mknod', ['-m', '666', device, 'c', '1', '3']);
+      const stopped = await runCli([...LIST, '--limit', '3', '--resume-file', device], { sandbox });
+      assert.equal(stopped.code, 0, stopped.stderr);
+      assert.doesNotMatch(stopped.stderr, /--resume-file: cannot/);
+      assert.ok(lstatSync(device).isCharacterDevice(), 'an early stop leaves the device a device');
+      const complete = await runCli([...LIST, '--resume-file', device], { sandbox });
+      assert.equal(complete.code, 0, complete.stderr);
+      assert.ok(lstatSync(device).isCharacterDevice(), 'a list that completes leaves the device');
+    },
+  );
 });

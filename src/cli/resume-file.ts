@@ -3,19 +3,65 @@
  * stopped early, without reading it out of a sentence on stderr. A list that completes removes
  * FILE, so its presence alone says whether there is more to fetch.
  */
-import { rmSync } from 'node:fs';
+import { closeSync, constants, lstatSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeSync } from 'node:fs';
 import { systemReason } from '../core/errors.js';
 import { writeAtomically } from '../config/report-ledger.js';
 
+/** What FILE is: a regular file (through a link, its target), something else (a device, a FIFO), or nothing yet. */
+type Place = { kind: 'regular'; path: string; linked: boolean } | { kind: 'other' } | { kind: 'missing' };
+
+/** A token is one base64url line of a few KB; a file far larger than that is not one of ours. */
+const MAX_TOKEN_FILE_BYTES = 1 << 20;
+
+function place(path: string): Place {
+  let link;
+  try {
+    link = lstatSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
+    throw err;
+  }
+  if (link.isFile()) return { kind: 'regular', path, linked: false };
+  if (!link.isSymbolicLink()) return { kind: 'other' };
+  // Through a link to a regular file, that file is replaced; a dangling link is written through.
+  const target = statSync(path, { throwIfNoEntry: false });
+  return target?.isFile() ? { kind: 'regular', path: realpathSync(path), linked: true } : { kind: 'other' };
+}
+
+/** Whether a regular file holds what settleResumeFile writes: one token line (versions 3 and 4). */
+function holdsToken(path: string): boolean {
+  if (statSync(path).size > MAX_TOKEN_FILE_BYTES) return false;
+  const text = readFileSync(path, 'utf8');
+  if (!/^[A-Za-z0-9_-]+\n?$/.test(text)) return false;
+  return /^[34]\|/.test(Buffer.from(text.trim(), 'base64url').toString('latin1'));
+}
+
+/** Into a device, a FIFO or through a dangling link: the bytes go where FILE points, nothing is renamed over it. */
+function writeStraight(path: string, text: string): void {
+  // O_NONBLOCK: a FIFO that nobody reads fails (ENXIO) instead of hanging the list's end.
+  const fd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK | constants.O_CREAT | constants.O_APPEND, 0o600);
+  try {
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /**
  * Writes `token` (and a newline) to `path`, or removes `path` when the list completed (no token).
- * A failure is said, not thrown: the token is in the message too, and the list's own outcome
- * stays what decides the exit code.
+ * Only a regular file holding a token is removed, and only a regular file is replaced (atomically);
+ * anything else (`/dev/null`, a FIFO) is written into, never renamed over. A failure is said, not
+ * thrown: the token is in the message too, and the list's own outcome decides the exit code.
  */
 export function settleResumeFile(path: string, token: string | undefined, say: (message: string) => void): void {
   try {
-    if (token === undefined) rmSync(path, { force: true });
-    else writeAtomically(path, `${token}\n`);
+    const found = place(path);
+    if (token === undefined) {
+      if (found.kind === 'regular' && !found.linked && holdsToken(path)) rmSync(path, { force: true });
+      return;
+    }
+    if (found.kind === 'other') writeStraight(path, `${token}\n`);
+    else writeAtomically(found.kind === 'regular' ? found.path : path, `${token}\n`);
   } catch (err) {
     say(`--resume-file: cannot ${token === undefined ? 'remove' : 'write'} ${path}: ${systemReason(err as Error)}`);
   }
