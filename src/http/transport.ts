@@ -251,15 +251,7 @@ export class Transport {
   private async failedAttempt(call: Call, err: unknown, seen: AttemptReply, started: number): Promise<Outcome> {
     const { options, shown, answerTo, write, url } = call;
     if ((err instanceof ReplyTooLargeError || err instanceof ReplyEncodingError) && seen.status !== undefined) {
-      this.trace(
-        `< ${seen.status} ${answerTo}: ${err.message} (${answerDetails(call.method, url, seen, proxyLabel(url, this.config.proxy), this.config.now() - started)})`,
-      );
-      call.reached ||= write && mayHaveReached({ status: seen.status });
-      // A reply past the cap (a runaway body, a bomb) or in a coding carectl cannot read is the same again;
-      // a change the service took (2xx) is not sent twice.
-      const taken = write && seen.status >= 200 && seen.status < 300;
-      const retryable = options.idempotent && !taken && !(err instanceof ReplyTooLargeError) && !(err instanceof ReplyEncodingError && err.permanent);
-      return { kind: 'failed', error: new BadReplyError(`${shown}: ${err.message}`), retryable };
+      return this.unreadableBody(call, err, seen.status, seen, started);
     }
     // Cut off by Ctrl-C, a POST may already have reached the service: the user must not assume it did not.
     this.throwIfStopped(options.idempotent ? undefined : `interrupted while ${shown} was in flight: it may have reached the service`);
@@ -274,6 +266,19 @@ export class Transport {
     const repeatable = options.idempotent && !(write && answered);
     const retryable = (repeatable || neverSent) && !isProxyRefusal(err) && !isCertificateError(err);
     return { kind: 'failed', error: new NetworkError(`${shown} failed: ${reason}`, !neverSent), retryable };
+  }
+
+  /** A reply whose head came but whose body carectl could not take: past the cap, or in a coding it cannot read. */
+  private unreadableBody(call: Call, err: ReplyTooLargeError | ReplyEncodingError, status: number, seen: AttemptReply, started: number): Outcome {
+    const { method, url, write } = call;
+    this.trace(
+      `< ${status} ${call.answerTo}: ${err.message} (${answerDetails(method, url, seen, proxyLabel(url, this.config.proxy), this.config.now() - started)})`,
+    );
+    call.reached ||= write && mayHaveReached({ status });
+    // A runaway body or a bomb is the same again; a change the service took (2xx) is not sent twice.
+    const taken = write && status >= 200 && status < 300;
+    const permanent = err instanceof ReplyTooLargeError || err.permanent;
+    return { kind: 'failed', error: new BadReplyError(`${call.shown}: ${err.message}`), retryable: call.options.idempotent && !taken && !permanent };
   }
 
   /** The connections to the base address (made on first use). */
