@@ -99,6 +99,7 @@ export async function main({ exitWhenDone = false } = {}): Promise<number> {
     now: () => Date.now(),
     sleep: realSleep,
     signal: controller.signal,
+    respawn,
   };
   const code = stopper.exitCode(await run(process.argv.slice(2), io));
   // A stopped command whose stdout reader is not reading would wait for it forever. What the
@@ -107,4 +108,16 @@ export async function main({ exitWhenDone = false } = {}): Promise<number> {
   const idle = stdout.writableLength === 0 && process.stderr.writableLength === 0;
   if (exitWhenDone && idle && process.getActiveResourcesInfo().every((handle) => STDIO_HANDLES.has(handle))) process.exit(code);
   return code;
+}
+
+/** The same command line in a detached process of its own (node's own flags kept), its output nowhere. */
+async function respawn(env: Readonly<Record<string, string>>): Promise<void> {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+    detached: true,
+    stdio: 'ignore',
+    env: { ...process.env, ...env },
+  });
+  child.on('error', () => undefined);
+  child.unref();
 }

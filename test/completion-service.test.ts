@@ -12,11 +12,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { COMPLETION_FILE_NAME, FRESH_FOR_MS, openCompletionCache } from '../src/config/completion-cache.js';
+import { COMPLETION_FILE_NAME, FILL_FOR_MS, FRESH_FOR_MS, openCompletionCache } from '../src/config/completion-cache.js';
 import type { Sandbox } from '../src/sandbox/index.js';
+import { fileURLToPath } from 'node:url';
 import { apiRequests, fakeClock, freePort, openSandbox, runCli } from './helpers.js';
+import { json, serve } from './scripted-server.js';
 
 const run = promisify(execFile);
+const BIN = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
 
 function installed(shell: string): boolean {
   return spawnSync(shell, ['-c', 'exit 0']).status === 0;
@@ -56,6 +59,42 @@ describe('the completion cache', () => {
     for (const reason of ['resolved', 'spam', 'resolved']) await cache.addCloseReason(scope, reason);
     assert.deepEqual(cache.closeReasons(scope), ['spam', 'resolved']);
     assert.deepEqual(cache.closeReasons({ ...scope, profile: 'other' }), []);
+  });
+
+  test('words a script could not offer (controls, format characters, empty, 300 characters) are left out on write and again on read', async () => {
+    const env = { XDG_CONFIG_HOME: join(home, 'd') };
+    const folder = join(home, 'd', 'carectl');
+    await mkdir(folder, { recursive: true });
+    const unsafe = ['red\u001b[31m', 'two\nlines', 'right\u202eleft', 'zero\u200bwidth', '', 'x'.repeat(300)];
+    const kept = ['vip', 'dup $(touch FILE)', "won't fix", 'Acme Support'];
+    // as an older carectl, or a hand, may have written it
+    const scopeKey = JSON.stringify([scope.profile, scope.base]);
+    await writeFile(
+      join(folder, COMPLETION_FILE_NAME),
+      JSON.stringify({ scopes: { [scopeKey]: { lists: { 'names tags': { at: 0, words: [...unsafe, ...kept] } }, closeReasons: [...kept, ...unsafe] } } }),
+    );
+    const cache = openCompletionCache({ env, now: () => 0, signal: new AbortController().signal, createFolder: true });
+    assert.deepEqual(cache.words(scope, 'names tags')?.words, kept);
+    assert.deepEqual(cache.closeReasons(scope), kept);
+    await cache.storeWords(scope, 'names channels', [...unsafe, 'web']);
+    for (const reason of unsafe) await cache.addCloseReason(scope, reason);
+    const written = JSON.parse(await readFile(join(folder, COMPLETION_FILE_NAME), 'utf8')) as {
+      scopes: Record<string, { lists: Record<string, { words: string[] }>; closeReasons: string[] }>;
+    };
+    assert.deepEqual(written.scopes[scopeKey]?.lists['names channels']?.words, ['web']);
+    assert.deepEqual(written.scopes[scopeKey]?.closeReasons, [...kept, ...unsafe], 'a refused reason is not added');
+  });
+
+  test('a read in the background begins once a minute at most, and ends when the words are stored', async () => {
+    const clock = fakeClock();
+    const cache = openCompletionCache({ env: { XDG_CONFIG_HOME: join(home, 'e') }, now: clock.now, signal: new AbortController().signal, createFolder: true });
+    assert.equal(await cache.startFill(scope, 'names tags'), true);
+    assert.equal(await cache.startFill(scope, 'names tags'), false);
+    assert.equal(await cache.startFill(scope, 'names channels'), true, 'each list its own');
+    clock.advance(FILL_FOR_MS);
+    assert.equal(await cache.startFill(scope, 'names tags'), true, 'a read that never stored its words is begun again');
+    await cache.storeWords(scope, 'names tags', ['vip']);
+    assert.equal(await cache.startFill(scope, 'names tags'), true, 'stored: a later stale read may begin at once');
   });
 
   test('a broken file is an empty cache, replaced by the next write', async () => {
@@ -110,11 +149,8 @@ describe('carectl __complete from the service', () => {
     assert.equal(tags.stderr, '');
     const words = tags.stdout.split('\n').slice(0, -1);
     assert.ok(words.includes('praise-follow-up') && words.includes('order-bug'), tags.stdout);
-    // a name a shell would expand or print raw is offered as the tag's id
-    assert.ok(
-      words.every((word) => /^[\p{L}\p{N}._@+:/-]+$/u.test(word)),
-      tags.stdout,
-    );
+    // a name that would print raw controls is offered as the tag's id
+    assert.ok(!words.some((word) => /[\p{Cc}\p{Cf}]/u.test(word)), tags.stdout);
     assert.ok(!words.some((word) => word.includes('HYPERLINK')));
     const ids = await complete(['ids', 'channels'], env);
     assert.match(ids.stdout, /^(\d+\n)+$/);
@@ -204,6 +240,98 @@ describe('carectl __complete from the service', () => {
   });
 });
 
+describe('__complete against a service we did not write', () => {
+  const TAGS = [
+    { id: '7001', name: 'Acme Support' },
+    { id: '7002', name: '7001' },
+    { id: '7003', name: 'dup' },
+    { id: '7004', name: 'dup' },
+    { id: '7005', name: 'a,b' },
+    { id: '7006', name: ' padded' },
+    { id: '7007', name: 'red\u001b[31m' },
+    { id: '7008', name: 'dup $(touch FILE)' },
+    { id: '7009', name: "won't fix" },
+    { id: '7010', name: '`touch F2`' },
+    { id: '7011', name: 'x'.repeat(300) },
+    { id: '70\u001b12', name: '\u001b' },
+  ].map((tag) => ({ ...tag, url: 'https://care.example/x', is_active: true }));
+  let home: string;
+  before(async () => {
+    home = await mkdtemp(join(tmpdir(), 'carectl-complete-scripted-'));
+  });
+  after(() => rm(home, { recursive: true, force: true }));
+  const credentials = (url: string, folder: string): Record<string, string> => ({
+    CARECTL_BASE_URL: `${url}/api/`,
+    CARECTL_USER: 'u',
+    CARECTL_PASSWORD: 'p',
+    XDG_CONFIG_HOME: join(home, folder),
+  });
+
+  test('a name is offered when it finds its tag again, as it is; else the id; a word no script can offer, not at all', async () => {
+    const server = await serve((_req, res) => json(res, 200, { tags: TAGS, paging: {} }));
+    try {
+      const result = await runCli(['--insecure-http', '--request-timeout', '60s', '__complete', 'names', 'tags'], {
+        env: credentials(server.url, 'names'),
+        sleep: () => new Promise(() => undefined),
+      });
+      assert.deepEqual(
+        [result.code, result.stdout, result.stderr],
+        [0, "Acme Support\n7002\n7003\n7004\n7005\n7006\n7007\ndup $(touch FILE)\nwon't fix\n`touch F2`\n7011\n", ''],
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a service slower than the budget: the TAB starts the read in a process of its own, once; that process waits for it and stores the words', async () => {
+    const replies: Array<() => void> = [];
+    const server = await serve((_req, res) => replies.push(() => json(res, 200, { tags: TAGS.slice(0, 2), paging: {} })));
+    try {
+      const env = credentials(server.url, 'fill');
+      const clock = fakeClock();
+      const started: Array<Readonly<Record<string, string>>> = [];
+      const respawn = (extra: Readonly<Record<string, string>>): Promise<void> => Promise.resolve(void started.push(extra));
+      const tab = () => runCli(['--insecure-http', '__complete', 'names', 'tags'], { env, now: clock.now, sleep: clock.sleep, respawn });
+      assert.deepEqual((await tab()).stdout, '');
+      assert.deepEqual(started, [{ CARECTL_COMPLETE_FILL: '1' }]);
+      assert.deepEqual((await tab()).stdout, '', 'still nothing stored');
+      assert.equal(started.length, 1, 'one read in the background at a time');
+      // the process the TAB started: no budget, and nothing printed
+      const filling = runCli(['--insecure-http', '__complete', 'names', 'tags'], {
+        env: { ...env, CARECTL_COMPLETE_FILL: '1' },
+        now: clock.now,
+        sleep: clock.sleep,
+      });
+      while (replies.length < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+      for (const reply of replies) reply();
+      assert.deepEqual(await filling, { code: 0, stdout: '', stderr: '' });
+      const later = await tab();
+      assert.equal(later.stdout, 'Acme Support\n7002\n');
+      assert.equal(started.length, 1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('the real command: against a service 1.5 s away, the first TAB offers nothing at once and a later TAB has the words', async () => {
+    const server = await serve((_req, res) => setTimeout(() => json(res, 200, { tags: TAGS.slice(0, 1), paging: {} }), 1500));
+    try {
+      const env = { PATH: process.env.PATH, HOME: home, ...credentials(server.url, 'real') };
+      const tab = () => run(process.execPath, [BIN, '--insecure-http', '__complete', 'names', 'tags'], { env });
+      assert.equal((await tab()).stdout, '');
+      const file = join(home, 'real', 'carectl', COMPLETION_FILE_NAME);
+      // the read in the background ends within its request timeout; the guard only keeps a broken one from hanging the suite
+      for (let waited = 0; !(existsSync(file) && (await readFile(file, 'utf8')).includes('Acme Support')); waited += 50) {
+        assert.ok(waited < 30_000, 'no words stored after 30 s');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.equal((await tab()).stdout, 'Acme Support\n');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('the scripts run carectl __complete for the options that name records', () => {
   let folder: string;
   let env: NodeJS.ProcessEnv;
@@ -213,7 +341,7 @@ describe('the scripts run carectl __complete for the options that name records',
     // a stand-in carectl that prints words for __complete, so the script's side is tested alone
     await writeFile(
       join(folder, 'bin', 'carectl'),
-      '#!/bin/sh\ncase "$*" in\n  "__complete names tags") printf "vip\\nspam\\npraise-follow-up\\n" ;;\n  "__complete names channels") printf "acme-x\\n201\\n" ;;\n  "__complete close-reasons") printf "resolved\\n" ;;\n  "__complete ids tags") printf "7001\\n7002\\n" ;;\n  "--profile work __complete ids tags"|"--profile=work __complete ids tags") printf "8001\\n" ;;\n  "--base-url http://127.0.0.1:9 --insecure-http --user ann __complete names tags") printf "elsewhere\\n" ;;\n  "--sandbox __complete ids tags") printf "9001\\n" ;;\nesac\n',
+      '#!/bin/sh\ncase "$*" in\n  "__complete names tags") printf "vip\\nspam\\npraise-follow-up\\n" ;;\n  "__complete names channels") printf "acme-x\\n201\\n" ;;\n  "__complete close-reasons") printf "resolved\\n" ;;\n  "__complete ids tags") printf "7001\\n7002\\n" ;;\n  "--profile work __complete ids tags"|"--profile=work __complete ids tags") printf "8001\\n" ;;\n  "--base-url http://127.0.0.1:9 --insecure-http --user ann __complete names tags") printf "elsewhere\\n" ;;\n  "--sandbox __complete ids tags") printf "9001\\n" ;;\n  "--profile evil __complete close-reasons") printf "%s\\n" resolved \'dup $(touch FILE)\' \'`touch F2`\' "won\'t fix" ;;\n  "--profile evil __complete names tags") printf "%s\\n" vip "Acme Support" \'$(touch F3)\' ;;\nesac\n',
     );
     await chmod(join(folder, 'bin', 'carectl'), 0o755);
     env = { PATH: `${join(folder, 'bin')}:${process.env.PATH ?? ''}`, HOME: folder };
@@ -314,6 +442,69 @@ describe('the scripts run carectl __complete for the options that name records',
     assert.deepEqual(await offers('carectl tags get 7001 '), ['7001', '7002']);
     assert.ok(!(await offers('carectl conversations list ')).includes('carectl.fish'));
     assert.ok((await offers('carectl reports get ')).includes('carectl.fish'));
+  });
+
+  const EVIL_REASONS = ['resolved', 'dup $(touch FILE)', '`touch F2`', "won't fix"];
+  const EVIL = [
+    ['carectl', '--profile', 'evil', 'conversations', 'update', '1', '--close-reason', ''],
+    ['carectl', '--profile', 'evil', 'conversations', 'update', '1', '--close-reason', 'won'],
+    ['carectl', '--profile', 'evil', 'conversations', 'update', '1', '--close-reason', '"won'],
+    ['carectl', '--profile', 'evil', 'conversations', 'update', '1', '--add-tags', 'vip,'],
+    ['carectl', '--profile', 'evil', 'conversations', 'list', '--tag', 'Acme\\ S'],
+  ];
+  /** The files the words would make if a script ran them (removed, so each shell is judged alone). */
+  const ran = async (): Promise<string[]> => {
+    const made = ['FILE', 'F2', 'F3'].filter((name) => existsSync(join(folder, name)));
+    await Promise.all(made.map((name) => rm(join(folder, name))));
+    return made;
+  };
+
+  test("bash: the service's words are offered quoted, one each, and never run", async () => {
+    const file = await script('bash');
+    const driver = [
+      `source ${JSON.stringify(file)}`,
+      'offer() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMPREPLY=(); _carectl; printf "[%s]" "${COMPREPLY[@]}"; printf "\\n"; }',
+      ...EVIL.map((words) => `offer ${words.map((word) => `'${word}'`).join(' ')}`),
+    ].join('\n');
+    const { stdout } = await run('bash', ['-c', driver], { cwd: folder, env });
+    assert.deepEqual(stdout.split('\n').slice(0, EVIL.length), [
+      "[resolved][dup\\ \\$\\(touch\\ FILE\\)][\\`touch\\ F2\\`][won\\'t\\ fix]",
+      "[won\\'t\\ fix]",
+      "[won\\'t\\ fix]",
+      '[vip,Acme\\ Support][vip,\\$\\(touch\\ F3\\)]',
+      '[Acme\\ Support]',
+    ]);
+    assert.deepEqual(await ran(), []);
+  });
+
+  test('zsh: one word each to compadd, which quotes them; none runs', { skip: installed('zsh') ? false : 'zsh is not installed' }, async () => {
+    const file = await script('zsh');
+    const driver = [
+      'compdef() { :; }',
+      `source ${JSON.stringify(file)}`,
+      'compadd() { while (( $# )); do case $1 in (--) shift; break ;; (-S|-P) shift ;; esac; shift; done; print -rn -- "${(j:|:)@}"; }',
+      'compset() { [[ ${words[CURRENT]} == *,* ]] && IPREFIX=${words[CURRENT]%,*},; }',
+      'offer() { local -a words; words=("$@"); CURRENT=$#; _carectl; print; }',
+      "offer carectl --profile evil conversations update 1 --close-reason ''",
+      "offer carectl --profile evil conversations update 1 --add-tags 'vip,'",
+    ].join('\n');
+    const { stdout } = await run('zsh', ['-f', '-c', driver], { cwd: folder, env });
+    assert.deepEqual(stdout.split('\n').slice(0, 2), [EVIL_REASONS.join('|'), 'Acme Support|$(touch F3)']);
+    assert.deepEqual(await ran(), []);
+  });
+
+  test('fish: one candidate each; none runs', { skip: installed('fish') ? false : 'fish is not installed' }, async () => {
+    const file = await script('fish');
+    const offers = async (line: string): Promise<string[]> => {
+      const { stdout } = await run('fish', ['--no-config', '-c', `source ${JSON.stringify(file)}; complete -C${JSON.stringify(line)}`], { cwd: folder, env });
+      return stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((entry) => entry.split('\t')[0] as string);
+    };
+    assert.deepEqual((await offers('carectl --profile evil conversations update 1 --close-reason ')).sort(), [...EVIL_REASONS].sort());
+    assert.deepEqual((await offers('carectl --profile evil conversations update 1 --add-tags vip,')).sort(), ['vip,$(touch F3)', 'vip,Acme Support']);
+    assert.deepEqual(await ran(), []);
   });
 
   const SERVICE_LINES = [

@@ -45,6 +45,7 @@ export interface RunOptions {
   stdout?: Writable;
   /** Where requests go instead of the network (a MockAgent): see test/request-mapping.test.ts. */
   dispatcher?: Io['dispatcher'];
+  respawn?: Io['respawn'];
 }
 
 export class Collector extends Writable {
@@ -98,6 +99,7 @@ export async function runCli(argv: string[], options: RunOptions = {}): Promise<
     sleep: options.sleep ?? realSleep,
     signal: options.signal ?? new AbortController().signal,
     ...(options.dispatcher && { dispatcher: options.dispatcher }),
+    ...(options.respawn && { respawn: options.respawn }),
   };
   const code = await run(argv, io);
   return { code, stdout: stdout instanceof Collector ? stdout.text : '', stderr: stderr.text };

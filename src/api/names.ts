@@ -101,6 +101,17 @@ function pick(flag: string, spec: ResourceSpec, records: readonly Named[], value
   throw new UsageError(`${flag}: no ${spec.noun} has the name or id "${value}" (${offer})`);
 }
 
+/**
+ * The records whose name, given back to an option, finds that record alone (by `matching`'s rule:
+ * no record has it as its id, no other record has it exactly).
+ */
+export function namedAlone(records: readonly Named[]): Set<Named> {
+  const ids = new Set(records.map((record) => record.id));
+  const times = new Map<string, number>();
+  for (const { name } of records) times.set(name, (times.get(name) ?? 0) + 1);
+  return new Set(records.filter((record) => !ids.has(record.name) && times.get(record.name) === 1));
+}
+
 /** An id first, then the exact name, then the name in any case (the service's own spelling is sent). */
 function matching(records: readonly Named[], value: string): Named[] {
   const byId = records.filter((record) => record.id === value);

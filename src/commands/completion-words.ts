@@ -2,14 +2,16 @@
  * Words from the service for `carectl __complete`: the names or ids of a resource's records (tags,
  * channels), from the completion cache (src/config/completion-cache.ts) while it is fresh, else
  * read again. A TAB waits at most TAB_BUDGET_MS on the injected clock: then, or when the read
- * fails (offline, no credentials), the stale words are offered, or none.
+ * fails (offline, no credentials), the stale words are offered, or none; a read that outlasts the
+ * budget goes on in a process of its own, so a later TAB has the words. The scripts quote each word.
  */
 import { defaultVersion, resourceByName, type ResourceSpec } from '../api/catalogue/index.js';
 import { runList, startPoint } from '../api/list-run.js';
 import { listPlan } from '../api/paging.js';
-import { NameResolver } from '../api/names.js';
+import { namedAlone, NameResolver, type Named } from '../api/names.js';
 import type { Context } from '../cli/context.js';
 import { openCompletionCache, type CacheScope } from '../config/completion-cache.js';
+import { offerable } from '../core/shell.js';
 
 export const TAB_BUDGET_MS = 1000;
 
@@ -21,9 +23,12 @@ export interface WordsRequest {
 }
 
 export async function serviceWords(ctx: Context, request: WordsRequest): Promise<string[]> {
-  // Unless the user said otherwise, one attempt, no longer than the whole budget.
-  ctx.globals.requestTimeout ??= `${TAB_BUDGET_MS}ms`;
-  ctx.globals.retries ??= '0';
+  const filling = ctx.io.env[FILL_VARIABLE] === '1';
+  if (!filling) {
+    // Unless the user said otherwise, one attempt, no longer than the whole budget.
+    ctx.globals.requestTimeout ??= `${TAB_BUDGET_MS}ms`;
+    ctx.globals.retries ??= '0';
+  }
   const scope = await scopeOf(ctx);
   const cache = openCompletionCache({ ...ctx.io, createFolder: true });
   if (request.resource === undefined) return [...cache.closeReasons(scope)].reverse();
@@ -33,10 +38,16 @@ export async function serviceWords(ctx: Context, request: WordsRequest): Promise
     await cache.storeWords(scope, request.list, words);
     return words;
   });
+  // The read in the background: the shell has had its answer, this one waits as long as it takes.
+  if (filling) return read.then(() => []);
   const late = new AbortController();
   const deadline = ctx.io.sleep(TAB_BUDGET_MS, late.signal).then(() => undefined);
   try {
-    return (await Promise.race([read, deadline])) ?? cached?.words ?? [];
+    const words = await Promise.race([read, deadline]);
+    if (words !== undefined) return words;
+    // A service slower than a TAB: the next TAB offers what this read in the background finds.
+    if (ctx.io.respawn && (await cache.startFill(scope, request.list))) await ctx.io.respawn({ [FILL_VARIABLE]: '1' });
+    return cached?.words ?? [];
   } catch {
     return cached?.words ?? [];
   } finally {
@@ -46,13 +57,23 @@ export async function serviceWords(ctx: Context, request: WordsRequest): Promise
   }
 }
 
+/** Set in the process a TAB starts to read the words in the background. */
+const FILL_VARIABLE = 'CARECTL_COMPLETE_FILL';
+
 async function readWords(ctx: Context, resource: string, field: 'names' | 'ids'): Promise<string[]> {
   const spec = resourceByName(resource);
   if (!spec.names) return spec.sortDates ? recentIds(ctx, spec) : [];
   const resolver = new NameResolver(await ctx.api(), await ctx.scheduler(), defaultVersion(spec));
   const records = await resolver.records(resource);
-  const words = records.map((record) => (field === 'names' && PLAIN_WORD.test(record.name) ? record.name : record.id));
-  return [...new Set(words.filter((word) => PLAIN_WORD.test(word)))];
+  const alone = namedAlone(records);
+  // A name that would not find its record again, or that a list's comma would split, is offered as the id.
+  const word = (record: Named): string => (field === 'names' && alone.has(record) && sayable(record.name) ? record.name : record.id);
+  return [...new Set(records.map(word).filter(offerable))];
+}
+
+/** A name given back as it is: offerable, no comma (lists split at it), no space at its ends (names are matched trimmed). */
+function sayable(name: string): boolean {
+  return offerable(name) && !name.includes(',') && name.trim() === name;
 }
 
 /** Ids to offer for a resource no one names (conversations): those whose sort date moved last, a page of them. */
@@ -65,18 +86,11 @@ async function recentIds(ctx: Context, spec: ResourceSpec): Promise<string[]> {
   const done = (): Promise<void> => Promise.resolve();
   const source = (await ctx.api()).pages(spec, version);
   await runList({ plan, source, writer: { write, endPage: done, end: done }, start: startPoint(plan, undefined), limit: RECENT, notice: () => undefined });
-  return ids.filter((id) => PLAIN_WORD.test(id));
+  return ids.filter(offerable);
 }
 
 /** How many recent ids a TAB offers: one page. */
 const RECENT = 50;
-
-/**
- * Words a shell can offer as they are: bash's compgen expands its word list ($(…), `…`, ~), a
- * space splits a word, a comma splits a list, control characters would reach the terminal. A
- * record whose name is not one is offered by its id, which every option takes too.
- */
-const PLAIN_WORD = /^[\p{L}\p{N}._@+:/-]+$/u;
 
 /** Keeps a close reason the service accepted, for completion; a cache that cannot be written is no failure of the update. */
 export async function rememberCloseReason(ctx: Context, reason: string): Promise<void> {

@@ -31,6 +31,11 @@ export interface Io {
    * request and reply mapping is tested without a server. Unset, each transport opens its own.
    */
   dispatcher?: Dispatcher;
+  /**
+   * Runs this command line again in a process of its own that outlives this one, with `env`
+   * added (a TAB's read of the service goes on after the shell has had its answer). Unset, nothing runs.
+   */
+  respawn?(env: Readonly<Record<string, string>>): Promise<void>;
 }
 
 export function realSleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -15,6 +15,20 @@ import { aliasesOf, argumentWords, completedOptions, pathKey, runCommand, SERVIC
 const SERVICE_WORDS = '"${__carectl_service[@]}"';
 import type { CommandDoc } from './tree.js';
 
+/** bash's reader of the service's words (the script's comment says why it is not compgen). */
+const BASH_REPLY_LINES = `# COMPREPLY from words read from the service, one a line on stdin, after $1 (the items of a list
+# typed so far, left out again): matched against what is typed ($2, its quote and backslashes
+# taken off) without compgen, which would run $(…) and \`…\` in them; each quoted for the shell.
+__carectl_reply_lines() {
+  local done=$1 cur=$2 word
+  cur=\${cur#[\\"\\']}
+  cur=\${cur//\\\\/}
+  while IFS= read -r word; do
+    [[ -n $word && $word == "$cur"* && ,$done != *,"$word",* ]] && COMPREPLY+=("$done$(printf '%q' "$word")")
+  done
+}
+`;
+
 export function bashScript(commands: readonly CommandDoc[]): string {
   return `# bash completion for carectl, generated from its command tree by \`carectl completion bash\`.
 # Load it with:  source <(carectl completion bash)
@@ -28,29 +42,29 @@ __carectl_names() {
   done
 }
 
+${BASH_REPLY_LINES}
 # COMPREPLY for the value of an option: words, items of a comma list, file names, words read now.
 __carectl_complete_value() {
   local cur=$2 done='' word words='' what
   # a value that is not a file name never falls back to file names (complete -o default)
   compopt +o default 2>/dev/null
-  if [[ $1 == *'<run:'* ]]; then
-    what=\${1#*<run:}
-    set -- "\${1%%<run:*}$(${runCommand('${what%>}', SERVICE_WORDS)} | tr '\n' ' ')" "$cur"
+  # the items typed so far stay; the one being typed is completed, leaving out those already there
+  if [[ $1 == ,* && $cur == *,* ]]; then
+    done=\${cur%,*},
+    cur=\${cur##*,}
   fi
+  [[ $1 == ,* ]] && compopt -o nospace 2>/dev/null
   case $1 in
+    *'<run:'*)
+      what=\${1#*<run:}
+      __carectl_reply_lines "$done" "$cur" < <(${runCommand('${what%>}', SERVICE_WORDS)}) ;;
     '<path>')
       compopt -o filenames 2>/dev/null
       COMPREPLY=($(compgen -f -- "$cur")) ;;
     ,*)
-      # the items typed so far stay; the one being typed is completed, leaving out those already there
-      if [[ $cur == *,* ]]; then
-        done=\${cur%,*},
-        cur=\${cur##*,}
-      fi
       for word in \${1#,}; do
         [[ ,$done == *,$word,* ]] || words+="$word "
       done
-      compopt -o nospace 2>/dev/null
       COMPREPLY=($(compgen -W "$words" -P "$done" -- "$cur")) ;;
     *)
       COMPREPLY=($(compgen -W "$1" -- "$cur")) ;;
@@ -83,8 +97,9 @@ _carectl() {
     if [[ $words == '<run:'* ]]; then
       # words read now (ids): never file names in their place
       words=\${words#<run:}
-      words=$(${runCommand('${words%>}', SERVICE_WORDS)})
       compopt +o default 2>/dev/null
+      __carectl_reply_lines '' "$cur" < <(${runCommand('${words%>}', SERVICE_WORDS)})
+      return 0
     fi
     [[ -z $words ]] && ! __carectl_takes_arguments "$at" && compopt +o default 2>/dev/null
   fi
@@ -114,10 +129,13 @@ _carectl() {
   __carectl_walk "\${(@)words[2,CURRENT-1]}"
   at=$__carectl_at
   if [[ -n $flag ]] && __carectl_find_value "$at" "$flag"; then
+    local -a typed items
     if [[ $__carectl_value == *'<run:'* ]]; then
-      # words read now, in place of the marker: a list stays a list
-      found=(\${(f)"$(${runCommand('${=${${__carectl_value#*<run:}%>}}', SERVICE_WORDS)})"})
-      __carectl_value=\${__carectl_value%%<run:*}\${(j: :)found}
+      # words read now, one a line (a name with a space is one word); compadd quotes them
+      items=(\${(f)"$(${runCommand('${=${${__carectl_value#*<run:}%>}}', SERVICE_WORDS)})"})
+      __carectl_value=\${__carectl_value%%<run:*}'<run>'
+    else
+      items=(\${=\${__carectl_value#,}})
     fi
     case $__carectl_value in
       '<path>') _files ;;
@@ -125,10 +143,9 @@ _carectl() {
       ,*)
         # complete the item after the last comma, leaving out those already there; a comma typed next stays, a space removes it
         compset -P '*,'
-        local -a typed items
-        typed=(\${(s:,:)\${IPREFIX##*=}}) items=(\${=\${__carectl_value#,}})
+        typed=(\${(s:,:)\${IPREFIX##*=}})
         compadd -q -S , -- \${items:|typed} ;;
-      *) compadd -- \${=__carectl_value} ;;
+      *) compadd -- $items ;;
     esac
     return
   fi
