@@ -356,6 +356,33 @@ describe('the scripts run carectl __complete for the options that name records',
     return file;
   }
 
+  /** The candidates fish's `complete -C` gives for `line`, sorted. */
+  async function fishOffers(file: string, line: string): Promise<string[]> {
+    const { stdout } = await run('fish', ['--no-config', '-c', `source ${JSON.stringify(file)}; complete -C${JSON.stringify(line)}`], { cwd: folder, env });
+    return stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((entry) => entry.split('\t')[0] as string)
+      .sort();
+  }
+
+  /** What zsh prints running `lines` after the script, with stand-ins for its completion builtins (they work only inside completion). */
+  async function zshPrints(file: string, standIns: readonly string[], lines: readonly string[]): Promise<string> {
+    const driver = ['compdef() { :; }', `source ${JSON.stringify(file)}`, ...standIns, ...lines].join('\n');
+    return (await run('zsh', ['-f', '-c', driver], { cwd: folder, env })).stdout;
+  }
+
+  /** What bash's _carectl leaves in COMPREPLY for each line of words, as `print` shows it, a line each. */
+  async function bashReplies(file: string, lines: readonly string[][], print = 'printf "%s\\n" "${COMPREPLY[*]-}"'): Promise<string[]> {
+    const driver = [
+      `source ${JSON.stringify(file)}`,
+      `offer() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMPREPLY=(); _carectl; ${print}; }`,
+      ...lines.map((words) => `offer ${words.map((word) => `'${word}'`).join(' ')}`),
+    ].join('\n');
+    const { stdout } = await run('bash', ['-c', driver], { cwd: folder, env });
+    return stdout.split('\n').slice(0, lines.length);
+  }
+
   test('bash: tag names as a comma list, channels, close reasons, ids after get', async () => {
     const file = await script('bash');
     const cases = [
@@ -369,13 +396,7 @@ describe('the scripts run carectl __complete for the options that name records',
       ['carectl', 'tags', 'get', ''],
       ['carectl', 'tags', 'get', '7001', '70'],
     ];
-    const driver = [
-      `source ${JSON.stringify(file)}`,
-      'offer() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMPREPLY=(); _carectl; printf "%s\\n" "${COMPREPLY[*]-}"; }',
-      ...cases.map((words) => `offer ${words.map((word) => `'${word}'`).join(' ')}`),
-    ].join('\n');
-    const { stdout } = await run('bash', ['-c', driver], { cwd: folder, env });
-    assert.deepEqual(stdout.split('\n').slice(0, cases.length), [
+    assert.deepEqual(await bashReplies(file, cases), [
       'vip spam praise-follow-up',
       'vip,spam vip,praise-follow-up',
       'spam',
@@ -393,22 +414,24 @@ describe('the scripts run carectl __complete for the options that name records',
     { skip: installed('zsh') ? false : 'zsh is not installed' },
     async () => {
       const file = await script('zsh');
-      const driver = [
-        'compdef() { :; }',
-        `source ${JSON.stringify(file)}`,
-        'compadd() { local -a out; while (( $# )); do case $1 in (-a) shift; out+=("${(@P)1}") ;; (--) shift; out+=("$@"); break ;; (-S|-P) shift ;; (-*) ;; (*) out+=("$1") ;; esac; shift; done; print -r -- "compadd ${out[*]}"; }',
-        'compset() { [[ ${words[CURRENT]} == *,* ]] && IPREFIX=${words[CURRENT]%,*},; }',
-        '_files() { print -r -- files; }',
-        '_message() { print -r -- message; }',
-        'offer() { local -a words; words=("$@"); CURRENT=$#; _carectl; print -r -- .; }',
-        "offer carectl conversations update 1 --add-tags 'vip,'",
-        "offer carectl conversations list --channel ''",
-        "offer carectl conversations update 1 --close-reason ''",
-        "offer carectl tags get 7001 ''",
-        "offer carectl conversations list ''",
-        "offer carectl reports get ''",
-      ].join('\n');
-      const { stdout } = await run('zsh', ['-f', '-c', driver], { cwd: folder, env });
+      const stdout = await zshPrints(
+        file,
+        [
+          'compadd() { local -a out; while (( $# )); do case $1 in (-a) shift; out+=("${(@P)1}") ;; (--) shift; out+=("$@"); break ;; (-S|-P) shift ;; (-*) ;; (*) out+=("$1") ;; esac; shift; done; print -r -- "compadd ${out[*]}"; }',
+          'compset() { [[ ${words[CURRENT]} == *,* ]] && IPREFIX=${words[CURRENT]%,*},; }',
+          '_files() { print -r -- files; }',
+          '_message() { print -r -- message; }',
+          'offer() { local -a words; words=("$@"); CURRENT=$#; _carectl; print -r -- .; }',
+        ],
+        [
+          "offer carectl conversations update 1 --add-tags 'vip,'",
+          "offer carectl conversations list --channel ''",
+          "offer carectl conversations update 1 --close-reason ''",
+          "offer carectl tags get 7001 ''",
+          "offer carectl conversations list ''",
+          "offer carectl reports get ''",
+        ],
+      );
       assert.deepEqual(stdout.split('\n'), [
         'compadd spam praise-follow-up',
         '.',
@@ -428,14 +451,7 @@ describe('the scripts run carectl __complete for the options that name records',
 
   test('fish: the words read now; no file names after a verb without arguments', { skip: installed('fish') ? false : 'fish is not installed' }, async () => {
     const file = await script('fish');
-    const offers = async (line: string): Promise<string[]> => {
-      const { stdout } = await run('fish', ['--no-config', '-c', `source ${JSON.stringify(file)}; complete -C${JSON.stringify(line)}`], { cwd: folder, env });
-      return stdout
-        .split('\n')
-        .filter(Boolean)
-        .map((entry) => entry.split('\t')[0] as string)
-        .sort();
-    };
+    const offers = (line: string): Promise<string[]> => fishOffers(file, line);
     assert.deepEqual(await offers('carectl conversations update 1 --add-tags vip,'), ['vip,praise-follow-up', 'vip,spam']);
     assert.deepEqual(await offers('carectl conversations list --channel '), ['201', 'acme-x']);
     assert.deepEqual(await offers('carectl conversations update 1 --close-reason '), ['resolved']);
@@ -461,13 +477,7 @@ describe('the scripts run carectl __complete for the options that name records',
 
   test("bash: the service's words are offered quoted, one each, and never run", async () => {
     const file = await script('bash');
-    const driver = [
-      `source ${JSON.stringify(file)}`,
-      'offer() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMPREPLY=(); _carectl; printf "[%s]" "${COMPREPLY[@]}"; printf "\\n"; }',
-      ...EVIL.map((words) => `offer ${words.map((word) => `'${word}'`).join(' ')}`),
-    ].join('\n');
-    const { stdout } = await run('bash', ['-c', driver], { cwd: folder, env });
-    assert.deepEqual(stdout.split('\n').slice(0, EVIL.length), [
+    assert.deepEqual(await bashReplies(file, EVIL, 'printf "[%s]" "${COMPREPLY[@]}"; printf "\\n"'), [
       "[resolved][dup\\ \\$\\(touch\\ FILE\\)][\\`touch\\ F2\\`][won\\'t\\ fix]",
       "[won\\'t\\ fix]",
       "[won\\'t\\ fix]",
@@ -479,31 +489,23 @@ describe('the scripts run carectl __complete for the options that name records',
 
   test('zsh: one word each to compadd, which quotes them; none runs', { skip: installed('zsh') ? false : 'zsh is not installed' }, async () => {
     const file = await script('zsh');
-    const driver = [
-      'compdef() { :; }',
-      `source ${JSON.stringify(file)}`,
-      'compadd() { while (( $# )); do case $1 in (--) shift; break ;; (-S|-P) shift ;; esac; shift; done; print -rn -- "${(j:|:)@}"; }',
-      'compset() { [[ ${words[CURRENT]} == *,* ]] && IPREFIX=${words[CURRENT]%,*},; }',
-      'offer() { local -a words; words=("$@"); CURRENT=$#; _carectl; print; }',
-      "offer carectl --profile evil conversations update 1 --close-reason ''",
-      "offer carectl --profile evil conversations update 1 --add-tags 'vip,'",
-    ].join('\n');
-    const { stdout } = await run('zsh', ['-f', '-c', driver], { cwd: folder, env });
+    const stdout = await zshPrints(
+      file,
+      [
+        'compadd() { while (( $# )); do case $1 in (--) shift; break ;; (-S|-P) shift ;; esac; shift; done; print -rn -- "${(j:|:)@}"; }',
+        'compset() { [[ ${words[CURRENT]} == *,* ]] && IPREFIX=${words[CURRENT]%,*},; }',
+        'offer() { local -a words; words=("$@"); CURRENT=$#; _carectl; print; }',
+      ],
+      ["offer carectl --profile evil conversations update 1 --close-reason ''", "offer carectl --profile evil conversations update 1 --add-tags 'vip,'"],
+    );
     assert.deepEqual(stdout.split('\n').slice(0, 2), [EVIL_REASONS.join('|'), 'Acme Support|$(touch F3)']);
     assert.deepEqual(await ran(), []);
   });
 
   test('fish: one candidate each; none runs', { skip: installed('fish') ? false : 'fish is not installed' }, async () => {
     const file = await script('fish');
-    const offers = async (line: string): Promise<string[]> => {
-      const { stdout } = await run('fish', ['--no-config', '-c', `source ${JSON.stringify(file)}; complete -C${JSON.stringify(line)}`], { cwd: folder, env });
-      return stdout
-        .split('\n')
-        .filter(Boolean)
-        .map((entry) => entry.split('\t')[0] as string);
-    };
-    assert.deepEqual((await offers('carectl --profile evil conversations update 1 --close-reason ')).sort(), [...EVIL_REASONS].sort());
-    assert.deepEqual((await offers('carectl --profile evil conversations update 1 --add-tags vip,')).sort(), ['vip,$(touch F3)', 'vip,Acme Support']);
+    assert.deepEqual(await fishOffers(file, 'carectl --profile evil conversations update 1 --close-reason '), [...EVIL_REASONS].sort());
+    assert.deepEqual(await fishOffers(file, 'carectl --profile evil conversations update 1 --add-tags vip,'), ['vip,$(touch F3)', 'vip,Acme Support']);
     assert.deepEqual(await ran(), []);
   });
 
@@ -518,18 +520,7 @@ describe('the scripts run carectl __complete for the options that name records',
   test('bash and zsh pass the options that choose the service on to carectl __complete (bash splits --profile=work at =)', async () => {
     const file = await script('bash');
     const bashWords = (line: string): string[] => line.replace('--profile=', '--profile = ').split(' ');
-    const driver = [
-      `source ${JSON.stringify(file)}`,
-      'offer() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMPREPLY=(); _carectl; printf "%s\\n" "${COMPREPLY[*]-}"; }',
-      ...SERVICE_LINES.map(
-        (line) =>
-          `offer ${bashWords(line)
-            .map((word) => `'${word}'`)
-            .join(' ')}`,
-      ),
-    ].join('\n');
-    const { stdout } = await run('bash', ['-c', driver], { cwd: folder, env });
-    assert.deepEqual(stdout.split('\n').slice(0, SERVICE_LINES.length), SERVICE_WORDS);
+    assert.deepEqual(await bashReplies(file, SERVICE_LINES.map(bashWords)), SERVICE_WORDS);
     if (!installed('zsh')) return;
     const zshFile = await script('zsh');
     const zshDriver = [
@@ -554,15 +545,7 @@ describe('the scripts run carectl __complete for the options that name records',
   test('fish passes them on too', { skip: installed('fish') ? false : 'fish is not installed' }, async () => {
     const file = await script('fish');
     for (const [index, line] of SERVICE_LINES.entries()) {
-      const { stdout } = await run('fish', ['--no-config', '-c', `source ${JSON.stringify(file)}; complete -C${JSON.stringify(line)}`], { cwd: folder, env });
-      assert.deepEqual(
-        stdout
-          .split('\n')
-          .filter(Boolean)
-          .map((entry) => entry.split('\t')[0]),
-        [SERVICE_WORDS[index]],
-        line,
-      );
+      assert.deepEqual(await fishOffers(file, line), [SERVICE_WORDS[index]], line);
     }
   });
 });
