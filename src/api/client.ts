@@ -82,10 +82,12 @@ export class ApiClient {
       fetch: async (url, base, throttle) => {
         let unwrapped: ApiRecord[] = [];
         const check = (reply: unknown): void => void (unwrapped = unwrapList(spec, reply));
-        const body = await transport.request('GET', transport.url(url), { idempotent: true, check, throttle });
+        const address = transport.url(url);
+        const body = await transport.request('GET', address, { idempotent: true, check, throttle });
         const link = nextPageLink(body);
         const records = attachSideloads(spec, body, unwrapped, this.tell);
-        const next = link === null ? null : new URL(link, transport.baseUrl);
+        // A relative link is resolved against the page it came on (RFC 3986 section 5), not the base address.
+        const next = link === null ? null : new URL(link, address);
         // Another origin (or a scheme) is never sent our credentials: the list ends there, with a token.
         if (next !== null && next.origin !== transport.baseUrl.origin)
           return { records, next: null, refusal: new PagingError(linkElsewhereMessage(next, transport.baseUrl), next.origin) };

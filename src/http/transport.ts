@@ -164,10 +164,11 @@ export class Transport {
 
   /**
    * Accepts a paging link from a reply. Credentials go only to the base address's origin, so a
-   * link elsewhere is refused rather than followed.
+   * link elsewhere is refused rather than followed. A relative link is resolved against the page
+   * it came on (`from`, RFC 3986), else against the base address.
    */
-  sameOriginUrl(link: string): URL {
-    const url = new URL(link, this.baseUrl);
+  sameOriginUrl(link: string, from: URL = this.baseUrl): URL {
+    const url = new URL(link, from);
     if (url.origin !== this.baseUrl.origin) throw new LinkElsewhereError(url, this.baseUrl);
     return url;
   }
