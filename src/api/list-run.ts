@@ -161,8 +161,9 @@ class Consumer {
     // Said in words true for its link: a skip under its own date bound (keyset: the records at one second), a plain skip past
     // what a token can name (the service's cursor, which records leaving shift for any client), the page's unnamed records.
     const counts = [
-      ...(skipped && bounded ? [`the service's skip in it counts the ${skipped} records before it under the link's date bound`] : []),
-      ...(skipped && !bounded ? [`the service's skip in it counts the ${skipped} records before it, more than a token names`] : []),
+      ...(skipped
+        ? [`the service's skip in it counts the ${skipped} records before it${bounded ? " under the link's date bound" : ', more than a token names'}`]
+        : []),
       ...(pageNamed ? [] : [`it counts the ${at.writtenBefore} records of its page written before it, which have no id to name`]),
     ];
     return {
