@@ -11,9 +11,11 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
+import { UsageError } from '../core/errors.js';
 import type { Io } from '../core/io.js';
 import { withLock } from './lock.js';
 import { requireConfigDirectory } from './paths.js';
+import { fileType } from './permissions.js';
 
 export const LEDGER_FILE_NAME = 'reports.json';
 /** A nightly job per profile and address for years is far fewer reuses than this. */
@@ -55,6 +57,7 @@ export function reportKey(parameters: Record<string, unknown>): string {
 export function openReportLedger(io: Io): ReportLedger {
   const folder = requireConfigDirectory(io.env);
   const path = join(folder, LEDGER_FILE_NAME);
+  refuseIrregular(path);
   const same = (a: Pick<LedgerEntry, 'profile' | 'base'>, b: Pick<LedgerEntry, 'profile' | 'base'>): boolean => a.profile === b.profile && a.base === b.base;
   return {
     path,
@@ -80,7 +83,27 @@ export function openReportLedger(io: Io): ReportLedger {
   };
 }
 
+/**
+ * What is at `path` when it is there but not a regular file (a FIFO would block the read, a device
+ * never end it, a rename would replace it), found without opening it; undefined otherwise.
+ */
+export function irregularFile(path: string): string | undefined {
+  try {
+    const stats = statSync(path);
+    return stats.isFile() ? undefined : fileType(stats);
+  } catch {
+    return undefined; // not there (or not to be looked at): read as empty, as before
+  }
+}
+
+/** The ledger decides what is sent: one that is not a regular file is refused, not taken as empty. */
+function refuseIrregular(path: string): void {
+  const kind = irregularFile(path);
+  if (kind !== undefined) throw new UsageError(`${path} is not a regular file (${kind}); carectl keeps the reports --reuse picks up only in one: move it away`);
+}
+
 function readEntries(path: string): LedgerEntry[] {
+  refuseIrregular(path);
   let data: unknown;
   try {
     data = JSON.parse(readFileSync(path, 'utf8'));
