@@ -1,5 +1,5 @@
 /** Every request carectl makes, addressed by the resource catalogue (never by hand in a command); the transport knows no resources. */
-import { BadReplyError } from '../core/errors.js';
+import { ApiError, BadReplyError } from '../core/errors.js';
 import { LONE_SURROGATE, idText, isObject } from '../core/exact-json.js';
 import type { QueryParams, RequestOptions, Throttle, Transport } from '../http/transport.js';
 import { linkElsewhereMessage } from '../http/link-elsewhere.js';
@@ -61,10 +61,15 @@ export class ApiClient {
    */
   async patchRecord(spec: ResourceSpec, version: Version, id: string, body: unknown, throttle?: Throttle): Promise<ApiRecord> {
     const transport = this.transportFor(version);
-    const reply = await transport.request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true, throttle });
-    const record = isObject(reply) ? reply[spec.envelope.single] : undefined;
-    if (isObject(record) && sameId(transport, record.id, id) && isObject(reply) && reply.status !== 'error') return record;
-    throw new BadReplyError(`the service did not confirm the update: ${unconfirmedReason(spec, reply, record)}`);
+    let confirmed: ApiRecord = {};
+    // A reply that came and does not confirm is the service's answer: refused, with its status (never sent again).
+    const check = (reply: unknown, status: number): void => {
+      const record = isObject(reply) ? reply[spec.envelope.single] : undefined;
+      if (isObject(record) && sameId(transport, record.id, id) && isObject(reply) && reply.status !== 'error') confirmed = record;
+      else throw new ApiError(status, `the service did not confirm the update: ${unconfirmedReason(spec, reply, record)}`);
+    };
+    await transport.request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true, throttle, check });
+    return confirmed;
   }
 
   /** POST of a new record: never repeated once it may have arrived (it would create twice). */
