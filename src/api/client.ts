@@ -72,11 +72,16 @@ export class ApiClient {
     return confirmed;
   }
 
-  /** POST of a new record: never repeated once it may have arrived (it would create twice). */
+  /** POST of a new record: never repeated once it may have arrived (it would create twice); undefined for an empty 2xx. */
   async createRecord(spec: ResourceSpec, version: Version, body: unknown): Promise<ApiRecord | undefined> {
     const transport = this.transportFor(version);
     const reply = await transport.request('POST', transport.url(`${version}/${spec.path}`), { body, idempotent: false });
-    return reply === null ? undefined : unwrapSingle(spec, reply);
+    try {
+      return reply === null ? undefined : unwrapSingle(spec, reply);
+    } catch (err) {
+      // A 2xx came: the record may have been made, whatever its reply lacks.
+      throw err instanceof BadReplyError ? new BadReplyError(err.message, { mayHaveBeenApplied: true }) : err;
+    }
   }
 
   /** Pages of a list, each page's next address found by the resource's paging style. */
