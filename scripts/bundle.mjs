@@ -109,6 +109,36 @@ function versionAtBundleTime(version) {
   };
 }
 
+/**
+ * cli-table3 measures with carectl's displayWidth, not its own string-width 4 (which knows no emoji
+ * past Unicode 12): its file gets a string-width that is displayWidth, and src/output/table-library.ts
+ * (which puts it in node's module cache when run from tsc's output) becomes a plain import.
+ */
+const CARECTL_MEASURE = {
+  name: 'carectl-measure',
+  setup(builder) {
+    builder.onResolve({ filter: /^string-width$/ }, (args) =>
+      /[\\/]cli-table3[\\/]/.test(args.importer) ? { path: 'string-width', namespace: 'carectl-measure' } : undefined,
+    );
+    builder.onLoad({ filter: /.*/, namespace: 'carectl-measure' }, () => ({
+      contents: `const { displayWidth } = require(${JSON.stringify(join(root, 'src/output/width.ts'))});
+        module.exports = (text) => displayWidth(text);`,
+      resolveDir: root,
+      loader: 'js',
+    }));
+  },
+};
+
+const TABLE_LIBRARY = {
+  name: 'table-library',
+  setup(builder) {
+    builder.onLoad({ filter: /[\\/]src[\\/]output[\\/]table-library\.ts$/ }, () => ({
+      contents: "export async function tableLibrary() { return (await import('cli-table3')).default; }",
+      loader: 'ts',
+    }));
+  },
+};
+
 /** Dynamic imports named in LAZY stay outside the main bundle, as require() of their file. */
 const lazyFiles = {
   name: 'lazy-files',
@@ -195,7 +225,11 @@ async function bundle() {
       ...(entry.path ? { entryPoints: [entry.path] } : { stdin: { contents: entry.contents, resolveDir: root, sourcefile: file } }),
       outfile: join(outdir, file),
       ...WRAPPER,
-      plugins: [lazyBuiltins(['http2'], { http2: ['constants'] }), ...(file === LAZY.undici.file ? UNDICI_BUILTINS : [])],
+      plugins: [
+        lazyBuiltins(['http2'], { http2: ['constants'] }),
+        ...(file === LAZY.undici.file ? UNDICI_BUILTINS : []),
+        ...(file === LAZY['cli-table3'].file ? [CARECTL_MEASURE] : []),
+      ],
     }),
   );
   const results = await Promise.all([
@@ -206,6 +240,7 @@ async function bundle() {
       ...WRAPPER,
       plugins: [
         versionAtBundleTime(version),
+        TABLE_LIBRARY,
         lazyFiles,
         lazyBuiltins(['child_process', 'crypto', 'dns/promises', 'fs/promises', 'http', 'net', 'os', 'stream', 'stream/consumers', 'stream/promises']),
       ],

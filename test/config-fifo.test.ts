@@ -1,7 +1,7 @@
 /** A config path that is not a regular file is refused at once, never opened (a FIFO would block). */
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -109,6 +109,55 @@ test('a config path that cannot be looked at (a symlink loop) is an error naming
       assert.equal(out.stderr, `carectl: cannot read ${file}: ELOOP; move it away, or use another config folder with XDG_CONFIG_HOME\n`);
     }
   } finally {
+    rmSync(home, { recursive: true });
+  }
+});
+
+test('a --reuse ledger (reports.json) that is a FIFO or a device is refused, exit 2, nothing sent', async (t) => {
+  if (process.platform === 'win32') return t.skip('no FIFOs');
+  const home = mkdtempSync(path.join(tmpdir(), 'carectl-ledger-fifo-'));
+  const api = await scriptedApi(() => ({ json: { report: { id: '70001', url: 'x' } } }));
+  try {
+    mkdirSync(path.join(home, 'carectl'), { mode: 0o700 });
+    const file = path.join(home, 'carectl', 'reports.json');
+    for (const [make, kind] of [
+      [() => execFileSync('mkfifo', ['-m', '600', file]), 'a FIFO'],
+      [() => symlinkSync('/dev/zero', file), 'a device'],
+    ] as const) {
+      make();
+      const argv = ['reports', 'create', '--account', '1001', '--from', '2026-06-01', '--to', '2026-06-07', '--reuse'];
+      const out = await carectl(argv, { ...scriptedEnv(api), XDG_CONFIG_HOME: home });
+      assert.equal(out.code, 2, out.stderr);
+      assert.equal(out.stderr, `carectl: ${file} is not a regular file (${kind}); carectl keeps the reports --reuse picks up only in one: move it away\n`);
+      rmSync(file);
+    }
+    assert.equal(api.requests.length, 0);
+  } finally {
+    await api.close();
+    rmSync(home, { recursive: true });
+  }
+});
+
+test('a completion cache (completion.json) that is a FIFO or a device is ignored: a TAB answers from the service, and it stays as it was', async (t) => {
+  if (process.platform === 'win32') return t.skip('no FIFOs');
+  const home = mkdtempSync(path.join(tmpdir(), 'carectl-cache-fifo-'));
+  const api = await scriptedApi(() => ({ json: { tags: [{ id: '7', url: 'x', name: 'vip' }], paging: {} } }));
+  try {
+    mkdirSync(path.join(home, 'carectl'), { mode: 0o700 });
+    const file = path.join(home, 'carectl', 'completion.json');
+    for (const make of [() => execFileSync('mkfifo', ['-m', '600', file]), () => symlinkSync('/dev/zero', file)]) {
+      make();
+      const env = { ...scriptedEnv(api), XDG_CONFIG_HOME: home };
+      const names = await carectl(['__complete', 'names', 'tags'], env);
+      assert.equal(names.code, 0, names.stderr);
+      assert.equal(names.stdout, 'vip\n');
+      const reasons = await carectl(['__complete', 'close-reasons'], env);
+      assert.deepEqual([reasons.code, reasons.stdout], [0, '']);
+      assert.equal(lstatSync(file).isFile(), false, 'not replaced by a regular file');
+      rmSync(file);
+    }
+  } finally {
+    await api.close();
     rmSync(home, { recursive: true });
   }
 });

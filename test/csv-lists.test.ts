@@ -65,7 +65,7 @@ test('an empty list is [] and a missing value an empty cell, so the two stay apa
   );
 });
 
-/** Rows of a tsv read as `help formats` says: split at tabs, undo the escapes, parse list cells as JSON. */
+/** Rows of a tsv read as `help formats` says: split at tabs; a list cell is JSON as it is, any other cell has its escapes undone. */
 function readTsv(tsvText: string, listColumns: string[]): Array<Record<string, unknown>> {
   const unescape = (cell: string): string =>
     cell.replace(/\\(x[0-9a-f]{2}|u[0-9a-f]{4}|.)/g, (_match, code: string) => {
@@ -78,15 +78,14 @@ function readTsv(tsvText: string, listColumns: string[]): Array<Record<string, u
     Object.fromEntries(
       row.split('\t').map((cell, index) => {
         const name = names[index] as string;
-        const text = unescape(cell);
-        return [name, listColumns.includes(name) && text !== '' ? (JSON.parse(text) as unknown) : text];
+        return [name, listColumns.includes(name) && cell !== '' ? (JSON.parse(cell) as unknown) : unescape(cell)];
       }),
     ),
   );
 }
 
 test('tsv list cells are JSON arrays too: a tag name with commas and a tab splits back exactly', async () => {
-  const tricky = '=HYPERLINK("http://x","x"),vip\tlate';
+  const tricky = '=HYPERLINK("http://x","x"),vip\tlate\u001b]52;c;x\u0007\u202e\\end';
   const api = await scriptedApi(() => ({
     json: {
       conversations: [
@@ -107,6 +106,8 @@ test('tsv list cells are JSON arrays too: a tag name with commas and a tab split
   try {
     const out = await runCli(['conversations', 'list', '--status', 'closed', '-o', 'tsv', '--columns', 'id,tags.name', '--quiet'], { env: scriptedEnv(api) });
     assert.equal(out.code, 0, out.stderr);
+    // The cell is the JSON text as it is (`cut -f2 | jq` reads it): its backslashes are not doubled, and nothing raw reaches the terminal.
+    assert.equal(out.stdout.split('\n')[1], '1\t' + String.raw`["=HYPERLINK(\"http://x\",\"x\"),vip\tlate\u001b]52;c;x\u0007\u202e\\end","plain"]`);
     assert.deepEqual(readTsv(out.stdout, ['tags.name']), [
       { id: '1', 'tags.name': [tricky, 'plain'] },
       { id: '2', 'tags.name': [] },

@@ -105,6 +105,34 @@ describe('--limit chains on a live service (issue 33)', () => {
   }
 });
 
+test('plain skip links, a --limit 50 chain past 100 records that closes what it printed: the tokens past 100 say what they risk', async () => {
+  const live = new LiveServer('plain', 7, 304);
+  await live.start();
+  try {
+    const env = liveEnv(live);
+    const clock = fakeClock(NOW);
+    const argv = ['conversations', 'list', '--status', 'unread', '-o', 'csv', '--columns', 'id', '--page-size', '50', '--parallel', '1', '--limit', '50'];
+    const notes: boolean[] = [];
+    let resume: string | undefined;
+    for (let round = 0; round < 10 && (round === 0 || resume); round++) {
+      const result = await runCli([...argv, ...(resume ? ['--resume', resume] : [])], { env, now: clock.now, sleep: clock.sleep });
+      assert.equal(result.code, 0, result.stderr);
+      live.closeIds(result.stdout.split(/\r?\n/).filter((line) => line !== '' && line !== 'id'));
+      resume = TOKEN.exec(result.stderr)?.[1];
+      if (resume)
+        notes.push(
+          / \(the service's skip in it counts the \d+ records before it, more than a token names: for each record that leaves the list before it in between, one after it may be passed over\)\n$/.test(
+            result.stderr,
+          ),
+        );
+    }
+    // Within the first 100 the token names every record before it (skip 0): nothing to say.
+    assert.deepEqual(notes, [false, false, true]);
+  } finally {
+    await live.close();
+  }
+});
+
 describe('whole lists in parallel on a live service', () => {
   // Four months of records (its burst at the first second within its first page): the list is cut into day slices, its last 30
   // days read with its first page (WorkQueue.readRecent).

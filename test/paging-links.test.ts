@@ -127,7 +127,7 @@ describe('paging follows what a service sends, but never loops', () => {
       ['tags', 'list', '-o', 'ndjson'],
     );
     assert.equal(result.code, 1);
-    assert.match(result.stderr, /50 empty pages in a row .*--resume \S+\n$/);
+    assert.match(result.stderr, /50 empty pages in a row .*--resume \S+ \(the service's skip in it counts the 50 records before it[^\n]*\)\n$/);
     assert.equal(result.stdout, lines([1]));
     assert.equal(api.requests.length, 51);
   });
@@ -201,11 +201,13 @@ describe('a next_page link that drops or changes the query is never followed as 
     ['drops fields and the page size', 'v1.3/conversations?status=unread&channel=202&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lt=2026-02-01&skip=2'],
     ['is written http:/… and drops a filter', 'http:/v1.3/conversations?status=unread&fields=status&page_size=50&skip=2'],
     ['is relative and drops a filter', '/v1.3/conversations?status=unread&fields=status&page_size=50&skip=2'],
+    // RFC 3986: relative to the page it came on (/v1.3/conversations?…), so the same path.
+    ['is relative to its page, adds the default sort and drops a filter', 'conversations?status=unread&fields=status&sort=oldest_sort_date&skip=2'],
   ] as const) {
     test(`skip paging: a link that ${what} is followed with what it lost given back`, async () => {
       const { result, api } = await against((_request, params, base) => {
         const skip = Number(params.get('skip') ?? 0);
-        const next = link.startsWith('http:') || link.startsWith('/') ? link : `${base}/${link}`;
+        const next = link.startsWith('v1.3/') ? `${base}/${link}` : link;
         return { json: { conversations: conversations(skip + 1, skip + 2), paging: { next_page: skip === 0 ? next : null } } };
       }, argv);
       assert.equal(result.code, 0, result.stderr);
@@ -328,6 +330,25 @@ describe('api --paginate does not trust paging links to end', () => {
       assert.equal(loop.code, 1);
       assert.match(loop.stderr, /next_page link back to a page already read/);
       assert.equal(loop.stdout.trimEnd().split('\n').length, 2);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('resolves a relative link against the page it came on (RFC 3986), not the base address', async () => {
+    const server = await localServer((req, res) => {
+      const skip = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('skip') ?? '0');
+      json(res, 200, { tags: [{ skip }], paging: { next_page: skip < 2 ? `tags?page_size=1&skip=${skip + 1}` : null } });
+    });
+    try {
+      const result = await runCli(['api', 'v1.3/tags?page_size=1', '--paginate'], {
+        env: { CARECTL_BASE_URL: server.url, CARECTL_USER: 'u', CARECTL_PASSWORD: 'p' },
+      });
+      assert.equal(result.code, 0, result.stderr);
+      assert.deepEqual(
+        server.requests.map((request) => request.url),
+        ['/v1.3/tags?page_size=1', '/v1.3/tags?page_size=1&skip=1', '/v1.3/tags?page_size=1&skip=2'],
+      );
     } finally {
       await server.close();
     }

@@ -254,4 +254,23 @@ describe('resumable lists: a hard failure, then --resume, gives the clean run ex
     assert.match(result.stderr, /different command/);
     assert.equal(apiRequests(sandbox, mark).length, 0);
   });
+
+  test('a token from a query without --channel is refused before the channel is looked up; one with it resumes', async () => {
+    const tokenOf = (stderr: string): string => /--resume (\S+)$/m.exec(stderr)?.[1] as string;
+    const unread = ['conversations', 'list', '--status', 'unread', '-o', 'ndjson', '--page-size', '5'];
+    const alone = tokenOf((await cli([...unread, '--limit', '5'])).stderr);
+    const mark = sandbox.requests.length;
+    const refused = await cli([...unread, '--channel', '202', '--resume', alone]);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /^carectl: --resume: the token belongs to a different command/);
+    assert.equal(apiRequests(sandbox, mark).length, 0, 'not even the channel look-up');
+    // The same query with the channel by name (resolved per run) and by id: its token is taken.
+    const name = sandbox.data.channels.find((channel) => channel.id === '202')?.name as string;
+    const withChannel = tokenOf((await cli([...unread, '--channel', name, '--limit', '1'])).stderr);
+    for (const channel of [name, '202']) {
+      const resumed = await cli([...unread, '--channel', channel, '--resume', withChannel]);
+      assert.equal(resumed.code, 0, resumed.stderr);
+      assert.notEqual(resumed.stdout, '');
+    }
+  });
 });

@@ -47,7 +47,7 @@ describe('conversations update against a service that answers the wrong thing', 
     assert.match(out.stderr, /unexpected reply: the service sent conversation 999999 for conversation 500001\n$/);
   });
 
-  test("only {conversation: {id}} naming that id is ok: an error body in a 200, an empty 202, another id, an error body naming the id fail with the service's words", async () => {
+  test("only {conversation: {id}} naming that id is ok: an error body in a 200, an empty 202, another id, an error body naming the id fail with the service's words, refused with the reply's status", async () => {
     const out = await runCli(
       [
         'conversations',
@@ -64,7 +64,7 @@ describe('conversations update against a service that answers the wrong thing', 
         'tsv',
         '--no-header',
         '--columns',
-        'id,ok,error.kind,error.message',
+        'id,ok,error.kind,error.status,error.message',
       ],
       { env: scriptedEnv(api) },
     );
@@ -72,12 +72,12 @@ describe('conversations update against a service that answers the wrong thing', 
     assert.equal(
       out.stdout,
       [
-        '500010\ttrue\t\t',
-        '500011\tfalse\tnetwork\tthe service did not confirm the update: it answered with an error: permission denied for this source',
-        '500012\tfalse\tnetwork\tthe service did not confirm the update: it answered with an empty body',
-        '500013\tfalse\tnetwork\tthe service did not confirm the update: it answered with conversation 999999',
-        '500014\tfalse\tnetwork\tthe service did not confirm the update: its reply holds no "conversation" record with an id',
-        '500015\tfalse\tnetwork\tthe service did not confirm the update: it answered with an error: permission denied',
+        '500010\ttrue\t\t\t',
+        '500011\tfalse\trefused\t200\tthe service did not confirm the update: it answered with an error: permission denied for this source',
+        '500012\tfalse\trefused\t202\tthe service did not confirm the update: it answered with an empty body',
+        '500013\tfalse\trefused\t200\tthe service did not confirm the update: it answered with conversation 999999',
+        '500014\tfalse\trefused\t200\tthe service did not confirm the update: its reply holds no "conversation" record with an id',
+        '500015\tfalse\trefused\t200\tthe service did not confirm the update: it answered with an error: permission denied',
         '',
       ].join('\n'),
     );

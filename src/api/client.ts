@@ -1,5 +1,5 @@
 /** Every request carectl makes, addressed by the resource catalogue (never by hand in a command); the transport knows no resources. */
-import { BadReplyError } from '../core/errors.js';
+import { ApiError, BadReplyError } from '../core/errors.js';
 import { LONE_SURROGATE, idText, isObject } from '../core/exact-json.js';
 import type { QueryParams, RequestOptions, Throttle, Transport } from '../http/transport.js';
 import { linkElsewhereMessage } from '../http/link-elsewhere.js';
@@ -61,17 +61,27 @@ export class ApiClient {
    */
   async patchRecord(spec: ResourceSpec, version: Version, id: string, body: unknown, throttle?: Throttle): Promise<ApiRecord> {
     const transport = this.transportFor(version);
-    const reply = await transport.request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true, throttle });
-    const record = isObject(reply) ? reply[spec.envelope.single] : undefined;
-    if (isObject(record) && sameId(transport, record.id, id) && isObject(reply) && reply.status !== 'error') return record;
-    throw new BadReplyError(`the service did not confirm the update: ${unconfirmedReason(spec, reply, record)}`);
+    let confirmed: ApiRecord = {};
+    // A reply that came and does not confirm is the service's answer: refused, with its status (never sent again).
+    const check = (reply: unknown, status: number): void => {
+      const record = isObject(reply) ? reply[spec.envelope.single] : undefined;
+      if (isObject(record) && sameId(transport, record.id, id) && isObject(reply) && reply.status !== 'error') confirmed = record;
+      else throw new ApiError(status, `the service did not confirm the update: ${unconfirmedReason(spec, reply, record)}`);
+    };
+    await transport.request('PATCH', this.recordUrl(spec, version, id), { body, idempotent: true, throttle, check });
+    return confirmed;
   }
 
-  /** POST of a new record: never repeated once it may have arrived (it would create twice). */
+  /** POST of a new record: never repeated once it may have arrived (it would create twice); undefined for an empty 2xx. */
   async createRecord(spec: ResourceSpec, version: Version, body: unknown): Promise<ApiRecord | undefined> {
     const transport = this.transportFor(version);
     const reply = await transport.request('POST', transport.url(`${version}/${spec.path}`), { body, idempotent: false });
-    return reply === null ? undefined : unwrapSingle(spec, reply);
+    try {
+      return reply === null ? undefined : unwrapSingle(spec, reply);
+    } catch (err) {
+      // A 2xx came: the record may have been made, whatever its reply lacks.
+      throw err instanceof BadReplyError ? new BadReplyError(err.message, { mayHaveBeenApplied: true }) : err;
+    }
   }
 
   /** Pages of a list, each page's next address found by the resource's paging style. */
@@ -82,10 +92,12 @@ export class ApiClient {
       fetch: async (url, base, throttle) => {
         let unwrapped: ApiRecord[] = [];
         const check = (reply: unknown): void => void (unwrapped = unwrapList(spec, reply));
-        const body = await transport.request('GET', transport.url(url), { idempotent: true, check, throttle });
+        const address = transport.url(url);
+        const body = await transport.request('GET', address, { idempotent: true, check, throttle });
         const link = nextPageLink(body);
         const records = attachSideloads(spec, body, unwrapped, this.tell);
-        const next = link === null ? null : new URL(link, transport.baseUrl);
+        // A relative link is resolved against the page it came on (RFC 3986 section 5), not the base address.
+        const next = link === null ? null : new URL(link, address);
         // Another origin (or a scheme) is never sent our credentials: the list ends there, with a token.
         if (next !== null && next.origin !== transport.baseUrl.origin)
           return { records, next: null, refusal: new PagingError(linkElsewhereMessage(next, transport.baseUrl), next.origin) };

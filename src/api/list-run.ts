@@ -158,15 +158,17 @@ class Consumer {
     const lastWritten = writtenIds.slice(-NAMED_MAX);
     const page = this.recent.slice(recentAt - at.writtenBefore, recentAt);
     const pageNamed = at.writtenBefore <= recentAt && page.every((id) => id !== undefined && lastWritten.includes(id));
-    // Said in words true for its link: a skip under its own date bound (keyset: the records at one second), the page's unnamed
-    // records. A plain skip is the service's cursor: no warning.
+    // Said in words true for its link: a skip under its own date bound (keyset: the records at one second), a plain skip past
+    // what a token can name (the service's cursor, which records leaving shift for any client), the page's unnamed records.
     const counts = [
-      ...(skipped && bounded ? [`the service's skip in it counts the ${skipped} records before it under the link's date bound`] : []),
+      ...(skipped
+        ? [`the service's skip in it counts the ${skipped} records before it${bounded ? " under the link's date bound" : ', more than a token names'}`]
+        : []),
       ...(pageNamed ? [] : [`it counts the ${at.writtenBefore} records of its page written before it, which have no id to name`]),
     ];
     return {
       cursor: { ...cursor, writtenBefore: pageNamed ? 0 : at.writtenBefore, ...(lastWritten.length > 0 && { namedIds: lastWritten }) },
-      ...(counts.length > 0 && { counts: `${counts.join('; ')}: records that leave the list in between can shift it` }),
+      ...(counts.length > 0 && { counts: `${counts.join('; ')}: for each record that leaves the list before it in between, one after it may be passed over` }),
     };
   }
 

@@ -2,8 +2,9 @@
  * Options that name a record of another resource (a tag, a channel) take its name or its id, as a
  * person knows it; the catalogue says which (`FilterSpec.refers`, `PATCH_REFERENCES`) and what the
  * service takes for it. Each resource is read once per run, one list of all its pages, however
- * many values and ids use it. A value that names no record, or several, is a usage error naming
- * the closest candidates, raised before anything is written.
+ * many values and ids use it. A value that names no record, or several (an id that is another
+ * record's name too), is a usage error naming the candidates, raised before anything is written;
+ * `id:VALUE` and `name:VALUE` say which is meant.
  */
 import { UsageError } from '../core/errors.js';
 import { idText } from '../core/exact-json.js';
@@ -91,7 +92,15 @@ export async function resolveQuery(resolver: NameResolver, filters: readonly Fil
 }
 
 function pick(flag: string, spec: ResourceSpec, records: readonly Named[], value: string): Named {
-  const matches = matching(records, value);
+  const { byId, byName } = matching(records, value);
+  const others = byName.filter((record) => !byId.includes(record));
+  if (byId.length > 0 && others.length > 0) {
+    const plain = value.replace(/^(id|name):/, '');
+    throw new UsageError(
+      `${flag}: "${value}" is the id of ${spec.noun} ${byId.map(describe).join(', ')} and the name of ${spec.noun} ${others.map(describe).join(', ')}; say which: id:${plain} or name:${plain}`,
+    );
+  }
+  const matches = byId.length > 0 ? byId : byName;
   if (matches.length === 1) return matches[0] as Named;
   if (matches.length > 1) {
     throw new UsageError(`${flag}: "${value}" names ${matches.length} ${spec.noun}s: ${matches.map(describe).join(', ')}; give the id`);
@@ -103,23 +112,31 @@ function pick(flag: string, spec: ResourceSpec, records: readonly Named[], value
 
 /**
  * The records whose name, given back to an option, finds that record alone (by `matching`'s rule:
- * no record has it as its id, no other record has it exactly).
+ * no record has it as its id, no other record has it exactly, it does not begin `id:` or `name:`).
  */
 export function namedAlone(records: readonly Named[]): Set<Named> {
   const ids = new Set(records.map((record) => record.id));
   const times = new Map<string, number>();
   for (const { name } of records) times.set(name, (times.get(name) ?? 0) + 1);
-  return new Set(records.filter((record) => !ids.has(record.name) && times.get(record.name) === 1));
+  return new Set(records.filter((record) => !ids.has(record.name) && times.get(record.name) === 1 && !SAID.test(record.name)));
 }
 
-/** An id first, then the exact name, then the name in any case (the service's own spelling is sent). */
-function matching(records: readonly Named[], value: string): Named[] {
-  const byId = records.filter((record) => record.id === value);
-  if (byId.length > 0) return byId;
-  const exact = records.filter((record) => record.name === value);
-  if (exact.length > 0) return exact;
-  const folded = fold(value);
-  return records.filter((record) => fold(record.name) === folded);
+/** How a value says it is an id or a name. */
+const SAID = /^(id|name):(.*)$/s;
+
+/**
+ * The records whose id is the value, and those whose name is (exactly, else in any case: the
+ * service's own spelling is sent). `id:VALUE` and `name:VALUE` look at one of the two only: a
+ * name can be another record's id (a tag named "7004").
+ */
+function matching(records: readonly Named[], value: string): { byId: Named[]; byName: Named[] } {
+  const said = SAID.exec(value);
+  const wanted = said ? (said[2] as string) : value;
+  const byId = said?.[1] === 'name' ? [] : records.filter((record) => record.id === wanted);
+  if (said?.[1] === 'id') return { byId, byName: [] };
+  const exact = records.filter((record) => record.name === wanted);
+  const folded = fold(wanted);
+  return { byId, byName: exact.length > 0 ? exact : records.filter((record) => fold(record.name) === folded) };
 }
 
 function describe(record: Named): string {

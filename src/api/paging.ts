@@ -24,6 +24,8 @@ export interface ListPlan {
   rules?: LinkRules;
   /** The service's base address: a token printed against one is refused against another. */
   origin?: string;
+  /** Parameters whose values are names resolved per run (--channel NAME): a token is checked without them before they are. */
+  named?: readonly string[];
 }
 
 type PlanOptions = { pageSize: number; limit?: number | undefined; asOf?: number };

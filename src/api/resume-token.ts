@@ -62,15 +62,16 @@ const packParams = (query: string): string =>
 const unpackParams = (packed: string): string => packed.replace(/~(\d)/g, (all, i: string) => SHORTHANDS[Number(i)] ?? all);
 
 /**
- * base64url of `4|fingerprint|phase|writtenBefore|sliceLastDay|header|asOf (base 36)|path|set parameters|removed names|named ids|checksum`,
+ * base64url of `5|fingerprint|phase|writtenBefore|sliceLastDay|header|asOf (base 36)|path|set parameters|removed names|named ids|checksum`,
  * empty fields where the cursor has nothing. The checksum covers the rest, so a cut token is refused; an edited one
  * can recompute it, so what a token holds is checked as a next_page link is (decodeResumeToken). Version 4 ties the
  * fingerprint to the service's base address; version 3 tokens (carectl before it) are still read, without that tie.
+ * Version 5 adds to the fingerprint that of the plan without its names' values (checkResumeToken, before they are resolved).
  */
 export function encodeResumeToken(plan: ListPlan, cursor: Cursor, header?: string): string {
   const fields = [
-    '4',
-    fingerprint(plan, true),
+    '5',
+    prints(plan),
     cursor.phase,
     cursor.writtenBefore > 0 ? cursor.writtenBefore : '',
     cursor.sliceLastDay ?? '',
@@ -81,6 +82,13 @@ export function encodeResumeToken(plan: ListPlan, cursor: Cursor, header?: strin
   ];
   const text = fields.join('|');
   return Buffer.from(`${text}|${digest(text)}`).toString('base64url');
+}
+
+/** The fingerprint, then that of the plan without its names' values where they differ (the query names some). */
+function prints(plan: ListPlan): string {
+  const whole = fingerprint(plan, true);
+  const unnamed = fingerprint(plan, true, plan.named ?? []);
+  return unnamed === whole ? whole : whole + unnamed;
 }
 
 /** A lone surrogate, kept as a part of a split. */
@@ -104,7 +112,15 @@ const unpackId = (packed: string): string =>
     .map((part, i) => (i % 2 === 1 ? String.fromCharCode(parseInt(part, 16)) : decodeURIComponent(part)))
     .join('');
 
-type TokenPayload = { version: string; fingerprint: string; asOf?: number; address: string[]; point: Omit<ResumePoint, 'url'> };
+type TokenPayload = {
+  version: string;
+  fingerprint: string;
+  /** Version 5: the fingerprint of the plan without its names' values. */
+  unnamed?: string;
+  asOf?: number;
+  address: string[];
+  point: Omit<ResumePoint, 'url'>;
+};
 
 const NOT_OURS = '--resume: not a whole token as carectl printed it (cut short or changed?); copy it again from the message that printed it';
 
@@ -115,7 +131,7 @@ function parseToken(token: string): TokenPayload | undefined {
   const checksumAt = whole.lastIndexOf('|');
   const text = whole.slice(0, checksumAt);
   if (checksumAt < 0 || whole.slice(checksumAt + 1) !== digest(text)) return undefined;
-  const [version, fingerprint = '', phase = '', writtenBefore, sliceLastDay, header, asOf, path = '', set = '', removed = '', namedIds] = text.split('|');
+  const [version, printed = '', phase = '', writtenBefore, sliceLastDay, header, asOf, path = '', set = '', removed = '', namedIds] = text.split('|');
   // NaN for anything but digits, which the check below refuses.
   const count = (field: string): number => (/^\d+$/.test(field) ? Number(field) : NaN);
   let named: { namedIds?: string[] } = {};
@@ -131,9 +147,16 @@ function parseToken(token: string): TokenPayload | undefined {
     ...(header && { header }),
     ...named,
   };
-  const payload = { version, fingerprint, asOf: asOf ? parseInt(asOf, 36) : undefined, address: [path, set, removed], point };
+  const payload = { version, ...readPrints(version ?? '', printed), asOf: asOf ? parseInt(asOf, 36) : undefined, address: [path, set, removed], point };
   const counts = [point.phase, point.writtenBefore, point.sliceLastDay ?? 0, payload.asOf ?? 0];
-  return (version === '3' || version === '4') && counts.every((n) => Number.isSafeInteger(n) && n >= 0) ? payload : undefined;
+  return ['3', '4', '5'].includes(version) && counts.every((n) => Number.isSafeInteger(n) && n >= 0) ? payload : undefined;
+}
+
+/** The fingerprints field (see prints): version 5 may hold two. */
+function readPrints(version: string, printed: string): Pick<TokenPayload, 'fingerprint' | 'unnamed'> {
+  if (version !== '5') return { fingerprint: printed };
+  const fingerprint = printed.slice(0, DIGEST_CHARS);
+  return { fingerprint, unnamed: printed.slice(DIGEST_CHARS) || fingerprint };
 }
 
 /** The moment the token's list resolved its relative dates at, to build the same plan again. */
@@ -141,14 +164,27 @@ export function resumeAsOf(token: string | undefined): number | undefined {
   return token === undefined ? undefined : parseToken(token)?.asOf;
 }
 
+/**
+ * What a token can be checked against before the plan's names are resolved (`plan` holds them as
+ * typed): whole, and (version 5) of this command apart from those names. Nothing is sent for a token
+ * that is refused.
+ */
+export function checkResumeToken(plan: ListPlan, token: string): void {
+  const payload = parseToken(token);
+  if (!payload || payload.point.phase >= plan.phases.length) throw new UsageError(NOT_OURS);
+  if (payload.unnamed !== undefined && payload.unnamed !== fingerprint(plan, true, plan.named ?? [])) throw differentCommand(plan);
+}
+
+function differentCommand(plan: ListPlan): UsageError {
+  const sameCommand = plan.sameCommand ?? 'the same resource and filters';
+  const service = plan.origin === undefined ? '' : ` against the same service (${plan.origin})`;
+  return new UsageError(`--resume: the token belongs to a different command; run the same command that printed it (${sameCommand})${service}`);
+}
+
 export function decodeResumeToken(plan: ListPlan, token: string): ResumePoint {
   const payload = parseToken(token);
   if (!payload || payload.point.phase >= plan.phases.length) throw new UsageError(NOT_OURS);
-  const sameCommand = plan.sameCommand ?? 'the same resource and filters';
-  if (payload.fingerprint !== fingerprint(plan, payload.version !== '3')) {
-    const service = plan.origin === undefined ? '' : ` against the same service (${plan.origin})`;
-    throw new UsageError(`--resume: the token belongs to a different command; run the same command that printed it (${sameCommand})${service}`);
-  }
+  if (payload.fingerprint !== fingerprint(plan, payload.version !== '3')) throw differentCommand(plan);
   const first = plan.phases[payload.point.phase] as string;
   const url = applyDiff(first, payload.address);
   // Only the cursor and a tighter date bound may differ from the command's own query, as for a next_page link.
@@ -163,12 +199,17 @@ const digest = (text: string): string => createHash('sha256').update(text).diges
 
 /**
  * A digest of the phases without their page size (a token fits the same command with another --limit or --page-size),
- * and `withOrigin`, of the service's base address.
+ * and `withOrigin`, of the service's base address; the values of the parameters `unnamed` left out.
  */
-function fingerprint(plan: ListPlan, withOrigin: boolean): string {
+function fingerprint(plan: ListPlan, withOrigin: boolean, unnamed: readonly string[] = []): string {
   const withoutPageSize = plan.phases.map((address) => {
     const [path, params] = splitAddress(address);
     for (const key of SIZE_PARAMS) params.delete(key);
+    for (const key of unnamed) {
+      const count = params.getAll(key).length;
+      params.delete(key);
+      for (let i = 0; i < count; i++) params.append(key, '');
+    }
     return `${path}?${params.toString()}`;
   });
   return digest([...(withOrigin ? [plan.origin ?? ''] : []), ...withoutPageSize].join('\n'));

@@ -28,12 +28,12 @@ function place(path: string): Place {
   return target?.isFile() ? { kind: 'regular', path: realpathSync(path), linked: true } : { kind: 'other' };
 }
 
-/** Whether a regular file holds what settleResumeFile writes: one token line (versions 3 and 4). */
+/** Whether a regular file holds what settleResumeFile writes: one token line (versions 3 to 5). */
 function holdsToken(path: string): boolean {
   if (statSync(path).size > MAX_TOKEN_FILE_BYTES) return false;
   const text = readFileSync(path, 'utf8');
   if (!/^[A-Za-z0-9_-]+\n?$/.test(text)) return false;
-  return /^[34]\|/.test(Buffer.from(text.trim(), 'base64url').toString('latin1'));
+  return /^[345]\|/.test(Buffer.from(text.trim(), 'base64url').toString('latin1'));
 }
 
 /** Into a device, a FIFO or through a dangling link: the bytes go where FILE points, nothing is renamed over it. */

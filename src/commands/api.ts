@@ -96,7 +96,7 @@ async function apiCommand(ctx: Context, opts: ApiOptions): Promise<void> {
     const link = nextPageLink(reply);
     previous = guard.follow(previous, recordsOf(reply), page.href, link !== null);
     await printJson(ctx, reply);
-    page = link === null ? null : transport.sameOriginUrl(link);
+    page = link === null ? null : transport.sameOriginUrl(link, page);
   }
 }
 

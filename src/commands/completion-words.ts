@@ -66,8 +66,11 @@ async function readWords(ctx: Context, resource: string, field: 'names' | 'ids')
   const resolver = new NameResolver(await ctx.api(), await ctx.scheduler(), defaultVersion(spec));
   const records = await resolver.records(resource);
   const alone = namedAlone(records);
-  // A name that would not find its record again, or that a list's comma would split, is offered as the id.
-  const word = (record: Named): string => (field === 'names' && alone.has(record) && sayable(record.name) ? record.name : record.id);
+  const names = new Set(records.map((record) => record.name));
+  // A name that would not find its record again, or that a list's comma would split, is offered as
+  // the id; an id that is also a name says it is the id.
+  const id = (record: Named): string => (names.has(record.id) ? `id:${record.id}` : record.id);
+  const word = (record: Named): string => (field === 'names' && alone.has(record) && sayable(record.name) ? record.name : id(record));
   return [...new Set(records.map(word).filter(offerable))];
 }
 

@@ -5,7 +5,7 @@
 import { Option, type Command } from 'commander';
 import { defaultVersion, type FilterSpec, type ResourceSpec, type Version } from '../api/catalogue/index.js';
 import { runList, startPoint } from '../api/list-run.js';
-import { resumeAsOf } from '../api/resume-token.js';
+import { checkResumeToken, resumeAsOf } from '../api/resume-token.js';
 import { listPlan, type ListPlan, type PageSource } from '../api/paging.js';
 import { NameResolver, resolveQuery } from '../api/names.js';
 import { incrementalList, isIncremental } from './incremental.js';
@@ -220,15 +220,21 @@ export interface ListRun {
 export async function streamList(ctx: Context, spec: ResourceSpec, run: ListRun, writerFor: (continues: string | undefined) => RecordWriter): Promise<number> {
   const printer = await ctx.printer();
   const limit = ctx.limit;
-  const planOf = (query: ReadonlyArray<readonly [string, string]>): ListPlan =>
-    listPlan(spec, run.version, query, { pageSize: ctx.pageSize, limit, asOf: run.asOf }, run.ids);
-  if (!run.source) refuseUnionSort(spec, planOf(run.query), run.query);
+  // The sandbox's address changes per run: its tokens belong to the sandbox, not a port.
+  const origin = ctx.globals.sandbox ? 'the sandbox' : (await ctx.connection()).baseUrl.origin;
+  const named = spec.filters.filter((filter) => filter.refers).map((filter) => filter.param);
+  const planOf = (query: ReadonlyArray<readonly [string, string]>): ListPlan => ({
+    ...listPlan(spec, run.version, query, { pageSize: ctx.pageSize, limit, asOf: run.asOf }, run.ids),
+    origin,
+    named,
+  });
+  const given = planOf(run.query);
+  if (!run.source) refuseUnionSort(spec, given, run.query);
+  if (ctx.globals.resume !== undefined) checkResumeToken(given, ctx.globals.resume);
   const scheduler = await ctx.scheduler();
   const api = await ctx.api();
   // A channel or tag given by name or id becomes what the service takes (one list request each).
   const plan = planOf(await resolveQuery(new NameResolver(api, scheduler, run.version), spec.filters, run.query));
-  // The sandbox's address changes per run: its tokens belong to the sandbox, not a port.
-  plan.origin = ctx.globals.sandbox ? 'the sandbox' : (await ctx.connection()).baseUrl.origin;
   const start = startPoint(plan, ctx.globals.resume);
   const header = printer.continuableHeader;
   const live = ctx.liveCount(writerFor(start.header), run.noun);

@@ -17,7 +17,7 @@ import type { Io } from '../core/io.js';
 import { offerable } from '../core/shell.js';
 import { withLock } from './lock.js';
 import { requireConfigDirectory } from './paths.js';
-import { writeAtomically } from './report-ledger.js';
+import { irregularFile, writeAtomically } from './report-ledger.js';
 
 export const COMPLETION_FILE_NAME = 'completion.json';
 /** A list older than this is read again (and offered as it is while that read is under way). */
@@ -68,7 +68,8 @@ export function openCompletionCache(io: Pick<Io, 'env' | 'now' | 'signal'> & { c
   const path = join(folder, COMPLETION_FILE_NAME);
   const key = (scope: CacheScope): string => JSON.stringify([scope.profile, scope.base]);
   const update = async (scope: CacheScope, change: (data: ScopeData) => boolean | void): Promise<boolean> => {
-    if (!existsSync(folder) && !io.createFolder) return false;
+    // A cache that is not a regular file is ignored, never replaced.
+    if ((!existsSync(folder) && !io.createFolder) || irregularFile(path) !== undefined) return false;
     mkdirSync(dirname(folder), { recursive: true });
     mkdirSync(folder, { recursive: true, mode: 0o700 });
     return withLock(path, { signal: io.signal }, () => {
@@ -112,6 +113,7 @@ export function openCompletionCache(io: Pick<Io, 'env' | 'now' | 'signal'> & { c
 }
 
 function readAll(path: string): Record<string, unknown> {
+  if (irregularFile(path) !== undefined) return {};
   try {
     const scopes = (JSON.parse(readFileSync(path, 'utf8')) as { scopes?: unknown } | null)?.scopes;
     return isObject(scopes) ? scopes : {};

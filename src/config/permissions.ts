@@ -70,7 +70,7 @@ export function refuseExposedPassword(file: string, stats: Stats | undefined, pr
   throw new UsageError(`${file} holds a password and is readable by others; run: chmod ${CHMOD.file} ${shellWord(file)}`);
 }
 
-function fileType(stats: Stats): string {
+export function fileType(stats: Stats): string {
   if (stats.isFIFO()) return 'a FIFO';
   if (stats.isSocket()) return 'a socket';
   if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device';

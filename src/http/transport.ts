@@ -71,10 +71,10 @@ export interface RequestOptions {
   /** GET and the absolute-valued PATCH may be repeated; the report POST may not (but after a 429, or a 503 with Retry-After: not processed). */
   idempotent: boolean;
   /**
-   * Checks a successful reply's JSON (its envelope, its records): a BadReplyError thrown here
-   * counts as a bad reply, retried like any other.
+   * Checks a successful reply's JSON (its envelope, its records) and status: a BadReplyError thrown
+   * here counts as a bad reply, retried like any other; any other error ends the request as it is.
    */
-  check?: (value: unknown) => void;
+  check?: ReplyCheck;
   /**
    * Told of a 429 (or a 503 a resend may follow) with the wait it asks for (Retry-After, else the
    * back-off); answers true when it took the request back (a scheduler lowering its concurrency,
@@ -87,6 +87,8 @@ export interface RequestOptions {
 }
 
 export type Throttle = (waitMs: number, status: number) => Promise<boolean>;
+
+export type ReplyCheck = (value: unknown, status: number) => void;
 
 type ReplyHeaders = Record<string, string | string[] | undefined>;
 
@@ -164,10 +166,11 @@ export class Transport {
 
   /**
    * Accepts a paging link from a reply. Credentials go only to the base address's origin, so a
-   * link elsewhere is refused rather than followed.
+   * link elsewhere is refused rather than followed. A relative link is resolved against the page
+   * it came on (`from`, RFC 3986), else against the base address.
    */
-  sameOriginUrl(link: string): URL {
-    const url = new URL(link, this.baseUrl);
+  sameOriginUrl(link: string, from: URL = this.baseUrl): URL {
+    const url = new URL(link, from);
     if (url.origin !== this.baseUrl.origin) throw new LinkElsewhereError(url, this.baseUrl);
     return url;
   }
@@ -243,7 +246,7 @@ export class Transport {
     }
     const status = seen.status!;
     this.trace(`< ${status} ${call.answerTo} (${answerDetails(method, url, seen, proxyLabel(url, this.config.proxy), this.config.now() - started)})`);
-    if (status >= 200 && status < 300) return this.success(call, text, seen.headers!);
+    if (status >= 200 && status < 300) return this.success(call, status, text, seen.headers!);
     return this.failureStatus(call, attempt, status, text, seen.headers!);
   }
 
@@ -308,7 +311,7 @@ export class Transport {
   }
 
   /** A 2xx reply: its JSON, or a bad reply when it does not parse or `check` refuses it. */
-  private success(call: Call, text: string, headers: ReplyHeaders): Outcome {
+  private success(call: Call, status: number, text: string, headers: ReplyHeaders): Outcome {
     const parsed = parseReply(text, headers['content-type']);
     const value = parsed.ok ? redactReply(parsed.value, text, this.secrets) : undefined;
     if (parsed.ok && value !== parsed.value && !this.noticedRedaction) {
@@ -317,7 +320,7 @@ export class Transport {
       this.config.notice?.("carectl: the service's reply holds the password (or a form of it), which prints as [redacted]");
     }
     // The check's words are carectl's, around values redacted already; the parser's name the reply's content-type.
-    const reason = parsed.ok ? this.refusal(call.options.check, value) : this.redact(parsed.reason);
+    const reason = parsed.ok ? this.refusal(call.options.check, value, status) : this.redact(parsed.reason);
     if (reason === undefined) return { kind: 'answered', value };
     call.reached ||= call.write && mayHaveReached({ status: 200 });
     this.trace(`< ${reason}`);
@@ -349,14 +352,14 @@ export class Transport {
     return { kind: 'failed', error, retryable: (options.idempotent || unprocessed) && RETRYABLE_STATUSES.has(status), retryAfter: headers['retry-after'] };
   }
 
-  get(url: URL, check?: (value: unknown) => void): Promise<unknown> {
+  get(url: URL, check?: ReplyCheck): Promise<unknown> {
     return this.request('GET', url, { idempotent: true, ...(check && { check }) });
   }
 
   /** Why `check` refuses a reply, or undefined when it takes it. */
-  private refusal(check: ((value: unknown) => void) | undefined, value: unknown): string | undefined {
+  private refusal(check: ReplyCheck | undefined, value: unknown, status: number): string | undefined {
     try {
-      check?.(value);
+      check?.(value, status);
       return undefined;
     } catch (err) {
       if (err instanceof BadReplyError) return err.message;

@@ -47,7 +47,11 @@ export function escapeTsvText(text: string): string {
  * occur inside JSON strings, where the escape is valid.
  */
 export function safeJsonStringify(value: unknown, indent?: number): string {
-  const json = stringifyJson(value, indent) ?? 'null';
+  return escapeJsonText(stringifyJson(value, indent) ?? 'null');
+}
+
+/** JSON text with what JSON.stringify leaves raw (see JSON_UNSAFE) written as `\\uXXXX`: still the same JSON. */
+export function escapeJsonText(json: string): string {
   if (!JSON_UNSAFE.test(json)) return json;
   return json.replace(JSON_UNSAFE_ALL, (char) => `\\u${hex(char.charCodeAt(0), 4)}`);
 }

@@ -4,6 +4,7 @@ import type { ValueGetter } from './cells.js';
 import { columnPolicy, fitColumns, MIN_WRAP_WIDTH, shortHeader, widestCell } from './grid.js';
 import type { ColumnPolicy } from './grid.js';
 import { sanitizeForTerminal } from './sanitize.js';
+import { tableLibrary } from './table-library.js';
 import { StreamSink } from '../core/stream-sink.js';
 import { boldWhen } from './style.js';
 import type { RecordWriter, WriterOptions } from './types.js';
@@ -267,7 +268,7 @@ class ListTableWriter implements RecordWriter {
     this.#page = [];
     let text = '';
     if (!this.#grid) {
-      this.#grid = { ...this.#gridFor(rows, last || rows.length >= this.#most), Table: (await import('cli-table3')).default };
+      this.#grid = { ...this.#gridFor(rows, last || rows.length >= this.#most), Table: await tableLibrary() };
       // Said before the table, so that whoever reads its top knows columns are missing.
       if (this.#leftOut.length > 0) {
         this.#notice?.(`left out ${this.#leftOut.join(', ')} to fit ${this.#terminalColumns} columns: --columns picks the columns, -o tsv shows them all`);

@@ -5,7 +5,7 @@ import { idProblem } from '../../cli/ids.js';
 import { DATE_TYPES, REPORT_FORMATS, REPORT_REFERENCES, type Version } from '../../api/catalogue/index.js';
 import { NameResolver, type Named } from '../../api/names.js';
 import type { Context } from '../../cli/context.js';
-import { CarectlError, mayHaveBeenApplied, UsageError } from '../../core/errors.js';
+import { BadReplyError, CarectlError, mayHaveBeenApplied, UsageError } from '../../core/errors.js';
 import { idText } from '../../core/exact-json.js';
 import { parseDay, parseEnum } from '../../core/parse.js';
 import { checkedDestination, type Destination } from './destination.js';
@@ -13,11 +13,15 @@ import { shellWord } from '../../core/shell.js';
 import { printReport, reports, reportsVersion, timeoutOf } from './shared.js';
 import { waitAndDownload } from './wait.js';
 import {
+  holdingLedger,
+  listCommand,
+  listedBefore,
   remember,
   rememberUnclearPost,
   reportAfterUnclearPost,
   reusableReport,
   reuseScope,
+  unclearPostScope,
   type Obtained,
   type ReportParameters,
   type ReuseScope,
@@ -49,7 +53,14 @@ interface CreateRequest {
 }
 
 /** A POST that failed after it may have reached the service: the report may exist. */
-class ReportMayExist extends CarectlError {}
+class ReportMayExist extends CarectlError {
+  /** A reply came (2xx, or one that cannot be read): the service took the POST, so it is never sent again. */
+  readonly answered: boolean;
+  constructor(message: string, answered: boolean) {
+    super(`${message}; the report may have been created all the same`);
+    this.answered = answered;
+  }
+}
 
 export async function createReport(ctx: Context, opts: CreateOptions): Promise<void> {
   const downloadTo = await checkedDestination(ctx, opts.download, '--download', opts.unzip);
@@ -69,30 +80,34 @@ export async function createReport(ctx: Context, opts: CreateOptions): Promise<v
 }
 
 /**
- * --reuse: the report made before with these parameters, else a new one, noted in the ledger. A
- * POST whose outcome is unknown is followed by a look for what it made, before it is sent again.
+ * --reuse: the report made before with these parameters, else a new one, noted in the ledger; all
+ * under the ledger's lock. A POST whose outcome is unknown is followed by a look for what it made
+ * (a report not listed before it), before it is sent again.
  */
-async function reuseOrCreate(ctx: Context, api: ApiClient, version: Version, request: CreateRequest, scope: ReuseScope): Promise<Obtained> {
-  const reused = await reusableReport(ctx, api, version, scope);
-  if (reused) return reused;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const created = await postReport(api, version, request);
-      await remember(ctx, scope, created.id);
-      return created;
-    } catch (err) {
-      if (!(err instanceof ReportMayExist)) throw err;
-      // Noted first: should the look fail too, the next --reuse run looks again.
-      await remember(ctx, scope, '');
-      if (attempt >= ctx.retries) throw new CarectlError(`${err.message}: pick it up with: ${request.reuseCommand}`);
-      const found = await reportAfterUnclearPost(ctx, api, version, scope);
-      if (found) {
-        await remember(ctx, scope, found.id);
-        return found;
+function reuseOrCreate(ctx: Context, api: ApiClient, version: Version, request: CreateRequest, scope: ReuseScope): Promise<Obtained> {
+  return holdingLedger(ctx, scope, async () => {
+    const reused = await reusableReport(ctx, api, version, scope);
+    if (reused) return reused;
+    const before = await listedBefore(api, version, request.parameters);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const created = await postReport(api, version, request);
+        await remember(ctx, scope, created.id);
+        return created;
+      } catch (err) {
+        if (!(err instanceof ReportMayExist)) throw err;
+        // Noted first: should the look fail too, the next --reuse run looks again.
+        await remember(ctx, scope, '', before);
+        const found = await reportAfterUnclearPost(ctx, api, version, scope, before);
+        if (found) {
+          await remember(ctx, scope, found.id);
+          return found;
+        }
+        if (err.answered || attempt >= ctx.retries) throw new CarectlError(`${err.message}: pick it up with: ${request.reuseCommand}`);
+        ctx.notice(`${err.message}, but no such report is listed: sending it again (--reuse)`);
       }
-      ctx.notice(`${err.message}, but no such report is listed: sending it again (--reuse)`);
     }
-  }
+  });
 }
 
 async function channelId(ctx: Context, api: ApiClient, channel: string): Promise<string> {
@@ -100,13 +115,18 @@ async function channelId(ctx: Context, api: ApiClient, channel: string): Promise
   return (named as Named).id;
 }
 
-/** POST without --reuse; one whose outcome is unknown is noted for the --reuse line its error gives. */
+/**
+ * POST without --reuse; one whose outcome is unknown is noted, with the ids listed before it, for
+ * the --reuse line its error gives.
+ */
 async function postNoted(ctx: Context, api: ApiClient, version: Version, request: CreateRequest): Promise<Obtained> {
+  const scope = await unclearPostScope(ctx, request.parameters);
+  const before = scope && (await listedBefore(api, version, request.parameters));
   try {
     return await postReport(api, version, request);
   } catch (err) {
     if (!(err instanceof ReportMayExist)) throw err;
-    const noted = await rememberUnclearPost(ctx, request.parameters);
+    const noted = scope !== undefined && (await rememberUnclearPost(scope, before));
     throw new CarectlError(`${err.message}: ${noted ? `pick it up with: ${request.reuseCommand}` : `look with ${request.listCommand} before trying again`}`);
   }
 }
@@ -140,7 +160,7 @@ function createRequest(ctx: Context, opts: CreateOptions, downloadTo: Destinatio
   return {
     body: { ...target, date_from: from, date_to: to, date_type: dateType, ...(format && { format }) },
     format,
-    listCommand: `carectl reports list --${parameters.target.kind} ${shellWord(parameters.target.id)}`,
+    listCommand: listCommand(parameters),
     parameters,
     reuseCommand: reuseCommand(opts, parameters, downloadTo),
   };
@@ -180,17 +200,13 @@ async function postReport(api: ApiClient, version: Version, request: CreateReque
     record = await api.createRecord(reports, version, request.body);
   } catch (err) {
     // The transport's one rule (a dropped connection after sending, a gateway's 502/503/504): never a reply known to come before sending.
-    if (err instanceof CarectlError && mayHaveBeenApplied(err)) {
-      throw new ReportMayExist(`${err.message}; the report may have been created all the same`);
-    }
+    if (err instanceof CarectlError && mayHaveBeenApplied(err)) throw new ReportMayExist(err.message, err instanceof BadReplyError);
     throw err;
   }
   const id = idText(record?.id);
-  if (record === undefined || id === undefined || id === '') {
-    throw new CarectlError(`the service accepted the report but its reply named no report id; look with ${request.listCommand}`);
-  }
+  if (record === undefined || id === undefined || id === '') throw new ReportMayExist('the service accepted the report but its reply named no report id', true);
   if (id.trim() !== id || idProblem(id, reports) !== undefined) {
-    throw new CarectlError(`the service accepted the report but named it ${JSON.stringify(id)}, which is not a report id; look with ${request.listCommand}`);
+    throw new ReportMayExist(`the service accepted the report but named it ${JSON.stringify(id)}, which is not a report id`, true);
   }
   return { id, record };
 }
