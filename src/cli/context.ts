@@ -332,13 +332,11 @@ export class Context {
     return { baseUrl: new URL(sandbox.baseUrl), user: sandbox.user, password: sandbox.password };
   }
 
-  /** The --resume-file (or CARECTL_RESUME_FILE) of this run, if any. */
-  resumeFile(): string | undefined {
-    return this.globals.resumeFile ?? (this.io.env.CARECTL_RESUME_FILE || undefined);
-  }
-
   /** The token of a list that stopped at --limit: --resume-file keeps it. */
   listStoppedAt: string | undefined;
+
+  /** Whether a token is one this run's list prints (set once its plan is made): --resume-file removes only such a token. */
+  ownsToken: ((token: string) => boolean) | undefined;
 
   /** Runs `step` once the command's output is complete and in place (after -O's rename): a --state commit. */
   afterOutput(step: () => Promise<void>): void {

@@ -5,7 +5,7 @@
 import { Option, type Command } from 'commander';
 import { defaultVersion, type FilterSpec, type ResourceSpec, type Version } from '../api/catalogue/index.js';
 import { runList, startPoint } from '../api/list-run.js';
-import { resumeAsOf } from '../api/resume-token.js';
+import { isTokenOf, resumeAsOf } from '../api/resume-token.js';
 import { listPlan, type ListPlan, type PageSource } from '../api/paging.js';
 import { NameResolver, resolveQuery } from '../api/names.js';
 import { incrementalList, isIncremental } from './incremental.js';
@@ -230,6 +230,7 @@ export async function streamList(ctx: Context, spec: ResourceSpec, run: ListRun,
   // The sandbox's address changes per run: its tokens belong to the sandbox, not a port.
   plan.origin = ctx.globals.sandbox ? 'the sandbox' : (await ctx.connection()).baseUrl.origin;
   const start = startPoint(plan, ctx.globals.resume);
+  ctx.ownsToken = (token) => isTokenOf(plan, token);
   const header = printer.continuableHeader;
   const live = ctx.liveCount(writerFor(start.header), run.noun);
   try {
