@@ -11,10 +11,17 @@ import { describe, it } from 'node:test';
 import { fakeClock, runCli, scratchFolder } from './helpers.js';
 import { ModelServer, NOW, modelData } from './model-server.js';
 
-const env = (model: ModelServer) => ({ CARECTL_BASE_URL: model.baseUrl, CARECTL_USER: 'bot', CARECTL_PASSWORD: 'model-secret', XDG_CONFIG_HOME: '/nonexistent/x' });
+const env = (model: ModelServer) => ({
+  CARECTL_BASE_URL: model.baseUrl,
+  CARECTL_USER: 'bot',
+  CARECTL_PASSWORD: 'model-secret',
+  XDG_CONFIG_HOME: '/nonexistent/x',
+});
 const LIST = ['conversations', 'list', '--status', 'unread', '-o', 'csv', '--columns', 'id', '--page-size', '4', '--retries', '0'];
 
-async function withModel(body: (model: ModelServer, run: (args: string[], clock?: ReturnType<typeof fakeClock>) => ReturnType<typeof runCli>, dir: string) => Promise<void>): Promise<void> {
+async function withModel(
+  body: (model: ModelServer, run: (args: string[], clock?: ReturnType<typeof fakeClock>) => ReturnType<typeof runCli>, dir: string) => Promise<void>,
+): Promise<void> {
   const model = new ModelServer(modelData(20, ['hours', 'year'], 3), { reading: 'whole-day', links: 'keyset' });
   await model.start();
   const dir = scratchFolder('carectl-state-files-');
@@ -63,7 +70,10 @@ describe('--state lock', () => {
       const held = await run([...LIST, '--state', 's.state'], clock);
       assert.deepEqual(
         [held.code, held.stderr],
-        [1, `carectl: --state: another carectl run (${process.pid}@${(await import('node:os')).hostname()}) holds s.state (s.state.lock) for over 60s; try again later\n`],
+        [
+          1,
+          `carectl: --state: another carectl run (${process.pid}@${(await import('node:os')).hostname()}) holds s.state (s.state.lock) for over 60s; try again later\n`,
+        ],
       );
       assert.ok(clock.slept.reduce((a, b) => a + b, 0) >= 60_000);
       assert.equal(model.requests.length, 0);
@@ -90,11 +100,13 @@ describe('a state file', () => {
       writeFileSync(join(dir, 's.state'), 'null');
       const nullState = await run([...LIST, '--state', 's.state']);
       assert.deepEqual([nullState.code, nullState.stderr], [2, notState]);
-      // Sparse: 600 MiB that reading whole would make a string too long to parse.
-      writeFileSync(join(dir, 's.state'), '');
-      truncateSync(join(dir, 's.state'), 600 * 1024 ** 2);
-      const huge = await run([...LIST, '--state', 's.state']);
-      assert.deepEqual([huge.code, huge.stderr], [2, notState]);
+      // Sparse: 40 MiB and 600 MiB (which reading whole would make a string too long to parse), refused by their size.
+      for (const mib of [40, 600]) {
+        writeFileSync(join(dir, 's.state'), '');
+        truncateSync(join(dir, 's.state'), mib * 1024 ** 2);
+        const huge = await run([...LIST, '--state', 's.state']);
+        assert.deepEqual([huge.code, huge.stderr], [2, notState.replace('file;', `file (${mib}.0 MiB, more than any state holds);`)]);
+      }
       // A mark a year ahead (a clock set forward for a run, then back).
       const later = join(dir, 'later.state');
       assert.equal((await run([...LIST, '--state', 'later.state'])).code, 0);
@@ -103,7 +115,10 @@ describe('a state file', () => {
       const sent = model.requests.length;
       const now = await run([...LIST, '--state', 'later.state']);
       assert.equal(now.code, 2);
-      assert.match(now.stderr, /^carectl: --state: later\.state marks 2027-06-30T\d\d:\d\d:\d\d UTC, later than now \(a clock set back\?\); give another FILE or remove it to list everything again\n$/);
+      assert.match(
+        now.stderr,
+        /^carectl: --state: later\.state marks 2027-06-30T\d\d:\d\d:\d\d UTC, later than now \(a clock set back\?\); give another FILE or remove it to list everything again\n$/,
+      );
       assert.equal(model.requests.length, sent);
       assert.equal(readFileSync(later, 'utf8'), text);
     });
@@ -147,14 +162,22 @@ describe('--resume-file that cannot be written', () => {
     });
   });
 
-  it("CARECTL_RESUME_FILE holding another query's token is kept when another list completes; this command's is removed", async () => {
+  it("CARECTL_RESUME_FILE or --resume-file holding another list's token: exit 2, nothing sent, the token kept; this command's is removed", async () => {
     await withModel(async (model, run, dir) => {
       const token = join(dir, 'token');
       const cut = await run([...LIST, '--limit', '3', '--resume-file', token]);
       assert.equal(cut.code, 0, cut.stderr);
       const held = readFileSync(token, 'utf8');
-      const other = await runCli(['conversations', 'list', '--status', 'closed', '-o', 'csv'], { env: { ...env(model), CARECTL_RESUME_FILE: token }, cwd: dir });
-      assert.equal(other.code, 0, other.stderr);
+      const sent = model.requests.length;
+      const another = 'holds the --resume token of another list; give this one another FILE, or remove it once that list needs no continuing';
+      const other = await runCli(['conversations', 'list', '--status', 'closed', '-o', 'csv'], {
+        env: { ...env(model), CARECTL_RESUME_FILE: 'token' },
+        cwd: dir,
+      });
+      assert.deepEqual([other.code, other.stdout, other.stderr], [2, '', `carectl: CARECTL_RESUME_FILE: token ${another}\n`]);
+      const flagged = await run(['conversations', 'list', '--status', 'closed', '--limit', '1', '--resume-file', 'token']);
+      assert.deepEqual([flagged.code, flagged.stdout, flagged.stderr], [2, '', `carectl: --resume-file: token ${another}\n`]);
+      assert.equal(model.requests.length, sent);
       assert.equal(readFileSync(token, 'utf8'), held);
       const rest = await run([...LIST, '--resume', held.trim().split(' ')[0] as string, '--resume-file', token]);
       assert.equal(rest.code, 0, rest.stderr);

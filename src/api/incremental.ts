@@ -94,9 +94,9 @@ export function stateText(state: ListState): string {
   return `${JSON.stringify({ format: FORMAT, base, query, field, watermark: serviceTime(watermark), since: serviceTime(since), ids, outputs }, null, 1)}\n`;
 }
 
-/** A file that is not a state file, named: a usage error. */
-export function notAStateFile(shown: string): never {
-  throw new UsageError(`--state: ${shown} is not a carectl state file; give another FILE or remove it to list everything again`);
+/** A file that is not a state file, named (`why`, where more can be said): a usage error. */
+export function notAStateFile(shown: string, why?: string): never {
+  throw new UsageError(`--state: ${shown} is not a carectl state file${why ? ` (${why})` : ''}; give another FILE or remove it to list everything again`);
 }
 
 const isMark = (mark: unknown): boolean => {

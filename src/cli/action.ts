@@ -58,16 +58,18 @@ export function makeAction(io: Io): Action {
       const globals = command.optsWithGlobals() as GlobalOptions;
       checkUses(command, globals, takes);
       const resumeFile = takes.includes('resume-file') ? (globals.resumeFile ?? (io.env.CARECTL_RESUME_FILE || undefined)) : undefined;
-      const resumeFlag = globals.resumeFile === undefined ? 'CARECTL_RESUME_FILE' : '--resume-file';
+      const resumeNamed =
+        resumeFile === undefined ? undefined : { flag: globals.resumeFile === undefined ? 'CARECTL_RESUME_FILE' : '--resume-file', given: resumeFile };
       await refuseSharedFiles(io, [
         globals.outputFile === undefined ? undefined : { flag: '-O/--output-file', given: globals.outputFile },
         globals.state === undefined ? undefined : { flag: '--state', given: globals.state },
-        resumeFile === undefined ? undefined : { flag: resumeFlag, given: resumeFile },
+        resumeNamed,
       ]);
       // -O and --resume-file: before anything is sent, so a folder that cannot be written costs nothing.
-      if (resumeFile !== undefined) await checkResumeFile(io, resumeFile, resumeFlag);
+      if (resumeNamed !== undefined) await checkResumeFile(io, resumeNamed.given, resumeNamed.flag);
       const file = globals.outputFile === undefined ? undefined : await openOutputFile(io, globals.outputFile);
       const ctx = new Context(file?.io ?? io, globals);
+      ctx.resumeFile = resumeNamed;
       const sayToStderr = (message: string): void => void io.stderr.stream.write(`carectl: ${message}\n`);
       try {
         ctx.checkGlobals();

@@ -8,6 +8,7 @@ import { access, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { systemReason, UsageError } from '../core/errors.js';
 import type { Io } from '../core/io.js';
+import type { NamedFile } from './file-options.js';
 import { writeAtomically } from '../config/report-ledger.js';
 
 /** What FILE is: a regular file (through a link, its target), something else (a device, a FIFO), or nothing yet. */
@@ -31,15 +32,24 @@ function place(path: string): Place {
   return target?.isFile() ? { kind: 'regular', path: realpathSync(path), linked: true } : { kind: 'other' };
 }
 
-/**
- * Whether a regular file holds what settleResumeFile writes, one token line (versions 3 and 4), of
- * this command (`owns`): another query's (CARECTL_RESUME_FILE in cron) is kept.
- */
-function holdsToken(path: string, owns: ((token: string) => boolean) | undefined): boolean {
-  if (!owns || statSync(path).size > MAX_TOKEN_FILE_BYTES) return false;
+/** Whose token a regular file holds, of what settleResumeFile writes (one token line, versions 3 and 4): `owns` says which are this command's. */
+function tokenIn(path: string, owns: (token: string) => boolean): 'ours' | 'another' | undefined {
+  if (statSync(path).size > MAX_TOKEN_FILE_BYTES) return undefined;
   const text = readFileSync(path, 'utf8');
-  if (!/^[A-Za-z0-9_-]+\n?$/.test(text)) return false;
-  return /^[34]\|/.test(Buffer.from(text.trim(), 'base64url').toString('latin1')) && owns(text.trim());
+  if (!/^[A-Za-z0-9_-]+\n?$/.test(text) || !/^[34]\|/.test(Buffer.from(text.trim(), 'base64url').toString('latin1'))) return undefined;
+  return owns(text.trim()) ? 'ours' : 'another';
+}
+
+/**
+ * Before the list's first page: FILE holding the token of another list (CARECTL_RESUME_FILE set for
+ * every job of a cron table) is a usage error, as this run would replace or remove it.
+ */
+export function refuseAnotherToken(io: Io, file: NamedFile, owns: (token: string) => boolean): void {
+  const found = place(resolve(io.cwd, file.given));
+  if (found.kind === 'regular' && tokenIn(found.path, owns) === 'another')
+    throw new UsageError(
+      `${file.flag}: ${file.given} holds the --resume token of another list; give this one another FILE, or remove it once that list needs no continuing`,
+    );
 }
 
 /** Into a device, a FIFO or through a dangling link: the bytes go where FILE points, nothing is renamed over it. */
@@ -63,7 +73,7 @@ export function settleResumeFile(path: string, token: string | undefined, say: (
   try {
     const found = place(path);
     if (token === undefined) {
-      if (found.kind === 'regular' && !found.linked && holdsToken(path, owns)) rmSync(path, { force: true });
+      if (found.kind === 'regular' && !found.linked && owns && tokenIn(path, owns) === 'ours') rmSync(path, { force: true });
       return;
     }
     if (found.kind === 'other') writeStraight(path, `${token}\n`);

@@ -5,14 +5,15 @@
  */
 import { access, constants, open, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { formatBytes } from '../core/bytes.js';
 import { CarectlError, systemReason, UsageError } from '../core/errors.js';
 import type { Io } from '../core/io.js';
 import { linkTarget, PartialFile } from '../http/download.js';
 import { checkSameQuery, notAStateFile, parseState, serviceTime, stateText, type ListState, type OutputMark } from '../api/incremental.js';
 import { holdRunLock } from './run-lock.js';
 
-/** Larger than any state (its ids are those of one day): refused without being read whole. */
-const MAX_STATE_BYTES = 64 * 1024 ** 2;
+/** Larger than any state (its ids are those of one day, a million of them some 12 MB): refused without being read. */
+const MAX_STATE_BYTES = 16 * 1024 ** 2;
 
 /** -O's file: its path (resolved) and as the user named it. */
 export interface OutputName {
@@ -50,7 +51,9 @@ export async function openStateFile(io: Io, given: string, base: string, query: 
     if (prior) {
       checkSameQuery(prior, base, query, given);
       if (prior.since > io.now())
-        throw new UsageError(`--state: ${given} marks ${serviceTime(prior.since)} UTC, later than now (a clock set back?); give another FILE or remove it to list everything again`);
+        throw new UsageError(
+          `--state: ${given} marks ${serviceTime(prior.since)} UTC, later than now (a clock set back?); give another FILE or remove it to list everything again`,
+        );
       if (output !== undefined) await refuseWrittenBefore(prior, output, given);
     }
     return { prior, save: (state) => save(path, given, state, output), release };
@@ -69,7 +72,7 @@ async function readState(path: string, given: string): Promise<ListState | undef
   if (!handle) return undefined;
   try {
     const { size } = await handle.stat();
-    if (size > MAX_STATE_BYTES) return notAStateFile(given);
+    if (size > MAX_STATE_BYTES) return notAStateFile(given, `${formatBytes(size)}, more than any state holds`);
     const text = await handle.readFile('utf8').catch((err: Error) => {
       throw new UsageError(`--state: cannot read ${given}: ${systemReason(err)}`);
     });

@@ -64,7 +64,8 @@ export async function incrementalList(
   const path = `${version}/${spec.path}`;
   const qtext = queryText(path, query);
   const base = globals.sandbox ? 'sandbox' : (await ctx.connection()).baseUrl.href;
-  const output = globals.outputFile === undefined || globals.outputFile === '-' ? undefined : { path: resolve(ctx.io.cwd, globals.outputFile), shown: globals.outputFile };
+  const output =
+    globals.outputFile === undefined || globals.outputFile === '-' ? undefined : { path: resolve(ctx.io.cwd, globals.outputFile), shown: globals.outputFile };
   const file = globals.state === undefined ? undefined : await openStateFile(ctx.io, globals.state, base, qtext, output);
   if (file) ctx.onClose(() => file.release());
   const sortParam = (spec.sortDates as NonNullable<ResourceSpec['sortDates']>).param;

@@ -230,7 +230,7 @@ export async function streamList(ctx: Context, spec: ResourceSpec, run: ListRun,
   // The sandbox's address changes per run: its tokens belong to the sandbox, not a port.
   plan.origin = ctx.globals.sandbox ? 'the sandbox' : (await ctx.connection()).baseUrl.origin;
   const start = startPoint(plan, ctx.globals.resume);
-  ctx.ownsToken = (token) => isTokenOf(plan, token);
+  ctx.claimTokens((token) => isTokenOf(plan, token));
   const header = printer.continuableHeader;
   const live = ctx.liveCount(writerFor(start.header), run.noun);
   try {
