@@ -60,13 +60,11 @@ async function takeOverLeft(lock: string, judged: string): Promise<boolean> {
   const match = /^(\d+)@(\S+) /.exec(judged);
   if (!match || match[2] !== hostname() || alive(Number(match[1]))) return false;
   const aside = `${lock}.left-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  if (
-    !(await rename(lock, aside).then(
-      () => true,
-      () => false,
-    ))
-  )
-    return true;
+  try {
+    await rename(lock, aside);
+  } catch {
+    return true; // gone already: another run took it over
+  }
   const moved = await readFile(aside, 'utf8').catch(() => '');
   // Another run's fresh lock, taken over meanwhile: put back (unless yet another exists).
   if (moved !== judged) await link(aside, lock).catch(() => undefined);
