@@ -16,6 +16,7 @@ const prior: ListState = {
   watermark: T - 300_000,
   since: T,
   ids: ['1', '2'],
+  outputs: [],
 };
 const QUERY = `v1.3/conversations?status=unread&sort=newest_sort_date&newest_sort_date_gte=${iso(T - 300_000)}&newest_sort_date_lt=9999-12-31&page_size=50`;
 

@@ -193,8 +193,9 @@ describe('--state against the sandbox', () => {
       assert.equal(readFileSync(join(dir, 'out.ndjson'), 'utf8'), all.stdout);
       assert.deepEqual(readdirSync(dir).sort(), ['out.ndjson', 's.json']);
       clock.advance(DAY);
-      const second = await runCli(args, { sandbox, cwd: dir, now: clock.now, sleep: clock.sleep });
-      assert.deepEqual([second.code, second.stderr, readFileSync(join(dir, 'out.ndjson'), 'utf8')], [0, 'no conversations found\n', '']);
+      // A name of its own: out.ndjson holds records the state has moved past (its -O is refused).
+      const second = await runCli([...args.slice(0, -6), '-O', 'out-2.ndjson', ...args.slice(-4)], { sandbox, cwd: dir, now: clock.now, sleep: clock.sleep });
+      assert.deepEqual([second.code, second.stderr, readFileSync(join(dir, 'out-2.ndjson'), 'utf8')], [0, 'no conversations found\n', '']);
     } finally {
       await sandbox.close();
     }
@@ -225,15 +226,15 @@ describe('--state on the union of the is_priority queries (no status or priority
     const sandbox = await openSandbox();
     try {
       const dir = scratchFolder('carectl-state-');
-      const args = ['conversations', 'list', '--state', 'conv.state', '-o', 'csv', '-O', 'out.csv', '--columns', 'id'];
+      const args = (out: string): string[] => ['conversations', 'list', '--state', 'conv.state', '-o', 'csv', '-O', out, '--columns', 'id'];
       const clock = fakeClock(NOW);
-      const first = await runCli(args, { sandbox, cwd: dir, now: clock.now, sleep: clock.sleep });
+      const first = await runCli(args('out-0.csv'), { sandbox, cwd: dir, now: clock.now, sleep: clock.sleep });
       assert.deepEqual([first.code, first.stderr], [0, '']);
-      assert.ok(readFileSync(join(dir, 'out.csv'), 'utf8').split('\n').length > 3);
+      assert.ok(readFileSync(join(dir, 'out-0.csv'), 'utf8').split('\n').length > 3);
       for (const later of [1, 2, 3]) {
         clock.advance(later * HOUR);
-        const run = await runCli(args, { sandbox, cwd: dir, now: clock.now, sleep: clock.sleep });
-        assert.deepEqual([run.code, run.stderr, readFileSync(join(dir, 'out.csv'), 'utf8')], [0, 'no conversations found\n', 'id\r\n']);
+        const run = await runCli(args(`out-${later}.csv`), { sandbox, cwd: dir, now: clock.now, sleep: clock.sleep });
+        assert.deepEqual([run.code, run.stderr, readFileSync(join(dir, `out-${later}.csv`), 'utf8')], [0, 'no conversations found\n', 'id\r\n']);
       }
     } finally {
       await sandbox.close();

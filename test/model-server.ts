@@ -48,6 +48,8 @@ export interface ModelVariant {
   boundsAsDates?: boolean;
   /** How keyset links write a date-time (ISO 8601 forms): 2026-01-05T10:00:00, …Z, ….000000+00:00, or with a space. */
   timeForm?: 'T' | 'Z' | 'micro' | 'space';
+  /** Rewrites each next_page link it sends (a service writing a date no calendar has). */
+  rewriteLink?: (link: string) => string;
 }
 
 const STATUSES = ['unread', 'assigned', 'closed'];
@@ -249,6 +251,7 @@ export class ModelServer {
       link.set('sort', sort);
       link.set('page_size', String(size));
       next = `${this.baseUrl}${path}?${link.toString()}`;
+      if (this.variant.rewriteLink) next = this.variant.rewriteLink(next);
     }
     const shown = page
       .filter((r) => !r.hidden)

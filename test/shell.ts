@@ -36,7 +36,7 @@ export interface ShellSession {
   close(): Promise<void>;
 }
 
-async function openShellSession(sandbox: Sandbox): Promise<ShellSession> {
+export async function openShellSession(sandbox: Sandbox): Promise<ShellSession> {
   const root = await mkdtemp(join(tmpdir(), 'carectl-shell-'));
   const bin = join(root, 'bin');
   const cwd = join(root, 'work');

@@ -39,6 +39,15 @@ export interface ListState {
   since: number;
   /** Ids delivered whose sort date may lie at or past the watermark's midnight. */
   ids: string[];
+  /** The files (-O) runs of this state wrote that were still there as it was saved: never replaced. */
+  outputs: OutputMark[];
+}
+
+/** A file a run wrote: its path and identity, so that one put in its place (or moved away) is told apart. */
+export interface OutputMark {
+  path: string;
+  dev: number;
+  ino: number;
 }
 
 /** The sort date an incremental list of `spec` follows; a resource without one is a usage error. */
@@ -81,28 +90,41 @@ export function incrementalParams(
 
 /** The state file's text. */
 export function stateText(state: ListState): string {
-  const { base, query, field, watermark, since, ids } = state;
-  return `${JSON.stringify({ format: FORMAT, base, query, field, watermark: serviceTime(watermark), since: serviceTime(since), ids }, null, 1)}\n`;
+  const { base, query, field, watermark, since, ids, outputs } = state;
+  return `${JSON.stringify({ format: FORMAT, base, query, field, watermark: serviceTime(watermark), since: serviceTime(since), ids, outputs }, null, 1)}\n`;
 }
+
+/** A file that is not a state file, named (`why`, where more can be said): a usage error. */
+export function notAStateFile(shown: string, why?: string): never {
+  throw new UsageError(`--state: ${shown} is not a carectl state file${why ? ` (${why})` : ''}; give another FILE or remove it to list everything again`);
+}
+
+const isMark = (mark: unknown): boolean => {
+  const { path, dev, ino } = (mark ?? {}) as Record<string, unknown>;
+  return typeof path === 'string' && Number.isSafeInteger(dev) && Number.isSafeInteger(ino);
+};
 
 /** A state file's text read back; anything else is a usage error naming the file. */
 export function parseState(text: string, shown: string): ListState {
-  const bad = (): never => {
-    throw new UsageError(`--state: ${shown} is not a carectl state file; give another FILE or remove it to list everything again`);
-  };
+  const bad = (): never => notAStateFile(shown);
   let value: Record<string, unknown>;
   try {
     value = JSON.parse(text) as Record<string, unknown>;
   } catch {
     return bad();
   }
+  // `null`, a number, an array: JSON, but no state.
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return bad();
   const time = (key: string): number => (typeof value[key] === 'string' ? Date.parse(`${value[key] as string}Z`) : NaN);
   const [watermark, since] = [time('watermark'), time('since')];
   const strings = (key: string): boolean => typeof value[key] === 'string';
   const ids = value.ids;
-  if (value?.format !== FORMAT || !strings('base') || !strings('query') || !strings('field') || Number.isNaN(watermark) || Number.isNaN(since)) return bad();
+  if (value.format !== FORMAT || !strings('base') || !strings('query') || !strings('field') || Number.isNaN(watermark) || Number.isNaN(since)) return bad();
   if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) return bad();
-  return { base: value.base as string, query: value.query as string, field: value.field as string, watermark, since, ids };
+  // Written since carectl kept them; a state without them names no file.
+  const outputs = value.outputs ?? [];
+  if (!Array.isArray(outputs) || !outputs.every(isMark)) return bad();
+  return { base: value.base as string, query: value.query as string, field: value.field as string, watermark, since, ids, outputs: outputs as OutputMark[] };
 }
 
 /** A state for another base address or query: a usage error (its watermark means nothing here). */
@@ -253,6 +275,6 @@ export class IncrementalRun {
     const watermark = since - MARGIN_MS;
     const midnight = Math.floor(watermark / DAY_MS) * DAY_MS;
     const ids = [...this.passed].filter(([, hi]) => hi === undefined || hi >= midnight).map(([id]) => id);
-    return { base, query, field: this.field, watermark, since, ids };
+    return { base, query, field: this.field, watermark, since, ids, outputs: this.prior?.outputs ?? [] };
   }
 }

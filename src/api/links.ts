@@ -16,9 +16,14 @@ function parseDate(text: string): { ms: number; span: number } | undefined {
   if (!m) return undefined;
   const [, year, month, day, hours, minutes, seconds, fraction, zone] = m;
   const offset = zone && zone !== 'Z' ? (zone.startsWith('-') ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(-2))) * 60_000 : 0;
-  const whole = Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hours ?? 0), Number(minutes ?? 0), Number(seconds ?? 0));
+  const parts = [year, month, day, hours ?? 0, minutes ?? 0, seconds ?? 0].map(Number) as [number, number, number, number, number, number];
+  const whole = Date.UTC(parts[0], parts[1] - 1, ...parts.slice(2));
+  // Date.UTC carries a 13th month or a 99th minute into the next: a date no calendar has is no bound.
+  const back = new Date(whole);
+  const read = [back.getUTCFullYear(), back.getUTCMonth() + 1, back.getUTCDate(), back.getUTCHours(), back.getUTCMinutes(), back.getUTCSeconds()];
+  if (read.some((value, i) => value !== parts[i])) return undefined;
   const ms = whole + Math.floor(Number(fraction ?? 0) * 1000) - offset;
-  return Number.isNaN(ms) ? undefined : { ms, span: hours === undefined ? DAY_MS : fraction ? 1 : 1000 };
+  return { ms, span: hours === undefined ? DAY_MS : fraction ? 1 : 1000 };
 }
 
 /** Whether a parameter's value is a date-time (a keyset position), not a day. */

@@ -193,6 +193,12 @@ export function decodeResumeToken(plan: ListPlan, token: string): ResumePoint {
   return { ...payload.point, url };
 }
 
+/** Whether `token` is whole and was printed for `plan`'s command (another query's, or no token: false). */
+export function isTokenOf(plan: ListPlan, token: string): boolean {
+  const payload = parseToken(token);
+  return payload !== undefined && payload.fingerprint === fingerprint(plan, payload.version !== '3');
+}
+
 /** Characters of a token's checksum and fingerprint: 48 bits catch a cut or mistyped token, and keep it short. */
 const DIGEST_CHARS = 8;
 const digest = (text: string): string => createHash('sha256').update(text).digest('base64url').slice(0, DIGEST_CHARS);

@@ -8,7 +8,8 @@ import { CarectlError, UsageError } from '../core/errors.js';
 import type { Io } from '../core/io.js';
 import { redactError } from '../http/redact.js';
 import { openOutputFile } from './output-file.js';
-import { settleResumeFile } from './resume-file.js';
+import { checkResumeFile, settleResumeFile } from './resume-file.js';
+import { refuseSharedFiles } from './file-options.js';
 
 /** Commander's parsed options of one command, before a verb reads them. */
 export type RawOptions = Readonly<Record<string, unknown>>;
@@ -56,10 +57,19 @@ export function makeAction(io: Io): Action {
       const command = commanderArgs[commanderArgs.length - 1] as Command;
       const globals = command.optsWithGlobals() as GlobalOptions;
       checkUses(command, globals, takes);
-      // -O: before anything is sent, so a folder that cannot be written costs nothing.
+      const resumeFile = takes.includes('resume-file') ? (globals.resumeFile ?? (io.env.CARECTL_RESUME_FILE || undefined)) : undefined;
+      const resumeNamed =
+        resumeFile === undefined ? undefined : { flag: globals.resumeFile === undefined ? 'CARECTL_RESUME_FILE' : '--resume-file', given: resumeFile };
+      await refuseSharedFiles(io, [
+        globals.outputFile === undefined ? undefined : { flag: '-O/--output-file', given: globals.outputFile },
+        globals.state === undefined ? undefined : { flag: '--state', given: globals.state },
+        resumeNamed,
+      ]);
+      // -O and --resume-file: before anything is sent, so a folder that cannot be written costs nothing.
+      if (resumeNamed !== undefined) await checkResumeFile(io, resumeNamed.given, resumeNamed.flag);
       const file = globals.outputFile === undefined ? undefined : await openOutputFile(io, globals.outputFile);
       const ctx = new Context(file?.io ?? io, globals);
-      const resumeFile = takes.includes('resume-file') ? ctx.resumeFile() : undefined;
+      ctx.resumeFile = resumeNamed;
       const sayToStderr = (message: string): void => void io.stderr.stream.write(`carectl: ${message}\n`);
       try {
         ctx.checkGlobals();
@@ -67,7 +77,7 @@ export function makeAction(io: Io): Action {
         await file?.commit();
         // Only now is the output whole and in place: --state may record that it was delivered.
         await ctx.outputDone();
-        if (resumeFile !== undefined) settleResumeFile(resumeFile, ctx.listStoppedAt, sayToStderr);
+        if (resumeFile !== undefined) settleResumeFile(resumeFile, ctx.listStoppedAt, sayToStderr, ctx.ownsToken);
       } catch (err) {
         // An early stop that can be continued: the token where scripts look (an earlier one is kept otherwise).
         if (resumeFile !== undefined && err instanceof CarectlError && err.resumeToken !== undefined)

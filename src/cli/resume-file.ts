@@ -4,7 +4,11 @@
  * FILE, so its presence alone says whether there is more to fetch.
  */
 import { closeSync, constants, lstatSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeSync } from 'node:fs';
-import { systemReason } from '../core/errors.js';
+import { access, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { systemReason, UsageError } from '../core/errors.js';
+import type { Io } from '../core/io.js';
+import type { NamedFile } from './file-options.js';
 import { writeAtomically } from '../config/report-ledger.js';
 
 /** What FILE is: a regular file (through a link, its target), something else (a device, a FIFO), or nothing yet. */
@@ -28,12 +32,24 @@ function place(path: string): Place {
   return target?.isFile() ? { kind: 'regular', path: realpathSync(path), linked: true } : { kind: 'other' };
 }
 
-/** Whether a regular file holds what settleResumeFile writes: one token line (versions 3 to 5). */
-function holdsToken(path: string): boolean {
-  if (statSync(path).size > MAX_TOKEN_FILE_BYTES) return false;
+/** Whose token a regular file holds, of what settleResumeFile writes (one token line, versions 3 to 5): `owns` says which are this command's. */
+function tokenIn(path: string, owns: (token: string) => boolean): 'ours' | 'another' | undefined {
+  if (statSync(path).size > MAX_TOKEN_FILE_BYTES) return undefined;
   const text = readFileSync(path, 'utf8');
-  if (!/^[A-Za-z0-9_-]+\n?$/.test(text)) return false;
-  return /^[345]\|/.test(Buffer.from(text.trim(), 'base64url').toString('latin1'));
+  if (!/^[A-Za-z0-9_-]+\n?$/.test(text) || !/^[345]\|/.test(Buffer.from(text.trim(), 'base64url').toString('latin1'))) return undefined;
+  return owns(text.trim()) ? 'ours' : 'another';
+}
+
+/**
+ * Before the list's first page: FILE holding the token of another list (CARECTL_RESUME_FILE set for
+ * every job of a cron table) is a usage error, as this run would replace or remove it.
+ */
+export function refuseAnotherToken(io: Io, file: NamedFile, owns: (token: string) => boolean): void {
+  const found = place(resolve(io.cwd, file.given));
+  if (found.kind === 'regular' && tokenIn(found.path, owns) === 'another')
+    throw new UsageError(
+      `${file.flag}: ${file.given} holds the --resume token of another list; give this one another FILE, or remove it once that list needs no continuing`,
+    );
 }
 
 /** Into a device, a FIFO or through a dangling link: the bytes go where FILE points, nothing is renamed over it. */
@@ -49,15 +65,15 @@ function writeStraight(path: string, text: string): void {
 
 /**
  * Writes `token` (and a newline) to `path`, or removes `path` when the list completed (no token).
- * Only a regular file holding a token is removed, and only a regular file is replaced (atomically);
+ * Only a regular file holding this command's token is removed, and only a regular file is replaced (atomically);
  * anything else (`/dev/null`, a FIFO) is written into, never renamed over. A failure is said, not
  * thrown: the token is in the message too, and the list's own outcome decides the exit code.
  */
-export function settleResumeFile(path: string, token: string | undefined, say: (message: string) => void): void {
+export function settleResumeFile(path: string, token: string | undefined, say: (message: string) => void, owns?: (token: string) => boolean): void {
   try {
     const found = place(path);
     if (token === undefined) {
-      if (found.kind === 'regular' && !found.linked && holdsToken(path)) rmSync(path, { force: true });
+      if (found.kind === 'regular' && !found.linked && owns && tokenIn(path, owns) === 'ours') rmSync(path, { force: true });
       return;
     }
     if (found.kind === 'other') writeStraight(path, `${token}\n`);
@@ -65,4 +81,18 @@ export function settleResumeFile(path: string, token: string | undefined, say: (
   } catch (err) {
     say(`--resume-file: cannot ${token === undefined ? 'remove' : 'write'} ${path}: ${systemReason(err as Error)}`);
   }
+}
+
+/**
+ * Before anything is sent, as for -O: a folder that does not exist, is not a folder or cannot be
+ * written, or FILE a folder, is a usage error (`flag`: --resume-file or CARECTL_RESUME_FILE).
+ */
+export async function checkResumeFile(io: Io, given: string, flag: string): Promise<void> {
+  const path = resolve(io.cwd, given);
+  if ((await stat(path).catch(() => undefined))?.isDirectory()) throw new UsageError(`${flag}: ${given} is a folder; give a file path`);
+  const folder = await stat(dirname(path)).catch(() => undefined);
+  if (!folder?.isDirectory()) throw new UsageError(`${flag}: the folder ${dirname(given) || '.'} does not exist`);
+  await access(dirname(path), constants.W_OK).catch((err: Error) => {
+    throw new UsageError(`${flag}: cannot write to ${given}: ${systemReason(err)}`);
+  });
 }

@@ -22,7 +22,9 @@ export async function holdRunLock(io: Io, path: string, shown: string, flag: str
     const other = await readFile(lock, 'utf8').catch(() => '');
     if (other === '' || (await takeOverLeft(lock, other))) continue;
     if (io.now() >= deadline) {
-      throw new CarectlError(`${flag}: another carectl run (${other.split(' ')[0]}) holds ${shown} (${shown}.lock) for over ${RUN_LOCK_WAIT_MS / 1000}s; try again later`);
+      throw new CarectlError(
+        `${flag}: another carectl run (${other.split(' ')[0]}) holds ${shown} (${shown}.lock) for over ${RUN_LOCK_WAIT_MS / 1000}s; try again later`,
+      );
     }
     await io.sleep(POLL_MS, io.signal).catch(() => {
       throw new InterruptedError();
@@ -58,7 +60,11 @@ async function takeOverLeft(lock: string, judged: string): Promise<boolean> {
   const match = /^(\d+)@(\S+) /.exec(judged);
   if (!match || match[2] !== hostname() || alive(Number(match[1]))) return false;
   const aside = `${lock}.left-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  if (!(await rename(lock, aside).then(() => true, () => false))) return true;
+  try {
+    await rename(lock, aside);
+  } catch {
+    return true; // gone already: another run took it over
+  }
   const moved = await readFile(aside, 'utf8').catch(() => '');
   // Another run's fresh lock, taken over meanwhile: put back (unless yet another exists).
   if (moved !== judged) await link(aside, lock).catch(() => undefined);

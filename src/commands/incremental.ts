@@ -3,6 +3,7 @@
  * run whose state is committed once the output is whole, or a watch that lists, then polls and
  * prints each record that appears or moves, committing the state after each poll.
  */
+import { resolve } from 'node:path';
 import type { Context } from '../cli/context.js';
 import { openStateFile, type StateFile } from '../cli/state-file.js';
 import { incrementalParams, IncrementalRun, queryText, stateField, type ListState } from '../api/incremental.js';
@@ -63,7 +64,10 @@ export async function incrementalList(
   const path = `${version}/${spec.path}`;
   const qtext = queryText(path, query);
   const base = globals.sandbox ? 'sandbox' : (await ctx.connection()).baseUrl.href;
-  const file = globals.state === undefined ? undefined : await openStateFile(ctx.io, globals.state, base, qtext);
+  const output =
+    globals.outputFile === undefined || globals.outputFile === '-' ? undefined : { path: resolve(ctx.io.cwd, globals.outputFile), shown: globals.outputFile };
+  const file = globals.state === undefined ? undefined : await openStateFile(ctx.io, globals.state, base, qtext, output);
+  if (file) ctx.onClose(() => file.release());
   const sortParam = (spec.sortDates as NonNullable<ResourceSpec['sortDates']>).param;
   const once: Once = async (prior, writer) => {
     const run = new IncrementalRun(field, sortParam, prior, ctx.io.now());

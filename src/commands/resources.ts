@@ -5,7 +5,7 @@
 import { Option, type Command } from 'commander';
 import { defaultVersion, type FilterSpec, type ResourceSpec, type Version } from '../api/catalogue/index.js';
 import { runList, startPoint } from '../api/list-run.js';
-import { checkResumeToken, resumeAsOf } from '../api/resume-token.js';
+import { checkResumeToken, isTokenOf, resumeAsOf } from '../api/resume-token.js';
 import { listPlan, type ListPlan, type PageSource } from '../api/paging.js';
 import { NameResolver, resolveQuery } from '../api/names.js';
 import { incrementalList, isIncremental } from './incremental.js';
@@ -236,6 +236,7 @@ export async function streamList(ctx: Context, spec: ResourceSpec, run: ListRun,
   // A channel or tag given by name or id becomes what the service takes (one list request each).
   const plan = planOf(await resolveQuery(new NameResolver(api, scheduler, run.version), spec.filters, run.query));
   const start = startPoint(plan, ctx.globals.resume);
+  ctx.claimTokens((token) => isTokenOf(plan, token));
   const header = printer.continuableHeader;
   const live = ctx.liveCount(writerFor(start.header), run.noun);
   try {
