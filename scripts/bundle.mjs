@@ -216,8 +216,8 @@ async function bundle() {
   // CommonJS, say): better no bundle.
   if (results.some((result) => result.warnings.length > 0)) throw new Error('esbuild warned; see above');
   // The warm-up runs carectl; a child process keeps its stdio, signals and exit code apart. Its
-  // own profile file makes every build the same whatever the builder's home holds, and warms
-  // conf for the people who log in.
+  // own profile file makes every build the same whatever the builder's home holds. conf, which
+  // only a write loads, gets no cache: ~375 KB for the rare login or config set.
   const home = await mkdtemp(join(tmpdir(), 'carectl-warm-up-'));
   try {
     await mkdir(join(home, 'carectl'), { mode: 0o700 });

@@ -95,13 +95,13 @@ describe('the bundled command', () => {
     // fresh process, since the flags and caches must meet before anything else is compiled.
     const probe = `const entry = require(${JSON.stringify(BIN)});
       entry.loadCarectl();
-      for (const lazy of ['./undici.cjs', './conf.cjs', './sandbox.cjs']) entry.requireBundleFile(lazy);
+      for (const lazy of ['./undici.cjs', './sandbox.cjs']) entry.requireBundleFile(lazy);
       const seen = {};
       for (const [file, script] of entry.compiledScripts) seen[require('node:path').basename(file)] = script.cachedDataRejected;
       process.stdout.write(JSON.stringify(seen));`;
     const { stdout } = await promisify(execFile)(process.execPath, ['-e', probe], { env: { PATH: process.env.PATH } });
     // false: a cache was given and taken (undefined would be no cache at all)
-    assert.deepEqual(JSON.parse(stdout), { 'carectl.js': false, 'undici.cjs': false, 'conf.cjs': false, 'sandbox.cjs': false });
+    assert.deepEqual(JSON.parse(stdout), { 'carectl.js': false, 'undici.cjs': false, 'sandbox.cjs': false });
   });
 
   test('requires no package at run time: only node built-ins and its own lazy files', async () => {
