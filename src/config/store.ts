@@ -85,13 +85,15 @@ class FileConfigStore implements ConfigStore {
     this.path = path.join(folder, CONFIG_FILE_NAME);
   }
 
-  async profile(name: string): Promise<ProfileValues> {
-    checkProfileName(name);
-    return { ...(await this.read()).profiles?.[name] };
+  profile(name: string): Promise<ProfileValues> {
+    return settle(() => {
+      checkProfileName(name);
+      return { ...this.read().profiles?.[name] };
+    });
   }
 
-  async list(): Promise<Record<string, ProfileValues>> {
-    return { ...(await this.read()).profiles };
+  list(): Promise<Record<string, ProfileValues>> {
+    return settle(() => ({ ...this.read().profiles }));
   }
 
   async set(name: string, values: ProfileValues | ((stored: ProfileValues) => ProfileValues)): Promise<void> {
@@ -120,7 +122,7 @@ class FileConfigStore implements ConfigStore {
     return removed;
   }
 
-  private async read(): Promise<ConfigData> {
+  private read(): ConfigData {
     // existsSync is false for a path it cannot stat (a symlink loop): refuseWritableByOthers says why.
     if (!existsSync(this.path) && !lstatOk(this.path)) return {};
     refuseWritableByOthers(this.folder, 'folder');
@@ -210,6 +212,9 @@ class FileConfigStore implements ConfigStore {
     }
   }
 }
+
+/** A read's answer or its error as a promise, as the interface's callers take both. */
+const settle = <T>(read: () => T): Promise<T> => new Promise((resolve) => resolve(read()));
 
 /** The file's content, parsed and checked as conf's schema would on a write. */
 function readConfig(file: string): ConfigData {
