@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { isBuiltin } from 'node:module';
+import Module, { isBuiltin } from 'node:module';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,18 +90,56 @@ describe('the bundled command', () => {
     }
   });
 
-  test('V8 accepts the code cache of each bundle file a command compiles, under the flags bin/carectl.js sets', async () => {
-    // A rejected cache fails nothing: start-up just doubles (~220 ms to ~510 ms for a lookup). A
-    // fresh process, since the flags and caches must meet before anything else is compiled.
-    const probe = `const entry = require(${JSON.stringify(BIN)});
+  /** Whether this node caches compiled code in the user's folder (≥ 22.1) rather than with bundle-time caches (20). */
+  const nodeCompileCache = typeof (Module as { enableCompileCache?: unknown }).enableCompileCache === 'function';
+
+  test(
+    'V8 accepts the code cache of each bundle file a command compiles, under the flags bin/carectl.js sets',
+    { skip: nodeCompileCache && 'node ≥ 22.1: its own compile cache' },
+    async () => {
+      // A rejected cache fails nothing: start-up just doubles (~220 ms to ~510 ms for a lookup). A
+      // fresh process, since the flags and caches must meet before anything else is compiled.
+      const probe = `const entry = require(${JSON.stringify(BIN)});
       entry.loadCarectl();
       for (const lazy of ['./undici.cjs', './sandbox.cjs']) entry.requireBundleFile(lazy);
       const seen = {};
       for (const [file, script] of entry.compiledScripts) seen[require('node:path').basename(file)] = script.cachedDataRejected;
       process.stdout.write(JSON.stringify(seen));`;
-    const { stdout } = await promisify(execFile)(process.execPath, ['-e', probe], { env: { PATH: process.env.PATH } });
-    // false: a cache was given and taken (undefined would be no cache at all)
-    assert.deepEqual(JSON.parse(stdout), { 'carectl.js': false, 'undici.cjs': false, 'sandbox.cjs': false });
+      const { stdout } = await promisify(execFile)(process.execPath, ['-e', probe], { env: { PATH: process.env.PATH } });
+      // false: a cache was given and taken (undefined would be no cache at all)
+      assert.deepEqual(JSON.parse(stdout), { 'carectl.js': false, 'undici.cjs': false, 'sandbox.cjs': false });
+    },
+  );
+
+  test(
+    "keeps node's compile cache in $XDG_CACHE_HOME/carectl, else ~/.cache/carectl, and V8 accepts it on the next run",
+    { skip: !nodeCompileCache && 'node 20: no compile cache of its own' },
+    async () => {
+      const lookup = async (env: Record<string, string>): Promise<{ stdout: string; stderr: string }> =>
+        promisify(execFile)(process.execPath, [BIN, 'tags', 'get', '7001', '-o', 'json'], { env: { PATH: process.env.PATH, ...sandboxEnv(sandbox), ...env } });
+      for (const [env, cacheFolder] of [
+        [{ XDG_CACHE_HOME: join(folder, 'xdg'), HOME: join(folder, 'unused') }, join(folder, 'xdg', 'carectl')],
+        [{ HOME: join(folder, 'home') }, join(folder, 'home', '.cache', 'carectl')],
+      ] as const) {
+        const expected = await lookup(env);
+        assert.equal(JSON.parse(expected.stdout).id, '7001');
+        assert.ok((await readdir(cacheFolder)).length > 0, `${cacheFolder} holds the cache`);
+        const again = await lookup({ ...env, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
+        assert.equal(again.stdout, expected.stdout);
+        for (const file of ['carectl.js', 'undici.cjs']) {
+          assert.match(again.stderr, new RegExp(`V8 code cache for CommonJS \\S+[\\\\/]${file.replace('.', '\\.')} was accepted`), file);
+        }
+      }
+    },
+  );
+
+  test('runs as well without a cache when its folder cannot be made (a file in the way): nothing said, the same output', async () => {
+    const inTheWay = join(folder, 'not-a-folder');
+    await writeFile(inTheWay, '');
+    const run = (env: Record<string, string>) =>
+      promisify(execFile)(process.execPath, [BIN, 'tags', 'get', '7001', '-o', 'json'], { env: { PATH: process.env.PATH, ...sandboxEnv(sandbox), ...env } });
+    const blocked = await run({ XDG_CACHE_HOME: inTheWay, HOME: inTheWay });
+    assert.deepEqual(blocked, { stdout: (await run({ XDG_CACHE_HOME: join(folder, 'fine') })).stdout, stderr: '' });
   });
 
   test('requires no package at run time: only node built-ins and its own lazy files', async () => {
@@ -139,7 +177,7 @@ describe('the bundled command', () => {
   async function filesCompiled(argv: string[]): Promise<{ stdout: string; files: string[] }> {
     const probe = `process.argv = [process.execPath, 'carectl', ...${JSON.stringify(argv)}];
       const entry = require(${JSON.stringify(BIN)});
-      entry.loadCarectl().main().then(() => process.stderr.write(JSON.stringify([...entry.compiledScripts.keys()].map((file) => require('node:path').basename(file)))));`;
+      entry.loadCarectl().main().then(() => process.stderr.write(JSON.stringify(entry.loadedBundleFiles())));`;
     const { stdout, stderr } = await promisify(execFile)(process.execPath, ['-e', probe], { env: { PATH: process.env.PATH, ...sandboxEnv(sandbox) } });
     return { stdout, files: JSON.parse(stderr) as string[] };
   }
