@@ -6,14 +6,14 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import Module, { isBuiltin } from 'node:module';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { openSandbox, runCli, sandboxEnv } from './helpers.js';
+import { asNobody, openSandbox, runCli, sandboxEnv } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
 
@@ -126,20 +126,48 @@ describe('the bundled command', () => {
         assert.ok((await readdir(cacheFolder)).length > 0, `${cacheFolder} holds the cache`);
         const again = await lookup({ ...env, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
         assert.equal(again.stdout, expected.stdout);
+        // Node 22 says "cache for FILE was accepted", node 24 "V8 code cache for CommonJS FILE was accepted".
         for (const file of ['carectl.js', 'undici.cjs']) {
-          assert.match(again.stderr, new RegExp(`V8 code cache for CommonJS \\S+[\\\\/]${file.replace('.', '\\.')} was accepted`), file);
+          assert.match(again.stderr, new RegExp(`cache for (CommonJS )?\\S+[\\\\/]${file.replace('.', '\\.')} was accepted`), file);
         }
       }
     },
   );
 
-  test('runs as well without a cache when its folder cannot be made (a file in the way): nothing said, the same output', async () => {
+  test('a cache folder that cannot be written, or a broken cache, costs only the cache: the same output, nothing said', async () => {
+    const run = (env: Record<string, string>, as: { uid?: number; gid?: number } = {}) =>
+      promisify(execFile)(process.execPath, [BIN, 'tags', 'get', '7001', '-o', 'json'], {
+        env: { PATH: process.env.PATH, ...sandboxEnv(sandbox), ...env },
+        ...as,
+      });
+    const fine = join(folder, 'fine');
+    const expected = { stdout: (await run({ XDG_CACHE_HOME: fine })).stdout, stderr: '' };
+    assert.equal(JSON.parse(expected.stdout).id, '7001');
+
     const inTheWay = join(folder, 'not-a-folder');
     await writeFile(inTheWay, '');
-    const run = (env: Record<string, string>) =>
-      promisify(execFile)(process.execPath, [BIN, 'tags', 'get', '7001', '-o', 'json'], { env: { PATH: process.env.PATH, ...sandboxEnv(sandbox), ...env } });
-    const blocked = await run({ XDG_CACHE_HOME: inTheWay, HOME: inTheWay });
-    assert.deepEqual(blocked, { stdout: (await run({ XDG_CACHE_HOME: join(folder, 'fine') })).stdout, stderr: '' });
+    assert.deepEqual(await run({ XDG_CACHE_HOME: inTheWay, HOME: inTheWay }), expected, 'a file where the folder would be');
+
+    if (nodeCompileCache) {
+      const cacheFiles = (await readdir(join(fine, 'carectl'), { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile());
+      assert.ok(cacheFiles.length > 0);
+      for (const entry of cacheFiles) await writeFile(join(entry.parentPath, entry.name), 'not a cache');
+      assert.deepEqual(await run({ XDG_CACHE_HOME: fine }), expected, 'every cache file overwritten with garbage');
+    }
+
+    // Root writes anywhere: as nobody, a folder it cannot enter, and one it can read but not write
+    // (the cache a `sudo carectl` left behind).
+    const nobody = asNobody();
+    if (typeof nobody === 'string') return;
+    assert.deepEqual(await run({ XDG_CACHE_HOME: folder }, nobody), expected, "a folder nobody cannot enter (root's 0700)");
+    const rootsCache = await mkdtemp(join(tmpdir(), 'carectl-roots-cache-'));
+    try {
+      await chmod(rootsCache, 0o755);
+      await run({ XDG_CACHE_HOME: rootsCache });
+      assert.deepEqual(await run({ XDG_CACHE_HOME: rootsCache }, nobody), expected, "root's cache, read-only to nobody");
+    } finally {
+      await rm(rootsCache, { recursive: true, force: true });
+    }
   });
 
   test('requires no package at run time: only node built-ins and its own lazy files', async () => {
