@@ -23,7 +23,7 @@ import { concurrencyMeasures } from './concurrency.js';
 import { wireMeasures } from './wire.js';
 import { limitRow, median, mib, ms, printTable, ratioRow } from './lib/table.js';
 
-const MEASURES = ['startup', 'lookup', 'size', 'streaming', 'memory', 'polling', 'parallel', 'concurrency', 'wire'];
+const MEASURES = ['startup', 'lookup', 'size', 'streaming', 'memory', 'cpu', 'polling', 'parallel', 'concurrency', 'wire'];
 const { values: flags } = parseArgs({
   options: {
     entry: { type: 'string', default: JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).bin.carectl },
@@ -243,6 +243,41 @@ async function memory() {
   ];
 }
 
+/** The fields carectl asks for in each format: the table formats' default columns, or every field. */
+const FIELDS_OF = { ndjson: 'ndjson', json: 'ndjson', csv: 'csv', tsv: 'csv' };
+
+/**
+ * The work carectl does per record: the CPU time (user and system) of a 20k export at --parallel 1
+ * in each format, against the fetch loop's for the same fields. The sandbox runs in a process of
+ * its own, so only the client is charged.
+ */
+async function cpu() {
+  const sandbox = await startSandboxServer(entry, { conversations: STREAM_RECORDS });
+  try {
+    const env = { ...cleanEnv, ...sandbox.env };
+    const commands = {
+      loopNdjson: ['bench/baselines/fetch-loop.js', ...firstPages('ndjson')],
+      loopCsv: ['bench/baselines/fetch-loop.js', ...firstPages('csv')],
+      ...Object.fromEntries(Object.keys(FIELDS_OF).map((format) => [format, carectl('conversations', 'list', '-o', format, '--parallel', '1')])),
+    };
+    const options = Object.fromEntries(Object.keys(commands).map((name) => [name, exportOptions(env, name)]));
+    const r = await interleaved(streamRuns, commands, options);
+    checkLineCount('ndjson', STREAM_RECORDS);
+    checkLineCount('tsv', STREAM_RECORDS + 1);
+    const cpuMs = (name) => median(r[name].map((result) => result.cpuMs));
+    return Object.entries(FIELDS_OF).map(([format, fields]) => {
+      const [client, loop] = [cpuMs(format), cpuMs(fields === 'csv' ? 'loopCsv' : 'loopNdjson')];
+      const perRecord = (total) => `${((total * 1000) / STREAM_RECORDS).toFixed(1)} µs`;
+      return {
+        ...ratioRow(`client CPU: ${STREAM_RECORDS / 1000}k ${format}, --parallel 1 vs fetch loop`, client, loop, 1.1, ms),
+        note: `a record: ${perRecord(client)} vs ${perRecord(loop)}`,
+      };
+    });
+  } finally {
+    await sandbox.stop();
+  }
+}
+
 /**
  * `reports create --wait` against a sandbox whose reports take reportDelayMs to generate, timed
  * from carectl's own --verbose trace: a report is ready reportDelayMs after the sandbox received
@@ -334,7 +369,7 @@ const concurrency = () => concurrencyMeasures({ entry, env: cleanEnv, scratch, r
 /** Bytes on the wire, a thin link, connections that last: bench/wire.js. */
 const wire = () => wireMeasures({ entry, env: cleanEnv, scratch, runs: Number(flags['parallel-runs']), interleaved });
 
-const sections = { startup, lookup, size, streaming, memory, polling, parallel, concurrency, wire };
+const sections = { startup, lookup, size, streaming, memory, cpu, polling, parallel, concurrency, wire };
 const caNote = extraCaCerts
   ? `NODE_EXTRA_CA_CERTS ${flags['without-extra-ca-certs'] ? 'unset for the runs' : 'set (node start-up includes it)'}`
   : 'no NODE_EXTRA_CA_CERTS';
