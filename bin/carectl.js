@@ -1,14 +1,21 @@
 #!/usr/bin/env node
 /**
  * The package's entry point: runs the bundled build (scripts/bundle.mjs, made by `npm run build`),
- * minified files compiled with the V8 code caches made at bundle time, which start far faster
- * than loading dist/src module by module. A cache V8 rejects (another node version) only means
- * compiling as usual. CommonJS (bin/package.json) so that it can use the caches and skip the ESM
- * loader. scripts/bundle.mjs requires this file to make the caches through the same loader.
+ * minified CommonJS files, which start far faster than loading dist/src module by module.
+ *
+ * Compiled code is cached, as each node allows:
+ * - Node ≥ 22.1 keeps its own compile cache, made by the node that runs carectl, in the user's
+ *   cache folder (`$XDG_CACHE_HOME/carectl`, default `~/.cache/carectl`). A folder that cannot be
+ *   written only means no cache.
+ * - Node 20 has none: the files are compiled with the V8 code caches made at bundle time (by a
+ *   node 20; V8 rejects a cache from another version, which only means compiling as usual).
+ * CommonJS (bin/package.json) so that it can use the caches and skip the ESM loader.
+ * scripts/bundle.mjs requires this file to make the caches through the same loader.
  */
 'use strict';
 const { readFileSync } = require('node:fs');
-const { join } = require('node:path');
+const Module = require('node:module');
+const { isAbsolute, join } = require('node:path');
 const { setFlagsFromString } = require('node:v8');
 const { Script } = require('node:vm');
 
@@ -38,15 +45,33 @@ const { Script } = require('node:vm');
 setFlagsFromString('--liftoff-only --semi-space-growth-factor=1 --no-turbo-inlining --heap-growing-percent=10 --no-regexp-tier-up');
 
 const directory = join(__dirname, '../dist/bundle');
-// The bundles require only node's built-ins besides their own lazy files: this file's require will do.
-const nodeRequire = require;
-/** Every bundle file compiled in this process, by path: the code cache writer saves each. */
-const compiledScripts = new Map();
-const chunks = new Map();
+
+/** `$XDG_CACHE_HOME/carectl`, else `~/.cache/carectl`; undefined without an absolute folder for it. */
+function cacheFolder(env) {
+  if (env.XDG_CACHE_HOME && isAbsolute(env.XDG_CACHE_HOME)) return join(env.XDG_CACHE_HOME, 'carectl');
+  if (env.HOME && isAbsolute(env.HOME)) return join(env.HOME, '.cache', 'carectl');
+  return undefined;
+}
 
 /**
- * Runs one bundle file, a `(exports, require, module, __filename, __dirname) => …` expression,
- * into `module` (registered by the caller first, as node does, so a cycle would not recurse).
+ * Whether node compiles with its own cache. An unwritable folder leaves it disabled, silently;
+ * NODE_DISABLE_COMPILE_CACHE=1 turns it off as for any node program.
+ */
+const nodeCompileCache = typeof Module.enableCompileCache === 'function';
+if (nodeCompileCache) {
+  const folder = cacheFolder(process.env);
+  if (folder !== undefined) Module.enableCompileCache(folder);
+}
+
+/** Node 20: every bundle file compiled in this process, by path: the code cache writer saves each. */
+const compiledScripts = new Map();
+const chunks = new Map();
+/** What node wraps a CommonJS file in, given to vm.Script around each file on node 20. */
+const WRAPPER = ['(function (exports, require, module, __filename, __dirname) {', '\n})'];
+
+/**
+ * Node 20: runs one bundle file as node would run a CommonJS file, with the code cache made at
+ * bundle time, into `module` (registered by the caller first, as node does, so a cycle would not recurse).
  */
 function runBundleFile(name, module) {
   const file = join(directory, name);
@@ -56,13 +81,16 @@ function runBundleFile(name, module) {
   } catch {
     // no cache: compile without one
   }
-  const script = new Script(readFileSync(file, 'utf8'), { filename: file, cachedData });
+  const script = new Script(WRAPPER[0] + readFileSync(file, 'utf8') + WRAPPER[1], { filename: file, cachedData });
   compiledScripts.set(file, script);
   script.runInThisContext()(module.exports, bundleRequire, module, file, directory);
   return module.exports;
 }
 
-/** The bundle's `require`: its lazy files (`./undici.cjs`) through the code cache, the rest as node does. */
+// The bundles require only node's built-ins besides their own lazy files: this file's require will do.
+const nodeRequire = require;
+
+/** Node 20: the bundle's `require`, its lazy files (`./undici.cjs`) through the code cache, the rest as node does. */
 function bundleRequire(id) {
   if (!id.startsWith('./')) return nodeRequire(id);
   let module = chunks.get(id);
@@ -75,8 +103,17 @@ function bundleRequire(id) {
 }
 Object.assign(bundleRequire, nodeRequire);
 
+/** One bundle file's exports (`./undici.cjs`), loaded as this node caches code. */
+const requireBundleFile = (id) => (nodeCompileCache ? nodeRequire(join(directory, id)) : bundleRequire(id));
+
+/** The names of the bundle files this process has loaded (for the tests). */
+const loadedBundleFiles = () =>
+  (nodeCompileCache ? Object.keys(nodeRequire.cache).filter((file) => file.startsWith(directory)) : [...compiledScripts.keys()]).map((file) =>
+    file.slice(directory.length + 1),
+  );
+
 /** carectl's `main()`, resolving to the exit code. */
-const loadCarectl = () => runBundleFile('carectl.js', { exports: {} });
+const loadCarectl = () => requireBundleFile('./carectl.js');
 
 if (require.main === module) {
   loadCarectl()
@@ -85,5 +122,5 @@ if (require.main === module) {
       process.exitCode = code;
     });
 } else {
-  module.exports = { loadCarectl, requireBundleFile: bundleRequire, compiledScripts };
+  module.exports = { loadCarectl, requireBundleFile, loadedBundleFiles, compiledScripts, nodeCompileCache };
 }

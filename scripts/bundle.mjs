@@ -8,9 +8,9 @@
  *   costs more than most commands take.
  * - CommonJS, not ESM: node's ESM loader costs ~4 ms more per start, and only a CommonJS-style
  *   script can be compiled with a V8 code cache on node 20.
- * - A V8 code cache, made here by running a few commands: compiling the bundle is the largest
- *   single cost left at start-up. A cache from another node/V8 version is rejected by V8 and
- *   the entry then compiles as usual.
+ * - A V8 code cache, made here by running a few commands, for node 20 only (bundled by a node 20,
+ *   as a published package is): compiling the bundle is the largest single cost left at start-up.
+ *   Node ≥ 22.1 keeps a compile cache of its own in the user's cache folder (bin/carectl.js).
  * - What only some commands need (undici, conf, chalk, the sandbox) is a file of its own,
  *   required by the dynamic import() calls in src/ when first used, with a code cache of its own.
  * - undici's file holds only the parts carectl uses (src/http/undici.ts): its index also loads
@@ -19,7 +19,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import nodeModule, { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,13 +28,6 @@ import { build } from 'esbuild';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outdir = join(root, 'dist/bundle');
 const MAIN = join(outdir, 'carectl.js');
-
-/**
- * Each bundle file is one function expression `(exports, require, module, __filename, __dirname)
- * => …`, compiled by bin/carectl.js with vm.Script; a code cache matches only the exact
- * source it was made from, so the file is used as it is, never wrapped at run time.
- */
-const WRAPPER = { banner: { js: '(function (exports, require, module, __filename, __dirname) {' }, footer: { js: '})' } };
 
 /**
  * What `await import(name)` in src/ gets, as a file beside the main bundle (see lazyFiles). As in
@@ -224,7 +217,6 @@ async function bundle() {
       ...common,
       ...(entry.path ? { entryPoints: [entry.path] } : { stdin: { contents: entry.contents, resolveDir: root, sourcefile: file } }),
       outfile: join(outdir, file),
-      ...WRAPPER,
       plugins: [
         lazyBuiltins(['http2'], { http2: ['constants'] }),
         ...(file === LAZY.undici.file ? UNDICI_BUILTINS : []),
@@ -237,7 +229,6 @@ async function bundle() {
       ...common,
       entryPoints: ['src/process.ts'],
       outfile: MAIN,
-      ...WRAPPER,
       plugins: [
         versionAtBundleTime(version),
         TABLE_LIBRARY,
@@ -250,9 +241,13 @@ async function bundle() {
   // A warning here is a bundle that may behave differently from the sources (import.meta in
   // CommonJS, say): better no bundle.
   if (results.some((result) => result.warnings.length > 0)) throw new Error('esbuild warned; see above');
+  // The files are CommonJS, which node ≥ 22.1 requires with its compile cache (bin/carectl.js).
+  await writeFile(join(outdir, 'package.json'), '{ "type": "commonjs" }\n');
+  // Only node 20 uses code caches made here; a newer node caches in the user's folder.
+  if (typeof nodeModule.enableCompileCache === 'function') return;
   // The warm-up runs carectl; a child process keeps its stdio, signals and exit code apart. Its
-  // own profile file makes every build the same whatever the builder's home holds, and warms
-  // conf for the people who log in.
+  // own profile file makes every build the same whatever the builder's home holds. conf, which
+  // only a write loads, gets no cache: ~375 KB for the rare login or config set.
   const home = await mkdtemp(join(tmpdir(), 'carectl-warm-up-'));
   try {
     await mkdir(join(home, 'carectl'), { mode: 0o700 });

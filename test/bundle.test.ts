@@ -5,15 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { isBuiltin } from 'node:module';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import Module, { isBuiltin } from 'node:module';
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { openSandbox, runCli, sandboxEnv } from './helpers.js';
+import { asNobody, openSandbox, runCli, sandboxEnv } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
 
@@ -90,18 +90,84 @@ describe('the bundled command', () => {
     }
   });
 
-  test('V8 accepts the code cache of each bundle file a command compiles, under the flags bin/carectl.js sets', async () => {
-    // A rejected cache fails nothing: start-up just doubles (~220 ms to ~510 ms for a lookup). A
-    // fresh process, since the flags and caches must meet before anything else is compiled.
-    const probe = `const entry = require(${JSON.stringify(BIN)});
+  /** Whether this node caches compiled code in the user's folder (≥ 22.1) rather than with bundle-time caches (20). */
+  const nodeCompileCache = typeof (Module as { enableCompileCache?: unknown }).enableCompileCache === 'function';
+
+  test(
+    'V8 accepts the code cache of each bundle file a command compiles, under the flags bin/carectl.js sets',
+    { skip: nodeCompileCache && 'node ≥ 22.1: its own compile cache' },
+    async () => {
+      // A rejected cache fails nothing: start-up just doubles (~220 ms to ~510 ms for a lookup). A
+      // fresh process, since the flags and caches must meet before anything else is compiled.
+      const probe = `const entry = require(${JSON.stringify(BIN)});
       entry.loadCarectl();
-      for (const lazy of ['./undici.cjs', './conf.cjs', './sandbox.cjs']) entry.requireBundleFile(lazy);
+      for (const lazy of ['./undici.cjs', './sandbox.cjs']) entry.requireBundleFile(lazy);
       const seen = {};
       for (const [file, script] of entry.compiledScripts) seen[require('node:path').basename(file)] = script.cachedDataRejected;
       process.stdout.write(JSON.stringify(seen));`;
-    const { stdout } = await promisify(execFile)(process.execPath, ['-e', probe], { env: { PATH: process.env.PATH } });
-    // false: a cache was given and taken (undefined would be no cache at all)
-    assert.deepEqual(JSON.parse(stdout), { 'carectl.js': false, 'undici.cjs': false, 'conf.cjs': false, 'sandbox.cjs': false });
+      const { stdout } = await promisify(execFile)(process.execPath, ['-e', probe], { env: { PATH: process.env.PATH } });
+      // false: a cache was given and taken (undefined would be no cache at all)
+      assert.deepEqual(JSON.parse(stdout), { 'carectl.js': false, 'undici.cjs': false, 'sandbox.cjs': false });
+    },
+  );
+
+  test(
+    "keeps node's compile cache in $XDG_CACHE_HOME/carectl, else ~/.cache/carectl, and V8 accepts it on the next run",
+    { skip: !nodeCompileCache && 'node 20: no compile cache of its own' },
+    async () => {
+      const lookup = async (env: Record<string, string>): Promise<{ stdout: string; stderr: string }> =>
+        promisify(execFile)(process.execPath, [BIN, 'tags', 'get', '7001', '-o', 'json'], { env: { PATH: process.env.PATH, ...sandboxEnv(sandbox), ...env } });
+      for (const [env, cacheFolder] of [
+        [{ XDG_CACHE_HOME: join(folder, 'xdg'), HOME: join(folder, 'unused') }, join(folder, 'xdg', 'carectl')],
+        [{ HOME: join(folder, 'home') }, join(folder, 'home', '.cache', 'carectl')],
+      ] as const) {
+        const expected = await lookup(env);
+        assert.equal(JSON.parse(expected.stdout).id, '7001');
+        assert.ok((await readdir(cacheFolder)).length > 0, `${cacheFolder} holds the cache`);
+        const again = await lookup({ ...env, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
+        assert.equal(again.stdout, expected.stdout);
+        // Node 22 says "cache for FILE was accepted", node 24 "V8 code cache for CommonJS FILE was accepted".
+        for (const file of ['carectl.js', 'undici.cjs']) {
+          assert.match(again.stderr, new RegExp(`cache for (CommonJS )?\\S+[\\\\/]${file.replace('.', '\\.')} was accepted`), file);
+        }
+      }
+    },
+  );
+
+  test('a cache folder that cannot be written, or a broken cache, costs only the cache: the same output, nothing said', async () => {
+    const run = (env: Record<string, string>, as: { uid?: number; gid?: number } = {}) =>
+      promisify(execFile)(process.execPath, [BIN, 'tags', 'get', '7001', '-o', 'json'], {
+        env: { PATH: process.env.PATH, ...sandboxEnv(sandbox), ...env },
+        ...as,
+      });
+    const fine = join(folder, 'fine');
+    const expected = { stdout: (await run({ XDG_CACHE_HOME: fine })).stdout, stderr: '' };
+    assert.equal(JSON.parse(expected.stdout).id, '7001');
+
+    const inTheWay = join(folder, 'not-a-folder');
+    await writeFile(inTheWay, '');
+    assert.deepEqual(await run({ XDG_CACHE_HOME: inTheWay, HOME: inTheWay }), expected, 'a file where the folder would be');
+
+    if (nodeCompileCache) {
+      const cacheFiles = (await readdir(join(fine, 'carectl'), { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile());
+      assert.ok(cacheFiles.length > 0);
+      for (const entry of cacheFiles) await writeFile(join(entry.parentPath, entry.name), 'not a cache');
+      assert.deepEqual(await run({ XDG_CACHE_HOME: fine }), expected, 'every cache file overwritten with garbage');
+    }
+
+    // Root writes anywhere: as nobody, a folder it cannot enter, and one it can read but not write
+    // (the cache a `sudo carectl` left behind).
+    const nobody = asNobody();
+    if (typeof nobody === 'string') return;
+    assert.deepEqual(await run({ XDG_CACHE_HOME: folder }, nobody), expected, "a folder nobody cannot enter (root's 0700)");
+    const rootsCache = await mkdtemp(join(tmpdir(), 'carectl-roots-cache-'));
+    try {
+      await chmod(rootsCache, 0o755);
+      await run({ XDG_CACHE_HOME: rootsCache });
+      assert.deepEqual(await run({ XDG_CACHE_HOME: rootsCache }, nobody), expected, "root's cache, read-only to nobody");
+    } finally {
+      await rm(rootsCache, { recursive: true, force: true });
+    }
   });
 
   test('requires no package at run time: only node built-ins and its own lazy files', async () => {
@@ -139,7 +205,7 @@ describe('the bundled command', () => {
   async function filesCompiled(argv: string[]): Promise<{ stdout: string; files: string[] }> {
     const probe = `process.argv = [process.execPath, 'carectl', ...${JSON.stringify(argv)}];
       const entry = require(${JSON.stringify(BIN)});
-      entry.loadCarectl().main().then(() => process.stderr.write(JSON.stringify([...entry.compiledScripts.keys()].map((file) => require('node:path').basename(file)))));`;
+      entry.loadCarectl().main().then(() => process.stderr.write(JSON.stringify(entry.loadedBundleFiles())));`;
     const { stdout, stderr } = await promisify(execFile)(process.execPath, ['-e', probe], { env: { PATH: process.env.PATH, ...sandboxEnv(sandbox) } });
     return { stdout, files: JSON.parse(stderr) as string[] };
   }

@@ -51,6 +51,26 @@ function mode(file: string): number {
   return statSync(file).mode & 0o777;
 }
 
+/**
+ * bin/carectl.js with a preload that makes loading conf fail (the bundle reads its lazy conf.cjs
+ * itself; the package would be required): a command that loads it cannot succeed.
+ */
+function carectlWithoutConf(argv: string[], env: NodeJS.ProcessEnv): Promise<{ stdout: string }> {
+  const hook = path.join(home, 'no-conf.cjs');
+  writeFileSync(
+    hook,
+    `const fs = require('node:fs');\n` +
+      `const Module = require('node:module');\n` +
+      `const refuse = (name) => { if (/(^|[\\\\/])conf(\\.cjs)?$/.test(String(name))) throw new Error('conf was loaded'); };\n` +
+      `const readFileSync = fs.readFileSync;\n` +
+      `fs.readFileSync = function (file, ...rest) { refuse(file); return readFileSync.call(this, file, ...rest); };\n` +
+      `const load = Module._load;\n` +
+      `Module._load = function (request, ...rest) { refuse(request); return load.call(this, request, ...rest); };\n`,
+  );
+  const bin = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
+  return promisify(execFile)(process.execPath, ['--require', hook, bin, ...argv], { env });
+}
+
 /** carectl on a terminal: stdin is a TTY that can switch to raw mode (recorded). */
 async function runOnTerminal(argv: string[], input: string[], signal?: AbortSignal): Promise<RunResult & { rawModes: boolean[] }> {
   const rawModes: boolean[] = [];
@@ -147,18 +167,6 @@ describe('config file', () => {
   it('is never loaded (nor conf) when the environment gives everything and no file exists', async () => {
     // A preload makes loading conf fail (the bundle reads its lazy conf.cjs itself; the package
     // would be required): a command that loads it cannot succeed.
-    const hook = path.join(home, 'no-conf.cjs');
-    writeFileSync(
-      hook,
-      `const fs = require('node:fs');\n` +
-        `const Module = require('node:module');\n` +
-        `const refuse = (name) => { if (/(^|[\\\\/])conf(\\.cjs)?$/.test(String(name))) throw new Error('conf was loaded'); };\n` +
-        `const readFileSync = fs.readFileSync;\n` +
-        `fs.readFileSync = function (file, ...rest) { refuse(file); return readFileSync.call(this, file, ...rest); };\n` +
-        `const load = Module._load;\n` +
-        `Module._load = function (request, ...rest) { refuse(request); return load.call(this, request, ...rest); };\n`,
-    );
-    const bin = fileURLToPath(new URL('../../bin/carectl.js', import.meta.url));
     const env = {
       PATH: process.env.PATH,
       XDG_CONFIG_HOME: home,
@@ -166,9 +174,20 @@ describe('config file', () => {
       CARECTL_USER: sandbox.user,
       CARECTL_PASSWORD: sandbox.password,
     };
-    const carectl = (...argv: string[]): Promise<{ stdout: string }> => promisify(execFile)(process.execPath, ['--require', hook, bin, ...argv], { env });
+    const carectl = (...argv: string[]) => carectlWithoutConf(argv, env);
     assert.match((await carectl('tags', 'get', '7005')).stdout, /^id\tname/);
     await assert.rejects(carectl('config', 'set', 'output', 'json'), /conf was loaded/, 'the hook does stop conf');
+  });
+
+  it('is read without conf: a logged-in lookup, a list and config get|list load it not; only a write does (issue 47)', async () => {
+    assert.equal((await login()).code, 0);
+    assert.equal((await runWithConfig(['config', 'set', 'output', 'json'])).code, 0);
+    const carectl = (...argv: string[]) => carectlWithoutConf(argv, { PATH: process.env.PATH, XDG_CONFIG_HOME: home });
+    assert.equal(JSON.parse((await carectl('tags', 'get', '7005')).stdout).id, '7005');
+    assert.equal(JSON.parse((await carectl('conversations', 'list', '--limit', '1')).stdout).length, 1);
+    assert.equal((await carectl('config', 'get', 'output')).stdout, 'json\n');
+    assert.match((await carectl('config', 'list')).stdout, /output/);
+    await assert.rejects(carectl('config', 'set', 'output', 'csv'), /conf was loaded/, 'the hook does stop conf');
   });
 
   const broken: Array<[string, string, RegExp]> = [
@@ -180,6 +199,8 @@ describe('config file', () => {
       /not a valid carectl configuration: .*\(unknown: colour \(top level\), baseurl \(profile "default"\); a profile takes base-url, user, password, output, api-version, annotations-url, parallel\)/,
     ],
     ['a bad profile name', '{"profiles": {"__proto__x": {"password": "hunter2-corrupt"}}}', /not a valid carectl configuration/],
+    ['a number for a text', '{"profiles": {"default": {"user": 5, "password": "hunter2-corrupt"}}}', /`profiles\/default\/user` must be string/],
+    ['a list for the file', '["hunter2-corrupt"]', /not a valid carectl configuration: the file is not a JSON object/],
   ];
   for (const [what, content, reason] of broken) {
     it(`with ${what} is an error naming its path (exit 2), never rewritten, nothing sent`, async () => {

@@ -1,4 +1,5 @@
 /** Runs carectl in-process against a sandbox on loopback, capturing what a user would see. */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -256,4 +257,13 @@ export function scratchFolder(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   scratchFolders.push(dir);
   return dir;
+}
+
+/** The user `nobody`, for what root is never refused: spawn options, or why it cannot be (not root; this node out of nobody's reach). */
+export function asNobody(): { uid: number; gid: number } | string {
+  if (process.getuid?.() !== 0) return 'needs root to run as nobody';
+  const nobody = { uid: 65534, gid: 65534 };
+  // A node installed under root's home (.ci/run's 22 and 24 in ~/.cache) is not nobody's to run.
+  const probe = spawnSync(process.execPath, ['-e', '0'], { ...nobody, stdio: 'ignore' });
+  return probe.status === 0 ? nobody : `nobody cannot run ${process.execPath}`;
 }

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import Module from 'node:module';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,7 +45,9 @@ describe('npm pack', () => {
   after(() => rm(folder, { recursive: true, force: true }));
 
   test('the tarball holds the command, its bundle with code caches and the man page; no sources, tests or module-by-module build', () => {
-    for (const path of ['package.json', 'bin/carectl.js', 'bin/package.json', 'dist/bundle/carectl.js', 'dist/bundle/carectl.js.cache', 'man/carectl.1'])
+    // Code caches for node 20 come from a bundle made by node 20; a newer node caches code itself.
+    const caches = typeof (Module as { enableCompileCache?: unknown }).enableCompileCache === 'function' ? [] : ['dist/bundle/carectl.js.cache'];
+    for (const path of ['package.json', 'bin/carectl.js', 'bin/package.json', 'dist/bundle/package.json', 'dist/bundle/carectl.js', ...caches, 'man/carectl.1'])
       assert.ok(files.includes(path), path);
     // bin/carectl.js runs dist/bundle only; dist/src (tsc's output, for the tests) would be dead weight
     assert.deepEqual(

@@ -16,7 +16,7 @@ import {
   reportFileContent,
   startSandbox,
 } from '../src/sandbox/index.js';
-import { runCli } from './helpers.js';
+import { asNobody, runCli } from './helpers.js';
 import { ANCHOR, NOON, authHeader, call, get, type Answer, type Json } from './sandbox-client.js';
 
 function assertError(answer: Answer, status: number, message?: RegExp): void {
@@ -668,10 +668,11 @@ describe('carectl sandbox', () => {
   test('--port below 1024 as an ordinary user (EACCES): one line naming the port and the privilege, exit 1', async (t) => {
     // Tests run as root, where any port opens: the sandbox runs as nobody, where the kernel keeps low ports privileged.
     const lowest = Number(readFileSync('/proc/sys/net/ipv4/ip_unprivileged_port_start', 'utf8').trim() || '1024');
-    if (process.getuid?.() !== 0 || lowest <= 81) return t.skip(`needs root to run as nobody, and port 81 privileged (ip_unprivileged_port_start ${lowest})`);
+    const nobody = asNobody();
+    if (typeof nobody === 'string') return t.skip(nobody);
+    if (lowest <= 81) return t.skip(`needs port 81 privileged (ip_unprivileged_port_start ${lowest})`);
     const child = spawnSync(process.execPath, [fileURLToPath(new URL('../../bin/carectl.js', import.meta.url)), 'sandbox', '--port', '81'], {
-      uid: 65534,
-      gid: 65534,
+      ...nobody,
       encoding: 'utf8',
       env: { PATH: process.env.PATH, HOME: '/nonexistent', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' },
       timeout: 30_000,

@@ -59,6 +59,24 @@ describe('mayHoldSecret', () => {
     assert.ok(mayHoldSecret('%61%62', ['ab']));
     assert.ok(finds('%61%62', ['ab']));
   });
+
+  test('a secret that starts inside the form of an escape is found (one pass, escapes looked at, not consumed)', () => {
+    for (const [text, secret] of [
+      ['&amp;xyzzy', 'amp;xyzzy'],
+      ['%4142cdef', '4142cdef'],
+      ['\\u00e9clair', 'u00e9clair'],
+      ['a+b+secret', 'b+secret'],
+    ] as const) {
+      assert.ok(finds(text, [secret]), text);
+      assert.ok(mayHoldSecret(text, [secret]), text);
+    }
+  });
+
+  test('a run of backslashes counts each: the last one carries the escape after it', () => {
+    const text = `${'\\'.repeat(100_000)}u0073ecret`;
+    assert.ok(mayHoldSecret(text, ['secret']));
+    assert.equal(mayHoldSecret(`${'\\'.repeat(100_000)}ecret`, ['secret']), false);
+  });
 });
 
 /** How a character may stand in text the service sent (the forms the expression knows). */

@@ -13,7 +13,8 @@ const PEAK_RSS_PRELOAD = fileURLToPath(new URL('../peak-rss.cjs', import.meta.ur
  * includes node's own start-up: what a shell loop pays per call.
  *
  * stdout: 'ignore' (discarded), 'capture' (returned as text) or a file path (written there).
- * peakRssFile: when given, the child is preloaded with bench/peak-rss.cjs writing its peak RSS there.
+ * peakRssFile: when given, the child is preloaded with bench/peak-rss.cjs writing its peak RSS
+ * and CPU time there (result.peakRssKb, result.cpuMs).
  * The result has the exit time (endedAt, Date.now()) and stderr line by line with arrival times.
  */
 export async function timeNode(args, { env = process.env, stdout = 'ignore', peakRssFile, okCodes = [0] } = {}) {
@@ -43,7 +44,8 @@ export async function timeNode(args, { env = process.env, stdout = 'ignore', pea
   const result = { ms, endedAt, code, stdout: Buffer.concat(out).toString('utf8'), stderr, stderrLines };
   if (!okCodes.includes(code)) throw new Error(`node ${args.join(' ')} exited with ${code}:\n${result.stderr}`);
   if (peakRssFile) {
-    result.peakRssKb = Number(readFileSync(peakRssFile, 'utf8'));
+    const [peakRssKb, cpuUs] = readFileSync(peakRssFile, 'utf8').split(' ').map(Number);
+    Object.assign(result, { peakRssKb, cpuMs: cpuUs / 1000 });
     rmSync(peakRssFile);
   }
   return result;

@@ -4,11 +4,13 @@
  *
  * It holds a password, so the folder is 0700 and the file 0600 whatever the umask; a looser one
  * is refused or tightened as permissions.ts says. Reading never writes: a missing file is an
- * empty configuration (conf is not even loaded, so cron jobs stay fast), and a corrupt or
- * invalid file is a UsageError naming the path, left as it is for the user to repair.
+ * empty configuration, and a corrupt or invalid file is a UsageError naming the path, left as it
+ * is for the user to repair. Reading is JSON.parse and a check of the keys carectl knows
+ * (checkConfig); conf, with ajv ~200 KB of bundle, loads only for a write (issue 47: a logged-in
+ * lookup paid ~45 ms for it).
  *
  * Writers take a lock beside the file (lock.ts) around read-modify-write, so carectl runs that
- * change the file at once keep each other's changes.
+ * change the file at once keep each other's changes; conf writes it atomically, schema-checked.
  */
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
@@ -58,7 +60,7 @@ const PROFILE_PROPERTIES = {
   'annotations-url': { type: 'string', minLength: 1 },
   // A number as text, checked (1-32) where it is used, naming the profile.
   parallel: { type: 'string', pattern: '^[0-9]+$' },
-} satisfies Record<SettingKey, object>;
+} satisfies Record<SettingKey, ValueRule>;
 
 /** Unknown keys are errors rather than silently ignored typos (`baseurl`). */
 const SCHEMA: Schema<ConfigData> = {
@@ -83,13 +85,15 @@ class FileConfigStore implements ConfigStore {
     this.path = path.join(folder, CONFIG_FILE_NAME);
   }
 
-  async profile(name: string): Promise<ProfileValues> {
-    checkProfileName(name);
-    return { ...(await this.read()).profiles?.[name] };
+  profile(name: string): Promise<ProfileValues> {
+    return settle(() => {
+      checkProfileName(name);
+      return { ...this.read().profiles?.[name] };
+    });
   }
 
-  async list(): Promise<Record<string, ProfileValues>> {
-    return { ...(await this.read()).profiles };
+  list(): Promise<Record<string, ProfileValues>> {
+    return settle(() => ({ ...this.read().profiles }));
   }
 
   async set(name: string, values: ProfileValues | ((stored: ProfileValues) => ProfileValues)): Promise<void> {
@@ -118,12 +122,12 @@ class FileConfigStore implements ConfigStore {
     return removed;
   }
 
-  private async read(): Promise<ConfigData> {
+  private read(): ConfigData {
     // existsSync is false for a path it cannot stat (a symlink loop): refuseWritableByOthers says why.
     if (!existsSync(this.path) && !lstatOk(this.path)) return {};
     refuseWritableByOthers(this.folder, 'folder');
     const stats = refuseWritableByOthers(this.path, 'file');
-    const data = (await this.open()).store;
+    const data = readConfig(this.path);
     refuseExposedPassword(this.path, stats, data.profiles);
     return data;
   }
@@ -136,6 +140,8 @@ class FileConfigStore implements ConfigStore {
   private async update(change: (profiles: Record<string, ProfileValues>) => void): Promise<void> {
     this.prepareFolder();
     this.tightenFile();
+    // A broken file is named as a read names it, before conf's own words for the same fault.
+    if (existsSync(this.path)) readConfig(this.path);
     const conf = await this.open();
     await withLock(this.path, { signal: this.signal }, () => {
       // conf reads and checks the file again on each read of store: what is there now
@@ -206,6 +212,54 @@ class FileConfigStore implements ConfigStore {
     }
   }
 }
+
+/** A read's answer or its error as a promise, as the interface's callers take both. */
+const settle = <T>(read: () => T): Promise<T> => new Promise((resolve) => resolve(read()));
+
+/** The file's content, parsed and checked as conf's schema would on a write. */
+function readConfig(file: string): ConfigData {
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw invalidFile(file, err);
+  }
+  const fault = configFault(data);
+  if (fault !== undefined) throw invalidFile(file, new Error(`Config schema violation: ${fault}`));
+  return data as ConfigData;
+}
+
+/** The first way the data breaks SCHEMA, named by its path (never by a value: it may be the password). */
+function configFault(data: unknown): string | undefined {
+  if (!isObject(data)) return 'the file is not a JSON object';
+  if (Object.keys(data).some((key) => key !== 'profiles')) return 'the top level takes only profiles';
+  const { profiles } = data;
+  if (profiles === undefined) return undefined;
+  if (!isObject(profiles)) return '`profiles` must be an object';
+  for (const [name, profile] of Object.entries(profiles)) {
+    if (!PROFILE_NAME.test(name)) return `\`profiles\` holds "${name}", which is not a profile name`;
+    if (!isObject(profile)) return `\`profiles/${name}\` must be an object`;
+    for (const [key, value] of Object.entries(profile)) {
+      const rule: ValueRule | undefined = Object.hasOwn(PROFILE_PROPERTIES, key) ? PROFILE_PROPERTIES[key as SettingKey] : undefined;
+      if (rule === undefined) return `\`profiles/${name}\` must NOT have additional properties`;
+      const fault = valueFault(rule, value);
+      if (fault !== undefined) return `\`profiles/${name}/${key}\` ${fault}`;
+    }
+  }
+  return undefined;
+}
+
+type ValueRule = { type: 'string'; minLength?: number; pattern?: string } | { enum: readonly string[] };
+
+function valueFault(rule: ValueRule, value: unknown): string | undefined {
+  if ('enum' in rule) return rule.enum.includes(value as string) ? undefined : `must be one of ${rule.enum.join(', ')}`;
+  if (typeof value !== 'string') return 'must be string';
+  if (value.length < (rule.minLength ?? 0)) return 'must not be empty';
+  if (rule.pattern !== undefined && !new RegExp(rule.pattern).test(value)) return `must match ${rule.pattern}`;
+  return undefined;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** What conf reads from the file now (the getter reads and checks it each time). */
 function readStore(conf: Conf<ConfigData>, file: string): ConfigData {

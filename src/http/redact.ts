@@ -132,15 +132,29 @@ function buildMatcher(secrets: readonly string[], minLength: number): RegExp | u
 /**
  * Whether a text may hold one of the secrets in a form patternOf matches: false only where the
  * expression would find none, so that an ordinary text never makes the expression (compiling it
- * is the largest cost of a lookup after node's own start). Every escape in the text (the short
- * expression ESCAPE finds them all: each form patternOf writes starts with `\`, `&`, `%` or `+`,
- * and none holds another one's start) names the character it could stand for; a secret's
- * character no escape stands for can only be there as itself, so each run of such characters
- * must be in the text as it is.
+ * is the largest cost of a lookup after node's own start). One pass of scannerOf's expression
+ * finds each secret as it is and each escape (each form patternOf writes starts with `\`, `&`,
+ * `%` or `+`), which names the character it could stand for. Without a secret as it is, one can
+ * be there only with some of its characters escaped: each run of its characters no escape stands
+ * for must then be in the text as it is.
  */
 export function mayHoldSecret(text: string, secrets: readonly string[]): boolean {
-  const escaped = escapedCharacters(text);
-  return secrets.some((secret) => secret !== '' && literalRuns(secret, escaped).every((run) => text.includes(run)));
+  const scanner = scannerOf(secrets);
+  if (scanner === undefined) return false;
+  const escaped: Escaped = { codes: new Set(), bytes: new Set() };
+  scanner.lastIndex = 0;
+  for (let found = scanner.exec(text); found !== null; found = scanner.exec(text)) {
+    if (found[1] !== undefined) return true;
+    ESCAPE.lastIndex = found.index;
+    const escape = ESCAPE.exec(text);
+    if (escape !== null) noteEscape(escaped, escape);
+    // The escape is looked at, not consumed: a secret may start inside its form (`amp;` of `&amp;`).
+    scanner.lastIndex = found.index + 1;
+  }
+  return secrets.some((secret) => {
+    const runs = secret === '' ? [secret] : literalRuns(secret, escaped);
+    return (runs.length !== 1 || runs[0] !== secret) && runs.every((run) => text.includes(run));
+  });
 }
 
 /** The characters escapes in a text could stand for: code points and UTF-16 units, and percent-encoded bytes. */
@@ -149,22 +163,40 @@ interface Escaped {
   bytes: Set<number>;
 }
 
-/** Each form of patternOf that is not the character itself, from its first character on. */
-const ESCAPE = /\\+(?:u([0-9A-Fa-f]{4})|([bfnrt"/]))?|&#(?:0*(\d+)|[xX]0*([0-9A-Fa-f]+));|&(quot|QUOT|amp|AMP|lt|LT|gt|GT|apos);|%([0-9A-Fa-f]{2})|\+/g;
+/**
+ * Each form of patternOf that is not the character itself, at a character scannerOf found: one
+ * backslash at a time (the last of a run carries the `u` or letter), so that looking at each
+ * backslash of a run stays linear.
+ */
+const ESCAPE = /\\(?:u([0-9A-Fa-f]{4})|([bfnrt"/]))?|&#(?:0*(\d+)|[xX]0*([0-9A-Fa-f]+));|&(quot|QUOT|amp|AMP|lt|LT|gt|GT|apos);|%([0-9A-Fa-f]{2})|\+/y;
 
-function escapedCharacters(text: string): Escaped {
-  const escaped: Escaped = { codes: new Set(), bytes: new Set() };
-  for (const [form, unit, letter, decimal, hex, name, byte] of text.matchAll(ESCAPE)) {
-    if (form.startsWith('\\')) escaped.codes.add(0x5c);
-    if (form === '+') escaped.codes.add(0x20);
-    else if (byte !== undefined) escaped.bytes.add(parseInt(byte, 16));
-    const code = unit ?? hex;
-    if (code !== undefined) escaped.codes.add(parseInt(code, 16));
-    if (decimal !== undefined) escaped.codes.add(Number(decimal));
-    const char = (letter && (JSON_ESCAPED[letter] ?? letter)) || (name && NAMED_CHARACTERS[name.toLowerCase()]);
-    if (char) escaped.codes.add(char.charCodeAt(0));
-  }
-  return escaped;
+/**
+ * Per set of secrets, one expression for one pass: a secret as it is, or a character an escape
+ * starts with. Only the secrets that hold no other are looked for: where none is, neither is one
+ * that holds it (`Basic <base64>` holds `<base64>`).
+ */
+function scannerOf(secrets: readonly string[]): RegExp | undefined {
+  if (scanners.has(secrets)) return scanners.get(secrets);
+  const nonEmpty = unique(secrets.filter((secret) => secret !== ''));
+  const innermost = nonEmpty.filter((secret) => !nonEmpty.some((other) => other !== secret && secret.includes(other)));
+  const literals = innermost.map((secret) => secret.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&'));
+  const scanner = literals.length === 0 ? undefined : new RegExp(`(${literals.join('|')})|[\\\\&%+]`, 'g');
+  scanners.set(secrets, scanner);
+  return scanner;
+}
+
+const scanners = new WeakMap<readonly string[], RegExp | undefined>();
+
+/** What one escape could stand for. */
+function noteEscape(escaped: Escaped, [form, unit, letter, decimal, hex, name, byte]: RegExpExecArray): void {
+  if (form.startsWith('\\')) escaped.codes.add(0x5c);
+  if (form === '+') escaped.codes.add(0x20);
+  else if (byte !== undefined) escaped.bytes.add(parseInt(byte, 16));
+  const code = unit ?? hex;
+  if (code !== undefined) escaped.codes.add(parseInt(code, 16));
+  if (decimal !== undefined) escaped.codes.add(Number(decimal));
+  const char = (letter && (JSON_ESCAPED[letter] ?? letter)) || (name && NAMED_CHARACTERS[name.toLowerCase()]);
+  if (char) escaped.codes.add(char.charCodeAt(0));
 }
 
 /** The character each JSON escape by a letter stands for (the inverse of JSON_LETTERS). */

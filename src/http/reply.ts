@@ -78,6 +78,8 @@ export const MAX_JSON_VALUES = 1_000_000;
 
 /** Whether the text holds more than `limit` commas and opening brackets (stops counting there). */
 function moreValuesThan(text: string, limit: number): boolean {
+  // Each value counted is a character: a text no longer than the limit holds no more.
+  if (text.length <= limit) return false;
   let count = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);

@@ -39,7 +39,8 @@ class JsonArrayWriter implements RecordWriter {
   }
 
   async write(record: Record<string, unknown>): Promise<void> {
-    const element = '  ' + safeJsonStringify(record, 2).replaceAll('\n', '\n  ');
+    // Inside a one-element array JSON.stringify indents the record as an element: `[\n` and `\n]` cut off, no second pass.
+    const element = safeJsonStringify([record], 2).slice(2, -2);
     const separator = this.#count === 0 ? '[\n' : ',\n';
     this.#count += 1;
     await this.#sink.write(separator + element);

@@ -80,8 +80,10 @@ export async function saveReport(ctx: Context, report: GeneratedReport, destinat
       shared: await (await ctx.transport()).sharedConnections(),
     });
   } catch (err) {
+    // A device counts what it took: bytes handed to its stream may wait there (node 24 takes more at once, /dev/full none).
+    const landed = device ? device.bytesWritten : onStdout;
     device?.destroy();
-    const outcome = onStdout > 0 ? `the output on ${device ? destination.shown : 'stdout'} is incomplete (${onStdout} bytes)` : 'nothing was saved';
+    const outcome = landed > 0 ? `the output on ${device ? destination.shown : 'stdout'} is incomplete (${landed} bytes)` : 'nothing was saved';
     if (err instanceof InterruptedError) throw new InterruptedError(`interrupted while downloading report ${id}; ${outcome}; start again with: ${resume}`);
     // Asking again meets the same failure: an archive --unzip refuses can still be saved as it is.
     if (err instanceof UnzipRefusal)
