@@ -79,6 +79,7 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
       '--placeholders <mode>',
       'null: write the microblog placeholders (created_date 1970-01-01T00:00:00, the this-info-is-unavailable link) as null, an empty cell in csv/tsv (default: as the service sent them)',
     )
+    .option('--query <expr>', "JMESPath over what -o json would print (a list: its one array); prints JSON, e.g. --query '[?is_active].name'")
     .option('--limit <n>', 'stop after N records in all (across pages)')
     .option('--page-size <n>', 'records per request, 1-50 (default: 50)')
     .option('--resume <token>', 'continue a list from the token it printed (csv/tsv: without the header, for >>)')
