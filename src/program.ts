@@ -101,7 +101,7 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
     .option('--verbose', 'trace HTTP requests on stderr (credentials redacted)')
     .option('--quiet', 'no progress or notices on stderr')
     .option('--color', 'force colour on')
-    .option('--no-color', 'force colour off (also NO_COLOR; TERM=dumb gets none)')
+    .option('--no-color', 'force colour off (also NO_COLOR, CLICOLOR=0; TERM=dumb gets none)')
     .option('--insecure-http', 'allow a plain-http base address on a non-loopback host')
     .option('--base-url <url>', 'API base address, without a version segment (CARECTL_BASE_URL)')
     .option(
