@@ -58,6 +58,8 @@ const LAZY = {
   read: { file: 'read.cjs', entry: { contents: "module.exports = require('read');" } },
   // tables on a terminal (or -o table) only
   'cli-table3': { file: 'cli-table3.cjs', entry: { contents: "module.exports = require('cli-table3');" } },
+  // --query only
+  '@jmespath-community/jmespath': { file: 'jmespath.cjs', entry: { contents: "module.exports = require('@jmespath-community/jmespath');" } },
   // reports … --unzip only
   yauzl: { file: 'yauzl.cjs', entry: { contents: "module.exports = require('yauzl');" } },
   './sandbox/index.js': { file: 'sandbox.cjs', entry: { path: 'src/sandbox/index.ts' } },
@@ -69,6 +71,7 @@ const WARM_UP = [
   ['--help'],
   ['--sandbox', 'tags', 'get', '7001', '-o', 'json'],
   ['--sandbox', 'tags', 'list', '-o', 'table'],
+  ['--sandbox', 'tags', 'list', '--query', '[?is_active].name'],
   ['--sandbox', 'conversations', 'list', '--limit', '120', '-o', 'ndjson'],
   ['--sandbox', 'conversations', 'list', '--limit', '60', '-o', 'csv'],
 ];

@@ -79,6 +79,7 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
       '--placeholders <mode>',
       'null: write the microblog placeholders (created_date 1970-01-01T00:00:00, the this-info-is-unavailable link) as null, an empty cell in csv/tsv (default: as the service sent them)',
     )
+    .option('--query <expr>', "JMESPath over what -o json would print (a list: its one array); prints JSON, e.g. --query '[?is_active].name'")
     .option('--limit <n>', 'stop after N records in all (across pages)')
     .option('--page-size <n>', 'records per request, 1-50 (default: 50)')
     .option('--resume <token>', 'continue a list from the token it printed (csv/tsv: without the header, for >>)')
@@ -100,7 +101,7 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
     .option('--verbose', 'trace HTTP requests on stderr (credentials redacted)')
     .option('--quiet', 'no progress or notices on stderr')
     .option('--color', 'force colour on')
-    .option('--no-color', 'force colour off (also NO_COLOR; TERM=dumb gets none)')
+    .option('--no-color', 'force colour off (also NO_COLOR, CLICOLOR=0; TERM=dumb gets none)')
     .option('--insecure-http', 'allow a plain-http base address on a non-loopback host')
     .option('--base-url <url>', 'API base address, without a version segment (CARECTL_BASE_URL)')
     .option(

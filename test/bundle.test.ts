@@ -222,6 +222,16 @@ describe('the bundled command', () => {
     assert.deepEqual(lookup.files, ['carectl.js', 'undici.cjs']);
   });
 
+  test('loads JMESPath, from a file of its own, only for --query', async () => {
+    const argv = ['tags', 'list', '--query', '[?is_active].name | [:2]'];
+    const queried = await filesCompiled(argv);
+    assert.equal(queried.stdout, (await runCli(argv, { sandbox })).stdout);
+    assert.equal((JSON.parse(queried.stdout) as string[]).length, 2);
+    // The expression is compiled before the first request: a mistake in it sends nothing.
+    assert.deepEqual(queried.files, ['carectl.js', 'jmespath.cjs', 'undici.cjs']);
+    assert.deepEqual((await filesCompiled(['tags', 'list', '-o', 'json'])).files, ['carectl.js', 'undici.cjs']);
+  });
+
   test('measures text beyond Latin-1 with nothing more to load (string-width made an Intl.Segmenter at load)', async () => {
     const { stdout, files } = await filesCompiled(['help', 'tags']);
     assert.match(stdout, /…/, "the group's help ends its global options line with …");

@@ -372,6 +372,19 @@ describe('ids and colour', () => {
     for (const off of ['0', 'false']) assert.equal(bold(await runCli(argv, { sandbox, stdoutTTY: true, env: { FORCE_COLOR: off } })), false, off);
     assert.equal(bold(await runCli([...argv, '--color'], { sandbox })), true);
   });
+
+  test('the CLICOLOR convention, as gh reads it: CLICOLOR=0 turns colour off, CLICOLOR_FORCE (not 0) on', async () => {
+    const bold = (out: { stdout: string }): boolean => out.stdout.includes('\x1b[1m');
+    const argv = ['tags', 'list', '--inactive', '-o', 'table'];
+    assert.equal(bold(await runCli(argv, { sandbox, stdoutTTY: true, env: { CLICOLOR: '0' } })), false);
+    assert.equal(bold(await runCli(argv, { sandbox, stdoutTTY: true, env: { CLICOLOR: '1' } })), true);
+    assert.equal(bold(await runCli(argv, { sandbox, env: { CLICOLOR_FORCE: '1' } })), true);
+    assert.equal(bold(await runCli(argv, { sandbox, env: { CLICOLOR_FORCE: '0' } })), false);
+    // CLICOLOR_FORCE wins over CLICOLOR=0, as the convention says; NO_COLOR and --no-color over both.
+    assert.equal(bold(await runCli(argv, { sandbox, env: { CLICOLOR: '0', CLICOLOR_FORCE: '1' } })), true);
+    assert.equal(bold(await runCli(argv, { sandbox, env: { CLICOLOR_FORCE: '1', NO_COLOR: '1' } })), false);
+    assert.equal(bold(await runCli([...argv, '--no-color'], { sandbox, env: { CLICOLOR_FORCE: '1' } })), false);
+  });
 });
 
 describe('paging', () => {

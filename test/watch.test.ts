@@ -132,13 +132,14 @@ describe('--watch', () => {
     }
   });
 
-  it('refuses -o json, an interval under 5s, --interval alone, and -O: exit 2, nothing sent', async () => {
+  it('refuses -o json, --query, an interval under 5s, --interval alone, and -O: exit 2, nothing sent', async () => {
     const model = new ModelServer(modelData(3, ['hours'], 5), { reading: 'whole-day', links: 'keyset' });
     await model.start();
     try {
       const base = ['conversations', 'list', '--status', 'unread'];
       const cases: Array<[string[], string]> = [
         [['--watch', '-o', 'json'], 'carectl: --watch: -o json is one array, which a watch never closes; use -o ndjson\n'],
+        [['--watch', '--query', '[].id'], 'carectl: --watch: --query reads the whole list, which a watch never closes; use -o ndjson\n'],
         [['--watch', '--interval', '2s'], 'carectl: --interval: at least 5s (got 2s)\n'],
         [['--interval', '10s'], 'carectl: --interval: goes with --watch\n'],
         [

@@ -20,14 +20,14 @@ export type CommandBody<O> = (ctx: Context, opts: O) => Promise<void>;
  * Global options that only some commands act on. A command names those it takes; given to any
  * other, they are a usage error rather than silently ignored (`tags get 7001 --resume T`).
  */
-export type GlobalUse = 'limit' | 'page-size' | 'resume' | 'resume-file' | 'columns' | 'parallel' | 'output-file' | 'state' | 'watch';
+export type GlobalUse = 'limit' | 'page-size' | 'resume' | 'resume-file' | 'columns' | 'parallel' | 'output-file' | 'state' | 'watch' | 'query';
 export type Action = <O>(read: OptionReader<O>, body: CommandBody<O>, takes?: readonly GlobalUse[]) => (...commanderArgs: unknown[]) => Promise<void>;
 
 /** For verbs that take no options or arguments of their own. */
 export const noOptions: OptionReader<undefined> = () => undefined;
 
 /** What a list of records takes: all of them (a resource's own list also --state and --watch). */
-export const LIST_USES: readonly GlobalUse[] = ['limit', 'page-size', 'resume', 'resume-file', 'columns', 'parallel', 'output-file'];
+export const LIST_USES: readonly GlobalUse[] = ['limit', 'page-size', 'resume', 'resume-file', 'columns', 'parallel', 'output-file', 'query'];
 
 const GIVEN: Readonly<Record<GlobalUse, (globals: GlobalOptions) => boolean>> = {
   limit: (globals) => globals.limit !== undefined,
@@ -39,6 +39,7 @@ const GIVEN: Readonly<Record<GlobalUse, (globals: GlobalOptions) => boolean>> = 
   'output-file': (globals) => globals.outputFile !== undefined,
   state: (globals) => globals.state !== undefined,
   watch: (globals) => globals.watch === true || globals.interval !== undefined,
+  query: (globals) => globals.query !== undefined,
 };
 
 function checkUses(command: Command, globals: GlobalOptions, takes: readonly GlobalUse[]): void {
@@ -73,6 +74,7 @@ export function makeAction(io: Io): Action {
       const sayToStderr = (message: string): void => void io.stderr.stream.write(`carectl: ${message}\n`);
       try {
         ctx.checkGlobals();
+        await ctx.query();
         await body(ctx, read(command.opts(), commanderArgs.slice(0, -2)));
         await file?.commit();
         // Only now is the output whole and in place: --state may record that it was delivered.

@@ -6,6 +6,7 @@ import { AuthError, UsageError } from '../core/errors.js';
 import type { Io, OutStream } from '../core/io.js';
 import { FORMATS, sanitizeForTerminal, terminalMessage, type Format } from '../output/index.js';
 import { Printer } from '../output/printer.js';
+import { compileQuery, type Query } from '../output/query.js';
 import { useColor } from '../output/style.js';
 import { liveTicker, withLiveCount, type LiveCount, type LiveTicker } from '../output/progress.js';
 import type { RecordWriter } from '../output/types.js';
@@ -49,6 +50,7 @@ export interface GlobalOptions {
   watch?: boolean;
   interval?: string;
   placeholders?: string;
+  query?: string;
 }
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -77,6 +79,7 @@ export class Context {
   private connectionPromise: Promise<Connection> | undefined;
   private closers: Array<() => Promise<void>> = [];
   private readonly afterOutputSteps: Array<() => Promise<void>> = [];
+  private queryPromise: Promise<Query | undefined> | undefined;
   /** Set once parallel() has been read: the transport keeps that many connections (4 when it was not). */
   private parallelValue: number | undefined;
 
@@ -150,6 +153,23 @@ export class Context {
     return new Scheduler({ parallel, adaptive, now: this.io.now, sleep: this.io.sleep, signal: this.io.signal, ...(this.trace && { trace: this.trace }) });
   }
 
+  /**
+   * --query's compiled expression (undefined without it), loading JMESPath only then; a bad
+   * expression, or -o other than json, is exit 2 before anything is sent.
+   */
+  query(): Promise<Query | undefined> {
+    this.queryPromise ??= this.loadQuery();
+    return this.queryPromise;
+  }
+
+  private async loadQuery(): Promise<Query | undefined> {
+    const { query, output } = this.globals;
+    if (query === undefined) return undefined;
+    // Only the flag: a CARECTL_OUTPUT or profile default gives way, as it does to any flag.
+    if (output !== undefined && output !== 'json') throw new UsageError(`--query prints JSON: it does not go with -o ${output}; leave -o out`);
+    return compileQuery(query);
+  }
+
   /** The output policy: table on a terminal, tsv otherwise, unless a flag, the environment or the profile says. */
   async printer(): Promise<Printer> {
     return (await this.chosenPrinter()) ?? this.printerFor(this.io.stdout.isTTY ? 'table' : 'tsv');
@@ -157,11 +177,13 @@ export class Context {
 
   /** The printer for a format set by -o, CARECTL_OUTPUT or the profile; undefined when none was. */
   async chosenPrinter(): Promise<Printer | undefined> {
+    const query = await this.query();
+    if (query) return this.printerFor('json', query);
     const chosen = await this.settings.lookup('output');
     return chosen === undefined ? undefined : this.printerFor(parseEnum(chosen.value, chosen.source, FORMATS));
   }
 
-  private printerFor(format: Format): Printer {
+  private printerFor(format: Format, query?: Query): Printer {
     // A person's table or get never shows a placeholder as data; --placeholders null is for files.
     const map = this.placeholderMap ?? (format === 'table' ? placeholdersInWords : undefined);
     return new Printer(format, {
@@ -173,6 +195,7 @@ export class Context {
       project: this.globals.columns !== undefined,
       notice: (message) => this.notice(message),
       ...(map && { map }),
+      ...(query && { query }),
     });
   }
 

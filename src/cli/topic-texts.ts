@@ -116,6 +116,12 @@ export const OTHER_ENVIRONMENT: Term[] = [
     ],
   },
   {
+    term: 'CLICOLOR, CLICOLOR_FORCE',
+    paragraphs: [
+      'The CLICOLOR convention, as gh reads it: `CLICOLOR=0` turns colour off; `CLICOLOR_FORCE` set to a value other than `0` turns it on even when the output is not a terminal. `NO_COLOR`, `FORCE_COLOR` and the flags come first.',
+    ],
+  },
+  {
     term: 'HTTPS_PROXY, HTTP_PROXY, NO_PROXY',
     paragraphs: [
       'Proxies, as curl and gh read them (upper or lower case): HTTPS_PROXY for https addresses (through CONNECT), HTTP_PROXY for plain http ones (sent in absolute form), NO_PROXY for hosts to reach directly. They apply to the API and to report downloads. Credentials in a proxy URL (`http://user:password@proxy:3128`) are sent to the proxy only and never printed.',

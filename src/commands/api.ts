@@ -54,7 +54,7 @@ export function addApiCommand(program: Command, action: Action): void {
     'carectl api v1.3/conversations/500001 -X PATCH -d \'{"status":"on_hold","tag_ids":["7005"]}\'',
     'carectl api v1.1/reports -d @report-request.json',
   ]);
-  api.action(action(readOptions, apiCommand, ['output-file']));
+  api.action(action(readOptions, apiCommand, ['output-file', 'query']));
 }
 
 async function apiCommand(ctx: Context, opts: ApiOptions): Promise<void> {
@@ -100,9 +100,12 @@ async function apiCommand(ctx: Context, opts: ApiOptions): Promise<void> {
   }
 }
 
-/** An empty reply (null) prints nothing: a DELETE's empty 200 is not the JSON value null. */
+/** An empty reply (null) prints nothing: a DELETE's empty 200 is not the JSON value null. --query: what it makes of the reply (of each page). */
 async function printJson(ctx: Context, reply: unknown, indent?: number): Promise<void> {
-  if (reply !== null) await writeText(ctx.io.stdout.stream, `${safeJsonStringify(reply, indent)}\n`, ctx.io.signal);
+  if (reply === null) return;
+  const query = await ctx.query();
+  const text = query ? safeJsonStringify(query(reply), 2) : safeJsonStringify(reply, indent);
+  await writeText(ctx.io.stdout.stream, `${text}\n`, ctx.io.signal);
 }
 
 /** The records of a page: the reply's first array (the reply itself when it is one). */

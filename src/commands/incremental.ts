@@ -116,7 +116,8 @@ type Once = (prior: ListState | undefined, writer: RecordWriter | undefined) => 
  */
 async function watch(ctx: Context, intervalMs: number, file: StateFile | undefined, once: Once, makeWriter: () => RecordWriter): Promise<never> {
   const printer = await ctx.printer();
-  if (printer.format === 'json') throw new UsageError('--watch: -o json is one array, which a watch never closes; use -o ndjson');
+  const whole = ctx.globals.query !== undefined ? '--query reads the whole list' : printer.format === 'json' ? '-o json is one array' : undefined;
+  if (whole) throw new UsageError(`--watch: ${whole}, which a watch never closes; use -o ndjson`);
   const { io } = ctx;
   const writer = makeWriter();
   // On a terminal, a line before the rows of each poll that found any.

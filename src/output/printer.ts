@@ -8,6 +8,7 @@ import { createBlockWriter, type BlockWriter } from './blocks.js';
 import { withComputed, withMapped } from './computed.js';
 import { createWriter } from './create-writer.js';
 import { withProjection } from './project.js';
+import { createQueryWriter, type Query } from './query.js';
 import type { ComputedColumn, Format, RecordWriter } from './types.js';
 
 export interface PrinterSettings {
@@ -24,6 +25,8 @@ export interface PrinterSettings {
   notice?: (message: string) => void;
   /** Each record as it is to be written (--placeholders null), before any writer sees it. */
   map?: (record: Record<string, unknown>) => Record<string, unknown>;
+  /** --query: json's document goes through it (format json). */
+  query?: Query;
 }
 
 export type Shape = 'list' | 'single';
@@ -74,24 +77,18 @@ export class Printer {
   /** A writer for records of this shape. */
   writer(shape: Shape, columns: string[], choices: WriterChoices = {}): RecordWriter {
     const continued = choices.continues !== undefined && choices.continues === this.continuableHeader;
-    const { map, ...settings } = this.settings;
-    return withMapped(
-      this.columnsWriter(
-        createWriter(this.format, {
-          ...settings,
-          shape,
-          columns,
-          header: this.settings.header && !continued,
-          everyField: this.needsAllFields(shape, choices.picked === true),
-          ...(choices.known ? { known: choices.known } : {}),
-          ...(choices.most !== undefined ? { most: choices.most } : {}),
-          ...(choices.main ? { main: choices.main } : {}),
-        }),
-        columns,
-        choices,
-      ),
-      map,
-    );
+    const { map, query, ...settings } = this.settings;
+    const options = {
+      ...settings,
+      shape,
+      columns,
+      header: this.settings.header && !continued,
+      everyField: this.needsAllFields(shape, choices.picked === true),
+      ...(choices.known ? { known: choices.known } : {}),
+      ...(choices.most !== undefined ? { most: choices.most } : {}),
+      ...(choices.main ? { main: choices.main } : {}),
+    };
+    return withMapped(this.columnsWriter(query ? createQueryWriter(options, query) : createWriter(this.format, options), columns, choices), map);
   }
 
   /** `writer` with the computed columns, and for json/ndjson with --columns, only those keys. */

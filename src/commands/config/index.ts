@@ -81,7 +81,7 @@ export function addConfigCommands(program: Command, action: Action): void {
       config
         .command(usage)
         .description(description)
-        .action(action(keyAndValue, body, usage === 'list' ? ['columns'] : [])),
+        .action(action(keyAndValue, body, usage === 'list' ? ['columns', 'query'] : [])),
       examples,
     );
   }

@@ -84,7 +84,7 @@ export function addUpdateVerb(group: Command, action: Action): void {
     'carectl conversations update - --status on_hold --drop-inactive-tags --rest rest.txt < ids.txt',
     "carectl conversations update 500002 --status on_hold --tags '' --dry-run",
   ]);
-  update.action(action(readOptions, updateConversations, ['columns', 'parallel']));
+  update.action(action(readOptions, updateConversations, ['columns', 'parallel', 'query']));
 }
 
 /** The flags as an UpdatePlan; every mistake is a UsageError (exit 2, nothing sent). */

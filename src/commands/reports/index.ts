@@ -59,7 +59,7 @@ function addReportsVerbs(group: Command, action: Action): void {
     'carectl --quiet reports create --account 1001 --from yesterday --to yesterday --format json --download - | jq .rows',
     'carectl --quiet reports create --account 1001 --from yesterday --to yesterday --format csv --download nightly.csv --reuse',
   ]);
-  create.action(action(readCreateOptions, createReport));
+  create.action(action(readCreateOptions, createReport, ['query']));
 
   const wait = group
     .command('wait <id>')
@@ -77,6 +77,7 @@ function addReportsVerbs(group: Command, action: Action): void {
         unzip: raw.unzip === true,
       }),
       waitCommand,
+      ['query'],
     ),
   );
 
