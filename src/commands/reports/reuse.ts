@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import type { ApiClient, ApiRecord } from '../../api/client.js';
 import { REPORT_STATE_FIELDS, reportState, type Version } from '../../api/catalogue/index.js';
 import type { Context } from '../../cli/context.js';
-import { ApiError, CarectlError, InterruptedError } from '../../core/errors.js';
+import { ApiError, CarectlError, InterruptedError, systemReason, UsageError } from '../../core/errors.js';
 import { shellWord } from '../../core/shell.js';
 import { holdRunLock } from '../../cli/run-lock.js';
 import { idText, isObject } from '../../core/exact-json.js';
@@ -206,7 +206,11 @@ export function rememberUnclearPost(scope: ReuseScope, before: string[] | undefi
  * the same parameters make one report: the next one finds it noted.
  */
 export async function holdingLedger<T>(ctx: Context, scope: ReuseScope, body: () => Promise<T>): Promise<T> {
-  scope.ledger.makeFolder();
+  try {
+    scope.ledger.makeFolder();
+  } catch (err) {
+    throw new UsageError(`--reuse: cannot make ${dirname(scope.ledger.path)}: ${systemReason(err as Error)}`);
+  }
   const release = await holdRunLock(ctx.io, `${scope.ledger.path}.reuse`, `${scope.ledger.path}.reuse`, '--reuse');
   try {
     return await body();
