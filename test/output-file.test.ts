@@ -94,7 +94,10 @@ describe('-O with a list that fails or is stopped part-way', () => {
       const clock = fakeClock(NOW);
       const result = await runCli(args, { env: env(model), cwd: dir, now: clock.now, sleep: clock.sleep });
       assert.equal(result.code, 1);
-      assert.equal(result.stderr, 'carectl: down (HTTP 500); the list stopped after 4 records: the state is unchanged, so the same command lists them again\n');
+      assert.equal(
+        result.stderr,
+        'carectl: down (HTTP 500); the list stopped after 4 records, none of them in out.ndjson, which is left as it was: the state is unchanged, so the same command lists them again\n',
+      );
       assert.equal(readFileSync(join(dir, 'out.ndjson'), 'utf8'), 'yesterday\n');
       assert.deepEqual(readdirSync(dir), ['out.ndjson']);
     } finally {

@@ -76,3 +76,26 @@ describe('a next_page link whose date does not exist (2026-13-45T99:99:99)', () 
     });
   });
 });
+
+describe('-O with a list that fails part-way', () => {
+  it('the token starts at the first record not in FILE: the command it suggests writes the whole list', async () => {
+    await withModel({ reading: 'whole-day', links: 'keyset' }, async (model, run, dir) => {
+      writeFileSync(join(dir, 'out.ndjson'), 'old\n');
+      const args = [...LIST, '-O', 'out.ndjson', '--resume-file', 'tok'];
+      model.variant.failWhen = (params) => params.get('skip') !== null && model.requests.length > 2;
+      const failed = await run(args);
+      assert.equal(failed.code, 1, failed.stderr);
+      assert.match(
+        failed.stderr,
+        /^carectl: down \(HTTP 500\); the list stopped after \d+ records, none of them in out\.ndjson, which is left as it was: to continue, run the same command with --resume \S+\n$/,
+      );
+      assert.equal(readFileSync(join(dir, 'out.ndjson'), 'utf8'), 'old\n');
+      const token = readFileSync(join(dir, 'tok'), 'utf8').trim();
+      assert.equal(/--resume (\S+)/.exec(failed.stderr)?.[1], token);
+      delete model.variant.failWhen;
+      const resumed = await run([...args, '--resume', token]);
+      assert.equal(resumed.code, 0, resumed.stderr);
+      assert.deepEqual(idsOf(readFileSync(join(dir, 'out.ndjson'), 'utf8')), model.expected({ status: 'unread' }));
+    });
+  });
+});

@@ -31,6 +31,8 @@ export interface ListRunOptions {
   notice(message: string): void;
   /** The token of a list stopped at --limit, for --resume-file. */
   stoppedAt?(token: string): void;
+  /** The file (-O, as named) the output reaches only if the list completes: a failed run's token starts where it began. */
+  onlyIfWhole?: string;
 }
 
 /** Decodes --resume before anything is sent, so a bad token is a usage error. */
@@ -79,6 +81,8 @@ type Place = Cursor & { recordsPassed: number; passedInChain: number };
 class Consumer {
   written = 0;
   cursor: Place | null;
+  /** Where the run began. */
+  private readonly first: Place;
   // The cursor before each record the output has not handed on yet: a token after a failure starts at the first.
   private readonly undelivered: Place[] = [];
   private deliveredBefore = 0;
@@ -109,7 +113,8 @@ class Consumer {
     const { start } = options;
     this.leftOut = new Set(start.namedIds);
     for (const id of start.namedIds ?? []) this.pass(id, true);
-    this.cursor = { ...start, recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
+    this.first = { ...start, recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
+    this.cursor = this.first;
     this.phase = start.phase;
     this.counted = start.writtenBefore;
   }
@@ -243,13 +248,18 @@ class Consumer {
     }
     // The system may have taken part of the record being written: that cut line is not output.
     if (this.midRecord && err instanceof InterruptedError) (err as Error).message += '; stdout was not being read, so its last line may be cut off';
+    const { plan, start, onlyIfWhole } = this.options;
+    const records = `${this.written} record${this.written === 1 ? '' : 's'}`;
+    // -O's file keeps what it held: none of the records written is in it, so the token is where this run began.
+    const lost = onlyIfWhole !== undefined && this.written > 0;
+    if (lost) [this.cursor, this.written] = [this.first, 0];
     // Before its first record, only a resumed run prints a token (the one it was given).
-    const { plan, start } = this.options;
-    const resumed =
-      start.phase > 0 || start.url !== plan.phases[0] || start.writtenBefore > 0 || start.sliceLastDay !== undefined || start.namedIds !== undefined;
-    if (isResumable(err) && this.cursor && (this.written > 0 || resumed)) {
-      const records = `${this.written} record${this.written === 1 ? '' : 's'}`;
-      const stopped = this.written > 0 ? `after ${records}` : 'before its first record';
+    if (isResumable(err) && this.cursor && (this.written > 0 || isResumed(plan, start) || lost)) {
+      const stopped = lost
+        ? `after ${records}, none of them in ${onlyIfWhole}, which is left as it was`
+        : this.written > 0
+          ? `after ${records}`
+          : 'before its first record';
       const token = this.token(this.cursor, err instanceof PagingError ? err.continuesAt : undefined);
       (err as CarectlError).message += `; the list stopped ${stopped}`;
       (err as CarectlError).resumeToken = token;
@@ -271,6 +281,10 @@ class Consumer {
     return following ? { ...this.at(following, following.chain.first, 0), passedInChain: 0 } : null;
   }
 }
+
+/** Whether `start` is another point than the plan's own start: a --resume token's. */
+const isResumed = (plan: ListPlan, start: ResumePoint): boolean =>
+  start.phase > 0 || start.url !== plan.phases[0] || start.writtenBefore > 0 || start.sliceLastDay !== undefined || start.namedIds !== undefined;
 
 /** The service's `skip` parameter: records of the query before the page. */
 const SKIP_PARAM = PAGING_STYLES.skip.cursorParam;

@@ -79,11 +79,11 @@ export function makeAction(io: Io): Action {
         await file?.commit();
         // Only now is the output whole and in place: --state may record that it was delivered.
         await ctx.outputDone();
-        if (resumeFile !== undefined) settleResumeFile(resumeFile, ctx.listStoppedAt, sayToStderr, ctx.ownsToken);
+        if (resumeFile !== undefined) settleResumeFile(io, resumeFile, ctx.listStoppedAt, sayToStderr, ctx.ownsToken);
       } catch (err) {
         // An early stop that can be continued: the token where scripts look (an earlier one is kept otherwise).
         if (resumeFile !== undefined && err instanceof CarectlError && err.resumeToken !== undefined)
-          settleResumeFile(resumeFile, err.resumeToken, sayToStderr);
+          settleResumeFile(io, resumeFile, err.resumeToken, sayToStderr);
         // Messages may carry what the service or a proxy echoed: never a credential.
         throw redactError(file ? file.explain(err) : err, ctx.secrets());
       } finally {

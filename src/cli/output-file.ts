@@ -63,7 +63,7 @@ export async function openOutputFile(io: Io, given: string): Promise<OutputFile 
     },
   });
   return {
-    io: { ...io, stdout: { stream, isTTY: false, file: true } },
+    io: { ...io, stdout: { stream, isTTY: false, file: true, onlyIfWhole: given } },
     commit: async () => {
       await ended(stream);
       // A failed flush or rename (a full disk, the folder made read-only meanwhile): one line, exit 1.

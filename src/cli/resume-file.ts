@@ -64,12 +64,13 @@ function writeStraight(path: string, text: string): void {
 }
 
 /**
- * Writes `token` (and a newline) to `path`, or removes `path` when the list completed (no token).
+ * Writes `token` (and a newline) to FILE (`given`, from `io.cwd`), or removes it when the list completed (no token).
  * Only a regular file holding this command's token is removed, and only a regular file is replaced (atomically);
  * anything else (`/dev/null`, a FIFO) is written into, never renamed over. A failure is said, not
  * thrown: the token is in the message too, and the list's own outcome decides the exit code.
  */
-export function settleResumeFile(path: string, token: string | undefined, say: (message: string) => void, owns?: (token: string) => boolean): void {
+export function settleResumeFile(io: Io, given: string, token: string | undefined, say: (message: string) => void, owns?: (token: string) => boolean): void {
+  const path = resolve(io.cwd, given);
   try {
     const found = place(path);
     if (token === undefined) {
@@ -79,7 +80,7 @@ export function settleResumeFile(path: string, token: string | undefined, say: (
     if (found.kind === 'other') writeStraight(path, `${token}\n`);
     else writeAtomically(found.kind === 'regular' ? found.path : path, `${token}\n`);
   } catch (err) {
-    say(`--resume-file: cannot ${token === undefined ? 'remove' : 'write'} ${path}: ${systemReason(err as Error)}`);
+    say(`--resume-file: cannot ${token === undefined ? 'remove' : 'write'} ${given}: ${systemReason(err as Error)}`);
   }
 }
 

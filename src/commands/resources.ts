@@ -253,6 +253,7 @@ export async function streamList(ctx: Context, spec: ResourceSpec, run: ListRun,
       stoppedAt: (token) => {
         ctx.listStoppedAt = token;
       },
+      ...(ctx.io.stdout.onlyIfWhole !== undefined && { onlyIfWhole: ctx.io.stdout.onlyIfWhole }),
       // A notice takes the live line's place; the count comes back with the next records.
       notice: (message) => {
         live.clear();

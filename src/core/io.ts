@@ -12,6 +12,8 @@ export interface OutStream {
   readonly columns?: number;
   /** A regular file (`> out.ndjson`): nobody reads it while it is written. */
   readonly file?: boolean;
+  /** The file (-O, as named) that gets what is written only if the command succeeds: after a failure it holds none of it. */
+  readonly onlyIfWhole?: string;
 }
 
 export interface Io {
