@@ -377,7 +377,7 @@ describe('the scripts run carectl __complete for the options that name records',
     const driver = [
       `source ${JSON.stringify(file)}`,
       `offer() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMPREPLY=(); _carectl; ${print}; }`,
-      ...lines.map((words) => `offer ${words.map((word) => `'${word}'`).join(' ')}`),
+      ...lines.map((words) => `offer ${words.map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ')}`),
     ].join('\n');
     const { stdout } = await run('bash', ['-c', driver], { cwd: folder, env });
     return stdout.split('\n').slice(0, lines.length);
@@ -467,6 +467,10 @@ describe('the scripts run carectl __complete for the options that name records',
     ['carectl', '--profile', 'evil', 'conversations', 'update', '1', '--close-reason', '"won'],
     ['carectl', '--profile', 'evil', 'conversations', 'update', '1', '--add-tags', 'vip,'],
     ['carectl', '--profile', 'evil', 'conversations', 'list', '--tag', 'Acme\\ S'],
+    // after an opening quote bash keeps it and closes it: the word as it reads inside those quotes
+    ['carectl', '--profile', 'evil', 'conversations', 'list', '--tag', "'Acm"],
+    ['carectl', '--profile', 'evil', 'conversations', 'update', '1', '--close-reason', '"d'],
+    ['carectl', '--profile', 'evil', 'conversations', 'update', '1', '--close-reason', "'"],
   ];
   /** The files the words would make if a script ran them (removed, so each shell is judged alone). */
   const ran = async (): Promise<string[]> => {
@@ -480,9 +484,12 @@ describe('the scripts run carectl __complete for the options that name records',
     assert.deepEqual(await bashReplies(file, EVIL, 'printf "[%s]" "${COMPREPLY[@]}"; printf "\\n"'), [
       "[resolved][dup\\ \\$\\(touch\\ FILE\\)][\\`touch\\ F2\\`][won\\'t\\ fix]",
       "[won\\'t\\ fix]",
-      "[won\\'t\\ fix]",
+      "[won't fix]",
       '[vip,Acme\\ Support][vip,\\$\\(touch\\ F3\\)]',
       '[Acme\\ Support]',
+      '[Acme Support]',
+      '[dup \\$(touch FILE)]',
+      '[resolved][dup $(touch FILE)][`touch F2`]',
     ]);
     assert.deepEqual(await ran(), []);
   });

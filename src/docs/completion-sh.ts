@@ -17,14 +17,23 @@ import type { CommandDoc } from './tree.js';
 
 /** bash's reader of the service's words (the script's comment says why it is not compgen). */
 const BASH_REPLY_LINES = `# COMPREPLY from words read from the service, one a line on stdin, after $1 (the items of a list
-# typed so far, left out again): matched against what is typed ($2, its quote and backslashes
-# taken off) without compgen, which would run $(…) and \`…\` in them; each quoted for the shell.
+# typed so far, left out again): matched against what is typed ($2, its backslashes taken off)
+# without compgen, which would run $(…) and \`…\` in them. Each is quoted for the shell: after an
+# opening quote bash keeps (and closes) that quote, so inside "…" only \\ " $ \` are escaped, and
+# inside '…' a word holding ' is left out.
 __carectl_reply_lines() {
-  local done=$1 cur=$2 word
+  local done=$1 cur=$2 word quote=''
+  [[ $done$cur == [\\"\\']* ]] && quote=\${done:-$cur} && quote=\${quote:0:1}
+  done=\${done#[\\"\\']}
   cur=\${cur#[\\"\\']}
-  cur=\${cur//\\\\/}
+  [[ -z $quote ]] && cur=\${cur//\\\\/}
   while IFS= read -r word; do
-    [[ -n $word && $word == "$cur"* && ,$done != *,"$word",* ]] && COMPREPLY+=("$done$(printf '%q' "$word")")
+    [[ -n $word && $word == "$cur"* && ,$done != *,"$word",* ]] || continue
+    case $quote in
+      \\') [[ $word == *\\'* ]] || COMPREPLY+=("$done$word") ;;
+      \\") word=\${word//\\\\/\\\\\\\\}; word=\${word//\\"/\\\\\\"}; word=\${word//\\$/\\\\\\$}; word=\${word//\\\`/\\\\\\\`}; COMPREPLY+=("$done$word") ;;
+      *) COMPREPLY+=("$done$(printf '%q' "$word")") ;;
+    esac
   done
 }
 `;
