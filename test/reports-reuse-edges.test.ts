@@ -116,12 +116,16 @@ describe('reports create --reuse: the report is checked, not the ledger trusted 
 describe('reports create after a lost POST answer adopts only a report listed since (round 5, item 5)', () => {
   const sixty = (): Stored => ({ id: '60', account: '1001', from: '2026-06-01', to: '2026-06-07' });
 
-  test('--reuse: report 60, of the same dates but listed before the POST, is not taken; nothing new is listed, so the POST goes again', async () => {
-    const service = await reportsService(
+  /** Report 60 listed already; the first POST's answer is lost, later ones answered (and listed). */
+  const firstPostLost = (): ReturnType<typeof reportsService> =>
+    reportsService(
       [sixty()],
       (made, res, post) => (post === 1 ? lost(made, res) : { json: { report: { id: made.id, url: 'x' } } }),
       (post) => post > 1,
     );
+
+  test('--reuse: report 60, of the same dates but listed before the POST, is not taken; nothing new is listed, so the POST goes again', async () => {
+    const service = await firstPostLost();
     try {
       const result = await cli(service, [...CREATE, '--reuse']);
       assert.equal(result.code, 0, result.stderr);
@@ -146,11 +150,7 @@ describe('reports create after a lost POST answer adopts only a report listed si
   });
 
   test('without --reuse: the --reuse line it prints does not take report 60 either', async () => {
-    const service = await reportsService(
-      [sixty()],
-      (made, res, post) => (post === 1 ? lost(made, res) : { json: { report: { id: made.id, url: 'x' } } }),
-      (post) => post > 1,
-    );
+    const service = await firstPostLost();
     try {
       const failed = await cli(service, CREATE);
       assert.equal(failed.code, 1);
@@ -165,11 +165,7 @@ describe('reports create after a lost POST answer adopts only a report listed si
   });
 
   test('an unclear POST noted without what was listed before it (an older ledger): a report of its dates is not taken, exit 1', async () => {
-    const service = await reportsService(
-      [sixty()],
-      (made, res, post) => (post === 1 ? lost(made, res) : { json: { report: { id: made.id, url: 'x' } } }),
-      (post) => post > 1,
-    );
+    const service = await firstPostLost();
     try {
       await cli(service, CREATE);
       const ledger = JSON.parse(await readFile(ledgerFile(), 'utf8')) as { reports: Array<Record<string, unknown>> };
