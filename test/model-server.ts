@@ -148,6 +148,14 @@ export interface ModelQuery {
   bounds?: Array<[string, string]>;
 }
 
+/** The environment of a carectl run against `model`, with no config folder. */
+export const modelEnv = (model: ModelServer): Record<string, string> => ({
+  CARECTL_BASE_URL: model.baseUrl,
+  CARECTL_USER: 'bot',
+  CARECTL_PASSWORD: 'model-secret',
+  XDG_CONFIG_HOME: '/nonexistent/x',
+});
+
 export class ModelServer {
   readonly data: ModelRecord[];
   requests: string[] = [];

@@ -8,14 +8,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fakeClock, runCli, scratchFolder } from './helpers.js';
-import { ModelServer, NOW, modelData, type ModelVariant } from './model-server.js';
+import { ModelServer, NOW, modelData, type ModelVariant, modelEnv } from './model-server.js';
 
-const env = (model: ModelServer) => ({
-  CARECTL_BASE_URL: model.baseUrl,
-  CARECTL_USER: 'bot',
-  CARECTL_PASSWORD: 'model-secret',
-  XDG_CONFIG_HOME: '/nonexistent/x',
-});
+const env = modelEnv;
 const LIST = ['conversations', 'list', '--status', 'unread', '-o', 'ndjson', '--columns', 'id', '--page-size', '4', '--retries', '0'];
 
 const idsOf = (ndjson: string): string[] =>

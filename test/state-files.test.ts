@@ -9,14 +9,9 @@ import { existsSync, mkdirSync, readFileSync, renameSync, truncateSync, writeFil
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fakeClock, runCli, scratchFolder } from './helpers.js';
-import { ModelServer, NOW, modelData } from './model-server.js';
+import { ModelServer, NOW, modelData, modelEnv } from './model-server.js';
 
-const env = (model: ModelServer) => ({
-  CARECTL_BASE_URL: model.baseUrl,
-  CARECTL_USER: 'bot',
-  CARECTL_PASSWORD: 'model-secret',
-  XDG_CONFIG_HOME: '/nonexistent/x',
-});
+const env = modelEnv;
 const LIST = ['conversations', 'list', '--status', 'unread', '-o', 'csv', '--columns', 'id', '--page-size', '4', '--retries', '0'];
 
 async function withModel(

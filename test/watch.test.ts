@@ -7,15 +7,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { openSandbox, runCli, scratchFolder } from './helpers.js';
-import { ModelServer, NOW, modelData, type ModelRecord } from './model-server.js';
+import { ModelServer, NOW, modelData, type ModelRecord, modelEnv } from './model-server.js';
 import type { Io } from '../src/core/io.js';
 
-const env = (model: ModelServer) => ({
-  CARECTL_BASE_URL: model.baseUrl,
-  CARECTL_USER: 'bot',
-  CARECTL_PASSWORD: 'model-secret',
-  XDG_CONFIG_HOME: '/nonexistent/x',
-});
+const env = modelEnv;
 
 /**
  * A clock whose sleeps pass at once, each running the next step of `script` (the world between two
