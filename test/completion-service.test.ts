@@ -254,6 +254,7 @@ describe('__complete against a service we did not write', () => {
     { id: '7010', name: '`touch F2`' },
     { id: '7011', name: 'x'.repeat(300) },
     { id: '70\u001b12', name: '\u001b' },
+    { id: '7013', name: '7003' },
   ].map((tag) => ({ ...tag, url: 'https://care.example/x', is_active: true }));
   let home: string;
   before(async () => {
@@ -267,7 +268,7 @@ describe('__complete against a service we did not write', () => {
     XDG_CONFIG_HOME: join(home, folder),
   });
 
-  test('a name is offered when it finds its tag again, as it is; else the id; a word no script can offer, not at all', async () => {
+  test('a name is offered when it finds its tag again, as it is; else the id (id:ID where it is the name of another tag); a word no script can offer, not at all', async () => {
     const server = await serve((_req, res) => json(res, 200, { tags: TAGS, paging: {} }));
     try {
       const result = await runCli(['--insecure-http', '--request-timeout', '60s', '__complete', 'names', 'tags'], {
@@ -276,7 +277,7 @@ describe('__complete against a service we did not write', () => {
       });
       assert.deepEqual(
         [result.code, result.stdout, result.stderr],
-        [0, "Acme Support\n7002\n7003\n7004\n7005\n7006\n7007\ndup $(touch FILE)\nwon't fix\n`touch F2`\n7011\n", ''],
+        [0, "Acme Support\n7002\nid:7003\n7004\n7005\n7006\n7007\ndup $(touch FILE)\nwon't fix\n`touch F2`\n7011\n7013\n", ''],
       );
     } finally {
       await server.close();

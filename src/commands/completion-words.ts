@@ -24,11 +24,10 @@ export interface WordsRequest {
 
 export async function serviceWords(ctx: Context, request: WordsRequest): Promise<string[]> {
   const filling = ctx.io.env[FILL_VARIABLE] === '1';
-  if (!filling) {
-    // Unless the user said otherwise, one attempt, no longer than the whole budget.
-    ctx.globals.requestTimeout ??= `${TAB_BUDGET_MS}ms`;
-    ctx.globals.retries ??= '0';
-  }
+  // Unless the user said otherwise, one attempt: a TAB's no longer than the whole budget, one in the
+  // background no longer than a request may take, so it ends before another may begin (FILL_FOR_MS).
+  if (!filling) ctx.globals.requestTimeout ??= `${TAB_BUDGET_MS}ms`;
+  ctx.globals.retries ??= '0';
   const scope = await scopeOf(ctx);
   const cache = openCompletionCache({ ...ctx.io, createFolder: true });
   if (request.resource === undefined) return [...cache.closeReasons(scope)].reverse();
