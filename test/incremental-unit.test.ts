@@ -16,6 +16,7 @@ const prior: ListState = {
   watermark: T - 300_000,
   since: T,
   ids: ['1', '2'],
+  dates: {},
   outputs: [],
 };
 const QUERY = `v1.3/conversations?status=unread&sort=newest_sort_date&newest_sort_date_gte=${iso(T - 300_000)}&newest_sort_date_lt=9999-12-31&page_size=50`;
@@ -45,8 +46,15 @@ async function listed(run: IncrementalRun, inner: PageSource, first: string): Pr
 }
 
 describe('the state file', () => {
-  it('reads back what it writes, in whole seconds; anything else is exit 2', () => {
+  it('reads back what it writes, in whole seconds; a state written before dates were kept; anything else is exit 2', () => {
     assert.deepEqual(parseState(stateText(prior), 's.json'), prior);
+    const dated = { ...prior, dates: { '2': T + 2_000 } };
+    assert.match(stateText(dated), /"dates": \{\n {2}"2": "2026-06-30T12:00:02"\n \}/);
+    assert.deepEqual(parseState(stateText(dated), 's.json'), dated);
+    const older = JSON.parse(stateText(prior)) as Record<string, unknown>;
+    delete older.dates;
+    assert.deepEqual(parseState(JSON.stringify(older), 's.json'), prior);
+    assert.throws(() => parseState(stateText(prior).replace('"dates": {}', '"dates": {"2": "never"}'), 's.json'), { exitCode: 2 });
     assert.throws(() => parseState('{"format":"carectl-state/1"}', 's.json'), { exitCode: 2 });
     assert.throws(() => parseState('[]', 's.json'), { exitCode: 2 });
   });
@@ -95,9 +103,10 @@ describe('IncrementalRun over a union of two queries', () => {
     'v1.3/conversations?is_priority=true&sort=newest_sort_date&page_size=50',
     'v1.3/conversations?is_priority=false&sort=newest_sort_date&page_size=50',
   ];
-  /** The probe of `phase` (its newest record, the list the other way round), answered with a record dated `at`. */
+  /** The probe of `phase` (its newest record below our clock plus the margin, the list the other way round), answered with a record dated `at`. */
   const probe = (phase: string, at: number): [string, { ids: string[]; next: string }] => {
-    const address = phase.replace('sort=newest_sort_date&page_size=50', 'sort=-newest_sort_date&page_size=1');
+    const below = `newest_sort_date_gte=1900-01-01&newest_sort_date_lt=${encodeURIComponent(iso(T + 300_000))}`;
+    const address = phase.replace('sort=newest_sort_date&page_size=50', `sort=-newest_sort_date&page_size=1&${below}`);
     return [address, { ids: ['p'], next: `${address}&newest_sort_date_lte=${iso(at)}&skip=1` }];
   };
 

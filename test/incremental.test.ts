@@ -144,6 +144,34 @@ describe('--state with our clock ahead of the service', () => {
   });
 });
 
+// Issue 50 item 8: sort dates in the future (the spec does not forbid them) are the service's data.
+describe('--state over records dated in the future', () => {
+  it('delivers each once, whatever its date; a record that moves comes again, once', async () => {
+    const data: ModelRecord[] = modelData(60, ['year', 'future'], 11).map((r) => ({ ...r, status: 'unread' }));
+    data.push({ id: '590000', status: 'unread', is_priority: false, oldest: NOW, newest: Date.UTC(2100, 0, 1) });
+    const { model, folder } = { model: new ModelServer(data, { reading: 'whole-day', links: 'keyset' }), folder: scratchFolder('carectl-state-') };
+    const clock = fakeClock(NOW);
+    await model.start();
+    try {
+      const first = await night(model, clock, folder);
+      assert.deepEqual([first.code, sorted(first.ids)], [0, sorted(unread(model))]);
+      for (const hours of [1, 24]) {
+        clock.advance(hours * HOUR);
+        const again = await night(model, clock, folder);
+        assert.deepEqual([again.code, again.ids, again.stderr], [0, [], 'no conversations found\n']);
+      }
+      const old = model.data.find((r) => r.newest < NOW - 30 * DAY) as ModelRecord;
+      touch(model, old.id, clock.now() - MINUTE);
+      touch(model, '600001', clock.now() - 2 * MINUTE);
+      clock.advance(HOUR);
+      const moved = await night(model, clock, folder);
+      assert.deepEqual([moved.code, sorted(moved.ids)], [0, sorted(['600001', old.id])]);
+    } finally {
+      await model.close();
+    }
+  });
+});
+
 describe('--state file rules', () => {
   it('refuses a state of another query, a file that is not a state, and --limit; nothing is sent', async () => {
     const { model, clock, folder } = setup({ reading: 'whole-day', links: 'keyset' });

@@ -127,6 +127,47 @@ describe('--watch', () => {
     }
   });
 
+  // Issue 50 items 10 and 11, issue 48 item 3: three conversations arrive between polls, dated by
+  // the service's clock (ours, or 30 s ahead of it); twelve polls.
+  for (const aheadMs of [0, 30_000]) {
+    it(`prints each new record once, and a poll costs about the same throughout (the service's clock ${aheadMs ? '30 s ahead of ours' : 'as ours'})`, async () => {
+      const model = new ModelServer(modelData(120, ['hours'], 9), { reading: 'whole-day', links: 'keyset' });
+      await model.start();
+      const stop = new AbortController();
+      const arrived: string[] = [];
+      const perPoll: number[] = [];
+      const arrive = (now: number): void => {
+        perPoll.push(model.requests.length);
+        for (let k = 0; k < 3; k++) {
+          const id = String(700000 + arrived.length);
+          const at = Math.floor((now + aheadMs) / 1000) * 1000 + k * 1000 - 3000;
+          model.data.push({ id, status: 'unread', is_priority: false, oldest: at, newest: at });
+          arrived.push(id);
+        }
+      };
+      const clock = scripted(
+        Array.from({ length: 12 }, () => arrive),
+        stop,
+      );
+      try {
+        const first = model.expected({ status: 'unread', sort: 'newest_sort_date' });
+        const args = ['conversations', 'list', '--status', 'unread', '--watch', '--interval', '5s', '-o', 'ndjson', '--columns', 'id', '--page-size', '10'];
+        const result = await runCli(args, { env: env(model), now: clock.now, sleep: clock.sleep, signal: stop.signal });
+        assert.equal(result.code, 130, result.stderr);
+        assert.deepEqual(idsOf(result.stdout), [...first, ...arrived]);
+        // A poll reads the pages of what arrived since the margin before the last start (all of it here, a minute), and a few requests more.
+        const costs = perPoll.slice(1).map((count, i) => count - (perPoll[i] as number));
+        const pages = costs.map((_, i) => Math.ceil((3 * (i + 1)) / 10));
+        assert.ok(
+          costs.every((cost, i) => cost <= (pages[i] as number) + 4),
+          `requests per poll: ${costs.join(', ')}; pages since the margin: ${pages.join(', ')}`,
+        );
+      } finally {
+        await model.close();
+      }
+    });
+  }
+
   it('refuses -o json, --query, an interval under 5s, --interval alone, and -O: exit 2, nothing sent', async () => {
     const model = new ModelServer(modelData(3, ['hours'], 5), { reading: 'whole-day', links: 'keyset' });
     await model.start();

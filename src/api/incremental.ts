@@ -2,24 +2,24 @@
  * Incremental lists (--state, --watch): each run lists only the records whose sort date moved past
  * where the run before started, each once.
  *
- * What the client can know: a conversation record does not carry its newest_sort_date, so the
- * watermark is not a record's date but the time the run started: our clock, or, where earlier, the
- * second after the newest sort date the service held as the run began (its own clock, should ours
- * run ahead), less a margin for a record written a moment late. A run lists sorted by that date,
- * bounded below by the watermark; the service may read that date-time bound as its day (midnight),
- * so records delivered before can come back unmoved. The state keeps their ids; a returned id is
- * a repeat unless it moved since: its sort date is at or past the start of the run that
- * delivered it. Sort dates show only in keyset paging links (a page's records lie between the
- * bound of its own address and its next link's); where a page straddles that start, the page is
- * read again one record a request, each record's next link giving its own date. Where no link
- * says (skip-only paging), such a record is delivered again: at-least-once, never at-most-once.
+ * What the client can know: a conversation record does not carry its newest_sort_date; sort dates
+ * show only in keyset paging links (a page's records lie between the bound of its own address and
+ * its next link's, which is the page's last record's). So the run's start is the service's: the
+ * newest sort date it held before anything was read (its clock, whichever way ours is off), and a
+ * move since is dated at or after that. A run lists sorted by that date from the last start less a
+ * margin (a record written a moment late); the records delivered before come back, and each is a
+ * repeat unless it moved: placed before the last start by its page, by the same page read again
+ * below that start (one request), or by its own date read (one request, for the few dated past
+ * it, whose delivered dates the state keeps). Dates beyond our clock plus the margin are the
+ * service's data, not its clock: a record there has not moved. Where nothing can place a record
+ * (skip-only paging, bounds ignored), it is delivered again: at-least-once, never at-most-once.
  */
 import { UsageError } from '../core/errors.js';
 import { DAY_MS } from '../core/parse.js';
 import type { ResourceSpec } from './catalogue/index.js';
 import { dateRange, splitAddress, withParam } from './links.js';
 import type { PageSource } from './paging.js';
-import { OPEN_TO } from './slices.js';
+import { OPEN_FROM, OPEN_TO } from './slices.js';
 import { PAGING_STYLES } from './catalogue/index.js';
 
 /** Below the run's start: a service clock behind ours, a record written with a date a moment past. */
@@ -39,6 +39,8 @@ export interface ListState {
   since: number;
   /** Ids delivered whose sort date may lie at or past the watermark's midnight. */
   ids: string[];
+  /** The sort dates (ms) delivered of those dated at or past `since`: such a record is a repeat only at that date. */
+  dates: Record<string, number>;
   /** The files (-O) runs of this state wrote that were still there as it was saved: never replaced. */
   outputs: OutputMark[];
 }
@@ -91,7 +93,8 @@ export function incrementalParams(
 /** The state file's text. */
 export function stateText(state: ListState): string {
   const { base, query, field, watermark, since, ids, outputs } = state;
-  return `${JSON.stringify({ format: FORMAT, base, query, field, watermark: serviceTime(watermark), since: serviceTime(since), ids, outputs }, null, 1)}\n`;
+  const dates = Object.fromEntries(Object.entries(state.dates).map(([id, at]) => [id, serviceTime(at)]));
+  return `${JSON.stringify({ format: FORMAT, base, query, field, watermark: serviceTime(watermark), since: serviceTime(since), ids, dates, outputs }, null, 1)}\n`;
 }
 
 /** A file that is not a state file, named (`why`, where more can be said): a usage error. */
@@ -104,6 +107,16 @@ const isMark = (mark: unknown): boolean => {
   return typeof path === 'string' && Number.isSafeInteger(dev) && Number.isSafeInteger(ino);
 };
 
+const timeOf = (text: unknown): number => (typeof text === 'string' ? Date.parse(`${text}Z`) : NaN);
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The `dates` of a state file (written since carectl kept them: a state without them knows no record dated past its start); undefined if damaged. */
+function datesOf(value: unknown = {}): Record<string, number> | undefined {
+  if (!isObject(value)) return undefined;
+  const dates = Object.fromEntries(Object.entries(value).map(([id, at]) => [id, timeOf(at)]));
+  return Object.values(dates).some(Number.isNaN) ? undefined : dates;
+}
+
 /** A state file's text read back; anything else is a usage error naming the file. */
 export function parseState(text: string, shown: string): ListState {
   const bad = (): never => notAStateFile(shown);
@@ -114,8 +127,8 @@ export function parseState(text: string, shown: string): ListState {
     return bad();
   }
   // `null`, a number, an array: JSON, but no state.
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return bad();
-  const time = (key: string): number => (typeof value[key] === 'string' ? Date.parse(`${value[key] as string}Z`) : NaN);
+  if (!isObject(value)) return bad();
+  const time = (key: string): number => timeOf(value[key]);
   const [watermark, since] = [time('watermark'), time('since')];
   const strings = (key: string): boolean => typeof value[key] === 'string';
   const ids = value.ids;
@@ -124,7 +137,17 @@ export function parseState(text: string, shown: string): ListState {
   // Written since carectl kept them; a state without them names no file.
   const outputs = value.outputs ?? [];
   if (!Array.isArray(outputs) || !outputs.every(isMark)) return bad();
-  return { base: value.base as string, query: value.query as string, field: value.field as string, watermark, since, ids, outputs: outputs as OutputMark[] };
+  const dates = datesOf(value.dates) ?? bad();
+  return {
+    base: value.base as string,
+    query: value.query as string,
+    field: value.field as string,
+    watermark,
+    since,
+    ids,
+    dates,
+    outputs: outputs as OutputMark[],
+  };
 }
 
 /** A state for another base address or query: a usage error (its watermark means nothing here). */
@@ -142,28 +165,49 @@ function asDay(address: string, field: string): string {
   return value === null || value.length <= 10 ? address : withParam(address, `${field}_gte`, value.slice(0, 10));
 }
 
+/** A page as read: its address, its query's, its records' ids, and the sort dates its records lie between (where links say). */
+interface Page {
+  url: string;
+  query: string;
+  ids: string[];
+  next: string | null;
+  lo: number | undefined;
+  hi: number | undefined;
+  /** What `below` found for each bound asked. */
+  cuts: Map<number, number | undefined>;
+}
+
 /**
  * One incremental run: wraps the list's page source, leaving out the records the state says were
- * delivered and have not moved since, and learns the ids the next state keeps.
+ * delivered and have not moved since, and learns what the next state keeps of them.
  */
 export class IncrementalRun {
   private readonly known: Set<string>;
-  /** Each id passed (delivered, or left out as a repeat), with the latest its sort date can be (undefined: not known). */
+  /** Each id passed (delivered, or left out as a repeat): the latest its sort date can be (undefined: not known). */
   private readonly passed = new Map<string, number | undefined>();
-  /** The newest sort date the run's queries held before any was read (the latest of them). */
-  private seenNewest: number | undefined;
+  /** The exact sort dates learnt of records passed, dated at or past this run's start. */
+  private readonly dated = new Map<string, number>();
+  /** This run's start on the service's clock, set before the first page: see markStart. */
+  private since = 0;
+  /** Past this (our clock plus the margin), a sort date is the service's data, not its clock: a record there has not moved. */
+  private readonly future: number;
   /** The probes of every query, sent before the first page of any. */
   private started: Promise<void> | undefined;
+  /** Whether the service keeps to an upper bound of the sort date: asked once, where a reading needs it. */
+  private keepsUpper: Promise<boolean> | undefined;
+  /** Whether links place a record (keyset); false once one read could not (skip-only): no more such reads. */
+  private linksPlace = true;
 
   constructor(
     private readonly field: string,
     /** The sort parameter (the catalogue's), for the probe in the other order. */
     private readonly sortParam: string,
     private readonly prior: ListState | undefined,
-    /** When this run started (ms, our clock): the next run's `since`, unless the service's says earlier. */
+    /** When this run started (ms, our clock). */
     readonly startedAt: number,
   ) {
     this.known = new Set(prior?.ids);
+    this.future = startedAt + MARGIN_MS;
   }
 
   /**
@@ -178,13 +222,17 @@ export class IncrementalRun {
   }
 
   /**
-   * The list's newest record and its sort date (the service's clock): the first of the list the
-   * other way round, whose next link bounds by it; without the run's bounds, so that a next link
-   * exists when the run's list holds one record. Undefined where no link says.
+   * The newest record of `query`'s list and its sort date: the first of the list the other way
+   * round, whose next link bounds by it; without the run's bounds (so that a next link exists when
+   * the run's list holds one record), below `before` where given. Undefined where no link says.
    */
-  private async newest(inner: PageSource, query: string): Promise<{ id: string; at: number } | undefined> {
+  private async newest(inner: PageSource, query: string, before?: number): Promise<{ id: string; at: number } | undefined> {
     const [path, params] = splitAddress(query);
     for (const key of [...params.keys()]) if (key.startsWith(`${this.field}_`)) params.delete(key);
+    if (before !== undefined) {
+      params.set(`${this.field}_gte`, OPEN_FROM);
+      params.set(`${this.field}_lt`, serviceTime(before));
+    }
     params.set(this.sortParam, `-${this.field}`);
     params.set(SIZE, '1');
     const probe = `${path}?${params.toString()}`;
@@ -199,82 +247,153 @@ export class IncrementalRun {
       fetch: async (url, query, throttle) => {
         await (this.started ??= this.markStart(inner, firstPages));
         // Links are checked against the bound as a service reading it as its day would page: from that midnight.
-        const base = asDay(query, this.field);
-        const page = await inner.fetch(url, base, throttle);
-        const lo = url === query ? undefined : this.position(url, query);
-        const hi = this.position(page.next, query);
-        const ids = page.records.map((record) => String(record.id));
-        const exact = await this.exactWhereNeeded(inner, url, query, ids, lo, hi);
-        const records = page.records.filter((_, i) => this.keep(ids[i] as string, exact.get(ids[i] as string) ?? hi, lo));
-        return { ...page, records };
+        const reply = await inner.fetch(url, asDay(query, this.field), throttle);
+        const ids = reply.records.map((record) => String(record.id));
+        const page: Page = {
+          url,
+          query,
+          ids,
+          next: reply.next,
+          lo: url === query ? undefined : this.position(url, query),
+          hi: this.position(reply.next, query),
+          cuts: new Map(),
+        };
+        const exact = new Map<number, number | undefined>();
+        const kept = await this.judge(inner, page, exact);
+        await this.learn(inner, page, exact);
+        return { ...reply, records: reply.records.filter((_, i) => kept[i]) };
       },
     };
   }
 
   /**
-   * Before the first page of any query: the newest sort date of each, a time the service's clock
-   * had passed before anything was read. A record dated past the latest of them is new or moved
-   * since this run began, whichever clock is ahead (ours could be minutes ahead of the service's,
-   * and a move in those minutes dated before our start). Not the least of them: a union's
-   * is_priority=true query may hold nothing from the last days, and the other query's newest
-   * records would count as moved in every run. All probed first: a query probed only after
-   * another was read could name a record dated past what that read saw.
+   * Before the first page of any query: the newest sort date of each, below our clock plus the
+   * margin (past it lie dates the service was given, not its clock's). A move from now on is dated
+   * after the latest of them, whichever clock is ahead; not the least of them: a union's
+   * is_priority=true query may hold nothing from the last days. All probed first: a query probed
+   * only after another was read could name a record dated past what that read saw.
    */
   private async markStart(inner: PageSource, firstPages: readonly string[]): Promise<void> {
+    let newest: number | undefined;
     for (const first of firstPages) {
-      const newest = await this.newest(inner, first);
-      if (newest) this.seenNewest = Math.max(this.seenNewest ?? -Infinity, newest.at);
+      const found = await this.newest(inner, first, this.future);
+      if (found) newest = Math.max(newest ?? -Infinity, found.at);
     }
-  }
-
-  /** Whether a record goes out: not a repeat of one delivered before that has not moved since. */
-  private keep(id: string, hi: number | undefined, lo: number | undefined): boolean {
-    const repeat =
-      this.known.has(id) && !(lo !== undefined && lo >= (this.prior as ListState).since) && hi !== undefined && hi < (this.prior as ListState).since;
-    this.passed.set(id, hi);
-    return !repeat;
+    // Whole seconds, as the service writes its dates: the second after the newest, or our start where the list was empty.
+    this.since = newest === undefined ? Math.floor(this.startedAt / 1000) * 1000 : newest + 1000;
   }
 
   /**
-   * The exact sort dates of a page's records when some delivered id on it cannot be placed either
-   * side of the last run's start: the page again, one record a request up to the last of them.
+   * Which of the page's records go out: all but repeats of records delivered before that have not
+   * moved: placed before the last start (by the page, the page cut at it, or its own date), where
+   * only the service's data lies, or, for one delivered dated past the last start, still at that date.
    */
-  private async exactWhereNeeded(
-    inner: PageSource,
-    url: string,
-    query: string,
-    ids: readonly string[],
-    lo: number | undefined,
-    hi: number | undefined,
-  ): Promise<Map<string, number | undefined>> {
-    const exact = new Map<string, number | undefined>();
-    const since = this.prior?.since;
-    if (since === undefined || (lo !== undefined && lo >= since) || (hi !== undefined && hi < since)) return exact;
-    let last = -1;
-    ids.forEach((id, i) => this.known.has(id) && (last = i));
-    const single = withParam(query, SIZE, '1');
-    for (let i = 0, at: string | null = withParam(url, SIZE, '1'); i <= last && at !== null; i++) {
-      const one = await inner.fetch(at, asDay(single, this.field));
-      const id = one.records[0] === undefined ? undefined : String(one.records[0].id);
-      // The list's last record has no next link: it is the newest, dated by the probe for that.
-      const newest = id !== undefined && one.next === null ? await this.newest(inner, query) : undefined;
-      const position = newest ? (newest.id === id ? newest.at : undefined) : this.position(one.next, single);
-      // Skip-only links say nothing: the records stay unplaced (delivered again, at-least-once).
-      if (id === undefined || position === undefined) break;
-      exact.set(id, position);
-      at = one.next;
+  private async judge(inner: PageSource, page: Page, exact: Map<number, number | undefined>): Promise<boolean[]> {
+    const kept = page.ids.map(() => true);
+    const prior = this.prior;
+    if (prior === undefined) return kept;
+    const { since, dates } = prior;
+    const open: number[] = [];
+    page.ids.forEach((id, i) => {
+      if (!this.known.has(id)) return;
+      if (page.lo !== undefined && page.lo > this.future) {
+        kept[i] = false;
+        if (dates[id] !== undefined) exact.set(i, dates[id]);
+      } else if (page.hi !== undefined && page.hi < since) kept[i] = false;
+      else open.push(i);
+    });
+    if (open.length === 0) return kept;
+    const below = (await this.below(inner, page, since)) ?? 0;
+    for (const i of open) {
+      if (i < below) kept[i] = false;
+      else {
+        // Moved, unless dated before the last start after all (a cut read lower), in the service's data, or delivered at this date.
+        const at = await this.dateOf(inner, page, i, exact);
+        kept[i] = at === undefined || !(at < since || at > this.future || at === dates[page.ids[i] as string]);
+      }
     }
-    return exact;
+    return kept;
   }
 
-  /** The state after this run completed: the bound from its start, and the ids that may come back unmoved. */
+  /**
+   * What the next state keeps of the page's records: the latest each can be dated, and the exact
+   * date of each dated at or past this run's start (a repeat next time only at that date).
+   */
+  private async learn(inner: PageSource, page: Page, exact: Map<number, number | undefined>): Promise<void> {
+    const { ids } = page;
+    ids.forEach((id, i) => this.passed.set(id, exact.get(i) ?? page.hi));
+    if (ids.length === 0 || (page.hi !== undefined && page.hi < this.since)) return;
+    // Where the page cannot be cut at the start (bounds ignored), nothing is learnt: such records come again, at-least-once.
+    const below = page.lo !== undefined && page.lo >= this.since ? 0 : await this.below(inner, page, this.since);
+    if (below === undefined) return;
+    for (let i = below; i < ids.length; i++) {
+      const at = await this.dateOf(inner, page, i, exact);
+      if (at !== undefined && at >= this.since) this.dated.set(ids[i] as string, at);
+    }
+  }
+
+  /**
+   * How many of the page's first records are dated before `bound`, at least (a service may read it
+   * as its day): the page again, bounded above by it (one request). Undefined where the answer cannot
+   * tell: not the page's beginning, or the whole page from a service that may ignore the bound.
+   */
+  private async below(inner: PageSource, page: Page, bound: number): Promise<number | undefined> {
+    if (!page.cuts.has(bound)) page.cuts.set(bound, await this.cut(inner, page, bound));
+    return page.cuts.get(bound);
+  }
+
+  private async cut(inner: PageSource, page: Page, bound: number): Promise<number | undefined> {
+    const upper = (address: string): string => withParam(withParam(address, `${this.field}_lt`, serviceTime(bound)), SIZE, String(page.ids.length));
+    const reply = await inner.fetch(upper(page.url), upper(asDay(page.query, this.field)));
+    const got = reply.records.map((record) => String(record.id));
+    if (got.length > page.ids.length || got.some((id, i) => id !== page.ids[i])) return undefined;
+    if (got.length < page.ids.length) return got.length;
+    // All of them: the last one is dated past the bound, or the service may ignore it.
+    if (page.hi !== undefined && page.hi >= bound) return undefined;
+    return (await (this.keepsUpper ??= this.checkUpper(inner, page.query))) ? got.length : undefined;
+  }
+
+  /** Whether the service keeps to an upper bound: the query below a date no record has, which must come back empty. */
+  private async checkUpper(inner: PageSource, query: string): Promise<boolean> {
+    const none = withParam(
+      withParam(withParam(query, `${this.field}_gte`, OPEN_FROM), `${this.field}_lt`, serviceTime(Date.parse(OPEN_FROM) + DAY_MS)),
+      SIZE,
+      '1',
+    );
+    return (await inner.fetch(none, none)).records.length === 0;
+  }
+
+  /**
+   * The sort date of the page's record `i`: the page again up to it, whose next link bounds by it
+   * (one request); the list's last record, dated by the probe the other way round.
+   */
+  private async dateOf(inner: PageSource, page: Page, i: number, exact: Map<number, number | undefined>): Promise<number | undefined> {
+    if (exact.has(i)) return exact.get(i);
+    const id = page.ids[i] as string;
+    let at: number | undefined;
+    if (i === page.ids.length - 1 && page.hi !== undefined) at = page.hi;
+    else if (!this.linksPlace) at = undefined;
+    else if (i === page.ids.length - 1 && page.next === null) {
+      const newest = await this.newest(inner, page.query);
+      at = newest?.id === id ? newest.at : undefined;
+    } else {
+      const upTo = (address: string): string => withParam(address, SIZE, String(i + 1));
+      const reply = await inner.fetch(upTo(page.url), upTo(asDay(page.query, this.field)));
+      const ok = reply.records.length === i + 1 && String(reply.records[i]?.id) === id;
+      at = ok ? this.position(reply.next, page.query) : undefined;
+      // Skip-only links say nothing of any record: no more reads that cannot tell.
+      if (ok && at === undefined && reply.next !== null) this.linksPlace = false;
+    }
+    exact.set(i, at);
+    return at;
+  }
+
+  /** The state after this run completed: the bound from its start, and what may come back unmoved. */
   next(base: string, query: string): ListState {
-    // Whole seconds, as the service writes its dates and the state file keeps them: our start, or
-    // the second after the newest record seen as the run began, if earlier (the service's clock behind ours).
-    const since = Math.min(Math.floor(this.startedAt / 1000) * 1000, (this.seenNewest ?? Infinity) + 1000);
+    const since = this.since;
     const watermark = since - MARGIN_MS;
     const midnight = Math.floor(watermark / DAY_MS) * DAY_MS;
     const ids = [...this.passed].filter(([, hi]) => hi === undefined || hi >= midnight).map(([id]) => id);
-    return { base, query, field: this.field, watermark, since, ids, outputs: this.prior?.outputs ?? [] };
+    return { base, query, field: this.field, watermark, since, ids, dates: Object.fromEntries(this.dated), outputs: this.prior?.outputs ?? [] };
   }
 }

@@ -9,7 +9,7 @@ import { formatBytes } from '../core/bytes.js';
 import { CarectlError, systemReason, UsageError } from '../core/errors.js';
 import type { Io } from '../core/io.js';
 import { linkTarget, PartialFile } from '../http/download.js';
-import { checkSameQuery, notAStateFile, parseState, serviceTime, stateText, type ListState, type OutputMark } from '../api/incremental.js';
+import { checkSameQuery, MARGIN_MS, notAStateFile, parseState, serviceTime, stateText, type ListState, type OutputMark } from '../api/incremental.js';
 import { holdRunLock } from './run-lock.js';
 
 /** Larger than any state (its ids are those of one day, a million of them some 12 MB): refused without being read. */
@@ -50,7 +50,8 @@ export async function openStateFile(io: Io, given: string, base: string, query: 
     const prior = await readState(path, given);
     if (prior) {
       checkSameQuery(prior, base, query, given);
-      if (prior.since > io.now())
+      // The mark is the service's clock, which may run ahead of ours by up to the margin.
+      if (prior.since > io.now() + MARGIN_MS)
         throw new UsageError(
           `--state: ${given} marks ${serviceTime(prior.since)} UTC, later than now (a clock set back?); give another FILE or remove it to list everything again`,
         );
