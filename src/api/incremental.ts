@@ -304,12 +304,19 @@ export class IncrementalRun {
     });
     if (open.length === 0) return kept;
     const below = (await this.below(inner, page, since)) ?? 0;
+    // The page is sorted: past a record dated in the service's data, so is every later one.
+    let from = -Infinity;
     for (const i of open) {
+      const delivered = dates[page.ids[i] as string];
       if (i < below) kept[i] = false;
-      else {
+      else if (from > this.future) {
+        kept[i] = false;
+        if (delivered !== undefined) exact.set(i, delivered);
+      } else {
         // Moved, unless dated before the last start after all (a cut read lower), in the service's data, or delivered at this date.
         const at = await this.dateOf(inner, page, i, exact);
-        kept[i] = at === undefined || !(at < since || at > this.future || at === dates[page.ids[i] as string]);
+        from = Math.max(from, at ?? -Infinity);
+        kept[i] = at === undefined || !(at < since || at > this.future || at === delivered);
       }
     }
     return kept;
