@@ -208,6 +208,8 @@ export interface ListRun {
   ids?: string[] | undefined;
   /** What the live count counts. */
   noun: string;
+  /** What carectl filters itself (ListPlan.local). */
+  local?: string | undefined;
   /** An incremental list's page source around the client's (src/api/incremental.ts); its order is its own, not the query's. */
   source?: (inner: PageSource, phases: readonly string[]) => PageSource;
 }
@@ -227,6 +229,7 @@ export async function streamList(ctx: Context, spec: ResourceSpec, run: ListRun,
     ...listPlan(spec, run.version, query, { pageSize: ctx.pageSize, limit, asOf: run.asOf }, run.ids),
     origin,
     named,
+    ...(run.local !== undefined && { local: run.local }),
   });
   const given = planOf(run.query);
   if (!run.source) refuseUnionSort(spec, given, run.query);

@@ -58,6 +58,18 @@ export function itemTime(item: Item): string {
   return created;
 }
 
+/**
+ * `itemTime` as an instant (ms, UTC), or undefined where the record does not tell one: a
+ * placeholder date with no import date, or a date missing or not a date. The service writes UTC
+ * without a zone; one written with a zone is read with it.
+ */
+export function itemInstant(item: Item): number | undefined {
+  const time = itemTime(item);
+  if (time === '' || time.startsWith(PLACEHOLDER_CREATED_DATE)) return undefined;
+  const at = Date.parse(/(?:z|[+-]\d\d:?\d\d)$/i.test(time) ? time : `${time}Z`);
+  return Number.isNaN(at) ? undefined : at;
+}
+
 /** What `--placeholders` accepts: `null` writes the placeholders as null (an empty cell in csv/tsv). */
 export const PLACEHOLDER_MODES = ['null'] as const;
 
