@@ -26,6 +26,12 @@ export const CONTENT_ITEM = {
   defaultColumns: ['id', 'created_date', 'imported_date', 'platform', 'type', 'author.id', 'is_by_source', 'text'],
 } as const;
 
+/** The rows of `conversations content`: each item with the id of its conversation. */
+export const CONTENT_ROWS = {
+  columns: ['conversation_id', ...CONTENT_ITEM.fields],
+  defaultColumns: ['conversation_id', ...CONTENT_ITEM.defaultColumns],
+} as const;
+
 /**
  * Restricted content items of the microblog platform (spec: Content item) carry placeholders
  * instead of data: a creation date fixed at the epoch, a link whose fragment says so, no text.

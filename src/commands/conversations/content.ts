@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import {
-  CONTENT_ITEM,
+  CONTENT_ROWS,
   defaultVersion,
   hasPlaceholderDate,
   hasWithheldText,
@@ -15,7 +15,7 @@ import {
   resourceByName,
 } from '../../api/catalogue/index.js';
 import type { FilterValues } from '../../api/query.js';
-import { resolveColumns } from '../../cli/columns.js';
+import { CONTENT_COLUMNS, resolveColumns } from '../../cli/columns.js';
 import { inOrder } from '../../api/scheduler.js';
 import { LIST_USES, type Action, type RawOptions } from '../../cli/action.js';
 import type { Context } from '../../cli/context.js';
@@ -30,10 +30,8 @@ import { addFilterOptions, listQuery, readFilters, streamList } from '../resourc
 const conversations = resourceByName('conversations');
 /** The list filters, but --include: content is what this verb side-loads. */
 const FILTERS = conversations.filters.filter((filter) => filter.flag !== 'include');
-const ROW_COLUMNS = ['conversation_id', ...CONTENT_ITEM.fields];
 /** What a person reads content rows for: a table keeps it, and a third of the terminal, before the other columns. */
 const TEXT_COLUMN = 'text';
-const ROW_DEFAULTS = ['conversation_id', ...CONTENT_ITEM.defaultColumns];
 
 interface ContentOptions {
   ids: string[];
@@ -96,7 +94,7 @@ export function addContentVerb(group: Command, action: Action): void {
     filters: readFilters(raw, FILTERS),
     created: raw.created as string | undefined,
   });
-  content.action(action(read, showContent, LIST_USES));
+  content.action(action(read, showContent, LIST_USES, CONTENT_COLUMNS));
 }
 
 async function showContent(ctx: Context, opts: ContentOptions): Promise<void> {
@@ -106,7 +104,7 @@ async function showContent(ctx: Context, opts: ContentOptions): Promise<void> {
     throw new UsageError('--resume continues a list by filters; with ids, give the ids not yet done');
   if (opts.ids.length === 1 && opts.ids[0] !== '-') return showThread(ctx, opts.ids[0]!, itemFilter(opts.created, ctx.io.now()));
   const printer = await ctx.printer();
-  const columns = resolveColumns(ROW_COLUMNS, ROW_DEFAULTS, ctx.globals.columns, undefined);
+  const columns = resolveColumns(CONTENT_ROWS.columns, CONTENT_ROWS.defaultColumns, ctx.globals.columns, undefined);
   const version = await ctx.apiVersion(conversations.versions, defaultVersion(conversations));
   if (opts.ids.length === 0) {
     // Every matching conversation through the list engine, with its content side-loaded: resumable and parallel as any list.
@@ -189,7 +187,7 @@ function itemRows(writer: RecordWriter, filter: ItemFilter): ItemRows {
 async function showThread(ctx: Context, id: string, filter: ItemFilter): Promise<void> {
   const printer = await ctx.printer();
   const limit = ctx.limit ?? Infinity;
-  const columns = resolveColumns(ROW_COLUMNS, ROW_DEFAULTS, ctx.globals.columns, undefined);
+  const columns = resolveColumns(CONTENT_ROWS.columns, CONTENT_ROWS.defaultColumns, ctx.globals.columns, undefined);
   const version = await ctx.apiVersion(conversations.versions, defaultVersion(conversations));
   const record = await (await ctx.api()).fetchRecord(conversations, version, requireId(id, conversations), [['include', 'content']]);
   const items = (record.content as Record<string, unknown>[] | undefined) ?? [];
