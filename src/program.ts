@@ -72,7 +72,10 @@ export function buildProgram(io: Io, writeOut: (text: string) => void = (text) =
 
   program
     .addOption(new Option('-o, --output <format>', `output format: ${FORMATS.join(', ')} (default: table on a terminal, tsv otherwise)`))
-    .option('--columns <list>', 'columns to show, comma-separated; dotted paths allowed (author.id, tags.name); json/ndjson keep only these keys')
+    .option(
+      '--columns <list>',
+      'columns to show, comma-separated; dotted paths allowed (author.id, tags.name); json/ndjson keep only these keys; --columns help lists those of the command',
+    )
     .option('--no-header', 'csv/tsv/table without the header row')
     .option('--no-escape-formulas', "csv: do not prefix cells starting with = + - @ with '")
     .option(

@@ -18,7 +18,7 @@ import { COMMAND_VALUES } from '../src/docs/values.js';
 import * as roff from '../src/docs/roff.js';
 import { allCommands, isLeaf } from '../src/docs/tree.js';
 import { FORMATS } from '../src/output/index.js';
-import { CONTENT_ITEM, CONVERSATION_INCLUDES, CONVERSATION_STATUSES, PLATFORMS, VERSIONS, resourceByName } from '../src/api/catalogue/index.js';
+import { CONTENT_ITEM, CONVERSATION_INCLUDES, CONVERSATION_STATUSES, PLATFORMS, RESOURCES, VERSIONS, resourceByName } from '../src/api/catalogue/index.js';
 import { columnNames } from '../src/cli/columns.js';
 import { CONFIG_KEYS } from '../src/config/keys.js';
 import { VERSION } from '../src/core/version.js';
@@ -242,7 +242,10 @@ describe('completion', () => {
       ['carectl', 'conv', ''],
       ['carectl', 'conversation', 'ls', '--status', ''],
       ['carectl', 'tag', 'ls', '--ac'],
+      ['carectl', 'help', 'columns', ''],
     ]);
+    // help columns: what has columns, the resources and content
+    assert.deepEqual(offers.pop()?.sort(), [...RESOURCES.map((spec) => spec.name), 'content'].sort());
     // An alias names its command: what follows completes as after the name.
     assert.deepEqual(offers.at(-3)?.sort(), ['content', 'get', 'list', 'update']);
     assert.deepEqual(offers.at(-2)?.sort(), [...CONVERSATION_STATUSES].sort());
@@ -263,7 +266,10 @@ describe('completion', () => {
     // tags have no --status: it is not an option there, so no values are offered
     assert.deepEqual(offers[13], []);
     // help: the commands beside it and the topics, not file names
-    assert.deepEqual(offers[14]?.sort(), [...topLevel.filter((name) => name !== 'help'), 'options', 'environment', 'dates', 'formats', 'exit-codes'].sort());
+    assert.deepEqual(
+      offers[14]?.sort(),
+      [...topLevel.filter((name) => name !== 'help'), 'options', 'environment', 'dates', 'formats', 'exit-codes', 'columns'].sort(),
+    );
     // sandbox: its own flags, none of the global options
     const sandboxFlags = allCommands(carectlTree())
       .find((command) => command.path.join(' ') === 'sandbox')!
@@ -370,6 +376,7 @@ describe('completion', () => {
         "offer carectl reports get 1 ''",
         "offer carectl conversations list --limit ''",
         "offer carectl help conversations ''",
+        "offer carectl help columns ''",
       ].join('\n');
       const { stdout } = await run('zsh', ['-f', '-c', driver], { env });
       assert.deepEqual(stdout.split('\n'), [
@@ -386,6 +393,7 @@ describe('completion', () => {
         'files',
         'message',
         'compadd list get content update',
+        `compadd ${[...RESOURCES.map((spec) => spec.name), 'content'].join(' ')}`,
         '',
       ]);
     },
@@ -411,6 +419,7 @@ describe('completion', () => {
     assert.deepEqual(await offers('carectl config set '), [...CONFIG_KEYS].sort());
     assert.ok((await offers('carectl help ')).includes('conversations') && (await offers('carectl help ')).includes('exit-codes'));
     assert.deepEqual(await offers('carectl help conversations '), ['content', 'get', 'list', 'update']);
+    assert.deepEqual(await offers('carectl help columns '), [...RESOURCES.map((spec) => spec.name), 'content'].sort());
     assert.ok(!(await offers('carectl sandbox --')).includes('--output'));
     assert.ok((await offers('carectl sandbox --')).includes('--port'));
     // an option's description is shown with the option, not after each of its values

@@ -3,7 +3,18 @@ import assert from 'node:assert/strict';
 import { ExitCode, UsageError } from '../src/core/errors.js';
 import { resourceByName } from '../src/api/catalogue/index.js';
 import { filterParams } from '../src/api/query.js';
-import { type Bound, parseDate, parseDuration, parseEnum, parseEnumList, parseIntInRange, parseList, parseRange, rangeParams } from '../src/core/parse.js';
+import {
+  type Bound,
+  inBounds,
+  parseDate,
+  parseDuration,
+  parseEnum,
+  parseEnumList,
+  parseIntInRange,
+  parseList,
+  parseRange,
+  rangeParams,
+} from '../src/core/parse.js';
 
 /** 2026-11-22 13:05 UTC: day 326 of a non-leap year. */
 const NOW = Date.UTC(2026, 10, 22, 13, 5);
@@ -275,6 +286,28 @@ describe('parseRange and rangeParams', () => {
       assertUsage(() => parseRange(text, '--oldest', NOW), message);
     });
   }
+});
+
+describe('inBounds: a RANGE applied by carectl (conversations content --created)', () => {
+  const at = (text: string): number => Date.parse(`${text}Z`);
+  const admits = (range: string, text: string): boolean => inBounds(parseRange(range, '--created', NOW), at(text));
+  it('a day bound covers its whole day, a date-time bound its second', () => {
+    const cases: Array<[range: string, time: string, admitted: boolean]> = [
+      ['2024-03-01..2024-03-31', '2024-03-01T00:00:00', true],
+      ['2024-03-01..2024-03-31', '2024-02-29T23:59:59.999', false],
+      ['2024-03-01..2024-03-31', '2024-03-31T23:59:59.999', true],
+      ['2024-03-01..2024-03-31', '2024-04-01T00:00:00', false],
+      ['gt:2024-03-01', '2024-03-01T23:59:59', false],
+      ['gt:2024-03-01', '2024-03-02T00:00:00', true],
+      ['lte:2024-03-01', '2024-03-01T23:59:59.999', true],
+      ['gt:2024-03-01T10:00:00', '2024-03-01T10:00:00.500', false],
+      ['gt:2024-03-01T10:00:00', '2024-03-01T10:00:01', true],
+      ['..2024-03-01T10:00:00', '2024-03-01T10:00:00.999', true],
+      ['lt:2024-03-01T10:00:00', '2024-03-01T09:59:59.999', true],
+      ['lt:2024-03-01T10:00:00', '2024-03-01T10:00:00', false],
+    ];
+    for (const [range, time, admitted] of cases) assert.equal(admits(range, time), admitted, `${range} ${time}`);
+  });
 });
 
 describe('parseDuration', () => {

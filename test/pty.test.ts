@@ -78,19 +78,92 @@ describe('in a pseudo-terminal', { skip }, () => {
     assert.match(coloured.screen, /^\x1b\[1mid\x1b\[22m {2,}7005\n/);
   });
 
-  test('get at 40 columns: an address that does not fit after its key stands whole on a line of its own, never broken by the terminal', async () => {
+  test('get at 40, 60, 80 and 160 columns: a wrapped value, an address too, goes on under the value column, never at the first', async () => {
+    const base = sandbox.baseUrl;
+    // A 5-digit port (every system's ephemeral range): the cuts below fall where they do for it.
+    assert.match(base, /^http:\/\/127\.0\.0\.1:\d{5}$/);
+    const shown = (key: number, values: ReadonlyArray<readonly [string, ...string[]]>): string =>
+      values
+        .map(([name, ...lines]) => lines.map((line, index) => `${index === 0 ? name.padEnd(key) : ' '.repeat(key)}${line}`.trimEnd()).join('\n'))
+        .join('\n') + '\n';
+    const expected: Record<number, string> = {
+      40: shown(18, [
+        ['id', '500002'],
+        ['url', base, '/v1.3/conversations/', '500002'],
+        ['status', 'assigned'],
+        ['is_priority', 'true'],
+        ['contains_private', 'false'],
+        ['tags', 'praise-follow-up', '(7005)'],
+        ['author.id', 'm:777000001'],
+        ['author.url', base, '/v1.3/authors/', 'm:777000001'],
+        ['channels', 'Acme Microblog (201),', 'Acme Facebook (202)'],
+        ['assigned_to.id', '3001'],
+        ['assigned_to.url', base, '/v1.2/users/3001'],
+        ['handling_times.first_response_seconds', '', '300'],
+        ['handling_times.resolution_seconds', ''],
+        ['close_reason', ''],
+      ]),
+      60: shown(22, [
+        ['id', '500002'],
+        ['url', `${base}/v1.3/`, 'conversations/500002'],
+        ['status', 'assigned'],
+        ['is_priority', 'true'],
+        ['contains_private', 'false'],
+        ['tags', 'praise-follow-up (7005)'],
+        ['author.id', 'm:777000001'],
+        ['author.url', `${base}/v1.3/authors/`, 'm:777000001'],
+        ['channels', 'Acme Microblog (201), Acme Facebook', '(202)'],
+        ['assigned_to.id', '3001'],
+        ['assigned_to.url', `${base}/v1.2/users/3001`],
+        ['handling_times.first_response_seconds', '', '300'],
+        ['handling_times.resolution_seconds', ''],
+        ['close_reason', ''],
+      ]),
+    };
+    for (const [columns, key] of [
+      [80, 28],
+      [160, 39],
+    ] as const) {
+      expected[columns] = shown(key, [
+        ['id', '500002'],
+        ['url', `${base}/v1.3/conversations/500002`],
+        ['status', 'assigned'],
+        ['is_priority', 'true'],
+        ['contains_private', 'false'],
+        ['tags', 'praise-follow-up (7005)'],
+        ['author.id', 'm:777000001'],
+        ['author.url', `${base}/v1.3/authors/m:777000001`],
+        ['channels', 'Acme Microblog (201), Acme Facebook (202)'],
+        ['assigned_to.id', '3001'],
+        ['assigned_to.url', `${base}/v1.2/users/3001`],
+        ...(columns === 160
+          ? ([['handling_times.first_response_seconds', '300']] as const)
+          : ([['handling_times.first_response_seconds', '', '300']] as const)),
+        ['handling_times.resolution_seconds', ''],
+        ['close_reason', ''],
+      ]);
+    }
+    for (const [columns, screen] of Object.entries(expected)) {
+      const run = await runInPty(['conversations', 'get', FIXTURES.multiPlatformConversationId], { columns: Number(columns), env });
+      assert.equal(run.code, 0, run.screen);
+      assert.equal(run.screen, screen, `at ${columns} columns`);
+    }
+  });
+
+  test('get at 40 columns: every line fits, and none but a key starts at the first column', async () => {
     for (const argv of [
-      ['conversations', 'get', FIXTURES.multiPlatformConversationId],
       ['users', 'get', '3001'],
       ['authors', 'get', 'm:777000001'],
     ]) {
       const { code, screen } = await runInPty(argv, { columns: 40, env });
       assert.equal(code, 0, screen);
       const shown = lines(screen);
-      const addresses = shown.filter((line) => /:\/\/|@/.test(line));
-      assert.ok(addresses.length > 0, screen);
-      // Wider than the terminal only when the address alone is: then it starts the line, so the terminal shows it whole from there.
-      for (const line of shown) assert.ok(displayWidth(line) <= 40 || /^\S+$/.test(line), `${argv.join(' ')}:\n${line}`);
+      assert.ok(
+        shown.some((line) => /:\/\/|@/.test(line)),
+        screen,
+      );
+      assertFits(screen, 40, argv.join(' '));
+      for (const line of shown) assert.doesNotMatch(line, /^\S*(?::\/\/|@)/, `${argv.join(' ')}: an address at the first column reads as a key:\n${screen}`);
     }
   });
 

@@ -26,6 +26,8 @@ export interface ListPlan {
   origin?: string;
   /** Parameters whose values are names resolved per run (--channel NAME): a token is checked without them before they are. */
   named?: readonly string[];
+  /** What carectl filters itself, never sent (content's --created bounds): a token fits only the same. */
+  local?: string;
 }
 
 type PlanOptions = { pageSize: number; limit?: number | undefined; asOf?: number };

@@ -218,5 +218,5 @@ function fingerprint(plan: ListPlan, withOrigin: boolean, unnamed: readonly stri
     }
     return `${path}?${params.toString()}`;
   });
-  return digest([...(withOrigin ? [plan.origin ?? ''] : []), ...withoutPageSize].join('\n'));
+  return digest([...(withOrigin ? [plan.origin ?? ''] : []), ...withoutPageSize, ...(plan.local === undefined ? [] : [plan.local])].join('\n'));
 }

@@ -10,6 +10,8 @@ import { redactError } from '../http/redact.js';
 import { openOutputFile } from './output-file.js';
 import { checkResumeFile, settleResumeFile } from './resume-file.js';
 import { refuseSharedFiles } from './file-options.js';
+import { columnsHelp, type ColumnSet } from './columns.js';
+import { writeText } from '../output/index.js';
 
 /** Commander's parsed options of one command, before a verb reads them. */
 export type RawOptions = Readonly<Record<string, unknown>>;
@@ -21,7 +23,13 @@ export type CommandBody<O> = (ctx: Context, opts: O) => Promise<void>;
  * other, they are a usage error rather than silently ignored (`tags get 7001 --resume T`).
  */
 export type GlobalUse = 'limit' | 'page-size' | 'resume' | 'resume-file' | 'columns' | 'parallel' | 'output-file' | 'state' | 'watch' | 'query';
-export type Action = <O>(read: OptionReader<O>, body: CommandBody<O>, takes?: readonly GlobalUse[]) => (...commanderArgs: unknown[]) => Promise<void>;
+/** `columns`: what --columns takes here, listed by `--columns help`. */
+export type Action = <O>(
+  read: OptionReader<O>,
+  body: CommandBody<O>,
+  takes?: readonly GlobalUse[],
+  columns?: ColumnSet,
+) => (...commanderArgs: unknown[]) => Promise<void>;
 
 /** For verbs that take no options or arguments of their own. */
 export const noOptions: OptionReader<undefined> = () => undefined;
@@ -51,16 +59,23 @@ function checkUses(command: Command, globals: GlobalOptions, takes: readonly Glo
   }
 }
 
+/** The --resume-file of a command that takes one: the flag's, else CARECTL_RESUME_FILE's, with the name it was given by. */
+function resumeFileNamed(io: Io, globals: GlobalOptions, takes: readonly GlobalUse[]): { flag: string; given: string } | undefined {
+  const given = takes.includes('resume-file') ? (globals.resumeFile ?? (io.env.CARECTL_RESUME_FILE || undefined)) : undefined;
+  return given === undefined ? undefined : { flag: globals.resumeFile === undefined ? 'CARECTL_RESUME_FILE' : '--resume-file', given };
+}
+
 export function makeAction(io: Io): Action {
-  return (read, body, takes = []) =>
+  return (read, body, takes = [], columns = undefined) =>
     async (...commanderArgs) => {
       // commander passes the positional arguments, then the options, then the command itself
       const command = commanderArgs[commanderArgs.length - 1] as Command;
       const globals = command.optsWithGlobals() as GlobalOptions;
       checkUses(command, globals, takes);
-      const resumeFile = takes.includes('resume-file') ? (globals.resumeFile ?? (io.env.CARECTL_RESUME_FILE || undefined)) : undefined;
-      const resumeNamed =
-        resumeFile === undefined ? undefined : { flag: globals.resumeFile === undefined ? 'CARECTL_RESUME_FILE' : '--resume-file', given: resumeFile };
+      // Help, as `help columns` gives it: on stdout, exit 0, nothing read or sent.
+      if (columns && globals.columns?.trim() === 'help') return writeText(io.stdout.stream, columnsHelp(columns, io.stdout.columns ?? 80), io.signal);
+      const resumeNamed = resumeFileNamed(io, globals, takes);
+      const resumeFile = resumeNamed?.given;
       await refuseSharedFiles(io, [
         globals.outputFile === undefined ? undefined : { flag: '-O/--output-file', given: globals.outputFile },
         globals.state === undefined ? undefined : { flag: '--state', given: globals.state },

@@ -1,9 +1,13 @@
-/** The columns of table/csv/tsv output and the fields asked for, from --columns and --fields. */
+/**
+ * The columns of table/csv/tsv output and the fields asked for, from --columns and --fields; and
+ * what --columns takes at each command that prints records (`help columns`, `--columns help`).
+ */
 import { UsageError } from '../core/errors.js';
 import { parseEnumList, parseList } from '../core/parse.js';
-import type { ResourceSpec } from '../api/catalogue/index.js';
+import { CONTENT_ROWS, FIELD_PATHS, RESOURCES, type ResourceSpec } from '../api/catalogue/index.js';
 import { requestableFields } from '../api/query.js';
 import type { Shape } from '../output/printer.js';
+import { hangingLines, wrapText } from '../output/text-width.js';
 
 /** Every column a user may name for this resource: its fields, side-loaded keys and computed columns. */
 export function columnNames(spec: ResourceSpec, shape: Shape): string[] {
@@ -32,4 +36,67 @@ export function resolveColumns(known: readonly string[], defaults: readonly stri
     if (!known.includes(head)) throw new UsageError(`--columns: unknown column "${column}"; accepted: ${known.join(', ')} (dotted paths allowed)`);
   }
   return columns;
+}
+
+/** What --columns takes where records are printed: the columns, those shown without it, and a word on those that are not always there. */
+export interface ColumnSet {
+  /** The commands that print them: `tags list and get`. */
+  of: string;
+  columns: readonly string[];
+  defaults: readonly string[];
+  notes: Readonly<Record<string, string>>;
+}
+
+/** A resource's columns, from its description: a field of the single reply only, a side-loaded key and a computed column say so. */
+export function resourceColumns(spec: ResourceSpec): ColumnSet {
+  const notes = [
+    ...(spec.singleFields ?? []).map((field) => [field, 'get only']),
+    ...(spec.sideColumns ?? []).map((key) => [key, 'with --include']),
+    ...(spec.computed ?? []).map((column) => [column.name, `made by carectl from ${column.needs.join(', ')}`]),
+  ];
+  return {
+    of: `${spec.name} ${spec.verbs.join(' and ')}`,
+    columns: columnNames(spec, spec.verbs.includes('get') ? 'single' : 'list'),
+    defaults: spec.defaultColumns,
+    notes: Object.fromEntries(notes),
+  };
+}
+
+export const CONTENT_COLUMNS: ColumnSet = { of: 'conversations content', columns: CONTENT_ROWS.columns, defaults: CONTENT_ROWS.defaultColumns, notes: {} };
+
+/** `help columns RESOURCE`: every resource by its name, and `content` for the rows of `conversations content`. */
+export const COLUMN_SETS: ReadonlyMap<string, ColumnSet> = new Map([
+  ...RESOURCES.map((spec) => [spec.name, resourceColumns(spec)] as const),
+  ['content', CONTENT_COLUMNS],
+]);
+
+/** Each column followed by the dotted paths inside it that the catalogue knows (`author`, `author.id`, `author.url`). */
+export function withPaths(columns: readonly string[]): string[] {
+  return columns.flatMap((column) => [column, ...(FIELD_PATHS[column] ?? []).map((path) => `${column}.${path}`)]);
+}
+
+/** The text of `help columns` for one set: a column or path a line, wrapped to `width`. */
+export function columnsHelp(set: ColumnSet, width: number): string {
+  const names = withPaths(set.columns);
+  const column = Math.max(...names.map((name) => name.length)) + 4;
+  const rows = names.map((name) => {
+    // A path inside a column is there when the column is.
+    const said = set.notes[name.split('.')[0] ?? name];
+    const note = [...(set.defaults.includes(name) ? ['default'] : []), ...(said ? [said] : [])].join('; ');
+    const beside = hangingLines(`  ${name.padEnd(column - 2)}`, note, width, column);
+    // Too narrow a terminal for the note beside the column's name: under it.
+    const lines = beside.every((line) => line.length <= width) ? beside : [`  ${name}`, ...wrapText(note, width - 6).map((line) => `      ${line}`)];
+    return lines.join('\n');
+  });
+  const paragraph = (text: string): string => wrapText(text, width).join('\n');
+  return [
+    paragraph(`The columns of ${set.of}, for --columns LIST (comma-separated); those marked default are shown without it.`),
+    '',
+    ...rows,
+    '',
+    paragraph(
+      "A dotted path reaches inside a field: on a list it takes each element's (tags.name), a number picks one (channels.0.name); any path inside a column above is taken as the service sends the field.",
+    ),
+    '',
+  ].join('\n');
 }

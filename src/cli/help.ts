@@ -10,6 +10,7 @@ import { UsageError } from '../core/errors.js';
 import { writeText } from '../output/index.js';
 import { hangingLines, wrapText } from '../output/text-width.js';
 import { TOPICS, topicText, type Topic } from './topics.js';
+import { COLUMN_SETS, columnsHelp, type ColumnSet } from './columns.js';
 import type { Action } from './action.js';
 import { withVerbs } from './deferred-verbs.js';
 
@@ -191,7 +192,7 @@ function globalOptionsNote(root: Command, isRoot: boolean, helper: Help, width: 
 /** `carectl help options`: every global option with its description. */
 function globalOptionsHelp(root: Command): string {
   const helper = root.createHelp();
-  helper.prepareContext({ helpWidth: root.configureOutput().getOutHelpWidth?.() ?? 80 });
+  helper.prepareContext({ helpWidth: helpWidth(root) });
   const width = helper.helpWidth ?? 80;
   const options = helper.visibleOptions(root);
   const termWidth = Math.max(...options.map((option) => helper.optionTerm(option).length));
@@ -214,12 +215,30 @@ function commandAt(root: Command, words: readonly string[]): Command {
   return command;
 }
 
+/** The width help is wrapped to: the terminal's, else 80. */
+function helpWidth(root: Command): number {
+  return root.configureOutput().getOutHelpWidth?.() ?? 80;
+}
+
+/** The set `help columns RESOURCE` names: a resource group by its name or an alias (as its commands are), or `content`. */
+function columnSetNamed(program: Command, words: readonly string[]): ColumnSet {
+  const accepted = `accepted: ${[...COLUMN_SETS.keys()].join(', ')}`;
+  if (words.length !== 1) throw new UsageError(`help columns: name one resource; ${accepted}`);
+  const [word = ''] = words;
+  const group = program.commands.find((command) => command.name() === word || command.aliases().includes(word));
+  const set = COLUMN_SETS.get(group?.name() ?? word);
+  if (!set) throw new UsageError(`help columns: no resource "${word}"; ${accepted}`);
+  return set;
+}
+
 /** `carectl help [COMMAND…]`, `carectl help options` and the topics of the man page's sections. */
 export function addHelpCommand(program: Command, action: Action): void {
   const help = program
     .command('help [command...]')
-    .description(`show the help of carectl or of a command (help conversations list), or a topic: options (every global option), ${TOPICS.join(', ')}`);
-  addExamples(help, ['carectl help conversations list', 'carectl help options', 'carectl help dates']);
+    .description(
+      `show the help of carectl or of a command (help conversations list), or a topic: options (every global option), ${TOPICS.join(', ')}, columns RESOURCE (what --columns takes)`,
+    );
+  addExamples(help, ['carectl help conversations list', 'carectl help options', 'carectl help dates', 'carectl help columns content']);
   help.action(
     action(
       (_raw, args) => (args[0] as string[] | undefined) ?? [],
@@ -227,8 +246,9 @@ export function addHelpCommand(program: Command, action: Action): void {
         const [word] = words;
         if (words.length === 1 && word === 'options') return writeText(ctx.io.stdout.stream, globalOptionsHelp(program), ctx.io.signal);
         if (words.length === 1 && (TOPICS as readonly string[]).includes(word!)) {
-          return writeText(ctx.io.stdout.stream, topicText(word as Topic, program.configureOutput().getOutHelpWidth?.() ?? 80), ctx.io.signal);
+          return writeText(ctx.io.stdout.stream, topicText(word as Topic, helpWidth(program)), ctx.io.signal);
         }
+        if (word === 'columns') return writeText(ctx.io.stdout.stream, columnsHelp(columnSetNamed(program, words.slice(1)), helpWidth(program)), ctx.io.signal);
         commandAt(program, words).outputHelp();
       },
     ),

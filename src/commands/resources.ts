@@ -10,7 +10,7 @@ import { listPlan, type ListPlan, type PageSource } from '../api/paging.js';
 import { NameResolver, resolveQuery } from '../api/names.js';
 import { incrementalList, isIncremental } from './incremental.js';
 import { BOTH_GIVEN, fieldsParam, filterParams, offFlagOf, type FilterValues } from '../api/query.js';
-import { columnNames, parseFieldsFlag, resolveColumns } from '../cli/columns.js';
+import { columnNames, parseFieldsFlag, resolveColumns, resourceColumns } from '../cli/columns.js';
 import { CarectlError, ExitCode, UsageError } from '../core/errors.js';
 import { inOrder } from '../api/scheduler.js';
 import { LIST_USES, type Action, type RawOptions } from '../cli/action.js';
@@ -78,7 +78,7 @@ export function addListVerb(group: Command, spec: ResourceSpec, action: Action):
     fields: raw.fields as string | undefined,
     ids: spec.listByIds ? [...((args[0] as string[] | undefined) ?? []), ...((raw.id as string | undefined)?.split(',') ?? [])] : [],
   });
-  list.action(action(read, (ctx, opts) => listResource(ctx, spec, opts), [...LIST_USES, 'state', 'watch']));
+  list.action(action(read, (ctx, opts) => listResource(ctx, spec, opts), [...LIST_USES, 'state', 'watch'], resourceColumns(spec)));
 }
 
 export function addGetVerb(group: Command, spec: ResourceSpec, action: Action): void {
@@ -92,7 +92,7 @@ export function addGetVerb(group: Command, spec: ResourceSpec, action: Action): 
     fields: raw.fields as string | undefined,
     ids: args[0] as string[],
   });
-  get.action(action(read, (ctx, opts) => getResource(ctx, spec, opts), ['columns', 'query']));
+  get.action(action(read, (ctx, opts) => getResource(ctx, spec, opts), ['columns', 'query'], resourceColumns(spec)));
 }
 
 export function addFilterOptions(command: Command, filters: readonly FilterSpec[]): void {
@@ -208,6 +208,8 @@ export interface ListRun {
   ids?: string[] | undefined;
   /** What the live count counts. */
   noun: string;
+  /** What carectl filters itself (ListPlan.local). */
+  local?: string | undefined;
   /** An incremental list's page source around the client's (src/api/incremental.ts); its order is its own, not the query's. */
   source?: (inner: PageSource, phases: readonly string[]) => PageSource;
 }
@@ -227,6 +229,7 @@ export async function streamList(ctx: Context, spec: ResourceSpec, run: ListRun,
     ...listPlan(spec, run.version, query, { pageSize: ctx.pageSize, limit, asOf: run.asOf }, run.ids),
     origin,
     named,
+    ...(run.local !== undefined && { local: run.local }),
   });
   const given = planOf(run.query);
   if (!run.source) refuseUnionSort(spec, given, run.query);

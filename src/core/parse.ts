@@ -176,6 +176,11 @@ function lastMoment(bound: Bound): number {
   return bound.op === 'lte' ? at + span - 1 : at - 1;
 }
 
+/** Whether the instant `at` (ms, UTC) falls in a RANGE's bounds: a day bound covers its whole day, a date-time its second. */
+export function inBounds(bounds: readonly Bound[], at: number): boolean {
+  return bounds.every((bound) => (isLower(bound.op) ? at >= firstMoment(bound) : at <= lastMoment(bound)));
+}
+
 /** Query parameters for a range on a spec parameter: [['oldest_sort_date_gte', '2024-01-01']]. */
 export function rangeParams(param: string, bounds: Bound[]): Array<[string, string]> {
   return bounds.map((bound): [string, string] => [`${param}_${bound.op}`, bound.date]);

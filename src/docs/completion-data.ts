@@ -1,5 +1,9 @@
 /** What the completion scripts of every shell need to know about a command and its options. */
+import { COLUMN_SETS } from '../cli/columns.js';
 import type { CommandDoc, OptionDoc } from './tree.js';
+
+/** What `carectl help columns` takes: the resources, and content. */
+export const HELP_COLUMNS_WORDS: readonly string[] = [...COLUMN_SETS.keys()];
 
 /** The command's words after `carectl`, as the scripts' walkers spell them ('' for carectl). */
 export function pathKey(command: CommandDoc): string {

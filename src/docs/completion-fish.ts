@@ -8,6 +8,7 @@ import {
   argumentWords,
   completedOptions,
   extraValues,
+  HELP_COLUMNS_WORDS,
   pathKey,
   runCommand,
   SERVICE_OPTIONS,
@@ -172,8 +173,12 @@ function __carectl_wants_files --description 'whether nothing but a file name ca
     test (count $subcommands) = 0; and __carectl_takes_arguments "$at"; and not __carectl_has_words "$at"
 end
 
-function __carectl_help_words --description 'the verbs of the command that carectl help names so far'
+function __carectl_help_words --description 'the verbs of the command that carectl help names so far, or after columns the resources'
     set -l walked (__carectl_walk)
+    if test "$walked[2..-1]" = columns
+        printf '%s\n' ${HELP_COLUMNS_WORDS.join(' ')}
+        return
+    end
     set -l at ''
     for word in $walked[2..-1]
         contains -- $word (__carectl_commands "$at"); and set at (string trim -- "$at $word")

@@ -9,7 +9,18 @@
  * for the words `carectl __complete WHAT` prints when completing (profiles, tag names), '' for any
  * text.
  */
-import { aliasesOf, argumentWords, completedOptions, pathKey, runCommand, SERVICE_OPTIONS, summary, valueOptions, type ValueKind } from './completion-data.js';
+import {
+  aliasesOf,
+  argumentWords,
+  completedOptions,
+  HELP_COLUMNS_WORDS,
+  pathKey,
+  runCommand,
+  SERVICE_OPTIONS,
+  summary,
+  valueOptions,
+  type ValueKind,
+} from './completion-data.js';
 
 /** The service options the walk found, as bash and zsh pass them on. */
 const SERVICE_WORDS = '"${__carectl_service[@]}"';
@@ -226,6 +237,8 @@ ${argumentTable(commands)}
 __carectl_argument_words() {
   local count=\${#__carectl_args[@]} last='' line
   if [ "$1" = help ] && (( count > 0 )); then
+    # carectl help columns RESOURCE: the resources
+    if [ "\${__carectl_args[*]}" = columns ]; then printf '%s ' ${HELP_COLUMNS_WORDS.join(' ')}; return 0; fi
     # carectl help GROUP …: the verbs of the command named so far
     __carectl_commands "$(__carectl_path "\${__carectl_args[@]}")" | while IFS= read -r line; do printf '%s ' "\${line%%:*}"; done
     return 0

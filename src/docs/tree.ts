@@ -105,7 +105,7 @@ function argumentValues(command: Command, path: readonly string[]): readonly Arg
     .visibleCommands(command.parent)
     .map((sub) => sub.name())
     .filter((name) => name !== 'help');
-  return [{ words: [...commands, 'options', ...TOPICS] }];
+  return [{ words: [...commands, 'options', ...TOPICS, 'columns'] }];
 }
 
 function describeArgument(argument: Argument, values: ArgumentValues | undefined): ArgumentDoc {

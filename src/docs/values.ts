@@ -5,9 +5,9 @@
  */
 import type { Option } from 'commander';
 import { FORMATS } from '../output/index.js';
-import { CONTENT_ITEM, DATE_TYPES, PATCH_REFERENCES, REPORT_FORMATS, RESOURCES, UPDATE_STATUSES, VERSIONS } from '../api/catalogue/index.js';
+import { DATE_TYPES, PATCH_REFERENCES, REPORT_FORMATS, RESOURCES, UPDATE_STATUSES, VERSIONS } from '../api/catalogue/index.js';
 import { requestableFields } from '../api/query.js';
-import { columnNames } from '../cli/columns.js';
+import { columnNames, CONTENT_COLUMNS, withPaths } from '../cli/columns.js';
 import { CONFIG_KEYS } from '../config/keys.js';
 import { METHODS } from '../http/methods.js';
 
@@ -85,30 +85,11 @@ export function optionValues(path: readonly string[], option: Option): readonly 
   return resourceFilterValues(path, option.long) ?? COMMAND_VALUES[`${path.join(' ')} ${option.long}`];
 }
 
-/**
- * Fields the spec gives as references ({id, url}, some with a name), whose dotted paths
- * completion offers: `author.id`, `tags.name`.
- */
-const REFERENCE_FIELDS: Readonly<Record<string, readonly string[]>> = {
-  author: ['id', 'url'],
-  assigned_to: ['id', 'url'],
-  account: ['id', 'url'],
-  generated_by: ['id', 'url'],
-  user: ['id', 'url', 'email'],
-  tags: ['id', 'url', 'name'],
-  channels: ['id', 'url', 'name', 'platform_id'],
-};
-
-/** Columns, each reference followed by its dotted paths. */
-function withPaths(columns: readonly string[]): string[] {
-  return columns.flatMap((column) => [column, ...(REFERENCE_FIELDS[column] ?? []).map((key) => `${column}.${key}`)]);
-}
-
-/** The words of the global --columns at a command that prints records with columns. */
+/** The words of the global --columns at a command that prints records with columns, with the dotted paths the catalogue knows. */
 export function columnValues(path: readonly string[]): readonly string[] | undefined {
   const [name, verb] = path;
   if (path.length !== 2) return undefined;
-  if (name === 'conversations' && verb === 'content') return withPaths(['conversation_id', ...CONTENT_ITEM.fields]);
+  if (name === 'conversations' && verb === 'content') return withPaths(CONTENT_COLUMNS.columns);
   const spec = RESOURCES.find((resource) => resource.name === name);
   if (!spec || (verb !== 'list' && verb !== 'get')) return undefined;
   return withPaths(columnNames(spec, verb === 'get' ? 'single' : 'list'));

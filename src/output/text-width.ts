@@ -8,7 +8,7 @@ import { displayWidth, ELLIPSIS, graphemeAt, graphemeBound, trimTrailingSpaces }
 
 /** hangingLines leaves a value at least this many columns, however deep its indent. */
 const MIN_ROOM = 20;
-/** A web or mail address, which wrapping never breaks. */
+/** A web or mail address, which wrapping breaks only where it is wider than a line (hangingLines, table cells). */
 const URL = /^(?:[a-z][a-z\d+.-]*:\/\/\S+|[^\s@]+@[^\s@]+\.[^\s@]+)$/i;
 
 /** Where the longest run of whole graphemes of `text` from `start` that takes at most `width` columns ends. */
@@ -146,7 +146,8 @@ function skipSpaces(text: string, from: number): number {
  * `first` then the wrapped lines of `text`, every line after the first indented by `indent`
  * columns (a hanging indent: `name  value that goes on` / `      under the value`); `first` may be
  * wider than the indent. A web or mail address that does not fit where it would start is on a
- * line of its own. Lines of the text (\n) each start a new line. Width undefined: no wrapping.
+ * line of its own under the value, or, wider than that room, cut across lines under the value as
+ * any long word is. Lines of the text (\n) each start a new line. Width undefined: no wrapping.
  */
 export function hangingLines(first: string, text: string, width: number | undefined, indent = displayWidth(first)): string[] {
   // Never narrower than this: a deep indent on a narrow terminal still leaves words room.
@@ -155,16 +156,26 @@ export function hangingLines(first: string, text: string, width: number | undefi
   const lines = text.split('\n').flatMap((paragraph, index) => wrapText(paragraph, room, { firstWidth: index === 0 ? firstRoom : room }));
   const pad = ' '.repeat(indent);
   return lines.flatMap((line, index) => {
-    // An address too wide for where it would start is on a line of its own, whole, under the
-    // value if it fits there, else from the first column: the terminal then breaks it only if
-    // it is wider than the terminal itself.
     const at = index === 0 ? displayWidth(first) : indent;
     if (width !== undefined && URL.test(line) && at + displayWidth(line) > width) {
-      const own = indent + displayWidth(line) <= width ? pad + line : line;
-      return index === 0 ? [first.trimEnd(), own] : [own];
+      if (indent + displayWidth(line) <= width) return index === 0 ? [first.trimEnd(), pad + line] : [pad + line];
+      // Whole, it would start a line at the first column (where it reads as a key) or be folded there by the terminal.
+      const [head = '', ...tail] = cutAddress(line, index === 0 ? firstRoom : room, room);
+      return [(index === 0 ? first : pad) + head, ...tail.map((part) => pad + part)];
     }
     return [(index === 0 ? first + line : line === '' ? '' : pad + line).trimEnd()];
   });
+}
+
+/**
+ * An address in lines of `room` columns (the first `firstRoom`), broken after a path's `/` or a
+ * mail address's `@` where one falls in the line (`…/v1.3/` and `conversations/500002`), else
+ * where the line is full. The spaces let wrapText break there; an address holds none, so every
+ * space in its lines is one of them.
+ */
+function cutAddress(address: string, firstRoom: number | undefined, room: number | undefined): string[] {
+  const spaced = address.replace(/(?<!\/)\/(?!\/)|@/g, '$& ');
+  return wrapText(spaced, room, { firstWidth: firstRoom, cutAddresses: true }).map((part) => part.replaceAll(' ', ''));
 }
 
 /** 1250 → '1,250'. */

@@ -26,6 +26,12 @@ export const CONTENT_ITEM = {
   defaultColumns: ['id', 'created_date', 'imported_date', 'platform', 'type', 'author.id', 'is_by_source', 'text'],
 } as const;
 
+/** The rows of `conversations content`: each item with the id of its conversation. */
+export const CONTENT_ROWS = {
+  columns: ['conversation_id', ...CONTENT_ITEM.fields],
+  defaultColumns: ['conversation_id', ...CONTENT_ITEM.defaultColumns],
+} as const;
+
 /**
  * Restricted content items of the microblog platform (spec: Content item) carry placeholders
  * instead of data: a creation date fixed at the epoch, a link whose fragment says so, no text.
@@ -56,6 +62,18 @@ export function itemTime(item: Item): string {
   const created = typeof item.created_date === 'string' ? item.created_date : '';
   if (hasPlaceholderDate(item) && typeof item.imported_date === 'string') return item.imported_date;
   return created;
+}
+
+/**
+ * `itemTime` as an instant (ms, UTC), or undefined where the record does not tell one: a
+ * placeholder date with no import date, or a date missing or not a date. The service writes UTC
+ * without a zone; one written with a zone is read with it.
+ */
+export function itemInstant(item: Item): number | undefined {
+  const time = itemTime(item);
+  if (time === '' || time.startsWith(PLACEHOLDER_CREATED_DATE)) return undefined;
+  const at = Date.parse(/(?:z|[+-]\d\d:?\d\d)$/i.test(time) ? time : `${time}Z`);
+  return Number.isNaN(at) ? undefined : at;
 }
 
 /** What `--placeholders` accepts: `null` writes the placeholders as null (an empty cell in csv/tsv). */

@@ -42,6 +42,24 @@ const range = (flag: string, param: string, help: string, more: Pick<RangeFilter
   ...more,
 });
 
+/**
+ * The dotted paths inside a field, by field name, as the spec shapes it wherever it appears
+ * (references {id, url}, some with a name; a content item's sentiment): what `help columns`
+ * lists and completion offers for --columns. A path not listed is still taken.
+ */
+export const FIELD_PATHS: Readonly<Record<string, readonly string[]>> = {
+  author: ['id', 'url'],
+  assigned_to: ['id', 'url'],
+  account: ['id', 'url'],
+  channel: ['id', 'url'],
+  generated_by: ['id', 'url'],
+  user: ['id', 'url', 'email'],
+  users: ['id', 'url'],
+  tags: ['id', 'url', 'name'],
+  channels: ['id', 'url', 'name', 'platform_id'],
+  sentiment: ['created_date', 'created_by.id', 'created_by.url', 'value'],
+};
+
 export const RESOURCES: readonly ResourceSpec[] = [
   resource({
     name: 'authors',

@@ -4,23 +4,25 @@
  */
 import type { Command } from 'commander';
 import {
-  CONTENT_ITEM,
+  CONTENT_ROWS,
   defaultVersion,
   hasPlaceholderDate,
   hasWithheldText,
   isPlaceholderLink,
+  itemInstant,
   itemTime,
   PLACEHOLDER_WORDS,
   resourceByName,
 } from '../../api/catalogue/index.js';
 import type { FilterValues } from '../../api/query.js';
-import { resolveColumns } from '../../cli/columns.js';
+import { CONTENT_COLUMNS, resolveColumns } from '../../cli/columns.js';
 import { inOrder } from '../../api/scheduler.js';
 import { LIST_USES, type Action, type RawOptions } from '../../cli/action.js';
 import type { Context } from '../../cli/context.js';
 import { addExamples } from '../../cli/help.js';
 import { readIds, requireId } from '../../cli/ids.js';
 import { UsageError } from '../../core/errors.js';
+import { type Bound, inBounds, parseRange } from '../../core/parse.js';
 import type { TextBlock } from '../../output/blocks.js';
 import type { RecordWriter } from '../../output/index.js';
 import { addFilterOptions, listQuery, readFilters, streamList } from '../resources.js';
@@ -28,14 +30,50 @@ import { addFilterOptions, listQuery, readFilters, streamList } from '../resourc
 const conversations = resourceByName('conversations');
 /** The list filters, but --include: content is what this verb side-loads. */
 const FILTERS = conversations.filters.filter((filter) => filter.flag !== 'include');
-const ROW_COLUMNS = ['conversation_id', ...CONTENT_ITEM.fields];
 /** What a person reads content rows for: a table keeps it, and a third of the terminal, before the other columns. */
 const TEXT_COLUMN = 'text';
-const ROW_DEFAULTS = ['conversation_id', ...CONTENT_ITEM.defaultColumns];
 
 interface ContentOptions {
   ids: string[];
   filters: FilterValues;
+  created: string | undefined;
+}
+
+/** The items a run keeps: those --created admits (all without it), and how many it left out for lacking a time. */
+interface ItemFilter {
+  keeps(item: Record<string, unknown>): boolean;
+  /** --created as given, for notices; undefined without it. */
+  readonly given: string | undefined;
+  /** Its bounds with relative dates resolved: what a resume token ties to. */
+  readonly resolved: string | undefined;
+  untimed: number;
+}
+
+const CREATED_HELP =
+  'only items created in RANGE (a restricted microblog item: imported, its creation date being a placeholder), where --oldest and --newest pick conversations; the service cannot filter items, so carectl reads every item of the conversations and keeps these';
+
+/** --created, read at `now` (a resumed run's: relative dates mean what they meant then). Nothing sent before it parses. */
+function itemFilter(given: string | undefined, now: number): ItemFilter {
+  const bounds: Bound[] | undefined = given === undefined ? undefined : parseRange(given, '--created', now);
+  const filter: ItemFilter = {
+    given,
+    resolved: bounds?.map((bound) => `created_${bound.op}=${bound.date}`).join('&'),
+    untimed: 0,
+    keeps(item) {
+      if (bounds === undefined) return true;
+      const at = itemInstant(item);
+      if (at === undefined) filter.untimed += 1;
+      return at !== undefined && inBounds(bounds, at);
+    },
+  };
+  return filter;
+}
+
+/** What --created left out for want of a time, and a run it left with no item at all: said, so an empty output is not a mystery. */
+function noticeFiltered(ctx: Context, filter: ItemFilter, kept: number): void {
+  if (filter.given === undefined) return;
+  if (filter.untimed > 0) ctx.notice(`--created: left out ${filter.untimed} content item${filter.untimed === 1 ? '' : 's'} with no date to go by`);
+  if (kept === 0) ctx.notice(`--created ${filter.given}: no content item falls in it`);
 }
 
 export function addContentVerb(group: Command, action: Action): void {
@@ -45,16 +83,18 @@ export function addContentVerb(group: Command, action: Action): void {
       "show content items, oldest first: of one conversation (on a terminal each item's whole text, elsewhere one row each), of several (ids, or - for stdin), or of every conversation the list filters match, one row per item with its conversation_id",
     );
   addFilterOptions(content, FILTERS);
+  content.option('--created <range>', CREATED_HELP);
   addExamples(content, [
     'carectl conversations content 500002',
     'carectl conversations content 500002 --columns created_date,author.id,text -o csv',
-    'carectl conversations content --status closed --newest 7d..today -o csv > messages.csv',
+    'carectl conversations content --status closed --newest 7d..today --created 7d..today -o csv > messages.csv',
   ]);
   const read = (raw: RawOptions, args: readonly unknown[]): ContentOptions => ({
     ids: (args[0] as string[] | undefined) ?? [],
     filters: readFilters(raw, FILTERS),
+    created: raw.created as string | undefined,
   });
-  content.action(action(read, showContent, LIST_USES));
+  content.action(action(read, showContent, LIST_USES, CONTENT_COLUMNS));
 }
 
 async function showContent(ctx: Context, opts: ContentOptions): Promise<void> {
@@ -62,22 +102,30 @@ async function showContent(ctx: Context, opts: ContentOptions): Promise<void> {
   if (filtered && opts.ids.length > 0) throw new UsageError('conversations content: give ids or list filters (--status, --oldest, …), not both');
   if (opts.ids.length > 0 && ctx.globals.resume !== undefined)
     throw new UsageError('--resume continues a list by filters; with ids, give the ids not yet done');
-  if (opts.ids.length === 1 && opts.ids[0] !== '-') return showThread(ctx, opts.ids[0]!);
+  if (opts.ids.length === 1 && opts.ids[0] !== '-') return showThread(ctx, opts.ids[0]!, itemFilter(opts.created, ctx.io.now()));
   const printer = await ctx.printer();
-  const columns = resolveColumns(ROW_COLUMNS, ROW_DEFAULTS, ctx.globals.columns, undefined);
+  const columns = resolveColumns(CONTENT_ROWS.columns, CONTENT_ROWS.defaultColumns, ctx.globals.columns, undefined);
   const version = await ctx.apiVersion(conversations.versions, defaultVersion(conversations));
   if (opts.ids.length === 0) {
     // Every matching conversation through the list engine, with its content side-loaded: resumable and parallel as any list.
     const { query, asOf } = listQuery(ctx, conversations, version, opts.filters);
-    const written = await streamList(ctx, conversations, { version, query: [...query, ['include', 'content']], asOf, noun: 'conversation' }, (continues) =>
-      itemRows(printer.writer('list', columns, { continues, main: TEXT_COLUMN })),
+    const filter = itemFilter(opts.created, asOf);
+    let rows: ItemRows | undefined;
+    const run = { version, query: [...query, ['include', 'content'] as const], asOf, noun: 'conversation', local: filter.resolved };
+    const written = await streamList(
+      ctx,
+      conversations,
+      run,
+      (continues) => (rows = itemRows(printer.writer('list', columns, { continues, main: TEXT_COLUMN }), filter)),
     );
     if (written === 0) ctx.notice('no conversations found');
+    else noticeFiltered(ctx, filter, rows?.kept() ?? 0);
     return;
   }
+  const filter = itemFilter(opts.created, ctx.io.now());
   const ids = (await readIds(ctx, opts.ids, '-')).map((id) => requireId(id, conversations));
   const api = await ctx.api();
-  const writer = itemRows(printer.writer('list', columns, { main: TEXT_COLUMN }));
+  const writer = itemRows(printer.writer('list', columns, { main: TEXT_COLUMN }), filter);
   const live = ctx.liveTicker('conversation', ids.length);
   try {
     await inOrder(
@@ -95,14 +143,18 @@ async function showContent(ctx: Context, opts: ContentOptions): Promise<void> {
     live.clear();
     await writer.end();
   }
+  noticeFiltered(ctx, filter, writer.kept());
 }
 
+/** Content rows, and how many items they held. */
+type ItemRows = RecordWriter & { kept(): number };
+
 /**
- * Each conversation record as the rows of its content items, oldest first, each with its
- * conversation_id. Only one conversation's thread is held at a time. What the stream took counts
- * whole conversations, for the resume point of a list that stopped.
+ * Each conversation record as the rows of its content items `filter` keeps, oldest first, each
+ * with its conversation_id. Only one conversation's thread is held at a time. What the stream took
+ * counts whole conversations, for the resume point of a list that stopped.
  */
-function itemRows(writer: RecordWriter): RecordWriter {
+function itemRows(writer: RecordWriter, filter: ItemFilter): ItemRows {
   /** Item counts at the end of each conversation not yet known to be delivered, and how many were. */
   const ends: number[] = [];
   let confirmed = 0;
@@ -118,7 +170,7 @@ function itemRows(writer: RecordWriter): RecordWriter {
   };
   return {
     async write(record) {
-      const thread = [...((record.content as Record<string, unknown>[] | undefined) ?? [])].sort(byTime);
+      const thread = ((record.content as Record<string, unknown>[] | undefined) ?? []).filter((item) => filter.keeps(item)).sort(byTime);
       for (const item of thread) await writer.write({ conversation_id: record.id, ...item });
       items += thread.length;
       ends.push(items);
@@ -126,20 +178,22 @@ function itemRows(writer: RecordWriter): RecordWriter {
     },
     endPage: () => writer.endPage(),
     end: () => writer.end(),
+    kept: () => items,
     ...(delivered && { delivered: settle }),
   };
 }
 
 /** One conversation's thread: blocks of text on a terminal, else rows. */
-async function showThread(ctx: Context, id: string): Promise<void> {
+async function showThread(ctx: Context, id: string, filter: ItemFilter): Promise<void> {
   const printer = await ctx.printer();
   const limit = ctx.limit ?? Infinity;
-  const columns = resolveColumns(ROW_COLUMNS, ROW_DEFAULTS, ctx.globals.columns, undefined);
+  const columns = resolveColumns(CONTENT_ROWS.columns, CONTENT_ROWS.defaultColumns, ctx.globals.columns, undefined);
   const version = await ctx.apiVersion(conversations.versions, defaultVersion(conversations));
   const record = await (await ctx.api()).fetchRecord(conversations, version, requireId(id, conversations), [['include', 'content']]);
   const items = (record.content as Record<string, unknown>[] | undefined) ?? [];
   // The whole thread comes in one reply; --limit keeps its oldest items.
-  const thread = [...items].sort(byTime).slice(0, limit);
+  const matching = items.filter((item) => filter.keeps(item)).sort(byTime);
+  const thread = matching.slice(0, limit);
   const blocks = printer.blockWriter(ctx.globals.columns !== undefined);
   if (blocks) {
     for (const item of thread) await blocks.write(contentBlock(item));
@@ -151,7 +205,9 @@ async function showThread(ctx: Context, id: string): Promise<void> {
     await writer.end();
   }
   if (items.length === 0) ctx.notice(`conversation ${id} has no content items`);
-  else if (items.length > limit) ctx.notice(`stopped at --limit ${limit}: conversation ${id} has ${items.length} content items`);
+  else noticeFiltered(ctx, filter, matching.length);
+  if (matching.length > limit)
+    ctx.notice(`stopped at --limit ${limit}: conversation ${id} has ${matching.length} content items${filter.given === undefined ? '' : ' in --created'}`);
 }
 
 function byTime(a: Record<string, unknown>, b: Record<string, unknown>): number {
