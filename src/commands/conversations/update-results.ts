@@ -59,17 +59,21 @@ export const RESULT_COLUMN: ComputedColumn = {
   },
 };
 
-/** The row of an outcome; `dropping`: the row carries `dropped`. */
-export function resultRow(outcome: Outcome, dropping: boolean, stopReason?: string): ResultRow {
+/**
+ * The row of an outcome; `dropping`: the row carries `dropped`. `names`: tag ids shown by the
+ * name carectl read for them (a person's table; the formats a script reads keep the ids).
+ */
+export function resultRow(outcome: Outcome, dropping: boolean, stopReason?: string, names?: ReadonlyMap<string, string>): ResultRow {
   const { id, body, error, notSent } = outcome;
   // A failed PATCH that may have been applied keeps what it sent: it may be the state now.
   const shown = error === undefined || (body !== undefined && mayShow(error)) ? body : undefined;
+  const named = (tagIds: string[] | undefined): string[] | null => tagIds?.map((tag) => names?.get(tag) ?? tag) ?? null;
   const row: ResultRow = {
     id,
     ok: error === undefined && !notSent,
     status: shown?.status ?? null,
-    tags: shown?.tag_ids ?? null,
-    ...(dropping && { dropped: outcome.dropped ?? null }),
+    tags: named(shown?.tag_ids),
+    ...(dropping && { dropped: named(outcome.dropped) }),
     error: null,
   };
   if (notSent) row.error = { kind: 'not_sent', status: null, message: `not sent: ${stopReason ?? 'the batch stopped'}` };

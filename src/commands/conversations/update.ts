@@ -9,7 +9,7 @@ import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { stringifyJson } from '../../core/exact-json.js';
 import type { ApiClient } from '../../api/client.js';
-import { NameResolver } from '../../api/names.js';
+import { namedAlone, NameResolver, type Named } from '../../api/names.js';
 import { inOrder, type Scheduler, type Slot } from '../../api/scheduler.js';
 import type { Throttle } from '../../http/transport.js';
 import { PATCH_REFERENCES, PATCH_VERSIONS, resourceByName, UPDATE_STATUSES, type Version } from '../../api/catalogue/index.js';
@@ -33,7 +33,7 @@ export interface UpdatePlan {
   closeReason: string | undefined;
   /** How the new tag list follows from the current one. */
   tags: { replace: string[] } | { add: string[]; remove: string[] };
-  /** --drop-inactive-tags: the current tags the service deactivated are not sent back. */
+  /** --drop-inactive-tags: the current tags the service deactivated are not kept. */
   dropInactive: boolean;
 }
 
@@ -71,7 +71,7 @@ export function addUpdateVerb(group: Command, action: Action): void {
     .option('--tags <list>', "replace the tags with these tags, names or ids, comma-separated ('' removes all)")
     .option('--add-tags <list>', 'tags (names or ids) to add to the current tags')
     .option('--remove-tags <list>', 'tags (names or ids) to remove from the current tags')
-    .option('--drop-inactive-tags', 'leave the tags the service deactivated out of the current tags sent back (each row says which)')
+    .option('--drop-inactive-tags', "leave the tags the service deactivated out of the conversation's tags carectl keeps (each row says which)")
     .option('--rest <file>', 'when the batch stops early, write the ids it did not send to FILE, one a line, instead of printing them as not_sent rows')
     .option(
       '--dry-run',
@@ -128,11 +128,22 @@ export function patchBody(plan: UpdatePlan, tagIds: string[]): PatchBody {
   return { status: plan.status, tag_ids: tagIds, ...(plan.closeReason !== undefined && { close_reason: plan.closeReason }) };
 }
 
-/** The tags a run knows: the plan with tag ids for names, and the ids of the inactive tags when it read the list. */
+/** The tags a run knows: the plan with tag ids for names, and what the tags list says when it was read. */
 interface TagFacts {
   plan: UpdatePlan;
   /** Inactive tags by id, with their names; undefined: the list was not read (not needed). */
   inactive: ReadonlyMap<string, string> | undefined;
+  /** The names a person can give back for tag ids (namedAlone), shown in a table; empty when the list was not read. */
+  names: ReadonlyMap<string, string>;
+}
+
+/** What the tags list says of inactive tags and of names. */
+function listFacts(all: readonly Named[]): Omit<TagFacts, 'plan'> {
+  const alone = namedAlone(all);
+  return {
+    inactive: new Map(all.filter((tag) => !tag.active).map((tag) => [tag.id, tag.name])),
+    names: new Map(all.filter((tag) => alone.has(tag)).map((tag) => [tag.id, tag.name])),
+  };
 }
 
 /**
@@ -145,7 +156,7 @@ export async function resolveTags(resolver: NameResolver, plan: UpdatePlan, dryR
   const given = 'replace' in plan.tags ? { tags: plan.tags.replace } : { 'add-tags': plan.tags.add, 'remove-tags': plan.tags.remove };
   const keepsCurrent = !('replace' in plan.tags);
   const needed = Object.values(given).some((values) => values.length > 0) || (keepsCurrent && (plan.dropInactive || dryRun));
-  if (!needed) return { plan, inactive: undefined };
+  if (!needed) return { plan, inactive: undefined, names: new Map() };
   const ids: Record<string, string[]> = {};
   for (const [flag, values] of Object.entries(given) as Array<[keyof typeof PATCH_REFERENCES, string[]]>) {
     const named = await resolver.resolve(`--${flag}`, PATCH_REFERENCES[flag], values);
@@ -162,8 +173,7 @@ export async function resolveTags(resolver: NameResolver, plan: UpdatePlan, dryR
   // A name and an id of one tag, one to add and one to remove.
   if (keepsCurrent) refuseBoth(add, remove);
   const tags = keepsCurrent ? { add, remove } : { replace: ids.tags ?? [] };
-  const all = await resolver.records('tags');
-  return { plan: { ...plan, tags }, inactive: new Map(all.filter((tag) => !tag.active).map((tag) => [tag.id, tag.name])) };
+  return { plan: { ...plan, tags }, ...listFacts(await resolver.records('tags')) };
 }
 
 /** A batch's shared state: what it stops on, and the ids it did not send. */
@@ -191,9 +201,11 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
   const scheduler = await ctx.scheduler();
   // Ctrl-C stops sending new ids; an id already under way finishes (its GET and its PATCH).
   const api = await ctx.api({ finishInFlight: true });
-  const facts = await resolveTags(new NameResolver(api, scheduler, version), proposed, dryRun);
+  const resolver = new NameResolver(api, scheduler, version);
+  const facts = await resolveTags(resolver, proposed, dryRun);
   const batch: Batch = { stop: new BatchStop(), notSent: [] };
-  const run: Run = { ctx, api, version, facts, dryRun, writer, batch, rest };
+  const names = printer?.format === 'table' ? facts.names : undefined;
+  const run: Run = { ctx, api, resolver, version, facts, names, dryRun, writer, batch, rest };
   const outcomes = await runBatch(run, ids, scheduler);
   // a reason the service took is offered by completion next time
   if (!dryRun && proposed.closeReason !== undefined && outcomes.some((outcome) => !outcome.error && !outcome.notSent))
@@ -207,8 +219,11 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
 interface Run {
   ctx: Context;
   api: ApiClient;
+  resolver: NameResolver;
   version: Version;
   facts: TagFacts;
+  /** Tag names a table shows for ids; undefined: rows keep ids (a script's formats). */
+  names: ReadonlyMap<string, string> | undefined;
   dryRun: boolean;
   writer: RecordWriter | undefined;
   batch: Batch;
@@ -235,7 +250,8 @@ async function runBatch(run: Run, ids: readonly string[], scheduler: Scheduler):
   const outcomes: Outcome[] = [];
   // ids done of all, live on a terminal's stderr, as a list's count
   const live = ctx.liveTicker('conversation', ids.length);
-  const report = async (outcome: Outcome): Promise<void> => {
+  const report = async (delivered: Outcome): Promise<void> => {
+    const outcome = await explainRefusal(run, delivered);
     live.stepAside();
     outcomes.push(outcome);
     if (outcome.notSent) batch.notSent.push(outcome.id);
@@ -272,7 +288,7 @@ async function tryUpdate(run: Run, id: string, slot: Slot): Promise<Outcome> {
     if (run.dryRun) return { id, body, ...(dropped && { dropped }) };
     // Stopped while this id's tags were read: its PATCH would not help either.
     if (batch.stop.reason !== undefined) return { id, notSent: true };
-    await sendPatch(api, version, id, body, tagOrigins(facts.plan, body.tag_ids), slot.throttle);
+    await api.patchRecord(conversations, version, id, body, slot.throttle);
     return { id, body, ...(dropped && { dropped }) };
   } catch (err) {
     if (!(err instanceof CarectlError) || err instanceof InterruptedError) throw err;
@@ -287,7 +303,7 @@ async function reportOne(run: Run, outcome: Outcome, output: Output, clearLive: 
   const dropping = facts.plan.dropInactive;
   if (!run.dryRun) {
     if (outcome.notSent && run.rest !== undefined) return;
-    if (writer) await output(() => writer.write(resultRow(outcome, dropping, batch.stop.reason)));
+    if (writer) await output(() => writer.write(resultRow(outcome, dropping, batch.stop.reason, run.names)));
     return;
   }
   const { id, body, error } = outcome;
@@ -368,7 +384,7 @@ async function buildPatch(
   };
 }
 
-/** Where the sent tag ids came from: named by the user's flag, or the conversation's own sent back. */
+/** Where the sent tag ids came from: named by the user's flag, or the conversation's own, kept. */
 export interface TagOrigins {
   flag: '--tags' | '--add-tags';
   given: string[];
@@ -384,32 +400,47 @@ function tagOrigins(plan: UpdatePlan, tagIds: readonly string[]): TagOrigins {
  * The service takes only active tags (spec: tag_ids). A refusal says how to proceed, fitted to
  * where the refused tag can have come from (the one the message names, if it names one): the
  * user's flag (its tags were active when carectl read the list), or the conversation's current
- * tags, which carectl sends back rather than dropping one silently.
+ * tags, which carectl keeps rather than dropping one silently. `inactive` (the tags list, by id
+ * with names): every kept tag it calls inactive is named, not only the one the service named.
  */
-export function refusedTagHint(message: string, sent: TagOrigins): string | undefined {
+export function refusedTagHint(message: string, sent: TagOrigins, inactive?: ReadonlyMap<string, string>): string | undefined {
   const words = message.split(/[^\w-]+/);
   const named = [...sent.given, ...sent.kept].filter((id) => words.includes(id));
   const suspects = (ids: string[]): string[] => (named.length === 0 ? ids : ids.filter((id) => named.includes(id)));
   const given = suspects(sent.given);
+  const kept = suspects(sent.kept);
+  const refused = sent.kept.filter((id) => inactive?.has(id) || (named.includes(id) && kept.includes(id)));
   const hints = [
     ...(given.length > 0 ? [`${sent.flag} ${given.join(',')}: the service takes active tags only (carectl tags list --active)`] : []),
-    ...(suspects(sent.kept).length > 0 ? [KEPT_HINT] : []),
+    ...(kept.length > 0 ? [keptHint(refused, inactive)] : []),
   ];
   return hints.length > 0 ? hints.join('; or ') : undefined;
 }
 
-export const KEPT_HINT = "the conversation's current tags were sent back: --drop-inactive-tags leaves out those the service deactivated";
+/** Says what carectl did with the conversation's tags, and which of them the service refuses where that is known. */
+function keptHint(refused: readonly string[], inactive: ReadonlyMap<string, string> | undefined): string {
+  const kept = "carectl kept the conversation's tags, and the service refuses";
+  if (refused.length === 0) return `${kept} one of them: --drop-inactive-tags leaves out those it deactivated`;
+  const which = refused.map((id) => (inactive?.get(id) ? `${inactive.get(id)} (${id})` : id)).join(', ');
+  return `${kept} ${which}: --drop-inactive-tags leaves ${refused.length > 1 ? 'them' : 'it'} out`;
+}
 
-async function sendPatch(api: ApiClient, version: Version, id: string, body: PatchBody, origins: TagOrigins, throttle?: Throttle): Promise<void> {
-  try {
-    await api.patchRecord(conversations, version, id, body, throttle);
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 400 && /\btag/i.test(err.message)) {
-      const hint = refusedTagHint(err.message, origins);
-      if (hint !== undefined) throw new ApiError(err.status, `${err.message}; ${hint}`);
-    }
-    throw err;
-  }
+/**
+ * A refusal of a tag, with how to proceed (refusedTagHint), from what carectl read: the tags list,
+ * read now (once a run) when the run had no need of it before. Runs as the row is reported,
+ * outside the id's request slot, which the list's pages would otherwise wait for.
+ */
+async function explainRefusal(run: Run, outcome: Outcome): Promise<Outcome> {
+  const { error, body } = outcome;
+  if (!(error instanceof ApiError) || error.status !== 400 || !/\btag/i.test(error.message) || body === undefined) return outcome;
+  const inactive =
+    run.facts.inactive ??
+    (await run.resolver.records('tags').then(
+      (all) => listFacts(all).inactive,
+      () => undefined,
+    ));
+  const hint = refusedTagHint(error.message, tagOrigins(run.facts.plan, body.tag_ids), inactive);
+  return hint === undefined ? outcome : { ...outcome, error: new ApiError(error.status, `${error.message}; ${hint}`) };
 }
 
 /** The current tags of a conversation, as ids (the single reply carries {id, url} references). */
