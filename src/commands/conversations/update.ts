@@ -22,7 +22,7 @@ import { rememberCloseReason } from '../completion-words.js';
 import { ApiError, BadReplyError, CarectlError, InterruptedError, isBrokenPipe, mayHaveBeenApplied, systemReason, UsageError } from '../../core/errors.js';
 import { parseEnum, parseList } from '../../core/parse.js';
 import { sanitizeForTerminal, writeText, type RecordWriter } from '../../output/index.js';
-import { BatchStop, RESULT_COLUMN, RESULT_FIELDS, resultColumns, resultRow, type Outcome, type PatchBody } from './update-results.js';
+import { BatchStop, notSentKind, RESULT_COLUMN, RESULT_FIELDS, resultColumns, resultRow, type Outcome, type PatchBody } from './update-results.js';
 
 const conversations = resourceByName('conversations');
 const DRY_RUN_COLUMNS = ['id', 'method', 'path', 'body'];
@@ -176,6 +176,20 @@ export async function resolveTags(resolver: NameResolver, plan: UpdatePlan, dryR
   return { plan: { ...plan, tags }, ...listFacts(await resolver.records('tags')) };
 }
 
+/**
+ * resolveTags; where the list cannot be read (the service down, not the user's mistake) the batch
+ * stops before any id, so each id still comes as a row a retry loop reads (a dry run has no rows).
+ */
+async function tagFactsOrStop(resolver: NameResolver, plan: UpdatePlan, dryRun: boolean, stop: BatchStop): Promise<TagFacts> {
+  try {
+    return await resolveTags(resolver, plan, dryRun);
+  } catch (err) {
+    if (dryRun || !(err instanceof CarectlError) || err instanceof UsageError || err instanceof InterruptedError) throw err;
+    stop.nothingSent(`the tags list could not be read: ${err.message}`, err);
+    return { plan, inactive: undefined, names: new Map() };
+  }
+}
+
 /** A batch's shared state: what it stops on, and the ids it did not send. */
 interface Batch {
   stop: BatchStop;
@@ -202,8 +216,8 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
   // Ctrl-C stops sending new ids; an id already under way finishes (its GET and its PATCH).
   const api = await ctx.api({ finishInFlight: true });
   const resolver = new NameResolver(api, scheduler, version);
-  const facts = await resolveTags(resolver, proposed, dryRun);
   const batch: Batch = { stop: new BatchStop(), notSent: [] };
+  const facts = await tagFactsOrStop(resolver, proposed, dryRun, batch.stop);
   const names = printer?.format === 'table' ? facts.names : undefined;
   const run: Run = { ctx, api, resolver, version, facts, names, dryRun, writer, batch, rest };
   const outcomes = await runBatch(run, ids, scheduler);
@@ -303,7 +317,7 @@ async function reportOne(run: Run, outcome: Outcome, output: Output, clearLive: 
   const dropping = facts.plan.dropInactive;
   if (!run.dryRun) {
     if (outcome.notSent && run.rest !== undefined) return;
-    if (writer) await output(() => writer.write(resultRow(outcome, dropping, batch.stop.reason, run.names)));
+    if (writer) await output(() => writer.write(resultRow(outcome, dropping, batch.stop, run.names)));
     return;
   }
   const { id, body, error } = outcome;
@@ -467,6 +481,11 @@ function describeValue(value: unknown): string {
 
 /** The exit code of the first failure (or of the one the batch stopped on), with a one-line summary. */
 function throwIfAnyFailed(outcomes: Outcome[], run: Run): void {
+  const { stop, notSent } = run.batch;
+  if (stop.beforeAny && stop.cause) {
+    const where = run.rest === undefined ? `rows with error.kind ${notSentKind(stop)}` : `their ids are in ${run.rest.given}`;
+    throw new CarectlError(`nothing was sent (${stop.reason}): ${notSent.length} not sent, ${where}`, stop.cause.exitCode);
+  }
   const failures = outcomes.filter((o) => o.error !== undefined);
   const first = failures[0];
   if (!first?.error) return;
@@ -474,7 +493,6 @@ function throwIfAnyFailed(outcomes: Outcome[], run: Run): void {
   const uncertain = failures.filter((o) => mayHaveBeenApplied(o.error)).length;
   // Those are not known to have failed: repeating the same command is safe and settles them.
   const maybe = uncertain > 0 ? `; ${uncertain} of them may have been applied: the update is safe to repeat, run the same command again` : '';
-  const { stop, notSent } = run.batch;
   const where = run.rest === undefined ? 'rows with error.kind not_sent' : `their ids are in ${run.rest.given}`;
   const stopped = stop.reason === undefined ? '' : `; the batch stopped (${stop.reason}): ${notSent.length} not sent, ${where}`;
   const code = stop.cause?.exitCode ?? first.error.exitCode;
