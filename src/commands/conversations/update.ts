@@ -19,9 +19,10 @@ import type { Context } from '../../cli/context.js';
 import { addExamples } from '../../cli/help.js';
 import { readIds, requireId } from '../../cli/ids.js';
 import { rememberCloseReason } from '../completion-words.js';
-import { ApiError, BadReplyError, CarectlError, InterruptedError, isBrokenPipe, mayHaveBeenApplied, systemReason, UsageError } from '../../core/errors.js';
+import { ApiError, CarectlError, InterruptedError, isBrokenPipe, mayHaveBeenApplied, systemReason, UsageError } from '../../core/errors.js';
 import { parseEnum, parseList } from '../../core/parse.js';
 import { sanitizeForTerminal, writeText, type RecordWriter } from '../../output/index.js';
+import { checkKeptStatuses, keptStatus, readCurrent, type SentStatus, type UpdateStatus } from './update-current.js';
 import { BatchStop, notSentKind, RESULT_COLUMN, RESULT_FIELDS, resultColumns, resultRow, type Outcome, type PatchBody } from './update-results.js';
 
 const conversations = resourceByName('conversations');
@@ -29,7 +30,8 @@ const DRY_RUN_COLUMNS = ['id', 'method', 'path', 'body'];
 
 /** What every id gets, checked before anything is sent. Tags as given (names or ids) until resolveTags. */
 export interface UpdatePlan {
-  status: (typeof UPDATE_STATUSES)[number];
+  /** undefined: each conversation keeps its own (update-current.ts). */
+  status: UpdateStatus | undefined;
   closeReason: string | undefined;
   /** How the new tag list follows from the current one. */
   tags: { replace: string[] } | { add: string[]; remove: string[] };
@@ -40,7 +42,7 @@ export interface UpdatePlan {
 /** The flags and ids as given; planFromOptions checks them. */
 export interface UpdateOptions {
   ids: string[];
-  status: string;
+  status: string | undefined;
   closeReason: string | undefined;
   tags: string | undefined;
   addTags: string | undefined;
@@ -52,7 +54,7 @@ export interface UpdateOptions {
 
 const readOptions = (raw: RawOptions, args: readonly unknown[]): UpdateOptions => ({
   ids: args[0] as string[],
-  status: raw.status as string,
+  status: raw.status as string | undefined,
   closeReason: raw.closeReason as string | undefined,
   tags: raw.tags as string | undefined,
   addTags: raw.addTags as string | undefined,
@@ -65,9 +67,15 @@ const readOptions = (raw: RawOptions, args: readonly unknown[]): UpdateOptions =
 export function addUpdateVerb(group: Command, action: Action): void {
   const update = group
     .command('update <ids...>')
-    .description('set the status of conversations (ids as arguments or - for stdin), keeping their tags unless told otherwise')
-    .requiredOption('--status <status>', `new status: ${UPDATE_STATUSES.join(' or ')}`)
-    .option('--close-reason <reason>', 'close reason (required with --status closing)')
+    .description('set the status or the tags of conversations (ids as arguments or - for stdin), keeping their tags unless told otherwise')
+    .option(
+      '--status <status>',
+      `new status: ${UPDATE_STATUSES.join(' or ')}; without it, a conversation already ${UPDATE_STATUSES.join(' or ')} keeps its own (any other is exit 2, nothing sent)`,
+    )
+    .option(
+      '--close-reason <reason>',
+      'close reason (required with --status closing; without --status, a closing conversation keeps its own unless this is given)',
+    )
     .option('--tags <list>', "replace the tags with these tags, names or ids, comma-separated ('' removes all)")
     .option('--add-tags <list>', 'tags (names or ids) to add to the current tags')
     .option('--remove-tags <list>', 'tags (names or ids) to remove from the current tags')
@@ -79,6 +87,7 @@ export function addUpdateVerb(group: Command, action: Action): void {
     );
   addExamples(update, [
     'carectl conversations update 500002 500494 --status on_hold',
+    'carectl conversations list --status on_hold --tag order-bug --columns id | carectl conversations update - --add-tags praise-follow-up',
     'carectl conversations update 500002 --status closing --close-reason resolved --add-tags praise-follow-up',
     'carectl conversations list --status unread --tag spam --columns id --no-header | carectl conversations update - --status closing --close-reason spam',
     'carectl conversations update - --status on_hold --drop-inactive-tags --rest rest.txt < ids.txt',
@@ -89,7 +98,7 @@ export function addUpdateVerb(group: Command, action: Action): void {
 
 /** The flags as an UpdatePlan; every mistake is a UsageError (exit 2, nothing sent). */
 export function planFromOptions(opts: UpdateOptions): UpdatePlan {
-  const status = parseEnum(opts.status, '--status', UPDATE_STATUSES);
+  const status = opts.status === undefined ? undefined : parseEnum(opts.status, '--status', UPDATE_STATUSES);
   const closeReason = opts.closeReason;
   if (closeReason !== undefined && closeReason.trim() === '') throw new UsageError('--close-reason: needs a value');
   if (status === 'closing' && closeReason === undefined) {
@@ -124,8 +133,8 @@ export function newTagIds(plan: UpdatePlan, current: readonly string[] | undefin
   return unique([...kept, ...add]);
 }
 
-export function patchBody(plan: UpdatePlan, tagIds: string[]): PatchBody {
-  return { status: plan.status, tag_ids: tagIds, ...(plan.closeReason !== undefined && { close_reason: plan.closeReason }) };
+export function patchBody({ status, closeReason }: SentStatus, tagIds: string[]): PatchBody {
+  return { status, tag_ids: tagIds, ...(closeReason !== undefined && { close_reason: closeReason }) };
 }
 
 /** The tags a run knows: the plan with tag ids for names, and what the tags list says when it was read. */
@@ -218,6 +227,7 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
   const resolver = new NameResolver(api, scheduler, version);
   const batch: Batch = { stop: new BatchStop(), notSent: [] };
   const facts = await tagFactsOrStop(resolver, proposed, dryRun, batch.stop);
+  if (proposed.status === undefined) await checkKeptStatuses(api, version, ids, proposed.closeReason, scheduler, batch.stop, ctx.io.signal);
   const names = printer?.format === 'table' ? facts.names : undefined;
   const run: Run = { ctx, api, resolver, version, facts, names, dryRun, writer, batch, rest };
   const outcomes = await runBatch(run, ids, scheduler);
@@ -377,7 +387,10 @@ async function settleRest(run: Run, ids: readonly string[], delivered: number): 
   }
 }
 
-/** The PATCH for one id, from its current tags unless --tags gives them; with --drop-inactive-tags, the inactive ones it left out. */
+/**
+ * The PATCH for one id, from its current tags unless --tags gives them, and its current status
+ * without --status; with --drop-inactive-tags, the inactive ones it left out.
+ */
 async function buildPatch(
   api: ApiClient,
   version: Version,
@@ -386,12 +399,19 @@ async function buildPatch(
   throttle?: Throttle,
 ): Promise<{ body: PatchBody; dropped?: string[] }> {
   const { plan, inactive } = facts;
-  const current = 'replace' in plan.tags ? undefined : await currentTagIds(api, version, id, throttle);
-  const tagIds = newTagIds(plan, current);
-  if (!plan.dropInactive || !inactive) return { body: patchBody(plan, tagIds) };
+  const current = await readCurrent(api, version, id, { tags: !('replace' in plan.tags), status: plan.status === undefined }, throttle);
+  const sent = plan.status === undefined ? keptStatus(current, plan.closeReason) : { status: plan.status, closeReason: plan.closeReason };
+  // Checked before the batch (checkKeptStatuses); it changed since.
+  if ('refused' in sent) {
+    throw new CarectlError(
+      `conversation ${id} ${sent.refused}, which it was not when carectl checked before the batch: nothing was sent for it (--status sets one)`,
+    );
+  }
+  const tagIds = newTagIds(plan, current.tags);
+  if (!plan.dropInactive || !inactive) return { body: patchBody(sent, tagIds) };
   return {
     body: patchBody(
-      plan,
+      sent,
       tagIds.filter((tag) => !inactive.has(tag)),
     ),
     dropped: tagIds.filter((tag) => inactive.has(tag)),
@@ -455,28 +475,6 @@ async function explainRefusal(run: Run, outcome: Outcome): Promise<Outcome> {
     ));
   const hint = refusedTagHint(error.message, tagOrigins(run.facts.plan, body.tag_ids), inactive);
   return hint === undefined ? outcome : { ...outcome, error: new ApiError(error.status, `${error.message}; ${hint}`) };
-}
-
-/** The current tags of a conversation, as ids (the single reply carries {id, url} references). */
-async function currentTagIds(api: ApiClient, version: Version, id: string, throttle?: Throttle): Promise<string[]> {
-  const record = await api.fetchRecord(conversations, version, id, [['fields', 'tags']], { ...(throttle && { throttle }) });
-  const tags: unknown = record.tags;
-  // tag_ids replaces the whole list: guessing at a reply we cannot read would wipe the tags.
-  const usable = Array.isArray(tags) && tags.every((tag) => typeof (tag as { id?: unknown } | null)?.id === 'string' && (tag as { id: string }).id !== '');
-  if (!usable) {
-    throw new BadReplyError(
-      `the service sent no usable tags list for conversation ${id} (tags: ${describeValue(tags)}); nothing was sent, so its tags are kept: set the list explicitly with --tags LIST`,
-    );
-  }
-  return (tags as Array<{ id: string }>).map((tag) => tag.id);
-}
-
-/** A short description of an unexpected value, for messages (never the whole value). */
-function describeValue(value: unknown): string {
-  if (value === undefined) return 'missing';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'a list with entries that have no string id';
-  return `a ${typeof value}`;
 }
 
 /** The exit code of the first failure (or of the one the batch stopped on), with a one-line summary. */
