@@ -68,6 +68,26 @@ describe('update rows at a terminal: tag names', () => {
     });
   }
 
+  // 500021 carries refund-urgent (7024) and login-info (7016), both inactive, and order-question (7028).
+  const DROPPED: Record<number, string> = {
+    60: 'ID      OK    STATUS   TAGS            DROPPED\n' + '500021  true  on_hold  order-question  refund-urgent,login-…\n',
+    80:
+      'ID      OK    STATUS   TAGS            DROPPED                   RESULT\n' +
+      '500021  true  on_hold  order-question  refund-urgent,login-info\n' +
+      '        ok; left out inactive refund-urgent, login-info\n',
+    160:
+      'ID      OK    STATUS   TAGS            DROPPED                   RESULT\n' +
+      '500021  true  on_hold  order-question  refund-urgent,login-info  ok; left out inactive refund-urgent, login-info\n',
+  };
+  for (const [columns, expected] of Object.entries(DROPPED)) {
+    test(`--drop-inactive-tags at ${columns} columns: what was left out, by name`, async () => {
+      const argv = ['--no-color', 'conversations', 'update', '500021', '--status', 'on_hold', '--drop-inactive-tags'];
+      const result = await runCli(argv, { sandbox, stdoutTTY: true, columns: Number(columns) });
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, expected);
+    });
+  }
+
   test('json, ndjson, csv and tsv keep the ids', async () => {
     const ndjson = await runCli(['-o', 'ndjson', ...ARGV, '--columns', 'id,tags'], { sandbox });
     assert.equal(ndjson.code, 4);

@@ -19,6 +19,10 @@ beforeEach(async () => {
 afterEach(() => sandbox.close());
 
 const conversation = (id: string): Sandbox['data']['conversations'][number] => sandbox.data.byId.conversations.get(id)!;
+const patchBodies = (from: number): unknown[] =>
+  apiRequests(sandbox, from)
+    .filter((r) => r.method === 'PATCH')
+    .map((r) => JSON.parse(r.body!) as unknown);
 const sent = (from: number): string[] => apiRequests(sandbox, from).map((r) => `${r.method} ${r.url.replace(/&?page_size=50/, '')}`);
 
 // 500031 on_hold (order-feedback 7051), 500004 closing for no_response (7022, 7006, 7062), 500009 closing for spam (7055).
@@ -45,16 +49,11 @@ describe('update without --status: a conversation on_hold or closing keeps it', 
       { id: '500009', ok: true, status: 'closing', tags: ['7055', '7005'], error: null },
     ];
     assert.equal(result.stdout, rows.map((row) => `${JSON.stringify(row)}\n`).join(''));
-    assert.deepEqual(
-      apiRequests(sandbox, from)
-        .filter((r) => r.method === 'PATCH')
-        .map((r) => JSON.parse(r.body!) as unknown),
-      [
-        { status: 'on_hold', tag_ids: ['7051', '7005'] },
-        { status: 'closing', tag_ids: ['7022', '7006', '7062', '7005'], close_reason: 'no_response' },
-        { status: 'closing', tag_ids: ['7055', '7005'], close_reason: 'spam' },
-      ],
-    );
+    assert.deepEqual(patchBodies(from), [
+      { status: 'on_hold', tag_ids: ['7051', '7005'] },
+      { status: 'closing', tag_ids: ['7022', '7006', '7062', '7005'], close_reason: 'no_response' },
+      { status: 'closing', tag_ids: ['7055', '7005'], close_reason: 'spam' },
+    ]);
     // The tags list, every status checked before anything is sent, then each id read again and sent.
     const each = (id: string): string[] => [`GET /v1.3/conversations/${id}?fields=tags%2Cstatus%2Cclose_reason`, `PATCH /v1.3/conversations/${id}`];
     assert.deepEqual(sent(from), [
@@ -82,15 +81,10 @@ describe('update without --status: a conversation on_hold or closing keeps it', 
       },
     );
     assert.equal(result.code, 0, result.stderr);
-    assert.deepEqual(
-      apiRequests(sandbox, from)
-        .filter((r) => r.method === 'PATCH')
-        .map((r) => JSON.parse(r.body!) as unknown),
-      [
-        { status: 'on_hold', tag_ids: ['7006'], close_reason: 'resolved' },
-        { status: 'closing', tag_ids: ['7006'], close_reason: 'resolved' },
-      ],
-    );
+    assert.deepEqual(patchBodies(from), [
+      { status: 'on_hold', tag_ids: ['7006'], close_reason: 'resolved' },
+      { status: 'closing', tag_ids: ['7006'], close_reason: 'resolved' },
+    ]);
     assert.ok(
       sent(from)
         .filter((line) => line.startsWith('GET /v1.3/conversations'))
@@ -153,6 +147,16 @@ describe('update without --status: any other status is exit 2, nothing sent', ()
       );
     }
     assert.equal(conversation('500007').status, 'unread');
+  });
+
+  test('Ctrl-C while the statuses are read: exit 130, nothing sent', async () => {
+    const stop = new AbortController();
+    stop.abort();
+    const from = sandbox.requests.length;
+    const result = await runCli(['conversations', 'update', ...KEPT, '--tags', ''], { sandbox, signal: stop.signal });
+    assert.equal(result.code, 130);
+    assert.equal(result.stderr, 'carectl: interrupted while the conversations were read: nothing was sent\n');
+    assert.equal(sandbox.requests.length, from);
   });
 
   test('past five, the message counts the rest', async () => {
