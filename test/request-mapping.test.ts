@@ -222,7 +222,6 @@ describe('conversations update: checks before anything is sent', () => {
   const cases: Array<{ name: string; args: string[]; message: RegExp }> = [
     { name: 'closing without --close-reason', args: ['500010', '--status', 'closing'], message: /--status closing needs --close-reason/ },
     { name: 'a status the PATCH does not take', args: ['500010', '--status', 'archived'], message: /--status: "archived" is not one of on_hold, closing/ },
-    { name: 'no --status', args: ['500010'], message: /--status/ },
     {
       name: '--tags with --add-tags',
       args: ['500010', '--status', 'on_hold', '--tags', '7005', '--add-tags', '7006'],

@@ -411,7 +411,8 @@ describe('wrapped columns', () => {
         id: '500534',
         status: null,
         tags: null,
-        result: "Tag 7024 is inactive (HTTP 400); the conversation's current tags were sent back: drop a refused one with --remove-tags 7024",
+        result:
+          "Tag 7024 is inactive (HTTP 400); carectl kept the conversation's tags, and the service refuses refund-urgent (7024): --drop-inactive-tags leaves it out",
       },
     ];
     const output = await table([records], { columns: ['id', 'status', 'tags', 'result'] }, 40);
@@ -422,9 +423,11 @@ describe('wrapped columns', () => {
         '500562  on_hold    7069,7029,70…  ok\n' +
         '500534\n' +
         '        Tag 7024 is inactive (HTTP 400);\n' +
-        "        the conversation's current tags\n" +
-        '        were sent back: drop a refused\n' +
-        '        one with --remove-tags 7024\n',
+        "        carectl kept the conversation's\n" +
+        '        tags, and the service refuses\n' +
+        '        refund-urgent (7024):\n' +
+        '        --drop-inactive-tags leaves it\n' +
+        '        out\n',
     );
   });
 

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { idsFromText } from '../src/cli/ids.js';
-import { KEPT_HINT, refusedTagHint } from '../src/commands/conversations/update.js';
+import { refusedTagHint } from '../src/commands/conversations/update.js';
 import { FIXTURES, type ConversationRecord, type Sandbox } from '../src/sandbox/index.js';
 import { apiRequests, openSandbox, runCli } from './helpers.js';
 
@@ -240,7 +240,7 @@ describe('conversations update: batches', () => {
 });
 
 describe('conversations update: a refused tag', () => {
-  /** A manageable conversation carrying an inactive tag, and that tag. */
+  /** A manageable conversation carrying an inactive tag, and that tag (the first of them). */
   function carryingInactive(): { c: ConversationRecord; inactive: string } {
     const { data } = sandbox;
     const c = data.conversations.find(
@@ -253,16 +253,19 @@ describe('conversations update: a refused tag', () => {
     return { c, inactive: c.tag_ids.find((id) => !data.byId.tags.get(id)!.is_active)! };
   }
 
-  test("an inactive tag among the conversation's own: the hint is about the tags sent back, even with --add-tags", async () => {
+  test("an inactive tag among the conversation's own: the hint says carectl kept its tags, even with --add-tags", async () => {
     const { c, inactive } = carryingInactive();
+    const all = c.tag_ids.filter((id) => !sandbox.data.byId.tags.get(id)!.is_active);
+    const named = all.map((id) => `${sandbox.data.byId.tags.get(id)!.name} (${id})`).join(', ');
     const result = await runCli(['-o', 'ndjson', 'conversations', 'update', c.id, '--status', 'on_hold', '--add-tags', '7005'], { sandbox });
     assert.equal(result.code, 1);
+    const hint = `carectl kept the conversation's tags, and the service refuses ${named}: --drop-inactive-tags leaves ${all.length > 1 ? 'them' : 'it'} out`;
     assert.deepEqual(JSON.parse(result.stdout), {
       id: c.id,
       ok: false,
       status: null,
       tags: null,
-      error: { kind: 'refused', status: 400, message: `Tag ${inactive} is inactive (HTTP 400); ${KEPT_HINT}` },
+      error: { kind: 'refused', status: 400, message: `Tag ${inactive} is inactive (HTTP 400); ${hint}` },
     });
   });
 
@@ -288,13 +291,25 @@ describe('conversations update: a refused tag', () => {
     assert.equal(sandbox.requests.length, from);
   });
 
-  test('a message that names no tag: every place the refused one can have come from', () => {
-    const sent = { flag: '--add-tags' as const, given: ['7008'], kept: ['7005', '7016'] };
+  test('a message that names no tag: every place the refused one can have come from; the tags list names every inactive one kept', () => {
+    const sent = { flag: '--add-tags' as const, given: ['7008'], kept: ['7005', '7016', '7024'] };
     const given = '--add-tags 7008: the service takes active tags only (carectl tags list --active)';
-    assert.equal(refusedTagHint('A tag is inactive', sent), `${given}; or ${KEPT_HINT}`);
-    assert.equal(refusedTagHint('A tag is inactive', { ...sent, given: [] }), KEPT_HINT);
-    assert.equal(refusedTagHint('Tag 7016 is inactive', sent), KEPT_HINT);
+    const kept = "carectl kept the conversation's tags, and the service refuses";
+    const someKept = `${kept} one of them: --drop-inactive-tags leaves out those it deactivated`;
+    assert.equal(refusedTagHint('A tag is inactive', sent), `${given}; or ${someKept}`);
+    assert.equal(refusedTagHint('A tag is inactive', { ...sent, given: [] }), someKept);
+    assert.equal(refusedTagHint('Tag 7016 is inactive', sent), `${kept} 7016: --drop-inactive-tags leaves it out`);
     assert.equal(refusedTagHint('Tag 70080 is inactive', { ...sent, kept: [] }), given);
+    // What the tags list says: both inactive tags kept, named, whichever one the service named.
+    const inactive = new Map([
+      ['7016', 'login-info'],
+      ['7024', 'refund-urgent'],
+      ['7008', 'refund-bug'],
+    ]);
+    const both = `${kept} login-info (7016), refund-urgent (7024): --drop-inactive-tags leaves them out`;
+    assert.equal(refusedTagHint('Tag 7016 is inactive', sent, inactive), both);
+    assert.equal(refusedTagHint('A tag is inactive', { ...sent, given: [] }, inactive), both);
+    assert.equal(refusedTagHint('Tag 7005 is inactive', sent, new Map()), `${kept} 7005: --drop-inactive-tags leaves it out`);
   });
 });
 

@@ -59,22 +59,38 @@ export const RESULT_COLUMN: ComputedColumn = {
   },
 };
 
-/** The row of an outcome; `dropping`: the row carries `dropped`. */
-export function resultRow(outcome: Outcome, dropping: boolean, stopReason?: string): ResultRow {
+/**
+ * The row of an outcome; `dropping`: the row carries `dropped`. `names`: tag ids shown by the
+ * name carectl read for them (a person's table; the formats a script reads keep the ids).
+ */
+export function resultRow(outcome: Outcome, dropping: boolean, stop?: StopFacts, names?: ReadonlyMap<string, string>): ResultRow {
   const { id, body, error, notSent } = outcome;
   // A failed PATCH that may have been applied keeps what it sent: it may be the state now.
   const shown = error === undefined || (body !== undefined && mayShow(error)) ? body : undefined;
+  const named = (tagIds: string[] | undefined): string[] | null => tagIds?.map((tag) => names?.get(tag) ?? tag) ?? null;
   const row: ResultRow = {
     id,
     ok: error === undefined && !notSent,
     status: shown?.status ?? null,
-    tags: shown?.tag_ids ?? null,
-    ...(dropping && { dropped: outcome.dropped ?? null }),
+    tags: named(shown?.tag_ids),
+    ...(dropping && { dropped: named(outcome.dropped) }),
     error: null,
   };
-  if (notSent) row.error = { kind: 'not_sent', status: null, message: `not sent: ${stopReason ?? 'the batch stopped'}` };
+  if (notSent) row.error = { kind: notSentKind(stop), status: null, message: `not sent: ${stop?.reason ?? 'the batch stopped'}` };
   else if (error) row.error = { kind: failureKind(error), status: error instanceof ApiError ? error.status : null, message: error.message };
   return row;
+}
+
+/** What a batch's stop tells the rows of the ids it did not send. */
+export type StopFacts = Pick<BatchStop, 'reason' | 'cause' | 'beforeAny'>;
+
+/**
+ * `not_sent`; but where nothing could be sent, why (`network`, `auth` …), as the id's own row
+ * would have said it: a failure that names the id (not_found, refused) would misread there.
+ */
+export function notSentKind(stop: StopFacts | undefined): FailureKind {
+  const kind = stop?.beforeAny && stop.cause ? failureKind(stop.cause) : 'not_sent';
+  return kind === 'not_found' || kind === 'refused' ? 'not_sent' : kind;
 }
 
 function mayShow(error: CarectlError): boolean {
@@ -98,6 +114,8 @@ export class BatchStop {
   reason: string | undefined;
   /** The failure it stopped on: its exit code is the batch's. */
   cause: CarectlError | undefined;
+  /** Stopped before any id was tried (nothingSent). */
+  beforeAny = false;
   private inARow = 0;
   private seen = 0;
   private sameSoFar = true;
@@ -127,6 +145,12 @@ export class BatchStop {
     } finally {
       this.inFlight.delete(settled);
     }
+  }
+
+  /** What every id needs failed before any was tried (the tags list could not be read): none is sent. */
+  nothingSent(reason: string, cause: CarectlError): void {
+    this.stop(reason, cause);
+    this.beforeAny = true;
   }
 
   private get inDoubt(): boolean {

@@ -9,7 +9,7 @@ import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { stringifyJson } from '../../core/exact-json.js';
 import type { ApiClient } from '../../api/client.js';
-import { NameResolver } from '../../api/names.js';
+import { namedAlone, NameResolver, type Named } from '../../api/names.js';
 import { inOrder, type Scheduler, type Slot } from '../../api/scheduler.js';
 import type { Throttle } from '../../http/transport.js';
 import { PATCH_REFERENCES, PATCH_VERSIONS, resourceByName, UPDATE_STATUSES, type Version } from '../../api/catalogue/index.js';
@@ -19,28 +19,30 @@ import type { Context } from '../../cli/context.js';
 import { addExamples } from '../../cli/help.js';
 import { readIds, requireId } from '../../cli/ids.js';
 import { rememberCloseReason } from '../completion-words.js';
-import { ApiError, BadReplyError, CarectlError, InterruptedError, isBrokenPipe, mayHaveBeenApplied, systemReason, UsageError } from '../../core/errors.js';
+import { ApiError, CarectlError, InterruptedError, isBrokenPipe, mayHaveBeenApplied, systemReason, UsageError } from '../../core/errors.js';
 import { parseEnum, parseList } from '../../core/parse.js';
 import { sanitizeForTerminal, writeText, type RecordWriter } from '../../output/index.js';
-import { BatchStop, RESULT_COLUMN, RESULT_FIELDS, resultColumns, resultRow, type Outcome, type PatchBody } from './update-results.js';
+import { checkKeptStatuses, keptStatus, readCurrent, type SentStatus, type UpdateStatus } from './update-current.js';
+import { BatchStop, notSentKind, RESULT_COLUMN, RESULT_FIELDS, resultColumns, resultRow, type Outcome, type PatchBody } from './update-results.js';
 
 const conversations = resourceByName('conversations');
 const DRY_RUN_COLUMNS = ['id', 'method', 'path', 'body'];
 
 /** What every id gets, checked before anything is sent. Tags as given (names or ids) until resolveTags. */
 export interface UpdatePlan {
-  status: (typeof UPDATE_STATUSES)[number];
+  /** undefined: each conversation keeps its own (update-current.ts). */
+  status: UpdateStatus | undefined;
   closeReason: string | undefined;
   /** How the new tag list follows from the current one. */
   tags: { replace: string[] } | { add: string[]; remove: string[] };
-  /** --drop-inactive-tags: the current tags the service deactivated are not sent back. */
+  /** --drop-inactive-tags: the current tags the service deactivated are not kept. */
   dropInactive: boolean;
 }
 
 /** The flags and ids as given; planFromOptions checks them. */
 export interface UpdateOptions {
   ids: string[];
-  status: string;
+  status: string | undefined;
   closeReason: string | undefined;
   tags: string | undefined;
   addTags: string | undefined;
@@ -52,7 +54,7 @@ export interface UpdateOptions {
 
 const readOptions = (raw: RawOptions, args: readonly unknown[]): UpdateOptions => ({
   ids: args[0] as string[],
-  status: raw.status as string,
+  status: raw.status as string | undefined,
   closeReason: raw.closeReason as string | undefined,
   tags: raw.tags as string | undefined,
   addTags: raw.addTags as string | undefined,
@@ -65,13 +67,19 @@ const readOptions = (raw: RawOptions, args: readonly unknown[]): UpdateOptions =
 export function addUpdateVerb(group: Command, action: Action): void {
   const update = group
     .command('update <ids...>')
-    .description('set the status of conversations (ids as arguments or - for stdin), keeping their tags unless told otherwise')
-    .requiredOption('--status <status>', `new status: ${UPDATE_STATUSES.join(' or ')}`)
-    .option('--close-reason <reason>', 'close reason (required with --status closing)')
+    .description('set the status or the tags of conversations (ids as arguments or - for stdin), keeping their tags unless told otherwise')
+    .option(
+      '--status <status>',
+      `new status: ${UPDATE_STATUSES.join(' or ')}; without it, a conversation already ${UPDATE_STATUSES.join(' or ')} keeps its own (any other is exit 2, nothing sent)`,
+    )
+    .option(
+      '--close-reason <reason>',
+      'close reason (required with --status closing; without --status, a closing conversation keeps its own unless this is given)',
+    )
     .option('--tags <list>', "replace the tags with these tags, names or ids, comma-separated ('' removes all)")
     .option('--add-tags <list>', 'tags (names or ids) to add to the current tags')
     .option('--remove-tags <list>', 'tags (names or ids) to remove from the current tags')
-    .option('--drop-inactive-tags', 'leave the tags the service deactivated out of the current tags sent back (each row says which)')
+    .option('--drop-inactive-tags', "leave the tags the service deactivated out of the conversation's tags carectl keeps (each row says which)")
     .option('--rest <file>', 'when the batch stops early, write the ids it did not send to FILE, one a line, instead of printing them as not_sent rows')
     .option(
       '--dry-run',
@@ -79,6 +87,7 @@ export function addUpdateVerb(group: Command, action: Action): void {
     );
   addExamples(update, [
     'carectl conversations update 500002 500494 --status on_hold',
+    'carectl conversations list --status on_hold --tag order-bug --columns id | carectl conversations update - --add-tags praise-follow-up',
     'carectl conversations update 500002 --status closing --close-reason resolved --add-tags praise-follow-up',
     'carectl conversations list --status unread --tag spam --columns id --no-header | carectl conversations update - --status closing --close-reason spam',
     'carectl conversations update - --status on_hold --drop-inactive-tags --rest rest.txt < ids.txt',
@@ -89,7 +98,7 @@ export function addUpdateVerb(group: Command, action: Action): void {
 
 /** The flags as an UpdatePlan; every mistake is a UsageError (exit 2, nothing sent). */
 export function planFromOptions(opts: UpdateOptions): UpdatePlan {
-  const status = parseEnum(opts.status, '--status', UPDATE_STATUSES);
+  const status = opts.status === undefined ? undefined : parseEnum(opts.status, '--status', UPDATE_STATUSES);
   const closeReason = opts.closeReason;
   if (closeReason !== undefined && closeReason.trim() === '') throw new UsageError('--close-reason: needs a value');
   if (status === 'closing' && closeReason === undefined) {
@@ -124,15 +133,26 @@ export function newTagIds(plan: UpdatePlan, current: readonly string[] | undefin
   return unique([...kept, ...add]);
 }
 
-export function patchBody(plan: UpdatePlan, tagIds: string[]): PatchBody {
-  return { status: plan.status, tag_ids: tagIds, ...(plan.closeReason !== undefined && { close_reason: plan.closeReason }) };
+export function patchBody({ status, closeReason }: SentStatus, tagIds: string[]): PatchBody {
+  return { status, tag_ids: tagIds, ...(closeReason !== undefined && { close_reason: closeReason }) };
 }
 
-/** The tags a run knows: the plan with tag ids for names, and the ids of the inactive tags when it read the list. */
+/** The tags a run knows: the plan with tag ids for names, and what the tags list says when it was read. */
 interface TagFacts {
   plan: UpdatePlan;
   /** Inactive tags by id, with their names; undefined: the list was not read (not needed). */
   inactive: ReadonlyMap<string, string> | undefined;
+  /** The names a person can give back for tag ids (namedAlone), shown in a table; empty when the list was not read. */
+  names: ReadonlyMap<string, string>;
+}
+
+/** What the tags list says of inactive tags and of names. */
+function listFacts(all: readonly Named[]): Omit<TagFacts, 'plan'> {
+  const alone = namedAlone(all);
+  return {
+    inactive: new Map(all.filter((tag) => !tag.active).map((tag) => [tag.id, tag.name])),
+    names: new Map(all.filter((tag) => alone.has(tag)).map((tag) => [tag.id, tag.name])),
+  };
 }
 
 /**
@@ -145,7 +165,7 @@ export async function resolveTags(resolver: NameResolver, plan: UpdatePlan, dryR
   const given = 'replace' in plan.tags ? { tags: plan.tags.replace } : { 'add-tags': plan.tags.add, 'remove-tags': plan.tags.remove };
   const keepsCurrent = !('replace' in plan.tags);
   const needed = Object.values(given).some((values) => values.length > 0) || (keepsCurrent && (plan.dropInactive || dryRun));
-  if (!needed) return { plan, inactive: undefined };
+  if (!needed) return { plan, inactive: undefined, names: new Map() };
   const ids: Record<string, string[]> = {};
   for (const [flag, values] of Object.entries(given) as Array<[keyof typeof PATCH_REFERENCES, string[]]>) {
     const named = await resolver.resolve(`--${flag}`, PATCH_REFERENCES[flag], values);
@@ -162,8 +182,21 @@ export async function resolveTags(resolver: NameResolver, plan: UpdatePlan, dryR
   // A name and an id of one tag, one to add and one to remove.
   if (keepsCurrent) refuseBoth(add, remove);
   const tags = keepsCurrent ? { add, remove } : { replace: ids.tags ?? [] };
-  const all = await resolver.records('tags');
-  return { plan: { ...plan, tags }, inactive: new Map(all.filter((tag) => !tag.active).map((tag) => [tag.id, tag.name])) };
+  return { plan: { ...plan, tags }, ...listFacts(await resolver.records('tags')) };
+}
+
+/**
+ * resolveTags; where the list cannot be read (the service down, not the user's mistake) the batch
+ * stops before any id, so each id still comes as a row a retry loop reads (a dry run has no rows).
+ */
+async function tagFactsOrStop(resolver: NameResolver, plan: UpdatePlan, dryRun: boolean, stop: BatchStop): Promise<TagFacts> {
+  try {
+    return await resolveTags(resolver, plan, dryRun);
+  } catch (err) {
+    if (dryRun || !(err instanceof CarectlError) || err instanceof UsageError || err instanceof InterruptedError) throw err;
+    stop.nothingSent(`the tags list could not be read: ${err.message}`, err);
+    return { plan, inactive: undefined, names: new Map() };
+  }
 }
 
 /** A batch's shared state: what it stops on, and the ids it did not send. */
@@ -191,9 +224,12 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
   const scheduler = await ctx.scheduler();
   // Ctrl-C stops sending new ids; an id already under way finishes (its GET and its PATCH).
   const api = await ctx.api({ finishInFlight: true });
-  const facts = await resolveTags(new NameResolver(api, scheduler, version), proposed, dryRun);
+  const resolver = new NameResolver(api, scheduler, version);
   const batch: Batch = { stop: new BatchStop(), notSent: [] };
-  const run: Run = { ctx, api, version, facts, dryRun, writer, batch, rest };
+  const facts = await tagFactsOrStop(resolver, proposed, dryRun, batch.stop);
+  if (proposed.status === undefined) await checkKeptStatuses(api, version, ids, proposed.closeReason, scheduler, batch.stop, ctx.io.signal);
+  const names = printer?.format === 'table' ? facts.names : undefined;
+  const run: Run = { ctx, api, resolver, version, facts, names, dryRun, writer, batch, rest };
   const outcomes = await runBatch(run, ids, scheduler);
   // a reason the service took is offered by completion next time
   if (!dryRun && proposed.closeReason !== undefined && outcomes.some((outcome) => !outcome.error && !outcome.notSent))
@@ -207,8 +243,11 @@ async function updateConversations(ctx: Context, opts: UpdateOptions): Promise<v
 interface Run {
   ctx: Context;
   api: ApiClient;
+  resolver: NameResolver;
   version: Version;
   facts: TagFacts;
+  /** Tag names a table shows for ids; undefined: rows keep ids (a script's formats). */
+  names: ReadonlyMap<string, string> | undefined;
   dryRun: boolean;
   writer: RecordWriter | undefined;
   batch: Batch;
@@ -235,7 +274,8 @@ async function runBatch(run: Run, ids: readonly string[], scheduler: Scheduler):
   const outcomes: Outcome[] = [];
   // ids done of all, live on a terminal's stderr, as a list's count
   const live = ctx.liveTicker('conversation', ids.length);
-  const report = async (outcome: Outcome): Promise<void> => {
+  const report = async (delivered: Outcome): Promise<void> => {
+    const outcome = await explainRefusal(run, delivered);
     live.stepAside();
     outcomes.push(outcome);
     if (outcome.notSent) batch.notSent.push(outcome.id);
@@ -272,7 +312,7 @@ async function tryUpdate(run: Run, id: string, slot: Slot): Promise<Outcome> {
     if (run.dryRun) return { id, body, ...(dropped && { dropped }) };
     // Stopped while this id's tags were read: its PATCH would not help either.
     if (batch.stop.reason !== undefined) return { id, notSent: true };
-    await sendPatch(api, version, id, body, tagOrigins(facts.plan, body.tag_ids), slot.throttle);
+    await api.patchRecord(conversations, version, id, body, slot.throttle);
     return { id, body, ...(dropped && { dropped }) };
   } catch (err) {
     if (!(err instanceof CarectlError) || err instanceof InterruptedError) throw err;
@@ -287,7 +327,7 @@ async function reportOne(run: Run, outcome: Outcome, output: Output, clearLive: 
   const dropping = facts.plan.dropInactive;
   if (!run.dryRun) {
     if (outcome.notSent && run.rest !== undefined) return;
-    if (writer) await output(() => writer.write(resultRow(outcome, dropping, batch.stop.reason)));
+    if (writer) await output(() => writer.write(resultRow(outcome, dropping, batch.stop, run.names)));
     return;
   }
   const { id, body, error } = outcome;
@@ -347,7 +387,10 @@ async function settleRest(run: Run, ids: readonly string[], delivered: number): 
   }
 }
 
-/** The PATCH for one id, from its current tags unless --tags gives them; with --drop-inactive-tags, the inactive ones it left out. */
+/**
+ * The PATCH for one id, from its current tags unless --tags gives them, and its current status
+ * without --status; with --drop-inactive-tags, the inactive ones it left out.
+ */
 async function buildPatch(
   api: ApiClient,
   version: Version,
@@ -356,19 +399,26 @@ async function buildPatch(
   throttle?: Throttle,
 ): Promise<{ body: PatchBody; dropped?: string[] }> {
   const { plan, inactive } = facts;
-  const current = 'replace' in plan.tags ? undefined : await currentTagIds(api, version, id, throttle);
-  const tagIds = newTagIds(plan, current);
-  if (!plan.dropInactive || !inactive) return { body: patchBody(plan, tagIds) };
+  const current = await readCurrent(api, version, id, { tags: !('replace' in plan.tags), status: plan.status === undefined }, throttle);
+  const sent = plan.status === undefined ? keptStatus(current, plan.closeReason) : { status: plan.status, closeReason: plan.closeReason };
+  // Checked before the batch (checkKeptStatuses); it changed since.
+  if ('refused' in sent) {
+    throw new CarectlError(
+      `conversation ${id} ${sent.refused}, which it was not when carectl checked before the batch: nothing was sent for it (--status sets one)`,
+    );
+  }
+  const tagIds = newTagIds(plan, current.tags);
+  if (!plan.dropInactive || !inactive) return { body: patchBody(sent, tagIds) };
   return {
     body: patchBody(
-      plan,
+      sent,
       tagIds.filter((tag) => !inactive.has(tag)),
     ),
     dropped: tagIds.filter((tag) => inactive.has(tag)),
   };
 }
 
-/** Where the sent tag ids came from: named by the user's flag, or the conversation's own sent back. */
+/** Where the sent tag ids came from: named by the user's flag, or the conversation's own, kept. */
 export interface TagOrigins {
   flag: '--tags' | '--add-tags';
   given: string[];
@@ -384,58 +434,56 @@ function tagOrigins(plan: UpdatePlan, tagIds: readonly string[]): TagOrigins {
  * The service takes only active tags (spec: tag_ids). A refusal says how to proceed, fitted to
  * where the refused tag can have come from (the one the message names, if it names one): the
  * user's flag (its tags were active when carectl read the list), or the conversation's current
- * tags, which carectl sends back rather than dropping one silently.
+ * tags, which carectl keeps rather than dropping one silently. `inactive` (the tags list, by id
+ * with names): every kept tag it calls inactive is named, not only the one the service named.
  */
-export function refusedTagHint(message: string, sent: TagOrigins): string | undefined {
+export function refusedTagHint(message: string, sent: TagOrigins, inactive?: ReadonlyMap<string, string>): string | undefined {
   const words = message.split(/[^\w-]+/);
   const named = [...sent.given, ...sent.kept].filter((id) => words.includes(id));
   const suspects = (ids: string[]): string[] => (named.length === 0 ? ids : ids.filter((id) => named.includes(id)));
   const given = suspects(sent.given);
+  const kept = suspects(sent.kept);
+  const refused = sent.kept.filter((id) => inactive?.has(id) || (named.includes(id) && kept.includes(id)));
   const hints = [
     ...(given.length > 0 ? [`${sent.flag} ${given.join(',')}: the service takes active tags only (carectl tags list --active)`] : []),
-    ...(suspects(sent.kept).length > 0 ? [KEPT_HINT] : []),
+    ...(kept.length > 0 ? [keptHint(refused, inactive)] : []),
   ];
   return hints.length > 0 ? hints.join('; or ') : undefined;
 }
 
-export const KEPT_HINT = "the conversation's current tags were sent back: --drop-inactive-tags leaves out those the service deactivated";
-
-async function sendPatch(api: ApiClient, version: Version, id: string, body: PatchBody, origins: TagOrigins, throttle?: Throttle): Promise<void> {
-  try {
-    await api.patchRecord(conversations, version, id, body, throttle);
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 400 && /\btag/i.test(err.message)) {
-      const hint = refusedTagHint(err.message, origins);
-      if (hint !== undefined) throw new ApiError(err.status, `${err.message}; ${hint}`);
-    }
-    throw err;
-  }
+/** Says what carectl did with the conversation's tags, and which of them the service refuses where that is known. */
+function keptHint(refused: readonly string[], inactive: ReadonlyMap<string, string> | undefined): string {
+  const kept = "carectl kept the conversation's tags, and the service refuses";
+  if (refused.length === 0) return `${kept} one of them: --drop-inactive-tags leaves out those it deactivated`;
+  const which = refused.map((id) => (inactive?.get(id) ? `${inactive.get(id)} (${id})` : id)).join(', ');
+  return `${kept} ${which}: --drop-inactive-tags leaves ${refused.length > 1 ? 'them' : 'it'} out`;
 }
 
-/** The current tags of a conversation, as ids (the single reply carries {id, url} references). */
-async function currentTagIds(api: ApiClient, version: Version, id: string, throttle?: Throttle): Promise<string[]> {
-  const record = await api.fetchRecord(conversations, version, id, [['fields', 'tags']], { ...(throttle && { throttle }) });
-  const tags: unknown = record.tags;
-  // tag_ids replaces the whole list: guessing at a reply we cannot read would wipe the tags.
-  const usable = Array.isArray(tags) && tags.every((tag) => typeof (tag as { id?: unknown } | null)?.id === 'string' && (tag as { id: string }).id !== '');
-  if (!usable) {
-    throw new BadReplyError(
-      `the service sent no usable tags list for conversation ${id} (tags: ${describeValue(tags)}); nothing was sent, so its tags are kept: set the list explicitly with --tags LIST`,
-    );
-  }
-  return (tags as Array<{ id: string }>).map((tag) => tag.id);
-}
-
-/** A short description of an unexpected value, for messages (never the whole value). */
-function describeValue(value: unknown): string {
-  if (value === undefined) return 'missing';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'a list with entries that have no string id';
-  return `a ${typeof value}`;
+/**
+ * A refusal of a tag, with how to proceed (refusedTagHint), from what carectl read: the tags list,
+ * read now (once a run) when the run had no need of it before. Runs as the row is reported,
+ * outside the id's request slot, which the list's pages would otherwise wait for.
+ */
+async function explainRefusal(run: Run, outcome: Outcome): Promise<Outcome> {
+  const { error, body } = outcome;
+  if (!(error instanceof ApiError) || error.status !== 400 || !/\btag/i.test(error.message) || body === undefined) return outcome;
+  const inactive =
+    run.facts.inactive ??
+    (await run.resolver.records('tags').then(
+      (all) => listFacts(all).inactive,
+      () => undefined,
+    ));
+  const hint = refusedTagHint(error.message, tagOrigins(run.facts.plan, body.tag_ids), inactive);
+  return hint === undefined ? outcome : { ...outcome, error: new ApiError(error.status, `${error.message}; ${hint}`) };
 }
 
 /** The exit code of the first failure (or of the one the batch stopped on), with a one-line summary. */
 function throwIfAnyFailed(outcomes: Outcome[], run: Run): void {
+  const { stop, notSent } = run.batch;
+  if (stop.beforeAny && stop.cause) {
+    const where = run.rest === undefined ? `rows with error.kind ${notSentKind(stop)}` : `their ids are in ${run.rest.given}`;
+    throw new CarectlError(`nothing was sent (${stop.reason}): ${notSent.length} not sent, ${where}`, stop.cause.exitCode);
+  }
   const failures = outcomes.filter((o) => o.error !== undefined);
   const first = failures[0];
   if (!first?.error) return;
@@ -443,7 +491,6 @@ function throwIfAnyFailed(outcomes: Outcome[], run: Run): void {
   const uncertain = failures.filter((o) => mayHaveBeenApplied(o.error)).length;
   // Those are not known to have failed: repeating the same command is safe and settles them.
   const maybe = uncertain > 0 ? `; ${uncertain} of them may have been applied: the update is safe to repeat, run the same command again` : '';
-  const { stop, notSent } = run.batch;
   const where = run.rest === undefined ? 'rows with error.kind not_sent' : `their ids are in ${run.rest.given}`;
   const stopped = stop.reason === undefined ? '' : `; the batch stopped (${stop.reason}): ${notSent.length} not sent, ${where}`;
   const code = stop.cause?.exitCode ?? first.error.exitCode;
