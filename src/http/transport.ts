@@ -12,7 +12,7 @@ import { setMaxListeners } from 'node:events';
 import type { Dispatcher } from 'undici';
 import { ApiError, BadReplyError, CarectlError, DeadlineError, InterruptedError, NetworkError } from '../core/errors.js';
 import { stringifyJson } from '../core/exact-json.js';
-import { loadUndici } from './undici.js';
+import { loadUndici, UndiciPatchError } from './undici.js';
 import { createDispatcher, namingProxy, proxyLabel, proxySecrets, type ProxySettings } from './proxy.js';
 import { basicCredentialForms, longSecrets, redact, redactReply, stripUserinfo } from './redact.js';
 import { errorMessage, MAX_REPLY_BYTES, parseReply, redirectMessage, ReplyTooLargeError } from './reply.js';
@@ -253,6 +253,7 @@ export class Transport {
   /** An attempt that got no whole reply: the reply's body was unreadable, or the exchange failed. */
   private async failedAttempt(call: Call, err: unknown, seen: AttemptReply, started: number): Promise<Outcome> {
     const { options, shown, answerTo, write, url } = call;
+    if (err instanceof UndiciPatchError) throw err;
     if ((err instanceof ReplyTooLargeError || err instanceof ReplyEncodingError) && seen.status !== undefined) {
       return this.unreadableBody(call, err, seen.status, seen, started);
     }
