@@ -85,15 +85,7 @@ export async function main({ exitWhenDone = false } = {}): Promise<number> {
   const io: Io = {
     stdout: { stream: stdout, isTTY: process.stdout.isTTY === true, columns: process.stdout.columns, file },
     stderr: { stream: process.stderr, isTTY: process.stderr.isTTY === true, columns: process.stderr.columns },
-    // process.stdin sets up a stream on first use: only the commands that read it pay for that.
-    stdin: {
-      get stream() {
-        return process.stdin;
-      },
-      get isTTY() {
-        return process.stdin.isTTY === true;
-      },
-    },
+    stdin: { stream: process.stdin, isTTY: process.stdin.isTTY === true },
     env: process.env,
     cwd: process.cwd(),
     now: () => Date.now(),

@@ -378,8 +378,8 @@ export class Transport {
   }
 
   async close(): Promise<void> {
-    // One error for the requests still running and the connections: its stack is never shown.
-    const closed = withoutStack(() => new TransportClosedError());
+    // One error for the requests still running and the connections.
+    const closed = new TransportClosedError();
     this.lifetime.abort(closed);
     const dispatcher = this.dispatcher;
     this.dispatcher = undefined;
@@ -443,22 +443,6 @@ export class Transport {
 
   private trace(line: string): void {
     this.config.trace?.(this.redactOwn(line));
-  }
-}
-
-/**
- * An error made with no stack frames. undici destroys each open connection with the error it is
- * given, and node reads a destroying error's stack (node:internal/streams/destroy): with frames
- * in the bundle files, V8 first finds every line end of each, ~1.5 ms at the end of every command
- * (npm run bench). Nobody sees the error.
- */
-function withoutStack<T>(make: () => T): T {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return make();
-  } finally {
-    Error.stackTraceLimit = limit;
   }
 }
 
