@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
-import type { AddressInfo, Socket } from 'node:net';
+import { Socket, type AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import type { Dispatcher } from 'undici';
 import { readingInterimReplies } from '../src/http/interim.js';
@@ -47,7 +47,7 @@ test('a connection whose socket holds no HTTP/1 parser where undici 7 keeps it f
   assert.ok(destroyedWith instanceof UndiciPatchError);
   assert.equal(
     destroyedWith.message,
-    "carectl's patch of undici for a 100 Continue (nodejs/undici#197, src/http/interim.ts) does not fit this undici: the connection's socket has no symbol 'parser'; check the patch against this version",
+    "undici is not in the shape carectl's patch for a 100 Continue expects (nodejs/undici#197, src/http/interim.ts): the connection's socket has no symbol 'parser'; check the patch against this undici version",
   );
 });
 
@@ -62,7 +62,7 @@ test("an Agent's pool that nothing listens to for disconnects fails its first re
       assert.ok(err instanceof UndiciPatchError);
       assert.equal(
         err.message,
-        "carectl's patch of undici for pools that outlast a disconnect (nodejs/undici#5022, src/http/pools.ts) does not fit this undici: the Agent does not listen for disconnect or connectionError; check the patch against this version",
+        "undici is not in the shape carectl's patch for pools that outlast a disconnect expects (nodejs/undici#5022, src/http/pools.ts): the Agent does not listen for disconnect or connectionError; check the patch against this undici version",
       );
       return true;
     });
@@ -70,7 +70,40 @@ test("an Agent's pool that nothing listens to for disconnects fails its first re
   }
 });
 
-test('that error ends the request at once: not retried, nothing sent, the message as it is', async () => {
+/** A server on port 0 that counts the requests it gets. */
+async function countingServer(): Promise<{ url: string; requests: () => number; close: () => void }> {
+  let requests = 0;
+  const server = createServer((_req, res) => (requests++, res.end('{}')));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests: () => requests, close: () => server.close() };
+}
+
+/** A lookup through a transport of one connection fails at once with the patch's error: nothing sent, no wait for a retry. */
+async function failsAtOnce(upstream: RegExp): Promise<void> {
+  const server = await countingServer();
+  const clock = fakeClock();
+  const transport = testTransport(server.url, clock, { connections: 1 });
+  try {
+    await assert.rejects(transport.get(new URL(`${server.url}/v1.3/tags/1`)), (err: Error) => err instanceof UndiciPatchError && upstream.test(err.message));
+    assert.deepEqual([server.requests(), clock.slept], [0, []]);
+  } finally {
+    await transport.close();
+    server.close();
+  }
+}
+
+test('a connection without the parser fails its request at once: not retried, nothing sent', async () => {
+  // undici's sockets as a version that keeps its parser elsewhere would leave them.
+  const symbolsOf = Object.getOwnPropertySymbols;
+  Object.getOwnPropertySymbols = (value: object) => symbolsOf(value).filter((symbol) => !(value instanceof Socket && symbol.description === 'parser'));
+  try {
+    await failsAtOnce(/nodejs\/undici#197/);
+  } finally {
+    Object.getOwnPropertySymbols = symbolsOf;
+  }
+});
+
+test('an Agent that does not listen to its pools fails the request at once: not retried, nothing sent', async () => {
   const { kDispatch } = requireFromProject('undici/lib/core/symbols.js') as { kDispatch: symbol };
   type Deaf = Record<symbol, (...args: unknown[]) => Dispatcher>;
   const agent = (requireFromProject('undici') as { Agent: { prototype: Deaf } }).Agent.prototype;
@@ -81,21 +114,9 @@ test('that error ends the request at once: not retried, nothing sent, the messag
     const [options, handler] = args as [Dispatcher.DispatchOptions & { origin: string }, Dispatcher.DispatchHandler];
     return this[own('factory')]!(options.origin, this[own('options')]).dispatch(options, handler) as unknown as Dispatcher;
   };
-  let requests = 0;
-  const server = createServer((_req, res) => (requests++, res.end('{}')));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const clock = fakeClock();
-  const transport = testTransport(url, clock, { connections: 1 });
   try {
-    await assert.rejects(
-      transport.get(new URL(`${url}/v1.3/tags/1`)),
-      (err: Error) => err instanceof UndiciPatchError && /nodejs\/undici#5022/.test(err.message),
-    );
-    assert.deepEqual([requests, clock.slept], [0, []]);
+    await failsAtOnce(/nodejs\/undici#5022/);
   } finally {
     agent[kDispatch] = dispatching;
-    await transport.close();
-    server.close();
   }
 });

@@ -24,7 +24,7 @@ let loading: Promise<Undici> | undefined;
  */
 export class UndiciPatchError extends LastingError {
   constructor(patch: string, upstream: string, found: string) {
-    super(`carectl's patch of undici for ${patch} (${upstream}) does not fit this undici: ${found}; check the patch against this version`);
+    super(`undici is not in the shape carectl's patch for ${patch} expects (${upstream}): ${found}; check the patch against this undici version`);
   }
 }
 
