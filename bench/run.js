@@ -4,6 +4,7 @@
  *
  *   npm run bench                                       # build, then measure package.json's bin
  *   node bench/run.js --only startup,lookup --runs 41   # some measures, more runs
+ *   node bench/run.js --only startup,lookup --nodes /path/to/node22,/path/to/node24 # start-up on those nodes
  *   node bench/run.js --only parallel --parallel-runs 5 # lists and batches in parallel (bench/parallel.js)
  *   node bench/run.js --only concurrency                # a saturated service, a thin link (bench/concurrency.js)
  *   node bench/run.js --only wire                       # bytes on the wire, a thin link, connections (bench/wire.js)
@@ -22,6 +23,7 @@ import { parallelMeasures } from './parallel.js';
 import { concurrencyMeasures } from './concurrency.js';
 import { wireMeasures } from './wire.js';
 import { limitRow, median, mib, ms, printTable, ratioRow } from './lib/table.js';
+import { benchNodes } from './lib/nodes.js';
 
 const MEASURES = ['startup', 'lookup', 'size', 'streaming', 'memory', 'cpu', 'polling', 'parallel', 'concurrency', 'wire'];
 const { values: flags } = parseArgs({
@@ -32,6 +34,7 @@ const { values: flags } = parseArgs({
     'parallel-runs': { type: 'string', default: '3' },
     only: { type: 'string', default: MEASURES.join(',') },
     'without-extra-ca-certs': { type: 'boolean', default: false },
+    nodes: { type: 'string' },
   },
 });
 const entry = resolve(ROOT, flags.entry);
@@ -40,6 +43,9 @@ warnIfBundleIsStale();
 const runs = Number(flags.runs);
 const streamRuns = Number(flags['stream-runs']);
 const only = new Set(flags.only.split(','));
+/** The start-up and lookup rows run on each (bench/lib/nodes.js); the rest on the node running the bench. */
+const nodes = benchNodes(flags.nodes);
+const onNode = (node) => ` (node ${node.major})`;
 
 const STREAM_RECORDS = 20_000;
 const SMALL_RECORDS = 1_000;
@@ -104,58 +110,74 @@ async function interleaved(count, commands, options = {}) {
 const medianMs = (results) => median(results.map((r) => r.ms));
 
 /**
- * Start-up of each kind of command against the least node does for the same: a command that
- * prints without the service against `node -e 0`, one that asks the service against a node:http GET.
+ * Start-up of each kind of command against the least node does for the same, on each node: a
+ * command that prints without the service against `node -e 0`, one that asks the service against
+ * a node:http GET.
  */
 async function startup() {
-  const r = await interleaved(runs, { node: ['-e', '0'], version: carectl('--version'), help: carectl('--help') }, { all: { env: cleanEnv } });
-  return [
-    ratioRow('start-up: --version vs node -e 0', medianMs(r.version), medianMs(r.node), 1.3, ms),
-    ratioRow('start-up: --help vs node -e 0', medianMs(r.help), medianMs(r.node), 1.4, ms),
-  ];
+  const rows = [];
+  for (const node of nodes) {
+    const r = await interleaved(
+      runs,
+      { node: ['-e', '0'], version: carectl('--version'), help: carectl('--help') },
+      { all: { env: cleanEnv, node: node.path } },
+    );
+    rows.push(
+      ratioRow(`start-up: --version vs node -e 0${onNode(node)}`, medianMs(r.version), medianMs(r.node), 1.3, ms),
+      ratioRow(`start-up: --help vs node -e 0${onNode(node)}`, medianMs(r.help), medianMs(r.node), 1.3, ms),
+    );
+  }
+  return rows;
 }
 
 /**
  * A lookup and a first page, with the credentials from the environment (cron) and from a stored
- * profile (a user who ran `carectl login`), against a node:http GET of the same.
+ * profile (a user who ran `carectl login`), against a node:http GET of the same, on each node.
  */
 async function lookup() {
   const sandbox = await startSandboxServer(entry, { conversations: 600 });
   try {
-    const env = { ...cleanEnv, ...sandbox.env };
-    const profileEnv = { ...cleanEnv, XDG_CONFIG_HOME: storeProfile(sandbox.env) };
-    const opts = { env, stdout: 'capture' };
-    const loggedIn = { env: profileEnv, stdout: 'capture' };
-    const lookupArgs = carectl('tags', 'get', LOOKUP.id, '-o', 'json');
-    const listArgs = carectl('conversations', 'list', '--limit', '1', '-o', 'json');
-    const r = await interleaved(
-      runs,
-      {
-        carectl: lookupArgs,
-        profile: lookupArgs,
-        baseline: ['bench/baselines/http-get.js', LOOKUP.path],
-        list: listArgs,
-        profileList: listArgs,
-        listBaseline: ['bench/baselines/http-get.js', FIRST_CONVERSATION],
-      },
-      { all: opts, profile: loggedIn, profileList: loggedIn },
-    );
-    for (const name of ['carectl', 'profile']) {
-      if (JSON.parse(r[name][0].stdout).id !== LOOKUP.id) throw new Error(`carectl tags get printed an unexpected record: ${r[name][0].stdout}`);
-    }
-    for (const name of ['list', 'profileList']) {
-      if (JSON.parse(r[name][0].stdout).length !== 1) throw new Error(`carectl conversations list --limit 1 printed: ${r[name][0].stdout}`);
-    }
-    return [
-      ratioRow(`one lookup: tags get vs node:http`, medianMs(r.carectl), medianMs(r.baseline), 1.3, ms),
-      ratioRow(`one lookup, logged in: tags get vs node:http`, medianMs(r.profile), medianMs(r.baseline), 1.3, ms),
-      ratioRow(`one lookup: logged in vs environment`, medianMs(r.profile), medianMs(r.carectl), 1.05, ms),
-      ratioRow(`one page: conversations list --limit 1 vs node:http`, medianMs(r.list), medianMs(r.listBaseline), 1.3, ms),
-      ratioRow(`one page, logged in: list --limit 1 vs node:http`, medianMs(r.profileList), medianMs(r.listBaseline), 1.3, ms),
-    ];
+    const rows = [];
+    for (const node of nodes) rows.push(...(await lookupOn(node, sandbox)));
+    return rows;
   } finally {
     await sandbox.stop();
   }
+}
+
+async function lookupOn(node, sandbox) {
+  const env = { ...cleanEnv, ...sandbox.env };
+  const profileEnv = { ...cleanEnv, XDG_CONFIG_HOME: storeProfile(sandbox.env) };
+  const opts = { env, stdout: 'capture', node: node.path };
+  const loggedIn = { env: profileEnv, stdout: 'capture', node: node.path };
+  const lookupArgs = carectl('tags', 'get', LOOKUP.id, '-o', 'json');
+  const listArgs = carectl('conversations', 'list', '--limit', '1', '-o', 'json');
+  const r = await interleaved(
+    runs,
+    {
+      carectl: lookupArgs,
+      profile: lookupArgs,
+      baseline: ['bench/baselines/http-get.js', LOOKUP.path],
+      list: listArgs,
+      profileList: listArgs,
+      listBaseline: ['bench/baselines/http-get.js', FIRST_CONVERSATION],
+    },
+    { all: opts, profile: loggedIn, profileList: loggedIn },
+  );
+  for (const name of ['carectl', 'profile']) {
+    if (JSON.parse(r[name][0].stdout).id !== LOOKUP.id) throw new Error(`carectl tags get printed an unexpected record: ${r[name][0].stdout}`);
+  }
+  for (const name of ['list', 'profileList']) {
+    if (JSON.parse(r[name][0].stdout).length !== 1) throw new Error(`carectl conversations list --limit 1 printed: ${r[name][0].stdout}`);
+  }
+  const on = onNode(node);
+  return [
+    ratioRow(`one lookup: tags get vs node:http${on}`, medianMs(r.carectl), medianMs(r.baseline), 1.3, ms),
+    ratioRow(`one lookup, logged in: tags get vs node:http${on}`, medianMs(r.profile), medianMs(r.baseline), 1.3, ms),
+    ratioRow(`one lookup: logged in vs environment${on}`, medianMs(r.profile), medianMs(r.carectl), 1.05, ms),
+    ratioRow(`one page: conversations list --limit 1 vs node:http${on}`, medianMs(r.list), medianMs(r.listBaseline), 1.3, ms),
+    ratioRow(`one page, logged in: list --limit 1 vs node:http${on}`, medianMs(r.profileList), medianMs(r.listBaseline), 1.3, ms),
+  ];
 }
 
 /** A config folder whose default profile holds the sandbox's address and credentials, as `carectl login` leaves it. */
@@ -374,7 +396,7 @@ const caNote = extraCaCerts
   ? `NODE_EXTRA_CA_CERTS ${flags['without-extra-ca-certs'] ? 'unset for the runs' : 'set (node start-up includes it)'}`
   : 'no NODE_EXTRA_CA_CERTS';
 console.log(
-  `carectl bench: ${flags.entry}, node ${process.version}, ${cpus().length} CPUs, load ${loadavg()[0].toFixed(2)}, ${caNote}; ` +
+  `carectl bench: ${flags.entry}, node ${process.version} (start-up on ${nodes.map((node) => node.version).join(', ')}), ${cpus().length} CPUs, load ${loadavg()[0].toFixed(2)}, ${caNote}; ` +
     `medians of ${runs} runs (exports: ${streamRuns})`,
 );
 const rows = [];

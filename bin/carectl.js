@@ -22,8 +22,9 @@ const { Script } = require('node:vm');
 /**
  * V8 settings for a short-lived process that streams (npm run bench measures each):
  * - undici parses HTTP with WebAssembly. V8 recompiles the hot parser with its optimizing
- *   compiler on a background thread, and node waits for that compile when it exits: ~100 ms
- *   added to every short command. The baseline code is fast enough for carectl's traffic.
+ *   compiler on a background thread, and node 20 waits for that compile when it exits: ~80 ms of
+ *   CPU added to a lookup (node 22 and 24 do not wait: ~1 ms). The baseline code is fast enough
+ *   for carectl's traffic.
  * - V8 grows its young generation as a busy process goes on, ~6 MB more resident memory by the
  *   end of a long export for no measurable speed: pages are garbage once written.
  * - Inlining makes the optimizing compiler's work on the hot stream code larger, and the memory
@@ -37,8 +38,8 @@ const { Script } = require('node:vm');
  *   code from the second. The expression that finds the credentials in a reply
  *   (src/http/redact.ts: each form of each secret, each character in all its escapes) is large,
  *   and its interpreter code costs more to make than its machine code: compiled straight away, a
- *   reply that needs it costs ~40 % less. An ordinary reply never makes it (mayHoldSecret), and
- *   --version, --help and a lookup measured the same with and without this flag.
+ *   lookup whose reply holds the password takes 23–44 ms less CPU. An ordinary reply never
+ *   makes it (mayHoldSecret), and a lookup measured the same with and without this flag.
  * Set before any script is compiled, since a code cache is only valid under the flags it was
  * made with.
  */

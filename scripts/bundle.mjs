@@ -24,34 +24,27 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { UNDICI_API, UNDICI_DISPATCHER, UNDICI_LAZY_PARTS, UNDICI_PARTS } from './undici-parts.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outdir = join(root, 'dist/bundle');
 const MAIN = join(outdir, 'carectl.js');
+
+/** The undici file's entry: undici's index as carectl uses it (scripts/undici-parts.mjs), the rest left out. */
+function undiciEntry() {
+  const parts = Object.entries(UNDICI_PARTS).map(([name, path]) => `${name}: require('${path}'),`);
+  const lazy = Object.entries(UNDICI_LAZY_PARTS).map(([name, path]) => `get ${name}() { return require('${path}'); },`);
+  return `const Dispatcher = require('${UNDICI_DISPATCHER}');
+    Object.assign(Dispatcher.prototype, require('${UNDICI_API}'));
+    module.exports = { ${[...parts, ...lazy].join(' ')} };`;
+}
 
 /**
  * What `await import(name)` in src/ gets, as a file beside the main bundle (see lazyFiles). As in
  * node, `default` of what import() yields is the file's module.exports, its properties the names.
  */
 const LAZY = {
-  undici: {
-    file: 'undici.cjs',
-    entry: {
-      contents: `const Dispatcher = require('undici/lib/dispatcher/dispatcher.js');
-        Object.assign(Dispatcher.prototype, require('undici/lib/api/index.js'));
-        module.exports = {
-          Agent: require('undici/lib/dispatcher/agent.js'),
-          // Already loaded by Agent: src/http/pools.ts makes them itself, and their connectors.
-          Pool: require('undici/lib/dispatcher/pool.js'),
-          Client: require('undici/lib/dispatcher/client.js'),
-          buildConnector: require('undici/lib/core/connect.js'),
-          // Loaded on first use: only a run with a proxy variable set needs it.
-          get EnvHttpProxyAgent() {
-            return require('undici/lib/dispatcher/env-http-proxy-agent.js');
-          },
-        };`,
-    },
-  },
+  undici: { file: 'undici.cjs', entry: { contents: undiciEntry() } },
   // conf is ESM; src/ takes its default export, the Conf class.
   conf: { file: 'conf.cjs', entry: { contents: "module.exports = require('conf').default;" } },
   // login's questions on a terminal only
@@ -202,13 +195,16 @@ function replaceBuiltin(builtin, contents) {
  *   when it loads. The header size limit: node's, as this node gives it at bundle time (a node
  *   flag alone changes it). IncomingMessage: undici's destroy() spares the socket of an
  *   IncomingMessage used as a request body; carectl's request bodies are strings
- *   (src/http/attempt.ts), so a class nothing is an instance of.
+ *   (src/http/attempt.ts), so a class nothing is an instance of. Any other value of node:http
+ *   loads it: an undici that reads more still works, and test/bundle.test.ts, which finds no
+ *   node:http loaded by a lookup, fails.
  */
 const UNDICI_BUILTINS = [
   replaceBuiltin('assert', "module.exports = function assert(value, message) { if (!value) require('node:assert')(value, message); };"),
   replaceBuiltin(
     'http',
-    `module.exports = { maxHeaderSize: ${createRequire(import.meta.url)('node:http').maxHeaderSize}, IncomingMessage: class NeverSent {} };`,
+    `const values = { maxHeaderSize: ${createRequire(import.meta.url)('node:http').maxHeaderSize}, IncomingMessage: class NeverSent {} };
+    module.exports = new Proxy(values, { get: (_, name) => (name in values ? values[name] : require('node:http')[name]) });`,
   ),
 ];
 

@@ -85,7 +85,8 @@ export async function main({ exitWhenDone = false } = {}): Promise<number> {
   const io: Io = {
     stdout: { stream: stdout, isTTY: process.stdout.isTTY === true, columns: process.stdout.columns, file },
     stderr: { stream: process.stderr, isTTY: process.stderr.isTTY === true, columns: process.stderr.columns },
-    // process.stdin sets up a stream on first use: only the commands that read it pay for that.
+    // process.stdin sets up a stream on first use: only the commands that read it pay for that
+    // (from /dev/null, as cron gives it, a file stream and node's stream modules: 2-4 ms).
     stdin: {
       get stream() {
         return process.stdin;

@@ -50,22 +50,6 @@ describe('the bundled command', () => {
     for (const unused of ['http2', 'tls', 'zlib', 'http', 'assert']) assert.ok(!loaded.includes(unused), `${unused} was loaded`);
   });
 
-  test('ends a lookup without formatting a stack trace with frames: nothing makes V8 find the line ends of the bundle files', async () => {
-    const countFile = join(folder, 'stacks.txt');
-    const preload = join(folder, 'count-stacks.cjs');
-    await writeFile(
-      preload,
-      `let formatted = 0;
-      Error.prepareStackTrace = (error, frames) => (frames.length > 0 && formatted++, String(error));
-      process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(countFile)}, String(formatted)));\n`,
-    );
-    const { stdout } = await promisify(execFile)(process.execPath, ['--require', preload, BIN, 'tags', 'get', '7001', '-o', 'json'], {
-      env: { PATH: process.env.PATH, ...sandboxEnv(sandbox) },
-    });
-    assert.match(stdout, /"id": "7001"/);
-    assert.equal(await readFile(countFile, 'utf8'), '0');
-  });
-
   test('ends the process as soon as a command is done, unless something is still open', async () => {
     // beforeExit fires when node ends the process by itself, not on process.exit().
     const preload = join(folder, 'note-natural-end.cjs');
@@ -80,14 +64,6 @@ describe('the bundled command', () => {
     assert.deepEqual([JSON.parse(lookup.stdout).id, lookup.stderr], ['7001', '']);
     // The embedded sandbox's server is still closing when the command is done: node ends it.
     assert.match((await ending(['--sandbox', 'tags', 'get', '7001', '-o', 'json'])).stderr, /ended by itself$/);
-  });
-
-  test('bundle files are ASCII: one character beyond makes V8 hold the whole file as two-byte text', async () => {
-    const bundleFolder = fileURLToPath(new URL('../../dist/bundle/', import.meta.url));
-    for (const name of (await readdir(bundleFolder)).filter((file) => /\.c?js$/.test(file))) {
-      const beyond = /[^\x00-\x7f]/.exec(await readFile(join(bundleFolder, name), 'utf8'));
-      assert.equal(beyond, null, `${name}: ${JSON.stringify(beyond?.input.slice(beyond.index - 40, beyond.index + 10))}`);
-    }
   });
 
   /** Whether this node caches compiled code in the user's folder (≥ 22.1) rather than with bundle-time caches (20). */

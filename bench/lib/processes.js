@@ -15,14 +15,15 @@ const PEAK_RSS_PRELOAD = fileURLToPath(new URL('../peak-rss.cjs', import.meta.ur
  * stdout: 'ignore' (discarded), 'capture' (returned as text) or a file path (written there).
  * peakRssFile: when given, the child is preloaded with bench/peak-rss.cjs writing its peak RSS
  * and CPU time there (result.peakRssKb, result.cpuMs).
+ * node: the node binary to run (default: the one running the bench).
  * The result has the exit time (endedAt, Date.now()) and stderr line by line with arrival times.
  */
-export async function timeNode(args, { env = process.env, stdout = 'ignore', peakRssFile, okCodes = [0] } = {}) {
+export async function timeNode(args, { env = process.env, stdout = 'ignore', peakRssFile, okCodes = [0], node = process.execPath } = {}) {
   const fd = stdout !== 'ignore' && stdout !== 'capture' ? openSync(stdout, 'w') : undefined;
   const nodeArgs = peakRssFile ? ['--require', PEAK_RSS_PRELOAD, ...args] : args;
   const childEnv = peakRssFile ? { ...env, BENCH_PEAK_RSS_FILE: peakRssFile } : env;
   const started = performance.now();
-  const child = spawn(process.execPath, nodeArgs, {
+  const child = spawn(node, nodeArgs, {
     cwd: ROOT,
     env: childEnv,
     stdio: ['ignore', fd ?? (stdout === 'capture' ? 'pipe' : 'ignore'), 'pipe'],
@@ -42,7 +43,7 @@ export async function timeNode(args, { env = process.env, stdout = 'ignore', pea
   const [code] = await once(child, 'close');
   const stderr = stderrLines.map(({ line }) => `${line}\n`).join('');
   const result = { ms, endedAt, code, stdout: Buffer.concat(out).toString('utf8'), stderr, stderrLines };
-  if (!okCodes.includes(code)) throw new Error(`node ${args.join(' ')} exited with ${code}:\n${result.stderr}`);
+  if (!okCodes.includes(code)) throw new Error(`${node} ${args.join(' ')} exited with ${code}:\n${result.stderr}`);
   if (peakRssFile) {
     const [peakRssKb, cpuUs] = readFileSync(peakRssFile, 'utf8').split(' ').map(Number);
     Object.assign(result, { peakRssKb, cpuMs: cpuUs / 1000 });

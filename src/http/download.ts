@@ -21,7 +21,7 @@ import { isProxyRefusal, proxyRefusalText, type AttemptReply } from './attempt.j
 import { redact, stripUserinfo } from './redact.js';
 import { formatLimit } from './reply.js';
 import { RETRYABLE_STATUSES, retryDelayMs } from './retry.js';
-import { loadUndici, type Undici } from './undici.js';
+import { loadUndici, UndiciPatchError, type Undici } from './undici.js';
 import { ACCEPT_ENCODING, decodedBody, ReplyEncodingError } from './encoding.js';
 import { certificateMessage } from './tls.js';
 import { OpeningError, type OpeningLimit } from './opening.js';
@@ -180,6 +180,7 @@ async function fetchFile(
         signal: options.signal,
       });
     } catch (err) {
+      if (err instanceof UndiciPatchError) throw err;
       const reason = await namingProxy(err, url, options.proxy, describe(err, options));
       options.trace?.(`< ${reason} (${options.now() - started} ms)`);
       const failed = `download from ${url.origin} failed: ${reason}`;

@@ -12,7 +12,7 @@ import { setMaxListeners } from 'node:events';
 import type { Dispatcher } from 'undici';
 import { ApiError, BadReplyError, CarectlError, DeadlineError, InterruptedError, NetworkError } from '../core/errors.js';
 import { stringifyJson } from '../core/exact-json.js';
-import { loadUndici } from './undici.js';
+import { loadUndici, UndiciPatchError } from './undici.js';
 import { createDispatcher, namingProxy, proxyLabel, proxySecrets, type ProxySettings } from './proxy.js';
 import { basicCredentialForms, longSecrets, redact, redactReply, stripUserinfo } from './redact.js';
 import { errorMessage, MAX_REPLY_BYTES, parseReply, redirectMessage, ReplyTooLargeError } from './reply.js';
@@ -253,6 +253,7 @@ export class Transport {
   /** An attempt that got no whole reply: the reply's body was unreadable, or the exchange failed. */
   private async failedAttempt(call: Call, err: unknown, seen: AttemptReply, started: number): Promise<Outcome> {
     const { options, shown, answerTo, write, url } = call;
+    if (err instanceof UndiciPatchError) throw err;
     if ((err instanceof ReplyTooLargeError || err instanceof ReplyEncodingError) && seen.status !== undefined) {
       return this.unreadableBody(call, err, seen.status, seen, started);
     }
@@ -377,8 +378,8 @@ export class Transport {
   }
 
   async close(): Promise<void> {
-    // One error for the requests still running and the connections: its stack is never shown.
-    const closed = withoutStack(() => new TransportClosedError());
+    // One error for the requests still running and the connections.
+    const closed = new TransportClosedError();
     this.lifetime.abort(closed);
     const dispatcher = this.dispatcher;
     this.dispatcher = undefined;
@@ -442,22 +443,6 @@ export class Transport {
 
   private trace(line: string): void {
     this.config.trace?.(this.redactOwn(line));
-  }
-}
-
-/**
- * An error made with no stack frames. undici destroys each open connection with the error it is
- * given, and node reads a destroying error's stack (node:internal/streams/destroy): with frames
- * in the bundle files, V8 first finds every line end of each, ~1.5 ms at the end of every command
- * (npm run bench). Nobody sees the error.
- */
-function withoutStack<T>(make: () => T): T {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return make();
-  } finally {
-    Error.stackTraceLimit = limit;
   }
 }
 

@@ -26,9 +26,8 @@ function computeWidth(code: number): number {
  * graphemes that graphemeAt does only where text needs it. test/table-width.test.ts holds these
  * rules to string-width on generated text, test/code-point-width.test.ts on every code point.
  */
-const INVISIBLE = '\\p{Default_Ignorable_Code_Point}\\p{Control}\\p{Format}\\p{Nonspacing_Mark}\\p{Enclosing_Mark}\\p{Surrogate}';
-/** Built on first use: made at load, its Unicode classes cost every start-up ~1 ms, output or not. */
-let visible: RegExp | undefined;
+/** A code point that shows: none of the invisible classes. */
+const VISIBLE = /[^\p{Default_Ignorable_Code_Point}\p{Control}\p{Format}\p{Nonspacing_Mark}\p{Enclosing_Mark}\p{Surrogate}]/u;
 const SPACING_MARK = /\p{Spacing_Mark}/u;
 const UNQUALIFIED_KEYCAP = /^[\d#*]\u20e3$/;
 const PICTOGRAPHIC = /\p{Extended_Pictographic}/gu;
@@ -37,15 +36,14 @@ let rgiEmoji: RegExp | undefined;
 
 /** Columns of one grapheme: 0 if nothing in it shows, 2 for an emoji, else its first visible code point's and its spacing marks'. */
 function graphemeWidth(grapheme: string): number {
-  const shows = (visible ??= new RegExp(`[^${INVISIBLE}]`, 'u'));
-  const start = grapheme.search(shows);
+  const start = grapheme.search(VISIBLE);
   if (start === -1) return 0;
   rgiEmoji ??= new RegExp('^\\p{RGI_Emoji}$', 'v');
   if (rgiEmoji.test(grapheme) || UNQUALIFIED_KEYCAP.test(grapheme) || (grapheme.includes('\u200d') && (grapheme.match(PICTOGRAPHIC)?.length ?? 0) >= 2))
     return 2;
   const [first = '', ...rest] = [...grapheme.slice(start)];
   const base = first.codePointAt(0) as number;
-  if (isJamo(base)) return jamoWidth([...grapheme.slice(start)].filter((char) => shows.test(char)).map((char) => char.codePointAt(0) as number));
+  if (isJamo(base)) return jamoWidth([...grapheme.slice(start)].filter((char) => VISIBLE.test(char)).map((char) => char.codePointAt(0) as number));
   let width = eastAsianWidth(base);
   // spacing marks and halfwidth/fullwidth forms after the base take columns of their own (ﾞ, ｰ)
   for (const char of rest) if (SPACING_MARK.test(char) || (char >= '\uff00' && char <= '\uffef')) width += eastAsianWidth(char.codePointAt(0) as number);
