@@ -1,116 +1,66 @@
 /**
- * The adaptive limiter: its decision as a pure function of (latency, throughput) samples, a run of rounds against model
- * services, and the scheduler that uses it on an injected clock against a service that serves one request at a time.
+ * The adaptive limiter: its decision as a pure function of a round's samples (a table of cases), runs of rounds against
+ * model services, and the scheduler that uses it on an injected clock against a service that serves one request at a time.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decide, PROBE_EVERY, Rounds, startState, type LimiterState, type Sample } from '../src/api/limiter.js';
+import { decide, Rounds, startState, waiting, type LimiterState, type Sample } from '../src/api/limiter.js';
 import { GROWTH, Scheduler } from '../src/api/scheduler.js';
 import { fakeClock } from './helpers.js';
 
-/** A round; `lowestLatencyMs` 1 unless given: requests queue, as at a busy service. */
-const sample = (limit: number, latencyMs: number, throughput: number, full = true, lowestLatencyMs = 1): Sample => ({
+/** A round at `limit`: its mean latency and the run's lowest, ms; throughput by Little's law. */
+const sample = (limit: number, latencyMs: number, lowestLatencyMs: number, full = true): Sample => ({
   limit,
   latencyMs,
-  throughput,
+  throughput: (1000 * limit) / latencyMs,
   full,
   lowestLatencyMs,
 });
-const at = (limit: number, base: Sample | undefined, extra: Partial<LimiterState> = {}): LimiterState => ({
-  ...startState(8),
-  limit,
-  ...(base && { base }),
-  ...extra,
-});
+const at = (limit: number, ceiling = 8): LimiterState => ({ ...startState(ceiling), limit });
 
 describe('limiter: one decision', () => {
   const table: Array<[string, LimiterState, Sample, number, string | undefined]> = [
-    ['the first round fills an idle service: it only sets the base', at(8, undefined), sample(8, 60, 130), 8, undefined],
-    ['from the start, the second full round at the ceiling halves the limit', at(8, sample(8, 60, 130)), sample(8, 120, 66), 4, 'starting'],
-    [
-      'from the start, a second round at the ceiling as fast as the fastest answer keeps it: nothing queues, fewer would only cost',
-      at(8, sample(8, 50, 160, true, 48)),
-      sample(8, 52, 154, true, 48),
-      8,
-      undefined,
-    ],
-    ['a round not full says nothing', at(8, undefined), sample(8, 120, 16, false), 8, undefined],
-    ['a halving that costs nothing halves again', at(4, sample(8, 80, 100)), sample(4, 40, 100), 2, 'at 4 latency down 50 %, throughput flat'],
-    [
-      'a halving that costs more than 30 % of the throughput it could: back to where it was',
-      at(4, sample(8, 50, 160)),
-      sample(4, 50, 80),
-      8,
-      'at 4 latency flat, throughput down 50 %',
-    ],
-    ['halving down to one settles there', at(1, sample(2, 20, 100)), sample(1, 10, 100), 1, undefined],
-    [
-      'latency up 60 %, throughput flat: back to where it was',
-      at(4, sample(3, 10, 300), { starting: false }),
-      sample(4, 16, 250),
-      3,
-      'at 4 latency up 60 %, throughput down 17 %',
-    ],
-    [
-      'a raise that brings less than 30 % of its gain is not kept',
-      at(4, sample(2, 10, 200), { starting: false }),
-      sample(4, 13, 250),
-      2,
-      'at 4 latency up 30 %, throughput up 25 %',
-    ],
-    ['a raise that pays: one more again', at(4, sample(3, 50, 60), { starting: false }), sample(4, 50, 80), 5, 'at 4 latency flat, throughput up 33 %'],
-    ['at the ceiling a raise that paid settles', at(8, sample(7, 50, 140), { starting: false }), sample(8, 50, 160), 8, undefined],
-    [
-      'one fewer that costs little: one fewer again',
-      at(3, sample(4, 40, 100), { starting: false }),
-      sample(3, 31, 97),
-      2,
-      'at 3 latency down 22 %, throughput flat',
-    ],
-    [
-      'one fewer that costs its share: back up',
-      at(7, sample(8, 50, 160), { starting: false }),
-      sample(7, 50, 140),
-      8,
-      'at 7 latency flat, throughput down 12 %',
-    ],
-    ['steady rounds keep the limit', at(3, sample(3, 10, 300), { starting: false }), sample(3, 10, 300), 3, undefined],
-    [
-      `after ${PROBE_EVERY} steady rounds where nothing queues, one more even after one more: one fewer would only cost`,
-      at(3, sample(3, 10, 300, true, 9), { starting: false, steady: PROBE_EVERY - 1, probed: 'up' }),
-      sample(3, 10, 300, true, 9),
-      4,
-      `probing after ${PROBE_EVERY} rounds`,
-    ],
-    [
-      `after ${PROBE_EVERY} steady rounds, one more or one fewer, in turn`,
-      at(3, sample(3, 10, 300), { starting: false, steady: PROBE_EVERY - 1, probed: 'up' }),
-      sample(3, 10, 300),
-      2,
-      `probing after ${PROBE_EVERY} rounds`,
-    ],
+    ['at the ceiling, nothing waiting: kept', at(8), sample(8, 50, 50), 8, undefined],
+    ['a service 50 ms away, a little jitter (0.9 of 8 waiting): kept', at(8), sample(8, 56, 50), 8, undefined],
+    ['a round not full says nothing, however much waited', at(8), sample(8, 400, 50, false), 8, undefined],
+    ['a round measured at another limit than the state now has says nothing', at(4), sample(8, 400, 50), 4, undefined],
+    ['a service that serves one at a time (7 of 8 waiting): down to those served and one more', at(8), sample(8, 40, 5), 2, '7.0 of 8 waiting: latency 40 ms, lowest 5 ms'],
+    ['a saturated service (7.1 of 8 waiting): down to 2', at(8), sample(8, 69, 7.5), 2, '7.1 of 8 waiting: latency 69 ms, lowest 8 ms'],
+    ['half the window waiting is not more than half: kept', at(8), sample(8, 100, 50), 8, undefined],
+    ['five of eight waiting: down to the three served and one more', at(8), sample(8, 80, 30), 4, '5.0 of 8 waiting: latency 80 ms, lowest 30 ms'],
+    ['just past half waiting: down to the four served and one more', at(8), sample(8, 101, 50), 5, '4.0 of 8 waiting: latency 101 ms, lowest 50 ms'],
+    ['at 2, one waiting (a service serving one): kept, no swing to 1 and back', at(2), sample(2, 10, 5), 2, undefined],
+    ['at 1 nothing can wait: one more', at(1), sample(1, 5, 5), 2, '0.0 of 1 waiting: latency 5 ms, lowest 5 ms'],
+    ['below the ceiling, under one waiting: one more', at(5), sample(5, 54, 50), 6, '0.4 of 5 waiting: latency 54 ms, lowest 50 ms'],
+    ['one waiting or more, not half: kept', at(5), sample(5, 65, 50), 5, undefined],
+    ['at the ceiling nothing goes past it', at(3, 3), sample(3, 50, 50), 3, undefined],
+    ['a lowest latency above the round\'s (a first slow answer) counts as nothing waiting', at(4), sample(4, 40, 60), 5, '0.0 of 4 waiting: latency 40 ms, lowest 60 ms'],
   ];
   for (const [name, state, round, limit, why] of table) {
     it(name, () => {
       const decision = decide(state, round);
-      assert.equal(decision.state.limit, limit);
+      assert.equal(decision.state.limit, limit, JSON.stringify({ state, round, decision }));
       assert.equal(decision.why, why);
     });
   }
+
+  it('the queue estimate is limit × (1 − lowest ÷ latency)', () => {
+    assert.equal(waiting(sample(8, 40, 10)), 6);
+    assert.equal(waiting(sample(8, 10, 10)), 0);
+  });
 });
 
 describe('limiter: rounds against model services', () => {
   /**
    * Runs `rounds` rounds against a service whose latency at each limit is `latency(limit)`, and `latency(1)` for a request
-   * alone (the run's first answer); a full window all along.
+   * alone (the run's lowest); a full window all along.
    */
   function run(latency: (limit: number) => number, rounds: number): { limits: number[]; lines: string[] } {
     let state = startState(8);
     const limits: number[] = [];
     const lines: string[] = [];
     for (let round = 0; round < rounds; round++) {
-      const ms = latency(state.limit);
-      const decision = decide(state, sample(state.limit, ms, (1000 * state.limit) / ms, true, latency(1)));
+      const decision = decide(state, sample(state.limit, latency(state.limit), latency(1)));
       if (decision.why) lines.push(`in flight ${state.limit} → ${decision.state.limit}: ${decision.why}`);
       state = decision.state;
       limits.push(state.limit);
@@ -118,37 +68,27 @@ describe('limiter: rounds against model services', () => {
     return { limits, lines };
   }
 
-  it('a service 50 ms away: nothing queues, so 8 stay in flight, with no halving and no probe of fewer', () => {
+  it('a service 50 ms away: nothing queues, so 8 stay in flight, and nothing is said', () => {
     const { limits, lines } = run(() => 50, 20);
     assert.deepEqual(new Set(limits), new Set([8]));
     assert.deepEqual(lines, []);
   });
 
-  it('a service 50 ms away that queues past 4 in flight: comes down to 4, and probes one more from there', () => {
-    const { limits, lines } = run((limit) => 50 + 10 * Math.max(0, limit - 4), 24);
-    assert.deepEqual(lines.slice(0, 4), [
-      'in flight 8 → 4: starting',
-      'in flight 4 → 2: at 4 latency down 44 %, throughput down 10 %',
-      'in flight 2 → 4: at 2 latency flat, throughput down 50 %',
-      `in flight 4 → 5: probing after ${PROBE_EVERY} rounds`,
-    ]);
-    assert.ok(
-      limits.slice(3).every((limit) => limit >= 4 && limit <= 6),
-      limits.join(' '),
-    );
+  it('a service 50 ms away that serves 4 at once (10 ms more each past 4): 8 stay, its throughput the highest', () => {
+    const { limits } = run((limit) => 50 + 10 * Math.max(0, limit - 4), 20);
+    assert.deepEqual(new Set(limits), new Set([8]));
   });
 
-  it('a service that serves one at a time (5 ms each): halves down to 1, where it stays', () => {
+  it('a service that serves 2 at once (5 ms each): down to 3 in one round, where it stays', () => {
+    const { limits, lines } = run((limit) => 5 * Math.max(1, limit / 2), 20);
+    assert.deepEqual(lines, ['in flight 8 → 3: 6.0 of 8 waiting: latency 20 ms, lowest 5 ms']);
+    assert.deepEqual(new Set(limits), new Set([3]));
+  });
+
+  it('a service that serves one at a time (5 ms each): down to 2 in one round, where it stays', () => {
     const { limits, lines } = run((limit) => 5 * limit, 40);
-    assert.deepEqual(lines.slice(0, 5), [
-      'in flight 8 → 4: starting',
-      'in flight 4 → 2: at 4 latency down 50 %, throughput flat',
-      'in flight 2 → 1: at 2 latency down 50 %, throughput flat',
-      `in flight 1 → 2: probing after ${PROBE_EVERY} rounds`,
-      'in flight 2 → 1: at 2 latency up 100 %, throughput flat',
-    ]);
-    assert.deepEqual(limits.slice(0, 4), [8, 4, 2, 1]);
-    assert.ok(limits.slice(4).every((limit) => limit <= 2));
+    assert.deepEqual(lines, ['in flight 8 → 2: 7.0 of 8 waiting: latency 40 ms, lowest 5 ms']);
+    assert.deepEqual(new Set(limits), new Set([2]));
   });
 });
 
@@ -198,13 +138,9 @@ describe('Scheduler: adaptive, on the injected clock', () => {
 
   it('the default comes down from more in flight than the service serves, and says why under --verbose', async () => {
     const { trace, window } = await serial(true);
-    assert.deepEqual(trace.slice(0, 4), [
-      'in flight 8 → 4: starting',
-      'in flight 4 → 2: at 4 latency down 50 %, throughput up 14 %',
-      'in flight 2 → 1: at 2 latency down 50 %, throughput flat',
-      `in flight 1 → 2: probing after ${PROBE_EVERY} rounds`,
-    ]);
-    assert.ok(window <= 2, trace.join('\n'));
+    // The first round's requests queued behind one another from the start: 10 ms to 80 ms, 45 on average.
+    assert.deepEqual(trace, ['in flight 8 → 3: 6.2 of 8 waiting: latency 45 ms, lowest 10 ms', 'in flight 3 → 2: 2.0 of 3 waiting: latency 30 ms, lowest 10 ms']);
+    assert.equal(window, 2);
   });
 
   it('a --parallel the user chose is kept', async () => {
@@ -241,11 +177,13 @@ describe('Scheduler: adaptive, and a 429', () => {
     assert.deepEqual(trace, ['in flight 8 → 4: 429 too many requests; every request waits 1000 ms']);
   });
 
-  it("answers in a row raise the 429 bound past the limiter's 4: nothing in flight changes, so --verbose says nothing", async () => {
+  it('answers in a row with nothing waiting: the window grows back past the cut as the 429 bound allows, no faster', async () => {
     const { scheduler, trace } = await refusedOnce();
-    // The tasks above answered too: GROWTH × 4 in a row in all, which printed `4 → 5 requests in flight` at a window of 4.
-    for (let i = IN_FLIGHT; i < GROWTH * 4; i++) await scheduler.run(0, async () => undefined);
+    // The tasks above answered too: GROWTH × 4 in a row in all.
+    for (let i = IN_FLIGHT; i < GROWTH * 4 - 1; i++) await scheduler.run(0, async () => undefined);
     assert.equal(scheduler.window, 4);
-    assert.deepEqual(trace, ['in flight 8 → 4: 429 too many requests; every request waits 1000 ms']);
+    await scheduler.run(0, async () => undefined);
+    assert.equal(scheduler.window, 5);
+    assert.deepEqual(trace, ['in flight 8 → 4: 429 too many requests; every request waits 1000 ms', `in flight 4 → 5: ${GROWTH * 4} answered in a row`]);
   });
 });

@@ -1,11 +1,11 @@
 /**
- * How many requests to keep in flight when the user named no number: a hill-climbing limiter in the spirit of Netflix's
- * concurrency-limits (Vegas, Gradient2). It measures a round at each limit, the answers to about a window of requests,
- * and keeps a higher limit only while it raises the throughput, a lower one while it costs none. It starts at the
- * ceiling and, while requests queue (latency past QUEUEING times the run's lowest), halves while that costs nothing:
- * starting low and doubling lost the whole climb on every short batch, and a halving where nothing queues lost a round at
- * half the throughput. More in flight than a service can work on at once only queues there: latency climbs and throughput
- * stays flat, so the limit comes down.
+ * How many requests to keep in flight when the user named no number: a queue estimate in the spirit of Netflix's
+ * concurrency-limits Vegas. A round's answers give its mean latency; the lowest latency of the run is what a request takes
+ * when nothing queues; by Little's law, limit × (1 − lowest ÷ latency) of the round's requests were waiting rather than being
+ * served. Where more than half the window waits, the limit comes down to those served and one more; where less than one
+ * waits, it goes up by one, to the ceiling it starts at. A service 50 ms away queues nothing (8 stay in flight); one that
+ * serves one request at a time, shared CPUs or a global lock, queues all but one (8 → 2). Comparing one round's throughput
+ * with the next was the rule before: rounds vary by a third from noise alone, so it read noise as a change.
  * The decision (`decide`) is a pure function of the samples; `Rounds` gathers them from times it is given.
  */
 
@@ -25,91 +25,41 @@ export interface Sample {
 export interface LimiterState {
   limit: number;
   ceiling: number;
-  /** The last round kept: a round at a probed limit is compared with it. */
-  base?: Sample;
-  /** Halving from the start, until a step down costs its share. */
-  starting: boolean;
-  /** Rounds at the same limit since the last change. */
-  steady: number;
-  /** The direction of the last probe, so probes alternate. */
-  probed: 'up' | 'down';
 }
 
 export interface Decision {
   state: LimiterState;
-  /** Set when the limit changed: why, for the scheduler's --verbose line (`at 4 latency up 60 %, throughput flat`, than at the limit before). */
+  /** Set when the limit changed: why, for the scheduler's --verbose line (`7.1 of 8 waiting: latency 40 ms, lowest 5 ms`). */
   why?: string;
 }
 
-/** A raise is kept when it brings at least this share of the gain a service that is not busy would give; a step down, when it costs at most this share. */
-export const FOLLOW = 0.3;
-/** Rounds at one limit before probing one more or one fewer. */
-export const PROBE_EVERY = 6;
 /** A round is the answers to at least a window of requests, and at least this many. */
 export const MIN_ANSWERS = 4;
 /** A round lasts at least this long, so that the clock's millisecond steps do not decide. */
 export const ROUND_MS = 40;
 /** A round's mean in flight at or above this share of the limit counts as a full window. */
 const FULL = 0.75;
-/**
- * A round's latency past this many times the run's lowest: requests queue (at the service or on the way). Only then can fewer
- * in flight cost nothing; where none queue (a service 50 ms away), a step down only loses its share of the throughput.
- */
-export const QUEUEING = 1.5;
 
 export function startState(ceiling: number): LimiterState {
-  return { limit: ceiling, ceiling, starting: true, steady: 0, probed: 'up' };
+  return { limit: ceiling, ceiling };
+}
+
+/** The requests of a round at `sample.limit` that waited rather than being served (Vegas's queue size). */
+export function waiting(sample: Sample): number {
+  return sample.limit * (1 - Math.min(1, sample.lowestLatencyMs / sample.latencyMs));
 }
 
 /** The limit after a round at `state.limit`, and why it changed. */
 export function decide(state: LimiterState, sample: Sample): Decision {
-  const { base } = state;
-  if (!sample.full) return { state };
-  // The first round of a run measures the burst that fills an idle service, not the limit: it sets the base only.
-  if (base === undefined) return { state: { ...state, base: sample } };
-  if (base.limit === sample.limit) return steadyRound(state, sample);
-  const why = `at ${sample.limit} ${effect(sample, base)}`;
-  if (!paid(sample, base)) return change({ ...state, starting: false }, base.limit, why, base);
-  // It paid: one more step the same way (halving from the start), until the ceiling or one.
-  const up = sample.limit > base.limit;
-  const next = up ? Math.min(state.ceiling, sample.limit + 1) : state.starting ? Math.ceil(sample.limit / 2) : Math.max(1, sample.limit - 1);
-  if (next === sample.limit) return { state: { ...state, base: sample, starting: false, steady: 0 } };
-  return change(state, next, why, sample);
-}
-
-/** The throughput at the new limit brought at least FOLLOW of what the change would bring a service not busy (a lower one: cost at most that). */
-export function paid(sample: Sample, base: Sample): boolean {
-  return sample.throughput / base.throughput >= 1 + FOLLOW * (sample.limit / base.limit - 1);
-}
-
-/**
- * Another round at the kept limit: from the start, halve; every PROBE_EVERY rounds, try one more or one fewer. A step down
- * only where requests queue.
- */
-function steadyRound(state: LimiterState, sample: Sample): Decision {
-  const queueing = sample.latencyMs > QUEUEING * sample.lowestLatencyMs;
-  if (state.starting && sample.limit > 1 && queueing) return change(state, Math.ceil(sample.limit / 2), 'starting', sample);
-  const steady = state.steady + 1;
-  // Where requests queue, one more and one fewer in turn; where none queue, only one more.
-  const up = sample.limit < state.ceiling && (state.probed === 'down' || sample.limit === 1 || !queueing);
-  const down = !up && sample.limit > 1 && queueing;
-  if (steady < PROBE_EVERY || (!up && !down)) return { state: { ...state, base: sample, starting: false, steady } };
-  return change({ ...state, starting: false, probed: up ? 'up' : 'down' }, sample.limit + (up ? 1 : -1), `probing after ${steady} rounds`, sample);
-}
-
-function change(state: LimiterState, limit: number, why: string, base: Sample): Decision {
-  return { state: { ...state, limit, base, steady: 0 }, why };
-}
-
-/** `latency up 60 %, throughput flat` */
-function effect(sample: Sample, base: Sample): string {
-  return `latency ${trend(sample.latencyMs / base.latencyMs)}, throughput ${trend(sample.throughput / base.throughput)}`;
-}
-
-function trend(ratio: number): string {
-  const percent = Math.round(100 * (ratio - 1));
-  if (Math.abs(percent) < 10) return 'flat';
-  return percent > 0 ? `up ${percent} %` : `down ${-percent} %`;
+  if (!sample.full || sample.limit !== state.limit) return { state };
+  const queued = waiting(sample);
+  const { limit } = state;
+  let next = limit;
+  if (queued > limit / 2 && limit > 1) next = Math.min(limit - 1, Math.ceil(limit - queued) + 1);
+  else if (queued < 1 && limit < state.ceiling) next = limit + 1;
+  if (next === limit) return { state };
+  const why = `${queued.toFixed(1)} of ${limit} waiting: latency ${Math.round(sample.latencyMs)} ms, lowest ${Math.round(sample.lowestLatencyMs)} ms`;
+  return { state: { ...state, limit: next }, why };
 }
 
 /**

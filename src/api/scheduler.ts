@@ -4,7 +4,7 @@
  * Retry-After; more 429s to the requests in flight at that cut take it down to what the service held of them; GROWTH × window answers in a row grow it back by one.
  * A 429 with no other request of ours in flight is not our doing: usual retry rules apply.
  * A 503 (a gateway's connection limit answers so, without Retry-After) is read the same way.
- * With `adaptive` (no --parallel given), the limiter (./limiter.ts) keeps fewer in flight while more would not pay.
+ * With `adaptive` (no --parallel given), the limiter (./limiter.ts) keeps fewer in flight while requests queue at the service.
  * The window is the lower of the two; every change of it is one --verbose line, whichever moved it (see moved()).
  */
 import { InterruptedError } from '../core/errors.js';
@@ -19,7 +19,7 @@ export interface SchedulerOptions {
   signal?: AbortSignal;
   /** --verbose: one line per change of the window, `in flight 8 → 4: why`. */
   trace?: (line: string) => void;
-  /** `parallel` is a ceiling: start there and keep only as many in flight as raise the throughput. */
+  /** `parallel` is a ceiling: start there and keep only as many in flight as the service serves without a queue. */
   adaptive?: boolean;
 }
 
@@ -153,8 +153,8 @@ export class Scheduler {
       if (held < halved) this.refusedAt.set(held + 1, (this.refusedAt.get(held + 1) ?? 0) + 1);
       this.congestionWindow = Math.min(halved, held);
       this.epoch++;
-      // The limiter starts over below the cut: what it measured before the pause no longer holds.
-      if (this.limiter) this.limiter = { ...startState(this.parallel), limit: this.congestionWindow, starting: false };
+      // The limiter goes on from the cut.
+      if (this.limiter) this.limiter = { ...this.limiter, limit: this.congestionWindow };
       const wait = waitMs > 0 ? `; every request waits ${waitMs} ms` : '';
       this.moved(before, `${refusal}${held < halved ? `, 1 of ${inFlight} in flight refused` : ''}${wait}`);
     } else if (holder.epoch === this.lastCut.epoch) {
