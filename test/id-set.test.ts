@@ -19,7 +19,9 @@ describe('IdSet', () => {
         const plain = new Set<string>();
         for (const [add, value] of steps) {
           assert.equal(ids.has(value), plain.has(value), value);
-          if (add) ids.add(value), plain.add(value);
+          if (!add) continue;
+          ids.add(value);
+          plain.add(value);
         }
       }),
       { seed: 46, numRuns: 60 },
