@@ -24,7 +24,13 @@ describe('limiter: one decision', () => {
     ['a service 50 ms away, a little jitter (0.9 of 8 waiting): kept', at(8), sample(8, 56, 50), 8, undefined],
     ['a round not full says nothing, however much waited', at(8), sample(8, 400, 50, false), 8, undefined],
     ['a round measured at another limit than the state now has says nothing', at(4), sample(8, 400, 50), 4, undefined],
-    ['a service that serves one at a time (7 of 8 waiting): down to those served and one more', at(8), sample(8, 40, 5), 2, '7.0 of 8 waiting: latency 40 ms, lowest 5 ms'],
+    [
+      'a service that serves one at a time (7 of 8 waiting): down to those served and one more',
+      at(8),
+      sample(8, 40, 5),
+      2,
+      '7.0 of 8 waiting: latency 40 ms, lowest 5 ms',
+    ],
     ['a saturated service (7.1 of 8 waiting): down to 2', at(8), sample(8, 69, 7.5), 2, '7.1 of 8 waiting: latency 69 ms, lowest 8 ms'],
     ['half the window waiting is not more than half: kept', at(8), sample(8, 100, 50), 8, undefined],
     ['five of eight waiting: down to the three served and one more', at(8), sample(8, 80, 30), 4, '5.0 of 8 waiting: latency 80 ms, lowest 30 ms'],
@@ -34,7 +40,13 @@ describe('limiter: one decision', () => {
     ['below the ceiling, under one waiting: one more', at(5), sample(5, 54, 50), 6, '0.4 of 5 waiting: latency 54 ms, lowest 50 ms'],
     ['one waiting or more, not half: kept', at(5), sample(5, 65, 50), 5, undefined],
     ['at the ceiling nothing goes past it', at(3, 3), sample(3, 50, 50), 3, undefined],
-    ['a lowest latency above the round\'s (a first slow answer) counts as nothing waiting', at(4), sample(4, 40, 60), 5, '0.0 of 4 waiting: latency 40 ms, lowest 60 ms'],
+    [
+      "a lowest latency above the round's (a first slow answer) counts as nothing waiting",
+      at(4),
+      sample(4, 40, 60),
+      5,
+      '0.0 of 4 waiting: latency 40 ms, lowest 60 ms',
+    ],
   ];
   for (const [name, state, round, limit, why] of table) {
     it(name, () => {
@@ -139,7 +151,10 @@ describe('Scheduler: adaptive, on the injected clock', () => {
   it('the default comes down from more in flight than the service serves, and says why under --verbose', async () => {
     const { trace, window } = await serial(true);
     // The first round's requests queued behind one another from the start: 10 ms to 80 ms, 45 on average.
-    assert.deepEqual(trace, ['in flight 8 → 3: 6.2 of 8 waiting: latency 45 ms, lowest 10 ms', 'in flight 3 → 2: 2.0 of 3 waiting: latency 30 ms, lowest 10 ms']);
+    assert.deepEqual(trace, [
+      'in flight 8 → 3: 6.2 of 8 waiting: latency 45 ms, lowest 10 ms',
+      'in flight 3 → 2: 2.0 of 3 waiting: latency 30 ms, lowest 10 ms',
+    ]);
     assert.equal(window, 2);
   });
 

@@ -28,7 +28,7 @@ export class IdSet {
   private slotOf(n: number): number {
     const { table } = this;
     const mask = table.length - 1;
-    let slot = Math.imul(n, 0x9e3779b1) >>> 0 & mask;
+    let slot = (Math.imul(n, 0x9e3779b1) >>> 0) & mask;
     while (table[slot] !== 0 && table[slot] !== n) slot = (slot + 1) & mask;
     return slot;
   }
