@@ -1,12 +1,13 @@
 /**
- * How many requests to keep in flight when the user named no number: a queue estimate in the spirit of Netflix's
- * concurrency-limits Vegas. A round's answers give its mean latency; the lowest latency of the run is what a request takes
- * when nothing queues; by Little's law, limit × (1 − lowest ÷ latency) of the round's requests were waiting rather than being
- * served. Where more than half the window waits, the limit comes down to those served and one more; where less than one
- * waits, it goes up by one, to the ceiling it starts at. A service 50 ms away queues nothing (8 stay in flight); one that
- * serves one request at a time, shared CPUs or a global lock, queues all but one (8 → 2). Comparing one round's throughput
- * with the next was the rule before: rounds vary by a third from noise alone, so it read noise as a change.
- * The decision (`decide`) is a pure function of the samples; `Rounds` gathers them from times it is given.
+ * How many requests to keep in flight when the user named no number: Vegas, as Netflix's concurrency-limits has it. The lowest
+ * latency of the run is what a request takes when nothing queues; over the rounds at one limit the latency is smoothed; by
+ * Little's law, limit × (1 − lowest ÷ smoothed latency) of the window waits rather than being served. Past BETA of the window
+ * waiting, the limit comes down to those served and one more; under ALPHA for CALM_ROUNDS rounds in a row it goes up by one,
+ * to the ceiling it starts at; in between it holds. A service 50 ms away queues nothing (8 stay in flight); one that serves
+ * one request at a time, shared CPUs or a global lock, queues all but one (8 → 2 or 1). At 1 nothing of ours can wait, so
+ * one more is a probe: each time the limit came down from a limit, growing back there waits twice the rounds (as the
+ * scheduler's 429 bound does), so a service that queued a second request is asked less and less often and the limit settles.
+ * The decision (`decide`) is a pure function of the state and a round's sample; `Rounds` gathers them from times it is given.
  */
 
 /** What one round at a limit measured. */
@@ -14,8 +15,6 @@ export interface Sample {
   limit: number;
   /** Mean time from a request's grant to its answer, ms. */
   latencyMs: number;
-  /** Answers a second, by Little's law: the mean requests in flight over the round over the mean latency. */
-  throughput: number;
   /** The window was mostly full: fewer requests than the limit to send says nothing about the limit. */
   full: boolean;
   /** The lowest latency of any answer of the run so far: what a request takes when nothing queues (Vegas's base RTT). */
@@ -25,6 +24,12 @@ export interface Sample {
 export interface LimiterState {
   limit: number;
   ceiling: number;
+  /** The latency of the rounds at this limit, smoothed (undefined: none yet at it). */
+  smoothedMs: number | undefined;
+  /** Rounds in a row at this limit with fewer than ALPHA of the window waiting. */
+  calm: number;
+  /** How often the limit came down for queueing to one below each limit: growing back to it waits 2^that × CALM_ROUNDS. */
+  queuedAt: Readonly<Record<number, number>>;
 }
 
 export interface Decision {
@@ -39,28 +44,50 @@ export const MIN_ANSWERS = 4;
 export const ROUND_MS = 40;
 /** A round's mean in flight at or above this share of the limit counts as a full window. */
 const FULL = 0.75;
+/** What a round moves the smoothed latency by, of its difference from it: one slow round is not a queue. */
+const SMOOTHING = 1 / 2;
+/** Under this share of the window waiting the limit may grow (Vegas's alpha); past BETA it comes down; between, it holds. */
+const ALPHA = 1 / 4;
+const BETA = 1 / 2;
+/** Calm rounds in a row before the limit grows by one, doubled for each time it came down from there. */
+export const CALM_ROUNDS = 2;
 
 export function startState(ceiling: number): LimiterState {
-  return { limit: ceiling, ceiling };
+  return { limit: ceiling, ceiling, smoothedMs: undefined, calm: 0, queuedAt: {} };
 }
 
-/** The requests of a round at `sample.limit` that waited rather than being served (Vegas's queue size). */
-export function waiting(sample: Sample): number {
-  return sample.limit * (1 - Math.min(1, sample.lowestLatencyMs / sample.latencyMs));
+/** The state at another limit: what was measured at the old one no longer holds. */
+function atLimit(state: LimiterState, limit: number): LimiterState {
+  return { ...state, limit, smoothedMs: undefined, calm: 0 };
+}
+
+/** The requests of a window of `limit` that wait rather than being served (Vegas's queue size), at `latencyMs` against the lowest. */
+export function waiting(limit: number, latencyMs: number, lowestLatencyMs: number): number {
+  return limit * (1 - Math.min(1, lowestLatencyMs / latencyMs));
 }
 
 /** The limit after a round at `state.limit`, and why it changed. */
 export function decide(state: LimiterState, sample: Sample): Decision {
+  // A round at another window (a 429 bound below this limit) says nothing of this limit.
   if (!sample.full || sample.limit !== state.limit) return { state };
-  const queued = waiting(sample);
-  const { limit } = state;
-  let next = limit;
-  if (queued > limit / 2 && limit > 1) next = Math.min(limit - 1, Math.ceil(limit - queued) + 1);
-  else if (queued < 1 && limit < state.ceiling) next = limit + 1;
-  if (next === limit) return { state };
-  const why = `${queued.toFixed(1)} of ${limit} waiting: latency ${Math.round(sample.latencyMs)} ms, lowest ${Math.round(sample.lowestLatencyMs)} ms`;
-  return { state: { ...state, limit: next }, why };
+  const { limit, ceiling, queuedAt } = state;
+  const smoothedMs = state.smoothedMs === undefined ? sample.latencyMs : state.smoothedMs + SMOOTHING * (sample.latencyMs - state.smoothedMs);
+  const queued = waiting(limit, smoothedMs, sample.lowestLatencyMs);
+  const measured = `latency ${msText(smoothedMs)} ms, lowest ${msText(sample.lowestLatencyMs)} ms`;
+  if (queued > BETA * limit && limit > 1) {
+    const next = Math.max(1, Math.min(limit - 1, Math.ceil(limit - queued) + 1));
+    const lowered = { ...atLimit(state, next), queuedAt: { ...queuedAt, [next + 1]: (queuedAt[next + 1] ?? 0) + 1 } };
+    return { state: lowered, why: `${queued.toFixed(1)} of ${limit} waiting: ${measured}` };
+  }
+  const calm = queued < ALPHA * limit ? state.calm + 1 : 0;
+  const needed = CALM_ROUNDS * 2 ** (queuedAt[limit + 1] ?? 0);
+  if (limit < ceiling && calm >= needed)
+    return { state: atLimit(state, limit + 1), why: `${queued.toFixed(1)} of ${limit} waiting, ${calm} rounds in a row: ${measured}` };
+  return { state: { ...state, smoothedMs, calm } };
 }
+
+/** A latency for --verbose: tenths below 10 ms, where the clock's millisecond steps would read 1.4 ms as 1. */
+const msText = (ms: number): string => (ms < 10 ? ms.toFixed(1) : String(Math.round(ms)));
 
 /**
  * A round's measures, from the times the scheduler hands in: the requests in flight over time (all of them: each
@@ -101,8 +128,7 @@ export class Rounds {
     this.inFlightNow(now, this.inFlight);
     const meanInFlight = this.area / elapsed;
     const mean = Math.max(1, this.latencySum / this.answers);
-    const throughput = (1000 * meanInFlight) / mean;
-    const sample = { limit, latencyMs: mean, throughput, full: meanInFlight >= FULL * limit, lowestLatencyMs: this.lowestLatencyMs };
+    const sample = { limit, latencyMs: mean, full: meanInFlight >= FULL * limit, lowestLatencyMs: this.lowestLatencyMs };
     this.restart(now);
     return sample;
   }
