@@ -1,19 +1,23 @@
 /**
- * Concurrency that pays for itself (issue 34): the default --parallel, which the limiter keeps
- * under 8 while more in flight would not raise the throughput, side by side with --parallel 1 and
+ * Concurrency that pays for itself (issues 34, 46): the default --parallel, which the limiter keeps
+ * under 8 while requests queue at the service, side by side with --parallel 1 and
  * the sequential fetch loop on services where parallel requests buy nothing:
  * - saturated: a 20k export from a threaded Python server (bench/lib/threaded-server.py) in front
  *   of the sandbox, both sharing the machine's CPUs with carectl;
- * - bandwidth-limited: the sandbox's --bandwidth, one thin link all replies share.
+ * - bandwidth-limited: the sandbox's --bandwidth, one thin link all replies share;
+ * - a service written from the spec, not the sandbox (bench/lib/scan-server.py, issue 46's server (a)): a threaded Python
+ *   server filtering its own records, whose date-bounded last pages scan on past the bound, so every slice cut costs it
+ *   one such page; its CPU time per run beside each client's.
  * The 50 ms rows (where it does pay) are bench/parallel.js's.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { startSandboxServer } from './lib/processes.js';
+import { startSandboxServer, timeNode } from './lib/processes.js';
 import { median, ms, ratioRow } from './lib/table.js';
 
 const LARGE = 20_000;
@@ -45,6 +49,58 @@ async function saturatedService(entry, records) {
       await sandbox.stop();
     },
   };
+}
+
+/** The scan server (bench/lib/scan-server.py) with `records` conversations; its CPU time so far (user and system, ms) from /proc. */
+async function scanService(records) {
+  const port = await freePort();
+  const python = spawn('python3', [join('bench', 'lib', 'scan-server.py'), String(port), String(records)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  for await (const line of createInterface({ input: python.stdout })) if (line === 'listening') break;
+  return {
+    env: { CARECTL_BASE_URL: `http://127.0.0.1:${port}`, CARECTL_USER: 'bench', CARECTL_PASSWORD: 'bench' },
+    async cpuMs() {
+      const fields = (await readFile(`/proc/${python.pid}/stat`, 'utf8')).split(') ')[1].split(' ');
+      // utime and stime, in clock ticks of 1/100 s (Linux's USER_HZ).
+      return (Number(fields[11]) + Number(fields[12])) * 10;
+    },
+    async stop() {
+      python.kill('SIGTERM');
+      await once(python, 'close');
+    },
+  };
+}
+
+/**
+ * The scan server: default, --parallel 1 and the fetch loop in turn (after a round not counted), each run's wall time and the
+ * server's CPU time during it.
+ */
+async function scanMeasures({ entry, env, scratch, runs }) {
+  const scan = await scanService(LARGE);
+  try {
+    const exportArgs = [entry, 'conversations', 'list', '-o', 'ndjson', '--fields', FIELDS];
+    const commands = { default: exportArgs, one: [...exportArgs, '--parallel', '1'], loop: ['bench/baselines/fetch-loop.js', ...firstPages()] };
+    const r = Object.fromEntries(Object.keys(commands).map((name) => [name, { ms: [], serverMs: [] }]));
+    for (let round = -1; round < runs; round++) {
+      for (const [name, args] of Object.entries(commands)) {
+        const before = await scan.cpuMs();
+        const run = await timeNode(args, { env: { ...env, ...scan.env }, stdout: join(scratch, `scan-${name}.out`) });
+        const serverMs = (await scan.cpuMs()) - before;
+        if (readFileSync(join(scratch, `scan-${name}.out`), 'utf8').split('\n').length - 1 !== LARGE)
+          throw new Error(`the scan server's ${name} export missed records`);
+        if (round < 0) continue;
+        r[name].ms.push(run.ms);
+        r[name].serverMs.push(serverMs);
+      }
+    }
+    const m = (name, key) => median(r[name][key]);
+    return [
+      ratioRow(`scan server: ${LARGE / 1000}k export, default vs --parallel 1`, m('default', 'ms'), m('one', 'ms'), 1.05, ms),
+      ratioRow(`scan server: ${LARGE / 1000}k export, default vs fetch loop`, m('default', 'ms'), m('loop', 'ms'), 1.25, ms),
+      ratioRow(`scan server: its CPU, default vs --parallel 1`, m('default', 'serverMs'), m('one', 'serverMs'), 1.1, ms),
+    ];
+  } finally {
+    await scan.stop();
+  }
 }
 
 export async function concurrencyMeasures({ entry, env, scratch, runs, interleaved }) {
@@ -81,5 +137,6 @@ export async function concurrencyMeasures({ entry, env, scratch, runs, interleav
   } finally {
     await thin.stop();
   }
+  rows.push(...(await scanMeasures({ entry, env, scratch, runs })));
   return rows;
 }

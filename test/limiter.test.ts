@@ -1,159 +1,195 @@
 /**
- * The adaptive limiter: its decision as a pure function of (latency, throughput) samples, a run of rounds against model
- * services, and the scheduler that uses it on an injected clock against a service that serves one request at a time.
+ * The adaptive limiter: its decision as a pure function of its state and a round's sample (a table of cases), runs of
+ * rounds against model services, and the scheduler that uses it on an injected clock against a service that serves one
+ * request at a time.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decide, PROBE_EVERY, Rounds, startState, type LimiterState, type Sample } from '../src/api/limiter.js';
+import { CALM_ROUNDS, decide, Rounds, startState, waiting, type LimiterState, type Sample } from '../src/api/limiter.js';
 import { GROWTH, Scheduler } from '../src/api/scheduler.js';
 import { fakeClock } from './helpers.js';
 
-/** A round; `lowestLatencyMs` 1 unless given: requests queue, as at a busy service. */
-const sample = (limit: number, latencyMs: number, throughput: number, full = true, lowestLatencyMs = 1): Sample => ({
-  limit,
-  latencyMs,
-  throughput,
-  full,
-  lowestLatencyMs,
-});
-const at = (limit: number, base: Sample | undefined, extra: Partial<LimiterState> = {}): LimiterState => ({
-  ...startState(8),
-  limit,
-  ...(base && { base }),
-  ...extra,
-});
+/** A round at `limit`: its mean latency and the run's lowest, ms. */
+const sample = (limit: number, latencyMs: number, lowestLatencyMs: number, full = true): Sample => ({ limit, latencyMs, full, lowestLatencyMs });
+const at = (limit: number, more: Partial<LimiterState> = {}): LimiterState => ({ ...startState(8), limit, ...more });
 
 describe('limiter: one decision', () => {
-  const table: Array<[string, LimiterState, Sample, number, string | undefined]> = [
-    ['the first round fills an idle service: it only sets the base', at(8, undefined), sample(8, 60, 130), 8, undefined],
-    ['from the start, the second full round at the ceiling halves the limit', at(8, sample(8, 60, 130)), sample(8, 120, 66), 4, 'starting'],
-    [
-      'from the start, a second round at the ceiling as fast as the fastest answer keeps it: nothing queues, fewer would only cost',
-      at(8, sample(8, 50, 160, true, 48)),
-      sample(8, 52, 154, true, 48),
-      8,
-      undefined,
-    ],
-    ['a round not full says nothing', at(8, undefined), sample(8, 120, 16, false), 8, undefined],
-    ['a halving that costs nothing halves again', at(4, sample(8, 80, 100)), sample(4, 40, 100), 2, 'at 4 latency down 50 %, throughput flat'],
-    [
-      'a halving that costs more than 30 % of the throughput it could: back to where it was',
-      at(4, sample(8, 50, 160)),
-      sample(4, 50, 80),
-      8,
-      'at 4 latency flat, throughput down 50 %',
-    ],
-    ['halving down to one settles there', at(1, sample(2, 20, 100)), sample(1, 10, 100), 1, undefined],
-    [
-      'latency up 60 %, throughput flat: back to where it was',
-      at(4, sample(3, 10, 300), { starting: false }),
-      sample(4, 16, 250),
-      3,
-      'at 4 latency up 60 %, throughput down 17 %',
-    ],
-    [
-      'a raise that brings less than 30 % of its gain is not kept',
-      at(4, sample(2, 10, 200), { starting: false }),
-      sample(4, 13, 250),
-      2,
-      'at 4 latency up 30 %, throughput up 25 %',
-    ],
-    ['a raise that pays: one more again', at(4, sample(3, 50, 60), { starting: false }), sample(4, 50, 80), 5, 'at 4 latency flat, throughput up 33 %'],
-    ['at the ceiling a raise that paid settles', at(8, sample(7, 50, 140), { starting: false }), sample(8, 50, 160), 8, undefined],
-    [
-      'one fewer that costs little: one fewer again',
-      at(3, sample(4, 40, 100), { starting: false }),
-      sample(3, 31, 97),
-      2,
-      'at 3 latency down 22 %, throughput flat',
-    ],
-    [
-      'one fewer that costs its share: back up',
-      at(7, sample(8, 50, 160), { starting: false }),
-      sample(7, 50, 140),
-      8,
-      'at 7 latency flat, throughput down 12 %',
-    ],
-    ['steady rounds keep the limit', at(3, sample(3, 10, 300), { starting: false }), sample(3, 10, 300), 3, undefined],
-    [
-      `after ${PROBE_EVERY} steady rounds where nothing queues, one more even after one more: one fewer would only cost`,
-      at(3, sample(3, 10, 300, true, 9), { starting: false, steady: PROBE_EVERY - 1, probed: 'up' }),
-      sample(3, 10, 300, true, 9),
-      4,
-      `probing after ${PROBE_EVERY} rounds`,
-    ],
-    [
-      `after ${PROBE_EVERY} steady rounds, one more or one fewer, in turn`,
-      at(3, sample(3, 10, 300), { starting: false, steady: PROBE_EVERY - 1, probed: 'up' }),
-      sample(3, 10, 300),
-      2,
-      `probing after ${PROBE_EVERY} rounds`,
-    ],
+  type Case = { name: string; state: LimiterState; round: Sample; limit: number; why?: string; calm?: number };
+  const table: Case[] = [
+    { name: 'at the ceiling, nothing waiting: kept', state: at(8), round: sample(8, 50, 50), limit: 8, calm: 1 },
+    { name: 'a service 50 ms away, a little jitter (0.9 of 8 waiting): kept', state: at(8), round: sample(8, 56, 50), limit: 8, calm: 1 },
+    { name: 'a round not full says nothing, however much waited', state: at(8), round: sample(8, 400, 50, false), limit: 8, calm: 0 },
+    { name: 'a round at another window (a 429 bound below the limit) says nothing of the limit', state: at(4), round: sample(8, 400, 50), limit: 4, calm: 0 },
+    {
+      name: 'a service that serves one at a time (7 of 8 waiting): down to those served and one more',
+      state: at(8),
+      round: sample(8, 40, 5),
+      limit: 2,
+      why: '7.0 of 8 waiting: latency 40 ms, lowest 5.0 ms',
+    },
+    {
+      name: 'a saturated service (7.1 of 8 waiting): down to 2',
+      state: at(8),
+      round: sample(8, 69, 7.5),
+      limit: 2,
+      why: '7.1 of 8 waiting: latency 69 ms, lowest 7.5 ms',
+    },
+    { name: 'half the window waiting is not past BETA: kept, and not calm', state: at(8, { calm: 1 }), round: sample(8, 100, 50), limit: 8, calm: 0 },
+    {
+      name: 'five of eight waiting: down to the three served and one more',
+      state: at(8),
+      round: sample(8, 80, 30),
+      limit: 4,
+      why: '5.0 of 8 waiting: latency 80 ms, lowest 30 ms',
+    },
+    { name: 'at 2, one waiting (a service serving one, exactly): kept', state: at(2), round: sample(2, 10, 5), limit: 2, calm: 0 },
+    { name: 'at 2, more than one waiting: down to 1', state: at(2), round: sample(2, 15, 5), limit: 1, why: '1.3 of 2 waiting: latency 15 ms, lowest 5.0 ms' },
+    {
+      name: 'one slow round after a steady one is smoothed: half of it, not a queue',
+      state: at(8, { smoothedMs: 50 }),
+      round: sample(8, 150, 50),
+      limit: 8,
+      calm: 0,
+    },
+    {
+      name: 'the same round as the first at its limit decides alone',
+      state: at(8),
+      round: sample(8, 150, 50),
+      limit: 4,
+      why: '5.3 of 8 waiting: latency 150 ms, lowest 50 ms',
+    },
+    {
+      name: 'a second slow round: the smoothed latency past BETA, down',
+      state: at(8, { smoothedMs: 100 }),
+      round: sample(8, 120, 50),
+      limit: 5,
+      why: '4.4 of 8 waiting: latency 110 ms, lowest 50 ms',
+    },
+    { name: 'at 1, one calm round: kept, the first of CALM_ROUNDS', state: at(1), round: sample(1, 5, 5), limit: 1, calm: 1 },
+    {
+      name: `at 1, the ${CALM_ROUNDS}nd calm round in a row: one more`,
+      state: at(1, { calm: CALM_ROUNDS - 1 }),
+      round: sample(1, 5.5, 5),
+      limit: 2,
+      why: `0.1 of 1 waiting, ${CALM_ROUNDS} rounds in a row: latency 5.5 ms, lowest 5.0 ms`,
+    },
+    { name: 'at 1, a quarter or more of the latency over the lowest is not calm', state: at(1, { calm: 1 }), round: sample(1, 7, 5), limit: 1, calm: 0 },
+    {
+      name: 'at 1, after 2 had queued once: twice the calm rounds before 2 again',
+      state: at(1, { calm: CALM_ROUNDS, queuedAt: { 2: 1 } }),
+      round: sample(1, 5, 5),
+      limit: 1,
+      calm: CALM_ROUNDS + 1,
+    },
+    {
+      name: 'at 1, after 2 had queued once, the 4th calm round: one more',
+      state: at(1, { calm: 2 * CALM_ROUNDS - 1, queuedAt: { 2: 1 } }),
+      round: sample(1, 5, 5),
+      limit: 2,
+      why: `0.0 of 1 waiting, ${2 * CALM_ROUNDS} rounds in a row: latency 5.0 ms, lowest 5.0 ms`,
+    },
+    { name: 'one waiting of 5, under BETA, over ALPHA: kept, not calm', state: at(5, { calm: 1 }), round: sample(5, 70, 50), limit: 5, calm: 0 },
+    { name: 'at the ceiling nothing goes past it', state: { ...startState(3), calm: 5 }, round: sample(3, 50, 50), limit: 3, calm: 6 },
+    {
+      name: "a lowest latency above the round's (a first slow answer) counts as nothing waiting",
+      state: at(4, { calm: 1 }),
+      round: sample(4, 40, 60),
+      limit: 5,
+      why: '0.0 of 4 waiting, 2 rounds in a row: latency 40 ms, lowest 60 ms',
+    },
   ];
-  for (const [name, state, round, limit, why] of table) {
+  for (const { name, state, round, limit, why, calm } of table) {
     it(name, () => {
       const decision = decide(state, round);
-      assert.equal(decision.state.limit, limit);
-      assert.equal(decision.why, why);
+      const shown = JSON.stringify({ state, round, decision });
+      assert.equal(decision.state.limit, limit, shown);
+      assert.equal(decision.why, why, shown);
+      if (calm !== undefined) assert.equal(decision.state.calm, calm, shown);
+      // A change of the limit starts its measures over.
+      if (limit !== state.limit) assert.deepEqual([decision.state.calm, decision.state.smoothedMs], [0, undefined], shown);
     });
   }
+
+  it('a limit that came down for queueing marks the one above it: growing back there waits twice as long each time', () => {
+    const once = decide(at(2), sample(2, 15, 5)).state;
+    assert.deepEqual(once.queuedAt, { 2: 1 });
+    const twice = decide({ ...once, limit: 2 }, sample(2, 15, 5)).state;
+    assert.deepEqual(twice.queuedAt, { 2: 2 });
+    assert.deepEqual(decide(at(8), sample(8, 40, 5)).state.queuedAt, { 3: 1 });
+  });
+
+  it('the queue estimate is limit × (1 − lowest ÷ latency)', () => {
+    assert.equal(waiting(8, 40, 10), 6);
+    assert.equal(waiting(8, 10, 10), 0);
+    assert.equal(waiting(8, 10, 20), 0);
+  });
 });
 
 describe('limiter: rounds against model services', () => {
+  /** A deterministic jitter for round `i`: 0 to `most` of the latency, in tenths (the same every run). */
+  const jitter = (i: number, most: number): number => (((i * 7) % 10) / 10) * most;
   /**
-   * Runs `rounds` rounds against a service whose latency at each limit is `latency(limit)`, and `latency(1)` for a request
-   * alone (the run's first answer); a full window all along.
+   * Runs `rounds` rounds against a service whose mean latency at each limit in round i is `latency(limit, i)` and whose
+   * lowest is `lowest`; a full window all along. Its limits after each round, and its --verbose lines.
    */
-  function run(latency: (limit: number) => number, rounds: number): { limits: number[]; lines: string[] } {
+  function run(latency: (limit: number, i: number) => number, lowest: number, rounds: number): { limits: number[]; lines: string[] } {
     let state = startState(8);
     const limits: number[] = [];
     const lines: string[] = [];
-    for (let round = 0; round < rounds; round++) {
-      const ms = latency(state.limit);
-      const decision = decide(state, sample(state.limit, ms, (1000 * state.limit) / ms, true, latency(1)));
+    for (let i = 0; i < rounds; i++) {
+      const decision = decide(state, sample(state.limit, latency(state.limit, i), lowest));
       if (decision.why) lines.push(`in flight ${state.limit} → ${decision.state.limit}: ${decision.why}`);
       state = decision.state;
       limits.push(state.limit);
     }
     return { limits, lines };
   }
+  /** The rounds at which the limit changed. */
+  const changes = (limits: number[]): number[] => limits.flatMap((limit, i) => (i > 0 && limit !== limits[i - 1] ? [i] : []));
 
-  it('a service 50 ms away: nothing queues, so 8 stay in flight, with no halving and no probe of fewer', () => {
-    const { limits, lines } = run(() => 50, 20);
+  it('a service 50 ms away, its latency up to 30 % over the lowest from round to round: 8 stay in flight, and nothing is said', () => {
+    const { limits, lines } = run((_, i) => 50 * (1 + jitter(i, 0.3)), 50, 200);
     assert.deepEqual(new Set(limits), new Set([8]));
     assert.deepEqual(lines, []);
   });
 
-  it('a service 50 ms away that queues past 4 in flight: comes down to 4, and probes one more from there', () => {
-    const { limits, lines } = run((limit) => 50 + 10 * Math.max(0, limit - 4), 24);
-    assert.deepEqual(lines.slice(0, 4), [
-      'in flight 8 → 4: starting',
-      'in flight 4 → 2: at 4 latency down 44 %, throughput down 10 %',
-      'in flight 2 → 4: at 2 latency flat, throughput down 50 %',
-      `in flight 4 → 5: probing after ${PROBE_EVERY} rounds`,
-    ]);
-    assert.ok(
-      limits.slice(3).every((limit) => limit >= 4 && limit <= 6),
-      limits.join(' '),
-    );
+  it('a service 50 ms away that serves 4 at once (10 ms more each past 4): 8 stay', () => {
+    const { limits } = run((limit) => 50 + 10 * Math.max(0, limit - 4), 50, 50);
+    assert.deepEqual(new Set(limits), new Set([8]));
   });
 
-  it('a service that serves one at a time (5 ms each): halves down to 1, where it stays', () => {
-    const { limits, lines } = run((limit) => 5 * limit, 40);
-    assert.deepEqual(lines.slice(0, 5), [
-      'in flight 8 → 4: starting',
-      'in flight 4 → 2: at 4 latency down 50 %, throughput flat',
-      'in flight 2 → 1: at 2 latency down 50 %, throughput flat',
-      `in flight 1 → 2: probing after ${PROBE_EVERY} rounds`,
-      'in flight 2 → 1: at 2 latency up 100 %, throughput flat',
-    ]);
-    assert.deepEqual(limits.slice(0, 4), [8, 4, 2, 1]);
-    assert.ok(limits.slice(4).every((limit) => limit <= 2));
+  it('a service that serves 2 at once (5 ms each): down to 3 in one round, where it stays', () => {
+    const { limits, lines } = run((limit) => 5 * Math.max(1, limit / 2), 5, 100);
+    assert.deepEqual(lines, ['in flight 8 → 3: 6.0 of 8 waiting: latency 20 ms, lowest 5.0 ms']);
+    assert.deepEqual(new Set(limits), new Set([3]));
+  });
+
+  it('a service that serves one at a time (5 ms each): down to 2 in one round, where it stays', () => {
+    const { limits, lines } = run((limit) => 5 * limit, 5, 100);
+    assert.deepEqual(lines, ['in flight 8 → 2: 7.0 of 8 waiting: latency 40 ms, lowest 5.0 ms']);
+    assert.deepEqual(new Set(limits), new Set([2]));
+  });
+
+  it('one at a time, each round up to 60 % over (the scan server): down to 1, and the probes of 2 ever rarer, so it settles', () => {
+    const { limits } = run((limit, i) => 2 * limit * (1 + jitter(i, 0.6)), 2, 400);
+    const probes = changes(limits).filter((i) => limits[i] === 2);
+    assert.ok(
+      limits.slice(3).every((limit) => limit <= 2),
+      JSON.stringify(limits),
+    );
+    // Each probe of 2 waits twice the calm rounds of the one before: about log2(rounds) of them.
+    assert.ok(probes.length <= 7, JSON.stringify(probes));
+    const gaps = probes.slice(1).map((p, i) => p - (probes[i] as number));
+    assert.ok(
+      gaps.every((gap, i) => i === 0 || gap > (gaps[i - 1] as number)),
+      JSON.stringify(gaps),
+    );
+    assert.equal(limits.slice(200).filter((limit) => limit === 2).length <= 1, true, JSON.stringify(limits.slice(200)));
   });
 });
 
 describe('limiter: a round of answers', () => {
-  it('measures the mean in flight over the mean latency, from the answers to requests granted in the round', () => {
+  it('measures the mean latency of the answers to requests granted in the round, and whether its window was full', () => {
     const rounds = new Rounds(0);
     rounds.inFlightNow(0, 2);
     assert.equal(rounds.answered(20, rounds.id, 20, 2), undefined);
@@ -162,21 +198,27 @@ describe('limiter: a round of answers', () => {
     assert.equal(rounds.answered(40, rounds.id, 40, 2), undefined, 'fewer than 4 answers');
     assert.equal(rounds.answered(50, rounds.id, 30, 2), undefined);
     // The lowest latency is any answer's of the run, an earlier round's too: here 20 ms.
-    assert.deepEqual(rounds.answered(60, rounds.id, 30, 2), { limit: 2, latencyMs: 30, throughput: (1000 * 2) / 30, full: true, lowestLatencyMs: 20 });
+    assert.deepEqual(rounds.answered(60, rounds.id, 30, 2), { limit: 2, latencyMs: 30, full: true, lowestLatencyMs: 20 });
   });
 });
 
 describe('Scheduler: adaptive, on the injected clock', () => {
-  /** 200 tasks against a service that serves one request at a time, 10 ms each, on a fake clock. */
-  async function serial(adaptive: boolean): Promise<{ trace: string[]; window: number; mostInFlight: number }> {
+  /** `count` tasks against a service that serves one request at a time, the i-th answer `serviceMs(i)` after the one before, on a fake clock. */
+  async function serial(
+    adaptive: boolean,
+    count = 200,
+    serviceMs = (_: number): number => 10,
+  ): Promise<{ trace: string[]; window: number; mostInFlight: number; windows: number[] }> {
     const clock = fakeClock();
     const trace: string[] = [];
     const scheduler = new Scheduler({ parallel: 8, adaptive, now: clock.now, sleep: clock.sleep, trace: (line) => trace.push(line.trim()) });
     const queue: Array<() => void> = [];
     let inFlight = 0;
     let mostInFlight = 0;
-    const tasks = Array.from({ length: 200 }, (_, i) =>
+    const windows: number[] = [];
+    const tasks = Array.from({ length: count }, (_, i) =>
       scheduler.run(i, async () => {
+        windows.push(scheduler.window);
         inFlight++;
         mostInFlight = Math.max(mostInFlight, inFlight);
         await new Promise<void>((resolve) => queue.push(resolve));
@@ -185,26 +227,47 @@ describe('Scheduler: adaptive, on the injected clock', () => {
     );
     let done = false;
     const all = Promise.all(tasks).then(() => (done = true));
-    while (!done) {
+    for (let answered = 0; !done;) {
       await new Promise((resolve) => setImmediate(resolve));
       const next = queue.shift();
       if (next === undefined) continue;
-      clock.advance(10);
+      clock.advance(serviceMs(answered++));
       next();
     }
     await all;
-    return { trace, window: scheduler.window, mostInFlight };
+    return { trace, window: scheduler.window, mostInFlight, windows };
   }
 
   it('the default comes down from more in flight than the service serves, and says why under --verbose', async () => {
     const { trace, window } = await serial(true);
-    assert.deepEqual(trace.slice(0, 4), [
-      'in flight 8 → 4: starting',
-      'in flight 4 → 2: at 4 latency down 50 %, throughput up 14 %',
-      'in flight 2 → 1: at 2 latency down 50 %, throughput flat',
-      `in flight 1 → 2: probing after ${PROBE_EVERY} rounds`,
+    // The first round's requests queued behind one another from the start: 10 ms to 80 ms, 45 on average.
+    assert.deepEqual(trace, [
+      'in flight 8 → 3: 6.2 of 8 waiting: latency 45 ms, lowest 10 ms',
+      'in flight 3 → 2: 2.0 of 3 waiting: latency 30 ms, lowest 10 ms',
     ]);
-    assert.ok(window <= 2, trace.join('\n'));
+    assert.equal(window, 2);
+  });
+
+  it('one at a time, 10 to 19 ms an answer: down to 1, where a window of one, its latency a third over the lowest, stays', async () => {
+    const { trace, windows } = await serial(true, 3000, (i) => 10 + ((i * 7) % 10));
+    assert.deepEqual(trace, [
+      'in flight 8 → 3: 6.7 of 8 waiting: latency 62 ms, lowest 10 ms',
+      'in flight 3 → 2: 2.3 of 3 waiting: latency 46 ms, lowest 10 ms',
+      'in flight 2 → 1: 1.3 of 2 waiting: latency 28 ms, lowest 10 ms',
+    ]);
+    assert.deepEqual(new Set(windows.slice(100)), new Set([1]));
+  });
+
+  it('one at a time, 10 to 12 ms an answer: at 1 calm, so 2 is tried, and queues; each try waits twice as long (the window settles)', async () => {
+    const { trace, windows } = await serial(true, 3000, (i) => 10 + (i % 3));
+    const tries = trace.filter((line) => line.startsWith('in flight 1 → 2')).map((line) => Number(/(\d+) rounds in a row/.exec(line)?.[1]));
+    assert.deepEqual(tries, [4, 8, 16, 32, 64, 128, 256], trace.join('\n'));
+    assert.ok(
+      trace.slice(3).every((line, i) => line.startsWith(i % 2 === 0 ? 'in flight 1 → 2' : 'in flight 2 → 1: 1.0 of 2 waiting')),
+      trace.join('\n'),
+    );
+    // Of the last 1,000 requests, those sent at 2: the last try's round.
+    assert.ok(windows.slice(-1000).filter((window) => window > 1).length <= 10);
   });
 
   it('a --parallel the user chose is kept', async () => {
@@ -241,11 +304,13 @@ describe('Scheduler: adaptive, and a 429', () => {
     assert.deepEqual(trace, ['in flight 8 → 4: 429 too many requests; every request waits 1000 ms']);
   });
 
-  it("answers in a row raise the 429 bound past the limiter's 4: nothing in flight changes, so --verbose says nothing", async () => {
+  it('answers in a row with nothing waiting: the window grows back past the cut as the 429 bound allows, no faster', async () => {
     const { scheduler, trace } = await refusedOnce();
-    // The tasks above answered too: GROWTH × 4 in a row in all, which printed `4 → 5 requests in flight` at a window of 4.
-    for (let i = IN_FLIGHT; i < GROWTH * 4; i++) await scheduler.run(0, async () => undefined);
+    // The tasks above answered too: GROWTH × 4 in a row in all.
+    for (let i = IN_FLIGHT; i < GROWTH * 4 - 1; i++) await scheduler.run(0, async () => undefined);
     assert.equal(scheduler.window, 4);
-    assert.deepEqual(trace, ['in flight 8 → 4: 429 too many requests; every request waits 1000 ms']);
+    await scheduler.run(0, async () => undefined);
+    assert.equal(scheduler.window, 5);
+    assert.deepEqual(trace, ['in flight 8 → 4: 429 too many requests; every request waits 1000 ms', `in flight 4 → 5: ${GROWTH * 4} answered in a row`]);
   });
 });

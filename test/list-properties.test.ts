@@ -26,7 +26,10 @@ interface Case {
   filter: { status?: string; priority?: boolean };
   range?: { field: 'oldest' | 'newest'; kind: 'both' | 'from' | 'to' | 'explicit'; from: number; to: number; ops: [string, string] };
   sort?: string;
-  parallel: number;
+  /** undefined: no --parallel, the limiter's window (up to 8) */
+  parallel: number | undefined;
+  /** Ms the injected clock moves at each reading (0: only sleeps move it): latencies that grow with the requests in flight, so the limiter's window moves. */
+  tick: number;
   pageSize: number;
   limit?: number;
   /** Between the runs of a --limit chain, the records printed leave the list (closed, as `… | carectl conversations update - --status closing` does). */
@@ -35,7 +38,9 @@ interface Case {
 
 /** The flags of a case, and the bounds they send as the contract says (the oracle's query). */
 function flagsOf(c: Case): { argv: string[]; query: ModelQuery } {
-  const argv = ['conversations', 'list', '-o', 'tsv', '--columns', 'id', '--parallel', String(c.parallel), '--page-size', String(c.pageSize)];
+  // The default's --verbose says each move of the limiter's window.
+  const parallel = c.parallel === undefined ? ['--verbose'] : ['--parallel', String(c.parallel)];
+  const argv = ['conversations', 'list', '-o', 'tsv', '--columns', 'id', ...parallel, '--page-size', String(c.pageSize)];
   const query: ModelQuery = {};
   if (c.filter.status) {
     argv.push('--status', c.filter.status);
@@ -97,13 +102,17 @@ const TOKEN = /--resume '?([A-Za-z0-9_-]+)'?/;
 async function listAll(model: ModelServer, c: Case, argv: string[]): Promise<{ ids: string[]; code: number; stderr: string; counted: boolean }> {
   const env = { CARECTL_BASE_URL: model.baseUrl, CARECTL_USER: 'bot', CARECTL_PASSWORD: 'model-secret', XDG_CONFIG_HOME: '/nonexistent/carectl-test-config' };
   const clock = fakeClock(NOW);
+  const now = (): number => {
+    clock.advance(c.tick);
+    return clock.now();
+  };
   const ids: string[] = [];
   let resume: string | undefined;
   // A token that keeps the service's skip, past the records it can name (it says so).
   let counted = false;
   for (let round = 0; round < 200; round++) {
     const args = [...argv, ...(c.limit !== undefined ? ['--limit', String(c.limit)] : []), ...(resume ? ['--resume', resume] : [])];
-    const result = await runCli(args, { env, now: clock.now, sleep: clock.sleep });
+    const result = await runCli(args, { env, now, sleep: clock.sleep });
     const printed = result.stdout.split('\n').filter((line) => line !== '' && line !== 'id');
     ids.push(...printed);
     if (c.closePrinted) model.closeIds(printed);
@@ -120,7 +129,7 @@ const dateArb = fc.integer({ min: Date.UTC(1969, 11, 20), max: NOW + 400 * DAY }
 
 function caseArb(
   variant: fc.Arbitrary<ModelVariant>,
-  options: { shapes?: fc.Arbitrary<Shape[]>; sorts?: string[]; ranges?: boolean; limits?: boolean } = {},
+  options: { shapes?: fc.Arbitrary<Shape[]>; sorts?: string[]; ranges?: boolean; limits?: boolean; long?: boolean } = {},
 ): fc.Arbitrary<Case> {
   const filter: fc.Arbitrary<Case['filter']> = fc.oneof(
     fc.record({ status: fc.constantFrom('unread', 'assigned', 'closed') }),
@@ -140,22 +149,27 @@ function caseArb(
   return (
     fc
       .record({
-        count: fc.integer({ min: 0, max: 260 }),
+        count: options.long ? fc.integer({ min: 600, max: 1500 }) : fc.integer({ min: 0, max: 260 }),
         shapes: options.shapes ?? shapesArb,
         dataSeed: fc.integer({ min: 1, max: 2 ** 30 }),
         hidden: fc.constantFrom(0, 0, 0.3),
         variant,
-        filter,
+        // Long: the union of the two priority queries, unsorted, sliced by its sort date: the most requests at once.
+        filter: options.long ? fc.constant<Case['filter']>({}) : filter,
         range: options.ranges === false ? fc.constant(undefined) : range,
         sort: fc.option(fc.constantFrom(...(options.sorts ?? ['-oldest_sort_date', 'newest_sort_date', '-newest_sort_date'])), { nil: undefined }),
-        parallel: fc.integer({ min: 1, max: 16 }),
-        pageSize: fc.integer({ min: 5, max: 50 }),
+        parallel: options.long ? fc.constant(undefined) : fc.option(fc.integer({ min: 1, max: 16 }), { nil: undefined }),
+        tick: options.long ? fc.constantFrom(1, 3) : fc.constantFrom(0, 1, 3),
+        pageSize: options.long ? fc.integer({ min: 5, max: 10 }) : fc.integer({ min: 5, max: 50 }),
         limit: options.limits === false ? fc.constant(undefined) : fc.option(fc.integer({ min: 15, max: 120 }), { nil: undefined }),
       })
       // A union cannot be sorted (a usage error, tested elsewhere).
       .map((c) => (c.filter.status || c.filter.priority !== undefined ? c : { ...c, sort: undefined }))
   );
 }
+
+/** Runs whose --verbose said the limiter moved the window (see the property at the default --parallel). */
+let limiterMoves = 0;
 
 async function check(c: Case): Promise<void> {
   try {
@@ -177,6 +191,7 @@ async function checkCase(c: Case): Promise<void> {
     const rows = oracle(model, c, query, true);
     const { ids, code, stderr, counted } = await listAll(model, c, argv);
     assert.equal(code, 0, stderr);
+    if (/in flight \d+ → \d+: .* waiting/.test(stderr)) limiterMoves++;
     // Records that leave once printed: the list as it was at the start, each once, in order.
     if (c.closePrinted) {
       // Unless a token said the service's skip counts (RELIABILITY.md): then those left may shift it.
@@ -253,6 +268,15 @@ describe('lists against model servers (properties)', () => {
     const variant = fc.record({ reading: readings, links: fc.constant('keyset' as const), moveEvery: fc.integer({ min: 1, max: 3 }) });
     const shapes = fc.subarray(['year', 'future', 'gaps'] as Shape[], { minLength: 1 });
     await fc.assert(fc.asyncProperty(caseArb(variant, { shapes, ranges: false, limits: false }), check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
+  });
+
+  // Latencies on the injected clock grow with the requests in flight: the limiter's window moves during the run.
+  it("print exactly the model's records in its order at the default --parallel, whose window the limiter moves", async () => {
+    const variant = fc.record({ reading: readings, links: fc.constant('keyset' as const), timeForm: timeForms });
+    const before = limiterMoves;
+    const long = caseArb(variant, { long: true, limits: false, ranges: false });
+    await fc.assert(fc.asyncProperty(long, check), { seed: SEED, numRuns: Math.ceil(RUNS / 2), endOnFailure: true });
+    assert.ok(limiterMoves > before, 'the limiter moved no window: the property did not cover it');
   });
 
   it('lose nothing to 429s from an in-flight limit or a quota', async () => {

@@ -1,12 +1,13 @@
 /**
- * How many requests to keep in flight when the user named no number: a hill-climbing limiter in the spirit of Netflix's
- * concurrency-limits (Vegas, Gradient2). It measures a round at each limit, the answers to about a window of requests,
- * and keeps a higher limit only while it raises the throughput, a lower one while it costs none. It starts at the
- * ceiling and, while requests queue (latency past QUEUEING times the run's lowest), halves while that costs nothing:
- * starting low and doubling lost the whole climb on every short batch, and a halving where nothing queues lost a round at
- * half the throughput. More in flight than a service can work on at once only queues there: latency climbs and throughput
- * stays flat, so the limit comes down.
- * The decision (`decide`) is a pure function of the samples; `Rounds` gathers them from times it is given.
+ * How many requests to keep in flight when the user named no number: Vegas, as Netflix's concurrency-limits has it. The lowest
+ * latency of the run is what a request takes when nothing queues; over the rounds at one limit the latency is smoothed; by
+ * Little's law, limit × (1 − lowest ÷ smoothed latency) of the window waits rather than being served. Past BETA of the window
+ * waiting, the limit comes down to those served and one more; under ALPHA for CALM_ROUNDS rounds in a row it goes up by one,
+ * to the ceiling it starts at; in between it holds. A service 50 ms away queues nothing (8 stay in flight); one that serves
+ * one request at a time, shared CPUs or a global lock, queues all but one (8 → 2 or 1). At 1 nothing of ours can wait, so
+ * one more is a probe: each time the limit came down from a limit, growing back there waits twice the rounds (as the
+ * scheduler's 429 bound does), so a service that queued a second request is asked less and less often and the limit settles.
+ * The decision (`decide`) is a pure function of the state and a round's sample; `Rounds` gathers them from times it is given.
  */
 
 /** What one round at a limit measured. */
@@ -14,8 +15,6 @@ export interface Sample {
   limit: number;
   /** Mean time from a request's grant to its answer, ms. */
   latencyMs: number;
-  /** Answers a second, by Little's law: the mean requests in flight over the round over the mean latency. */
-  throughput: number;
   /** The window was mostly full: fewer requests than the limit to send says nothing about the limit. */
   full: boolean;
   /** The lowest latency of any answer of the run so far: what a request takes when nothing queues (Vegas's base RTT). */
@@ -25,92 +24,70 @@ export interface Sample {
 export interface LimiterState {
   limit: number;
   ceiling: number;
-  /** The last round kept: a round at a probed limit is compared with it. */
-  base?: Sample;
-  /** Halving from the start, until a step down costs its share. */
-  starting: boolean;
-  /** Rounds at the same limit since the last change. */
-  steady: number;
-  /** The direction of the last probe, so probes alternate. */
-  probed: 'up' | 'down';
+  /** The latency of the rounds at this limit, smoothed (undefined: none yet at it). */
+  smoothedMs: number | undefined;
+  /** Rounds in a row at this limit with fewer than ALPHA of the window waiting. */
+  calm: number;
+  /** How often the limit came down for queueing to one below each limit: growing back to it waits 2^that × CALM_ROUNDS. */
+  queuedAt: Readonly<Record<number, number>>;
 }
 
 export interface Decision {
   state: LimiterState;
-  /** Set when the limit changed: why, for the scheduler's --verbose line (`at 4 latency up 60 %, throughput flat`, than at the limit before). */
+  /** Set when the limit changed: why, for the scheduler's --verbose line (`7.1 of 8 waiting: latency 40 ms, lowest 5 ms`). */
   why?: string;
 }
 
-/** A raise is kept when it brings at least this share of the gain a service that is not busy would give; a step down, when it costs at most this share. */
-export const FOLLOW = 0.3;
-/** Rounds at one limit before probing one more or one fewer. */
-export const PROBE_EVERY = 6;
 /** A round is the answers to at least a window of requests, and at least this many. */
 export const MIN_ANSWERS = 4;
 /** A round lasts at least this long, so that the clock's millisecond steps do not decide. */
 export const ROUND_MS = 40;
 /** A round's mean in flight at or above this share of the limit counts as a full window. */
 const FULL = 0.75;
-/**
- * A round's latency past this many times the run's lowest: requests queue (at the service or on the way). Only then can fewer
- * in flight cost nothing; where none queue (a service 50 ms away), a step down only loses its share of the throughput.
- */
-export const QUEUEING = 1.5;
+/** What a round moves the smoothed latency by, of its difference from it: one slow round is not a queue. */
+const SMOOTHING = 1 / 2;
+/** Under this share of the window waiting the limit may grow (Vegas's alpha); past BETA it comes down; between, it holds. */
+const ALPHA = 1 / 4;
+const BETA = 1 / 2;
+/** Calm rounds in a row before the limit grows by one, doubled for each time it came down from there. */
+export const CALM_ROUNDS = 2;
 
 export function startState(ceiling: number): LimiterState {
-  return { limit: ceiling, ceiling, starting: true, steady: 0, probed: 'up' };
+  return { limit: ceiling, ceiling, smoothedMs: undefined, calm: 0, queuedAt: {} };
+}
+
+/** The state at another limit: what was measured at the old one no longer holds. */
+function atLimit(state: LimiterState, limit: number): LimiterState {
+  return { ...state, limit, smoothedMs: undefined, calm: 0 };
+}
+
+/** The requests of a window of `limit` that wait rather than being served (Vegas's queue size), at `latencyMs` against the lowest. */
+export function waiting(limit: number, latencyMs: number, lowestLatencyMs: number): number {
+  return limit * (1 - Math.min(1, lowestLatencyMs / latencyMs));
 }
 
 /** The limit after a round at `state.limit`, and why it changed. */
 export function decide(state: LimiterState, sample: Sample): Decision {
-  const { base } = state;
-  if (!sample.full) return { state };
-  // The first round of a run measures the burst that fills an idle service, not the limit: it sets the base only.
-  if (base === undefined) return { state: { ...state, base: sample } };
-  if (base.limit === sample.limit) return steadyRound(state, sample);
-  const why = `at ${sample.limit} ${effect(sample, base)}`;
-  if (!paid(sample, base)) return change({ ...state, starting: false }, base.limit, why, base);
-  // It paid: one more step the same way (halving from the start), until the ceiling or one.
-  const up = sample.limit > base.limit;
-  const next = up ? Math.min(state.ceiling, sample.limit + 1) : state.starting ? Math.ceil(sample.limit / 2) : Math.max(1, sample.limit - 1);
-  if (next === sample.limit) return { state: { ...state, base: sample, starting: false, steady: 0 } };
-  return change(state, next, why, sample);
+  // A round at another window (a 429 bound below this limit) says nothing of this limit.
+  if (!sample.full || sample.limit !== state.limit) return { state };
+  const { limit, ceiling, queuedAt } = state;
+  const smoothedMs = state.smoothedMs === undefined ? sample.latencyMs : state.smoothedMs + SMOOTHING * (sample.latencyMs - state.smoothedMs);
+  const queued = waiting(limit, smoothedMs, sample.lowestLatencyMs);
+  const measured = `latency ${msText(smoothedMs)} ms, lowest ${msText(sample.lowestLatencyMs)} ms`;
+  if (queued > BETA * limit && limit > 1) {
+    const next = Math.max(1, Math.min(limit - 1, Math.ceil(limit - queued) + 1));
+    const lowered = { ...atLimit(state, next), queuedAt: { ...queuedAt, [next + 1]: (queuedAt[next + 1] ?? 0) + 1 } };
+    return { state: lowered, why: `${queued.toFixed(1)} of ${limit} waiting: ${measured}` };
+  }
+  const calm = queued < ALPHA * limit ? state.calm + 1 : 0;
+  const needed = CALM_ROUNDS * 2 ** (queuedAt[limit + 1] ?? 0);
+  if (limit < ceiling && calm >= needed)
+    return { state: atLimit(state, limit + 1), why: `${queued.toFixed(1)} of ${limit} waiting, ${calm} rounds in a row: ${measured}` };
+  return { state: { ...state, smoothedMs, calm } };
 }
 
-/** The throughput at the new limit brought at least FOLLOW of what the change would bring a service not busy (a lower one: cost at most that). */
-export function paid(sample: Sample, base: Sample): boolean {
-  return sample.throughput / base.throughput >= 1 + FOLLOW * (sample.limit / base.limit - 1);
-}
-
-/**
- * Another round at the kept limit: from the start, halve; every PROBE_EVERY rounds, try one more or one fewer. A step down
- * only where requests queue.
- */
-function steadyRound(state: LimiterState, sample: Sample): Decision {
-  const queueing = sample.latencyMs > QUEUEING * sample.lowestLatencyMs;
-  if (state.starting && sample.limit > 1 && queueing) return change(state, Math.ceil(sample.limit / 2), 'starting', sample);
-  const steady = state.steady + 1;
-  // Where requests queue, one more and one fewer in turn; where none queue, only one more.
-  const up = sample.limit < state.ceiling && (state.probed === 'down' || sample.limit === 1 || !queueing);
-  const down = !up && sample.limit > 1 && queueing;
-  if (steady < PROBE_EVERY || (!up && !down)) return { state: { ...state, base: sample, starting: false, steady } };
-  return change({ ...state, starting: false, probed: up ? 'up' : 'down' }, sample.limit + (up ? 1 : -1), `probing after ${steady} rounds`, sample);
-}
-
-function change(state: LimiterState, limit: number, why: string, base: Sample): Decision {
-  return { state: { ...state, limit, base, steady: 0 }, why };
-}
-
-/** `latency up 60 %, throughput flat` */
-function effect(sample: Sample, base: Sample): string {
-  return `latency ${trend(sample.latencyMs / base.latencyMs)}, throughput ${trend(sample.throughput / base.throughput)}`;
-}
-
-function trend(ratio: number): string {
-  const percent = Math.round(100 * (ratio - 1));
-  if (Math.abs(percent) < 10) return 'flat';
-  return percent > 0 ? `up ${percent} %` : `down ${-percent} %`;
-}
+/** A latency for --verbose: tenths below 10 ms, where the clock's millisecond steps would read 1.4 ms as 1. */
+const msText = (ms: number): string => (ms < 10 ? ms.toFixed(1) : String(Math.round(ms)));
 
 /**
  * A round's measures, from the times the scheduler hands in: the requests in flight over time (all of them: each
@@ -151,8 +128,7 @@ export class Rounds {
     this.inFlightNow(now, this.inFlight);
     const meanInFlight = this.area / elapsed;
     const mean = Math.max(1, this.latencySum / this.answers);
-    const throughput = (1000 * meanInFlight) / mean;
-    const sample = { limit, latencyMs: mean, throughput, full: meanInFlight >= FULL * limit, lowestLatencyMs: this.lowestLatencyMs };
+    const sample = { limit, latencyMs: mean, full: meanInFlight >= FULL * limit, lowestLatencyMs: this.lowestLatencyMs };
     this.restart(now);
     return sample;
   }

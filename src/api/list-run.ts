@@ -11,6 +11,7 @@ import { type Cursor, type ListPlan, type PageSource } from './paging.js';
 import { decodeResumeToken, encodeResumeToken, type ResumePoint } from './resume-token.js';
 import { isDateTime, splitAddress } from './links.js';
 import { idText } from '../core/exact-json.js';
+import { IdSet } from '../core/id-set.js';
 import { PAGING_STYLES } from './catalogue/index.js';
 import { Scheduler } from './scheduler.js';
 
@@ -88,8 +89,8 @@ class Consumer {
   private deliveredBefore = 0;
   /** A record is being written: stopped now, part of it may already be out. */
   private midRecord = false;
-  // Every id written, so a record comes out once whatever the service does (numbers where they can be: a 1M export).
-  private readonly seen = new Set<string | number>();
+  // Every id written, so a record comes out once whatever the service does (a sort date that moves brings one back from anywhere).
+  private readonly seen = new IdSet();
   // A page boundary every pageSize records of a phase, however the slices were cut: a table lays out the same rows.
   private phase: number;
   private counted: number;
@@ -206,14 +207,12 @@ class Consumer {
     for (; i < page.records.length && this.written < this.limit; i++) {
       const record = page.records[i] as Record<string, unknown>;
       const text = idText(record.id);
-      // A record without an id (an annotation) is never taken for a repeat: nothing tells it from another. Digits that a number
-      // holds exactly are kept as that number (a 1M export).
-      const id = text === undefined || !/^[1-9]\d{0,14}$/.test(text) ? text : Number(text);
-      const seen = id !== undefined && this.seen.has(id);
+      // A record without an id (an annotation) is never taken for a repeat: nothing tells it from another.
+      const seen = text !== undefined && this.seen.has(text);
       const repeat = seen || (text !== undefined && this.leftOut.has(text));
       // A repeat within one query (a union's second query repeats the first's by design).
       if (seen && (!plan.union || slice.phase === 0)) this.queue.distrust();
-      if (!repeat) await this.writeRecord(this.at(slice, page.url, i), record, id);
+      if (!repeat) await this.writeRecord(this.at(slice, page.url, i), record, text);
       this.pass(text, !repeat);
       this.cursor = this.at(slice, page.url, i + 1);
       if (++this.counted % this.pageSize === 0) await writer.endPage();
@@ -222,7 +221,7 @@ class Consumer {
   }
 
   /** One record out, `at` the cursor before it. */
-  private async writeRecord(at: Place, record: Record<string, unknown>, id: string | number | undefined): Promise<void> {
+  private async writeRecord(at: Place, record: Record<string, unknown>, id: string | undefined): Promise<void> {
     const { writer, signal } = this.options;
     // A stop (SIGTERM, Ctrl-C) ends the list before its next record, whatever the slices read ahead.
     if (signal?.aborted) throw new InterruptedError();

@@ -4,7 +4,7 @@
  * Retry-After; more 429s to the requests in flight at that cut take it down to what the service held of them; GROWTH × window answers in a row grow it back by one.
  * A 429 with no other request of ours in flight is not our doing: usual retry rules apply.
  * A 503 (a gateway's connection limit answers so, without Retry-After) is read the same way.
- * With `adaptive` (no --parallel given), the limiter (./limiter.ts) keeps fewer in flight while more would not pay.
+ * With `adaptive` (no --parallel given), the limiter (./limiter.ts) keeps fewer in flight while requests queue at the service.
  * The window is the lower of the two; every change of it is one --verbose line, whichever moved it (see moved()).
  */
 import { InterruptedError } from '../core/errors.js';
@@ -19,7 +19,7 @@ export interface SchedulerOptions {
   signal?: AbortSignal;
   /** --verbose: one line per change of the window, `in flight 8 → 4: why`. */
   trace?: (line: string) => void;
-  /** `parallel` is a ceiling: start there and keep only as many in flight as raise the throughput. */
+  /** `parallel` is a ceiling: start there and keep only as many in flight as the service serves without a queue. */
   adaptive?: boolean;
 }
 
@@ -153,8 +153,6 @@ export class Scheduler {
       if (held < halved) this.refusedAt.set(held + 1, (this.refusedAt.get(held + 1) ?? 0) + 1);
       this.congestionWindow = Math.min(halved, held);
       this.epoch++;
-      // The limiter starts over below the cut: what it measured before the pause no longer holds.
-      if (this.limiter) this.limiter = { ...startState(this.parallel), limit: this.congestionWindow, starting: false };
       const wait = waitMs > 0 ? `; every request waits ${waitMs} ms` : '';
       this.moved(before, `${refusal}${held < halved ? `, 1 of ${inFlight} in flight refused` : ''}${wait}`);
     } else if (holder.epoch === this.lastCut.epoch) {
@@ -167,7 +165,6 @@ export class Scheduler {
         // One more than it held met a refusal: growing back there takes twice the answers, as after a cut there.
         this.refusedAt.set(held + 1, (this.refusedAt.get(held + 1) ?? 0) + 1);
         this.congestionWindow = held;
-        if (this.limiter) this.limiter = { ...this.limiter, limit: Math.min(this.limiter.limit, held) };
         this.moved(before, `${refusal}, ${cut.refused} of ${cut.inFlight} in flight refused`);
       }
     }
@@ -183,14 +180,13 @@ export class Scheduler {
   private measure(holder: Holder): void {
     if (!this.limiter) return;
     const now = this.options.now();
-    const sample = this.rounds.answered(now, holder.round, now - holder.grantedAt, this.limiter.limit);
+    // Measured at the window in force: below the limiter's limit (a 429 bound) the round says nothing of it (see decide()).
+    const sample = this.rounds.answered(now, holder.round, now - holder.grantedAt, this.window);
     if (sample === undefined) return;
     const before = this.window;
     const { state, why } = decide(this.limiter, sample);
     this.limiter = state;
-    if (why === undefined) return;
-    this.moved(before, why);
-    this.rounds.restart(now);
+    if (why !== undefined) this.moved(before, why);
   }
 
   private grow(): void {
@@ -204,10 +200,13 @@ export class Scheduler {
 
   /**
    * --verbose: the window was `before` until `why` (a 429, the answers in a row, the limiter's round). Said only when
-   * the window itself changed: one of its two bounds moving above the other changes nothing in flight.
+   * the window itself changed: one of its two bounds moving above the other changes nothing in flight. A new window starts
+   * the limiter's next round: what the last one measured was another window's.
    */
   private moved(before: number, why: string): void {
-    if (this.window !== before) this.options.trace?.(`  in flight ${before} → ${this.window}: ${why}`);
+    if (this.window === before) return;
+    this.options.trace?.(`  in flight ${before} → ${this.window}: ${why}`);
+    this.rounds.restart(this.options.now());
   }
 }
 

@@ -59,7 +59,7 @@ const SHARE_PAGES = 4;
 const READ_AHEAD_PAGES = 4;
 /** Pages left that a slice reads as they come, whatever slots are idle. */
 const SHORT_PAGES = 2;
-/** Pages the slices from the one being written on may hold, per slot of --parallel. */
+/** Pages the slices from the one being written on may hold, per slot of the window in force. */
 const BUDGET_PAGES = 8;
 /** Pages a chain has read past which an ascending list probes for its far end: a short list sends no probe. */
 const LONG_CHAIN_PAGES = 2;
@@ -91,8 +91,8 @@ export class WorkQueue {
   private distrusted = false;
   private readonly guard = new PageGuard();
   private readonly days: SliceDays | undefined;
-  /** Several slices read at once: a union or slicing, with --parallel above 1. */
-  private readonly slicesAtOnce: boolean;
+  /** A union or slicing: several slices may read at once, while the window in force is above 1. */
+  private readonly sliceable: boolean;
   private readonly paces: Pace[];
   /** Phases whose near-bound probe goes out with the next pump (see SliceDays.sample). */
   private readonly probeSoon = new Set<number>();
@@ -105,8 +105,8 @@ export class WorkQueue {
   private wakeConsumer = (): void => undefined;
 
   constructor(private readonly options: QueueOptions) {
-    const { plan, start, scheduler } = options;
-    this.slicesAtOnce = (plan.union === true || plan.slicing !== undefined) && scheduler.parallel > 1;
+    const { plan, start } = options;
+    this.sliceable = plan.union === true || plan.slicing !== undefined;
     this.days = plan.slicing && new SliceDays(plan, plan.slicing, { probe: (address) => this.probe(address), changed: () => this.changed() });
     this.paces = plan.phases.map(() => ({ records: 0, days: 0 }));
     const slices = plan.phases.slice(start.phase).map((address, i) => newSlice(start.phase + i, address));
@@ -123,6 +123,11 @@ export class WorkQueue {
     // The last phase's only (a union's larger query, as a rule): two short queries cost one request more than one at a time, not two.
     const last = slices.at(-1) as Slice;
     if (this.slicesAtOnce && options.limit === Infinity && last.chain.first === plan.phases[last.phase]) this.readRecent(last);
+  }
+
+  /** Several slices read at once: the window the scheduler has now (not --parallel's ceiling) holds more than one. */
+  private get slicesAtOnce(): boolean {
+    return this.sliceable && this.options.scheduler.window > 1;
   }
 
   /** Waits for the consumer's next page of `slice`; null when the slice has no more. */
@@ -218,7 +223,7 @@ export class WorkQueue {
   /** Whether a slice ahead of the one being written may read: slicesAtOnce, a slot spare, within the budget of pages and --limit. */
   private readsAhead(held: number, records: number): boolean {
     const { scheduler, limit } = this.options;
-    return this.slicesAtOnce && scheduler.spare > 0 && held < BUDGET_PAGES * scheduler.parallel && records < limit;
+    return this.slicesAtOnce && scheduler.spare > 0 && held < BUDGET_PAGES * scheduler.window && records < limit;
   }
 
   /** Pages held or asked for by the slices from the one being written on, the records among them (a page in flight counts whole), and the slices that could read. */

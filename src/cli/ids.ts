@@ -55,21 +55,22 @@ export function idsFromText(text: string): string[] {
   return lines[0] !== undefined && ID_HEADER.test(lines[0]) ? lines.slice(1) : lines;
 }
 
-/** A writer that notes the id of each record it passes on, to name the ids a look-up did not return. */
+/** A writer that notes which of the ids asked for its records carry, to name those a look-up did not return. */
 export interface IdWatch {
   writer: RecordWriter;
   /** The ids asked for that no record carried; undefined when some record had no id to tell by. */
-  missing(asked: readonly string[]): string[] | undefined;
+  missing(): string[] | undefined;
 }
 
-export function watchIds(writer: RecordWriter): IdWatch {
-  const seen = new Set<string>();
+export function watchIds(writer: RecordWriter, asked: readonly string[]): IdWatch {
+  // Only the ids asked for: a list's other ids would make its memory grow with its length.
+  const unseen = new Set(asked);
   let unknowable = false;
   return {
     writer: {
       write: (record) => {
         if (record.id === undefined || record.id === null) unknowable = true;
-        else seen.add(String(record.id));
+        else unseen.delete(String(record.id));
         return writer.write(record);
       },
       endPage: () => writer.endPage(),
@@ -77,7 +78,7 @@ export function watchIds(writer: RecordWriter): IdWatch {
       ...(writer.delivered && { delivered: () => writer.delivered!() }),
       ...(writer.writesNext && { writesNext: () => writer.writesNext!() }),
     },
-    missing: (asked) => (unknowable ? undefined : asked.filter((id) => !seen.has(id))),
+    missing: () => (unknowable ? undefined : asked.filter((id) => unseen.has(id))),
   };
 }
 

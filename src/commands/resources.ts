@@ -175,8 +175,9 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
   const ids = spec.listByIds ? await readIds(ctx, opts.ids, '--id') : undefined;
   let watch: IdWatch | undefined;
   const writerFor = (continues: string | undefined): RecordWriter => {
-    watch = watchIds(printer.writer('list', columns, { continues, computed: spec.computed, picked, known: knownValues(spec, query), most: ctx.limit }));
-    return watch.writer;
+    const writer = printer.writer('list', columns, { continues, computed: spec.computed, picked, known: knownValues(spec, query), most: ctx.limit });
+    watch = ids && watchIds(writer, ids);
+    return watch?.writer ?? writer;
   };
   const run: ListRun = { version, query: [...query, ...fieldsQuery], asOf, ids, noun: spec.noun };
   const written = incremental
@@ -191,7 +192,7 @@ async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions)
       )
     : await streamList(ctx, spec, run, writerFor);
   // A look-up by ids names those the service did not return; a resumed or --limit-cut run cannot tell.
-  if (ids && ctx.globals.resume === undefined && written < (ctx.limit ?? Infinity)) refuseMissingIds(spec.noun, watch?.missing(ids));
+  if (ids && ctx.globals.resume === undefined && written < (ctx.limit ?? Infinity)) refuseMissingIds(spec.noun, watch?.missing());
   if (written === 0) ctx.notice(`no ${spec.noun}s found`);
 }
 
