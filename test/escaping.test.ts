@@ -3,6 +3,7 @@
  * (control characters shown escaped, formulas quoted in csv, exact text kept in json).
  */
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 import { FIXTURES, HOSTILE, type Sandbox } from '../src/sandbox/index.js';
 import { runCli, sandboxAndScratch } from './helpers.js';
@@ -15,6 +16,36 @@ sandboxAndScratch((opened) => (sandbox = opened));
 function rawControls(text: string, allowed: string): string[] {
   return [...text].filter((char) => /[\u0000-\u001f\u007f-\u009f]/.test(char) && !allowed.includes(char));
 }
+
+describe("the sandbox's demo tags", () => {
+  it("read as a care team's: every ordinary tag first, the four hostile ones last, escaped", async () => {
+    const result = await runCli(['-o', 'tsv', 'tags', 'list'], { sandbox });
+    assert.equal(result.code, 0, result.stderr);
+    const [header, ...rows] = result.stdout.trimEnd().split('\n');
+    assert.equal(header, 'id\tname\tis_active');
+    const ordinary = rows.slice(0, -4);
+    assert.ok(ordinary.length > 0);
+    for (const row of ordinary) assert.match(row, /^\d+\t[a-z]+(-[a-z]+)+\t(true|false)$/);
+    assert.deepEqual(rows.slice(-4), [
+      '7071\t=HYPERLINK("http://evil.example","x")\ttrue',
+      '7072\tvip\\x1b]52;c;ZWNobyBwd25lZA==\\x07\ttrue',
+      '7073\t\\x1b[2J\\x1b[Hurgent\\x07\ttrue',
+      '7074\t+1+1\ttrue',
+    ]);
+  });
+
+  it('are named in the README as hostile on purpose, with the ids they have', async () => {
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## The sandbox'));
+    const tags = FIXTURES.hostile.tagIds;
+    assert.match(
+      section,
+      new RegExp(
+        `hostile values on purpose, after the ordinary\\s+ones: the last four tags \\(${tags[0]}–${tags[3]}\\), and conversation ${FIXTURES.hostile.conversationId} `,
+      ),
+    );
+  });
+});
 
 describe('hostile text stays inert', () => {
   const hostileTags = (): Array<{ id: string; name: string }> =>
@@ -76,18 +107,19 @@ describe('hostile text stays inert', () => {
   });
 
   it('csv prefixes formula cells with a quote; --no-escape-formulas keeps them as they are', async () => {
+    const [formula, , , plus] = FIXTURES.hostile.tagIds;
     const escaped = await runCli(['-o', 'csv', 'tags', 'list', '--columns', 'id,name'], { sandbox });
     assert.equal(escaped.code, 0, escaped.stderr);
-    assert.ok(escaped.stdout.includes(`7001,"'=HYPERLINK(""http://evil.example"",""x"")"`), escaped.stdout.slice(0, 300));
-    assert.ok(escaped.stdout.includes("7004,'+1+1"));
+    assert.ok(escaped.stdout.includes(`\r\n${formula},"'=HYPERLINK(""http://evil.example"",""x"")"\r\n`), escaped.stdout.slice(-300));
+    assert.ok(escaped.stdout.includes(`\r\n${plus},'+1+1\r\n`));
     const author = await runCli(['-o', 'csv', 'authors', 'get', FIXTURES.hostile.authorIds[1], '--columns', 'screen_name,real_name,location,website'], {
       sandbox,
     });
     assert.equal(author.stdout.split(/\r?\n/)[1], "'@SUM(A1),'-2+3,'＝1+1,'+1+1");
 
     const raw = await runCli(['--no-escape-formulas', '-o', 'csv', 'tags', 'list', '--columns', 'id,name'], { sandbox });
-    assert.ok(raw.stdout.includes('7001,"=HYPERLINK(""http://evil.example"",""x"")"'));
-    assert.ok(raw.stdout.includes('7004,+1+1'));
+    assert.ok(raw.stdout.includes(`\r\n${formula},"=HYPERLINK(""http://evil.example"",""x"")"\r\n`));
+    assert.ok(raw.stdout.includes(`\r\n${plus},+1+1\r\n`));
   });
 
   it('csv on a terminal shows control characters escaped; into a file or pipe it keeps the exact text', async () => {

@@ -51,8 +51,8 @@ export const FIXTURES = {
   queueId: '9001',
   annotationTypeId: '1',
   hostile: {
-    /** Active tags whose names are hostile: 7001 formula, 7002 OSC 52, 7003 clear screen + BEL, 7004 '+1+1'. */
-    tagIds: ['7001', '7002', '7003', '7004'],
+    /** Active tags whose names are hostile, after the ordinary ones: 7071 formula, 7072 OSC 52, 7073 clear screen + BEL, 7074 '+1+1'. */
+    tagIds: ['7071', '7072', '7073', '7074'],
     /** f:666000001: OSC 8 / CR / C1 / tab+newline / DEL / BEL; f:666000002: formulas and OSC 52. */
     authorIds: ['f:666000001', 'f:666000002'],
     /** Facebook conversation (text visible) by the hostile authors, tagged with the hostile tags. */

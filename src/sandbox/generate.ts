@@ -73,7 +73,9 @@ const CHANNEL_LAYOUT: ReadonlyArray<readonly [Platform, number]> = [
 const AUTHOR_COUNT = 220;
 const USER_COUNT = 120;
 const QUEUE_COUNT = 60;
-const TAG_COUNT = 70;
+const ORDINARY_TAG_COUNT = 70;
+/** The tags generated conversations carry (7005–7070); 7001–7004 are on none yet. */
+const TAGS_ON_CONVERSATIONS = Array.from({ length: 66 }, (_, index) => String(7005 + index));
 const ANNOTATION_COUNT = 130;
 const REPORT_COUNT = 30;
 /** Share of generated conversations that copy the sort dates of an earlier one (tie material). */
@@ -306,21 +308,30 @@ function makeQueues(world: World): QueueRecord[] {
   }));
 }
 
+/**
+ * Ordinary tags 7001–7070, then the hostile ones (FIXTURES.hostile.tagIds), so that a list reads as a
+ * care team's before it shows the escaping. The names of 7005–7070 are drawn first, those of 7001–7004
+ * after them: the ids that examples name and conversations carry (TAGS_ON_CONVERSATIONS) keep their names.
+ */
 function makeTags(world: World): TagRecord[] {
   const random = world.stream('tags');
   const hostileNames = [HOSTILE.formulaHyperlink, `vip${HOSTILE.osc52Clipboard}`, `${HOSTILE.clearScreen}urgent${HOSTILE.bell}`, HOSTILE.formulaPlus];
   const inactive = new Set<string>(FIXTURES.inactiveTagIds);
   const names = new Set<string>(hostileNames);
-  return Array.from({ length: TAG_COUNT }, (_, index) => {
-    const id = String(7001 + index);
-    let name = hostileNames[index];
-    while (name === undefined) {
+  const drawName = (): string => {
+    for (;;) {
       const candidate = `${random.pick(words.TAG_TOPICS)}-${random.pick(words.TAG_QUALIFIERS)}`;
-      if (!names.has(candidate)) name = candidate;
+      if (names.has(candidate)) continue;
+      names.add(candidate);
+      return candidate;
     }
-    names.add(name);
-    return { id, name, is_active: !inactive.has(id) };
-  });
+  };
+  const ordinaryIds = Array.from({ length: ORDINARY_TAG_COUNT }, (_, index) => String(7001 + index));
+  const drawn = new Map([...TAGS_ON_CONVERSATIONS, ...ordinaryIds.filter((id) => !TAGS_ON_CONVERSATIONS.includes(id))].map((id) => [id, drawName()]));
+  return [
+    ...ordinaryIds.map((id) => ({ id, name: drawn.get(id)!, is_active: !inactive.has(id) })),
+    ...FIXTURES.hostile.tagIds.map((id, index) => ({ id, name: hostileNames[index]!, is_active: true })),
+  ];
 }
 
 type FixedItemFields = Partial<ContentItemRecord> & Pick<ContentItemRecord, 'id' | 'parent' | 'createdMs' | 'text' | 'author_id'>;
@@ -357,7 +368,7 @@ function hostileContent(world: World, facebook: ChannelRecord): ContentItemRecor
         type: 'post',
         createdMs: start,
         author_id: hostileA,
-        tag_ids: ['7001', '7002'],
+        tag_ids: FIXTURES.hostile.tagIds.slice(0, 2),
         text: `Hello ${HOSTILE.clearScreen}${HOSTILE.osc52Clipboard}see ${HOSTILE.osc8Hyperlink}`,
       },
       facebook,
@@ -380,7 +391,7 @@ function hostileContent(world: World, facebook: ChannelRecord): ContentItemRecor
         parent: '5000012',
         createdMs: start + 600_000,
         author_id: hostileB,
-        tag_ids: ['7003'],
+        tag_ids: FIXTURES.hostile.tagIds.slice(2, 3),
         text: `${HOSTILE.crOverwrite} ${HOSTILE.c1Csi}red${HOSTILE.del}${HOSTILE.bell} ${HOSTILE.tabAndNewline} ${HOSTILE.formulaMinus} ${HOSTILE.formulaAt} ${HOSTILE.formulaFullWidth} ${HOSTILE.formulaPlus}`,
       },
       facebook,
@@ -511,7 +522,6 @@ function makeConversations(world: World, data: ConversationSources, total: numbe
   const notCustomers = new Set<string>([...data.channels.map((channel) => channel.author_id), ...FIXTURES.hostile.authorIds, FIXTURES.microblogAuthorId]);
   for (const author of data.authors) if (!notCustomers.has(author.id)) customersByPlatform.get(author.platform)!.push(author.id);
   const statuses = weighted(STATUS_WEIGHTS);
-  const regularTagIds = data.tags.map((tag) => tag.id).filter((id) => !(FIXTURES.hostile.tagIds as readonly string[]).includes(id));
   const closeReasons = FIXTURES.closeReasons;
   const conversations = fixedConversations(world, data, customersByPlatform);
 
@@ -540,7 +550,7 @@ function makeConversations(world: World, data: ConversationSources, total: numbe
       status,
       is_priority: random.chance(0.2),
       contains_private: channel.platform === 'whatsapp' || random.chance(0.15),
-      tag_ids: random.sample(regularTagIds, random.int(0, 3)),
+      tag_ids: random.sample(TAGS_ON_CONVERSATIONS, random.int(0, 3)),
       author_id: random.pick(customersByPlatform.get(channel.platform)!),
       channel_ids: [channel.id],
       assigned_to: status === 'unread' || (status !== 'assigned' && random.chance(0.4)) ? null : random.pick(data.users).id,
