@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { MICROBLOG_PLACEHOLDER_LINK } from '../src/sandbox/fixtures.js';
+import { FIXTURES, HOSTILE, MICROBLOG_PLACEHOLDER_LINK } from '../src/sandbox/fixtures.js';
 import { openSandbox, runCli, sandboxEnv } from './helpers.js';
-import { describeRun, useSandboxShell } from './shell.js';
+import { describeRun, openShellSession, type ShellSession } from './shell.js';
 
 describe('--placeholders null', () => {
   let sandbox: Sandbox;
@@ -87,9 +87,24 @@ function duckdbCommand(): string | undefined {
 }
 
 describe('the loads help formats shows', () => {
-  const shell = useSandboxShell();
+  let sandbox: Sandbox;
+  let session: ShellSession;
+  const shell = (): ShellSession => session;
+  before(async () => {
+    sandbox = await openSandbox();
+    session = await openShellSession(sandbox);
+  });
+  after(async () => {
+    await session.close();
+    await sandbox.close();
+  });
 
-  it('run as written on a sandbox export: SQLite and DuckDB hold the placeholders as NULL', async (t) => {
+  it('run as written on a sandbox export: SQLite and DuckDB hold the placeholders as NULL, and text as the service sent it', async (t) => {
+    // A closed conversation whose reply is a formula, as a stranger's text may be.
+    const hostile = sandbox.data.byId.conversations.get(FIXTURES.hostile.conversationId)!;
+    hostile.status = 'closed';
+    sandbox.data.revision++;
+    const formulaItem = sandbox.data.fixedContent.get(hostile.id)!.find((item) => item.text === HOSTILE.formulaHyperlink)!;
     const help = await shell().run('carectl help formats');
     // The example lines, continuation lines included, as a user copies them into a shell.
     const commands = help.stdout
@@ -118,6 +133,8 @@ describe('the loads help formats shows', () => {
       await run(sqlite);
       const counted = await shell().run(`sqlite3 care.db "SELECT count(*), count(created_date), count(imported_date) FROM messages"`);
       assert.equal(counted.stdout, `${rows.length}|${rows.length - empty}|${rows.length}\n`);
+      const formula = await shell().run(`sqlite3 care.db "SELECT text FROM messages WHERE id = '${formulaItem.id}'"`);
+      assert.equal(formula.stdout, `${HOSTILE.formulaHyperlink}\n`);
     }
 
     const duckdb = duckdbCommand();

@@ -86,11 +86,12 @@ export const FORMAT_NOTES: string[] = [
 
 /** Said before LOAD_EXAMPLES: loading a csv export into a database. */
 export const LOAD_NOTE =
+  "A csv export for a database takes `--no-escape-formulas`: the `'` before text that begins with `=`, `+`, `-` or `@` is there for spreadsheets, and a database would keep it as part of the text (`'=HYPERLINK(…)` for what the service sent as `=HYPERLINK(…)`). " +
   '`--placeholders null` writes the microblog placeholders (a `created_date` of 1970-01-01T00:00:00, a link ending in `#this-info-is-unavailable`) as null in json and ndjson and as an empty cell in csv and tsv, so that a database loads them as NULL, not as a 1970 timestamp; `imported_date` (a default column of `conversations content`) is then the only time of those rows. A csv export of messages loaded into SQLite (whose `.import` reads an empty cell as an empty text: the UPDATE makes it NULL) and into DuckDB (which reads it as NULL, and the dates as TIMESTAMP):';
 
 /** A csv export loaded into SQLite and DuckDB, as `help formats` shows it (test/placeholders.test.ts runs them). */
 export const LOAD_EXAMPLES: string[] = [
-  'carectl conversations content --status closed --placeholders null -o csv > messages.csv',
+  'carectl conversations content --status closed --placeholders null --no-escape-formulas -o csv > messages.csv',
   `sqlite3 care.db ".import --csv messages.csv messages" "UPDATE messages SET created_date = NULLIF(created_date, '')"`,
   `duckdb care.duckdb "CREATE TABLE messages AS FROM read_csv('messages.csv')"`,
 ];
