@@ -4,12 +4,12 @@
  * newest_sort_date moved and the threads kept; no real waits, the clock is advanced.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { startSandbox, type Sandbox } from '../src/sandbox/index.js';
-import { fakeClock, runCli, sandboxEnv } from './helpers.js';
+import { fakeClock, freePort, runCli, sandboxEnv } from './helpers.js';
 
 const MINUTE = 60_000;
 const START = Date.UTC(2026, 5, 30, 12, 0, 0);
@@ -132,6 +132,74 @@ describe('sandbox live night', () => {
       assert.equal(bad.code, 2, rate);
       assert.equal(bad.stdout, '');
       assert.match(bad.stderr, /^carectl: .*--live.*1.*60000.*\n$/, rate);
+    }
+  });
+});
+
+describe('a restarted sandbox (README: The sandbox)', () => {
+  it('serves its demo data as it began and gives the lost ids out again; --reuse and --state carry on against it', async () => {
+    const port = await freePort();
+    const folder = await mkdtemp(join(tmpdir(), 'carectl-restart-'));
+    const env = (sandbox: Sandbox): Record<string, string> => ({ ...sandboxEnv(sandbox), XDG_CONFIG_HOME: join(folder, 'config') });
+    const state = join(folder, 'conversations.state');
+    const cli = async (sandbox: Sandbox, argv: string[], now: () => number, code = 0): Promise<{ stdout: string; stderr: string }> => {
+      const result = await runCli([...argv, '-o', 'tsv'], { env: env(sandbox), now });
+      assert.equal(result.code, code, `${argv.join(' ')}: ${result.stderr}`);
+      return result;
+    };
+    const report = ['reports', 'create', '--account', '1001', '--from', '2026-06-01', '--to', '2026-06-01', '--format', 'csv', '--reuse'];
+    const thread = ['conversations', 'content', '500601', '--columns', 'id,created_date,text', '--no-header'];
+    const options = { port, live: 60, anchor: '2026-06-30', conversations: 600 };
+
+    const a = fakeClock(START);
+    const before = await startSandbox({ ...options, now: a.now });
+    let running = before;
+    try {
+      await cli(before, ['conversations', 'list', '--state', state, '--fields', 'id'], a.now);
+      a.advance(3 * MINUTE);
+      const status = (await cli(before, ['conversations', 'get', '500004', '--columns', 'id,status', '--no-header'], a.now)).stdout;
+      await cli(
+        before,
+        ['conversations', 'update', '500004', '--status', status.includes('on_hold') ? 'closing' : 'on_hold', '--close-reason', 'resolved'],
+        a.now,
+      );
+      assert.notEqual((await cli(before, ['conversations', 'get', '500004', '--columns', 'id,status', '--no-header'], a.now)).stdout, status);
+      const made = (await cli(before, report, a.now)).stdout;
+      const lived = (await cli(before, thread, a.now)).stdout;
+      await before.close();
+
+      // Started again an hour later, with the same command.
+      const b = fakeClock(START + 60 * MINUTE);
+      const after = await startSandbox({ ...options, now: b.now });
+      running = after;
+      assert.equal(after.baseUrl, before.baseUrl);
+      assert.equal(
+        (await cli(after, ['conversations', 'get', '500004', '--columns', 'id,status', '--no-header'], b.now)).stdout,
+        status,
+        'the update is undone',
+      );
+      await cli(after, ['reports', 'get', made.trim()], b.now, 4);
+      await cli(after, ['conversations', 'get', '500601'], b.now, 4);
+      // Another report takes the lost one's id; --reuse makes the lost one anew.
+      const other = await cli(after, ['reports', 'create', '--account', '1002', '--from', '2026-05-01', '--to', '2026-05-02', '--format', 'json'], b.now);
+      assert.equal(other.stdout, made);
+      const anew = await cli(after, report, b.now);
+      assert.equal(anew.stdout, `${Number(made) + 1}\n`);
+
+      // The live night again from the start: 500601 first, the same thread at the new times.
+      b.advance(3 * MINUTE);
+      const hour = (row: string): string =>
+        row.replace(/\t(\d{4}-\d\d-\d\dT[\d:]+)\t/, (_, date: string) => `\t${new Date(Date.parse(`${date}Z`) + 60 * MINUTE).toISOString().slice(0, 19)}\t`);
+      assert.equal((await cli(after, thread, b.now)).stdout, lived.split('\n').map(hour).join('\n'));
+      const since = (await cli(after, ['conversations', 'list', '--state', state, '--fields', 'id', '--no-header'], b.now)).stdout.trimEnd().split('\n');
+      assert.ok(since.includes('500601'), 'the incremental export brings what came since the restart');
+
+      const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+      const section = readme.slice(readme.indexOf('## The sandbox')).replace(/\s+/g, ' ');
+      assert.ok(section.includes(`the next report made is ${made.trim()} again`), 'README names the report id given out again');
+      assert.ok(section.includes('conversation 500601 first, at the new times'), 'README names the live conversation id given out again');
+    } finally {
+      await Promise.all([running.close(), rm(folder, { recursive: true, force: true })]);
     }
   });
 });
