@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import Module from 'node:module';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { cp, lstat, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,5 +73,41 @@ describe('npm pack', () => {
     const [header, ...rows] = stdout.trimEnd().split('\n');
     assert.equal(header, 'id\tname\tis_active', stderr);
     assert.ok(rows.length > 0, 'tags are listed');
+  });
+});
+
+/** The line of README.md's install block that installs the command globally. */
+async function readmeInstallLine(): Promise<string> {
+  const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+  const block = /```sh\n(npm install\n[\s\S]*?)```/.exec(readme)?.[1] ?? '';
+  const line = block.split('\n').find((text) => text.includes('npm install -g'));
+  assert.ok(line, 'README.md has an install block whose second line runs npm install -g');
+  return line;
+}
+
+describe("README's install line", () => {
+  test('installs a copy, not a link to the folder: carectl and its manual page work once that folder is gone', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'carectl-install-'));
+    try {
+      // What a clone holds once `npm install` has built it. `npm pack` runs its prepare script (`npm run build`) as on a
+      // clone, but the build script does nothing: the build is there already (`npm test`), and prints nothing on success.
+      const clone = join(folder, 'clone');
+      for (const path of ['README.md', 'bin', 'dist/bundle', 'man']) await cp(join(ROOT, path), join(clone, path), { recursive: true });
+      const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+      assert.equal(manifest.scripts['prepare'], 'npm run build');
+      manifest.scripts['build'] = 'true';
+      await writeFile(join(clone, 'package.json'), JSON.stringify(manifest, null, 2));
+      const prefix = join(folder, 'prefix');
+      const env = { ...NPM_QUIET, npm_config_prefix: prefix, npm_config_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' };
+      await run('bash', ['-euo', 'pipefail', '-c', await readmeInstallLine()], { cwd: clone, env, timeout: 120_000 });
+      await rm(clone, { recursive: true, force: true });
+
+      assert.equal((await lstat(join(prefix, 'lib', 'node_modules', 'carectl'))).isSymbolicLink(), false, 'a copy, not a link');
+      const { stdout } = await run(join(prefix, 'bin', 'carectl'), ['--version']);
+      assert.equal(stdout, `${PACKAGE.version}\n`);
+      assert.match(await readFile(join(prefix, 'share', 'man', 'man1', 'carectl.1'), 'utf8'), /^\.TH CARECTL 1 /m);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });
