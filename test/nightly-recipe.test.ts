@@ -1,7 +1,8 @@
 /**
- * The README's nightly and weekly jobs (`### Nightly jobs`), run as printed, but for the site's two
- * paths (the env file and the job's folder), against the sandbox, with `date` pinned to one day and
- * one second: the reports of the nights not made yet, each once; two runs in one second with a
+ * The README's cron report (`### A nightly report from cron`) and its nightly and weekly jobs
+ * (`### Nightly jobs`), run as printed, but for the site's two paths (the env file and the job's
+ * folder), against the sandbox, with `date` pinned to one day and one second: the cron report saved,
+ * or exit 3 named; the reports of the nights not made yet, each once; two runs in one second with a
  * conversation moved in between, both exports kept; exit 3 kept when the credentials are refused;
  * and the SQLite loads printed there, with a weekly full export that brings in what an incremental
  * run cannot see (a status changed without a new message, a deleted conversation).
@@ -43,6 +44,15 @@ async function recipes(): Promise<{ nightly: string; weekly: string; load: (file
   assert.ok(nightly && weekly && load, 'README.md: ### Nightly jobs has the nightly and the weekly script and the load line');
   assert.equal(load.split('FILE').length, 2, 'the load line names FILE once');
   return { nightly, weekly, load: (file) => load.replace('FILE', file) };
+}
+
+/** The script of `### A nightly report from cron`. */
+async function cronReport(): Promise<string> {
+  const markdown = await readFile(README, 'utf8');
+  const section = markdown.slice(markdown.indexOf('### A nightly report from cron'));
+  const script = /```text\n(#!\/bin\/sh\n[\s\S]*?)```/.exec(section)?.[1];
+  assert.ok(script, 'README.md: ### A nightly report from cron has its script in a ```text block');
+  return script;
 }
 
 const csvIds = (csv: string): string[] =>
@@ -146,6 +156,19 @@ describe("the README's nightly and weekly jobs", () => {
     const all = sandbox.data.conversations.map((c) => c.id);
     assert.deepEqual(new Set([...first, ...second]), new Set(all));
     assert.ok(second.includes(moved.id), `the moved conversation ${moved.id} is in the second export`);
+  });
+
+  it("the cron report's script saves yesterday's report, and exits 3 naming why when the credentials are refused", async () => {
+    const script = await cronReport();
+    const saved = site(sandbox, shell);
+    const done = await saved.run(script.replace('/srv/reports', saved.care));
+    assert.equal(done.code, 0, describeRun('nightly-care-report', done));
+    assert.deepEqual(readdirSync(saved.care), [`care-${daysAgo(1)}.csv`]);
+    const refused = site(sandbox, shell, 'not-the-password');
+    const result = await refused.run(script.replace('/srv/reports', refused.care));
+    assert.equal(result.code, 3, describeRun('nightly-care-report', result));
+    assert.match(result.stderr, new RegExp(`\\ncare report ${daysAgo(1)}: credentials refused\\n$`));
+    assert.deepEqual(readdirSync(refused.care), []);
   });
 
   it('exits 3 when the credentials are refused, and stops there', async () => {
