@@ -103,9 +103,9 @@ describe('IncrementalRun over a union of two queries', () => {
     'v1.3/conversations?is_priority=true&sort=newest_sort_date&page_size=50',
     'v1.3/conversations?is_priority=false&sort=newest_sort_date&page_size=50',
   ];
-  /** The probe of `phase` (its newest record below our clock plus the margin, the list the other way round), answered with a record dated `at`. */
+  /** The probe of `phase` (its newest record below our clock, the list the other way round), answered with a record dated `at`. */
   const probe = (phase: string, at: number): [string, { ids: string[]; next: string }] => {
-    const below = `newest_sort_date_gte=1900-01-01&newest_sort_date_lt=${encodeURIComponent(iso(T + 300_000))}`;
+    const below = `newest_sort_date_gte=1900-01-01&newest_sort_date_lt=${encodeURIComponent(iso(T))}`;
     const address = phase.replace('sort=newest_sort_date&page_size=50', `sort=-newest_sort_date&page_size=1&${below}`);
     return [address, { ids: ['p'], next: `${address}&newest_sort_date_lte=${iso(at)}&skip=1` }];
   };

@@ -149,6 +149,8 @@ describe('--state over records dated in the future', () => {
   it('delivers each once, whatever its date; a record that moves comes again, once', async () => {
     const data: ModelRecord[] = modelData(60, ['year', 'future'], 11).map((r) => ({ ...r, status: 'unread' }));
     data.push({ id: '590000', status: 'unread', is_priority: false, oldest: NOW, newest: Date.UTC(2100, 0, 1) });
+    // Dated a few minutes ahead of our clock: the run's start must not follow it past the service's (a hostile probe lost moves so).
+    data.push({ id: '590001', status: 'unread', is_priority: false, oldest: NOW, newest: NOW + 3 * MINUTE });
     const { model, folder } = { model: new ModelServer(data, { reading: 'whole-day', links: 'keyset' }), folder: scratchFolder('carectl-state-') };
     const clock = fakeClock(NOW);
     await model.start();
@@ -166,6 +168,13 @@ describe('--state over records dated in the future', () => {
       clock.advance(HOUR);
       const moved = await night(model, clock, folder);
       assert.deepEqual([moved.code, sorted(moved.ids)], [0, sorted(['600001', old.id])]);
+      // A record a few minutes ahead again; then the one dated 2100 gets a message dated now.
+      touch(model, '590001', clock.now() + 3 * MINUTE);
+      clock.advance(MINUTE);
+      assert.deepEqual((await night(model, clock, folder)).ids, ['590001']);
+      touch(model, '590000', clock.now());
+      clock.advance(MINUTE);
+      assert.deepEqual((await night(model, clock, folder)).ids, ['590000']);
     } finally {
       await model.close();
     }

@@ -5,9 +5,9 @@
  * What the client can know: a conversation record does not carry its newest_sort_date; sort dates
  * show only in keyset paging links (a page's records lie between the bound of its own address and
  * its next link's, which is the page's last record's). So the run's start is the service's: the
- * newest sort date it held before anything was read (its clock, whichever way ours is off), and a
- * move since is dated at or after that. A run lists sorted by that date from the last start less a
- * margin (a record written a moment late); the records delivered before come back, and each is a
+ * newest sort date it held below our clock before anything was read (its clock, should it be
+ * behind ours), and a move since is dated at or after that. A run lists sorted by that date from
+ * the last start less a margin (a record written a moment late); the records delivered before come back, and each is a
  * repeat unless it moved: placed before the last start by its page, by the same page read again
  * below that start (one request), or by its own date read (one request, for the few dated past
  * it, whose delivered dates the state keeps). Dates beyond our clock plus the margin are the
@@ -267,16 +267,17 @@ export class IncrementalRun {
   }
 
   /**
-   * Before the first page of any query: the newest sort date of each, below our clock plus the
-   * margin (past it lie dates the service was given, not its clock's). A move from now on is dated
-   * after the latest of them, whichever clock is ahead; not the least of them: a union's
-   * is_priority=true query may hold nothing from the last days. All probed first: a query probed
-   * only after another was read could name a record dated past what that read saw.
+   * Before the first page of any query: the newest sort date of each, below our clock (past it may
+   * lie dates the service was given rather than its clock's: a start there would take a move dated
+   * by its clock for a repeat). A move from now on is dated after the latest of them, whichever
+   * clock is ahead; not the least of them: a union's is_priority=true query may hold nothing from
+   * the last days. All probed first: a query probed only after another was read could name a record
+   * dated past what that read saw.
    */
   private async markStart(inner: PageSource, firstPages: readonly string[]): Promise<void> {
     let newest: number | undefined;
     for (const first of firstPages) {
-      const found = await this.newest(inner, first, this.future);
+      const found = await this.newest(inner, first, this.startedAt);
       if (found) newest = Math.max(newest ?? -Infinity, found.at);
     }
     // Whole seconds, as the service writes its dates: the second after the newest, or our start where the list was empty.
