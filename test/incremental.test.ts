@@ -181,6 +181,39 @@ describe('--state over records dated in the future', () => {
   });
 });
 
+// A hostile probe: records moved and written in one second end the list, the newest record among them;
+// the service orders their tie the other way round in its descending sort, so the list's last record is not the newest it names.
+for (const ignoreFar of [false, true]) {
+  describe(`--state with the list ending in records of one second${ignoreFar ? ', upper bounds ignored' : ''}`, () => {
+    it('the next run repeats none of them, and a later move of one comes once', async () => {
+      const data: ModelRecord[] = modelData(12, ['year'], 4).map((r) => ({ ...r, status: 'unread' }));
+      const model = new ModelServer(data, { reading: 'whole-day', links: 'keyset', tiesKept: true, ignoreFar });
+      const folder = scratchFolder('carectl-state-');
+      const clock = fakeClock(NOW);
+      await model.start();
+      try {
+        assert.equal((await night(model, clock, folder)).code, 0);
+        // Among them the newest record: the start of this run, found below its second, must not fall back behind the last run's.
+        const byNewest = model.expected({ status: 'unread', sort: 'newest_sort_date' });
+        const tied = [...byNewest.slice(0, 2), byNewest.at(-1) as string, '600001', '600002'];
+        for (const id of tied) touch(model, id, clock.now());
+        const moved = await night(model, clock, folder);
+        assert.deepEqual([moved.code, sorted(moved.ids)], [0, sorted(tied)]);
+        for (const minutes of [1, 60]) {
+          clock.advance(minutes * MINUTE);
+          const again = await night(model, clock, folder);
+          assert.deepEqual([again.code, again.ids, again.stderr], [0, [], 'no conversations found\n']);
+        }
+        touch(model, tied[1] as string, clock.now());
+        clock.advance(MINUTE);
+        assert.deepEqual((await night(model, clock, folder)).ids, [tied[1]]);
+      } finally {
+        await model.close();
+      }
+    });
+  });
+}
+
 describe('--state file rules', () => {
   it('refuses a state of another query, a file that is not a state, and --limit; nothing is sent', async () => {
     const { model, clock, folder } = setup({ reading: 'whole-day', links: 'keyset' });

@@ -48,6 +48,8 @@ export interface ModelVariant {
   boundsAsDates?: boolean;
   /** How keyset links write a date-time (ISO 8601 forms): 2026-01-05T10:00:00, …Z, ….000000+00:00, or with a space. */
   timeForm?: 'T' | 'Z' | 'micro' | 'space';
+  /** Sorted descending, records of one date keep their ascending order (the spec orders no ties): the first of the list the other way round is not the last of this one. */
+  tiesKept?: boolean;
   /** Rewrites each next_page link it sends (a service writing a date no calendar has). */
   rewriteLink?: (link: string) => string;
 }
@@ -201,7 +203,9 @@ export class ModelServer {
       .filter((r) => (status === null || r.status === status) && (priority === null || String(r.is_priority) === priority))
       .filter((r) => !old || (r.oldest >= old.lo && r.oldest <= old.hi))
       .filter((r) => !recent || (r.newest >= recent.lo && r.newest <= recent.hi))
-      .sort((a, b) => (descending ? key(b) - key(a) || b.id.localeCompare(a.id) : key(a) - key(b) || a.id.localeCompare(b.id)));
+      .sort((a, b) =>
+        descending ? key(b) - key(a) || (this.variant.tiesKept ? 1 : -1) * a.id.localeCompare(b.id) : key(a) - key(b) || a.id.localeCompare(b.id),
+      );
   }
 
   /** The oracle: the ids a query lists (hidden rows left out unless asked for), in this model's order. */

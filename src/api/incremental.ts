@@ -281,7 +281,9 @@ export class IncrementalRun {
       if (found) newest = Math.max(newest ?? -Infinity, found.at);
     }
     // Whole seconds, as the service writes its dates: the second after the newest, or our start where the list was empty.
-    this.since = newest === undefined ? Math.floor(this.startedAt / 1000) * 1000 : newest + 1000;
+    // Never before the last run's start (moves since are dated past both): the newest may have moved into the second the probe leaves out.
+    const found = newest === undefined ? Math.floor(this.startedAt / 1000) * 1000 : newest + 1000;
+    this.since = Math.max(found, this.prior?.since ?? -Infinity);
   }
 
   /**
@@ -331,9 +333,8 @@ export class IncrementalRun {
     const { ids } = page;
     ids.forEach((id, i) => this.passed.set(id, exact.get(i) ?? page.hi));
     if (ids.length === 0 || (page.hi !== undefined && page.hi < this.since)) return;
-    // Where the page cannot be cut at the start (bounds ignored), nothing is learnt: such records come again, at-least-once.
-    const below = page.lo !== undefined && page.lo >= this.since ? 0 : await this.below(inner, page, this.since);
-    if (below === undefined) return;
+    // Where the page cannot be cut at the start (bounds ignored), each record's date is read (those judged are known already).
+    const below = page.lo !== undefined && page.lo >= this.since ? 0 : ((await this.below(inner, page, this.since)) ?? 0);
     for (let i = below; i < ids.length; i++) {
       const at = await this.dateOf(inner, page, i, exact);
       if (at !== undefined && at >= this.since) this.dated.set(ids[i] as string, at);
@@ -373,7 +374,8 @@ export class IncrementalRun {
 
   /**
    * The sort date of the page's record `i`: the page again up to it, whose next link bounds by it
-   * (one request); the list's last record, dated by the probe the other way round.
+   * (one request); the list's last record, dated by the probe the other way round (the newest
+   * record's date bounds it above; read after the page, as dates only move on).
    */
   private async dateOf(inner: PageSource, page: Page, i: number, exact: Map<number, number | undefined>): Promise<number | undefined> {
     if (exact.has(i)) return exact.get(i);
@@ -382,8 +384,9 @@ export class IncrementalRun {
     if (i === page.ids.length - 1 && page.hi !== undefined) at = page.hi;
     else if (!this.linksPlace) at = undefined;
     else if (i === page.ids.length - 1 && page.next === null) {
+      // Dated between its page's bound and the newest record's: exactly, where the two are one date (a tie the service orders the other way round).
       const newest = await this.newest(inner, page.query);
-      at = newest?.id === id ? newest.at : undefined;
+      at = newest !== undefined && (newest.id === id || newest.at === page.lo) ? newest.at : undefined;
     } else {
       const upTo = (address: string): string => withParam(address, SIZE, String(i + 1));
       const reply = await inner.fetch(upTo(page.url), upTo(asDay(page.query, this.field)));
