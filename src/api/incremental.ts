@@ -183,8 +183,8 @@ interface Page {
  */
 export class IncrementalRun {
   private readonly known: Set<string>;
-  /** Each id passed (delivered, or left out as a repeat): the latest its sort date can be (undefined: not known). */
-  private readonly passed = new Map<string, number | undefined>();
+  /** The ids passed (delivered, or left out as a repeat) that may lie past the next watermark's midnight: what the next state keeps. */
+  private readonly passed = new Set<string>();
   /** The exact sort dates learnt of records passed, dated at or past this run's start. */
   private readonly dated = new Map<string, number>();
   /** This run's start on the service's clock, set before the first page: see markStart. */
@@ -331,7 +331,12 @@ export class IncrementalRun {
    */
   private async learn(inner: PageSource, page: Page, exact: Map<number, number | undefined>): Promise<void> {
     const { ids } = page;
-    ids.forEach((id, i) => this.passed.set(id, exact.get(i) ?? page.hi));
+    // Only what may come back: a first run of a long list keeps the ids of its last day, not of all it wrote.
+    const keepFrom = Math.floor((this.since - MARGIN_MS) / DAY_MS) * DAY_MS;
+    ids.forEach((id, i) => {
+      const latest = exact.get(i) ?? page.hi;
+      if (latest === undefined || latest >= keepFrom) this.passed.add(id);
+    });
     if (ids.length === 0 || (page.hi !== undefined && page.hi < this.since)) return;
     // Where the page cannot be cut at the start (bounds ignored), each record's date is read (those judged are known already).
     const below = page.lo !== undefined && page.lo >= this.since ? 0 : ((await this.below(inner, page, this.since)) ?? 0);
@@ -403,8 +408,7 @@ export class IncrementalRun {
   next(base: string, query: string): ListState {
     const since = this.since;
     const watermark = since - MARGIN_MS;
-    const midnight = Math.floor(watermark / DAY_MS) * DAY_MS;
-    const ids = [...this.passed].filter(([, hi]) => hi === undefined || hi >= midnight).map(([id]) => id);
+    const ids = [...this.passed];
     return { base, query, field: this.field, watermark, since, ids, dates: Object.fromEntries(this.dated), outputs: this.prior?.outputs ?? [] };
   }
 }
