@@ -12,7 +12,7 @@
  * below that start (one request), or by its own date read (one request, for the few dated past
  * it, whose delivered dates the state keeps). Dates beyond our clock plus the margin are the
  * service's data, not its clock: a record there has not moved. Where nothing can place a record
- * (skip-only paging, bounds ignored), it is delivered again: at-least-once, never at-most-once.
+ * (skip-only paging), it is delivered again: at-least-once, never at-most-once.
  */
 import { UsageError } from '../core/errors.js';
 import { DAY_MS } from '../core/parse.js';
