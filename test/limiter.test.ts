@@ -10,7 +10,7 @@ import { GROWTH, Scheduler } from '../src/api/scheduler.js';
 import { fakeClock } from './helpers.js';
 
 /** A round at `limit`: its mean latency and the run's lowest, ms. */
-const sample = (limit: number, latencyMs: number, lowestLatencyMs: number, full = true): Sample => ({ limit, latencyMs, full, lowestLatencyMs });
+const sample = (limit: number, latencyMs: number, lowestLatencyMs: number, inFlight = limit): Sample => ({ limit, latencyMs, inFlight, lowestLatencyMs });
 const at = (limit: number, more: Partial<LimiterState> = {}): LimiterState => ({ ...startState(8), limit, ...more });
 
 describe('limiter: one decision', () => {
@@ -18,7 +18,14 @@ describe('limiter: one decision', () => {
   const table: Case[] = [
     { name: 'at the ceiling, nothing waiting: kept', state: at(8), round: sample(8, 50, 50), limit: 8, calm: 1 },
     { name: 'a service 50 ms away, a little jitter (0.9 of 8 waiting): kept', state: at(8), round: sample(8, 56, 50), limit: 8, calm: 1 },
-    { name: 'a round not full says nothing, however much waited', state: at(8), round: sample(8, 400, 50, false), limit: 8, calm: 0 },
+    { name: 'a round not full, calm, does not grow the limit', state: at(4, { calm: 1, queuedAt: { 5: 1 } }), round: sample(4, 50, 50, 2), limit: 4, calm: 1 },
+    {
+      name: 'a round not full is judged at what was in flight: 5 of 8, 4.4 of them waiting, down to 2',
+      state: at(8),
+      round: sample(8, 400, 50, 5),
+      limit: 2,
+      why: '4.4 of 5 waiting: latency 400 ms, lowest 50 ms',
+    },
     { name: 'a round at another window (a 429 bound below the limit) says nothing of the limit', state: at(4), round: sample(8, 400, 50), limit: 4, calm: 0 },
     {
       name: 'a service that serves one at a time (7 of 8 waiting): down to those served and one more',
@@ -118,6 +125,18 @@ describe('limiter: one decision', () => {
     assert.deepEqual(decide(at(8), sample(8, 40, 5)).state.queuedAt, { 3: 1 });
   });
 
+  it('what the service held: the whole limit before any queue, then only what a calm round had in flight (a try above it cuts nothing)', () => {
+    assert.equal(startState(8).held, 4, 'before any round, what the opening fills');
+    assert.equal(decide(at(8), sample(8, 50, 50, 4)).state.held, 8, 'calm before any queue: the whole limit');
+    const down = decide(at(8, { held: 8 }), sample(8, 40, 5)).state;
+    assert.deepEqual([down.limit, down.held], [2, 2]);
+    const tried = decide(at(1, { calm: 1, queuedAt: { 2: 1 }, held: 1 }), sample(1, 5, 5)).state;
+    assert.deepEqual([tried.limit, tried.held], [1, 1]);
+    const grown = decide({ ...tried, calm: 3 }, sample(1, 5, 5)).state;
+    assert.deepEqual([grown.limit, grown.held], [2, 1], 'the try of 2 is not held');
+    assert.equal(decide(grown, sample(2, 5, 5, 1.8)).state.held, 2, 'a calm round of 1.8 in flight at 2 holds 2');
+  });
+
   it('the queue estimate is limit × (1 − lowest ÷ latency)', () => {
     assert.equal(waiting(8, 40, 10), 6);
     assert.equal(waiting(8, 10, 10), 0);
@@ -189,16 +208,16 @@ describe('limiter: rounds against model services', () => {
 });
 
 describe('limiter: a round of answers', () => {
-  it('measures the mean latency of the answers to requests granted in the round, and whether its window was full', () => {
+  it('measures the mean latency of the answers to requests granted in the round and its mean in flight; the opening makes none', () => {
     const rounds = new Rounds(0);
     rounds.inFlightNow(0, 2);
-    assert.equal(rounds.answered(20, rounds.id, 20, 2), undefined);
-    rounds.inFlightNow(20, 2);
-    assert.equal(rounds.answered(40, rounds.id - 1, 20, 2), undefined, 'an answer of an earlier round');
-    assert.equal(rounds.answered(40, rounds.id, 40, 2), undefined, 'fewer than 4 answers');
-    assert.equal(rounds.answered(50, rounds.id, 30, 2), undefined);
-    // The lowest latency is any answer's of the run, an earlier round's too: here 20 ms.
-    assert.deepEqual(rounds.answered(60, rounds.id, 30, 2), { limit: 2, latencyMs: 30, full: true, lowestLatencyMs: 20 });
+    // The first answer ends the opening (round 0): its requests are not measured, their latency counts as the lowest.
+    assert.equal(rounds.answered(20, 0, 20, 2), undefined);
+    assert.equal(rounds.id, 1);
+    assert.equal(rounds.answered(30, 0, 30, 2), undefined, 'an answer of the opening');
+    assert.equal(rounds.answered(40, rounds.id, 40, 2), undefined, 'fewer answers than in flight');
+    assert.equal(rounds.answered(50, rounds.id, 30, 2), undefined, 'under ROUND_MS');
+    assert.deepEqual(rounds.answered(60, rounds.id, 30, 2), { limit: 2, latencyMs: 100 / 3, inFlight: 2, lowestLatencyMs: 20 });
   });
 });
 
@@ -240,20 +259,16 @@ describe('Scheduler: adaptive, on the injected clock', () => {
 
   it('the default comes down from more in flight than the service serves, and says why under --verbose', async () => {
     const { trace, window } = await serial(true);
-    // The first round's requests queued behind one another from the start: 10 ms to 80 ms, 45 on average.
-    assert.deepEqual(trace, [
-      'in flight 8 → 3: 6.2 of 8 waiting: latency 45 ms, lowest 10 ms',
-      'in flight 3 → 2: 2.0 of 3 waiting: latency 30 ms, lowest 10 ms',
-    ]);
+    // The opening's 8 are not measured; the first round's waited behind them and one another: 80 ms each.
+    assert.deepEqual(trace, ['in flight 8 → 2: 7.0 of 8 waiting: latency 80 ms, lowest 10 ms']);
     assert.equal(window, 2);
   });
 
   it('one at a time, 10 to 19 ms an answer: down to 1, where a window of one, its latency a third over the lowest, stays', async () => {
     const { trace, windows } = await serial(true, 3000, (i) => 10 + ((i * 7) % 10));
     assert.deepEqual(trace, [
-      'in flight 8 → 3: 6.7 of 8 waiting: latency 62 ms, lowest 10 ms',
-      'in flight 3 → 2: 2.3 of 3 waiting: latency 46 ms, lowest 10 ms',
-      'in flight 2 → 1: 1.3 of 2 waiting: latency 28 ms, lowest 10 ms',
+      'in flight 8 → 2: 7.3 of 8 waiting: latency 117 ms, lowest 10 ms',
+      'in flight 2 → 1: 1.3 of 2 waiting: latency 29 ms, lowest 10 ms',
     ]);
     assert.deepEqual(new Set(windows.slice(100)), new Set([1]));
   });
@@ -263,7 +278,7 @@ describe('Scheduler: adaptive, on the injected clock', () => {
     const tries = trace.filter((line) => line.startsWith('in flight 1 → 2')).map((line) => Number(/(\d+) rounds in a row/.exec(line)?.[1]));
     assert.deepEqual(tries, [4, 8, 16, 32, 64, 128, 256], trace.join('\n'));
     assert.ok(
-      trace.slice(3).every((line, i) => line.startsWith(i % 2 === 0 ? 'in flight 1 → 2' : 'in flight 2 → 1: 1.0 of 2 waiting')),
+      trace.slice(2).every((line, i) => line.startsWith(i % 2 === 0 ? 'in flight 1 → 2' : 'in flight 2 → 1: 1.0 of 2 waiting')),
       trace.join('\n'),
     );
     // Of the last 1,000 requests, those sent at 2: the last try's round.

@@ -205,12 +205,12 @@ export class WorkQueue {
       if (!this.canRead(slice)) continue;
       readableAhead--;
       const reads = slice === writing ? writingReads : this.readsAhead(held, records);
-      const cuts = reads && this.slicesAtOnce && !this.distrusted;
+      const cuts = reads && this.slicesAtOnce && scheduler.heldWindow > 1 && !this.distrusted;
       const counts = this.slicesAtOnce && limit !== Infinity && records < limit;
       // What the estimates below lack is probed for first.
       if (cuts || counts) this.probeFarEnd(slice);
       if (reads) {
-        const idleSlots = Math.max(0, scheduler.spare - 1 - readableAhead);
+        const idleSlots = Math.max(0, scheduler.spareHeld - 1 - readableAhead);
         if (cuts && this.cutBeforeReading(slice, idleSlots, limit - records)) readableAhead++;
         this.fetch(slice, ahead);
         held++;
