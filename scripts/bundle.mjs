@@ -242,6 +242,7 @@ async function bundle() {
   if (results.some((result) => result.warnings.length > 0)) throw new Error('esbuild warned; see above');
   // The files are CommonJS, which node ≥ 22.1 requires with its compile cache (bin/carectl.js).
   await writeFile(join(outdir, 'package.json'), '{ "type": "commonjs" }\n');
+  await writePrinted();
   // Only node 20 uses code caches made here; a newer node caches in the user's folder.
   if (typeof nodeModule.enableCompileCache === 'function') return;
   // The warm-up runs carectl; a child process keeps its stdio, signals and exit code apart. Its
@@ -259,6 +260,20 @@ async function bundle() {
   } finally {
     await rm(home, { recursive: true, force: true });
   }
+}
+
+/** The command lines whose output bin/carectl.js prints from dist/bundle/printed.json. */
+const PRINTED = ['--version', '-V', '--help', '-h'];
+
+/** What the bundle prints for each of PRINTED, off a terminal (printed.json is not there yet: the bundle runs). */
+async function writePrinted() {
+  const printed = {};
+  for (const arg of PRINTED) {
+    const run = spawnSync(process.execPath, [join(root, 'bin/carectl.js'), arg], { encoding: 'utf8', env: { NODE_DISABLE_COMPILE_CACHE: '1' } });
+    if (run.status !== 0 || run.stderr !== '') throw new Error(`carectl ${arg} failed (exit ${run.status}):\n${run.stderr}`);
+    printed[arg] = run.stdout;
+  }
+  await writeFile(join(outdir, 'printed.json'), `${JSON.stringify(printed)}\n`);
 }
 
 const entry = () => createRequire(import.meta.url)('../bin/carectl.js');

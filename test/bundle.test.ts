@@ -4,12 +4,15 @@
  * with their code caches, and built-ins that load only when used.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import Module, { isBuiltin } from 'node:module';
-import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { text } from 'node:stream/consumers';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
@@ -185,6 +188,44 @@ describe('the bundled command', () => {
     const { stdout, stderr } = await promisify(execFile)(process.execPath, ['-e', probe], { env: { PATH: process.env.PATH, ...sandboxEnv(sandbox) } });
     return { stdout, files: JSON.parse(stderr) as string[] };
   }
+
+  test('prints --version, -V, --help and -h off a terminal as the bundle does, without loading it or its V8 flags', async () => {
+    for (const arg of ['--version', '-V', '--help', '-h']) {
+      const { stdout, stderr, loaded } = await bundled([arg]);
+      assert.equal(stdout, (await filesCompiled([arg])).stdout, arg);
+      assert.equal(stderr, '');
+      // bin/carectl.js loads node:v8 for the bundle's flags
+      assert.ok(!loaded.includes('v8'), `carectl ${arg} ran the bundle`);
+    }
+  });
+
+  test('--help into a full disk or a closed pipe fails as any output does', { skip: !existsSync('/dev/full') && 'no /dev/full' }, async () => {
+    const full = await open('/dev/full', 'w');
+    try {
+      const child = spawn(process.execPath, [BIN, '--help'], { stdio: ['ignore', full.fd, 'pipe'], env: { PATH: process.env.PATH } });
+      const [stderr, [code]] = await Promise.all([text(child.stderr!), once(child, 'close')]);
+      assert.deepEqual([code, stderr], [1, 'carectl: cannot write the output: no space left on device (ENOSPC)\n']);
+    } finally {
+      await full.close();
+    }
+    // Closed before carectl writes (it takes longer to start), or after: either way nothing to say.
+    const child = spawn(process.execPath, [BIN, '--help'], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH } });
+    child.stdout.destroy();
+    const [stderr, [code]] = await Promise.all([text(child.stderr), once(child, 'close')]);
+    assert.deepEqual([code, stderr], [0, '']);
+  });
+
+  test('wraps --help to the terminal it is read on', { skip: process.platform !== 'linux' && "util-linux's script" }, async () => {
+    const { stdout } = await promisify(execFile)('script', ['-qec', `stty cols 40; exec '${process.execPath}' '${BIN}' --help`, '/dev/null'], {
+      env: { PATH: process.env.PATH },
+    });
+    const lines = stdout.split('\r\n');
+    assert.equal(lines[0], 'Usage: carectl [global options]');
+    assert.ok(
+      lines.every((line) => line.length <= 40),
+      stdout,
+    );
+  });
 
   test('starts --version, --help and a lookup without what they do not use (issue 34)', async () => {
     for (const argv of [['--version'], ['--help']]) {
