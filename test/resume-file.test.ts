@@ -104,11 +104,14 @@ describe('--resume-file', () => {
     assert.ok(lstatSync(fifo).isFIFO(), 'the FIFO is still there');
   });
 
-  test('a FIFO that nobody reads is said on stderr at once, not waited on', async () => {
+  test('a FIFO that nobody reads is said on stderr at once, not waited on, and the list that stopped at --limit exits 1', async () => {
+    // A script reads a missing token as "complete": a token not written must not exit 0.
     const fifo = join(scratchFolder('carectl-resume-'), 'fifo');
     execFileSync('mkfifo', [fifo]);
     const result = await runCli([...LIST, '--limit', '3', '--resume-file', fifo], { sandbox });
-    assert.equal(result.code, 0);
+    assert.equal(result.code, 1, result.stderr);
+    assert.equal(result.stdout.trim().split('\n').length, 4, 'the 3 records and the header were written');
+    assert.match(result.stderr, /^stopped at --limit 3; more may follow: run the same command with --resume [A-Za-z0-9_-]+$/m);
     assert.match(result.stderr, /^carectl: --resume-file: cannot write .*fifo: .*\(ENXIO\)$/m);
     assert.ok(lstatSync(fifo).isFIFO());
   });

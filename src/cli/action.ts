@@ -65,6 +65,15 @@ function resumeFileNamed(io: Io, globals: GlobalOptions, takes: readonly GlobalU
   return given === undefined ? undefined : { flag: globals.resumeFile === undefined ? 'CARECTL_RESUME_FILE' : '--resume-file', given };
 }
 
+function failIfSaid(failure: string | undefined): void {
+  if (failure !== undefined) throw new CarectlError(failure);
+}
+
+/** Beside the list's own error, which decides the exit code. */
+function sayIfSaid(failure: string | undefined, say: (message: string) => void): void {
+  if (failure !== undefined) say(failure);
+}
+
 export function makeAction(io: Io): Action {
   return (read, body, takes = [], columns = undefined) =>
     async (...commanderArgs) => {
@@ -94,11 +103,12 @@ export function makeAction(io: Io): Action {
         await file?.commit();
         // Only now is the output whole and in place: --state may record that it was delivered.
         await ctx.outputDone();
-        if (resumeFile !== undefined) settleResumeFile(io, resumeFile, ctx.listStoppedAt, sayToStderr, ctx.ownsToken);
+        // A script reads FILE's absence as "complete": a token not written (or ours not removed) is a failure.
+        if (resumeFile !== undefined) failIfSaid(settleResumeFile(io, resumeFile, ctx.listStoppedAt, ctx.ownsToken));
       } catch (err) {
         // An early stop that can be continued: the token where scripts look (an earlier one is kept otherwise).
         if (resumeFile !== undefined && err instanceof CarectlError && err.resumeToken !== undefined)
-          settleResumeFile(io, resumeFile, err.resumeToken, sayToStderr);
+          sayIfSaid(settleResumeFile(io, resumeFile, err.resumeToken), sayToStderr);
         // Messages may carry what the service or a proxy echoed: never a credential.
         throw redactError(file ? file.explain(err) : err, ctx.secrets());
       } finally {

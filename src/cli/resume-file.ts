@@ -66,21 +66,22 @@ function writeStraight(path: string, text: string): void {
 /**
  * Writes `token` (and a newline) to FILE (`given`, from `io.cwd`), or removes it when the list completed (no token).
  * Only a regular file holding this command's token is removed, and only a regular file is replaced (atomically);
- * anything else (`/dev/null`, a FIFO) is written into, never renamed over. A failure is said, not
- * thrown: the token is in the message too, and the list's own outcome decides the exit code.
+ * anything else (`/dev/null`, a FIFO) is written into, never renamed over. A failure comes back as
+ * its message (the token is on stderr too): the caller decides whether it changes the exit code.
  */
-export function settleResumeFile(io: Io, given: string, token: string | undefined, say: (message: string) => void, owns?: (token: string) => boolean): void {
+export function settleResumeFile(io: Io, given: string, token: string | undefined, owns?: (token: string) => boolean): string | undefined {
   const path = resolve(io.cwd, given);
   try {
     const found = place(path);
     if (token === undefined) {
       if (found.kind === 'regular' && !found.linked && owns && tokenIn(path, owns) === 'ours') rmSync(path, { force: true });
-      return;
+      return undefined;
     }
     if (found.kind === 'other') writeStraight(path, `${token}\n`);
     else writeAtomically(found.kind === 'regular' ? found.path : path, `${token}\n`);
+    return undefined;
   } catch (err) {
-    say(`--resume-file: cannot ${token === undefined ? 'remove' : 'write'} ${given}: ${systemReason(err as Error)}`);
+    return `--resume-file: cannot ${token === undefined ? 'remove' : 'write'} ${given}: ${systemReason(err as Error)}`;
   }
 }
 
