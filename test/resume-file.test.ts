@@ -74,12 +74,32 @@ describe('--resume-file', () => {
     },
   );
 
-  test('a list that completes leaves a regular file alone that holds no token of carectl', async () => {
-    const file = join(scratchFolder('carectl-resume-'), 'notes');
-    writeFileSync(file, 'my notes, not a token\n');
-    const result = await runCli([...LIST, '--resume-file', file], { sandbox });
-    assert.equal(result.code, 0, result.stderr);
-    assert.equal(readFileSync(file, 'utf8'), 'my notes, not a token\n');
+  test('a regular file of text that is no token (--resume-file out.ndjson) is refused before the first page: exit 2, nothing sent, kept', async () => {
+    const folder = scratchFolder('carectl-resume-');
+    const file = join(folder, 'out.ndjson');
+    writeFileSync(file, '{"id":"1"}\n');
+    const from = sandbox.requests.length;
+    const result = await runCli([...LIST, '--limit', '3', '--resume-file', 'out.ndjson'], { sandbox, cwd: folder });
+    assert.deepEqual(
+      [result.code, result.stdout, result.stderr],
+      [2, '', 'carectl: --resume-file: out.ndjson holds something other than a --resume token, which an early stop would replace; give another FILE\n'],
+    );
+    assert.equal(apiRequests(sandbox, from).length, 0);
+    assert.equal(readFileSync(file, 'utf8'), '{"id":"1"}\n');
+  });
+
+  test("an empty file, or one line that may be an older release's token, is FILE as before: replaced on an early stop, kept when the list completes", async () => {
+    const folder = scratchFolder('carectl-resume-');
+    for (const held of ['', 'MnxvbGRlcg\n']) {
+      const file = join(folder, 'token');
+      writeFileSync(file, held);
+      const complete = await runCli([...LIST, '--resume-file', file], { sandbox });
+      assert.equal(complete.code, 0, complete.stderr);
+      assert.equal(readFileSync(file, 'utf8'), held);
+      const stopped = await runCli([...LIST, '--limit', '3', '--resume-file', file], { sandbox });
+      assert.equal(stopped.code, 0, stopped.stderr);
+      assert.equal(readFileSync(file, 'utf8'), `${tokenIn(stopped.stderr)}\n`);
+    }
   });
 
   test('a FIFO named as FILE gets the token written into it and stays a FIFO; a list that completes leaves it', async () => {

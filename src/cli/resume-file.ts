@@ -32,24 +32,33 @@ function place(path: string): Place {
   return target?.isFile() ? { kind: 'regular', path: realpathSync(path), linked: true } : { kind: 'other' };
 }
 
-/** Whose token a regular file holds, of what settleResumeFile writes (one token line, versions 3 to 5): `owns` says which are this command's. */
-function tokenIn(path: string, owns: (token: string) => boolean): 'ours' | 'another' | undefined {
-  if (statSync(path).size > MAX_TOKEN_FILE_BYTES) return undefined;
+/**
+ * What a regular file holds, of what settleResumeFile writes (one token line, versions 3 to 5; `owns`
+ * says which are this command's): empty, a line that may be a token of an older release, or other text.
+ */
+function tokenIn(path: string, owns: (token: string) => boolean): 'ours' | 'another' | 'empty' | 'unknown' | 'text' {
+  if (statSync(path).size > MAX_TOKEN_FILE_BYTES) return 'text';
   const text = readFileSync(path, 'utf8');
-  if (!/^[A-Za-z0-9_-]+\n?$/.test(text) || !/^[345]\|/.test(Buffer.from(text.trim(), 'base64url').toString('latin1'))) return undefined;
+  if (text === '') return 'empty';
+  if (!/^[A-Za-z0-9_-]+\n?$/.test(text)) return 'text';
+  if (!/^[345]\|/.test(Buffer.from(text.trim(), 'base64url').toString('latin1'))) return 'unknown';
   return owns(text.trim()) ? 'ours' : 'another';
 }
 
 /**
  * Before the list's first page: FILE holding the token of another list (CARECTL_RESUME_FILE set for
- * every job of a cron table) is a usage error, as this run would replace or remove it.
+ * every job of a cron table), or text that is no token (`--resume-file out.ndjson`), is a usage
+ * error, as this run would replace or remove it.
  */
 export function refuseAnotherToken(io: Io, file: NamedFile, owns: (token: string) => boolean): void {
   const found = place(resolve(io.cwd, file.given));
-  if (found.kind === 'regular' && tokenIn(found.path, owns) === 'another')
+  const held = found.kind === 'regular' ? tokenIn(found.path, owns) : undefined;
+  if (held === 'another')
     throw new UsageError(
       `${file.flag}: ${file.given} holds the --resume token of another list; give this one another FILE, or remove it once that list needs no continuing`,
     );
+  if (held === 'text')
+    throw new UsageError(`${file.flag}: ${file.given} holds something other than a --resume token, which an early stop would replace; give another FILE`);
 }
 
 /** Into a device, a FIFO or through a dangling link: the bytes go where FILE points, nothing is renamed over it. */
