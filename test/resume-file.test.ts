@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
@@ -100,6 +100,21 @@ describe('--resume-file', () => {
       assert.equal(stopped.code, 0, stopped.stderr);
       assert.equal(readFileSync(file, 'utf8'), `${tokenIn(stopped.stderr)}\n`);
     }
+  });
+
+  test('through a symbolic link: the token goes to its target, and a list that completes removes the target, so `test -f LINK` says complete', async () => {
+    const folder = scratchFolder('carectl-resume-');
+    const [link, target] = [join(folder, 'link'), join(folder, 'target')];
+    symlinkSync(target, link);
+    const stopped = await runCli([...LIST, '--limit', '3', '--resume-file', link], { sandbox });
+    assert.equal(stopped.code, 0, stopped.stderr);
+    assert.equal(readFileSync(target, 'utf8'), `${tokenIn(stopped.stderr)}\n`);
+    const rest = await runCli([...LIST, '--resume', tokenIn(stopped.stderr) as string, '--resume-file', link], { sandbox });
+    assert.equal(rest.code, 0, rest.stderr);
+    assert.deepEqual([existsSync(link), existsSync(target), readlinkSync(link)], [false, false, target], 'the link stays, dangling');
+    const again = await runCli([...LIST, '--limit', '3', '--resume-file', link], { sandbox });
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(readFileSync(target, 'utf8'), `${tokenIn(again.stderr)}\n`);
   });
 
   test('a FIFO named as FILE gets the token written into it and stays a FIFO; a list that completes leaves it', async () => {

@@ -12,7 +12,7 @@ import type { NamedFile } from './file-options.js';
 import { writeAtomically } from '../config/report-ledger.js';
 
 /** What FILE is: a regular file (through a link, its target), something else (a device, a FIFO), or nothing yet. */
-type Place = { kind: 'regular'; path: string; linked: boolean } | { kind: 'other' } | { kind: 'missing' };
+type Place = { kind: 'regular'; path: string } | { kind: 'other' } | { kind: 'missing' };
 
 /** A token is one base64url line of a few KB; a file far larger than that is not one of ours. */
 const MAX_TOKEN_FILE_BYTES = 1 << 20;
@@ -25,11 +25,11 @@ function place(path: string): Place {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
     throw err;
   }
-  if (link.isFile()) return { kind: 'regular', path, linked: false };
+  if (link.isFile()) return { kind: 'regular', path };
   if (!link.isSymbolicLink()) return { kind: 'other' };
   // Through a link to a regular file, that file is replaced; a dangling link is written through.
   const target = statSync(path, { throwIfNoEntry: false });
-  return target?.isFile() ? { kind: 'regular', path: realpathSync(path), linked: true } : { kind: 'other' };
+  return target?.isFile() ? { kind: 'regular', path: realpathSync(path) } : { kind: 'other' };
 }
 
 /**
@@ -83,7 +83,8 @@ export function settleResumeFile(io: Io, given: string, token: string | undefine
   try {
     const found = place(path);
     if (token === undefined) {
-      if (found.kind === 'regular' && !found.linked && owns && tokenIn(path, owns) === 'ours') rmSync(path, { force: true });
+      // Through a link, its target goes (as writes went there): the link dangles, and `test -f` says complete.
+      if (found.kind === 'regular' && owns && tokenIn(found.path, owns) === 'ours') rmSync(found.path, { force: true });
       return undefined;
     }
     if (found.kind === 'other') writeStraight(path, `${token}\n`);
