@@ -35,7 +35,7 @@ const { values: flags } = parseArgs({
 const load = (path) => import(pathToFileURL(join(ROOT, 'dist/src', path)).href);
 const { startSandbox } = await load('sandbox/index.js');
 const { listPlan, nextStep } = await load('api/paging.js');
-const { resourceByName } = await load('api/catalogue/index.js');
+const { resourceByName } = await load('catalogue/index.js');
 const { Scheduler } = await load('api/scheduler.js');
 const { runList, startPoint } = await load('api/list-run.js');
 

@@ -11,7 +11,7 @@ import { checkRepeats } from './cli/repeats.js';
 import { realSleep, type Io } from './core/io.js';
 import { FORMATS, sanitizeForTerminal } from './output/index.js';
 import { VERSION } from './core/version.js';
-import { RESOURCES, VERSIONS } from './api/catalogue/index.js';
+import { RESOURCES, VERSIONS } from './catalogue/index.js';
 import { makeAction, type Action } from './cli/action.js';
 import { addExamples, addHelpCommand, addVersionCommand, CarectlCommand, HELP_CONFIGURATION } from './cli/help.js';
 import { addReadVerbs, type OwnGroup } from './commands/resources.js';

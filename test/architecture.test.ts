@@ -64,7 +64,17 @@ export function findCycle(graph: Map<string, string[]>): string[] | undefined {
  * its own files and the folders of lower layers; folders of one layer do not import each other.
  * '.' is the top: the entry files and the command tree (program.ts).
  */
-const LAYERS: readonly (readonly string[])[] = [['core'], ['http', 'sandbox'], ['output'], ['api'], ['config'], ['cli'], ['docs'], ['commands'], ['.']];
+const LAYERS: readonly (readonly string[])[] = [
+  ['core'],
+  ['catalogue', 'http', 'sandbox'],
+  ['output'],
+  ['api'],
+  ['config'],
+  ['cli'],
+  ['docs'],
+  ['commands'],
+  ['.'],
+];
 
 const layerOf = (folder: string): number => {
   const layer = LAYERS.findIndex((folders) => folders.includes(folder));
@@ -76,7 +86,7 @@ export function mayImport(from: string, to: string): boolean {
   return from === to || layerOf(to) < layerOf(from);
 }
 
-/** The folder of a module named relative to src/ ('api/catalogue/types' → 'api'; 'main' → '.'). */
+/** The folder of a module named relative to src/ ('api/list-run' → 'api'; 'main' → '.'). */
 const folderOf = (module: string): string => (module.includes('/') ? (module.split('/')[0] as string) : '.');
 
 /** Module (relative to src/, without extension) → the project modules it names, type-only imports too. */

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { RESOURCES } from '../src/api/catalogue/index.js';
+import { RESOURCES } from '../src/catalogue/index.js';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { displayWidth } from '../src/output/width.js';
 import { apiRequests, openSandbox, runCli } from './helpers.js';

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { itemTime } from '../src/api/catalogue/index.js';
+import { itemTime } from '../src/catalogue/index.js';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { apiRequests, openSandbox, runCli } from './helpers.js';
 import { scriptedApi, scriptedEnv } from './scripted-server.js';

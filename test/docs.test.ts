@@ -18,7 +18,7 @@ import { COMMAND_VALUES } from '../src/docs/values.js';
 import * as roff from '../src/docs/roff.js';
 import { allCommands, isLeaf } from '../src/docs/tree.js';
 import { FORMATS } from '../src/output/index.js';
-import { CONTENT_ITEM, CONVERSATION_INCLUDES, CONVERSATION_STATUSES, PLATFORMS, RESOURCES, VERSIONS, resourceByName } from '../src/api/catalogue/index.js';
+import { CONTENT_ITEM, CONVERSATION_INCLUDES, CONVERSATION_STATUSES, PLATFORMS, RESOURCES, VERSIONS, resourceByName } from '../src/catalogue/index.js';
 import { columnNames } from '../src/cli/columns.js';
 import { CONFIG_KEYS } from '../src/config/keys.js';
 import { VERSION } from '../src/core/version.js';

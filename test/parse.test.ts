@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ExitCode, UsageError } from '../src/core/errors.js';
-import { resourceByName } from '../src/api/catalogue/index.js';
+import { resourceByName } from '../src/catalogue/index.js';
 import { filterParams } from '../src/api/query.js';
 import {
   type Bound,

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { RESOURCES, defaultVersion, type ResourceSpec } from '../src/api/catalogue/index.js';
+import { RESOURCES, defaultVersion, type ResourceSpec } from '../src/catalogue/index.js';
 import { apiRequests, openSandbox, runCli } from './helpers.js';
 import { tsvField } from '../src/output/index.js';
 

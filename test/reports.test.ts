@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import { download, PartialFile, removePartialFiles, type DownloadOptions, type DownloadTarget } from '../src/http/download.js';
 import { nextPollDelay, POLL_CAP_MS } from '../src/commands/reports/polling.js';
-import { reportState } from '../src/api/catalogue/index.js';
+import { reportState } from '../src/catalogue/index.js';
 import { FIXTURES, reportFileContent, type ReportFormat, type ReportRecord, type Sandbox } from '../src/sandbox/index.js';
 import { Collector, apiRequests, downloadOptions, fakeClock, openSandbox, runCli, type RunOptions } from './helpers.js';
 

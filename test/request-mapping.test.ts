@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { MockAgent } from 'undici';
-import { RESOURCES } from '../src/api/catalogue/index.js';
+import { RESOURCES } from '../src/catalogue/index.js';
 import { runCli, type RunOptions, type RunResult } from './helpers.js';
 
 const ORIGIN = 'https://api.example.test';

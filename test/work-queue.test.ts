@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiClient } from '../src/api/client.js';
-import { resourceByName } from '../src/api/catalogue/index.js';
+import { resourceByName } from '../src/catalogue/index.js';
 import { runList, startPoint } from '../src/api/list-run.js';
 import { listPlan, type PageSource } from '../src/api/paging.js';
 import { Scheduler } from '../src/api/scheduler.js';

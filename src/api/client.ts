@@ -3,7 +3,7 @@ import { ApiError, BadReplyError } from '../core/errors.js';
 import { LONE_SURROGATE, idText, isObject } from '../core/exact-json.js';
 import type { QueryParams, RequestOptions, Throttle, Transport } from '../http/transport.js';
 import { linkElsewhereMessage } from '../http/link-elsewhere.js';
-import { attachSideloads, unwrapList, unwrapSingle, type ResourceSpec, type Version } from './catalogue/index.js';
+import { attachSideloads, unwrapList, unwrapSingle, type ResourceSpec, type Version } from '../catalogue/index.js';
 import { PagingError } from './page-guard.js';
 import { nextPageLink, nextStep, type PageSource } from './paging.js';
 

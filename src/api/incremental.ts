@@ -16,11 +16,11 @@
  */
 import { UsageError } from '../core/errors.js';
 import { DAY_MS } from '../core/parse.js';
-import type { ResourceSpec } from './catalogue/index.js';
+import type { ResourceSpec } from '../catalogue/index.js';
 import { dateRange, splitAddress, withParam } from './links.js';
 import type { PageSource } from './paging.js';
 import { OPEN_FROM, OPEN_TO } from './slices.js';
-import { PAGING_STYLES } from './catalogue/index.js';
+import { PAGING_STYLES } from '../catalogue/index.js';
 
 /** Below the run's start: a service clock behind ours, a record written with a date a moment past. */
 export const MARGIN_MS = 5 * 60_000;

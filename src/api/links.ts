@@ -4,7 +4,7 @@
  * `_lte` when descending); anything else it drops, changes or adds is a change of the list asked for, never followed.
  */
 import { DAY_MS } from '../core/parse.js';
-import { PAGING_STYLES, type PagingStyle } from './catalogue/index.js';
+import { PAGING_STYLES, type PagingStyle } from '../catalogue/index.js';
 
 const BOUND = /^(.+)_(gte|gt|lte|lt)$/;
 // A date, or a date-time in the ISO 8601 forms services write (`T` or a space; fractions; a zone).

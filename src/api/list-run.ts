@@ -12,7 +12,7 @@ import { decodeResumeToken, encodeResumeToken, type ResumePoint } from './resume
 import { isDateTime, splitAddress } from './links.js';
 import { idText } from '../core/exact-json.js';
 import { IdSet } from '../core/id-set.js';
-import { PAGING_STYLES } from './catalogue/index.js';
+import { PAGING_STYLES } from '../catalogue/index.js';
 import { Scheduler } from './scheduler.js';
 
 export interface ListRunOptions {

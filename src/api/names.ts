@@ -9,7 +9,7 @@
 import { UsageError } from '../core/errors.js';
 import { idText } from '../core/exact-json.js';
 import type { QueryParams } from '../http/transport.js';
-import { defaultVersion, resourceByName, type FilterSpec, type Reference, type ResourceSpec, type Version } from './catalogue/index.js';
+import { defaultVersion, resourceByName, type FilterSpec, type Reference, type ResourceSpec, type Version } from '../catalogue/index.js';
 import type { ApiClient } from './client.js';
 import { runList, startPoint } from './list-run.js';
 import { listPlan } from './paging.js';

@@ -7,7 +7,7 @@ import { isObject } from '../core/exact-json.js';
 import { PagingError } from './page-guard.js';
 import { sliceRule, type SliceRule } from './slices.js';
 import { linkChanges, splitAddress, withParam, withQueryBack, type LinkRules } from './links.js';
-import { PAGING_STYLES, type ResourceSpec, type Version } from './catalogue/index.js';
+import { PAGING_STYLES, type ResourceSpec, type Version } from '../catalogue/index.js';
 
 /** A list as a sequence of first-page addresses; the plan's fingerprint ties resume tokens to it. */
 export interface ListPlan {

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { UsageError } from '../core/errors.js';
 import { LONE_SURROGATE } from '../core/exact-json.js';
 import { linkChanges, splitAddress } from './links.js';
-import { PAGING_STYLES } from './catalogue/index.js';
+import { PAGING_STYLES } from '../catalogue/index.js';
 import type { Cursor, ListPlan } from './paging.js';
 
 /** Where a resumed list starts, and the header the output it continues already starts with. */

@@ -4,7 +4,7 @@
  * `_gte=FIRST&_lt=` the day after LAST, which services reading a date-only bound as the whole day
  * and as its midnight agree on.
  */
-import { PAGING_STYLES, type ResourceSpec } from './catalogue/index.js';
+import { PAGING_STYLES, type ResourceSpec } from '../catalogue/index.js';
 import { DAY_MS } from '../core/parse.js';
 import { dateRange, splitAddress, withParam, type DateRange } from './links.js';
 import type { ListPlan } from './paging.js';

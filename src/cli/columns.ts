@@ -4,7 +4,7 @@
  */
 import { UsageError } from '../core/errors.js';
 import { parseEnumList, parseList } from '../core/parse.js';
-import { CONTENT_ROWS, FIELD_PATHS, RESOURCES, type ResourceSpec } from '../api/catalogue/index.js';
+import { CONTENT_ROWS, FIELD_PATHS, RESOURCES, type ResourceSpec } from '../catalogue/index.js';
 import { requestableFields } from '../api/query.js';
 import type { Shape } from '../output/printer.js';
 import { hangingLines, wrapText } from '../output/text-width.js';

@@ -11,7 +11,7 @@ import { useColor } from '../output/style.js';
 import { liveTicker, withLiveCount, type LiveCount, type LiveTicker } from '../output/progress.js';
 import type { RecordWriter } from '../output/types.js';
 import { parseDuration, parseEnum, parseIntInRange } from '../core/parse.js';
-import { nullPlaceholders, placeholdersInWords, PLACEHOLDER_MODES, VERSIONS } from '../api/catalogue/index.js';
+import { nullPlaceholders, placeholdersInWords, PLACEHOLDER_MODES, VERSIONS } from '../catalogue/index.js';
 import { checkBaseUrl } from '../config/base-url.js';
 import { Settings } from '../config/settings.js';
 import { Transport } from '../http/transport.js';

@@ -5,7 +5,7 @@
  * fails (offline, no credentials), the stale words are offered, or none; a read that outlasts the
  * budget goes on in a process of its own, so a later TAB has the words. The scripts quote each word.
  */
-import { defaultVersion, resourceByName, type ResourceSpec } from '../api/catalogue/index.js';
+import { defaultVersion, resourceByName, type ResourceSpec } from '../catalogue/index.js';
 import { runList, startPoint } from '../api/list-run.js';
 import { listPlan } from '../api/paging.js';
 import { namedAlone, NameResolver, type Named } from '../api/names.js';

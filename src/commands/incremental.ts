@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import type { Context } from '../cli/context.js';
 import { openStateFile, type StateFile } from '../cli/state-file.js';
 import { incrementalParams, IncrementalRun, queryText, stateField, type ListState } from '../api/incremental.js';
-import type { ResourceSpec, Version } from '../api/catalogue/index.js';
+import type { ResourceSpec, Version } from '../catalogue/index.js';
 import type { PageSource } from '../api/paging.js';
 import { ApiError, CarectlError, exchangeFailed, InterruptedError, UsageError } from '../core/errors.js';
 import { PagingError } from '../api/page-guard.js';

@@ -3,7 +3,7 @@
  * catalogue; a group with verbs of its own (conversations, reports) adds them to its group.
  */
 import { Option, type Command } from 'commander';
-import { defaultVersion, type FilterSpec, type ResourceSpec, type Version } from '../api/catalogue/index.js';
+import { defaultVersion, type FilterSpec, type ResourceSpec, type Version } from '../catalogue/index.js';
 import { runList, startPoint } from '../api/list-run.js';
 import { checkResumeToken, isTokenOf, resumeAsOf } from '../api/resume-token.js';
 import { listPlan, type ListPlan, type PageSource } from '../api/paging.js';

@@ -20,7 +20,7 @@ import type { default as Conf, Schema } from 'conf';
 import { CarectlError, UsageError } from '../core/errors.js';
 import type { Io } from '../core/io.js';
 import { FORMATS } from '../output/types.js';
-import { VERSIONS } from '../api/catalogue/index.js';
+import { VERSIONS } from '../catalogue/index.js';
 import type { ProfileValues, SettingKey } from './keys.js';
 import { CONFIG_FILE_NAME, PROFILE_NAME, checkProfileName, requireConfigDirectory } from './paths.js';
 import { withLock } from './lock.js';

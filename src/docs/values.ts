@@ -5,7 +5,7 @@
  */
 import type { Option } from 'commander';
 import { FORMATS } from '../output/index.js';
-import { DATE_TYPES, PATCH_REFERENCES, REPORT_FORMATS, RESOURCES, UPDATE_STATUSES, VERSIONS } from '../api/catalogue/index.js';
+import { DATE_TYPES, PATCH_REFERENCES, REPORT_FORMATS, RESOURCES, UPDATE_STATUSES, VERSIONS } from '../catalogue/index.js';
 import { requestableFields } from '../api/query.js';
 import { columnNames, CONTENT_COLUMNS, withPaths } from '../cli/columns.js';
 import { CONFIG_KEYS } from '../config/keys.js';

@@ -8,7 +8,7 @@ import { Context, MAX_PARALLEL, MIN_PARALLEL } from '../../cli/context.js';
 import { ApiError, AuthError, CarectlError, ExitCode, UsageError } from '../../core/errors.js';
 import { FORMATS, sanitizeForTerminal, writeText } from '../../output/index.js';
 import { parseEnum, parseIntInRange } from '../../core/parse.js';
-import { VERSIONS } from '../../api/catalogue/index.js';
+import { VERSIONS } from '../../catalogue/index.js';
 import { checkBaseUrl, sameOrigin } from '../../config/base-url.js';
 import { CONFIG_KEYS, type ProfileValues, type SettingKey } from '../../config/keys.js';
 import { noOptions, type Action, type CommandBody, type OptionReader } from '../../cli/action.js';

@@ -13,7 +13,7 @@ import {
   itemTime,
   PLACEHOLDER_WORDS,
   resourceByName,
-} from '../../api/catalogue/index.js';
+} from '../../catalogue/index.js';
 import type { FilterValues } from '../../api/query.js';
 import { CONTENT_COLUMNS, resolveColumns } from '../../cli/columns.js';
 import { inOrder } from '../../api/scheduler.js';

@@ -1,5 +1,5 @@
 /** The conversations group: list and get from the catalogue, the content thread, and update. */
-import { resourceByName } from '../../api/catalogue/index.js';
+import { resourceByName } from '../../catalogue/index.js';
 import { addGetVerb, addListVerb, type OwnGroup } from '../resources.js';
 import { addContentVerb } from './content.js';
 import { addUpdateVerb } from './update.js';

@@ -6,7 +6,7 @@
  */
 import type { ApiClient } from '../../api/client.js';
 import { inOrder, type Scheduler } from '../../api/scheduler.js';
-import { resourceByName, UPDATE_STATUSES, type Version } from '../../api/catalogue/index.js';
+import { resourceByName, UPDATE_STATUSES, type Version } from '../../catalogue/index.js';
 import { BadReplyError, CarectlError, InterruptedError, UsageError } from '../../core/errors.js';
 import type { Throttle } from '../../http/transport.js';
 import { BatchStop } from './update-results.js';

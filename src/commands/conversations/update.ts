@@ -12,7 +12,7 @@ import type { ApiClient } from '../../api/client.js';
 import { namedAlone, NameResolver, type Named } from '../../api/names.js';
 import { inOrder, type Scheduler, type Slot } from '../../api/scheduler.js';
 import type { Throttle } from '../../http/transport.js';
-import { PATCH_REFERENCES, PATCH_VERSIONS, resourceByName, UPDATE_STATUSES, type Version } from '../../api/catalogue/index.js';
+import { PATCH_REFERENCES, PATCH_VERSIONS, resourceByName, UPDATE_STATUSES, type Version } from '../../catalogue/index.js';
 import { resolveColumns } from '../../cli/columns.js';
 import type { Action, RawOptions } from '../../cli/action.js';
 import type { Context } from '../../cli/context.js';

@@ -4,7 +4,7 @@ import { open } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
 import { basename, join } from 'node:path';
 import type { ApiRecord } from '../../api/client.js';
-import { failureText, reportState } from '../../api/catalogue/index.js';
+import { failureText, reportState } from '../../catalogue/index.js';
 import type { Context } from '../../cli/context.js';
 import { CarectlError, InterruptedError, LastingError, OutputError, ReportFailedError, systemReason } from '../../core/errors.js';
 import { shellWord } from '../../core/shell.js';

@@ -4,7 +4,7 @@
  * timeout, Ctrl-C) naming the report and the command that picks it up again.
  */
 import type { Command } from 'commander';
-import { DATE_TYPES, REPORT_FORMATS } from '../../api/catalogue/index.js';
+import { DATE_TYPES, REPORT_FORMATS } from '../../catalogue/index.js';
 import type { Action, RawOptions } from '../../cli/action.js';
 import { addExamples } from '../../cli/help.js';
 import { addGetVerb, addListVerb, type OwnGroup } from '../resources.js';

@@ -5,7 +5,7 @@
  */
 import { ApiError, CarectlError, DeadlineError, ExitCode, InterruptedError, ReportFailedError, ReportTimeoutError } from '../../core/errors.js';
 import type { OutStream } from '../../core/io.js';
-import { failureText, reportState, type ReportState } from '../../api/catalogue/index.js';
+import { failureText, reportState, type ReportState } from '../../catalogue/index.js';
 import { sanitizeForTerminal } from '../../output/index.js';
 import { CLEAR_LINE } from '../../output/progress.js';
 import { fitLine } from '../../output/text-width.js';

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ApiClient, ApiRecord } from '../../api/client.js';
-import { REPORT_STATE_FIELDS, reportState, type Version } from '../../api/catalogue/index.js';
+import { REPORT_STATE_FIELDS, reportState, type Version } from '../../catalogue/index.js';
 import type { Context } from '../../cli/context.js';
 import { ApiError, CarectlError, InterruptedError, systemReason, UsageError } from '../../core/errors.js';
 import { shellWord } from '../../core/shell.js';

@@ -2,7 +2,7 @@
 import type { ApiClient, ApiRecord } from '../../api/client.js';
 import type { QueryParams } from '../../http/transport.js';
 import { requireId } from '../../cli/ids.js';
-import { REPORT_STATE_FIELDS, resourceByName, type Version } from '../../api/catalogue/index.js';
+import { REPORT_STATE_FIELDS, resourceByName, type Version } from '../../catalogue/index.js';
 import type { Context } from '../../cli/context.js';
 import { parseDuration } from '../../core/parse.js';
 import { writeText } from '../../output/index.js';

@@ -1,6 +1,6 @@
 /** `reports wait ID`, and the wait (then download) that create --wait shares with it. */
 import type { ApiClient } from '../../api/client.js';
-import type { Version } from '../../api/catalogue/index.js';
+import type { Version } from '../../catalogue/index.js';
 import type { Context } from '../../cli/context.js';
 import type { Printer } from '../../output/printer.js';
 import { checkedDestination, type Destination } from './destination.js';

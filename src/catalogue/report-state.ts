@@ -1,5 +1,5 @@
 /** A report's place in its lifecycle (spec: Report lifecycle), read from the fields of its record. */
-import { stringifyJson } from '../../core/exact-json.js';
+import { stringifyJson } from '../core/exact-json.js';
 import type { ComputedField } from './types.js';
 
 export const REPORT_STATES = ['queued', 'generating', 'generated', 'failed'] as const;

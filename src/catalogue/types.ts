@@ -1,5 +1,5 @@
 /** The shape of a resource description: see resources.ts for the descriptions themselves. */
-import type { BoundOp } from '../../core/parse.js';
+import type { BoundOp } from '../core/parse.js';
 
 export const VERSIONS = ['v1', 'v1.1', 'v1.2', 'v1.3', 'api/1'] as const;
 export type Version = (typeof VERSIONS)[number];

@@ -1,6 +1,6 @@
 /** Finding a resource's description, its default version, and its records in a reply (with their side-loaded items). */
-import { idText, isObject, stringifyJson } from '../../core/exact-json.js';
-import { BadReplyError } from '../../core/errors.js';
+import { idText, isObject, stringifyJson } from '../core/exact-json.js';
+import { BadReplyError } from '../core/errors.js';
 import { RESOURCES } from './resources.js';
 import type { ResourceSpec, Version } from './types.js';
 
