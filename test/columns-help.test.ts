@@ -10,6 +10,8 @@ import { RESOURCES } from '../src/catalogue/index.js';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { displayWidth } from '../src/output/width.js';
 import { apiRequests, openSandbox, runCli } from './helpers.js';
+import { carectlTree } from '../src/program.js';
+import { allCommands, isLeaf } from '../src/docs/tree.js';
 
 let sandbox: Sandbox;
 before(async () => {
@@ -142,5 +144,58 @@ describe('--columns help', () => {
       assert.equal(bare.code, 0, `${argv.join(' ')} with no credentials: ${bare.stderr}`);
     }
     assert.equal(apiRequests(sandbox, from).length, 0);
+  });
+
+  test('on a get without an id, as with one (every resource, and reports): no "missing argument", exit 0, nothing sent', async () => {
+    const from = sandbox.requests.length;
+    for (const spec of RESOURCES.filter((each) => each.verbs.includes('get'))) {
+      const want = (await runCli(['help', 'columns', spec.name])).stdout;
+      const result = await runCli([spec.name, 'get', '--columns', 'help'], { sandbox });
+      assert.deepEqual(result, { code: 0, stdout: want, stderr: '' }, spec.name);
+    }
+    assert.equal(apiRequests(sandbox, from).length, 0);
+  });
+
+  test('every command with a required argument, given none and --columns help: its columns, or exit 2 as the command does not take it', async () => {
+    const commands = allCommands(carectlTree()).filter((command) => isLeaf(command) && command.usage.includes(' <'));
+    assert.ok(commands.length > 10, String(commands.length));
+    for (const { path } of commands) {
+      const result = await runCli([...path, '--columns', 'help']);
+      if (result.code === 0) assert.match(result.stdout, /^The columns of /, path.join(' '));
+      else assert.deepEqual(result, { code: 2, stdout: '', stderr: `carectl: --columns: \`carectl ${path.join(' ')}\` does not take it\n` }, path.join(' '));
+    }
+  });
+
+  test("on conversations update: its result rows' columns, with or without ids; nothing read or sent", async () => {
+    const from = sandbox.requests.length;
+    const want = [
+      'The columns of conversations update, for --columns LIST (comma-separated); those',
+      'marked default are shown without it.',
+      '',
+      '  id             default',
+      '  ok             default',
+      '  status         default',
+      '  tags           default',
+      '  dropped        default with --drop-inactive-tags',
+      '  error',
+      '  error.kind     default but in a table',
+      '  error.status   default but in a table',
+      '  error.message  default but in a table',
+      '  result         default in a table; made by carectl from ok, error, dropped',
+      '',
+      'error is null where ok is true. With --dry-run a row is the request it would',
+      'send: id, method, path, body (and dropped).',
+      '',
+    ].join('\n');
+    for (const ids of [[], ['500002'], ['-']]) {
+      const result = await runCli(['conversations', 'update', ...ids, '--status', 'on_hold', '--columns', 'help'], { sandbox, stdin: '500002\n' });
+      assert.deepEqual(result, { code: 0, stdout: want, stderr: '' }, ids.join(' '));
+    }
+    assert.equal(apiRequests(sandbox, from).length, 0);
+    // each column listed is one it takes
+    const rows = await runCli(['conversations', 'update', '500002', '--status', 'on_hold', '--columns', 'id,ok,dropped,error.kind,result', '-o', 'csv'], {
+      sandbox,
+    });
+    assert.deepEqual(rows, { code: 0, stdout: 'id,ok,dropped,error.kind,result\r\n500002,true,,,ok\r\n', stderr: '' });
   });
 });

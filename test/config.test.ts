@@ -355,6 +355,22 @@ describe('logout and config commands', () => {
     const json = await runWithConfig(['-o', 'json', 'config', 'list']);
     assert.deepEqual(JSON.parse(json.stdout)[2], { profile: 'default', key: 'password', value: '********' });
     assert.ok(!json.stdout.includes(sandbox.password));
+    // --columns picks among profile, key and value, as on any list; another is exit 2, not ignored
+    const keys = await runWithConfig(['config', 'list', '--columns', 'key,value']);
+    assert.deepEqual(keys, { code: 0, stdout: `key\tvalue\nbase-url\t${sandbox.baseUrl}\nuser\tdemo\npassword\t********\napi-version\tv1.2\n`, stderr: '' });
+    const other = await runWithConfig(['config', 'list', '--columns', 'name']);
+    assert.deepEqual(other, {
+      code: 2,
+      stdout: '',
+      stderr: 'carectl: --columns: unknown column "name"; accepted: profile, key, value (dotted paths allowed)\n',
+    });
+    const help = await runWithConfig(['config', 'list', '--columns', 'help']);
+    assert.deepEqual(help, {
+      code: 0,
+      stdout:
+        'The columns of config list, for --columns LIST (comma-separated); those marked\ndefault are shown without it.\n\n  profile  default\n  key      default\n  value    default\n',
+      stderr: '',
+    });
   });
 
   it('config set/get/unset round-trip', async () => {

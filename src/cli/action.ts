@@ -23,11 +23,13 @@ export type CommandBody<O> = (ctx: Context, opts: O) => Promise<void>;
  * other, they are a usage error rather than silently ignored (`tags get 7001 --resume T`).
  */
 export type GlobalUse = 'limit' | 'page-size' | 'resume' | 'resume-file' | 'columns' | 'parallel' | 'output-file' | 'state' | 'watch' | 'query';
+/** What a command names of them: --columns it takes by having columns, so that `--columns help` lists them wherever it is taken. */
+export type NamedUse = Exclude<GlobalUse, 'columns'>;
 /** `columns`: what --columns takes here, listed by `--columns help`. */
 export type Action = <O>(
   read: OptionReader<O>,
   body: CommandBody<O>,
-  takes?: readonly GlobalUse[],
+  takes?: readonly NamedUse[],
   columns?: ColumnSet,
 ) => (...commanderArgs: unknown[]) => Promise<void>;
 
@@ -35,7 +37,7 @@ export type Action = <O>(
 export const noOptions: OptionReader<undefined> = () => undefined;
 
 /** What a list of records takes: all of them (a resource's own list also --state and --watch). */
-export const LIST_USES: readonly GlobalUse[] = ['limit', 'page-size', 'resume', 'resume-file', 'columns', 'parallel', 'output-file', 'query'];
+export const LIST_USES: readonly NamedUse[] = ['limit', 'page-size', 'resume', 'resume-file', 'parallel', 'output-file', 'query'];
 
 const GIVEN: Readonly<Record<GlobalUse, (globals: GlobalOptions) => boolean>> = {
   limit: (globals) => globals.limit !== undefined,
@@ -75,8 +77,9 @@ function sayIfSaid(failure: string | undefined, say: (message: string) => void):
 }
 
 export function makeAction(io: Io): Action {
-  return (read, body, takes = [], columns = undefined) =>
-    async (...commanderArgs) => {
+  return (read, body, uses = [], columns = undefined) => {
+    const takes: readonly GlobalUse[] = columns ? [...uses, 'columns'] : uses;
+    return async (...commanderArgs) => {
       // commander passes the positional arguments, then the options, then the command itself
       const command = commanderArgs[commanderArgs.length - 1] as Command;
       const globals = command.optsWithGlobals() as GlobalOptions;
@@ -116,4 +119,5 @@ export function makeAction(io: Io): Action {
         await ctx.close();
       }
     };
+  };
 }

@@ -42,10 +42,18 @@ export function resolveColumns(known: readonly string[], defaults: readonly stri
 export interface ColumnSet {
   /** The commands that print them: `tags list and get`. */
   of: string;
+  /** Each column, followed by the dotted paths inside it that are known (`author`, `author.id`, `author.url`). */
   columns: readonly string[];
   defaults: readonly string[];
+  /** Said of a column and the paths inside it, or of one path. */
   notes: Readonly<Record<string, string>>;
+  /** The paragraph after the list: what a dotted path takes there. */
+  closing: string;
 }
+
+/** What a dotted path takes in the records of the service. */
+const SERVICE_PATHS =
+  "A dotted path reaches inside a field: on a list it takes each element's (tags.name), a number picks one (channels.0.name); any path inside a column above is taken as the service sends the field.";
 
 /** A resource's columns, from its description: a field of the single reply only, a side-loaded key and a computed column say so. */
 export function resourceColumns(spec: ResourceSpec): ColumnSet {
@@ -56,13 +64,20 @@ export function resourceColumns(spec: ResourceSpec): ColumnSet {
   ];
   return {
     of: `${spec.name} ${spec.verbs.join(' and ')}`,
-    columns: columnNames(spec, spec.verbs.includes('get') ? 'single' : 'list'),
+    columns: withPaths(columnNames(spec, spec.verbs.includes('get') ? 'single' : 'list')),
     defaults: spec.defaultColumns,
     notes: Object.fromEntries(notes),
+    closing: SERVICE_PATHS,
   };
 }
 
-export const CONTENT_COLUMNS: ColumnSet = { of: 'conversations content', columns: CONTENT_ROWS.columns, defaults: CONTENT_ROWS.defaultColumns, notes: {} };
+export const CONTENT_COLUMNS: ColumnSet = {
+  of: 'conversations content',
+  columns: withPaths(CONTENT_ROWS.columns),
+  defaults: CONTENT_ROWS.defaultColumns,
+  notes: {},
+  closing: SERVICE_PATHS,
+};
 
 /** `help columns RESOURCE`: every resource by its name, and `content` for the rows of `conversations content`. */
 export const COLUMN_SETS: ReadonlyMap<string, ColumnSet> = new Map([
@@ -77,11 +92,11 @@ export function withPaths(columns: readonly string[]): string[] {
 
 /** The text of `help columns` for one set: a column or path a line, wrapped to `width`. */
 export function columnsHelp(set: ColumnSet, width: number): string {
-  const names = withPaths(set.columns);
+  const names = set.columns;
   const column = Math.max(...names.map((name) => name.length)) + 4;
   const rows = names.map((name) => {
     // A path inside a column is there when the column is.
-    const said = set.notes[name.split('.')[0] ?? name];
+    const said = set.notes[name] ?? set.notes[name.split('.')[0] ?? name];
     const note = [...(set.defaults.includes(name) ? ['default'] : []), ...(said ? [said] : [])].join('; ');
     const beside = hangingLines(`  ${name.padEnd(column - 2)}`, note, width, column);
     // Too narrow a terminal for the note beside the column's name: under it.
@@ -94,9 +109,6 @@ export function columnsHelp(set: ColumnSet, width: number): string {
     '',
     ...rows,
     '',
-    paragraph(
-      "A dotted path reaches inside a field: on a list it takes each element's (tags.name), a number picks one (channels.0.name); any path inside a column above is taken as the service sends the field.",
-    ),
-    '',
+    ...(set.closing === '' ? [] : [paragraph(set.closing), '']),
   ].join('\n');
 }

@@ -5,7 +5,7 @@
  * `carectl` and `carectl GROUP` print the help on stdout and succeed: asking for the list of
  * commands is not a mistake.
  */
-import { Command, Help, type HelpContext, type Option } from 'commander';
+import { Command, Help, type ErrorOptions, type HelpContext, type Option } from 'commander';
 import { UsageError } from '../core/errors.js';
 import { writeText } from '../output/index.js';
 import { hangingLines, wrapText } from '../output/text-width.js';
@@ -31,6 +31,16 @@ export class CarectlCommand extends Command {
   override help(cb: (str: string) => string): never;
   override help(context?: HelpContext | ((str: string) => string)): never {
     return typeof context === 'function' ? super.help(context) : super.help({ ...context, error: false });
+  }
+
+  /**
+   * `--columns help` asks for help, which needs no argument (`tags get --columns help`): commander's
+   * "missing required argument" is let pass (the one error that returns), and the action prints the
+   * columns, or refuses --columns where the command does not take it, before reading any argument.
+   */
+  override error(message: string, options?: ErrorOptions): never {
+    if (options?.code === 'commander.missingArgument' && (this.optsWithGlobals() as { columns?: string }).columns?.trim() === 'help') return undefined as never;
+    return super.error(message, options);
   }
 }
 

@@ -92,7 +92,7 @@ export function addGetVerb(group: Command, spec: ResourceSpec, action: Action): 
     fields: raw.fields as string | undefined,
     ids: args[0] as string[],
   });
-  get.action(action(read, (ctx, opts) => getResource(ctx, spec, opts), ['columns', 'query'], resourceColumns(spec)));
+  get.action(action(read, (ctx, opts) => getResource(ctx, spec, opts), ['query'], resourceColumns(spec)));
 }
 
 export function addFilterOptions(command: Command, filters: readonly FilterSpec[]): void {

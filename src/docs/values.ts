@@ -89,7 +89,7 @@ export function optionValues(path: readonly string[], option: Option): readonly 
 export function columnValues(path: readonly string[]): readonly string[] | undefined {
   const [name, verb] = path;
   if (path.length !== 2) return undefined;
-  if (name === 'conversations' && verb === 'content') return withPaths(CONTENT_COLUMNS.columns);
+  if (name === 'conversations' && verb === 'content') return CONTENT_COLUMNS.columns;
   const spec = RESOURCES.find((resource) => resource.name === name);
   if (!spec || (verb !== 'list' && verb !== 'get')) return undefined;
   return withPaths(columnNames(spec, verb === 'get' ? 'single' : 'list'));

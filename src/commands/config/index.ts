@@ -13,6 +13,7 @@ import { checkBaseUrl, sameOrigin } from '../../config/base-url.js';
 import { CONFIG_KEYS, type ProfileValues, type SettingKey } from '../../config/keys.js';
 import { noOptions, type Action, type CommandBody, type OptionReader } from '../../cli/action.js';
 import { addExamples } from '../../cli/help.js';
+import { resolveColumns, type ColumnSet } from '../../cli/columns.js';
 import type { ConfigStore } from '../../config/store.js';
 import { ask } from '../../config/terminal.js';
 
@@ -20,6 +21,8 @@ type ConfigKey = (typeof CONFIG_KEYS)[number];
 const CREDENTIALS: readonly SettingKey[] = ['user', 'password'];
 /** Shown for a stored password: fixed, so not even its length shows. */
 const PASSWORD_MASK = '********';
+/** The rows of `config list`. */
+const SETTING_COLUMNS: ColumnSet = { of: 'config list', columns: ['profile', 'key', 'value'], defaults: ['profile', 'key', 'value'], notes: {}, closing: '' };
 /** One cheap request that needs valid credentials. */
 const CHECK_PATH = 'v1.3/tags';
 
@@ -81,7 +84,7 @@ export function addConfigCommands(program: Command, action: Action): void {
       config
         .command(usage)
         .description(description)
-        .action(action(keyAndValue, body, usage === 'list' ? ['columns', 'query'] : [])),
+        .action(usage === 'list' ? action(keyAndValue, body, ['query'], SETTING_COLUMNS) : action(keyAndValue, body)),
       examples,
     );
   }
@@ -285,7 +288,7 @@ async function listCommand(ctx: Context): Promise<void> {
   const rows = Object.entries(await store.list()).flatMap(([profile, values]) =>
     Object.entries(values).map(([key, value]) => ({ profile, key, value: key === 'password' ? PASSWORD_MASK : value })),
   );
-  const writer = printer.writer('list', ['profile', 'key', 'value']);
+  const writer = printer.writer('list', resolveColumns(SETTING_COLUMNS.columns, SETTING_COLUMNS.defaults, ctx.globals.columns, undefined));
   for (const row of rows) await writer.write(row);
   await writer.end();
   if (rows.length === 0) ctx.notice(`no settings stored in ${store.path}`);

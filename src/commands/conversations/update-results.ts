@@ -5,6 +5,7 @@
  */
 import { ApiError, failureKind, InterruptedError, type CarectlError, type FailureKind } from '../../core/errors.js';
 import type { ComputedColumn } from '../../output/types.js';
+import type { ColumnSet } from '../../cli/columns.js';
 
 export interface PatchBody {
   status: string;
@@ -42,6 +43,21 @@ export interface ResultRow extends Record<string, unknown> {
 
 /** The fields of a row; the table reads `result` (computed) where the others have `error.*`. */
 export const RESULT_FIELDS = ['id', 'ok', 'status', 'tags', 'dropped', 'error', 'result'];
+
+/** What --columns takes of a result row (`--columns help`): as resultColumns picks the defaults. */
+export const RESULT_COLUMNS: ColumnSet = {
+  of: 'conversations update',
+  columns: ['id', 'ok', 'status', 'tags', 'dropped', 'error', 'error.kind', 'error.status', 'error.message', 'result'],
+  defaults: ['id', 'ok', 'status', 'tags'],
+  notes: {
+    dropped: 'default with --drop-inactive-tags',
+    'error.kind': 'default but in a table',
+    'error.status': 'default but in a table',
+    'error.message': 'default but in a table',
+    result: 'default in a table; made by carectl from ok, error, dropped',
+  },
+  closing: 'error is null where ok is true. With --dry-run a row is the request it would send: id, method, path, body (and dropped).',
+};
 
 /** Default columns: `dropped` only with --drop-inactive-tags. */
 export function resultColumns(table: boolean, dropping: boolean): string[] {

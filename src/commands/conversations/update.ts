@@ -23,7 +23,17 @@ import { ApiError, CarectlError, InterruptedError, isBrokenPipe, mayHaveBeenAppl
 import { parseEnum, parseList } from '../../core/parse.js';
 import { sanitizeForTerminal, writeText, type RecordWriter } from '../../output/index.js';
 import { checkKeptStatuses, keptStatus, readCurrent, type SentStatus, type UpdateStatus } from './update-current.js';
-import { BatchStop, notSentKind, RESULT_COLUMN, RESULT_FIELDS, resultColumns, resultRow, type Outcome, type PatchBody } from './update-results.js';
+import {
+  BatchStop,
+  notSentKind,
+  RESULT_COLUMN,
+  RESULT_COLUMNS,
+  RESULT_FIELDS,
+  resultColumns,
+  resultRow,
+  type Outcome,
+  type PatchBody,
+} from './update-results.js';
 
 const conversations = resourceByName('conversations');
 const DRY_RUN_COLUMNS = ['id', 'method', 'path', 'body'];
@@ -93,7 +103,7 @@ export function addUpdateVerb(group: Command, action: Action): void {
     'carectl conversations update - --status on_hold --drop-inactive-tags --rest rest.txt < ids.txt',
     "carectl conversations update 500002 --status on_hold --tags '' --dry-run",
   ]);
-  update.action(action(readOptions, updateConversations, ['columns', 'parallel', 'query']));
+  update.action(action(readOptions, updateConversations, ['parallel', 'query'], RESULT_COLUMNS));
 }
 
 /** The flags as an UpdatePlan; every mistake is a UsageError (exit 2, nothing sent). */
