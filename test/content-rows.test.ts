@@ -181,6 +181,13 @@ describe('conversations content --created RANGE: the items, filtered by carectl'
       bad.stderr,
       'carectl: --created: "last week" is not a range; use FROM..TO, FROM.., ..TO, or gt:DATE, gte:DATE, lt:DATE, lte:DATE (two joined by a comma)\n',
     );
+    // one DATE where a RANGE goes (the last 7 days, as the user meant): the ranges it can start, end or be
+    const day = await runCli(['conversations', 'content', '500002', '--created', '7d'], { sandbox, now });
+    assert.deepEqual(day, {
+      code: 2,
+      stdout: '',
+      stderr: 'carectl: --created: "7d" is one date, not a range: 7d.. (from it on), ..7d (up to it) or 7d..7d (that alone)\n',
+    });
     const backwards = await runCli(['conversations', 'content', '--status', 'closed', '--created', '2026-06-30..2026-06-01'], { sandbox, now });
     assert.equal(backwards.code, 2);
     assert.equal(backwards.stderr, 'carectl: --created: "2026-06-30..2026-06-01" matches no date; the start is after the end\n');

@@ -239,7 +239,16 @@ describe('parseRange and rangeParams', () => {
     { text: '', message: `--oldest: "" gives no bound; ${RANGE_FORMS}` },
     { text: '  ', message: `--oldest: "  " gives no bound; ${RANGE_FORMS}` },
     { text: '..', message: `--oldest: ".." gives no bound; ${RANGE_FORMS}` },
-    { text: '2024-01-01', message: `--oldest: "2024-01-01" is not a range; ${RANGE_FORMS}` },
+    {
+      text: '2024-01-01',
+      message: '--oldest: "2024-01-01" is one date, not a range: 2024-01-01.. (from it on), ..2024-01-01 (up to it) or 2024-01-01..2024-01-01 (that alone)',
+    },
+    {
+      text: ' 2024-01-01T10:00:00+02:00 ',
+      message:
+        '--oldest: " 2024-01-01T10:00:00+02:00 " is one date, not a range: 2024-01-01T10:00:00+02:00.. (from it on), ..2024-01-01T10:00:00+02:00 (up to it) or 2024-01-01T10:00:00+02:00..2024-01-01T10:00:00+02:00 (that alone)',
+    },
+    { text: '2024-13-01', message: `--oldest: "2024-13-01" is not a range; ${RANGE_FORMS}` },
     { text: 'garbage', message: `--oldest: "garbage" is not a range; ${RANGE_FORMS}` },
     { text: 'a..b..c', message: `--oldest: "a..b..c" is not a range; ${RANGE_FORMS}` },
     { text: 'ge:2024-01-01', message: `--oldest: "ge:2024-01-01" is not a range; ${RANGE_FORMS}` },

@@ -4,6 +4,7 @@
  * accepted forms. Time comes in as `now` so results never depend on the real clock.
  */
 import { UsageError } from './errors.js';
+import { shellWord } from './shell.js';
 
 export const DAY_MS = 86_400_000;
 const DATE_FORMS = 'use YYYY-MM-DD, today, yesterday, Nd or Nw, or a date-time YYYY-MM-DDTHH:MM:SS with Z, an offset (+02:00) or none (UTC)';
@@ -113,6 +114,11 @@ export function parseRange(text: string, flag: string, now: number): Bound[] {
 
 function parseDottedRange(value: string, text: string, flag: string, now: number): Bound[] {
   const sides = value.split('..');
+  if (sides.length === 1 && isDate(value, now)) {
+    // `--created 7d` for the last 7 days: the ranges that one date starts, ends or is.
+    const [from, to, alone] = [`${value}..`, `..${value}`, `${value}..${value}`].map(shellWord);
+    throw new UsageError(`${flag}: "${text}" is one date, not a range: ${from} (from it on), ${to} (up to it) or ${alone} (that alone)`);
+  }
   if (sides.length !== 2) throw notARange(flag, text);
   const [from, to] = sides.map((side) => side.trim()) as [string, string];
   const bounds: Bound[] = [];
@@ -149,6 +155,15 @@ function parseExplicitBounds(value: string, text: string, flag: string, now: num
     throw new UsageError(`${flag}: "${text}" has two upper bounds (lt/lte); give at most one`);
   }
   return bounds.sort((a, b) => Number(isLower(b.op)) - Number(isLower(a.op)));
+}
+
+function isDate(text: string, now: number): boolean {
+  try {
+    parseDate(text, '', now);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function notARange(flag: string, text: string): UsageError {
