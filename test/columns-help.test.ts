@@ -198,4 +198,15 @@ describe('--columns help', () => {
     });
     assert.deepEqual(rows, { code: 0, stdout: 'id,ok,dropped,error.kind,result\r\n500002,true,,,ok\r\n', stderr: '' });
   });
+
+  test('a column it does not offer: exit 2 with the closest one, its path kept, and where they are all listed; nothing sent', async () => {
+    const from = sandbox.requests.length;
+    const accepted =
+      'accepted: id, url, status, is_priority, contains_private, tags, author, channels, assigned_to, handling_times, close_reason, content, content_ids, context_ids, unarchived_content_ids, notes, note_ids, actions, action_ids (dotted paths allowed; --columns help lists them)';
+    const typo = await runCli(['conversations', 'list', '--status', 'closed', '--columns', 'id,chanel.name'], { sandbox });
+    assert.deepEqual(typo, { code: 2, stdout: '', stderr: `carectl: --columns: unknown column "chanel.name" (closest: channels.name); ${accepted}\n` });
+    const far = await runCli(['conversations', 'list', '--status', 'closed', '--columns', 'id,subject'], { sandbox });
+    assert.deepEqual(far, { code: 2, stdout: '', stderr: `carectl: --columns: unknown column "subject"; ${accepted}\n` });
+    assert.equal(apiRequests(sandbox, from).length, 0);
+  });
 });

@@ -362,7 +362,7 @@ describe('logout and config commands', () => {
     assert.deepEqual(other, {
       code: 2,
       stdout: '',
-      stderr: 'carectl: --columns: unknown column "name"; accepted: profile, key, value (dotted paths allowed)\n',
+      stderr: 'carectl: --columns: unknown column "name"; accepted: profile, key, value (dotted paths allowed; --columns help lists them)\n',
     });
     const help = await runWithConfig(['config', 'list', '--columns', 'help']);
     assert.deepEqual(help, {

@@ -166,7 +166,10 @@ describe('errors on stderr', () => {
   it('show bidi controls and zero-width characters from the arguments escaped', async () => {
     const column = await runCli(['tags', 'list', '--columns', 'id,na\u200bme']);
     assert.equal(column.code, 2);
-    assert.equal(column.stderr, 'carectl: --columns: unknown column "na\\u200bme"; accepted: id, url, name, is_active (dotted paths allowed)\n');
+    assert.equal(
+      column.stderr,
+      'carectl: --columns: unknown column "na\\u200bme" (closest: name); accepted: id, url, name, is_active (dotted paths allowed; --columns help lists them)\n',
+    );
     const format = await runCli(['--output', 'ta\u202eble\u2069', 'tags', 'list']);
     assert.equal(format.code, 2);
     assert.equal(format.stderr, 'carectl: --output: "ta\\u202eble\\u2069" is not one of table, json, ndjson, csv, tsv\n');

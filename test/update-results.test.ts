@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { editDistance } from '../src/api/names.js';
+import { editDistance } from '../src/core/closest.js';
 import { BatchStop } from '../src/commands/conversations/update-results.js';
 import { ApiError, failureKind, NetworkError, BadReplyError, AuthError } from '../src/core/errors.js';
 import { FIXTURES, type Sandbox } from '../src/sandbox/index.js';

@@ -8,6 +8,7 @@
  */
 import { UsageError } from '../core/errors.js';
 import { idText } from '../core/exact-json.js';
+import { editDistance, nearEnough } from '../core/closest.js';
 import type { QueryParams } from '../http/transport.js';
 import { defaultVersion, resourceByName, type FilterSpec, type Reference, type ResourceSpec, type Version } from '../catalogue/index.js';
 import type { ApiClient } from './client.js';
@@ -150,7 +151,7 @@ function fold(text: string): string {
 /** Names within a few edits of the value, or holding it, nearest first. */
 function closestTo(records: readonly Named[], value: string): Named[] {
   const wanted = fold(value);
-  const near = Math.max(2, Math.floor(wanted.length / 3));
+  const near = nearEnough(wanted.length);
   return records
     .map((record) => {
       const name = fold(record.name);
@@ -160,17 +161,4 @@ function closestTo(records: readonly Named[], value: string): Named[] {
     .sort((a, b) => a.distance - b.distance)
     .slice(0, CLOSEST)
     .map(({ record }) => record);
-}
-
-/** Levenshtein distance, one row at a time. */
-export function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min((previous[j] as number) + 1, (row[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = row;
-  }
-  return previous[b.length] as number;
 }

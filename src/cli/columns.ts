@@ -3,6 +3,7 @@
  * what --columns takes at each command that prints records (`help columns`, `--columns help`).
  */
 import { UsageError } from '../core/errors.js';
+import { closestWord } from '../core/closest.js';
 import { parseEnumList, parseList } from '../core/parse.js';
 import { CONTENT_ROWS, FIELD_PATHS, RESOURCES, type ResourceSpec } from '../catalogue/index.js';
 import { requestableFields } from '../api/query.js';
@@ -33,7 +34,10 @@ export function resolveColumns(known: readonly string[], defaults: readonly stri
   if (columns.length === 0) throw new UsageError(`--columns: needs at least one column; accepted: ${known.join(', ')}`);
   for (const column of columns) {
     const head = column.split('.')[0] ?? '';
-    if (!known.includes(head)) throw new UsageError(`--columns: unknown column "${column}"; accepted: ${known.join(', ')} (dotted paths allowed)`);
+    if (known.includes(head)) continue;
+    const closest = closestWord(head, known);
+    const offer = closest === undefined ? '' : ` (closest: ${[closest, ...column.split('.').slice(1)].join('.')})`;
+    throw new UsageError(`--columns: unknown column "${column}"${offer}; accepted: ${known.join(', ')} (dotted paths allowed; --columns help lists them)`);
   }
   return columns;
 }
