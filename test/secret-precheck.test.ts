@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { basicCredentialForms, matcherOf, mayHoldSecret, redact, redactReply } from '../src/http/redact.js';
+import { basicCredentialForms, firstUtf8Byte, matcherOf, mayHoldSecret, redact, redactReply } from '../src/http/redact.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
 // A fixed seed in `npm test`; `FUZZ_RUNS=… node --test …` draws one (fast-check prints it with a failure).
@@ -141,4 +141,11 @@ describe('mayHoldSecret against the expression (property)', () => {
     // The echoes are built to match: a generator that stopped making them would test nothing.
     assert.ok(found > RUNS / 4, `only ${found} of ${RUNS} texts held a secret`);
   });
+});
+
+test('firstUtf8Byte is the first byte Buffer.from writes, for every code point and lone surrogate', () => {
+  for (let code = 0; code <= 0x10ffff; code += code < 0x11000 ? 1 : 0x3f) {
+    const char = String.fromCodePoint(code);
+    assert.equal(firstUtf8Byte(char.codePointAt(0)!), Buffer.from(char)[0], `U+${code.toString(16)}`);
+  }
 });

@@ -211,11 +211,23 @@ function literalRuns(secret: string, escaped: Escaped): string[] {
   const runs = [''];
   for (const char of secret) {
     // An astral character's \u escapes start with its first UTF-16 unit, its percent-encoding with its first byte.
-    const stoodFor = codes.has(char.codePointAt(0)!) || codes.has(char.charCodeAt(0)) || (bytes.size > 0 && bytes.has(Buffer.from(char)[0]!));
+    const code = char.codePointAt(0)!;
+    const stoodFor = codes.has(code) || codes.has(char.charCodeAt(0)) || (bytes.size > 0 && bytes.has(firstUtf8Byte(code)));
     if (stoodFor) runs.push('');
     else runs[runs.length - 1] += char;
   }
   return runs.filter((run) => run !== '');
+}
+
+/**
+ * The first byte of a code point in UTF-8, as Buffer.from writes it (a lone surrogate as U+FFFD),
+ * without making a buffer for each character of each secret on every page (issue 47).
+ */
+export function firstUtf8Byte(code: number): number {
+  if (code < 0x80) return code;
+  if (code < 0x800) return 0xc0 | (code >> 6);
+  if (code >= 0xd800 && code <= 0xdfff) return 0xef;
+  return code < 0x10000 ? 0xe0 | (code >> 12) : 0xf0 | (code >> 18);
 }
 
 /** The text with every secret replaced (see matcherOf). */
