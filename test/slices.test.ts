@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { linkChanges } from '../src/api/links.js';
+import { linkChanges, splitAddress, withParam, withQueryBack } from '../src/api/links.js';
 import { SliceDays, dayOfMs, type Probed, type SliceRule } from '../src/api/slices.js';
 
 const day = (text: string): number => dayOfMs(Date.parse(`${text}T00:00:00Z`));
@@ -195,5 +195,19 @@ describe('SliceDays', () => {
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(probes.length, 2);
     assert.equal(days.nearKept(0), true);
+  });
+});
+
+describe('splitAddress', () => {
+  it('gives each caller a query of its own: one changed leaves the next split of the address as it was', () => {
+    const address = 'v1.3/conversations?is_priority=true&skip=50&fields=a%2Cb';
+    const [path, query] = splitAddress(address);
+    query.set('skip', '100');
+    query.append('sort', 'oldest_sort_date');
+    assert.equal(path, 'v1.3/conversations');
+    assert.equal(splitAddress(address)[1].toString(), 'is_priority=true&skip=50&fields=a%2Cb');
+    assert.equal(withParam(address, 'skip', '100'), 'v1.3/conversations?is_priority=true&skip=100&fields=a%2Cb');
+    assert.equal(withQueryBack(address, 'v1.3/conversations?skip=100', 'skip'), 'v1.3/conversations?skip=100&is_priority=true&fields=a%2Cb');
+    assert.deepEqual(splitAddress('v1.3/tags'), ['v1.3/tags', new URLSearchParams()]);
   });
 });
