@@ -13,11 +13,9 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { startSandboxServer, timeNode } from './lib/processes.js';
+import { freePort, startSandboxServer, startScanServer, timeNode } from './lib/processes.js';
 import { median, ms, ratioRow } from './lib/table.js';
 
 const LARGE = 20_000;
@@ -25,15 +23,6 @@ const THIN = { records: 2_000, bandwidth: '8mbit' };
 const FIELDS = 'status,is_priority,contains_private,tags,author,channels,assigned_to,handling_times,close_reason';
 const firstPages = () =>
   ['true', 'false'].map((priority) => `v1.3/conversations?${new URLSearchParams({ is_priority: priority, fields: FIELDS, page_size: '50' })}`);
-
-async function freePort() {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address();
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 /** The sandbox behind the threaded Python server, its links naming the Python server. */
 async function saturatedService(entry, records) {
@@ -51,31 +40,12 @@ async function saturatedService(entry, records) {
   };
 }
 
-/** The scan server (bench/lib/scan-server.py) with `records` conversations; its CPU time so far (user and system, ms) from /proc. */
-async function scanService(records) {
-  const port = await freePort();
-  const python = spawn('python3', [join('bench', 'lib', 'scan-server.py'), String(port), String(records)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  for await (const line of createInterface({ input: python.stdout })) if (line === 'listening') break;
-  return {
-    env: { CARECTL_BASE_URL: `http://127.0.0.1:${port}`, CARECTL_USER: 'bench', CARECTL_PASSWORD: 'bench' },
-    async cpuMs() {
-      const fields = (await readFile(`/proc/${python.pid}/stat`, 'utf8')).split(') ')[1].split(' ');
-      // utime and stime, in clock ticks of 1/100 s (Linux's USER_HZ).
-      return (Number(fields[11]) + Number(fields[12])) * 10;
-    },
-    async stop() {
-      python.kill('SIGTERM');
-      await once(python, 'close');
-    },
-  };
-}
-
 /**
  * The scan server: default, --parallel 1 and the fetch loop in turn (after a round not counted), each run's wall time and the
  * server's CPU time during it.
  */
 async function scanMeasures({ entry, env, scratch, runs }) {
-  const scan = await scanService(LARGE);
+  const scan = await startScanServer(LARGE);
   try {
     const exportArgs = [entry, 'conversations', 'list', '-o', 'ndjson', '--fields', FIELDS];
     const commands = { default: exportArgs, one: [...exportArgs, '--parallel', '1'], loop: ['bench/baselines/fetch-loop.js', ...firstPages()] };

@@ -20,7 +20,7 @@ const LARGE = 20_000;
 const UPDATES = 100;
 /** Runs of the export and the chains, side by side, for the row that compares them. */
 const CHAIN_PAIRS = 11;
-const FIELDS = 'status,is_priority,contains_private,tags,author,channels,assigned_to,handling_times,close_reason';
+export const FIELDS = 'status,is_priority,contains_private,tags,author,channels,assigned_to,handling_times,close_reason';
 const day = (offset) => new Date(Date.now() - offset * 86_400_000).toISOString().slice(0, 10);
 /**
  * The range of the ranged export, as carectl's `--oldest 400d..today` resolves it: the same 5,000
@@ -29,7 +29,7 @@ const day = (offset) => new Date(Date.now() - offset * 86_400_000).toISOString()
 const RANGE = { flag: '400d..today', gte: day(400), lte: day(0) };
 
 /** The first pages carectl asks for (both priorities), for the fetch loop; with the range, bounded. */
-const firstPages = (range) =>
+export const firstPages = (range) =>
   ['true', 'false'].map(
     (priority) =>
       `v1.3/conversations?${new URLSearchParams({

@@ -8,6 +8,7 @@
  *   node bench/run.js --only parallel --parallel-runs 5 # lists and batches in parallel (bench/parallel.js)
  *   node bench/run.js --only concurrency                # a saturated service, a thin link (bench/concurrency.js)
  *   node bench/run.js --only wire                       # bytes on the wire, a thin link, connections (bench/wire.js)
+ *   node bench/run.js --only servers --vs-entry ../other/bin/carectl.js # servers (a)–(e) of issue 46, two builds (bench/servers.js)
  *   node bench/run.js --only million                    # peak RSS of a 1M export against a 10k one (minutes; not by default)
  *   node bench/run.js --without-extra-ca-certs          # node's start-up without NODE_EXTRA_CA_CERTS
  *   node bench/simulate.js --records 100000 --latency 200 # a long export on a virtual clock
@@ -23,18 +24,22 @@ import { ROOT, startSandboxServer, timeNode } from './lib/processes.js';
 import { parallelMeasures } from './parallel.js';
 import { concurrencyMeasures } from './concurrency.js';
 import { wireMeasures } from './wire.js';
+import { serverMeasures } from './servers.js';
 import { limitRow, median, mib, ms, printTable, ratioRow } from './lib/table.js';
 import { benchNodes } from './lib/nodes.js';
 
-const MEASURES = ['startup', 'lookup', 'size', 'streaming', 'memory', 'million', 'cpu', 'polling', 'parallel', 'concurrency', 'wire'];
+const MEASURES = ['startup', 'lookup', 'size', 'streaming', 'memory', 'million', 'cpu', 'polling', 'parallel', 'concurrency', 'wire', 'servers'];
 const { values: flags } = parseArgs({
   options: {
     entry: { type: 'string', default: JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).bin.carectl },
     runs: { type: 'string', default: '31' },
     'stream-runs': { type: 'string', default: '5' },
     'parallel-runs': { type: 'string', default: '3' },
-    // The 1M export takes minutes: asked for by name.
-    only: { type: 'string', default: MEASURES.filter((measure) => measure !== 'million').join(',') },
+    // The 1M export takes minutes, and the servers of issue 46 half an hour: asked for by name.
+    only: { type: 'string', default: MEASURES.filter((measure) => measure !== 'million' && measure !== 'servers').join(',') },
+    'vs-entry': { type: 'string' },
+    'servers-runs': { type: 'string', default: '5' },
+    servers: { type: 'string', default: 'a,b,c,d,e' },
     'without-extra-ca-certs': { type: 'boolean', default: false },
     nodes: { type: 'string' },
   },
@@ -424,7 +429,18 @@ const concurrency = () => concurrencyMeasures({ entry, env: cleanEnv, scratch, r
 /** Bytes on the wire, a thin link, connections that last: bench/wire.js. */
 const wire = () => wireMeasures({ entry, env: cleanEnv, scratch, runs: Number(flags['parallel-runs']), interleaved });
 
-const sections = { startup, lookup, size, streaming, memory, million, cpu, polling, parallel, concurrency, wire };
+/** The list engine on servers written from the spec (issue 46's (a)–(e)), beside --parallel 1 and another build: bench/servers.js. */
+const servers = () =>
+  serverMeasures({
+    entry,
+    vsEntry: flags['vs-entry'] && resolve(ROOT, flags['vs-entry']),
+    only: flags.servers,
+    env: cleanEnv,
+    scratch,
+    runs: Number(flags['servers-runs']),
+  });
+
+const sections = { startup, lookup, size, streaming, memory, million, cpu, polling, parallel, concurrency, wire, servers };
 const caNote = extraCaCerts
   ? `NODE_EXTRA_CA_CERTS ${flags['without-extra-ca-certs'] ? 'unset for the runs' : 'set (node start-up includes it)'}`
   : 'no NODE_EXTRA_CA_CERTS';

@@ -1,7 +1,9 @@
 /** Spawning and timing the processes under test, and the sandbox server they talk to. */
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { once } from 'node:events';
+import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -109,6 +111,49 @@ export async function startSandboxServer(entry, { conversations, reportDelayMs =
       servers.delete(child);
       child.kill('SIGINT');
       await once(child, 'close');
+    },
+  };
+}
+
+/** A port free on loopback now. */
+export async function freePort() {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address();
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** A process's CPU time so far (user and system, ms) from /proc. */
+export async function cpuMsOf(pid) {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
+  // utime and stime, in clock ticks of 1/100 s (Linux's USER_HZ).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * Starts bench/lib/scan-server.py with `records` conversations and its options (`args`: DELAY_MS, --bunched, …),
+ * on `port` or a free one. Returns its address, the connection as CARECTL_* variables, its CPU time so far
+ * and the conversation lists it served so far.
+ */
+export async function startScanServer(records, { args = [], port } = {}) {
+  port ??= await freePort();
+  const python = spawn('python3', [fileURLToPath(new URL('scan-server.py', import.meta.url)), String(port), String(records), ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  servers.add(python);
+  for await (const line of createInterface({ input: python.stdout })) if (line === 'listening') break;
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    env: { CARECTL_BASE_URL: url, CARECTL_USER: 'bench', CARECTL_PASSWORD: 'bench' },
+    cpuMs: () => cpuMsOf(python.pid),
+    requests: async () => (await (await fetch(`${url}/bench/requests`)).json()).requests,
+    async stop() {
+      servers.delete(python);
+      python.kill('SIGTERM');
+      await once(python, 'close');
     },
   };
 }

@@ -10,12 +10,21 @@ export const ms = (value) => `${value.toFixed(value < 100 ? 1 : 0)} ms`;
 export const mib = (kib) => `${(kib / 1024).toFixed(1)} MiB`;
 
 /**
- * A row compares carectl with a baseline (ratio ≤ target), or stands alone against a limit
- * (value ≤ limit). `show` formats the values (ms, MiB).
+ * A row compares carectl with a baseline (ratio ≤ target; no target: a comparison only), or stands alone against a
+ * limit (value ≤ limit). `show` formats the values (ms, MiB).
  */
 export function ratioRow(measure, carectl, baseline, target, show) {
   const ratio = carectl / baseline;
-  return { measure, carectl: show(carectl), baseline: show(baseline), ratio: `${ratio.toFixed(2)}×`, target: `≤ ${target}×`, pass: ratio <= target };
+  const targeted = target !== undefined;
+  return {
+    measure,
+    carectl: show(carectl),
+    baseline: show(baseline),
+    ratio: `${ratio.toFixed(2)}×`,
+    target: targeted ? `≤ ${target}×` : '–',
+    pass: !targeted || ratio <= target,
+    compared: !targeted,
+  };
 }
 
 /** A row where carectl must be `target` times faster than the baseline (ratio: baseline / carectl). */
@@ -35,7 +44,7 @@ export function limitRow(measure, value, limit, show) {
 
 export function printTable(rows) {
   const headers = { measure: 'measure', carectl: 'carectl', baseline: 'baseline', ratio: 'ratio', target: 'target', result: 'result' };
-  const cells = rows.map((row) => ({ ...row, result: row.skipped ? 'skipped' : row.pass ? 'pass' : 'FAIL' }));
+  const cells = rows.map((row) => ({ ...row, result: row.skipped ? 'skipped' : row.compared ? '–' : row.pass ? 'pass' : 'FAIL' }));
   const keys = Object.keys(headers);
   const widths = keys.map((key) => Math.max(headers[key].length, ...cells.map((row) => row[key].length)));
   const line = (row) => keys.map((key, i) => (i === 0 ? row[key].padEnd(widths[i]) : row[key].padStart(widths[i]))).join('  ');
