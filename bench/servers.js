@@ -6,7 +6,9 @@
  * in front, its 503s counted from its log; (d) 90 % of the records in the last 3 days of two years; (e) an 8 Mbit/s link
  * all replies share, 20 ms a request.
  *
- *   node bench/run.js --only servers [--servers a,c] [--servers-runs 5] [--vs-entry /other/bin/carectl.js]
+ *   node bench/run.js --only servers [--servers a,c] [--servers-runs 5] [--vs-entry /other/bin/carectl.js] [--vs-env NAME=VALUE]
+ *
+ * --vs-env sets a variable for the other entry's runs only (an engine chosen by environment, as CARECTL_ENGINE=plain).
  *
  * Every command of a server runs in turn (A B A B), after a round not counted: the default and `--parallel 1` of each
  * entry, and the fetch loop on (b). On (b) `--parallel 1` runs in that first round only, for its output. A run's wall
@@ -140,9 +142,9 @@ function commandsFor(spec, entries) {
   const exportArgs = ['conversations', 'list', '-o', 'ndjson', '--fields', FIELDS, ...(spec.range ? ['--oldest', spec.range.flag] : [])];
   const distant = spec.loop !== undefined || spec.loopAtMost !== undefined;
   return [
-    ...entries.flatMap(({ name, entry }) => [
-      { name: `${name} default`, args: [entry, ...exportArgs], timed: true },
-      { name: `${name} --parallel 1`, args: [entry, ...exportArgs, '--parallel', '1'], timed: !distant },
+    ...entries.flatMap(({ name, entry, env }) => [
+      { name: `${name} default`, args: [entry, ...exportArgs], env, timed: true },
+      { name: `${name} --parallel 1`, args: [entry, ...exportArgs, '--parallel', '1'], env, timed: !distant },
     ]),
     ...(distant ? [{ name: 'fetch loop', args: ['bench/baselines/fetch-loop.js', ...firstPages(spec.range)], timed: true }] : []),
   ];
@@ -153,11 +155,16 @@ async function measure(spec, service, { entries, env, scratch, runs }) {
   const commands = commandsFor(spec, entries);
   const results = Object.fromEntries(commands.map(({ name }) => [name, []]));
   for (let round = -1; round < runs; round++) {
-    for (const { name, args, timed } of commands) {
+    for (const { name, args, env: own = {}, timed } of commands) {
       if (round >= 0 && !timed) continue;
       const out = join(scratch, 'servers.out');
       const [cpuMs, requests, refused] = [await service.cpuMs(), await service.requests(), await service.refused()];
-      const run = await timeNode(args, { env: { ...env, ...service.env }, stdout: out, peakRssFile: join(scratch, 'servers.rss'), okCodes: EXIT_CODES });
+      const run = await timeNode(args, {
+        env: { ...env, ...service.env, ...own },
+        stdout: out,
+        peakRssFile: join(scratch, 'servers.rss'),
+        okCodes: EXIT_CODES,
+      });
       if (round >= 0 || !timed)
         results[name].push({
           ms: run.ms,
@@ -230,8 +237,9 @@ function rowsFor(spec, results, entries, load) {
 /** An entry's name in the rows: the folder of its checkout (main, plain46, …). */
 const entryName = (entry) => basename(dirname(dirname(entry)));
 
-export async function serverMeasures({ entry, vsEntry, only = 'a,b,c,d,e', env, scratch, runs }) {
+export async function serverMeasures({ entry, vsEntry, vsEnv = {}, only = 'a,b,c,d,e', env, scratch, runs }) {
   const entries = [entry, ...(vsEntry ? [vsEntry] : [])].map((path, i) => ({
+    env: i > 0 ? vsEnv : {},
     name: `${entryName(path)}${i > 0 && entryName(path) === entryName(entry) ? ' B' : ''}`,
     entry: path,
   }));
