@@ -227,6 +227,7 @@ describe('Scheduler: adaptive, on the injected clock', () => {
     adaptive: boolean,
     count = 200,
     serviceMs = (_: number): number => 10,
+    gateway = Infinity,
   ): Promise<{ trace: string[]; window: number; mostInFlight: number; windows: number[] }> {
     const clock = fakeClock();
     const trace: string[] = [];
@@ -236,7 +237,9 @@ describe('Scheduler: adaptive, on the injected clock', () => {
     let mostInFlight = 0;
     const windows: number[] = [];
     const tasks = Array.from({ length: count }, (_, i) =>
-      scheduler.run(i, async () => {
+      scheduler.run(i, async (slot) => {
+        // A gateway in front (nginx's limit_conn) refuses past `gateway` in flight with a 503, no Retry-After.
+        while (inFlight >= gateway && (await slot.throttle?.(0, 503)) === true);
         windows.push(scheduler.window);
         inFlight++;
         mostInFlight = Math.max(mostInFlight, inFlight);
@@ -283,6 +286,19 @@ describe('Scheduler: adaptive, on the injected clock', () => {
     );
     // Of the last 1,000 requests, those sent at 2: the last try's round.
     assert.ok(windows.slice(-1000).filter((window) => window > 1).length <= 10);
+  });
+
+  it("behind a gateway's 503 bound of 2, the service queuing what it is sent: the limiter judges the bound's rounds, down to 1", async () => {
+    // Before, no round below the limiter's limit was judged: the window went 2, 3, 2, 3 … with the bound (nginx limit_conn 2:
+    // 2.4x --parallel 1 on a saturated service).
+    const { trace, windows } = await serial(true, 3000, (i) => 10 + ((i * 7) % 10), 2);
+    assert.deepEqual(trace.slice(0, 3), [
+      'in flight 8 → 4: 503 service unavailable',
+      'in flight 4 → 3: 503 service unavailable, 5 of 8 in flight refused',
+      'in flight 3 → 2: 503 service unavailable, 6 of 8 in flight refused',
+    ]);
+    assert.match(trace[3] ?? '', /^in flight 2 → 1: \d\.\d of 2 waiting: latency \d+ ms, lowest 10 ms$/, trace.join('\n'));
+    assert.ok(windows.slice(-1000).filter((window) => window > 1).length <= 20, trace.join('\n'));
   });
 
   it('a --parallel the user chose is kept', async () => {

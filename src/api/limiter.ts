@@ -77,8 +77,11 @@ export function waiting(inFlight: number, latencyMs: number, lowestLatencyMs: nu
  * TCP's slow start leaps before its first loss): a list cuts its days for that many once a round has judged them, not before.
  */
 export function decide(state: LimiterState, sample: Sample): Decision {
-  // A round at another window (a 429 bound below this limit) says nothing of this limit.
-  if (sample.limit !== state.limit) return { state };
+  if (sample.limit !== state.limit) {
+    // Below a 429 or 503 bound (a gateway's limit_conn): a queue there still brings the limit down; growing is the bound's.
+    const judged = sample.limit < state.limit ? decide(atLimit(state, sample.limit), sample) : { state };
+    return judged.state.limit < sample.limit ? judged : { state };
+  }
   const { limit, ceiling, queuedAt } = state;
   const inFlight = Math.min(limit, sample.inFlight);
   const smoothedMs = state.smoothedMs === undefined ? sample.latencyMs : state.smoothedMs + SMOOTHING * (sample.latencyMs - state.smoothedMs);
