@@ -166,6 +166,20 @@ describe('--columns help', () => {
     }
   });
 
+  test('every command taking ids, given none (a script that piped nothing): exit 2 saying the two ways to give them; nothing sent', async () => {
+    const commands = allCommands(carectlTree()).filter((command) => isLeaf(command) && command.usage.includes('<ids...>'));
+    assert.ok(commands.length >= 8, String(commands.length));
+    const from = sandbox.requests.length;
+    for (const { path } of commands) {
+      const result = await runCli([...path], { sandbox });
+      const want = "carectl: missing required argument 'ids': give ids, or - to read them from standard input\n";
+      assert.deepEqual(result, { code: 2, stdout: '', stderr: want }, path.join(' '));
+    }
+    assert.equal(apiRequests(sandbox, from).length, 0);
+    const report = await runCli(['reports', 'wait'], { sandbox });
+    assert.deepEqual(report, { code: 2, stdout: '', stderr: "carectl: missing required argument 'id'\n" });
+  });
+
   test("on conversations update: its result rows' columns, with or without ids; nothing read or sent", async () => {
     const from = sandbox.requests.length;
     const want = [

@@ -39,8 +39,10 @@ export class CarectlCommand extends Command {
    * columns, or refuses --columns where the command does not take it, before reading any argument.
    */
   override error(message: string, options?: ErrorOptions): never {
-    if (options?.code === 'commander.missingArgument' && (this.optsWithGlobals() as { columns?: string }).columns?.trim() === 'help') return undefined as never;
-    return super.error(message, options);
+    if (options?.code !== 'commander.missingArgument') return super.error(message, options);
+    if ((this.optsWithGlobals() as { columns?: string }).columns?.trim() === 'help') return undefined as never;
+    // Ids have one form everywhere (src/cli/ids.ts): a script that piped none learns the other.
+    return super.error(message.endsWith("argument 'ids'") ? `${message}: give ids, or - to read them from standard input` : message, options);
   }
 }
 
