@@ -144,12 +144,25 @@ const loadedBundleFiles = () =>
 /** carectl's `main()`, resolving to the exit code. */
 const loadCarectl = () => requireBundleFile('./carectl.js');
 
+/**
+ * Sets the exit code `running` resolves to. Should node run out of work with it unsettled (a bug: a
+ * list waiting on a page nothing will bring), node would exit 0 with the output cut short: exit 1, saying so.
+ */
+function exitWith(running) {
+  let settled = false;
+  process.on('beforeExit', () => {
+    if (settled) return;
+    process.stderr.write('carectl: unexpected error: the command stopped with nothing left to wait for, unfinished; its output may be incomplete\n');
+    process.exit(1);
+  });
+  return running.then((code) => {
+    settled = true;
+    process.exitCode = code;
+  });
+}
+
 if (require.main === module) {
-  loadCarectl()
-    .main({ exitWhenDone: true })
-    .then((code) => {
-      process.exitCode = code;
-    });
+  exitWith(loadCarectl().main({ exitWhenDone: true }));
 } else {
-  module.exports = { loadCarectl, requireBundleFile, loadedBundleFiles, compiledScripts, nodeCompileCache };
+  module.exports = { loadCarectl, requireBundleFile, loadedBundleFiles, compiledScripts, nodeCompileCache, exitWith };
 }

@@ -286,3 +286,23 @@ describe('the bundled command', () => {
     }
   });
 });
+
+describe("bin/carectl.js's exit", () => {
+  /** Node running `exitWith(PROMISE)` of bin/carectl.js: its exit code and stderr. */
+  async function exitOf(promise: string): Promise<{ code: number | null; stderr: string }> {
+    const child = spawn(process.execPath, ['-e', `require(${JSON.stringify(BIN)}).exitWith(${promise})`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const [stderr, [code]] = await Promise.all([text(child.stderr), once(child, 'exit')]);
+    return { code: code as number | null, stderr };
+  }
+
+  test('is the code the command resolved to', async () => {
+    assert.deepEqual(await exitOf('Promise.resolve(4)'), { code: 4, stderr: '' });
+  });
+
+  test('is 1, said on stderr, where node ran out of work with the command unsettled (it would exit 0, its output cut short)', async () => {
+    assert.deepEqual(await exitOf('new Promise(() => {})'), {
+      code: 1,
+      stderr: 'carectl: unexpected error: the command stopped with nothing left to wait for, unfinished; its output may be incomplete\n',
+    });
+  });
+});
