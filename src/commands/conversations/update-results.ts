@@ -43,17 +43,18 @@ export interface ResultRow extends Record<string, unknown> {
 
 /** The fields of a row; the table reads `result` (computed) where the others have `error.*`. */
 export const RESULT_FIELDS = ['id', 'ok', 'status', 'tags', 'dropped', 'error', 'result'];
+/** The columns of every row by default; the error's, outside a table. */
+const ROW_DEFAULTS = ['id', 'ok', 'status', 'tags'];
+const ERROR_PATHS = ['error.kind', 'error.status', 'error.message'];
 
 /** What --columns takes of a result row (`--columns help`): as resultColumns picks the defaults. */
 export const RESULT_COLUMNS: ColumnSet = {
   of: 'conversations update',
-  columns: ['id', 'ok', 'status', 'tags', 'dropped', 'error', 'error.kind', 'error.status', 'error.message', 'result'],
-  defaults: ['id', 'ok', 'status', 'tags'],
+  columns: RESULT_FIELDS.flatMap((field) => (field === 'error' ? [field, ...ERROR_PATHS] : [field])),
+  defaults: ROW_DEFAULTS,
   notes: {
     dropped: 'default with --drop-inactive-tags',
-    'error.kind': 'default but in a table',
-    'error.status': 'default but in a table',
-    'error.message': 'default but in a table',
+    ...Object.fromEntries(ERROR_PATHS.map((path) => [path, 'default but in a table'])),
     result: 'default in a table; made by carectl from ok, error, dropped',
   },
   closing: 'error is null where ok is true. With --dry-run a row is the request it would send: id, method, path, body (and dropped).',
@@ -62,7 +63,7 @@ export const RESULT_COLUMNS: ColumnSet = {
 /** Default columns: `dropped` only with --drop-inactive-tags. */
 export function resultColumns(table: boolean, dropping: boolean): string[] {
   const dropped = dropping ? ['dropped'] : [];
-  return ['id', 'ok', 'status', 'tags', ...dropped, ...(table ? ['result'] : ['error.kind', 'error.status', 'error.message'])];
+  return [...ROW_DEFAULTS, ...dropped, ...(table ? ['result'] : ERROR_PATHS)];
 }
 
 /** A table's one cell to read: `ok`, or what went wrong, kind first. */
