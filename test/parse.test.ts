@@ -248,7 +248,9 @@ describe('parseRange and rangeParams', () => {
       message:
         '--oldest: " 2024-01-01T10:00:00+02:00 " is one date, not a range: 2024-01-01T10:00:00+02:00.. (from it on), ..2024-01-01T10:00:00+02:00 (up to it) or 2024-01-01T10:00:00+02:00..2024-01-01T10:00:00+02:00 (that alone)',
     },
-    { text: '2024-13-01', message: `--oldest: "2024-13-01" is not a range; ${RANGE_FORMS}` },
+    // A word shaped as a date that is none says what is wrong with it, not that it is no range.
+    { text: '2024-13-01', message: `--oldest: "2024-13-01" is not a valid date; ${DATE_FORMS}` },
+    { text: '2026-02-28T25:00', message: `--oldest: "2026-02-28T25:00" is not a valid date; ${DATE_FORMS}` },
     { text: 'garbage', message: `--oldest: "garbage" is not a range; ${RANGE_FORMS}` },
     { text: 'a..b..c', message: `--oldest: "a..b..c" is not a range; ${RANGE_FORMS}` },
     { text: 'ge:2024-01-01', message: `--oldest: "ge:2024-01-01" is not a range; ${RANGE_FORMS}` },

@@ -114,6 +114,8 @@ export function parseRange(text: string, flag: string, now: number): Bound[] {
 
 function parseDottedRange(value: string, text: string, flag: string, now: number): Bound[] {
   const sides = value.split('..');
+  // A word shaped as a date (2026-13-01) is one that is wrong, not a range: parseDate says what is wrong with it.
+  if (sides.length === 1 && /^\d{4}-\d{2}-\d{2}/.test(value)) parseDate(value, flag, now);
   if (sides.length === 1 && isDate(value, now)) {
     // `--created 7d` for the last 7 days: the ranges that one date starts, ends or is.
     const [from, to, alone] = [`${value}..`, `..${value}`, `${value}..${value}`].map(shellWord);
