@@ -5,7 +5,7 @@
 import { CommanderError } from 'commander';
 import { keepDashValuesWithOptions } from './cli/argv.js';
 import { buildProgram } from './program.js';
-import { CarectlError, ExitCode, isBrokenPipe, resumeAdvice } from './core/errors.js';
+import { CarectlError, ExitCode, isBrokenPipe, ListStoppedError, resumeAdvice } from './core/errors.js';
 import type { Io } from './core/io.js';
 import { redact } from './http/redact.js';
 import { sanitizeForTerminal, terminalMessage, writeText } from './output/index.js';
@@ -41,7 +41,8 @@ export function reportFailure(io: Io, err: unknown, verbose: boolean): number {
   if (isBrokenPipe(err)) return ExitCode.ok;
   if (err instanceof CarectlError) {
     // Part of the error, not a notice: --quiet cron jobs must still learn how to continue.
-    const message = err.resumeToken === undefined ? err.message : `${err.message}: ${resumeAdvice(err.resumeToken)}`;
+    const token = err instanceof ListStoppedError ? err.resumeToken : undefined;
+    const message = token === undefined ? err.message : `${err.message}: ${resumeAdvice(token)}`;
     io.stderr.stream.write(`${terminalMessage(`carectl: ${sanitizeForTerminal(redact(message))}`, io.stderr)}\n`);
     return err.exitCode;
   }

@@ -13,6 +13,8 @@ import {
   exchangeFailed,
   ExitCode,
   failureKind,
+  InterruptedError,
+  ListStoppedError,
   mayHaveBeenApplied,
   NetworkError,
   UsageError,
@@ -63,5 +65,21 @@ describe('failures say what happened', () => {
     const cause = new Error('ENOSPC');
     assert.equal(new CarectlError('cannot write', ExitCode.failure, { cause }).cause, cause);
     assert.equal('cause' in new CarectlError('no cause'), false);
+  });
+
+  test('a list that stopped wraps its cause, unchanged, and exits as the cause would', () => {
+    for (const [cause, code] of [
+      [new ApiError(404, 'gone'), ExitCode.notFound],
+      [new ApiError(401, 'who'), ExitCode.auth],
+      [new NetworkError('reset', false), ExitCode.failure],
+      [new InterruptedError(), ExitCode.interrupted],
+    ] as const) {
+      const stopped = new ListStoppedError(cause, '; the list stopped after 2 records', 'TOKEN');
+      assert.equal(stopped.exitCode, code);
+      assert.equal(stopped.message, `${cause.message}; the list stopped after 2 records`);
+      assert.equal(stopped.cause, cause);
+      assert.equal(stopped.resumeToken, 'TOKEN');
+      assert.ok(!cause.message.includes('stopped'), 'the cause is not edited');
+    }
   });
 });

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { describe, test } from 'node:test';
-import { ApiError, InterruptedError, UsageError } from '../src/core/errors.js';
+import { ApiError, InterruptedError, ListStoppedError, UsageError } from '../src/core/errors.js';
 import { runList, startPoint } from '../src/api/list-run.js';
 import { nextPageLink, type ListPlan, type PageSource } from '../src/api/paging.js';
 import { decodeResumeToken, encodeResumeToken, resumeAsOf } from '../src/api/resume-token.js';
@@ -125,10 +125,11 @@ describe('runList', () => {
         notice: (m) => notices.push(m),
       }).then(
         () => assert.fail('the list should fail'),
-        (err: unknown) => err as ApiError,
+        (err: unknown) => err as ListStoppedError,
       );
-      // In the error itself, so that --quiet (which silences notices) cannot hide it.
+      // In the error itself, so that --quiet (which silences notices) cannot hide it; the service's error is its cause, as it came.
       assert.match(failure.message, /^boom; the list stopped after \d+ records?$/);
+      assert.ok(failure instanceof ListStoppedError && failure.cause instanceof ApiError && failure.cause.message === 'boom', String(failure));
       assert.equal(failure.exitCode, 1);
       assert.deepEqual(notices, []);
       const token = failure.resumeToken;
@@ -155,7 +156,7 @@ describe('runList', () => {
       notice: () => undefined,
     }).then(
       () => assert.fail('the list should fail'),
-      (err: unknown) => err as ApiError,
+      (err: unknown) => err as ListStoppedError,
     );
     assert.equal(failure.resumeToken, token, failure.message);
     // And it leaves those records out.
@@ -220,6 +221,27 @@ describe('runList', () => {
       notice: (m) => notices.push(m),
     });
     assert.deepEqual(notices, []);
+  });
+
+  test('says how it ended as a value: whole with its count, or at --limit with the token its notice gives', async () => {
+    const run = (limit: number) => {
+      const notices: string[] = [];
+      const ended = runList({
+        plan: plan(2),
+        source: memorySource([12, 7], 5),
+        writer: collector(),
+        start: startPoint(plan(2), undefined),
+        limit,
+        notice: (m) => notices.push(m),
+      });
+      return ended.then((end) => ({ end, notices }));
+    };
+    assert.deepEqual((await run(19)).end, { ended: 'complete', written: 19 });
+    assert.deepEqual((await run(100)).end, { ended: 'complete', written: 19 });
+    const { end, notices } = await run(7);
+    assert.equal(end.ended, 'limit');
+    assert.equal(end.written, 7);
+    assert.ok(end.ended === 'limit' && notices.length === 1 && notices[0]?.endsWith(`--resume ${end.token}`), notices.join('\n'));
   });
 });
 
@@ -367,9 +389,10 @@ describe('a stop signal and what a token may name (issue 33)', () => {
       signal: stop.signal,
       notice: () => undefined,
     }).catch((err: unknown) => err as Error);
-    assert.ok(error instanceof InterruptedError, String(error));
+    assert.ok(error instanceof ListStoppedError && error.cause instanceof InterruptedError, String(error));
+    assert.equal(error.exitCode, 130);
     assert.deepEqual(writer.ids, ['0-0']);
-    const token = (error as InterruptedError).resumeToken as string;
+    const token = error.resumeToken as string;
     const rest = collector();
     await runList({ plan: twoPhases, source: memorySource([10], 10), writer: rest, start: startPoint(twoPhases, token), notice: () => undefined });
     assert.deepEqual(rest.ids, expectedIds([10]).slice(1));

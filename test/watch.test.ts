@@ -94,6 +94,52 @@ describe('--watch', () => {
     }
   });
 
+  it('a poll that fails part-way says how far it got and that the next poll lists them again, and the watch goes on', async () => {
+    const model = new ModelServer(modelData(3, ['hours'], 5), { reading: 'whole-day', links: 'keyset' });
+    await model.start();
+    const stop = new AbortController();
+    const added = Array.from({ length: 12 }, (_, i) => String(600001 + i));
+    const clock = scripted(
+      [
+        (now) => {
+          for (const id of added) model.data.push({ id, status: 'unread', is_priority: false, oldest: now, newest: now });
+          // The poll's first page comes; the pages after it (their links carry a skip) fail.
+          model.variant.failWhen = (params) => params.has('skip');
+        },
+        () => delete model.variant.failWhen,
+      ],
+      stop,
+    );
+    try {
+      const first = model.expected({ status: 'unread', sort: 'newest_sort_date' });
+      const args = ['conversations', 'list', '--status', 'unread', '--watch', '--interval', '5s', '-o', 'ndjson', '--columns', 'id'];
+      const result = await runCli([...args, '--retries', '0', '--parallel', '1', '--page-size', '5'], {
+        env: env(model),
+        now: clock.now,
+        sleep: clock.sleep,
+        signal: stop.signal,
+      });
+      assert.equal(result.code, 130, result.stderr);
+      const said =
+        /^--watch: poll failed \(1 in a row\): down \(HTTP 500\); the list stopped after (\d+) records?: the next poll lists them again; still watching\ncarectl: interrupted\n$/.exec(
+          result.stderr,
+        );
+      assert.ok(said, result.stderr);
+      const ids = idsOf(result.stdout);
+      // The failed poll's first page (the new records in it), then the next poll's whole 12.
+      const partly = Number(said[1]);
+      assert.ok(partly > 0 && partly < added.length, result.stderr);
+      assert.deepEqual(ids.slice(0, first.length), first);
+      assert.deepEqual(sorted(ids.slice(first.length + partly)), added);
+      assert.ok(
+        ids.slice(first.length, first.length + partly).every((id) => added.includes(id)),
+        ids.join(' '),
+      );
+    } finally {
+      await model.close();
+    }
+  });
+
   it('on a terminal: table rows, with a time line before the rows of a poll that found any', async () => {
     const model = new ModelServer(modelData(3, ['hours'], 5), { reading: 'whole-day', links: 'keyset' });
     await model.start();

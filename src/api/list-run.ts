@@ -1,10 +1,9 @@
 /**
- * Runs a list plan: its single consumer takes the work queue's slices in order and writes their records through the output's
- * writer, each once, up to --limit, from where --resume starts; a list that stops early gets its resume token.
+ * Runs a list plan: its single consumer takes the work queue's slices in order and writes their records into a RecordSink,
+ * each once, up to --limit, from where --resume starts; a list that stops early gets its resume token.
  */
-import { ApiError, exchangeFailed, InterruptedError, type CarectlError } from '../core/errors.js';
+import { ApiError, exchangeFailed, InterruptedError, ListStoppedError, type CarectlError } from '../core/errors.js';
 import { realSleep } from '../core/io.js';
-import type { RecordWriter } from '../output/index.js';
 import { WorkQueue, type Slice, type TakenPage } from './work-queue.js';
 import { PagingError } from './page-guard.js';
 import { type Cursor, type ListPlan, type PageSource } from './paging.js';
@@ -15,10 +14,23 @@ import { IdSet } from '../core/id-set.js';
 import { PAGING_STYLES } from '../catalogue/index.js';
 import { Scheduler } from './scheduler.js';
 
+/** Where a list's records go: all the engine knows of a writer (the output's RecordWriter is one). */
+export interface RecordSink {
+  write(record: Record<string, unknown>): Promise<void>;
+  /** A page boundary, every pageSize records of a phase. */
+  endPage(): Promise<void>;
+  end(): Promise<void>;
+  /** How many records the stream handed on, when it writes each at once: after a stop, those a resumed run must not repeat. */
+  delivered?(): number;
+}
+
+/** How a list ended: whole, or at --limit with the token that goes on. A failure rejects (a ListStoppedError where it can go on). */
+export type ListEnd = { ended: 'complete'; written: number } | { ended: 'limit'; written: number; token: string };
+
 export interface ListRunOptions {
   plan: ListPlan;
   source: PageSource;
-  writer: RecordWriter;
+  writer: RecordSink;
   /** From startPoint(): the plan's start, or where --resume continues. */
   start: ResumePoint;
   /** 'csv' or 'tsv' when the writer starts the output with such a header, for the resume token. */
@@ -30,8 +42,6 @@ export interface ListRunOptions {
   /** A stop signal: checked before each record, so records read ahead are not written after it. */
   signal?: AbortSignal;
   notice(message: string): void;
-  /** The token of a list stopped at --limit, for --resume-file. */
-  stoppedAt?(token: string): void;
   /** The file (-O, as named) the output reaches only if the list completes: a failed run's token starts where it began. */
   onlyIfWhole?: string;
 }
@@ -41,7 +51,7 @@ export function startPoint(plan: ListPlan, resume: string | undefined): ResumePo
   return resume === undefined ? { phase: 0, url: plan.phases[0] ?? '', writtenBefore: 0 } : decodeResumeToken(plan, resume);
 }
 
-export async function runList(options: ListRunOptions): Promise<number> {
+export async function runList(options: ListRunOptions): Promise<ListEnd> {
   const { plan, start, limit = Infinity, pageSize = 50 } = options;
   const scheduler = options.scheduler ?? new Scheduler({ parallel: 1, now: () => Date.now(), sleep: realSleep });
   const run = new WorkQueue({ plan, source: options.source, scheduler, start, pageSize, limit });
@@ -61,12 +71,11 @@ export async function runList(options: ListRunOptions): Promise<number> {
   }
   run.stop();
   await options.writer.end();
-  if (consumer.written >= limit && consumer.cursor) {
-    const token = consumer.token(consumer.cursor);
-    options.stoppedAt?.(token);
-    options.notice(`stopped at --limit ${limit}; more may follow: run the same command with --resume ${token}`);
-  }
-  return consumer.written;
+  const { written, cursor } = consumer;
+  if (written < limit || !cursor) return { ended: 'complete', written };
+  const token = consumer.token(cursor);
+  options.notice(`stopped at --limit ${limit}; more may follow: run the same command with --resume ${token}`);
+  return { ended: 'limit', written, token };
 }
 
 /** Ids a token names at most (the contract: up to 100). */
@@ -235,7 +244,7 @@ class Consumer {
     if (id !== undefined) this.seen.add(id);
   }
 
-  /** A failure: the output closed, and the error saying how to continue when it can. */
+  /** A failure: the output closed, and the error saying how to continue when it can (else `err` itself). */
   async stopped(err: unknown): Promise<unknown> {
     const { writer } = this.options;
     // Close what was started (a json array stays valid); nothing printed, `> out.json` is no empty success.
@@ -246,7 +255,7 @@ class Consumer {
       this.written = delivered;
     }
     // The system may have taken part of the record being written: that cut line is not output.
-    if (this.midRecord && err instanceof InterruptedError) (err as Error).message += '; stdout was not being read, so its last line may be cut off';
+    const cut = this.midRecord && err instanceof InterruptedError ? '; stdout was not being read, so its last line may be cut off' : '';
     const { plan, start, onlyIfWhole } = this.options;
     const records = `${this.written} record${this.written === 1 ? '' : 's'}`;
     // -O's file keeps what it held: none of the records written is in it, so the token is where this run began.
@@ -260,10 +269,9 @@ class Consumer {
           ? `after ${records}`
           : 'before its first record';
       const token = this.token(this.cursor, err instanceof PagingError ? err.continuesAt : undefined);
-      (err as CarectlError).message += `; the list stopped ${stopped}`;
-      (err as CarectlError).resumeToken = token;
+      return new ListStoppedError(err as CarectlError, `${cut}; the list stopped ${stopped}`, token);
     }
-    return err;
+    return cut === '' ? err : new ListStoppedError(err as CarectlError, cut, undefined);
   }
 
   private at(slice: Slice, url: string, writtenBefore: number): Place {

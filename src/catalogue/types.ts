@@ -114,7 +114,7 @@ export interface ResourceSpec {
   envelope: { list: string; single: string; bareIn?: readonly Version[] };
   /** Requestable `fields` values (besides id and url, which always come back). */
   fields: readonly string[];
-  /** Extra fields only the single reply can carry. */
+  /** Extra fields only the single reply can carry (Shape 'single'). */
   singleFields?: readonly string[];
   /** Top-level keys the client adds to each record (side loading), usable as columns. */
   sideColumns?: readonly string[];
@@ -162,3 +162,6 @@ export interface ResourceSpec {
   conflicts?: readonly (readonly [string, string])[];
   examples: { list?: readonly string[]; get?: readonly string[] };
 }
+
+/** What a read of a resource is: a list's records, or one record's reply (which may carry its singleFields). */
+export type Shape = 'list' | 'single';

@@ -4,20 +4,22 @@
  */
 import type { Command } from 'commander';
 import { Context, type GlobalOptions } from './context.js';
-import { CarectlError, UsageError } from '../core/errors.js';
+import { CarectlError, ListStoppedError, UsageError } from '../core/errors.js';
 import type { Io } from '../core/io.js';
 import { redactError } from '../http/redact.js';
 import { openOutputFile } from './output-file.js';
 import { checkResumeFile, settleResumeFile } from './resume-file.js';
 import { refuseSharedFiles } from './file-options.js';
 import { columnsHelp, type ColumnSet } from './columns.js';
+import type { ListOutcome } from './list-pipeline.js';
 import { writeText } from '../output/index.js';
 
 /** Commander's parsed options of one command, before a verb reads them. */
 export type RawOptions = Readonly<Record<string, unknown>>;
 /** Reads commander's options and positional arguments into a verb's own typed options, once. */
 export type OptionReader<O> = (raw: RawOptions, args: readonly unknown[]) => O;
-export type CommandBody<O> = (ctx: Context, opts: O) => Promise<void>;
+/** A command's work; a list's says how it ended, for --resume-file. */
+export type CommandBody<O> = (ctx: Context, opts: O) => Promise<ListOutcome | void>;
 /**
  * Global options that only some commands act on. A command names those it takes; given to any
  * other, they are a usage error rather than silently ignored (`tags get 7001 --resume T`).
@@ -71,6 +73,11 @@ function failIfSaid(failure: string | undefined): void {
   if (failure !== undefined) throw new CarectlError(failure);
 }
 
+/** --resume-file once the command succeeded: a list stopped at --limit leaves its token there, a whole one removes its own. */
+function settleAfter(io: Io, resumeFile: string, list: ListOutcome | void): string | undefined {
+  return list ? settleResumeFile(io, resumeFile, list.ended === 'limit' ? list.token : undefined, list.owns) : settleResumeFile(io, resumeFile, undefined);
+}
+
 /** Beside the list's own error, which decides the exit code. */
 function sayIfSaid(failure: string | undefined, say: (message: string) => void): void {
   if (failure !== undefined) say(failure);
@@ -102,15 +109,15 @@ export function makeAction(io: Io): Action {
       try {
         ctx.checkGlobals();
         await ctx.query();
-        await body(ctx, read(command.opts(), commanderArgs.slice(0, -2)));
+        const list = await body(ctx, read(command.opts(), commanderArgs.slice(0, -2)));
         await file?.commit();
         // Only now is the output whole and in place: --state may record that it was delivered.
         await ctx.outputDone();
         // A script reads FILE's absence as "complete": a token not written (or ours not removed) is a failure.
-        if (resumeFile !== undefined) failIfSaid(settleResumeFile(io, resumeFile, ctx.listStoppedAt, ctx.ownsToken));
+        if (resumeFile !== undefined) failIfSaid(settleAfter(io, resumeFile, list));
       } catch (err) {
         // An early stop that can be continued: the token where scripts look (an earlier one is kept otherwise).
-        if (resumeFile !== undefined && err instanceof CarectlError && err.resumeToken !== undefined)
+        if (resumeFile !== undefined && err instanceof ListStoppedError && err.resumeToken !== undefined)
           sayIfSaid(settleResumeFile(io, resumeFile, err.resumeToken), sayToStderr);
         // Messages may carry what the service or a proxy echoed: never a credential.
         throw redactError(file ? file.explain(err) : err, ctx.secrets());

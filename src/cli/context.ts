@@ -20,7 +20,6 @@ import { ApiClient } from '../api/client.js';
 import { Scheduler } from '../api/scheduler.js';
 import { VERSION } from '../core/version.js';
 import type { NamedFile } from './file-options.js';
-import { refuseAnotherToken } from './resume-file.js';
 
 /** Global options as commander parsed them (strings, unvalidated). */
 export interface GlobalOptions {
@@ -357,20 +356,8 @@ export class Context {
     return { baseUrl: new URL(sandbox.baseUrl), user: sandbox.user, password: sandbox.password };
   }
 
-  /** The token of a list that stopped at --limit: --resume-file keeps it. */
-  listStoppedAt: string | undefined;
-
-  /** --resume-file or CARECTL_RESUME_FILE, as given. */
+  /** --resume-file or CARECTL_RESUME_FILE, as given: a list's pipeline refuses one holding another list's token. */
   resumeFile: NamedFile | undefined;
-
-  /** Whether a token is one this run's list prints (set once its plan is made): --resume-file removes only such a token. */
-  ownsToken: ((token: string) => boolean) | undefined;
-
-  /** The list's tokens are those `owns` holds true for: a --resume-file holding another list's is refused before its first page. */
-  claimTokens(owns: (token: string) => boolean): void {
-    this.ownsToken = owns;
-    if (this.resumeFile) refuseAnotherToken(this.io, this.resumeFile, owns);
-  }
 
   /** Runs `step` once the command's output is complete and in place (after -O's rename): a --state commit. */
   afterOutput(step: () => Promise<void>): void {

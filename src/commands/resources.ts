@@ -4,11 +4,7 @@
  */
 import { Option, type Command } from 'commander';
 import { defaultVersion, type FilterSpec, type ResourceSpec, type Version } from '../catalogue/index.js';
-import { runList, startPoint } from '../api/list-run.js';
-import { checkResumeToken, isTokenOf, resumeAsOf } from '../api/resume-token.js';
-import { listPlan, type ListPlan, type PageSource } from '../api/paging.js';
-import { NameResolver, resolveQuery } from '../api/names.js';
-import { incrementalList, isIncremental } from './incremental.js';
+import { resumeAsOf } from '../api/resume-token.js';
 import { BOTH_GIVEN, fieldsParam, filterParams, offFlagOf, type FilterValues } from '../api/query.js';
 import { columnNames, parseFieldsFlag, resolveColumns, resourceColumns } from '../cli/columns.js';
 import { CarectlError, ExitCode, UsageError } from '../core/errors.js';
@@ -16,8 +12,8 @@ import { inOrder } from '../api/scheduler.js';
 import { LIST_USES, type Action, type RawOptions } from '../cli/action.js';
 import type { Context } from '../cli/context.js';
 import { addExamples } from '../cli/help.js';
-import { readIds, refuseMissingIds, requireId, watchIds, type IdWatch } from '../cli/ids.js';
-import type { RecordWriter } from '../output/index.js';
+import { readIds, refuseMissingIds, requireId } from '../cli/ids.js';
+import { listSettings, runListRequest, type ListOutcome } from '../cli/list-pipeline.js';
 import type { Printer } from '../output/printer.js';
 import { repeatable } from '../cli/repeats.js';
 
@@ -167,107 +163,28 @@ export function knownValues(spec: ResourceSpec, query: ReadonlyArray<readonly [s
   return known;
 }
 
-async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions): Promise<void> {
+async function listResource(ctx: Context, spec: ResourceSpec, opts: ListOptions): Promise<ListOutcome> {
   const { printer, version, picked, columns, fieldsQuery } = await readShape(ctx, spec, 'list', opts.fields);
   const { query, asOf } = listQuery(ctx, spec, version, opts.filters);
   noticeIncludedElsewhere(ctx, spec, printer, opts.filters, columns);
-  const incremental = isIncremental(ctx);
-  const ids = spec.listByIds ? await readIds(ctx, opts.ids, '--id') : undefined;
-  let watch: IdWatch | undefined;
-  const writerFor = (continues: string | undefined): RecordWriter => {
-    const writer = printer.writer('list', columns, { continues, computed: spec.computed, picked, known: knownValues(spec, query), most: ctx.limit });
-    watch = ids && watchIds(writer, ids);
-    return watch?.writer ?? writer;
-  };
-  const run: ListRun = { version, query: [...query, ...fieldsQuery], asOf, ids, noun: spec.noun };
-  const written = incremental
-    ? await incrementalList(
-        ctx,
-        spec,
-        version,
-        query,
-        (hooks, writer) =>
-          streamList(ctx, spec, { ...run, query: [...run.query, ...hooks.params], source: hooks.source }, (continues) => writer ?? writerFor(continues)),
-        () => writerFor(undefined),
-      )
-    : await streamList(ctx, spec, run, writerFor);
-  // A look-up by ids names those the service did not return; a resumed or --limit-cut run cannot tell.
-  if (ids && ctx.globals.resume === undefined && written < (ctx.limit ?? Infinity)) refuseMissingIds(spec.noun, watch?.missing());
-  if (written === 0) ctx.notice(`no ${spec.noun}s found`);
+  const settings = listSettings(ctx, printer);
+  const choices = { computed: spec.computed, picked, known: knownValues(spec, query), most: settings.limit };
+  return runListRequest(ctx, {
+    ...settings,
+    spec,
+    version,
+    query,
+    shown: fieldsQuery,
+    asOf,
+    ...(spec.listByIds && { ids: opts.ids }),
+    writerFor: (continues) => printer.writer('list', columns, { continues, ...choices }),
+  });
 }
 
 /** The filters' parameters, checked before anything is sent; a resumed list resolves `today` and `7d` as the run it continues did. */
 export function listQuery(ctx: Context, spec: ResourceSpec, version: Version, filters: FilterValues): { query: Array<[string, string]>; asOf: number } {
   const asOf = resumeAsOf(ctx.globals.resume) ?? ctx.io.now();
   return { query: checkedFilterParams(spec, version, filters, spec.filters, asOf), asOf };
-}
-
-export interface ListRun {
-  version: Version;
-  query: ReadonlyArray<readonly [string, string]>;
-  asOf: number;
-  ids?: string[] | undefined;
-  /** What the live count counts. */
-  noun: string;
-  /** What carectl filters itself (ListPlan.local). */
-  local?: string | undefined;
-  /** An incremental list's page source around the client's (src/api/incremental.ts); its order is its own, not the query's. */
-  source?: (inner: PageSource, phases: readonly string[]) => PageSource;
-}
-
-/**
- * A list of `spec` through the list engine (runList): its plan, the point a --resume token
- * continues from, up to --parallel requests, a live count, into the writer `writerFor` makes (given
- * the header the output being continued already has). How many records were written.
- */
-export async function streamList(ctx: Context, spec: ResourceSpec, run: ListRun, writerFor: (continues: string | undefined) => RecordWriter): Promise<number> {
-  const printer = await ctx.printer();
-  const limit = ctx.limit;
-  // The sandbox's address changes per run: its tokens belong to the sandbox, not a port.
-  const origin = ctx.globals.sandbox ? 'the sandbox' : (await ctx.connection()).baseUrl.origin;
-  const named = spec.filters.filter((filter) => filter.refers).map((filter) => filter.param);
-  const planOf = (query: ReadonlyArray<readonly [string, string]>): ListPlan => ({
-    ...listPlan(spec, run.version, query, { pageSize: ctx.pageSize, limit, asOf: run.asOf }, run.ids),
-    origin,
-    named,
-    ...(run.local !== undefined && { local: run.local }),
-  });
-  const given = planOf(run.query);
-  if (!run.source) refuseUnionSort(spec, given, run.query);
-  if (ctx.globals.resume !== undefined) checkResumeToken(given, ctx.globals.resume);
-  const scheduler = await ctx.scheduler();
-  const api = await ctx.api();
-  // A channel or tag given by name or id becomes what the service takes (one list request each).
-  const plan = planOf(await resolveQuery(new NameResolver(api, scheduler, run.version), spec.filters, run.query));
-  const start = startPoint(plan, ctx.globals.resume);
-  ctx.claimTokens((token) => isTokenOf(plan, token));
-  const header = printer.continuableHeader;
-  const live = ctx.liveCount(writerFor(start.header), run.noun);
-  try {
-    return await runList({
-      plan,
-      source: run.source ? run.source(api.pages(spec, run.version), plan.phases) : api.pages(spec, run.version),
-      writer: live.writer,
-      start,
-      scheduler,
-      signal: ctx.io.signal,
-      pageSize: Math.min(ctx.pageSize, limit ?? Infinity),
-      ...(header !== undefined && { header }),
-      ...(limit !== undefined && { limit }),
-      stoppedAt: (token) => {
-        ctx.listStoppedAt = token;
-      },
-      ...(ctx.io.stdout.onlyIfWhole !== undefined && { onlyIfWhole: ctx.io.stdout.onlyIfWhole }),
-      // A notice takes the live line's place; the count comes back with the next records.
-      notice: (message) => {
-        live.clear();
-        ctx.notice(message);
-      },
-    });
-  } finally {
-    // Before the error line, should the list have failed.
-    live.clear();
-  }
 }
 
 /**
@@ -286,23 +203,6 @@ function noticeIncludedElsewhere(ctx: Context, spec: ResourceSpec, printer: Prin
   const content = missing.includes('content') ? `, or one row per content item with carectl ${spec.name} content and the same filters` : '';
   ctx.notice(
     `--include ${missing.join(',')}: ${printer.format} rows hold each ${spec.noun}'s own fields; the included items are in -o json or -o ndjson${content}`,
-  );
-}
-
-/**
- * A list that is the union of two queries (conversations without --status or --priority) comes
- * out as the first query, then the second: sorting it would need a merge by a date the service
- * does not return.
- */
-function refuseUnionSort(spec: ResourceSpec, plan: ListPlan, query: ReadonlyArray<readonly [string, string]>): void {
-  const { requireOneOf: required, sortDates } = spec;
-  if (!plan.union || !required || !sortDates || !query.some(([key]) => key === sortDates.param)) return;
-  const flags = spec.filters
-    .filter((f) => required.params.includes(f.param))
-    .map((f) => (f.kind === 'switch' ? `--${f.flag}/--${offFlagOf(f)}` : `--${f.flag}`));
-  const sortFlag = spec.filters.find((f) => f.param === sortDates.param)?.flag ?? sortDates.param;
-  throw new UsageError(
-    `--${sortFlag}: add ${flags.join(' or ')}; without them the list joins two queries, one after the other, which cannot be merged by a date the service does not return`,
   );
 }
 

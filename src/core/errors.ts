@@ -34,11 +34,6 @@ export class CarectlError extends Error {
   readonly exchange: ExchangeFailure | undefined;
   /** See WriteOutcome; what callers of a change read, whatever the class. */
   readonly mayHaveBeenApplied: boolean;
-  /**
-   * Where a list that stopped early can go on from (`--resume TOKEN`): set by the list's writer,
-   * said by the composition root, and written to --resume-file.
-   */
-  resumeToken: string | undefined;
   constructor(message: string, exitCode: ExitCode = ExitCode.failure, details: FailureDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = new.target.name;
@@ -51,6 +46,22 @@ export class CarectlError extends Error {
 /** The line a list that stopped early adds to its error, so the same command can go on. */
 export function resumeAdvice(token: string): string {
   return `to continue, run the same command with --resume ${token}`;
+}
+
+/**
+ * A list that failed part-way: its cause, whose exit code it keeps, what the list had done by then
+ * (`stopped`, said after the cause's message), and the token the same command goes on from, which
+ * the composition root says and --resume-file keeps (none where the list continues by itself).
+ */
+export class ListStoppedError extends CarectlError {
+  constructor(
+    override readonly cause: CarectlError,
+    /** After the cause's message: `; the list stopped after 3 records`. */
+    readonly stopped: string,
+    readonly resumeToken: string | undefined,
+  ) {
+    super(`${cause.message}${stopped}`, cause.exitCode, { cause });
+  }
 }
 
 /**

@@ -4,6 +4,7 @@
  * run leaves out, and how records read on a terminal.
  */
 import type { OutStream } from '../core/io.js';
+import type { Shape } from '../catalogue/index.js';
 import { createBlockWriter, type BlockWriter } from './blocks.js';
 import { withComputed, withMapped } from './computed.js';
 import { createWriter } from './create-writer.js';
@@ -28,8 +29,6 @@ export interface PrinterSettings {
   /** --query: json's document goes through it (format json). */
   query?: Query;
 }
-
-export type Shape = 'list' | 'single';
 
 export interface WriterChoices {
   /** The header the output being continued already starts with (from a resume token); not written twice. */

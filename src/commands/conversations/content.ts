@@ -25,7 +25,8 @@ import { UsageError } from '../../core/errors.js';
 import { type Bound, inBounds, parseRange } from '../../core/parse.js';
 import type { TextBlock } from '../../output/blocks.js';
 import type { RecordWriter } from '../../output/index.js';
-import { addFilterOptions, listQuery, readFilters, streamList } from '../resources.js';
+import { listSettings, runListRequest, type ListOutcome } from '../../cli/list-pipeline.js';
+import { addFilterOptions, listQuery, readFilters } from '../resources.js';
 
 const conversations = resourceByName('conversations');
 /** The list filters, but --include: content is what this verb side-loads. */
@@ -97,7 +98,7 @@ export function addContentVerb(group: Command, action: Action): void {
   content.action(action(read, showContent, LIST_USES, CONTENT_COLUMNS));
 }
 
-async function showContent(ctx: Context, opts: ContentOptions): Promise<void> {
+async function showContent(ctx: Context, opts: ContentOptions): Promise<ListOutcome | void> {
   const filtered = Object.keys(opts.filters).length > 0;
   if (filtered && opts.ids.length > 0) throw new UsageError('conversations content: give ids or list filters (--status, --oldest, …), not both');
   if (opts.ids.length > 0 && ctx.globals.resume !== undefined)
@@ -111,16 +112,18 @@ async function showContent(ctx: Context, opts: ContentOptions): Promise<void> {
     const { query, asOf } = listQuery(ctx, conversations, version, opts.filters);
     const filter = itemFilter(opts.created, asOf);
     let rows: ItemRows | undefined;
-    const run = { version, query: [...query, ['include', 'content'] as const], asOf, noun: 'conversation', local: filter.resolved };
-    const written = await streamList(
-      ctx,
-      conversations,
-      run,
-      (continues) => (rows = itemRows(printer.writer('list', columns, { continues, main: TEXT_COLUMN }), filter)),
-    );
-    if (written === 0) ctx.notice('no conversations found');
-    else noticeFiltered(ctx, filter, rows?.kept() ?? 0);
-    return;
+    const outcome = await runListRequest(ctx, {
+      ...listSettings(ctx, printer),
+      spec: conversations,
+      version,
+      query,
+      shown: [['include', 'content']],
+      asOf,
+      local: filter.resolved,
+      writerFor: (continues) => (rows = itemRows(printer.writer('list', columns, { continues, main: TEXT_COLUMN }), filter)),
+    });
+    if (outcome.written > 0) noticeFiltered(ctx, filter, rows?.kept() ?? 0);
+    return outcome;
   }
   const filter = itemFilter(opts.created, ctx.io.now());
   const ids = (await readIds(ctx, opts.ids, '-')).map((id) => requireId(id, conversations));

@@ -4,15 +4,16 @@
  * prints each record that appears or moves, committing the state after each poll.
  */
 import { resolve } from 'node:path';
-import type { Context } from '../cli/context.js';
-import { openStateFile, type StateFile } from '../cli/state-file.js';
+import type { Context } from './context.js';
+import { openStateFile, type StateFile } from './state-file.js';
 import { incrementalParams, IncrementalRun, queryText, stateField, type ListState } from '../api/incremental.js';
 import type { ResourceSpec, Version } from '../catalogue/index.js';
 import type { PageSource } from '../api/paging.js';
-import { ApiError, CarectlError, exchangeFailed, InterruptedError, UsageError } from '../core/errors.js';
+import { ApiError, exchangeFailed, InterruptedError, ListStoppedError, UsageError } from '../core/errors.js';
 import { PagingError } from '../api/page-guard.js';
 import { parseDuration } from '../core/parse.js';
 import { writeText } from '../core/stream-sink.js';
+import type { QueryParams } from '../http/transport.js';
 import type { RecordWriter } from '../output/index.js';
 
 /** What an incremental run adds to a list: parameters, and its page source's wrapper. */
@@ -22,8 +23,17 @@ export interface IncrementalHooks {
   source(inner: PageSource, phases: readonly string[]): PageSource;
 }
 
-/** Runs the list once with `hooks`, into `writer` when given (a watch keeps one open): records written. */
-export type ListOnce = (hooks: IncrementalHooks, writer: RecordWriter | undefined) => Promise<number>;
+/** Runs the list once with `hooks`, into `writer` when given (a watch keeps one open): how it ended. */
+export type ListOnce<End> = (hooks: IncrementalHooks, writer: RecordWriter | undefined) => Promise<End>;
+
+/** The list an incremental run follows: its filters' parameters (what its state is kept for), and the flags it cannot take. */
+export interface IncrementalQuery {
+  spec: ResourceSpec;
+  version: Version;
+  query: QueryParams;
+  limit?: number | undefined;
+  resume?: string | undefined;
+}
 
 const DEFAULT_INTERVAL = '30s';
 const MIN_INTERVAL_MS = 5_000;
@@ -38,24 +48,18 @@ export function isIncremental(ctx: Context): boolean {
 }
 
 /**
- * An incremental list of `spec` with `query` (its filters): --state alone runs once; --watch runs
- * until Ctrl-C or SIGTERM. `list` runs the list with the hooks given.
+ * An incremental list of `spec` with `query` (its filters): --state alone runs once, and says how
+ * it ended; --watch runs until Ctrl-C or SIGTERM. `list` runs the list with the hooks given.
  */
-export async function incrementalList(
-  ctx: Context,
-  spec: ResourceSpec,
-  version: Version,
-  query: ReadonlyArray<readonly [string, string]>,
-  list: ListOnce,
-  makeWriter: () => RecordWriter,
-): Promise<number> {
+export async function incrementalList<End>(ctx: Context, asked: IncrementalQuery, list: ListOnce<End>, makeWriter: () => RecordWriter): Promise<End> {
   const { globals } = ctx;
+  const { spec, version, query } = asked;
   const flag = globals.watch ? '--watch' : '--state';
   const field = stateField(spec, flag);
   // A state is committed only for a whole list: a cut or continued one would record a point it never reached.
   for (const [given, name] of [
-    [globals.limit, '--limit'],
-    [globals.resume, '--resume'],
+    [asked.limit, '--limit'],
+    [asked.resume, '--resume'],
   ] as const) {
     if (given !== undefined) throw new UsageError(`${flag}: cannot be combined with ${name}; ${flag} lists every record past where the last run ended`);
   }
@@ -69,18 +73,18 @@ export async function incrementalList(
   const file = globals.state === undefined ? undefined : await openStateFile(ctx.io, globals.state, base, qtext, output);
   if (file) ctx.onClose(() => file.release());
   const sortParam = (spec.sortDates as NonNullable<ResourceSpec['sortDates']>).param;
-  const once: Once = async (prior, writer) => {
+  const once: Once<End> = async (prior, writer) => {
     const run = new IncrementalRun(field, sortParam, prior, ctx.io.now());
     const hooks: IncrementalHooks = { params: incrementalParams(spec, field, query, prior, flag), source: (inner, phases) => run.source(inner, phases) };
-    const written = await list(hooks, writer).catch((err: unknown) => {
+    const ended = await list(hooks, writer).catch((err: unknown) => {
       throw withoutResumeAdvice(err, flag);
     });
-    return { written, state: run.next(base, qtext) };
+    return { ended, state: run.next(base, qtext) };
   };
   if (!globals.watch) {
-    const { written, state } = await once(file?.prior, undefined);
+    const { ended, state } = await once(file?.prior, undefined);
     ctx.afterOutput(() => (file as StateFile).save(state));
-    return written;
+    return ended;
   }
   return watch(ctx, intervalMs, file, once, makeWriter);
 }
@@ -90,12 +94,9 @@ export async function incrementalList(
  * not take: it continues by itself, its state being left as it was.
  */
 function withoutResumeAdvice(err: unknown, flag: string): unknown {
-  if (err instanceof CarectlError && err.resumeToken !== undefined) {
-    const again = flag === '--watch' ? 'the next poll lists them again' : 'the state is unchanged, so the same command lists them again';
-    err.message += `: ${again}`;
-    err.resumeToken = undefined;
-  }
-  return err;
+  if (!(err instanceof ListStoppedError) || err.resumeToken === undefined) return err;
+  const again = flag === '--watch' ? 'the next poll lists them again' : 'the state is unchanged, so the same command lists them again';
+  return new ListStoppedError(err.cause, `${err.stopped}: ${again}`, undefined);
 }
 
 function watchInterval(ctx: Context): number {
@@ -107,14 +108,14 @@ function watchInterval(ctx: Context): number {
   return ms;
 }
 
-type Once = (prior: ListState | undefined, writer: RecordWriter | undefined) => Promise<{ written: number; state: ListState }>;
+type Once<End> = (prior: ListState | undefined, writer: RecordWriter | undefined) => Promise<{ ended: End; state: ListState }>;
 
 /**
  * The watch: the list, then a poll every interval; each record that appears or moves printed once
  * as it arrives, into one output kept open (json, a single array, cannot stream forever: refused).
  * A failed poll is said on stderr and tried again later, less often the longer failures run.
  */
-async function watch(ctx: Context, intervalMs: number, file: StateFile | undefined, once: Once, makeWriter: () => RecordWriter): Promise<never> {
+async function watch<End>(ctx: Context, intervalMs: number, file: StateFile | undefined, once: Once<End>, makeWriter: () => RecordWriter): Promise<never> {
   const printer = await ctx.printer();
   const whole = ctx.globals.query !== undefined ? '--query reads the whole list' : printer.format === 'json' ? '-o json is one array' : undefined;
   if (whole) throw new UsageError(`--watch: ${whole}, which a watch never closes; use -o ndjson`);
@@ -158,7 +159,8 @@ function keptOpen(writer: RecordWriter, before: (() => Promise<void>) | undefine
 
 const stampText = (ms: number): string => `-- ${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 
-/** A failure the next poll may not meet: the network, the service's 5xx and 429 (after retries), paging it could not follow. */
+/** A failure the next poll may not meet (the list's, had it begun): the network, the service's 5xx and 429 (after retries), paging it could not follow. */
 function transient(err: unknown): boolean {
-  return exchangeFailed(err) || err instanceof PagingError || (err instanceof ApiError && (err.status >= 500 || err.status === 429));
+  const cause = err instanceof ListStoppedError ? err.cause : err;
+  return exchangeFailed(cause) || cause instanceof PagingError || (cause instanceof ApiError && (cause.status >= 500 || cause.status === 429));
 }
