@@ -13,7 +13,7 @@ import { BatchStop } from '../src/commands/conversations/update-results.js';
 import { ApiError, failureKind, NetworkError, BadReplyError, AuthError } from '../src/core/errors.js';
 import { FIXTURES, type Sandbox } from '../src/sandbox/index.js';
 import { apiRequests, fakeClock, freePort, openSandbox, runCli } from './helpers.js';
-import { scriptedApi, scriptedEnv, type ScriptedApi } from './scripted-server.js';
+import { scriptedApi, scriptedEnv, serve, type ScriptedApi } from './scripted-server.js';
 
 let sandbox: Sandbox;
 beforeEach(async () => {
@@ -290,6 +290,33 @@ describe('batches that stop when going on cannot help', () => {
       result.stderr,
       /^carectl: 8 of 40 updates failed \(first: 500010: GET http:\/\/127\.0\.0\.1:\d+\/v1\.3\/conversations\/500010 failed: ECONNREFUSED .*\); the batch stopped \(3 network failures in a row: the service is unreachable\): 32 not sent, rows with error\.kind not_sent\n$/,
     );
+  });
+
+  test('a service whose answers are cut off after their head: the stop says the answers do not come whole, not that it is unreachable', async () => {
+    // Every reply: a 200 head promising a body, then the connection closed part-way.
+    const served = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '400' });
+      res.write('{"id":"5000');
+      res.socket?.destroy();
+    });
+    try {
+      const env = { CARECTL_BASE_URL: served.url, CARECTL_USER: 'u', CARECTL_PASSWORD: 'p' };
+      const result = await runCli(['-o', 'ndjson', 'conversations', 'update', '-', '--status', 'on_hold', '--parallel', '1', '--retries', '0'], {
+        env,
+        stdin: ids.slice(0, 6).join('\n'),
+        ...fakeClock(),
+      });
+      assert.equal(result.code, 1);
+      const last = JSON.parse(result.stdout.trim().split('\n').at(-1) as string) as { error: { kind: string; message: string } };
+      assert.deepEqual(last.error, {
+        kind: 'not_sent',
+        status: null,
+        message: 'not sent: 3 network failures in a row: the service is reached, but no answer comes whole',
+      });
+      assert.match(result.stderr, /the batch stopped \(3 network failures in a row: the service is reached, but no answer comes whole\)/);
+    } finally {
+      await served.close();
+    }
   });
 
   test('--rest FILE: the ids not sent go to FILE instead of rows; a batch that sends all removes FILE', async () => {

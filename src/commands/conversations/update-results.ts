@@ -3,7 +3,7 @@
  * failure `error.kind`, `error.status`, `error.message`), and when a batch stops because going on
  * cannot help (the service unreachable, or every id refused alike).
  */
-import { ApiError, failureKind, InterruptedError, type CarectlError, type FailureKind } from '../../core/errors.js';
+import { ApiError, failureKind, InterruptedError, NetworkError, type CarectlError, type FailureKind } from '../../core/errors.js';
 import type { ComputedColumn } from '../../output/types.js';
 import type { ColumnSet } from '../../cli/columns.js';
 
@@ -134,6 +134,8 @@ export class BatchStop {
   /** Stopped before any id was tried (nothingSent). */
   beforeAny = false;
   private inARow = 0;
+  /** One of the failures in a row reached the service (an answer cut off, none in time): it is there, its answers are not. */
+  private reachedInARow = false;
   private seen = 0;
   private sameSoFar = true;
   private firstRefusal: CarectlError | undefined;
@@ -179,7 +181,11 @@ export class BatchStop {
     if (this.reason !== undefined) return true;
     const kind = error === undefined ? undefined : failureKind(error);
     this.inARow = unreachable(error) ? this.inARow + 1 : 0;
-    if (this.inARow >= UNREACHABLE_IN_A_ROW) return this.stop(`${UNREACHABLE_IN_A_ROW} network failures in a row: the service is unreachable`, error);
+    this.reachedInARow = this.inARow > 0 && (this.reachedInARow || (error instanceof NetworkError && error.maybeSent));
+    if (this.inARow >= UNREACHABLE_IN_A_ROW) {
+      const why = this.reachedInARow ? 'the service is reached, but no answer comes whole' : 'the service is unreachable';
+      return this.stop(`${UNREACHABLE_IN_A_ROW} network failures in a row: ${why}`, error);
+    }
     this.seen++;
     this.sameSoFar &&= kind === 'refused' && error instanceof ApiError && (this.firstRefusal === undefined || sameRefusal(this.firstRefusal, error));
     this.firstRefusal ??= error;
