@@ -673,6 +673,24 @@ describe('write errors', () => {
     );
   });
 
+  it('into a regular file, a write after a failed one rejects with its error and gathers nothing (no throw at the call)', async () => {
+    const chunks: string[] = [];
+    const disk = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        chunks.push(chunk.toString());
+        done(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write' }));
+      },
+    });
+    disk.on('error', () => undefined);
+    const sink = new StreamSink(disk, undefined, true);
+    await sink.write('a\n');
+    await assert.rejects(sink.flush(), OutputError);
+    const written = sink.write('b\n');
+    await assert.rejects(written, OutputError);
+    await assert.rejects(sink.end(), OutputError);
+    assert.deepEqual(chunks, ['a\n']);
+  });
+
   it('rejects with EPIPE when the reading process has exited', async () => {
     const child = spawn(process.execPath, ['-e', ''], { stdio: ['pipe', 'ignore', 'ignore'] });
     await once(child, 'exit');

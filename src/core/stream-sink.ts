@@ -5,6 +5,8 @@ import { InterruptedError, OutputError, isBrokenPipe } from './errors.js';
 const STOP_GRACE_MS = 200;
 /** Gathered text goes out once it is this many characters long, whether or not its page ended. */
 const GATHER_LENGTH = 64 * 1024;
+/** What a gathered write returns: already settled. */
+const GATHERED: Promise<void> = Promise.resolve();
 
 /**
  * Writes whole chunks to a stream, honouring backpressure and turning stream errors into rejected
@@ -41,12 +43,16 @@ export class StreamSink {
     stream.on('error', this.#recordFailure);
   }
 
-  async write(text: string): Promise<void> {
-    if (!this.#gather) return this.#send(text, 1);
-    this.#throwIfFailed();
+  /**
+   * Not async: a gathered write settles at once with a promise shared by all (an export writes
+   * 20k records; each async call is a promise more for the young generation to collect). After a
+   * stream error #send rejects with it, sending nothing.
+   */
+  write(text: string): Promise<void> {
+    if (!this.#gather || this.#failure !== undefined) return this.#send(text, 1);
     this.#gathered += text;
     this.#gatheredWrites++;
-    if (this.#gathered.length >= GATHER_LENGTH) await this.flush();
+    return this.#gathered.length >= GATHER_LENGTH ? this.flush() : GATHERED;
   }
 
   /** Sends what was gathered (a page ends). */

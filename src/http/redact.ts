@@ -208,15 +208,22 @@ const NAMED_CHARACTERS: Readonly<Partial<Record<string, string>>> = { quot: '"',
 function literalRuns(secret: string, escaped: Escaped): string[] {
   if (escaped.codes.size === 0 && escaped.bytes.size === 0) return [secret];
   const { codes, bytes } = escaped;
-  const runs = [''];
-  for (const char of secret) {
+  // Cut out of the secret between the characters an escape could stand for, not built a character at a time (on every page).
+  const runs: string[] = [];
+  let start = 0;
+  for (let at = 0; at < secret.length;) {
     // An astral character's \u escapes start with its first UTF-16 unit, its percent-encoding with its first byte.
-    const code = char.codePointAt(0)!;
-    const stoodFor = codes.has(code) || codes.has(char.charCodeAt(0)) || (bytes.size > 0 && bytes.has(firstUtf8Byte(code)));
-    if (stoodFor) runs.push('');
-    else runs[runs.length - 1] += char;
+    const code = secret.codePointAt(at)!;
+    const width = code > 0xffff ? 2 : 1;
+    const stoodFor = codes.has(code) || codes.has(secret.charCodeAt(at)) || (bytes.size > 0 && bytes.has(firstUtf8Byte(code)));
+    if (stoodFor) {
+      if (at > start) runs.push(secret.slice(start, at));
+      start = at + width;
+    }
+    at += width;
   }
-  return runs.filter((run) => run !== '');
+  if (secret.length > start) runs.push(secret.slice(start));
+  return runs;
 }
 
 /**

@@ -26,9 +26,10 @@ class DelimitedWriter implements RecordWriter {
     this.#pendingHeader = opts.header ? this.#line(opts.columns) : '';
   }
 
-  async write(record: Record<string, unknown>): Promise<void> {
+  // The sink's own promise, not one more async call per record (see StreamSink.write).
+  write(record: Record<string, unknown>): Promise<void> {
     const line = this.#line(this.#getters.map((get) => get(record)));
-    await this.#sink.write(this.#takeHeader() + line);
+    return this.#sink.write(this.#takeHeader() + line);
   }
 
   async endPage(): Promise<void> {

@@ -12,8 +12,9 @@ class DocumentPerRecordWriter implements RecordWriter {
     this.#render = render;
   }
 
-  async write(record: Record<string, unknown>): Promise<void> {
-    await this.#sink.write(this.#render(record));
+  // The sink's own promise, not one more async call per record (see StreamSink.write).
+  write(record: Record<string, unknown>): Promise<void> {
+    return this.#sink.write(this.#render(record));
   }
 
   async endPage(): Promise<void> {
@@ -38,12 +39,12 @@ class JsonArrayWriter implements RecordWriter {
     this.#sink = sink;
   }
 
-  async write(record: Record<string, unknown>): Promise<void> {
+  write(record: Record<string, unknown>): Promise<void> {
     // Inside a one-element array JSON.stringify indents the record as an element: `[\n` and `\n]` cut off, no second pass.
     const element = safeJsonStringify([record], 2).slice(2, -2);
     const separator = this.#count === 0 ? '[\n' : ',\n';
     this.#count += 1;
-    await this.#sink.write(separator + element);
+    return this.#sink.write(separator + element);
   }
 
   async endPage(): Promise<void> {
