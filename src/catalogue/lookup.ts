@@ -19,7 +19,7 @@ export function defaultVersion(spec: ResourceSpec): Version {
 export function unwrapList(spec: ResourceSpec, body: unknown): Record<string, unknown>[] {
   const list = Array.isArray(body) ? body : isObject(body) ? body[spec.envelope.list] : undefined;
   if (!Array.isArray(list)) throw new BadReplyError(`unexpected reply: no "${spec.envelope.list}" list${serviceWords(body)}`);
-  list.forEach((record, index) => checkRecord(spec, record, () => `record ${index + 1} of the "${spec.envelope.list}" list`));
+  list.forEach((record, index) => checkRecord(spec, record, index));
   return list as Record<string, unknown>[];
 }
 
@@ -28,7 +28,7 @@ export function unwrapSingle(spec: ResourceSpec, body: unknown): Record<string, 
   // v1 answers with the bare record (no wrapper key).
   const record = wrapped !== undefined ? wrapped : isObject(body) && 'id' in body ? body : undefined;
   if (record === undefined) throw new BadReplyError(`unexpected reply: no "${spec.envelope.single}" record${serviceWords(body)}`);
-  checkRecord(spec, record, () => `the "${spec.envelope.single}" record`);
+  checkRecord(spec, record);
   return record as Record<string, unknown>;
 }
 
@@ -40,17 +40,22 @@ function serviceWords(body: unknown): string {
 
 /**
  * A record must be an object, and carry an id where the resource has ids: printed anyway, it
- * would be a blank row that looks like data (and an update would act on no id). `what` names it
- * only for an error: not a string made for every record of an export.
+ * would be a blank row that looks like data (and an update would act on no id). The record is
+ * named (by its place in a list, else as the reply's record) only for an error: not a string
+ * made for every record of an export.
  */
-function checkRecord(spec: ResourceSpec, record: unknown, what: () => string): asserts record is Record<string, unknown> {
+function checkRecord(spec: ResourceSpec, record: unknown, index?: number): asserts record is Record<string, unknown> {
   if (!isObject(record))
     throw new BadReplyError(
-      `unexpected reply: ${what()} is not an object (${record === null ? 'null' : Array.isArray(record) ? 'a list' : `a ${typeof record}`})`,
+      `unexpected reply: ${recordName(spec, index)} is not an object (${record === null ? 'null' : Array.isArray(record) ? 'a list' : `a ${typeof record}`})`,
     );
   if (spec.idless) return;
   const id = record.id;
-  if (!idText(id)) throw new BadReplyError(`unexpected reply: ${what()} has no id`);
+  if (!idText(id)) throw new BadReplyError(`unexpected reply: ${recordName(spec, index)} has no id`);
+}
+
+function recordName(spec: ResourceSpec, index: number | undefined): string {
+  return index === undefined ? `the "${spec.envelope.single}" record` : `record ${index + 1} of the "${spec.envelope.list}" list`;
 }
 
 type Item = Record<string, unknown>;
