@@ -152,12 +152,22 @@ export class SliceDays {
   probeFarEnd(phase: number): void {
     if (this.far.has(phase)) return;
     this.far.set(phase, undefined);
-    const address = withParam(this.plan.phases[phase] as string, this.rule.sortParam, this.rule.descending ? this.rule.field : `-${this.rule.field}`);
-    void this.host.probe(withParam(address, SIZE, FAR_PROBE_SIZE)).then((probed) => {
-      const side = probed?.next ? this.side(probed.next, 'far') : undefined;
-      this.far.set(phase, side?.timed ? this.toOrdered(dayOfMs(side.at)) : null);
+    void this.host.probe(this.farProbe(phase)).then((probed) => {
+      this.far.set(phase, (probed && this.farEndOf(probed.next)) ?? null);
       this.host.changed();
     });
+  }
+
+  /** The far-end probe's address: the phase's first record in the other order. */
+  farProbe(phase: number): string {
+    const address = withParam(this.plan.phases[phase] as string, this.rule.sortParam, this.rule.descending ? this.rule.field : `-${this.rule.field}`);
+    return withParam(address, SIZE, FAR_PROBE_SIZE);
+  }
+
+  /** The far end a probe's next link tells (its keyset bound's day), if it tells one. */
+  farEndOf(next: string | null): number | undefined {
+    const side = next ? this.side(next, 'far') : undefined;
+    return side?.timed ? this.toOrdered(dayOfMs(side.at)) : undefined;
   }
 
   /** The phase's first page, its next link at `position`; true when the near-bound probe may go out at once (a round trip sooner). */

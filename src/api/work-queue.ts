@@ -160,9 +160,15 @@ export class WorkQueue {
     this.stopped = true;
   }
 
-  /** The calendar day a slice ends with, for a token; undefined: the phase's own. */
-  sliceLastDay(slice: Slice): number | undefined {
-    return this.days?.toCalendar(slice.range.hi);
+  /** The first slice (no argument), or the one after `slice`. */
+  next(slice?: Slice): Slice | undefined {
+    return slice ? slice.following : this.head;
+  }
+
+  /** A slice's phase, first page, and the calendar day it ends with for a token (undefined: the phase's own). */
+  place(slice: Slice): { phase: number; first: string; sliceLastDay?: number } {
+    const sliceLastDay = this.days?.toCalendar(slice.range.hi);
+    return { phase: slice.phase, first: slice.chain.first, ...(sliceLastDay !== undefined && { sliceLastDay }) };
   }
 
   /** A page came or a probe answered: the consumer looks again, and what may start now starts. */

@@ -1,0 +1,122 @@
+/**
+ * The pump of the plain planner (plan.ts): the only async code of that engine. It feeds plan() each event (an answer, the
+ * consumer's take, the scheduler's window), sends the requests plan() returns through the scheduler, and holds the page guard.
+ */
+import type { ListPlan, PageSource } from './paging.js';
+import { PageGuard, type ChainState } from './page-guard.js';
+import type { ResumePoint } from './resume-token.js';
+import type { Scheduler } from './scheduler.js';
+import type { TakenPage } from './work-queue.js';
+import { initialState, plan, type PlanEvent, type PlanRequest, type PlanSlice, type PlanState } from './plan.js';
+
+export type PumpOptions = { plan: ListPlan; source: PageSource; scheduler: Scheduler; start: ResumePoint; pageSize: number; limit: number };
+
+export class PlanPump {
+  private state: PlanState;
+  private readonly guard = new PageGuard();
+  /** Per slice: what the guard keeps of its chain, and the address of it entered already. */
+  private readonly chains = new Map<number, { guard?: ChainState; entered?: string }>();
+  /** A fault of the planner itself: the consumer's next take throws it. */
+  private fault: { error: unknown } | undefined;
+  private wakeConsumer = (): void => undefined;
+
+  constructor(private readonly options: PumpOptions) {
+    this.state = initialState(options.plan, options.start, { ...options, window: options.scheduler.window });
+  }
+
+  /** The planner's whole state, as a failing test prints it. */
+  get snapshot(): PlanState {
+    return this.state;
+  }
+
+  /** The first slice's id (no argument), or the one after `slice` in the order written. */
+  next(slice?: number): number | undefined {
+    const { slices } = this.state;
+    if (slice === undefined) return slices[0]?.id;
+    return slices[slices.findIndex((each) => each.id === slice) + 1]?.id;
+  }
+
+  /** What a token needs of a slice: its phase, first page, and last calendar day once the service was seen to keep the bound. */
+  place(id: number): { phase: number; first: string; sliceLastDay?: number } {
+    const slice = this.slice(id);
+    const kept = this.state.phases[slice.phase]?.verdict === 'kept';
+    const sliceLastDay = kept ? this.state.config.days?.toCalendar(slice.hi) : undefined;
+    return { phase: slice.phase, first: slice.first, ...(sliceLastDay !== undefined && { sliceLastDay }) };
+  }
+
+  /** Waits for the consumer's next page of `slice`, `written` its count of records written; null when the slice has no more. */
+  async take(id: number, written: number): Promise<TakenPage | null> {
+    for (;;) {
+      if (this.fault) throw this.fault.error;
+      const slice = this.slice(id);
+      const page = slice.pages[0];
+      this.dispatch({ kind: 'take', slice: id, written });
+      if (page) return page;
+      if (slice.status.kind === 'failed') throw slice.status.error;
+      if (slice.status.kind === 'done') return null;
+      await new Promise<void>((resolve) => (this.wakeConsumer = resolve));
+    }
+  }
+
+  /** The consumer met a record twice within one query: no more cuts. */
+  distrust(): void {
+    this.dispatch({ kind: 'repeat' });
+  }
+
+  stop(): void {
+    this.dispatch({ kind: 'stop' });
+  }
+
+  private slice(id: number): PlanSlice {
+    const slice = this.state.slices.find((each) => each.id === id);
+    if (!slice) throw new Error(`slice ${id} is not in the plan: ${JSON.stringify(this.state.slices.map((each) => each.id))}`);
+    return slice;
+  }
+
+  private dispatch(event: PlanEvent): void {
+    if (this.fault) return;
+    try {
+      const window = this.options.scheduler.window;
+      if (window !== this.state.window) this.state = plan(this.state, { kind: 'window', window }).state;
+      const { state, requests } = plan(this.state, event);
+      this.state = state;
+      for (const request of requests) this.send(request);
+    } catch (error) {
+      this.fault = { error };
+    }
+    this.wakeConsumer();
+  }
+
+  private send(request: PlanRequest): void {
+    const { scheduler, source } = this.options;
+    if (request.kind === 'far') {
+      const days = this.state.config.days;
+      const ask = scheduler.run(request.priority, (slot) => source.fetch(request.url, request.url, slot.throttle));
+      void ask.then(
+        (page) => {
+          const day = days?.farEndOf(page.next);
+          this.dispatch({ kind: 'far', phase: request.phase, answer: day === undefined ? { kind: 'failed' } : { kind: 'known', day } });
+        },
+        () => this.dispatch({ kind: 'far', phase: request.phase, answer: { kind: 'failed' } }),
+      );
+      return;
+    }
+    const chain = this.chains.get(request.slice) ?? {};
+    this.chains.set(request.slice, chain);
+    const refusal = chain.entered === request.url ? undefined : this.guard.tryEnter(request.url);
+    if (refusal) {
+      // Counted in flight by the planner: answered at once.
+      queueMicrotask(() => this.dispatch({ kind: 'failed', slice: request.slice, error: refusal }));
+      return;
+    }
+    void scheduler
+      .run(request.priority, (slot) => source.fetch(request.url, request.base, slot.throttle))
+      .then((page) => {
+        chain.guard = this.guard.follow(chain.guard, page.records, request.url, page.next !== null || page.refusal !== undefined);
+        const refused = page.refusal ?? (page.next === null ? undefined : this.guard.tryEnter(page.next));
+        if (refused === undefined && page.next !== null) chain.entered = page.next;
+        this.dispatch({ kind: 'page', slice: request.slice, page: { url: request.url, records: page.records, next: page.next, refusal: refused } });
+      })
+      .catch((error: unknown) => this.dispatch({ kind: 'failed', slice: request.slice, error }));
+  }
+}
