@@ -2,7 +2,7 @@
  * The plain list planner (issue 46), a pure function: plan(state, event) → { state, requests }. The first page of a phase and its
  * far end give its span; it is cut into as many half-open day ranges as the window in force has idle slots, and a slice is
  * re-cut only when a slot would otherwise idle. The first cut of a phase tests the bound a cut adds: the cut slices' first pages
- * must not bring back the phase's first records (nor link from before their first day); until one tells, the phase's first
+ * must not bring back the phase's first records; until one tells, the phase's first
  * slice reads no further, and where the service ignores the bound the cut slices leave the order unread. The pump
  * (plan-pump.ts) sends the requests and turns their answers into events. Days are ordered days (see SliceDays).
  */
@@ -221,9 +221,7 @@ function arrived(state: PlanState, id: number, page: Arrival): PlanState {
 function judge(state: PlanState, slice: PlanSlice, page: Arrival | undefined): PlanState {
   const sample = new Set(state.phases[slice.phase]?.sample);
   const records = page?.records ?? [];
-  const position = page?.next ? state.config.days?.positionOf(page.next, slice.base, records.length) : undefined;
-  const ignored = records.some((record) => sample.has(String(record.id))) || (position !== undefined && position < (slice.lo as number));
-  if (ignored) return dropCuts(state, slice.phase);
+  if (records.some((record) => sample.has(String(record.id)))) return dropCuts(state, slice.phase);
   if (records.length > 0 && page?.refusal === undefined) return settle(state, slice.phase);
   // An empty page or a failure tells nothing: the phase waits for another cut slice's, and none left to tell counts as ignored.
   const waiting = state.slices.some((each) => each.phase === slice.phase && untold(state, each) && each.status.kind !== 'failed');

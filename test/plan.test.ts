@@ -1,0 +1,130 @@
+/**
+ * The plain planner (src/api/plan.ts) by tables of cases: a state and an event in, the state and the requests out. A failing
+ * case prints the whole state.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { resourceByName } from '../src/api/catalogue/index.js';
+import { listPlan } from '../src/api/paging.js';
+import { initialState, plan, type PlanEvent, type PlanState } from '../src/api/plan.js';
+
+const DAY = 86_400_000;
+const NOW = Date.UTC(2026, 5, 30);
+const spec = resourceByName('conversations');
+const listOf = (): ReturnType<typeof listPlan> => listPlan(spec, 'v1.3', [['status', 'unread']], { pageSize: 50, asOf: NOW });
+const link = (day: string, skip = 1): string =>
+  `v1.3/conversations?status=unread&page_size=50&oldest_sort_date_gte=${day}T10%3A00%3A00&skip=${skip}&sort=oldest_sort_date`;
+const records = (from: number, count: number): Record<string, unknown>[] => Array.from({ length: count }, (_, i) => ({ id: String(from + i) }));
+
+function start(window: number, limit = Infinity): PlanState {
+  return initialState(listOf(), { phase: 0, url: listOf().phases[0] as string, writtenBefore: 0 }, { pageSize: 50, limit, window });
+}
+
+/** The state after the events in turn, and the last event's requests. */
+function run(state: PlanState, events: PlanEvent[]): { state: PlanState; requests: ReturnType<typeof plan>['requests'] } {
+  let result = { state, requests: [] as ReturnType<typeof plan>['requests'] };
+  for (const event of events) result = plan(result.state, event);
+  return result;
+}
+
+const firstPage = (next: string | null): PlanEvent => ({ kind: 'page', slice: 0, page: { url: listOf().phases[0] as string, records: records(1, 50), next } });
+const dump = (state: PlanState): string => JSON.stringify({ ...state, config: undefined }, (_, value: unknown) => (value === Infinity ? 'Infinity' : value), 1);
+
+type Case = { name: string; window: number; limit?: number; events: PlanEvent[]; pages: number; far?: number; slices: number; held?: boolean };
+
+describe('the plain planner', () => {
+  const opening = { kind: 'take', slice: 0, written: 0 } as const;
+  const cases: Case[] = [
+    { name: 'window 1: the first page only, no probe, no cut', window: 1, events: [opening], pages: 1, slices: 1 },
+    { name: 'window 8: the first page; ascending, today ends the span: no probe', window: 8, events: [opening], pages: 1, slices: 1 },
+    {
+      name: 'window 8, the first page links on: cut into 8 ranges, the first held until a cut slice tells',
+      window: 8,
+      events: [opening, firstPage(link('2025-07-01'))],
+      pages: 7,
+      slices: 8,
+      held: true,
+    },
+    {
+      name: 'window 1 after the first page: one page held ahead, nothing more until it is taken, nothing cut',
+      window: 1,
+      events: [opening, firstPage(link('2025-07-01'))],
+      pages: 0,
+      slices: 1,
+    },
+    { name: 'the first page is the last: nothing more', window: 8, events: [opening, firstPage(null)], pages: 0, slices: 1 },
+    { name: '--limit: read on as one chain, nothing cut', window: 8, limit: 500, events: [opening, firstPage(link('2025-07-01'))], pages: 1, slices: 1 },
+    { name: 'window 3: three ranges', window: 3, events: [opening, firstPage(link('2025-07-01'))], pages: 2, slices: 3, held: true },
+  ];
+  for (const c of cases)
+    it(c.name, () => {
+      const { state, requests } = run(start(c.window, c.limit), c.events);
+      const pages = requests.filter((request) => request.kind === 'page').length;
+      assert.equal(pages, c.pages, dump(state));
+      assert.equal(state.slices.length, c.slices, dump(state));
+      assert.equal(state.slices[0]?.status.kind === 'held', c.held === true, dump(state));
+    });
+
+  const cut = (): PlanState => run(start(8), [opening, firstPage(link('2025-07-01'))]).state;
+  const cutPage = (state: PlanState, ids: number, next: string | null): PlanEvent => {
+    const slice = state.slices[1];
+    return { kind: 'page', slice: slice?.id ?? -1, page: { url: slice?.first ?? '', records: records(ids, 5), next } };
+  };
+  const verdicts: Array<{ name: string; ids: number; next: string | null; verdict: string; slices: number; firstReads: boolean }> = [
+    {
+      name: 'a cut slice brings new records: the bound holds, the first slice reads on, the slot freed re-cuts',
+      ids: 1000,
+      next: null,
+      verdict: 'kept',
+      slices: 9,
+      firstReads: true,
+    },
+    {
+      name: "it brings back the phase's first records: ignored, the cut slices leave the order",
+      ids: 1,
+      next: null,
+      verdict: 'ignored',
+      slices: 1,
+      firstReads: true,
+    },
+  ];
+  for (const v of verdicts)
+    it(v.name, () => {
+      const before = cut();
+      const { state, requests } = plan(before, cutPage(before, v.ids, v.next));
+      assert.equal(state.phases[0]?.verdict, v.verdict, dump(state));
+      assert.equal(state.slices.length, v.slices, dump(state));
+      assert.equal(
+        requests.some((request) => request.kind === 'page' && request.slice === 0),
+        v.firstReads,
+        dump(state),
+      );
+    });
+
+  it('a page past its slice last day: the later slices of the phase leave the order, it reads on open', () => {
+    const kept = plan(cut(), cutPage(cut(), 1000, null)).state;
+    const first = kept.slices[0];
+    const past = plan(kept, { kind: 'page', slice: 0, page: { url: first?.next ?? '', records: records(60, 50), next: link('2026-06-20') } }).state;
+    assert.equal(past.slices.length, 1, dump(past));
+    assert.equal(past.slices[0]?.hi, undefined, dump(past));
+  });
+
+  it('a descending list asks for its far end with its first page', () => {
+    const descending = listPlan(
+      spec,
+      'v1.3',
+      [
+        ['status', 'unread'],
+        ['sort', '-oldest_sort_date'],
+      ],
+      { pageSize: 50, asOf: NOW },
+    );
+    const state = initialState(descending, { phase: 0, url: descending.phases[0] as string, writtenBefore: 0 }, { pageSize: 50, limit: Infinity, window: 8 });
+    const { requests } = plan(state, opening);
+    assert.deepEqual(
+      requests.map((request) => request.kind),
+      ['far', 'page'],
+    );
+    void DAY;
+  });
+});
