@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { resourceByName } from '../src/api/catalogue/index.js';
+import { resourceByName } from '../src/catalogue/index.js';
 import { listPlan } from '../src/api/paging.js';
 import { initialState, plan, type PlanEvent, type PlanState } from '../src/api/plan.js';
 
