@@ -298,4 +298,18 @@ for (const engine of ['queue', 'plain'] as const)
         .map((v) => (v.quotaEvery === undefined ? { reading: v.reading, links: v.links, delayMs: v.delayMs, inFlightLimit: v.inFlightLimit } : v));
       await fc.assert(fc.asyncProperty(caseArb(variant, { limits: false }), check), { seed: SEED, numRuns: Math.ceil(RUNS / 2), endOnFailure: true });
     });
+
+    // Long lists, so that the window comes down at the refusals and grows back by the answers in a row (the plain engine lost
+    // the requests of a window grown, and waited for them forever).
+    it("lose nothing to a gateway's 503s without Retry-After past an in-flight limit (nginx's limit_conn)", async () => {
+      const variant = fc.record({
+        reading: readings,
+        links: fc.constantFrom('keyset' as const, 'skip' as const),
+        delayMs: fc.constant(1),
+        inFlightLimit: fc.integer({ min: 1, max: 3 }),
+        gateway503: fc.constant(true),
+      });
+      const long = caseArb(variant, { long: true, limits: false });
+      await fc.assert(fc.asyncProperty(long, check), { seed: SEED, numRuns: Math.ceil(RUNS / 3), endOnFailure: true });
+    });
   });

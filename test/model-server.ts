@@ -36,6 +36,8 @@ export interface ModelVariant {
   moveEvery?: number;
   /** More than this many requests at once: 429. */
   inFlightLimit?: number;
+  /** Past inFlightLimit, a gateway's answer instead (nginx's limit_conn): 503, an HTML page, no Retry-After. */
+  gateway503?: boolean;
   /** Every `quotaEvery`-th request: 429 (a per-minute quota running out). */
   quotaEvery?: number;
   /** Each answer waits this long (ms, real time), so that requests overlap. */
@@ -55,6 +57,8 @@ export interface ModelVariant {
 }
 
 const STATUSES = ['unread', 'assigned', 'closed'];
+const GATEWAY_503 =
+  '<html><head><title>503 Service Temporarily Unavailable</title></head><body><center><h1>503 Service Temporarily Unavailable</h1></center></body></html>';
 const iso = (ms: number): string => new Date(ms).toISOString().slice(0, 19);
 const timeText = (ms: number, form: ModelVariant['timeForm'] = 'T'): string =>
   ({ T: iso(ms), Z: `${iso(ms)}Z`, micro: `${iso(ms)}.000000+00:00`, space: iso(ms).replace('T', ' ') })[form];
@@ -290,7 +294,8 @@ export class ModelServer {
         const quota = this.variant.quotaEvery !== undefined && this.count % this.variant.quotaEvery === 0;
         const crowded = this.variant.inFlightLimit !== undefined && this.inFlight > this.variant.inFlightLimit;
         let reply: { status: number; body: unknown; headers?: Record<string, string> };
-        if (quota || crowded) reply = { status: 429, body: { status: 'error', message: 'slow down' }, headers: { 'retry-after': '1' } };
+        if (crowded && this.variant.gateway503) reply = { status: 503, body: GATEWAY_503, headers: { 'content-type': 'text/html' } };
+        else if (quota || crowded) reply = { status: 429, body: { status: 'error', message: 'slow down' }, headers: { 'retry-after': '1' } };
         else if (this.variant.failWhen?.(url.searchParams)) reply = { status: 500, body: { status: 'error', message: 'down' } };
         else {
           this.move();
@@ -298,7 +303,7 @@ export class ModelServer {
         }
         this.inFlight--;
         res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
-        res.end(JSON.stringify(reply.body));
+        res.end(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
       };
       const { delayMs } = this.variant;
       const delay = typeof delayMs === 'function' ? delayMs(new URL(req.url ?? '/', 'http://model').searchParams) : delayMs;

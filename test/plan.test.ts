@@ -7,6 +7,8 @@ import { describe, it } from 'node:test';
 import { resourceByName } from '../src/catalogue/index.js';
 import { listPlan } from '../src/api/paging.js';
 import { initialState, plan, type PlanEvent, type PlanState } from '../src/api/plan.js';
+import { PlanPump } from '../src/api/plan-pump.js';
+import type { Scheduler } from '../src/api/scheduler.js';
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 5, 30);
@@ -55,6 +57,15 @@ describe('the plain planner', () => {
     { name: 'the first page is the last: nothing more', window: 8, events: [opening, firstPage(null)], pages: 0, slices: 1 },
     { name: '--limit: read on as one chain, nothing cut', window: 8, limit: 500, events: [opening, firstPage(link('2025-07-01'))], pages: 1, slices: 1 },
     { name: 'window 3: three ranges', window: 3, events: [opening, firstPage(link('2025-07-01'))], pages: 2, slices: 3, held: true },
+    {
+      // The pump sends what a window event returns (it once dropped them, and waited for those pages forever).
+      name: 'window 1 grown to 8 after the first page: the requests of the slots it adds',
+      window: 1,
+      events: [opening, firstPage(link('2025-07-01')), { kind: 'window', window: 8 }],
+      pages: 7,
+      slices: 8,
+      held: true,
+    },
   ];
   for (const c of cases)
     it(c.name, () => {
@@ -126,5 +137,71 @@ describe('the plain planner', () => {
       ['far', 'page'],
     );
     void DAY;
+  });
+});
+
+describe('the plain planner: an event it does not expect is a fault, never a quiet end', () => {
+  const opening = { kind: 'take', slice: 0, written: 0 } as const;
+  const cases: Array<{ name: string; events: PlanEvent[]; fault: RegExp }> = [
+    { name: 'a page of a slice with none asked for', events: [opening, firstPage(link('2025-07-01')), firstPage(null)], fault: /slice 0 is held, not reading/ },
+    { name: 'a failure of a slice with none asked for', events: [{ kind: 'failed', slice: 0, error: new Error('x') }], fault: /slice 0 is ready, not reading/ },
+    { name: 'a far end never asked for', events: [{ kind: 'far', phase: 0, answer: { kind: 'known', day: 1 } }], fault: /far end of phase 0 is unasked/ },
+    { name: 'the consumer takes a slice not in the order', events: [{ kind: 'take', slice: 7, written: 0 }], fault: /slice 7 is not in the order/ },
+  ];
+  for (const c of cases)
+    it(c.name, () => {
+      assert.throws(() => run(start(8), c.events), c.fault);
+    });
+});
+
+describe('the plain pump', () => {
+  /** A scheduler that runs each task at once; its window is set by the test. */
+  const scheduler = (window: number): Scheduler & { window: number } =>
+    ({ window, run: <T>(_: number, task: (slot: { throttle: undefined }) => Promise<T>) => task({ throttle: undefined }) }) as unknown as Scheduler & {
+      window: number;
+    };
+  const pages = 6;
+  const urls = [listOf().phases[0] as string, ...Array.from({ length: pages - 1 }, (_, i) => link(`2025-07-0${i + 1}`))];
+  const source = { fetch: (url: string) => Promise.resolve({ records: records(urls.indexOf(url) * 50, 50), next: urls[urls.indexOf(url) + 1] ?? null }) };
+
+  /** The consumer's loop of list-run.ts over one slice; `between` runs after each page taken. */
+  async function takeAll(pump: PlanPump, between: () => void): Promise<number> {
+    const slice = pump.next() as number;
+    let written = 0;
+    for (let page = await pump.take(slice, written); page !== null; page = await pump.take(slice, written)) {
+      written += page.records.length;
+      between();
+    }
+    return written;
+  }
+
+  it('a window grown between two takes: the pages of its new slots come, and the slice ends with every page', async () => {
+    const window = scheduler(1);
+    // --limit above the list: nothing is cut, the grown window reads ahead on the one chain.
+    const pump = new PlanPump({
+      plan: listOf(),
+      source,
+      scheduler: window,
+      start: { phase: 0, url: urls[0] as string, writtenBefore: 0 },
+      pageSize: 50,
+      limit: 10_000,
+    });
+    const written = await takeAll(pump, () => (window.window = 8));
+    assert.equal(written, pages * 50, dump(pump.snapshot));
+  });
+
+  it('a source that fails to send: the take fails, never ends the slice', async () => {
+    const pump = new PlanPump({
+      plan: listOf(),
+      source: { fetch: () => Promise.reject(new Error('refused by the test')) },
+      scheduler: scheduler(8),
+      start: { phase: 0, url: urls[0] as string, writtenBefore: 0 },
+      pageSize: 50,
+      limit: 10_000,
+    });
+    await assert.rejects(
+      takeAll(pump, () => undefined),
+      /refused by the test/,
+    );
   });
 });

@@ -18,6 +18,8 @@ export class PlanPump {
   private readonly chains = new Map<number, { guard?: ChainState; entered?: string }>();
   /** A fault of the planner itself: the consumer's next take throws it. */
   private fault: { error: unknown } | undefined;
+  /** Requests sent and not answered, as the pump counts them: the planner's own count must agree. */
+  private pending = 0;
   private wakeConsumer = (): void => undefined;
 
   constructor(private readonly options: PumpOptions) {
@@ -54,6 +56,8 @@ export class PlanPump {
       if (page) return page;
       if (slice.status.kind === 'failed') throw slice.status.error;
       if (slice.status.kind === 'done') return null;
+      // Nothing in flight could bring this slice a page: a planner fault, never an early end of the list.
+      if (this.pending === 0) throw new Error(`the list planner stalled on slice ${id}: ${summary(this.state)}`);
       await new Promise<void>((resolve) => (this.wakeConsumer = resolve));
     }
   }
@@ -77,17 +81,30 @@ export class PlanPump {
     if (this.fault) return;
     try {
       const window = this.options.scheduler.window;
-      if (window !== this.state.window) this.state = plan(this.state, { kind: 'window', window }).state;
-      const { state, requests } = plan(this.state, event);
-      this.state = state;
-      for (const request of requests) this.send(request);
+      // A window grown since the last event has idle slots: the requests that fill them are sent too.
+      if (window !== this.state.window) this.apply({ kind: 'window', window });
+      this.apply(event);
+      if (this.state.inFlight !== this.pending)
+        throw new Error(`the list planner counts ${this.state.inFlight} requests in flight, ${this.pending} were sent: ${summary(this.state)}`);
     } catch (error) {
       this.fault = { error };
     }
     this.wakeConsumer();
   }
 
+  private apply(event: PlanEvent): void {
+    const { state, requests } = plan(this.state, event);
+    this.state = state;
+    for (const request of requests) this.send(request);
+  }
+
+  /** Sends `request`; its answer (or failure) comes back as one event. */
   private send(request: PlanRequest): void {
+    this.pending++;
+    const answered = (event: PlanEvent): void => {
+      this.pending--;
+      this.dispatch(event);
+    };
     const { scheduler, source } = this.options;
     if (request.kind === 'far') {
       const days = this.state.config.days;
@@ -95,9 +112,9 @@ export class PlanPump {
       void ask.then(
         (page) => {
           const day = days?.farEndOf(page.next);
-          this.dispatch({ kind: 'far', phase: request.phase, answer: day === undefined ? { kind: 'failed' } : { kind: 'known', day } });
+          answered({ kind: 'far', phase: request.phase, answer: day === undefined ? { kind: 'failed' } : { kind: 'known', day } });
         },
-        () => this.dispatch({ kind: 'far', phase: request.phase, answer: { kind: 'failed' } }),
+        () => answered({ kind: 'far', phase: request.phase, answer: { kind: 'failed' } }),
       );
       return;
     }
@@ -106,7 +123,7 @@ export class PlanPump {
     const refusal = chain.entered === request.url ? undefined : this.guard.tryEnter(request.url);
     if (refusal) {
       // Counted in flight by the planner: answered at once.
-      queueMicrotask(() => this.dispatch({ kind: 'failed', slice: request.slice, error: refusal }));
+      queueMicrotask(() => answered({ kind: 'failed', slice: request.slice, error: refusal }));
       return;
     }
     void scheduler
@@ -115,8 +132,12 @@ export class PlanPump {
         chain.guard = this.guard.follow(chain.guard, page.records, request.url, page.next !== null || page.refusal !== undefined);
         const refused = page.refusal ?? (page.next === null ? undefined : this.guard.tryEnter(page.next));
         if (refused === undefined && page.next !== null) chain.entered = page.next;
-        this.dispatch({ kind: 'page', slice: request.slice, page: { url: request.url, records: page.records, next: page.next, refusal: refused } });
+        answered({ kind: 'page', slice: request.slice, page: { url: request.url, records: page.records, next: page.next, refusal: refused } });
       })
-      .catch((error: unknown) => this.dispatch({ kind: 'failed', slice: request.slice, error }));
+      .catch((error: unknown) => answered({ kind: 'failed', slice: request.slice, error }));
   }
 }
+
+/** The planner's state in a line: each slice's id, status and pages held, and the count in flight. */
+const summary = (state: PlanState): string =>
+  `${state.slices.map((slice) => `${slice.id}:${slice.status.kind}/${slice.pages.length}`).join(' ')}; in flight ${state.inFlight}, window ${state.window}`;

@@ -131,7 +131,22 @@ export function plan(state: PlanState, event: PlanEvent): Planned {
   return next.stopped ? { state: next, requests: [] } : decide(next);
 }
 
+/** An answer the planner did not ask for (a slice in the order not reading, a far end not pending): a fault, never a quiet end. */
+function expected(state: PlanState, event: PlanEvent): void {
+  const fault = (what: string): never => {
+    throw new Error(`the list planner did not expect a ${event.kind} event: ${what}`);
+  };
+  if (event.kind === 'take' && indexOf(state, event.slice) < 0) fault(`slice ${event.slice} is not in the order`);
+  if (event.kind === 'page' || event.kind === 'failed') {
+    const slice = state.slices[indexOf(state, event.slice)];
+    if (slice && slice.status.kind !== 'reading') fault(`slice ${slice.id} is ${slice.status.kind}, not reading`);
+  }
+  const far = event.kind === 'far' ? state.phases[event.phase]?.far.kind : 'pending';
+  if (far !== 'pending') fault(`the far end of phase ${event.kind === 'far' ? event.phase : ''} is ${far}`);
+}
+
 function apply(state: PlanState, event: PlanEvent): PlanState {
+  if (!state.stopped) expected(state, event);
   switch (event.kind) {
     case 'window':
       return { ...state, window: event.window };
