@@ -125,18 +125,6 @@ describe('limiter: one decision', () => {
     assert.deepEqual(decide(at(8), sample(8, 40, 5)).state.queuedAt, { 3: 1 });
   });
 
-  it('what the service held: the whole limit before any queue, then only what a calm round had in flight (a try above it cuts nothing)', () => {
-    assert.equal(startState(8).held, 4, 'before any round, what the opening fills');
-    assert.equal(decide(at(8), sample(8, 50, 50, 4)).state.held, 8, 'calm before any queue: the whole limit');
-    const down = decide(at(8, { held: 8 }), sample(8, 40, 5)).state;
-    assert.deepEqual([down.limit, down.held], [2, 2]);
-    const tried = decide(at(1, { calm: 1, queuedAt: { 2: 1 }, held: 1 }), sample(1, 5, 5)).state;
-    assert.deepEqual([tried.limit, tried.held], [1, 1]);
-    const grown = decide({ ...tried, calm: 3 }, sample(1, 5, 5)).state;
-    assert.deepEqual([grown.limit, grown.held], [2, 1], 'the try of 2 is not held');
-    assert.equal(decide(grown, sample(2, 5, 5, 1.8)).state.held, 2, 'a calm round of 1.8 in flight at 2 holds 2');
-  });
-
   it('the queue estimate is limit × (1 − lowest ÷ latency)', () => {
     assert.equal(waiting(8, 40, 10), 6);
     assert.equal(waiting(8, 10, 10), 0);

@@ -6,7 +6,7 @@
  * `npm run fuzz` (FUZZ_RUNS, FUZZ_SEED) runs many more.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { fakeClock, runCli } from './helpers.js';
 import { DAY, ModelServer, NOW, modelData, type ModelQuery, type ModelVariant, type Shape } from './model-server.js';
@@ -230,86 +230,79 @@ const readings = fc.constantFrom('whole-day' as const, 'midnight' as const);
 // ISO 8601 forms a service may write a keyset link's date-time in (Django, Rails: a zone, microseconds, a space).
 const timeForms = fc.constantFrom('T' as const, 'Z' as const, 'micro' as const, 'space' as const);
 
-// Both engines: the work queue, and the plain planner (src/api/plan.ts) CARECTL_ENGINE=plain selects while both are measured.
-for (const engine of ['queue', 'plain'] as const)
-  describe(`lists against model servers (properties), the ${engine} engine`, () => {
-    before(() => {
-      if (engine === 'plain') process.env.CARECTL_ENGINE = 'plain';
-      else delete process.env.CARECTL_ENGINE;
-    });
-    after(() => delete process.env.CARECTL_ENGINE);
-    it("print exactly the model's records in its order, whole-day or midnight bounds, keyset or plain-skip links", async () => {
-      const variant = fc.record({ reading: readings, links: fc.constantFrom('keyset' as const, 'skip' as const), timeForm: timeForms });
-      await fc.assert(fc.asyncProperty(caseArb(variant), check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
-    });
+describe('lists against model servers (properties)', () => {
+  it("print exactly the model's records in its order, whole-day or midnight bounds, keyset or plain-skip links", async () => {
+    const variant = fc.record({ reading: readings, links: fc.constantFrom('keyset' as const, 'skip' as const), timeForm: timeForms });
+    await fc.assert(fc.asyncProperty(caseArb(variant), check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
+  });
 
-    it('print each record once when the service ignores the date bounds', async () => {
-      const variant = fc.record({ reading: readings, links: fc.constant('skip' as const), ignoreBounds: fc.constant(true) });
-      await fc.assert(fc.asyncProperty(caseArb(variant, { ranges: false }), check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
-    });
+  it('print each record once when the service ignores the date bounds', async () => {
+    const variant = fc.record({ reading: readings, links: fc.constant('skip' as const), ignoreBounds: fc.constant(true) });
+    await fc.assert(fc.asyncProperty(caseArb(variant, { ranges: false }), check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
+  });
 
-    // Without --limit chains: a slice whose last page passes its far bound (no link shows it)
-    // writes records of the next slice, which a run continuing from a token there writes again.
-    it("print each record once when the service ignores a slice's far bound", async () => {
-      const variant = fc.record({ reading: readings, links: fc.constant('keyset' as const), ignoreFar: fc.constant(true) });
-      await fc.assert(fc.asyncProperty(caseArb(variant, { ranges: false, limits: false }), check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
-    });
+  // Without --limit chains: a slice whose last page passes its far bound (no link shows it)
+  // writes records of the next slice, which a run continuing from a token there writes again.
+  it("print each record once when the service ignores a slice's far bound", async () => {
+    const variant = fc.record({ reading: readings, links: fc.constant('keyset' as const), ignoreFar: fc.constant(true) });
+    await fc.assert(fc.asyncProperty(caseArb(variant, { ranges: false, limits: false }), check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
+  });
 
-    // With --limit chains: a token must lead neither to records printed again nor to a run that
-    // makes no progress (the resumed run of a slice read the query's start again, every time).
-    it("print exactly the model's records in its order when the service ignores a slice's near bound", async () => {
-      const variant = fc.record({ reading: readings, links: fc.constant('keyset' as const), ignoreNear: fc.constant(true) });
-      await fc.assert(fc.asyncProperty(caseArb(variant, { ranges: false }), check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
-    });
+  // With --limit chains: a token must lead neither to records printed again nor to a run that
+  // makes no progress (the resumed run of a slice read the query's start again, every time).
+  it("print exactly the model's records in its order when the service ignores a slice's near bound", async () => {
+    const variant = fc.record({ reading: readings, links: fc.constant('keyset' as const), ignoreNear: fc.constant(true) });
+    await fc.assert(fc.asyncProperty(caseArb(variant, { ranges: false }), check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
+  });
 
-    // Keyset links: a plain skip counts from the list's start, which those records left (any client loses there).
-    it('a --limit chain loses nothing when the records it printed leave the list between runs', async () => {
-      const variant = fc.record({ reading: readings, links: fc.constant('keyset' as const), timeForm: timeForms });
-      const closing = caseArb(variant, { ranges: false, sorts: ['-oldest_sort_date'] }).chain((c) =>
-        fc.integer({ min: 5, max: 60 }).map((limit) => ({ ...c, filter: { status: 'unread' }, limit, closePrinted: true })),
-      );
-      await fc.assert(fc.asyncProperty(closing, check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
-    });
+  // Keyset links: a plain skip counts from the list's start, which those records left (any client loses there).
+  it('a --limit chain loses nothing when the records it printed leave the list between runs', async () => {
+    const variant = fc.record({ reading: readings, links: fc.constant('keyset' as const), timeForm: timeForms });
+    const closing = caseArb(variant, { ranges: false, sorts: ['-oldest_sort_date'] }).chain((c) =>
+      fc.integer({ min: 5, max: 60 }).map((limit) => ({ ...c, filter: { status: 'unread' }, limit, closePrinted: true })),
+    );
+    await fc.assert(fc.asyncProperty(closing, check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
+  });
 
-    it('print each record once when sort dates move during the run', async () => {
-      const variant = fc.record({ reading: readings, links: fc.constant('keyset' as const), moveEvery: fc.integer({ min: 1, max: 3 }) });
-      const shapes = fc.subarray(['year', 'future', 'gaps'] as Shape[], { minLength: 1 });
-      await fc.assert(fc.asyncProperty(caseArb(variant, { shapes, ranges: false, limits: false }), check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
-    });
+  it('print each record once when sort dates move during the run', async () => {
+    const variant = fc.record({ reading: readings, links: fc.constant('keyset' as const), moveEvery: fc.integer({ min: 1, max: 3 }) });
+    const shapes = fc.subarray(['year', 'future', 'gaps'] as Shape[], { minLength: 1 });
+    await fc.assert(fc.asyncProperty(caseArb(variant, { shapes, ranges: false, limits: false }), check), { seed: SEED, numRuns: RUNS, endOnFailure: true });
+  });
 
-    // Latencies on the injected clock grow with the requests in flight: the limiter's window moves during the run.
-    it("print exactly the model's records in its order at the default --parallel, whose window the limiter moves", async () => {
-      const variant = fc.record({ reading: readings, links: fc.constant('keyset' as const), timeForm: timeForms });
-      const before = limiterMoves;
-      const long = caseArb(variant, { long: true, limits: false, ranges: false });
-      await fc.assert(fc.asyncProperty(long, check), { seed: SEED, numRuns: Math.ceil(RUNS / 2), endOnFailure: true });
-      assert.ok(limiterMoves > before, 'the limiter moved no window: the property did not cover it');
-    });
+  // Latencies on the injected clock grow with the requests in flight: the limiter's window moves during the run.
+  it("print exactly the model's records in its order at the default --parallel, whose window the limiter moves", async () => {
+    const variant = fc.record({ reading: readings, links: fc.constant('keyset' as const), timeForm: timeForms });
+    const before = limiterMoves;
+    const long = caseArb(variant, { long: true, limits: false, ranges: false });
+    await fc.assert(fc.asyncProperty(long, check), { seed: SEED, numRuns: Math.ceil(RUNS / 2), endOnFailure: true });
+    assert.ok(limiterMoves > before, 'the limiter moved no window: the property did not cover it');
+  });
 
-    it('lose nothing to 429s from an in-flight limit or a quota', async () => {
-      const variant = fc
-        .record({
-          reading: readings,
-          links: fc.constantFrom('keyset' as const, 'skip' as const),
-          delayMs: fc.constant(2),
-          inFlightLimit: fc.integer({ min: 1, max: 4 }),
-          quotaEvery: fc.option(fc.integer({ min: 5, max: 15 }), { nil: undefined }),
-        })
-        .map((v) => (v.quotaEvery === undefined ? { reading: v.reading, links: v.links, delayMs: v.delayMs, inFlightLimit: v.inFlightLimit } : v));
-      await fc.assert(fc.asyncProperty(caseArb(variant, { limits: false }), check), { seed: SEED, numRuns: Math.ceil(RUNS / 2), endOnFailure: true });
-    });
-
-    // Long lists, so that the window comes down at the refusals and grows back by the answers in a row (the plain engine lost
-    // the requests of a window grown, and waited for them forever).
-    it("lose nothing to a gateway's 503s without Retry-After past an in-flight limit (nginx's limit_conn)", async () => {
-      const variant = fc.record({
+  it('lose nothing to 429s from an in-flight limit or a quota', async () => {
+    const variant = fc
+      .record({
         reading: readings,
         links: fc.constantFrom('keyset' as const, 'skip' as const),
-        delayMs: fc.constant(1),
-        inFlightLimit: fc.integer({ min: 1, max: 3 }),
-        gateway503: fc.constant(true),
-      });
-      const long = caseArb(variant, { long: true, limits: false });
-      await fc.assert(fc.asyncProperty(long, check), { seed: SEED, numRuns: Math.ceil(RUNS / 3), endOnFailure: true });
-    });
+        delayMs: fc.constant(2),
+        inFlightLimit: fc.integer({ min: 1, max: 4 }),
+        quotaEvery: fc.option(fc.integer({ min: 5, max: 15 }), { nil: undefined }),
+      })
+      .map((v) => (v.quotaEvery === undefined ? { reading: v.reading, links: v.links, delayMs: v.delayMs, inFlightLimit: v.inFlightLimit } : v));
+    await fc.assert(fc.asyncProperty(caseArb(variant, { limits: false }), check), { seed: SEED, numRuns: Math.ceil(RUNS / 2), endOnFailure: true });
   });
+
+  // Long lists, so that the window comes down at the refusals and grows back by the answers in a row (the plain engine lost
+  // the requests of a window grown, and waited for them forever).
+  it("lose nothing to a gateway's 503s without Retry-After past an in-flight limit (nginx's limit_conn)", async () => {
+    const variant = fc.record({
+      reading: readings,
+      links: fc.constantFrom('keyset' as const, 'skip' as const),
+      delayMs: fc.constant(1),
+      inFlightLimit: fc.integer({ min: 1, max: 3 }),
+      gateway503: fc.constant(true),
+    });
+    const long = caseArb(variant, { long: true, limits: false });
+    await fc.assert(fc.asyncProperty(long, check), { seed: SEED, numRuns: Math.ceil(RUNS / 3), endOnFailure: true });
+  });
+});

@@ -523,11 +523,9 @@ describe("a gateway's connection limit: 503 without Retry-After past 2 requests 
   });
 });
 
-// The plain engine (CARECTL_ENGINE=plain, issue 46) once lost the requests of a window grown back after refusals: it waited for
-// them forever (here), or exited 0 with part of the list where nothing else kept the process alive (behind nginx).
-describe('the plain engine behind a service that refuses past 2 requests in flight', () => {
-  before(() => (process.env.CARECTL_ENGINE = 'plain'));
-  after(() => delete process.env.CARECTL_ENGINE);
+// The planner's pump once lost the requests of a window grown back after refusals: it waited for them forever (here), or
+// exited 0 with part of the list where nothing else kept the process alive (behind nginx).
+describe('a list behind a service that refuses past 2 requests in flight', () => {
   const refusals: Array<[string, ScriptedReply]> = [
     ['429 with Retry-After', { status: 429, headers: { 'retry-after': '1' }, json: { status: 'error', message: 'Too many requests' } }],
     ["a gateway's 503 without Retry-After", { status: 503, headers: { 'content-type': 'text/html' }, text: '<html>503</html>' }],

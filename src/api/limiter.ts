@@ -30,8 +30,6 @@ export interface LimiterState {
   calm: number;
   /** How often the limit came down for queueing to one below each limit: growing back to it waits 2^that × CALM_ROUNDS. */
   queuedAt: Readonly<Record<number, number>>;
-  /** The most in flight the service was seen to serve without a queue (0: not judged yet): what cuts may fill (WorkQueue). */
-  held: number;
 }
 
 export interface Decision {
@@ -49,15 +47,11 @@ const SMOOTHING = 1 / 2;
 /** Under this share of the window waiting the limit may grow (Vegas's alpha); past BETA it comes down; between, it holds. */
 const ALPHA = 1 / 4;
 const BETA = 1 / 2;
-/** What cuts may fill before the first round is judged: a union's two first pages, its recent days and one more. With none,
- * a threaded service sharing the CPUs gets 3 first pages instead of 13 (1.04x --parallel 1 against 1.18x), but a service 50 ms
- * away waits a round trip to be cut (7.5 % slower, 5k). */
-const HELD_AT_START = 4;
 /** Calm rounds in a row before the limit grows by one, doubled for each time it came down from there. */
 export const CALM_ROUNDS = 2;
 
 export function startState(ceiling: number): LimiterState {
-  return { limit: ceiling, ceiling, smoothedMs: undefined, calm: 0, queuedAt: {}, held: Math.min(ceiling, HELD_AT_START) };
+  return { limit: ceiling, ceiling, smoothedMs: undefined, calm: 0, queuedAt: {} };
 }
 
 /** The state at another limit: what was measured at the old one no longer holds. */
@@ -71,10 +65,8 @@ export function waiting(inFlight: number, latencyMs: number, lowestLatencyMs: nu
 }
 
 /**
- * The limit after a round at `state.limit`, and why it changed; what the service held. The queue is judged at the requests
- * that were in flight, however few; the limit grows only from rounds whose window was mostly full (fewer to send says nothing
- * of more). A calm round shows that its requests in flight were served; before the first queue, that the whole limit is (as
- * TCP's slow start leaps before its first loss): a list cuts its days for that many once a round has judged them, not before.
+ * The limit after a round at `state.limit`, and why it changed. The queue is judged at the requests that were in flight,
+ * however few; the limit grows only from rounds whose window was mostly full (fewer to send says nothing of more).
  */
 export function decide(state: LimiterState, sample: Sample): Decision {
   if (sample.limit !== state.limit) {
@@ -91,15 +83,14 @@ export function decide(state: LimiterState, sample: Sample): Decision {
   if (queued > BETA * inFlight && limit > 1) {
     const next = Math.max(1, Math.min(limit - 1, Math.ceil(inFlight - queued) + 1));
     const queuedNow = { ...queuedAt, [next + 1]: (queuedAt[next + 1] ?? 0) + 1 };
-    return { state: { ...atLimit(state, next), queuedAt: queuedNow, held: Math.min(state.held, next) }, why: `${of}: ${measured}` };
+    return { state: { ...atLimit(state, next), queuedAt: queuedNow }, why: `${of}: ${measured}` };
   }
   if (queued >= ALPHA * inFlight) return { state: { ...state, smoothedMs, calm: 0 } };
-  const held = Math.max(state.held, Object.keys(queuedAt).length === 0 ? limit : Math.round(inFlight));
-  if (inFlight < FULL * limit) return { state: { ...state, smoothedMs, held } };
+  if (inFlight < FULL * limit) return { state: { ...state, smoothedMs } };
   const calm = state.calm + 1;
   if (limit < ceiling && calm >= CALM_ROUNDS * 2 ** (queuedAt[limit + 1] ?? 0))
-    return { state: { ...atLimit(state, limit + 1), held }, why: `${of}, ${calm} rounds in a row: ${measured}` };
-  return { state: { ...state, smoothedMs, calm, held } };
+    return { state: atLimit(state, limit + 1), why: `${of}, ${calm} rounds in a row: ${measured}` };
+  return { state: { ...state, smoothedMs, calm } };
 }
 
 /** A latency for --verbose: tenths below 10 ms, where the clock's millisecond steps would read 1.4 ms as 1. */

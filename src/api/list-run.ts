@@ -1,12 +1,12 @@
 /**
- * Runs a list plan: its single consumer takes the work queue's slices in order and writes their records into a RecordSink,
+ * Runs a list plan: its single consumer takes the planner's slices (plan.ts, through its pump) in order and writes their records into a RecordSink,
  * each once, up to --limit, from where --resume starts; a list that stops early gets its resume token.
  */
 import { ApiError, exchangeFailed, InterruptedError, ListStoppedError, type CarectlError } from '../core/errors.js';
 import { realSleep } from '../core/io.js';
-import { WorkQueue, type Slice, type TakenPage } from './work-queue.js';
+import { PlanPump } from './plan-pump.js';
 import { PagingError } from './page-guard.js';
-import { type Cursor, type ListPlan, type PageSource } from './paging.js';
+import { type Cursor, type ListPlan, type PageSource, type TakenPage } from './paging.js';
 import { decodeResumeToken, encodeResumeToken, type ResumePoint } from './resume-token.js';
 import { isDateTime, splitAddress } from './links.js';
 import { idText } from '../core/exact-json.js';
@@ -54,12 +54,12 @@ export function startPoint(plan: ListPlan, resume: string | undefined): ResumePo
 export async function runList(options: ListRunOptions): Promise<ListEnd> {
   const { plan, start, limit = Infinity, pageSize = 50 } = options;
   const scheduler = options.scheduler ?? new Scheduler({ parallel: 1, now: () => Date.now(), sleep: realSleep });
-  const run = new WorkQueue({ plan, source: options.source, scheduler, start, pageSize, limit });
+  const run = new PlanPump({ plan, source: options.source, scheduler, start, pageSize, limit });
   const consumer = new Consumer(options, run, limit, pageSize);
   try {
-    slices: for (let slice: Slice | undefined = run.head; slice; slice = slice.following) {
+    slices: for (let slice = run.next(); slice !== undefined; slice = run.next(slice)) {
       await consumer.startSlice(slice);
-      for (let page = await run.take(slice); page !== null; page = await run.take(slice)) {
+      for (let page = await run.take(slice, consumer.written); page !== null; page = await run.take(slice, consumer.written)) {
         await consumer.writePage(slice, page);
         if (consumer.written >= limit) break slices;
       }
@@ -87,7 +87,7 @@ const REMEMBERED_KEPT = REMEMBERED_MAX / 2;
 /** A cursor, the records the run passed before it, and how many of those lead up to it in its chain (their ids known). */
 type Place = Cursor & { recordsPassed: number; passedInChain: number };
 
-/** The queue's single consumer: the slices' records in order, each id once, with the cursor a token continues from. */
+/** The pump's single consumer: the slices' records in order, each id once, with the cursor a token continues from. */
 class Consumer {
   written = 0;
   cursor: Place | null;
@@ -116,7 +116,7 @@ class Consumer {
 
   constructor(
     private readonly options: ListRunOptions,
-    private readonly queue: WorkQueue,
+    private readonly pump: PlanPump,
     private readonly limit: number,
     private readonly pageSize: number,
   ) {
@@ -197,11 +197,12 @@ class Consumer {
     return counts === undefined ? token : `${token} (${counts})`;
   }
 
-  async startSlice(slice: Slice): Promise<void> {
+  async startSlice(slice: number): Promise<void> {
     this.passedInChain = 0;
-    if (slice.phase === this.phase) return;
+    const { phase } = this.pump.place(slice);
+    if (phase === this.phase) return;
     await this.closePhase();
-    this.phase = slice.phase;
+    this.phase = phase;
     this.counted = 0;
   }
 
@@ -210,7 +211,7 @@ class Consumer {
     if (this.counted % this.pageSize !== 0 || this.counted === 0) await this.options.writer.endPage();
   }
 
-  async writePage(slice: Slice, page: TakenPage): Promise<void> {
+  async writePage(slice: number, page: TakenPage): Promise<void> {
     const { writer, plan } = this.options;
     let i = page.writtenBefore;
     for (; i < page.records.length && this.written < this.limit; i++) {
@@ -220,7 +221,7 @@ class Consumer {
       const seen = text !== undefined && this.seen.has(text);
       const repeat = seen || (text !== undefined && this.leftOut.has(text));
       // A repeat within one query (a union's second query repeats the first's by design).
-      if (seen && (!plan.union || slice.phase === 0)) this.queue.distrust();
+      if (seen && (!plan.union || this.pump.place(slice).phase === 0)) this.pump.distrust();
       if (!repeat) await this.writeRecord(this.at(slice, page.url, i), record, text);
       this.pass(text, !repeat);
       this.cursor = this.at(slice, page.url, i + 1);
@@ -239,7 +240,6 @@ class Consumer {
     await writer.write(record);
     this.midRecord = false;
     this.written++;
-    this.queue.recordWritten();
     for (const delivered = writer.delivered?.() ?? this.written; this.deliveredBefore < delivered; this.deliveredBefore++) this.undelivered.shift();
     if (id !== undefined) this.seen.add(id);
   }
@@ -274,18 +274,18 @@ class Consumer {
     return cut === '' ? err : new ListStoppedError(err as CarectlError, cut, undefined);
   }
 
-  private at(slice: Slice, url: string, writtenBefore: number): Place {
-    const sliceLastDay = this.queue.sliceLastDay(slice);
-    const place = { phase: slice.phase, url, writtenBefore, recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
+  private at(slice: number, url: string, writtenBefore: number): Place {
+    const { phase, sliceLastDay } = this.pump.place(slice);
+    const place = { phase, url, writtenBefore, recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
     return sliceLastDay === undefined ? place : { ...place, sliceLastDay };
   }
 
   /** Where the list goes on after the whole of `page`. */
-  private after(slice: Slice, page: TakenPage): Place | null {
+  private after(slice: number, page: TakenPage): Place | null {
     if (page.nextRefused) return this.at(slice, page.url, page.records.length);
     if (page.next !== null) return this.at(slice, page.next, Math.max(0, page.writtenBefore - page.records.length));
-    const following = slice.following;
-    return following ? { ...this.at(following, following.chain.first, 0), passedInChain: 0 } : null;
+    const following = this.pump.next(slice);
+    return following === undefined ? null : { ...this.at(following, this.pump.place(following).first, 0), passedInChain: 0 };
   }
 }
 

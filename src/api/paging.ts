@@ -30,6 +30,17 @@ export interface ListPlan {
   local?: string;
 }
 
+/** A page of a list as its consumer takes it. */
+export interface TakenPage {
+  url: string;
+  records: Record<string, unknown>[];
+  next: string | null;
+  /** Records from its start that the run this one continues wrote (beyond its length: the next page's). */
+  writtenBefore: number;
+  /** The next link was refused: a run continuing the list reads this page again. */
+  nextRefused?: boolean;
+}
+
 type PlanOptions = { pageSize: number; limit?: number | undefined; asOf?: number };
 
 /** A list's phases: one, a union where the service requires a filter the query lacks (conversations), or id chunks (authors). */

@@ -2,11 +2,10 @@
  * The pump of the plain planner (plan.ts): the only async code of that engine. It feeds plan() each event (an answer, the
  * consumer's take, the scheduler's window), sends the requests plan() returns through the scheduler, and holds the page guard.
  */
-import type { ListPlan, PageSource } from './paging.js';
+import type { ListPlan, PageSource, TakenPage } from './paging.js';
 import { PageGuard, type ChainState } from './page-guard.js';
 import type { ResumePoint } from './resume-token.js';
 import type { Scheduler } from './scheduler.js';
-import type { TakenPage } from './work-queue.js';
 import { initialState, plan, type PlanEvent, type PlanRequest, type PlanSlice, type PlanState } from './plan.js';
 
 export type PumpOptions = { plan: ListPlan; source: PageSource; scheduler: Scheduler; start: ResumePoint; pageSize: number; limit: number };

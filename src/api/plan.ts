@@ -6,10 +6,9 @@
  * slice reads no further, and where the service ignores the bound the cut slices leave the order unread. The pump
  * (plan-pump.ts) sends the requests and turns their answers into events. Days are ordered days (see SliceDays).
  */
-import type { ListPlan } from './paging.js';
+import type { ListPlan, TakenPage } from './paging.js';
 import type { ResumePoint } from './resume-token.js';
-import { dayOfMs, SliceDays } from './slices.js';
-import type { TakenPage } from './work-queue.js';
+import { SliceDays } from './slices.js';
 
 /** Where a slice is: its next page may be asked for, is in flight, waits for its phase's verdict on the bound, or it ended. */
 export type SliceStatus = { kind: 'ready' } | { kind: 'reading' } | { kind: 'held' } | { kind: 'done' } | { kind: 'failed'; error: unknown };
@@ -97,7 +96,7 @@ const READ_AHEAD_PAGES = 4;
 const BUDGET_PAGES = 8;
 
 export function initialState(plan: ListPlan, start: ResumePoint, options: { pageSize: number; limit: number; window: number }): PlanState {
-  const days = plan.slicing && new SliceDays(plan, plan.slicing, { probe: () => Promise.resolve(null), changed: () => undefined });
+  const days = plan.slicing && new SliceDays(plan, plan.slicing);
   const config: PlanConfig = { plan, pageSize: options.pageSize, limit: options.limit, days, sliceable: plan.union === true || days !== undefined };
   const resumedCut = days && start.sliceLastDay !== undefined ? days.toOrdered(start.sliceLastDay) : undefined;
   // A token's last day says the run it continues saw the service keep the bound a cut adds.
@@ -327,16 +326,10 @@ function farWanted(state: PlanState): number[] {
   return [...wanted];
 }
 
-/** The last day of a phase's span: its own far bound, else the far end (ascending, today at least). The last slice stays open. */
+/** The last day of a phase's span (the last slice stays open). */
 function spanEnd(state: PlanState, phase: number): number | undefined {
-  const days = state.config.days as SliceDays;
-  const own = days.bound(phase, 'far');
-  if (own !== undefined) return own;
-  const { plan } = state.config;
-  const asOf = plan.asOf === undefined || plan.slicing?.descending ? undefined : days.toOrdered(dayOfMs(plan.asOf));
   const far = (state.phases[phase] as PhaseState).far;
-  const known = far.kind === 'known' ? far.day : undefined;
-  return known === undefined ? asOf : Math.max(known, asOf ?? known);
+  return (state.config.days as SliceDays).lastDay(phase, far.kind === 'known' ? far.day : undefined);
 }
 
 /** The first day a slice has still to read; undefined while unknown (or its first page is a resumed one, partly written). */

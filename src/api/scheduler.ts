@@ -72,25 +72,6 @@ export class Scheduler {
     return Math.min(this.congestionWindow, this.limiter?.limit ?? Infinity);
   }
 
-  /** Slots that a task submitted now would take at once (none while paused). */
-  get spare(): number {
-    return this.free(this.window);
-  }
-
-  /** The spare slots the service has been seen to serve without a queue (see LimiterState.held): a window above it is only a try. */
-  get spareHeld(): number {
-    return this.free(this.heldWindow);
-  }
-
-  get heldWindow(): number {
-    return Math.min(this.window, this.limiter?.held ?? Infinity);
-  }
-
-  private free(window: number): number {
-    if (this.pausing || this.pausedUntil > this.options.now()) return 0;
-    return Math.max(0, window - this.holders.size - this.waiting.length);
-  }
-
   /** Runs `task` once a slot is free, holding it until the task settles. */
   async run<T>(priority: number, task: (slot: Slot) => Promise<T>): Promise<T> {
     const holder: Holder = { priority, epoch: 0, crowded: false, round: 0, grantedAt: 0 };

@@ -47,35 +47,17 @@ const SIZE = PAGING_STYLES.skip.sizeParam;
 
 /** A far-end probe's page size: its one record's day is in its next link. */
 const FAR_PROBE_SIZE = '1';
-/** A near-bound probe's page size: two records tell a service ignoring a bound (see nearAnswer). */
-const NEAR_PROBE_SIZE = '2';
-
-/** The days at a phase's end read as a slice of their own from its start (WorkQueue.readRecent): about a month. */
-const RECENT_DAYS = 30;
-
-/** A probe's answer (a page of a record or two): its records' ids and its next link; null when it failed. */
-export type Probed = { ids: string[]; next: string | null } | null;
-
-/** The run's side: it sends probes, and hears that an answer may let a slice be cut. */
-export type DaysHost = { probe(address: string): Promise<Probed>; changed(): void };
 
 /**
- * What a run knows of its phases' days, as ordered days: in the sort order (a descending list's day d is -d, so callers read as
- * ascending). Bounds, far ends, and whether the service keeps to a cut's bound.
+ * A run's phases' days, as ordered days: in the sort order (a descending list's day d is -d, so callers read as ascending). Their
+ * bounds, keyset positions, the far-end probe and its answer, addresses narrowed to days. Holds no state of the run (plan.ts does).
  */
 export class SliceDays {
-  private readonly far = new Map<number, number | null | undefined>();
-  private readonly near = new Map<number, boolean | undefined>();
-  /** Each phase's first page from its start: its ids, all dated no later than its keyset position. */
-  private readonly samples = new Map<number, { ids: string[]; position: number }>();
-  /** Phases whose first page a probe is asking for. */
-  private readonly sampling = new Set<number>();
   private readonly sign: number;
 
   constructor(
     private readonly plan: ListPlan,
     private readonly rule: SliceRule,
-    private readonly host: DaysHost,
   ) {
     this.sign = rule.descending ? -1 : 1;
   }
@@ -128,130 +110,23 @@ export class SliceDays {
     return day === undefined || day <= OPEN_FROM_DAY || day >= OPEN_TO_DAY - 1 ? undefined : this.toOrdered(day);
   }
 
-  /** The phase's last day as far as cuts go (the last slice stays open): see docs/ARCHITECTURE.md, "The list engine", 5. */
-  lastDay(phase: number): number | undefined {
-    const own = this.bound(phase, 'far');
-    if (own !== undefined) return own;
-    const asOf = this.asOfDay();
-    const far = this.far.get(phase) ?? undefined;
-    return far === undefined ? asOf : Math.max(far, asOf ?? far);
-  }
-
-  /** Ascending, the day the dates were resolved at: no probe is needed to estimate up to it. */
-  private asOfDay(): number | undefined {
-    return this.plan.asOf === undefined || this.rule.descending ? undefined : dayOfMs(this.plan.asOf);
-  }
-
-  /** Whether to probe for the far end: no bound of its own, not asked yet and, ascending, a `long` chain `reached` past asOfDay (a short list sends no probe). */
-  farEndWanted(phase: number, reached: number, long: boolean): boolean {
-    const asOf = this.asOfDay();
-    return this.bound(phase, 'far') === undefined && !this.far.has(phase) && (asOf === undefined || (reached > asOf && long));
-  }
-
-  /** Probes for the far end once: one record in the other order, whose next link's keyset bound is that record's day. */
-  probeFarEnd(phase: number): void {
-    if (this.far.has(phase)) return;
-    this.far.set(phase, undefined);
-    void this.host.probe(this.farProbe(phase)).then((probed) => {
-      this.far.set(phase, (probed && this.farEndOf(probed.next)) ?? null);
-      this.host.changed();
-    });
-  }
-
   /** The far-end probe's address: the phase's first record in the other order. */
   farProbe(phase: number): string {
     const address = withParam(this.plan.phases[phase] as string, this.rule.sortParam, this.rule.descending ? this.rule.field : `-${this.rule.field}`);
     return withParam(address, SIZE, FAR_PROBE_SIZE);
   }
 
+  /** The phase's last day as far as cuts go (the last slice stays open): its own far bound, else `far` the far end (ascending, the day the dates were resolved at at least). */
+  lastDay(phase: number, far: number | undefined): number | undefined {
+    const own = this.bound(phase, 'far');
+    if (own !== undefined) return own;
+    const asOf = this.plan.asOf === undefined || this.rule.descending ? undefined : dayOfMs(this.plan.asOf);
+    return far === undefined ? asOf : Math.max(far, asOf ?? far);
+  }
+
   /** The far end a probe's next link tells (its keyset bound's day), if it tells one. */
   farEndOf(next: string | null): number | undefined {
     const side = next ? this.side(next, 'far') : undefined;
     return side?.timed ? this.toOrdered(dayOfMs(side.at)) : undefined;
-  }
-
-  /** The phase's first page, its next link at `position`; true when the near-bound probe may go out at once (a round trip sooner). */
-  sample(phase: number, records: readonly Record<string, unknown>[], position: number): boolean {
-    if (this.samples.has(phase)) return false;
-    this.samples.set(phase, { ids: records.map((record) => String(record.id)), position });
-    return !this.rule.descending && this.plan.asOf !== undefined;
-  }
-
-  /** The first day of the phase's recent days, RECENT_DAYS up to its last day as far as cuts go; undefined while that is unknown or they would be all its days. */
-  recentFrom(phase: number): number | undefined {
-    const last = this.lastDay(phase);
-    const near = this.bound(phase, 'near');
-    if (last === undefined || (near !== undefined && last - near < 2 * RECENT_DAYS)) return undefined;
-    return last - RECENT_DAYS + 1;
-  }
-
-  /**
-   * What the recent slice's first page (its days from `from` on) tells of the bound a cut adds, against the phase's first page:
-   * a service that ignores it gives the list's first records again. Where that page ends before the recent days, any of its
-   * records coming back tells; where it reaches into them, only its first two. Undefined where it cannot tell (either page
-   * shows too few records, or the list begins within the recent days). What it tells holds for every phase: they are one
-   * service's answers to one kind of bound.
-   */
-  recentKept(phase: number, from: number, records: readonly Record<string, unknown>[]): boolean | undefined {
-    const sample = this.samples.get(phase);
-    if (!sample || sample.ids.length < 2 || records.length === 0) return undefined;
-    const ends = sample.position < from;
-    const back = new Set(ends ? sample.ids : sample.ids.slice(0, 2));
-    const kept = !records.some((record) => back.has(String(record.id)));
-    if (!kept && !ends) return undefined;
-    this.plan.phases.forEach((_, other) => this.near.has(other) || this.near.set(other, kept));
-    return kept;
-  }
-
-  /**
-   * Whether the service keeps to the bound a cut adds on the side read first: the phase's first
-   * records must not come back bounded past their day. False until answered, and for good when it
-   * cannot tell: the phase is read as one chain, as --parallel 1 would.
-   */
-  nearKept(phase: number): boolean {
-    return this.near.get(phase) === true;
-  }
-
-  /**
-   * Sends the near-bound probe that answers nearKept, once per phase. Without the phase's first page (a resumed run), a
-   * probe for it goes first; the pump that its answer brings sends the other.
-   */
-  probeNear(phase: number): void {
-    if (this.near.has(phase)) return;
-    const sample = this.samples.get(phase);
-    if (sample === undefined) return this.probeSample(phase);
-    this.near.set(phase, undefined);
-    this.nearAnswer(phase, sample).then(
-      (kept) => {
-        this.near.set(phase, kept);
-        this.host.changed();
-      },
-      () => this.near.set(phase, false),
-    );
-  }
-
-  private probeSample(phase: number): void {
-    if (this.sampling.has(phase)) return;
-    this.sampling.add(phase);
-    const address = this.plan.phases[phase] as string;
-    this.host
-      .probe(withParam(address, SIZE, NEAR_PROBE_SIZE))
-      .then((first) => {
-        const position = first?.next ? this.positionOf(first.next, address, first.ids.length) : undefined;
-        if (!first || position === undefined) this.near.set(phase, false);
-        else if (!this.samples.has(phase)) this.samples.set(phase, { ids: first.ids, position });
-      })
-      .catch(() => this.near.set(phase, false))
-      .finally(() => this.host.changed());
-  }
-
-  private async nearAnswer(phase: number, sample: { ids: string[]; position: number }): Promise<boolean> {
-    const address = this.plan.phases[phase] as string;
-    // A service ignoring the bound gives the first two rows again; hidden rows would hide that, so
-    // it tells only with two in the sample and one shown past the position.
-    if (sample.ids.length < 2) return false;
-    const past = await this.host.probe(withParam(this.narrowed(address, sample.position + 1, undefined), SIZE, NEAR_PROBE_SIZE));
-    const before = new Set(sample.ids);
-    return past !== null && past.ids.length > 0 && !past.ids.some((id) => before.has(id));
   }
 }
