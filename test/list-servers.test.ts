@@ -96,8 +96,9 @@ describe('lists on servers the spec allows', () => {
     });
   });
 
-  // The recent days: WorkQueue.readRecent. NOW is 2026-06-30: they begin on 2026-06-01.
-  test('a list of many months fills the window at its first answers: its recent days go out with its first page, and no probe', async () => {
+  // The first page gives a position; the first cut, in two, tests the bound (its slice must not bring back the first page) and
+  // gives the pace the next cuts go by: once it answers, the idle slots are cut for. NOW is 2026-06-30: the span ends there.
+  test('a list of many months fills the window at its second answer: one cut slice tells the bound and the pace, and no probe', async () => {
     await withModel(modelData(1500, ['year'], 11), { reading: 'whole-day', links: 'keyset' }, async (model, list) => {
       const mark = model.requests.length;
       const result = await list(['--status', 'closed', '--page-size', '20', '--verbose']);
@@ -108,15 +109,14 @@ describe('lists on servers the spec allows', () => {
       const sentUrls = result.stderr.split('\n').flatMap((line) => /^> GET (\S+)$/.exec(line)?.[1] ?? []);
       assert.equal(sentUrls.length, model.requests.length - mark);
       const sent = sentUrls.map((url) => new URL(url).searchParams);
-      assert.deepEqual(
-        sent.slice(0, 2).map((params) => params.get('oldest_sort_date_gte')),
-        [null, '2026-06-01'],
-      );
-      assert.ok(!sent.some((params) => params.get('page_size') === '2'), 'no probe');
-      // The next round, sent once both answered: the first slice's next page, and new slices for the idle slots.
+      assert.equal(sent[0]?.get('oldest_sort_date_gte'), null);
+      assert.deepEqual([sent[1]?.get('oldest_sort_date_lt'), sent[1]?.has('skip')], ['9999-12-31', false], 'the cut slice, open to the end');
+      const probes = (params: URLSearchParams): boolean => Number(params.get('page_size')) < 20;
+      assert.ok(!sent.some(probes), 'no probe: the span ends on the day the dates were resolved at');
+      // The next round, sent once both answered: the two slices' next pages, and new slices for the idle slots.
       const slices = sent.slice(2, 10).filter((params) => !params.has('skip'));
       assert.ok(slices.length >= 5, sentUrls.slice(0, 10).join('\n'));
-      // A union with a date range: its first query's first page tells its pace at once, not the bound; nor does a probe beside the recent days.
+      // A union with a date range: its span is its own, no probe either.
       const union = model.requests.length;
       const ranged = await list(['--oldest', '2025-07-01..2026-06-30', '--page-size', '20']);
       assert.equal(ranged.code, 0, ranged.stderr);
@@ -125,12 +125,12 @@ describe('lists on servers the spec allows', () => {
         ['oldest_sort_date_lt', '2026-07-01'],
       ];
       assert.deepEqual(ids(ranged.stdout), [...model.expected({ is_priority: true, bounds }), ...model.expected({ is_priority: false, bounds })]);
-      assert.ok(!model.requests.slice(union).some((url) => new URL(url, 'http://x').searchParams.get('page_size') === '2'), 'no probe');
+      assert.ok(!model.requests.slice(union).some((url) => probes(new URL(url, 'http://x').searchParams)), 'no probe');
     });
   });
 
-  test('a service that ignores the bound of the recent days: they are left out, nothing is cut, one request more than --parallel 1', async () => {
-    // They repeat the list's first page, and its link: whichever of the two answers first, the first page's chain reads on.
+  test('a service that ignores the bound a cut adds: the cut slice is left out, nothing more is cut, one request more than --parallel 1', async () => {
+    // The first cut slice repeats the list's first page, and its link: the first page's chain reads on, whichever is slower.
     for (const recentFirst of [true, false]) {
       const later = (params: URLSearchParams): number => (params.has('skip') || (params.get('oldest_sort_date_gte') !== null) === recentFirst ? 0 : 40);
       const variant: ModelVariant = { reading: 'whole-day', links: 'keyset', ignoreNear: true, delayMs: later };
@@ -148,16 +148,23 @@ describe('lists on servers the spec allows', () => {
     }
   });
 
-  test('recent days that fail to come are left out, not a failure: the list is whole, exit 0', async () => {
-    const recent = (params: URLSearchParams): boolean => params.get('oldest_sort_date_gte') === '2026-06-01';
-    await withModel(modelData(600, ['year'], 12), { reading: 'whole-day', links: 'keyset', failWhen: recent }, async (model, list) => {
+  test('a first cut slice that fails tells nothing: it is left out, the list is read as one chain, whole, exit 0', async () => {
+    // The first cut: a date-only lower bound, open to the end (the later slices' links carry a time, their own ranges a closed end).
+    const cutSlice = (params: URLSearchParams): boolean =>
+      /^\d{4}-\d\d-\d\d$/.test(params.get('oldest_sort_date_gte') ?? '') && params.get('oldest_sort_date_lt') === '9999-12-31';
+    await withModel(modelData(600, ['year'], 12), { reading: 'whole-day', links: 'keyset', failWhen: cutSlice }, async (model, list) => {
+      const mark = model.requests.length;
+      const one = await list(['--status', 'closed', '--page-size', '20', '--parallel', '1']);
+      const sequential = model.requests.length - mark;
       const result = await list(['--status', 'closed', '--page-size', '20']);
       assert.equal(result.code, 0, result.stderr);
       assert.deepEqual(ids(result.stdout), model.expected({ status: 'closed' }));
-      assert.ok(
-        model.requests.some((url) => recent(new URL(url, 'http://x').searchParams)),
-        'the recent days were asked for',
-      );
+      assert.equal(result.stdout, one.stdout);
+      const sent = model.requests.slice(mark + sequential).map((url) => new URL(url, 'http://x').searchParams);
+      // Asked for with its retries (a 500 is retried), then left out: every other request is one --parallel 1 sends.
+      const asked = sent.filter(cutSlice).length;
+      assert.ok(asked >= 1, 'the cut slice was asked for');
+      assert.equal(sent.length, sequential + asked, 'nothing more was cut');
     });
   });
 
@@ -178,12 +185,12 @@ describe('lists on servers the spec allows', () => {
       }
       const first = model.expected({ status: 'unread', bounds: [['oldest_sort_date_lt', '2026-02-01']] });
       assert.ok(first.length > 0 && first.length <= 50, `${first.length}: one page`);
-      // Its page, and the recent days read with it (WorkQueue.readRecent), wasted here: one more than --parallel 1.
+      // One page: its first page has no next link, nothing is cut, no probe: exactly --parallel 1's one request.
       const mark = model.requests.length;
       assert.deepEqual(ids((await list(['--status', 'unread', '--oldest', '..2026-01-31'])).stdout), first);
-      assert.equal(model.requests.length - mark, 2);
+      assert.equal(model.requests.length - mark, 1);
       assert.deepEqual(ids((await list(['--status', 'unread', '--oldest', '..2026-01-31', '--parallel', '1'])).stdout), first);
-      assert.equal(model.requests.length - mark, 3);
+      assert.equal(model.requests.length - mark, 2);
     });
   });
 

@@ -40,11 +40,12 @@ describe('the plain planner', () => {
     { name: 'window 1: the first page only, no probe, no cut', window: 1, events: [opening], pages: 1, slices: 1 },
     { name: 'window 8: the first page; ascending, today ends the span: no probe', window: 8, events: [opening], pages: 1, slices: 1 },
     {
-      name: 'window 8, the first page links on: cut into 8 ranges, the first held until a cut slice tells',
+      // Nothing tells the pace of the days left yet (the first page's first day is unknown): a cut in two, whose slice tells it.
+      name: 'window 8, the first page links on: cut in two, the first held until the cut slice tells the bound',
       window: 8,
       events: [opening, firstPage(link('2025-07-01'))],
-      pages: 7,
-      slices: 8,
+      pages: 1,
+      slices: 2,
       held: true,
     },
     {
@@ -56,14 +57,13 @@ describe('the plain planner', () => {
     },
     { name: 'the first page is the last: nothing more', window: 8, events: [opening, firstPage(null)], pages: 0, slices: 1 },
     { name: '--limit: read on as one chain, nothing cut', window: 8, limit: 500, events: [opening, firstPage(link('2025-07-01'))], pages: 1, slices: 1 },
-    { name: 'window 3: three ranges', window: 3, events: [opening, firstPage(link('2025-07-01'))], pages: 2, slices: 3, held: true },
     {
       // The pump sends what a window event returns (it once dropped them, and waited for those pages forever).
-      name: 'window 1 grown to 8 after the first page: the requests of the slots it adds',
+      name: 'window 1 grown to 8 after the first page: the request of the cut it allows',
       window: 1,
       events: [opening, firstPage(link('2025-07-01')), { kind: 'window', window: 8 }],
-      pages: 7,
-      slices: 8,
+      pages: 1,
+      slices: 2,
       held: true,
     },
   ];
@@ -77,22 +77,34 @@ describe('the plain planner', () => {
     });
 
   const cut = (): PlanState => run(start(8), [opening, firstPage(link('2025-07-01'))]).state;
-  const cutPage = (state: PlanState, ids: number, next: string | null): PlanEvent => {
+  const cutPage = (state: PlanState, ids: number, count: number, next: string | null): PlanEvent => {
     const slice = state.slices[1];
-    return { kind: 'page', slice: slice?.id ?? -1, page: { url: slice?.first ?? '', records: records(ids, 5), next } };
+    return { kind: 'page', slice: slice?.id ?? -1, page: { url: slice?.first ?? '', records: records(ids, count), next } };
   };
-  const verdicts: Array<{ name: string; ids: number; next: string | null; verdict: string; slices: number; firstReads: boolean }> = [
+  // The cut slice's days: the second half of those from the first page's position (2025-07-01) to the span's end (NOW), from 2025-12-31.
+  const verdicts: Array<{ name: string; ids: number; count: number; next: string | null; verdict: string; slices: number; firstReads: boolean }> = [
     {
-      name: 'a cut slice brings new records: the bound holds, the first slice reads on, the slot freed re-cuts',
+      name: 'a cut slice brings new records, a page a month: the bound holds, the first slice reads on, the slots idle are cut for',
       ids: 1000,
+      count: 50,
+      next: link('2026-01-30'),
+      verdict: 'kept',
+      slices: 8,
+      firstReads: true,
+    },
+    {
+      name: 'a cut slice brings all its few records: the bound holds, the first slice reads on, nothing more is cut (no page is expected)',
+      ids: 1000,
+      count: 5,
       next: null,
       verdict: 'kept',
-      slices: 9,
+      slices: 2,
       firstReads: true,
     },
     {
       name: "it brings back the phase's first records: ignored, the cut slices leave the order",
       ids: 1,
+      count: 5,
       next: null,
       verdict: 'ignored',
       slices: 1,
@@ -102,7 +114,7 @@ describe('the plain planner', () => {
   for (const v of verdicts)
     it(v.name, () => {
       const before = cut();
-      const { state, requests } = plan(before, cutPage(before, v.ids, v.next));
+      const { state, requests } = plan(before, cutPage(before, v.ids, v.count, v.next));
       assert.equal(state.phases[0]?.verdict, v.verdict, dump(state));
       assert.equal(state.slices.length, v.slices, dump(state));
       assert.equal(
@@ -112,8 +124,31 @@ describe('the plain planner', () => {
       );
     });
 
+  it('a first page from a known first day (a range) tells the pace: as many ranges as the window, no more than the pages expected', () => {
+    const ranged = (from: string): ReturnType<typeof listPlan> =>
+      listPlan(
+        spec,
+        'v1.3',
+        [
+          ['status', 'unread'],
+          ['oldest_sort_date_gte', from],
+          ['oldest_sort_date_lt', '2026-07-01'],
+        ],
+        { pageSize: 50, asOf: NOW },
+      );
+    const slicesAfter = (from: string, position: string): number => {
+      const list = ranged(from);
+      const state = initialState(list, { phase: 0, url: list.phases[0] as string, writtenBefore: 0 }, { pageSize: 50, limit: Infinity, window: 8 });
+      const page: PlanEvent = { kind: 'page', slice: 0, page: { url: list.phases[0] as string, records: records(1, 50), next: link(position) } };
+      return run(state, [opening, page]).state.slices.length;
+    };
+    assert.equal(slicesAfter('2025-07-01', '2025-07-10'), 8, 'a page in ten days, a year left: the window');
+    assert.equal(slicesAfter('2025-07-01', '2025-10-01'), 3, 'a page in three months, nine left: three pages expected, three ranges');
+    assert.equal(slicesAfter('2025-07-01', '2026-06-25'), 1, 'five days left of a page a year: nothing cut');
+  });
+
   it('a page past its slice last day: the later slices of the phase leave the order, it reads on open', () => {
-    const kept = plan(cut(), cutPage(cut(), 1000, null)).state;
+    const kept = plan(cut(), cutPage(cut(), 1000, 5, null)).state;
     const first = kept.slices[0];
     const past = plan(kept, { kind: 'page', slice: 0, page: { url: first?.next ?? '', records: records(60, 50), next: link('2026-06-20') } }).state;
     assert.equal(past.slices.length, 1, dump(past));

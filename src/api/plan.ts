@@ -46,6 +46,8 @@ export interface PhaseState {
   readonly sample?: readonly string[];
   /** No more cuts: a bound ignored, or a record met twice within one query. */
   readonly uncut: boolean;
+  /** Records read over the days they span (pages whose first day is known): what a cut expects of the days left. */
+  readonly pace?: { readonly records: number; readonly days: number };
 }
 
 export interface PlanConfig {
@@ -92,6 +94,8 @@ export type Planned = { state: PlanState; requests: PlanRequest[] };
 
 /** Pages the consumer's slice keeps read ahead while several slices read: it rarely waits, yet slices ahead get the slots. */
 const READ_AHEAD_PAGES = 4;
+/** Pages a slice reads past the day the dates were resolved at before the far end is asked (a list of three pages pays no probe). */
+const PAGES_PAST_END = 2;
 /** Pages the slices from the one being written on may hold, per slot of the window in force. */
 const BUDGET_PAGES = 8;
 
@@ -222,6 +226,9 @@ function arrived(state: PlanState, id: number, page: Arrival): PlanState {
   };
   let result = update(state, id, () => after);
   const phase = state.phases[slice.phase] as PhaseState;
+  const spanned = daysSpanned(state, slice, next === null ? (slice.hi ?? spanEnd(state, slice.phase)) : reached);
+  if (spanned !== undefined)
+    result = setPhase(result, slice.phase, { pace: { records: (phase.pace?.records ?? 0) + records.length, days: (phase.pace?.days ?? 0) + spanned } });
   if (page.url === state.config.plan.phases[slice.phase] && phase.sample === undefined)
     result = setPhase(result, slice.phase, { sample: records.map((record) => String(record.id)) });
   if (untold(state, slice)) result = judge(result, slice, page);
@@ -229,6 +236,12 @@ function arrived(state: PlanState, id: number, page: Arrival): PlanState {
   // phase's later slices, which would repeat it, leave the order.
   if (after.hi !== undefined && reached !== undefined && reached > after.hi) result = overran(result, after);
   return result;
+}
+
+/** The days a page of `slice` spans, from its first day still to read to `to` (undefined: either is unknown). */
+function daysSpanned(state: PlanState, slice: PlanSlice, to: number | undefined): number | undefined {
+  const from = slice.lo === undefined && slice.pagesRead === 0 && slice.writtenBefore === 0 ? state.config.days?.bound(slice.phase, 'near') : fromDay(slice);
+  return from === undefined || to === undefined || to < from ? undefined : to - from + 1;
 }
 
 /** What a cut slice's first page (undefined: it failed) tells of the bound a cut adds (see the module's comment). */
@@ -321,7 +334,8 @@ function farWanted(state: PlanState): number[] {
     if (phase.far.kind !== 'unasked' || slice.hi !== undefined || !cutsAllowed(state, slice.phase) || days.bound(slice.phase, 'far') !== undefined) continue;
     const from = fromDay(slice);
     const end = spanEnd(state, slice.phase);
-    if (end === undefined || (from !== undefined && from >= end)) wanted.add(slice.phase);
+    // Past the day the dates were resolved at, records dated ahead are few: the far end is asked once they fill pages.
+    if (end === undefined || (from !== undefined && from >= end && slice.pagesRead > PAGES_PAST_END)) wanted.add(slice.phase);
   }
   return [...wanted];
 }
@@ -329,7 +343,7 @@ function farWanted(state: PlanState): number[] {
 /** The last day of a phase's span (the last slice stays open). */
 function spanEnd(state: PlanState, phase: number): number | undefined {
   const far = (state.phases[phase] as PhaseState).far;
-  return (state.config.days as SliceDays).lastDay(phase, far.kind === 'known' ? far.day : undefined);
+  return state.config.days?.lastDay(phase, far.kind === 'known' ? far.day : undefined);
 }
 
 /** The first day a slice has still to read; undefined while unknown (or its first page is a resumed one, partly written). */
@@ -364,7 +378,7 @@ function readers(state: PlanState): number[] {
 
 /** With `idle` slots idle: the slice (from the one being written on) with the most days left, cut into up to idle + 1 equal ranges. */
 function cutForIdle(state: PlanState, idle: number): PlanState | undefined {
-  let best: { at: number; from: number; end: number } | undefined;
+  let best: { at: number; from: number; end: number; parts: number } | undefined;
   const start = Math.max(0, indexOf(state, state.writing));
   for (let at = start; at < state.slices.length; at++) {
     const slice = state.slices[at] as PlanSlice;
@@ -377,11 +391,14 @@ function cutForIdle(state: PlanState, idle: number): PlanState | undefined {
     const from = fromDay(slice);
     const end = slice.hi ?? spanEnd(state, slice.phase);
     if (from === undefined || end === undefined || end <= from) continue;
-    if (!best || end - from > best.end - best.from) best = { at, from, end };
+    // No more parts than the pages its days are expected to hold (each part may end in a page partly filled); with no pace yet, the
+    // first cut is in two: the slice and the one that tells whether the bound holds.
+    const pages = phase.pace ? Math.ceil(((end - from + 1) * phase.pace.records) / (phase.pace.days * state.config.pageSize)) : firstCut ? 2 : 0;
+    const parts = Math.min(idle + 1, end - from + 1, pages);
+    if (parts > 1 && (!best || end - from > best.end - best.from)) best = { at, from, end, parts };
   }
   if (!best) return undefined;
-  const { at, from, end } = best;
-  const parts = Math.min(idle + 1, end - from + 1);
+  const { at, from, end, parts } = best;
   const cuts = Array.from({ length: parts - 1 }, (_, i) => from + Math.round(((i + 1) * (end - from + 1)) / parts) - 1);
   const slice = state.slices[at] as PlanSlice;
   // Until the cut slices tell whether the bound holds, the one cut reads no further, its links as they were.
