@@ -226,7 +226,7 @@ function arrived(state: PlanState, id: number, page: Arrival): PlanState {
   };
   let result = update(state, id, () => after);
   const phase = state.phases[slice.phase] as PhaseState;
-  const spanned = daysSpanned(state, slice, next === null ? (slice.hi ?? spanEnd(state, slice.phase)) : reached);
+  const spanned = daysSpanned(slice, next === null ? (slice.hi ?? spanEnd(state, slice.phase)) : reached);
   if (spanned !== undefined)
     result = setPhase(result, slice.phase, { pace: { records: (phase.pace?.records ?? 0) + records.length, days: (phase.pace?.days ?? 0) + spanned } });
   if (page.url === state.config.plan.phases[slice.phase] && phase.sample === undefined)
@@ -238,9 +238,12 @@ function arrived(state: PlanState, id: number, page: Arrival): PlanState {
   return result;
 }
 
-/** The days a page of `slice` spans, from its first day still to read to `to` (undefined: either is unknown). */
-function daysSpanned(state: PlanState, slice: PlanSlice, to: number | undefined): number | undefined {
-  const from = slice.lo === undefined && slice.pagesRead === 0 && slice.writtenBefore === 0 ? state.config.days?.bound(slice.phase, 'near') : fromDay(slice);
+/**
+ * The days a page of `slice` spans, from its first day still to read to `to` (undefined: either is unknown). A phase's first page
+ * tells none: its query's own bound may lie years before its first record.
+ */
+function daysSpanned(slice: PlanSlice, to: number | undefined): number | undefined {
+  const from = fromDay(slice);
   return from === undefined || to === undefined || to < from ? undefined : to - from + 1;
 }
 
@@ -302,8 +305,7 @@ function decide(state: PlanState): Planned {
     const reads = readers(current);
     const idle = current.window - current.inFlight - reads.length;
     const cut = idle > 0 ? cutForIdle(current, idle) : undefined;
-    // A cut pays only where each new slice reads at once (within the budget of pages).
-    if (cut && readers(cut).filter((at) => (cut.slices[at] as PlanSlice).id >= current.nextId).length === cut.nextId - current.nextId) {
+    if (cut) {
       current = cut;
       continue;
     }
@@ -350,17 +352,21 @@ function spanEnd(state: PlanState, phase: number): number | undefined {
 const fromDay = (slice: PlanSlice): number | undefined =>
   slice.pagesRead === 0 && slice.writtenBefore === 0 ? slice.lo : slice.writtenBefore > 0 ? undefined : slice.reached;
 
-/** The slices (by index) that read their next page now. */
-function readers(state: PlanState): number[] {
+/**
+ * The slices (by index) that read their next page now: the writer's within its read-ahead, the slices ahead in order while the pages
+ * held up to them are within the budget (`whole`: the pages held by all of them, for slices a cut would add).
+ */
+function readers(state: PlanState, whole = false): number[] {
   const { pageSize, limit } = state.config;
   const start = indexOf(state, state.writing);
-  let held = 0;
+  const holding = (slice: PlanSlice): number => slice.pages.length + (slice.status.kind === 'reading' ? 1 : 0);
+  let held = whole ? state.slices.slice(Math.max(0, start)).reduce((sum, slice) => sum + holding(slice), 0) : 0;
   let records = state.written + state.pageLeft;
   let spare = state.window - state.inFlight;
   const reads: number[] = [];
   for (let at = Math.max(0, start); at < state.slices.length; at++) {
     const slice = state.slices[at] as PlanSlice;
-    held += slice.pages.length + (slice.status.kind === 'reading' ? 1 : 0);
+    if (!whole) held += holding(slice);
     records += heldRecords(slice) + (slice.status.kind === 'reading' ? pageSize : 0);
     if (spare <= 0 || slice.status.kind !== 'ready' || slice.next === null) continue;
     const reads_ =
@@ -376,9 +382,18 @@ function readers(state: PlanState): number[] {
   return reads;
 }
 
-/** With `idle` slots idle: the slice (from the one being written on) with the most days left, cut into up to idle + 1 equal ranges. */
+/** The records a day in `slice`'s days: its own pace where its pages tell one (data is denser in some days), else its phase's, if known. */
+function recordsPerDay(slice: PlanSlice, phase: PhaseState): number | undefined {
+  const own = slice.lo !== undefined && slice.reached !== undefined && slice.reached >= slice.lo ? slice.recordsRead / (slice.reached - slice.lo + 1) : 0;
+  return phase.pace ? Math.max(own, phase.pace.records / phase.pace.days) : undefined;
+}
+
+/**
+ * With `idle` slots idle: the slice (from the one being written on) with the most days left whose cut pays, cut into up to idle + 1
+ * equal ranges. A cut pays only where each new slice reads at once (within the budget of pages: not a slice far ahead of the writer).
+ */
 function cutForIdle(state: PlanState, idle: number): PlanState | undefined {
-  let best: { at: number; from: number; end: number; parts: number } | undefined;
+  const candidates: Array<{ at: number; from: number; end: number; parts: number }> = [];
   const start = Math.max(0, indexOf(state, state.writing));
   for (let at = start; at < state.slices.length; at++) {
     const slice = state.slices[at] as PlanSlice;
@@ -393,18 +408,23 @@ function cutForIdle(state: PlanState, idle: number): PlanState | undefined {
     if (from === undefined || end === undefined || end <= from) continue;
     // No more parts than the pages its days are expected to hold (each part may end in a page partly filled); with no pace yet, the
     // first cut is in two: the slice and the one that tells whether the bound holds.
-    const pages = phase.pace ? Math.ceil(((end - from + 1) * phase.pace.records) / (phase.pace.days * state.config.pageSize)) : firstCut ? 2 : 0;
+    const perDay = recordsPerDay(slice, phase);
+    const pages = perDay !== undefined ? Math.ceil(((end - from + 1) * perDay) / state.config.pageSize) : firstCut ? 2 : 0;
     const parts = Math.min(idle + 1, end - from + 1, pages);
-    if (parts > 1 && (!best || end - from > best.end - best.from)) best = { at, from, end, parts };
+    if (parts > 1) candidates.push({ at, from, end, parts });
   }
-  if (!best) return undefined;
-  const { at, from, end, parts } = best;
-  const cuts = Array.from({ length: parts - 1 }, (_, i) => from + Math.round(((i + 1) * (end - from + 1)) / parts) - 1);
-  const slice = state.slices[at] as PlanSlice;
-  // Until the cut slices tell whether the bound holds, the one cut reads no further, its links as they were.
-  if ((state.phases[slice.phase] as PhaseState).verdict === 'untold')
-    return update(cut(state, at, cuts, false), slice.id, (each) => ({ ...each, status: { kind: 'held' } }));
-  return cut(state, at, cuts, true);
+  candidates.sort((a, b) => b.end - b.from - (a.end - a.from));
+  for (const { at, from, end, parts } of candidates) {
+    const cuts = Array.from({ length: parts - 1 }, (_, i) => from + Math.round(((i + 1) * (end - from + 1)) / parts) - 1);
+    const slice = state.slices[at] as PlanSlice;
+    // Until the cut slices tell whether the bound holds, the one cut reads no further, its links as they were.
+    const after =
+      (state.phases[slice.phase] as PhaseState).verdict === 'untold'
+        ? update(cut(state, at, cuts, false), slice.id, (each) => ({ ...each, status: { kind: 'held' } }))
+        : cut(state, at, cuts, true);
+    if (readers(after, true).filter((i) => (after.slices[i] as PlanSlice).id >= state.nextId).length === after.nextId - state.nextId) return after;
+  }
+  return undefined;
 }
 
 /**
