@@ -8,7 +8,7 @@
  *
  *   node bench/run.js --only servers [--servers a,c] [--servers-runs 5] [--vs-entry /other/bin/carectl.js] [--vs-env NAME=VALUE]
  *
- * --vs-env sets a variable for the other entry's runs only (an engine chosen by environment, as CARECTL_ENGINE=plain).
+ * --vs-env sets a variable for the other entry's runs only (a build whose behaviour an environment variable selects).
  *
  * Every command of a server runs in turn (A B A B), after a round not counted: the default and `--parallel 1` of each
  * entry, and the fetch loop on (b). On (b) `--parallel 1` runs in that first round only, for its output. A run's wall

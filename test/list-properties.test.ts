@@ -198,18 +198,6 @@ async function checkCase(c: Case): Promise<void> {
     // Hidden rows too: a skip counts them, so one that moves away makes the service skip the next.
     const rows = oracle(model, c, query, true);
     const { ids, code, stderr, counted } = await listAll(model, c, argv);
-      console.error(
-        'CASE',
-        c.variant.inFlightLimit,
-        c.parallel,
-        c.count,
-        c.pageSize,
-        argv.join(' '),
-        stderr
-          .split('\n')
-          .filter((l) => l.includes('in flight'))
-          .join(' / '),
-      );
     assert.equal(code, 0, stderr);
     if (/in flight \d+ → \d+: .* waiting/.test(stderr)) limiterMoves++;
     // Records that leave once printed: the list as it was at the start, each once, in order.

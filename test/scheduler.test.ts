@@ -66,7 +66,7 @@ describe('Scheduler: a burst of 429s', () => {
   });
 
   it('a 429 to fewer in flight than the window: the window goes to what the service held, not to half of one never sent', async () => {
-    // A union's first round (its two first pages and its recent days) against a service that holds 2: 8 → 4 met a 429 again.
+    // A first round of three (a union's two first pages and a cut slice) against a service that holds 2: 8 → 4 met a 429 again.
     const { window, trace } = await burst(8, 1, 3);
     assert.equal(window, 2);
     assert.deepEqual(trace, ['in flight 8 → 2: 429 too many requests, 1 of 3 in flight refused; every request waits 1000 ms']);

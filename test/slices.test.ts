@@ -41,14 +41,14 @@ describe('SliceDays', () => {
     const { days } = daysOf(ascending, ranged);
     const last = days.narrowed(ranged, day('2026-02-01'), day('2026-03-01'));
     assert.deepEqual(params(last), params(`${open}&oldest_sort_date_lte=2026-03-01&oldest_sort_date_gte=2026-02-01`));
-    assert.equal(days.bound(0, 'near'), day('2026-01-01'));
+    assert.equal(days.farBound(0), day('2026-03-01'));
     assert.equal(days.lastDay(0, undefined), day('2026-03-01'));
   });
 
   it('counts a descending list in days of its own order: its first day is the latest', () => {
     const ranged = `${open}&sort=-oldest_sort_date&oldest_sort_date_gte=2026-01-01&oldest_sort_date_lt=2026-03-01`;
     const { days } = daysOf(descending, ranged);
-    assert.equal(days.toCalendar(days.bound(0, 'near')), day('2026-02-28'));
+    assert.equal(days.toCalendar(days.farBound(0)), day('2026-01-01'));
     assert.equal(days.toCalendar(days.lastDay(0, undefined)), day('2026-01-01'));
     // The ordered days -Feb 10 .. -Feb 1: Feb 1 to Feb 10.
     const slice = days.narrowed(ranged, days.toOrdered(day('2026-02-10')), days.toOrdered(day('2026-02-01')));

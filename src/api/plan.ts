@@ -224,11 +224,13 @@ function arrived(state: PlanState, id: number, page: Arrival): PlanState {
     ...(reached !== undefined && { reached }),
     status,
   };
-  let result = update(state, id, () => after);
+  let result = paced(
+    update(state, id, () => after),
+    slice,
+    records.length,
+    next === null ? (slice.hi ?? spanEnd(state, slice.phase)) : reached,
+  );
   const phase = state.phases[slice.phase] as PhaseState;
-  const spanned = daysSpanned(slice, next === null ? (slice.hi ?? spanEnd(state, slice.phase)) : reached);
-  if (spanned !== undefined)
-    result = setPhase(result, slice.phase, { pace: { records: (phase.pace?.records ?? 0) + records.length, days: (phase.pace?.days ?? 0) + spanned } });
   if (page.url === state.config.plan.phases[slice.phase] && phase.sample === undefined)
     result = setPhase(result, slice.phase, { sample: records.map((record) => String(record.id)) });
   if (untold(state, slice)) result = judge(result, slice, page);
@@ -239,12 +241,15 @@ function arrived(state: PlanState, id: number, page: Arrival): PlanState {
 }
 
 /**
- * The days a page of `slice` spans, from its first day still to read to `to` (undefined: either is unknown). A phase's first page
- * tells none: its query's own bound may lie years before its first record.
+ * The phase's pace with a page of `slice` (as it was before the page) of `records` records reaching day `to`: the days it spans
+ * from the slice's first day still to read, where both are known. A phase's first page tells none: its query's own bound may lie
+ * years before its first record.
  */
-function daysSpanned(slice: PlanSlice, to: number | undefined): number | undefined {
+function paced(state: PlanState, slice: PlanSlice, records: number, to: number | undefined): PlanState {
   const from = fromDay(slice);
-  return from === undefined || to === undefined || to < from ? undefined : to - from + 1;
+  if (from === undefined || to === undefined || to < from) return state;
+  const pace = (state.phases[slice.phase] as PhaseState).pace;
+  return setPhase(state, slice.phase, { pace: { records: (pace?.records ?? 0) + records, days: (pace?.days ?? 0) + to - from + 1 } });
 }
 
 /** What a cut slice's first page (undefined: it failed) tells of the bound a cut adds (see the module's comment). */
@@ -333,7 +338,7 @@ function farWanted(state: PlanState): number[] {
   const wanted = new Set<number>();
   for (const slice of state.slices) {
     const phase = state.phases[slice.phase] as PhaseState;
-    if (phase.far.kind !== 'unasked' || slice.hi !== undefined || !cutsAllowed(state, slice.phase) || days.bound(slice.phase, 'far') !== undefined) continue;
+    if (phase.far.kind !== 'unasked' || slice.hi !== undefined || !cutsAllowed(state, slice.phase) || days.farBound(slice.phase) !== undefined) continue;
     const from = fromDay(slice);
     const end = spanEnd(state, slice.phase);
     // Past the day the dates were resolved at, records dated ahead are few: the far end is asked once they fill pages.

@@ -103,9 +103,9 @@ export class SliceDays {
     return (which === 'near') === this.rule.descending ? range.hi : range.lo;
   }
 
-  /** The phase's own bound on a side (near: its first day), if its query has one (the bounds closing a one-sided range count as none). */
-  bound(phase: number, which: 'near' | 'far'): number | undefined {
-    const side = this.side(this.plan.phases[phase] as string, which);
+  /** The phase's own last day, if its query bounds it (the bound closing a one-sided range counts as none). */
+  farBound(phase: number): number | undefined {
+    const side = this.side(this.plan.phases[phase] as string, 'far');
     const day = side && dayOfMs(side.at);
     return day === undefined || day <= OPEN_FROM_DAY || day >= OPEN_TO_DAY - 1 ? undefined : this.toOrdered(day);
   }
@@ -118,7 +118,7 @@ export class SliceDays {
 
   /** The phase's last day as far as cuts go (the last slice stays open): its own far bound, else `far` the far end (ascending, the day the dates were resolved at at least). */
   lastDay(phase: number, far: number | undefined): number | undefined {
-    const own = this.bound(phase, 'far');
+    const own = this.farBound(phase);
     if (own !== undefined) return own;
     const asOf = this.plan.asOf === undefined || this.rule.descending ? undefined : dayOfMs(this.plan.asOf);
     return far === undefined ? asOf : Math.max(far, asOf ?? far);

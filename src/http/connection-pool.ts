@@ -54,9 +54,9 @@ interface Connection {
 
 /**
  * Connections that may wait for their first answer at once until the server is seen to serve two:
- * three, so that a union's two first pages and the recent days read with them (and a batch's
- * first three ids) go out together. One cost every parallel list a round trip at its start, ~20 %
- * of a 600-record export at 50 ms; two, the recent days' round trip (~2 % of a 5k export).
+ * three, so that a union's two first pages and the first cut slice (and a batch's first three ids)
+ * go out together. One cost every parallel list a round trip at its start, ~20 % of a 600-record
+ * export at 50 ms.
  */
 const FIRST_ANSWERS_AWAITED = 3;
 
