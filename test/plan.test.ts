@@ -10,16 +10,16 @@ import { initialState, plan, type PlanEvent, type PlanState } from '../src/api/p
 import { PlanPump } from '../src/api/plan-pump.js';
 import type { Scheduler } from '../src/api/scheduler.js';
 
-const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 5, 30);
 const spec = resourceByName('conversations');
-const listOf = (): ReturnType<typeof listPlan> => listPlan(spec, 'v1.3', [['status', 'unread']], { pageSize: 50, asOf: NOW });
+const listOf = (...query: Array<[string, string]>): ReturnType<typeof listPlan> =>
+  listPlan(spec, 'v1.3', [['status', 'unread'], ...query], { pageSize: 50, asOf: NOW });
 const link = (day: string, skip = 1): string =>
   `v1.3/conversations?status=unread&page_size=50&oldest_sort_date_gte=${day}T10%3A00%3A00&skip=${skip}&sort=oldest_sort_date`;
 const records = (from: number, count: number): Record<string, unknown>[] => Array.from({ length: count }, (_, i) => ({ id: String(from + i) }));
 
-function start(window: number, limit = Infinity): PlanState {
-  return initialState(listOf(), { phase: 0, url: listOf().phases[0] as string, writtenBefore: 0 }, { pageSize: 50, limit, window });
+function start(window: number, limit = Infinity, list = listOf()): PlanState {
+  return initialState(list, { phase: 0, url: list.phases[0] as string, writtenBefore: 0 }, { pageSize: 50, limit, window });
 }
 
 /** The state after the events in turn, and the last event's requests. */
@@ -125,17 +125,8 @@ describe('the plain planner', () => {
     });
 
   it("a range's first day tells no pace (it may lie years before the first record): its first cut is in two too", () => {
-    const list = listPlan(
-      spec,
-      'v1.3',
-      [
-        ['status', 'unread'],
-        ['oldest_sort_date_gte', '1970-01-01'],
-        ['oldest_sort_date_lt', '2026-07-01'],
-      ],
-      { pageSize: 50, asOf: NOW },
-    );
-    const state = initialState(list, { phase: 0, url: list.phases[0] as string, writtenBefore: 0 }, { pageSize: 50, limit: Infinity, window: 8 });
+    const list = listOf(['oldest_sort_date_gte', '1970-01-01'], ['oldest_sort_date_lt', '2026-07-01']);
+    const state = start(8, Infinity, list);
     const page: PlanEvent = { kind: 'page', slice: 0, page: { url: list.phases[0] as string, records: records(1, 50), next: link('2025-07-10') } };
     const after = run(state, [opening, page]).state;
     assert.equal(after.slices.length, 2, dump(after));
@@ -151,22 +142,11 @@ describe('the plain planner', () => {
   });
 
   it('a descending list asks for its far end with its first page', () => {
-    const descending = listPlan(
-      spec,
-      'v1.3',
-      [
-        ['status', 'unread'],
-        ['sort', '-oldest_sort_date'],
-      ],
-      { pageSize: 50, asOf: NOW },
-    );
-    const state = initialState(descending, { phase: 0, url: descending.phases[0] as string, writtenBefore: 0 }, { pageSize: 50, limit: Infinity, window: 8 });
-    const { requests } = plan(state, opening);
+    const { requests } = plan(start(8, Infinity, listOf(['sort', '-oldest_sort_date'])), opening);
     assert.deepEqual(
       requests.map((request) => request.kind),
       ['far', 'page'],
     );
-    void DAY;
   });
 });
 
