@@ -419,6 +419,9 @@ function cutForIdle(state: PlanState, idle: number): PlanState | undefined {
     if (parts > 1) candidates.push({ at, from, end, parts });
   }
   candidates.sort((a, b) => b.end - b.from - (a.end - a.from));
+  // The writer waits on its own slice: pages cut in next to it are written next, and read within the budget up to them (those held
+  // further ahead wait). Else a cut reads only within the budget of all pages held (a stuck reader's memory stays bounded).
+  const waiting = ((state.slices[start] as PlanSlice | undefined)?.pages.length ?? 0) <= 1;
   for (const { at, from, end, parts } of candidates) {
     const cuts = Array.from({ length: parts - 1 }, (_, i) => from + Math.round(((i + 1) * (end - from + 1)) / parts) - 1);
     const slice = state.slices[at] as PlanSlice;
@@ -427,7 +430,7 @@ function cutForIdle(state: PlanState, idle: number): PlanState | undefined {
       (state.phases[slice.phase] as PhaseState).verdict === 'untold'
         ? update(cut(state, at, cuts, false), slice.id, (each) => ({ ...each, status: { kind: 'held' } }))
         : cut(state, at, cuts, true);
-    if (readers(after, true).filter((i) => (after.slices[i] as PlanSlice).id >= state.nextId).length === after.nextId - state.nextId) return after;
+    if (readers(after, !waiting).filter((i) => (after.slices[i] as PlanSlice).id >= state.nextId).length === after.nextId - state.nextId) return after;
   }
   return undefined;
 }
