@@ -398,27 +398,11 @@ function recordsPerDay(slice: PlanSlice, phase: PhaseState): number | undefined 
  * equal ranges. A cut pays only where each new slice reads at once (within the budget of pages: not a slice far ahead of the writer).
  */
 function cutForIdle(state: PlanState, idle: number): PlanState | undefined {
-  const candidates: Array<{ at: number; from: number; end: number; parts: number }> = [];
   const start = Math.max(0, indexOf(state, state.writing));
-  for (let at = start; at < state.slices.length; at++) {
-    const slice = state.slices[at] as PlanSlice;
-    const phase = state.phases[slice.phase] as PhaseState;
-    if (slice.status.kind !== 'ready' || slice.next === null || !cutsAllowed(state, slice.phase)) continue;
-    // The phase's first cut waits for its first page (the records it may not bring back); later ones for the verdict.
-    const firstCut =
-      phase.verdict === 'untold' && phase.sample !== undefined && !state.slices.some((each) => each.phase === slice.phase && each.lo !== undefined);
-    if (phase.verdict !== 'kept' && !firstCut) continue;
-    const from = fromDay(slice);
-    const end = slice.hi ?? spanEnd(state, slice.phase);
-    if (from === undefined || end === undefined || end <= from) continue;
-    // No more parts than the pages its days are expected to hold (each part may end in a page partly filled); with no pace yet, the
-    // first cut is in two: the slice and the one that tells whether the bound holds.
-    const perDay = recordsPerDay(slice, phase);
-    const pages = perDay !== undefined ? Math.ceil(((end - from + 1) * perDay) / state.config.pageSize) : firstCut ? 2 : 0;
-    const parts = Math.min(idle + 1, end - from + 1, pages);
-    if (parts > 1) candidates.push({ at, from, end, parts });
-  }
-  candidates.sort((a, b) => b.end - b.from - (a.end - a.from));
+  const candidates = state.slices
+    .map((_, at) => (at < start ? undefined : cutOf(state, at, idle)))
+    .filter((each) => each !== undefined)
+    .sort((a, b) => b.end - b.from - (a.end - a.from));
   // The writer waits on its own slice: pages cut in next to it are written next, and read within the budget up to them (those held
   // further ahead wait). Else a cut reads only within the budget of all pages held (a stuck reader's memory stays bounded).
   const waiting = ((state.slices[start] as PlanSlice | undefined)?.pages.length ?? 0) <= 1;
@@ -433,6 +417,26 @@ function cutForIdle(state: PlanState, idle: number): PlanState | undefined {
     if (readers(after, !waiting).filter((i) => (after.slices[i] as PlanSlice).id >= state.nextId).length === after.nextId - state.nextId) return after;
   }
   return undefined;
+}
+
+/** How the slice at `at` would be cut with `idle` slots idle: its days left and the parts; undefined where it may not be. */
+function cutOf(state: PlanState, at: number, idle: number): { at: number; from: number; end: number; parts: number } | undefined {
+  const slice = state.slices[at] as PlanSlice;
+  const phase = state.phases[slice.phase] as PhaseState;
+  if (slice.status.kind !== 'ready' || slice.next === null || !cutsAllowed(state, slice.phase)) return undefined;
+  // The phase's first cut waits for its first page (the records it may not bring back); later ones for the verdict.
+  const firstCut =
+    phase.verdict === 'untold' && phase.sample !== undefined && !state.slices.some((each) => each.phase === slice.phase && each.lo !== undefined);
+  if (phase.verdict !== 'kept' && !firstCut) return undefined;
+  const from = fromDay(slice);
+  const end = slice.hi ?? spanEnd(state, slice.phase);
+  if (from === undefined || end === undefined || end <= from) return undefined;
+  // No more parts than the pages its days are expected to hold (each part may end in a page partly filled); with no pace yet, the
+  // first cut is in two: the slice and the one that tells whether the bound holds.
+  const perDay = recordsPerDay(slice, phase);
+  const pages = perDay !== undefined ? Math.ceil(((end - from + 1) * perDay) / state.config.pageSize) : firstCut ? 2 : 0;
+  const parts = Math.min(idle + 1, end - from + 1, pages);
+  return parts > 1 ? { at, from, end, parts } : undefined;
 }
 
 /**
