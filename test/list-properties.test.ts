@@ -312,6 +312,7 @@ describe('lists against model servers (properties)', () => {
     });
     // --parallel 8 too: the 503 bound alone sets the window, so it grows back within the list (the default's limiter may hold it).
     const long = caseArb(variant, { long: true, limits: false, parallel: fc.constantFrom(8, undefined), pageSize: fc.constant(5) });
-    await fc.assert(fc.asyncProperty(long, check), { seed: SEED, numRuns: Math.ceil(RUNS / 3), endOnFailure: true });
+    // 6 runs at the fixed seed: the 6th grows a window while slices wait (4 caught nothing once the planner's cuts changed).
+    await fc.assert(fc.asyncProperty(long, check), { seed: SEED, numRuns: Math.ceil(RUNS / 2), endOnFailure: true });
   });
 });
