@@ -36,6 +36,8 @@ export interface PlanSlice {
   readonly recordsRead: number;
   /** The day its next link's keyset bound is at: every record before it was read. */
   readonly reached?: number;
+  /** The records a day of its last page whose days are known. */
+  readonly perDay?: number;
   readonly status: SliceStatus;
 }
 
@@ -241,15 +243,17 @@ function arrived(state: PlanState, id: number, page: Arrival): PlanState {
 }
 
 /**
- * The phase's pace with a page of `slice` (as it was before the page) of `records` records reaching day `to`: the days it spans
- * from the slice's first day still to read, where both are known. A phase's first page tells none: its query's own bound may lie
+ * The phase's pace, and the slice's records a day, with a page of `slice` (as it was before the page) of `records` records
+ * reaching day `to`: over the days it spans from the slice's first day still to read, where both are known. A phase's first page tells none: its query's own bound may lie
  * years before its first record.
  */
 function paced(state: PlanState, slice: PlanSlice, records: number, to: number | undefined): PlanState {
   const from = fromDay(slice);
   if (from === undefined || to === undefined || to < from) return state;
   const pace = (state.phases[slice.phase] as PhaseState).pace;
-  return setPhase(state, slice.phase, { pace: { records: (pace?.records ?? 0) + records, days: (pace?.days ?? 0) + to - from + 1 } });
+  const days = to - from + 1;
+  const withPage = update(state, slice.id, (each) => ({ ...each, perDay: records / days }));
+  return setPhase(withPage, slice.phase, { pace: { records: (pace?.records ?? 0) + records, days: (pace?.days ?? 0) + days } });
 }
 
 /** What a cut slice's first page (undefined: it failed) tells of the bound a cut adds (see the module's comment). */
@@ -387,10 +391,9 @@ function readers(state: PlanState, whole = false): number[] {
   return reads;
 }
 
-/** The records a day in `slice`'s days: its own pace where its pages tell one (data is denser in some days), else its phase's, if known. */
+/** The records a day in `slice`'s days: its last page's where denser than its phase's (data is denser in some days), if known. */
 function recordsPerDay(slice: PlanSlice, phase: PhaseState): number | undefined {
-  const own = slice.lo !== undefined && slice.reached !== undefined && slice.reached >= slice.lo ? slice.recordsRead / (slice.reached - slice.lo + 1) : 0;
-  return phase.pace ? Math.max(own, phase.pace.records / phase.pace.days) : undefined;
+  return phase.pace ? Math.max(slice.perDay ?? 0, phase.pace.records / phase.pace.days) : undefined;
 }
 
 /**
