@@ -114,9 +114,9 @@ export function parseRange(text: string, flag: string, now: number): Bound[] {
 
 function parseDottedRange(value: string, text: string, flag: string, now: number): Bound[] {
   const sides = value.split('..');
-  // A word shaped as a date (2026-13-01) is one that is wrong, not a range: parseDate says what is wrong with it.
-  if (sides.length === 1 && /^\d{4}-\d{2}-\d{2}/.test(value)) parseDate(value, flag, now);
-  if (sides.length === 1 && isDate(value, now)) {
+  if (sides.length === 1 && (/^\d{4}-\d{2}-\d{2}/.test(value) || isDate(value, now))) {
+    // A word shaped as a date that is none (2026-13-01) is a wrong date, not a wrong range: parseDate says what is wrong.
+    parseDate(value, flag, now);
     // `--created 7d` for the last 7 days: the ranges that one date starts, ends or is.
     const [from, to, alone] = [`${value}..`, `..${value}`, `${value}..${value}`].map(shellWord);
     throw new UsageError(`${flag}: "${text}" is one date, not a range: ${from} (from it on), ${to} (up to it) or ${alone} (that alone)`);
