@@ -198,6 +198,8 @@ describe('the plain pump', () => {
     });
     const written = await takeAll(pump, () => (window.window = 8));
     assert.equal(written, pages * 50, dump(pump.snapshot));
+    // A slice that ended keeps nothing of its chain: a long export ends thousands of slices.
+    assert.equal(pump.chainsGuarded, 0);
   });
 
   it('a source that fails to send: the take fails, never ends the slice', async () => {
@@ -213,5 +215,6 @@ describe('the plain pump', () => {
       takeAll(pump, () => undefined),
       /refused by the test/,
     );
+    assert.equal(pump.chainsGuarded, 0);
   });
 });

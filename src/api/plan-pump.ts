@@ -30,6 +30,11 @@ export class PlanPump {
     return this.state;
   }
 
+  /** The slices whose chains of pages the guard still follows: those reading (an export ends thousands, each keeping a page's ids). */
+  get chainsGuarded(): number {
+    return this.chains.size;
+  }
+
   /** The first slice's id (no argument), or the one after `slice` in the order written. */
   next(slice?: number): number | undefined {
     const { slices } = this.state;
@@ -120,7 +125,10 @@ export class PlanPump {
     const chain = this.chains.get(request.slice) ?? {};
     this.chains.set(request.slice, chain);
     const refusal = chain.entered === request.url ? undefined : this.guard.tryEnter(request.url);
+    // A chain that ends (no next link, one refused, a failure) is let go: its slice reads no more.
+    const ended = (): boolean => this.chains.delete(request.slice);
     if (refusal) {
+      ended();
       // Counted in flight by the planner: answered at once.
       queueMicrotask(() => answered({ kind: 'failed', slice: request.slice, error: refusal }));
       return;
@@ -131,9 +139,13 @@ export class PlanPump {
         chain.guard = this.guard.follow(chain.guard, page.records, request.url, page.next !== null || page.refusal !== undefined);
         const refused = page.refusal ?? (page.next === null ? undefined : this.guard.tryEnter(page.next));
         if (refused === undefined && page.next !== null) chain.entered = page.next;
+        else ended();
         answered({ kind: 'page', slice: request.slice, page: { url: request.url, records: page.records, next: page.next, refusal: refused } });
       })
-      .catch((error: unknown) => answered({ kind: 'failed', slice: request.slice, error }));
+      .catch((error: unknown) => {
+        ended();
+        answered({ kind: 'failed', slice: request.slice, error });
+      });
   }
 }
 
