@@ -140,7 +140,8 @@ async function startup() {
 
 /**
  * A lookup and a first page, with the credentials from the environment (cron) and from a stored
- * profile (a user who ran `carectl login`), against a node:http GET of the same, on each node.
+ * profile (a user who ran `carectl login`), against a node:http GET of the same, on each node (in
+ * CommonJS, as carectl runs: bench/baselines/http-get.cjs says why).
  */
 async function lookup() {
   const sandbox = await startSandboxServer(entry, { conversations: 600 });
@@ -165,10 +166,10 @@ async function lookupOn(node, sandbox) {
     {
       carectl: lookupArgs,
       profile: lookupArgs,
-      baseline: ['bench/baselines/http-get.js', LOOKUP.path],
+      baseline: ['bench/baselines/http-get.cjs', LOOKUP.path],
       list: listArgs,
       profileList: listArgs,
-      listBaseline: ['bench/baselines/http-get.js', FIRST_CONVERSATION],
+      listBaseline: ['bench/baselines/http-get.cjs', FIRST_CONVERSATION],
     },
     { all: opts, profile: loggedIn, profileList: loggedIn },
   );

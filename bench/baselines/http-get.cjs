@@ -1,8 +1,11 @@
 /**
  * Baseline for one lookup: the least a Node script can do to GET one record and print it.
- *   CARECTL_BASE_URL=… CARECTL_USER=… CARECTL_PASSWORD=… node bench/baselines/http-get.js PATH
+ *   CARECTL_BASE_URL=… CARECTL_USER=… CARECTL_PASSWORD=… node bench/baselines/http-get.cjs PATH
+ * CommonJS, as bin/carectl.js is: node's ESM loader costs ~25 ms on node 22 and 24 (~8 on 20),
+ * which as part of the yardstick hid that much of carectl's own start-up (docs/PERFORMANCE.md).
  */
-import { request } from 'node:http';
+'use strict';
+const { request } = require('node:http');
 
 const { CARECTL_BASE_URL, CARECTL_USER, CARECTL_PASSWORD } = process.env;
 const url = new URL(process.argv[2], `${CARECTL_BASE_URL}/`);
