@@ -3,18 +3,12 @@
  * The package's entry point: runs the bundled build (scripts/bundle.mjs, made by `npm run build`),
  * minified CommonJS files, which start far faster than loading dist/src module by module.
  *
- * Compiled code is cached, as each node allows:
- * - Node ≥ 22.1 keeps its own compile cache, made by the node that runs carectl, in the user's
- *   cache folder (`$XDG_CACHE_HOME/carectl`, default `~/.cache/carectl`). A folder that cannot be
- *   written only means no cache.
- * - Node 20 has none: the files are compiled with the V8 code caches made at bundle time (by a
- *   node 20; V8 rejects a cache from another version, which only means compiling as usual).
- * CommonJS (bin/package.json) so that it can use the caches and skip the ESM loader.
- * scripts/bundle.mjs requires this file to make the caches through the same loader.
+ * Each bundle file is compiled with the V8 code cache this file keeps of it, made by the node that
+ * runs carectl once a command is done, in the user's cache folder (`$XDG_CACHE_HOME/carectl`,
+ * default `~/.cache/carectl`). CommonJS (bin/package.json) so that it skips node's ESM loader.
  */
 'use strict';
-const { readFileSync, writeSync } = require('node:fs');
-const Module = require('node:module');
+const { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } = require('node:fs');
 const { isAbsolute, join } = require('node:path');
 
 const directory = join(__dirname, '../dist/bundle');
@@ -83,43 +77,112 @@ function cacheFolder(env) {
 }
 
 /**
- * Whether node compiles with its own cache. An unwritable folder leaves it disabled, silently;
- * NODE_DISABLE_COMPILE_CACHE=1 turns it off as for any node program.
+ * V8 code caches of the bundle files, made by the node that runs carectl, in the user's cache
+ * folder. A cache is made when the command is done, so it holds the functions the command
+ * compiled as it ran, not only those compiled when the file loaded (node's own compile cache
+ * writes right after loading: 7 KB of undici's file against 290 KB here). NODE_DISABLE_COMPILE_CACHE=1
+ * turns it off, as node's; a folder that cannot be written only means no cache.
  */
-const nodeCompileCache = typeof Module.enableCompileCache === 'function';
-if (nodeCompileCache) {
-  const folder = cacheFolder(process.env);
-  if (folder !== undefined) Module.enableCompileCache(folder);
+const cache = { folder: process.env.NODE_DISABLE_COMPILE_CACHE ? undefined : cacheFolder(process.env), key: cacheKey() };
+
+/**
+ * What a cache is valid for beyond its bundle file: this node and its flags (V8 rejects a cache
+ * from another version or other flags, silently; keyed, a node that alternates does not rewrite
+ * each time). The flags' text is hashed only to keep the name short.
+ */
+function cacheKey() {
+  const flags = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`.trim();
+  let hash = 0;
+  for (let i = 0; i < flags.length; i++) hash = (Math.imul(hash, 31) + flags.charCodeAt(i)) | 0;
+  return `${process.version}-${process.arch}${flags === '' ? '' : `-${(hash >>> 0).toString(36)}`}`;
 }
 
-/** Node 20: every bundle file compiled in this process, by path: the code cache writer saves each. */
-const compiledScripts = new Map();
+/**
+ * The cache file of a bundle file, named by its content's hash (hashes.json, from
+ * scripts/bundle.mjs), so that a cache is never used with other code; throws without a hash.
+ */
+let hashes;
+function cacheFile(name) {
+  hashes ??= JSON.parse(readFileSync(join(directory, 'hashes.json'), 'utf8'));
+  if (typeof hashes[name] !== 'string') throw new Error(`no hash for ${name}`);
+  return join(cache.folder, `${name}-${hashes[name]}-${cache.key}.cache`);
+}
+
+/** Every bundle file compiled in this process, by name: { script, cached } (cached: what the cache file gave, or undefined). */
+const compiled = new Map();
 const chunks = new Map();
-/** What node wraps a CommonJS file in, given to vm.Script around each file on node 20. */
+/** What node wraps a CommonJS file in, given to vm.Script around each file. */
 const WRAPPER = ['(function (exports, require, module, __filename, __dirname) {', '\n})'];
 
 /**
- * Node 20: runs one bundle file as node would run a CommonJS file, with the code cache made at
- * bundle time, into `module` (registered by the caller first, as node does, so a cycle would not recurse).
+ * A cache file: 4 bytes, the bundle files (a bit each, by their place in hashes.json) loaded by the
+ * runs that made it, then V8's data. A run that loaded a file none of them had makes it again: it
+ * compiled other parts of the file (a lookup after `config set`: ~4 ms more a lookup with the
+ * cache of `config set`). The set only grows, so a cache is made a few times at most.
  */
+const HEADER = 4;
+function readCache(name) {
+  if (cache.folder === undefined) return undefined;
+  try {
+    const data = readFileSync(cacheFile(name));
+    return { madeBy: data.readUInt32LE(0), data: data.subarray(HEADER) };
+  } catch {
+    return undefined; // none yet, or no folder
+  }
+}
+
+/** The bundle files this process loaded, a bit each (the set readCache reads). */
+function loadedSet() {
+  const names = Object.keys(hashes);
+  let set = 0;
+  for (const name of compiled.keys()) set |= 1 << names.indexOf(name);
+  return set >>> 0;
+}
+
+/** Runs one bundle file as node would run a CommonJS file, with its code cache, into `module`. */
 function runBundleFile(name, module) {
   const file = join(directory, name);
-  let cachedData;
-  try {
-    cachedData = readFileSync(`${file}.cache`);
-  } catch {
-    // no cache: compile without one
-  }
-  const script = new Script(WRAPPER[0] + readFileSync(file, 'utf8') + WRAPPER[1], { filename: file, cachedData });
-  compiledScripts.set(file, script);
+  const cached = readCache(name);
+  const script = new Script(WRAPPER[0] + readFileSync(file, 'utf8') + WRAPPER[1], { filename: file, cachedData: cached?.data });
+  if (compiled.size === 0 && cache.folder !== undefined) process.once('exit', writeCaches);
+  compiled.set(name, { script, cached });
   script.runInThisContext()(module.exports, bundleRequire, module, file, directory);
   return module.exports;
+}
+
+/**
+ * When the command is done: the cache of each file compiled without one, with one V8 rejected, or
+ * with one whose runs did not load a file this one did. Written beside and renamed, so that a run
+ * never reads half a cache; any failure (a read-only or full disk) leaves the cache as it was, silently.
+ */
+function writeCaches() {
+  if (hashes === undefined) return; // no hashes.json: a bundle made without them
+  const loaded = loadedSet();
+  for (const [name, { script, cached }] of compiled) {
+    if (cached && !script.cachedDataRejected && (loaded & ~cached.madeBy) === 0) continue;
+    const header = Buffer.alloc(HEADER);
+    header.writeUInt32LE((loaded | (script.cachedDataRejected ? 0 : (cached?.madeBy ?? 0))) >>> 0);
+    let temporary;
+    try {
+      const file = cacheFile(name);
+      temporary = `${file}.${process.pid}`;
+      mkdirSync(cache.folder, { recursive: true, mode: 0o700 });
+      writeFileSync(temporary, Buffer.concat([header, script.createCachedData()]), { mode: 0o600 });
+      renameSync(temporary, file);
+    } catch {
+      try {
+        if (temporary) unlinkSync(temporary);
+      } catch {
+        // never written
+      }
+    }
+  }
 }
 
 // The bundles require only node's built-ins besides their own lazy files: this file's require will do.
 const nodeRequire = require;
 
-/** Node 20: the bundle's `require`, its lazy files (`./undici.cjs`) through the code cache, the rest as node does. */
+/** The bundle's `require`: its lazy files (`./undici.cjs`) through the code cache, the rest as node does. */
 function bundleRequire(id) {
   if (!id.startsWith('./')) return nodeRequire(id);
   let module = chunks.get(id);
@@ -132,17 +195,15 @@ function bundleRequire(id) {
 }
 Object.assign(bundleRequire, nodeRequire);
 
-/** One bundle file's exports (`./undici.cjs`), loaded as this node caches code. */
-const requireBundleFile = (id) => (nodeCompileCache ? nodeRequire(join(directory, id)) : bundleRequire(id));
-
 /** The names of the bundle files this process has loaded (for the tests). */
-const loadedBundleFiles = () =>
-  (nodeCompileCache ? Object.keys(nodeRequire.cache).filter((file) => file.startsWith(directory)) : [...compiledScripts.keys()]).map((file) =>
-    file.slice(directory.length + 1),
-  );
+const loadedBundleFiles = () => [...compiled.keys()];
+
+/** What became of each loaded file's cache (for the tests): 'accepted', 'rejected' or 'none'. */
+const codeCaches = () =>
+  Object.fromEntries([...compiled].map(([name, { script, cached }]) => [name, !cached ? 'none' : script.cachedDataRejected ? 'rejected' : 'accepted']));
 
 /** carectl's `main()`, resolving to the exit code. */
-const loadCarectl = () => requireBundleFile('./carectl.js');
+const loadCarectl = () => bundleRequire('./carectl.js');
 
 /**
  * Sets the exit code `running` resolves to. Should node run out of work with it unsettled (a bug: a
@@ -164,5 +225,5 @@ function exitWith(running) {
 if (require.main === module) {
   exitWith(loadCarectl().main({ exitWhenDone: true }));
 } else {
-  module.exports = { loadCarectl, requireBundleFile, loadedBundleFiles, compiledScripts, nodeCompileCache, exitWith };
+  module.exports = { loadCarectl, requireBundleFile: bundleRequire, loadedBundleFiles, codeCaches, exitWith };
 }

@@ -6,11 +6,9 @@
  * Measured with `npm run bench` (see bench/run.js), and why each part is there:
  * - One minified file for carectl itself: resolving, reading and compiling ~70 modules one by one
  *   costs more than most commands take.
- * - CommonJS, not ESM: node's ESM loader costs ~4 ms more per start, and only a CommonJS-style
- *   script can be compiled with a V8 code cache on node 20.
- * - A V8 code cache, made here by running a few commands, for node 20 only (bundled by a node 20,
- *   as a published package is): compiling the bundle is the largest single cost left at start-up.
- *   Node ≥ 22.1 keeps a compile cache of its own in the user's cache folder (bin/carectl.js).
+ * - CommonJS, not ESM: node's ESM loader costs ~4 ms more per start on node 20 (~25 on 22 and
+ *   24), and bin/carectl.js compiles each file as a vm.Script with the V8 code cache it keeps in
+ *   the user's cache folder (hashes.json names each file's content for it).
  * - What only some commands need (undici, conf, chalk, the sandbox) is a file of its own,
  *   required by the dynamic import() calls in src/ when first used, with a code cache of its own.
  * - undici's file holds only the parts carectl uses (src/http/undici.ts): its index also loads
@@ -18,9 +16,9 @@
  *   it tls and crypto) at once; together that doubled the time a lookup spends loading undici.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import nodeModule, { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -58,16 +56,6 @@ const LAZY = {
   './sandbox/index.js': { file: 'sandbox.cjs', entry: { path: 'src/sandbox/index.ts' } },
   '../sandbox/index.js': { file: 'sandbox.cjs', entry: { path: 'src/sandbox/index.ts' } },
 };
-
-/** Commands run to make the code caches: the paths a shell loop or a cron job takes. */
-const WARM_UP = [
-  ['--help'],
-  ['--sandbox', 'tags', 'get', '7001', '-o', 'json'],
-  ['--sandbox', 'tags', 'list', '-o', 'table'],
-  ['--sandbox', 'tags', 'list', '--query', '[?is_active].name'],
-  ['--sandbox', 'conversations', 'list', '--limit', '120', '-o', 'ndjson'],
-  ['--sandbox', 'conversations', 'list', '--limit', '60', '-o', 'csv'],
-];
 
 const common = {
   absWorkingDir: root,
@@ -240,26 +228,24 @@ async function bundle() {
   // A warning here is a bundle that may behave differently from the sources (import.meta in
   // CommonJS, say): better no bundle.
   if (results.some((result) => result.warnings.length > 0)) throw new Error('esbuild warned; see above');
-  // The files are CommonJS, which node ≥ 22.1 requires with its compile cache (bin/carectl.js).
   await writeFile(join(outdir, 'package.json'), '{ "type": "commonjs" }\n');
+  await writeHashes();
   await writePrinted();
-  // Only node 20 uses code caches made here; a newer node caches in the user's folder.
-  if (typeof nodeModule.enableCompileCache === 'function') return;
-  // The warm-up runs carectl; a child process keeps its stdio, signals and exit code apart. Its
-  // own profile file makes every build the same whatever the builder's home holds. conf, which
-  // only a write loads, gets no cache: ~375 KB for the rare login or config set.
-  const home = await mkdtemp(join(tmpdir(), 'carectl-warm-up-'));
-  try {
-    await mkdir(join(home, 'carectl'), { mode: 0o700 });
-    await writeFile(join(home, 'carectl', 'config.json'), JSON.stringify({ profiles: { default: { output: 'tsv' } } }), { mode: 0o600 });
-    const env = { ...process.env, XDG_CONFIG_HOME: home, NO_COLOR: '1' };
-    for (const step of ['--write-code-cache', '--check-code-cache']) {
-      const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), step], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', env });
-      if (run.status !== 0) throw new Error(`${step} failed (exit ${run.status}):\n${run.stderr}`);
-    }
-  } finally {
-    await rm(home, { recursive: true, force: true });
+}
+
+/**
+ * Each file's content hash, in the name of its code cache (bin/carectl.js): V8 checks a cache's
+ * version, flags and source length, not the source, so a cache must never meet other code.
+ */
+async function writeHashes() {
+  const hashes = {};
+  for (const name of (await readdir(outdir)).filter((file) => /\.c?js$/.test(file))) {
+    hashes[name] = createHash('sha256')
+      .update(await readFile(join(outdir, name)))
+      .digest('hex')
+      .slice(0, 16);
   }
+  await writeFile(join(outdir, 'hashes.json'), `${JSON.stringify(hashes)}\n`);
 }
 
 /** The command lines whose output bin/carectl.js prints from dist/bundle/printed.json. */
@@ -276,32 +262,4 @@ async function writePrinted() {
   await writeFile(join(outdir, 'printed.json'), `${JSON.stringify(printed)}\n`);
 }
 
-const entry = () => createRequire(import.meta.url)('../bin/carectl.js');
-
-/** Loads the bundle through the entry's own loader, runs the WARM_UP commands, saves what V8 compiled. */
-async function writeCodeCache() {
-  const { loadCarectl, compiledScripts } = entry();
-  const carectl = loadCarectl();
-  for (const args of WARM_UP) {
-    process.argv.splice(2, Infinity, ...args);
-    const code = await carectl.main();
-    if (code !== 0) throw new Error(`carectl ${args.join(' ')} exited with ${code}`);
-  }
-  for (const [file, script] of compiledScripts) await writeFile(`${file}.cache`, script.createCachedData());
-}
-
-/**
- * V8 rejects a cache made under other flags or from other source, silently: the entry then only
- * compiles as usual, and start-up is slow with nothing to show why. A fresh process checks each.
- */
-async function checkCodeCache() {
-  const { loadCarectl, requireBundleFile, compiledScripts } = entry();
-  loadCarectl();
-  const cached = (await readdir(outdir)).filter((name) => name.endsWith('.cjs.cache'));
-  for (const name of cached) requireBundleFile(`./${name.slice(0, -'.cache'.length)}`);
-  const rejected = [...compiledScripts].filter(([, script]) => script.cachedDataRejected !== false).map(([file]) => file);
-  if (rejected.length > 0) throw new Error(`V8 rejected the code cache of ${rejected.join(', ')}`);
-}
-
-const steps = { '--write-code-cache': writeCodeCache, '--check-code-cache': checkCodeCache };
-await (steps[process.argv[2]] ?? bundle)();
+await bundle();

@@ -1,14 +1,14 @@
 /**
  * The bundled command (bin/carectl.js running dist/bundle/, see scripts/bundle.mjs) behaves as the
- * sources do, through the parts only the bundle has: its reduced undici, the lazy files loaded
- * with their code caches, and built-ins that load only when used.
+ * sources do, through the parts only the bundle has: its reduced undici, the lazy files, the code
+ * caches kept in the user's cache folder, and built-ins that load only when used.
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import Module, { isBuiltin } from 'node:module';
-import { chmod, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { isBuiltin } from 'node:module';
+import { chmod, mkdtemp, open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,56 +69,105 @@ describe('the bundled command', () => {
     assert.match((await ending(['--sandbox', 'tags', 'get', '7001', '-o', 'json'])).stderr, /ended by itself$/);
   });
 
-  /** Whether this node caches compiled code in the user's folder (≥ 22.1) rather than with bundle-time caches (20). */
-  const nodeCompileCache = typeof (Module as { enableCompileCache?: unknown }).enableCompileCache === 'function';
+  /** A lookup through bin/carectl.js with `env` (XDG_CACHE_HOME, HOME, …) added to the sandbox's. */
+  const lookup = async (env: Record<string, string>, as: { uid?: number; gid?: number } = {}): Promise<{ stdout: string; stderr: string }> =>
+    promisify(execFile)(process.execPath, [BIN, 'tags', 'get', '7001', '-o', 'json'], {
+      env: { PATH: process.env.PATH, ...sandboxEnv(sandbox), ...env },
+      ...as,
+    });
 
-  test(
-    'V8 accepts the code cache of each bundle file a command compiles, under the flags bin/carectl.js sets',
-    { skip: nodeCompileCache && 'node ≥ 22.1: its own compile cache' },
-    async () => {
-      // A rejected cache fails nothing: start-up just doubles (~220 ms to ~510 ms for a lookup). A
-      // fresh process, since the flags and caches must meet before anything else is compiled.
-      const probe = `const entry = require(${JSON.stringify(BIN)});
-      entry.loadCarectl();
-      for (const lazy of ['./undici.cjs', './sandbox.cjs']) entry.requireBundleFile(lazy);
-      const seen = {};
-      for (const [file, script] of entry.compiledScripts) seen[require('node:path').basename(file)] = script.cachedDataRejected;
-      process.stdout.write(JSON.stringify(seen));`;
-      const { stdout } = await promisify(execFile)(process.execPath, ['-e', probe], { env: { PATH: process.env.PATH } });
-      // false: a cache was given and taken (undefined would be no cache at all)
-      assert.deepEqual(JSON.parse(stdout), { 'carectl.js': false, 'undici.cjs': false, 'sandbox.cjs': false });
-    },
-  );
+  /**
+   * What became of each bundle file's code cache in a run of `argv` with `env`: 'accepted',
+   * 'rejected' or 'none'. A file run by node (not -e, whose text would be a node flag of its own).
+   */
+  async function cacheUse(argv: string[], env: Record<string, string>): Promise<Record<string, string>> {
+    const probe = join(folder, 'cache-use.cjs');
+    await writeFile(
+      probe,
+      `process.argv = [process.execPath, 'carectl', ...${JSON.stringify(argv)}];
+      const entry = require(${JSON.stringify(BIN)});
+      entry.loadCarectl().main().then(() => process.stderr.write(JSON.stringify(entry.codeCaches())));`,
+    );
+    const { stderr } = await promisify(execFile)(process.execPath, [probe], { env: { PATH: process.env.PATH, ...sandboxEnv(sandbox), ...env } });
+    return JSON.parse(stderr) as Record<string, string>;
+  }
 
-  test(
-    "keeps node's compile cache in $XDG_CACHE_HOME/carectl, else ~/.cache/carectl, and V8 accepts it on the next run",
-    { skip: !nodeCompileCache && 'node 20: no compile cache of its own' },
-    async () => {
-      const lookup = async (env: Record<string, string>): Promise<{ stdout: string; stderr: string }> =>
-        promisify(execFile)(process.execPath, [BIN, 'tags', 'get', '7001', '-o', 'json'], { env: { PATH: process.env.PATH, ...sandboxEnv(sandbox), ...env } });
-      for (const [env, cacheFolder] of [
-        [{ XDG_CACHE_HOME: join(folder, 'xdg'), HOME: join(folder, 'unused') }, join(folder, 'xdg', 'carectl')],
-        [{ HOME: join(folder, 'home') }, join(folder, 'home', '.cache', 'carectl')],
-      ] as const) {
-        const expected = await lookup(env);
-        assert.equal(JSON.parse(expected.stdout).id, '7001');
-        assert.ok((await readdir(cacheFolder)).length > 0, `${cacheFolder} holds the cache`);
-        const again = await lookup({ ...env, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
-        assert.equal(again.stdout, expected.stdout);
-        // Node 22 says "cache for FILE was accepted", node 24 "V8 code cache for CommonJS FILE was accepted".
-        for (const file of ['carectl.js', 'undici.cjs']) {
-          assert.match(again.stderr, new RegExp(`cache for (CommonJS )?\\S+[\\\\/]${file.replace('.', '\\.')} was accepted`), file);
-        }
-      }
-    },
-  );
+  /** The cache files in `cacheFolder`, by the bundle file they are of, each with its inode and content. */
+  async function cacheFiles(cacheFolder: string): Promise<Record<string, { ino: number; data: Buffer }>> {
+    const files: Record<string, { ino: number; data: Buffer }> = {};
+    for (const name of await readdir(cacheFolder)) {
+      files[name.slice(0, name.indexOf('-'))] = { ino: (await stat(join(cacheFolder, name))).ino, data: await readFile(join(cacheFolder, name)) };
+    }
+    return files;
+  }
+
+  test('keeps a V8 code cache of each bundle file a command ran in $XDG_CACHE_HOME/carectl, else ~/.cache/carectl, which the next run takes', async () => {
+    for (const [env, cacheFolder] of [
+      [{ XDG_CACHE_HOME: join(folder, 'xdg'), HOME: join(folder, 'unused') }, join(folder, 'xdg', 'carectl')],
+      [{ HOME: join(folder, 'home') }, join(folder, 'home', '.cache', 'carectl')],
+    ] as const) {
+      const expected = await lookup(env);
+      assert.deepEqual([JSON.parse(expected.stdout).id, expected.stderr], ['7001', '']);
+      const made = await cacheFiles(cacheFolder);
+      assert.deepEqual(Object.keys(made).sort(), ['carectl.js', 'undici.cjs']);
+      // Made once the command ran: it holds what was compiled lazily too (node's own cache of undici's file, made at load: ~7 KB).
+      assert.ok(made['undici.cjs']!.data.length > 100_000, `undici's cache is ${made['undici.cjs']!.data.length} bytes`);
+      assert.deepEqual(await cacheUse(['tags', 'get', '7001', '-o', 'json'], env), { 'carectl.js': 'accepted', 'undici.cjs': 'accepted' });
+      assert.deepEqual(await lookup(env), expected);
+      // Taken, not made again: creating a cache costs a run ~8 ms.
+      assert.deepEqual(await cacheFiles(cacheFolder), made);
+    }
+    assert.ok(!existsSync(join(folder, 'unused')), 'HOME is not used with XDG_CACHE_HOME set');
+  });
+
+  test('makes a cache again when a run loads a bundle file none of the runs that made it loaded', async () => {
+    const env = { XDG_CACHE_HOME: join(folder, 'after-config-set'), XDG_CONFIG_HOME: join(folder, 'after-config-set-config') };
+    const cacheFolder = join(env.XDG_CACHE_HOME, 'carectl');
+    await promisify(execFile)(process.execPath, [BIN, 'config', 'set', 'output', 'json'], { env: { PATH: process.env.PATH, ...env } });
+    const afterConfigSet = await cacheFiles(cacheFolder);
+    assert.deepEqual(Object.keys(afterConfigSet).sort(), ['carectl.js', 'conf.cjs']);
+    // A lookup compiles much of carectl.js that `config set` never ran (~4 ms a lookup with that cache).
+    assert.deepEqual(await cacheUse(['tags', 'get', '7001', '-o', 'json'], env), { 'carectl.js': 'accepted', 'undici.cjs': 'none' });
+    const afterLookup = await cacheFiles(cacheFolder);
+    assert.notDeepEqual(afterLookup['carectl.js'], afterConfigSet['carectl.js'], "carectl.js's cache made again");
+    assert.deepEqual(afterLookup['conf.cjs'], afterConfigSet['conf.cjs']);
+    // Both kinds of run have made it now: neither makes it again.
+    await promisify(execFile)(process.execPath, [BIN, 'config', 'set', 'output', 'tsv'], { env: { PATH: process.env.PATH, ...env } });
+    assert.deepEqual(await lookup(env).then((run) => JSON.parse(run.stdout).id), '7001');
+    assert.deepEqual(await cacheFiles(cacheFolder), afterLookup);
+  });
+
+  test('a cache of other code or from another node is not taken, and is made again', async () => {
+    const env = { XDG_CACHE_HOME: join(folder, 'foreign') };
+    const cacheFolder = join(env.XDG_CACHE_HOME, 'carectl');
+    const expected = await lookup(env);
+    const names = await readdir(cacheFolder);
+    // Named by the bundle file's content and this node's version: another build or node has caches of its own.
+    const hashes = JSON.parse(await readFile(fileURLToPath(new URL('../../dist/bundle/hashes.json', import.meta.url)), 'utf8')) as Record<string, string>;
+    assert.deepEqual(names.sort(), [
+      `carectl.js-${hashes['carectl.js']}-${process.version}-${process.arch}.cache`,
+      `undici.cjs-${hashes['undici.cjs']}-${process.version}-${process.arch}.cache`,
+    ]);
+    // undici's cache under carectl.js's name: V8 rejects it (other source), as it does garbage.
+    const [carectlCache, undiciCache] = names.map((name) => join(cacheFolder, name)) as [string, string];
+    await writeFile(carectlCache, await readFile(undiciCache));
+    await writeFile(undiciCache, 'not a cache');
+    assert.deepEqual(await cacheUse(['tags', 'get', '7001', '-o', 'json'], env), { 'carectl.js': 'rejected', 'undici.cjs': 'rejected' });
+    assert.deepEqual(await cacheUse(['tags', 'get', '7001', '-o', 'json'], env), { 'carectl.js': 'accepted', 'undici.cjs': 'accepted' });
+    assert.deepEqual(await lookup(env), expected);
+    // Under other V8 flags (here a node option), a cache of their own beside this one.
+    assert.deepEqual(await lookup({ ...env, NODE_OPTIONS: '--max-old-space-size=900' }), expected);
+    assert.equal((await readdir(cacheFolder)).length, 4);
+  });
+
+  test('NODE_DISABLE_COMPILE_CACHE=1 keeps no cache', async () => {
+    const env = { XDG_CACHE_HOME: join(folder, 'disabled'), NODE_DISABLE_COMPILE_CACHE: '1' };
+    assert.equal(JSON.parse((await lookup(env)).stdout).id, '7001');
+    assert.ok(!existsSync(env.XDG_CACHE_HOME));
+  });
 
   test('a cache folder that cannot be written, or a broken cache, costs only the cache: the same output, nothing said', async () => {
-    const run = (env: Record<string, string>, as: { uid?: number; gid?: number } = {}) =>
-      promisify(execFile)(process.execPath, [BIN, 'tags', 'get', '7001', '-o', 'json'], {
-        env: { PATH: process.env.PATH, ...sandboxEnv(sandbox), ...env },
-        ...as,
-      });
+    const run = lookup;
     const fine = join(folder, 'fine');
     const expected = { stdout: (await run({ XDG_CACHE_HOME: fine })).stdout, stderr: '' };
     assert.equal(JSON.parse(expected.stdout).id, '7001');
@@ -127,12 +176,12 @@ describe('the bundled command', () => {
     await writeFile(inTheWay, '');
     assert.deepEqual(await run({ XDG_CACHE_HOME: inTheWay, HOME: inTheWay }), expected, 'a file where the folder would be');
 
-    if (nodeCompileCache) {
-      const cacheFiles = (await readdir(join(fine, 'carectl'), { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile());
-      assert.ok(cacheFiles.length > 0);
-      for (const entry of cacheFiles) await writeFile(join(entry.parentPath, entry.name), 'not a cache');
-      assert.deepEqual(await run({ XDG_CACHE_HOME: fine }), expected, 'every cache file overwritten with garbage');
-    }
+    const cached = await readdir(join(fine, 'carectl'));
+    assert.ok(cached.length > 0);
+    for (const name of cached) await writeFile(join(fine, 'carectl', name), 'not a cache');
+    assert.deepEqual(await run({ XDG_CACHE_HOME: fine }), expected, 'every cache file overwritten with garbage');
+    for (const name of cached) await writeFile(join(fine, 'carectl', name), '');
+    assert.deepEqual(await run({ XDG_CACHE_HOME: fine }), expected, 'every cache file empty');
 
     // Root writes anywhere: as nobody, a folder it cannot enter, and one it can read but not write
     // (the cache a `sudo carectl` left behind).
