@@ -8,7 +8,7 @@
  * default `~/.cache/carectl`). CommonJS (bin/package.json) so that it skips node's ESM loader.
  */
 'use strict';
-const { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } = require('node:fs');
+const { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } = require('node:fs');
 const { isAbsolute, join } = require('node:path');
 
 const directory = join(__dirname, '../dist/bundle');
@@ -169,6 +169,7 @@ function writeCaches() {
       mkdirSync(cache.folder, { recursive: true, mode: 0o700 });
       writeFileSync(temporary, Buffer.concat([header, script.createCachedData()]), { mode: 0o600 });
       renameSync(temporary, file);
+      removeOtherBuilds(name);
     } catch {
       try {
         if (temporary) unlinkSync(temporary);
@@ -176,6 +177,17 @@ function writeCaches() {
         // never written
       }
     }
+  }
+}
+
+/**
+ * Each build of carectl has caches of its own: when one is made, those of the same file from other
+ * builds go (every upgrade, or `npm run build` in a checkout, would add ~750 KB a node version).
+ */
+function removeOtherBuilds(name) {
+  const ours = `${name}-${hashes[name]}-`;
+  for (const other of readdirSync(cache.folder)) {
+    if (other.startsWith(`${name}-`) && !other.startsWith(ours) && other.endsWith('.cache')) unlinkSync(join(cache.folder, other));
   }
 }
 

@@ -137,7 +137,7 @@ describe('the bundled command', () => {
     assert.deepEqual(await cacheFiles(cacheFolder), afterLookup);
   });
 
-  test('a cache of other code or from another node is not taken, and is made again', async () => {
+  test('a cache of other code or from another node is not taken, and is made again; those of other builds go', async () => {
     const env = { XDG_CACHE_HOME: join(folder, 'foreign') };
     const cacheFolder = join(env.XDG_CACHE_HOME, 'carectl');
     const expected = await lookup(env);
@@ -155,9 +155,14 @@ describe('the bundled command', () => {
     assert.deepEqual(await cacheUse(['tags', 'get', '7001', '-o', 'json'], env), { 'carectl.js': 'rejected', 'undici.cjs': 'rejected' });
     assert.deepEqual(await cacheUse(['tags', 'get', '7001', '-o', 'json'], env), { 'carectl.js': 'accepted', 'undici.cjs': 'accepted' });
     assert.deepEqual(await lookup(env), expected);
-    // Under other V8 flags (here a node option), a cache of their own beside this one.
+    // Under other V8 flags (here a node option), a cache of their own beside this one. Making it
+    // removes the caches of other builds of the file, not those of other nodes.
+    const otherBuild = `carectl.js-0123456789abcdef-${process.version}-${process.arch}.cache`;
+    const otherNode = `carectl.js-${hashes['carectl.js']}-v0.0.0-${process.arch}.cache`;
+    for (const name of [otherBuild, otherNode]) await writeFile(join(cacheFolder, name), 'a cache');
     assert.deepEqual(await lookup({ ...env, NODE_OPTIONS: '--max-old-space-size=900' }), expected);
-    assert.equal((await readdir(cacheFolder)).length, 4);
+    const after = await readdir(cacheFolder);
+    assert.deepEqual([after.length, after.includes(otherBuild), after.includes(otherNode)], [5, false, true]);
   });
 
   test('NODE_DISABLE_COMPILE_CACHE=1 keeps no cache', async () => {
