@@ -89,7 +89,8 @@ describe('the bundled command', () => {
       entry.loadCarectl().main().then(() => process.stderr.write(JSON.stringify(entry.codeCaches())));`,
     );
     const { stderr } = await promisify(execFile)(process.execPath, [probe], { env: { PATH: process.env.PATH, ...sandboxEnv(sandbox), ...env } });
-    return JSON.parse(stderr) as Record<string, string>;
+    // the last line: a list says on stderr where it stopped first
+    return JSON.parse(stderr.split('\n').at(-1)!) as Record<string, string>;
   }
 
   /** The cache files in `cacheFolder`, by the bundle file they are of, each with its inode and content. */
@@ -120,10 +121,12 @@ describe('the bundled command', () => {
     assert.ok(!existsSync(join(folder, 'unused')), 'HOME is not used with XDG_CACHE_HOME set');
   });
 
-  test('makes a cache again when a run loads a bundle file none of the runs that made it loaded', async () => {
+  test('makes a cache again when a run does what none of the runs that made it did: another command, another bundle file', async () => {
     const env = { XDG_CACHE_HOME: join(folder, 'after-config-set'), XDG_CONFIG_HOME: join(folder, 'after-config-set-config') };
     const cacheFolder = join(env.XDG_CACHE_HOME, 'carectl');
-    await promisify(execFile)(process.execPath, [BIN, 'config', 'set', 'output', 'json'], { env: { PATH: process.env.PATH, ...env } });
+    const configSet = (value: string) =>
+      promisify(execFile)(process.execPath, [BIN, 'config', 'set', 'output', value], { env: { PATH: process.env.PATH, ...env } });
+    await configSet('json');
     const afterConfigSet = await cacheFiles(cacheFolder);
     assert.deepEqual(Object.keys(afterConfigSet).sort(), ['carectl.js', 'conf.cjs']);
     // A lookup compiles much of carectl.js that `config set` never ran (~4 ms a lookup with that cache).
@@ -131,10 +134,16 @@ describe('the bundled command', () => {
     const afterLookup = await cacheFiles(cacheFolder);
     assert.notDeepEqual(afterLookup['carectl.js'], afterConfigSet['carectl.js'], "carectl.js's cache made again");
     assert.deepEqual(afterLookup['conf.cjs'], afterConfigSet['conf.cjs']);
-    // Both kinds of run have made it now: neither makes it again.
-    await promisify(execFile)(process.execPath, [BIN, 'config', 'set', 'output', 'tsv'], { env: { PATH: process.env.PATH, ...env } });
-    assert.deepEqual(await lookup(env).then((run) => JSON.parse(run.stdout).id), '7001');
-    assert.deepEqual(await cacheFiles(cacheFolder), afterLookup);
+    // A list loads the same bundle files as a lookup, and runs other parts of them (~8 ms a page with a lookup's cache).
+    const list = ['conversations', 'list', '--limit', '1', '-o', 'json'];
+    assert.deepEqual(await cacheUse(list, env), { 'carectl.js': 'accepted', 'undici.cjs': 'accepted' });
+    const afterList = await cacheFiles(cacheFolder);
+    assert.notDeepEqual(afterList['carectl.js'], afterLookup['carectl.js'], "carectl.js's cache made again for the list");
+    // Every kind of run has made it now: none makes it again.
+    await configSet('tsv');
+    assert.equal(await lookup(env).then((run) => JSON.parse(run.stdout).id), '7001');
+    assert.deepEqual(await cacheUse(list, env), { 'carectl.js': 'accepted', 'undici.cjs': 'accepted' });
+    assert.deepEqual(await cacheFiles(cacheFolder), afterList);
   });
 
   test('a cache of other code or from another node is not taken, and is made again; those of other builds go', async () => {
