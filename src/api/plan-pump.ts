@@ -8,6 +8,9 @@ import type { ResumePoint } from './resume-token.js';
 import type { Scheduler } from './scheduler.js';
 import { initialState, plan, type PlanEvent, type PlanRequest, type PlanSlice, type PlanState } from './plan.js';
 
+/** A slice as a token names it (see place()). */
+export type SlicePlace = { readonly phase: number; readonly first: string; readonly sliceLastDay: number | undefined };
+
 export type PumpOptions = { plan: ListPlan; source: PageSource; scheduler: Scheduler; start: ResumePoint; pageSize: number; limit: number };
 
 export class PlanPump {
@@ -20,6 +23,7 @@ export class PlanPump {
   /** Requests sent and not answered, as the pump counts them: the planner's own count must agree. */
   private pending = 0;
   private wakeConsumer = (): void => undefined;
+  private placed: { state: PlanState; id: number; place: SlicePlace } | undefined;
 
   constructor(private readonly options: PumpOptions) {
     this.state = initialState(options.plan, options.start, { ...options, window: options.scheduler.window });
@@ -42,12 +46,18 @@ export class PlanPump {
     return slices[slices.findIndex((each) => each.id === slice) + 1]?.id;
   }
 
-  /** What a token needs of a slice: its phase, first page, and last calendar day once the service was seen to keep the bound. */
-  place(id: number): { phase: number; first: string; sliceLastDay?: number } {
-    const slice = this.slice(id);
-    const kept = this.state.phases[slice.phase]?.verdict === 'kept';
-    const sliceLastDay = kept ? this.state.config.days?.toCalendar(slice.hi) : undefined;
-    return { phase: slice.phase, first: slice.first, ...(sliceLastDay !== undefined && { sliceLastDay }) };
+  /**
+   * What a token needs of a slice: its phase, first page, and last calendar day once the service was seen to keep the bound.
+   * The consumer asks for each record it passes: the answer is kept until the state or the slice asked for changes.
+   */
+  place(id: number): SlicePlace {
+    if (this.placed?.state !== this.state || this.placed.id !== id) {
+      const slice = this.slice(id);
+      const kept = this.state.phases[slice.phase]?.verdict === 'kept';
+      const sliceLastDay = kept ? this.state.config.days?.toCalendar(slice.hi) : undefined;
+      this.placed = { state: this.state, id, place: { phase: slice.phase, first: slice.first, sliceLastDay } };
+    }
+    return this.placed.place;
   }
 
   /** Waits for the consumer's next page of `slice`, `written` its count of records written; null when the slice has no more. */
