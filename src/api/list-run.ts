@@ -6,12 +6,11 @@ import { ApiError, exchangeFailed, InterruptedError, ListStoppedError, type Care
 import { realSleep } from '../core/io.js';
 import { PlanPump } from './plan-pump.js';
 import { PagingError } from './page-guard.js';
-import { type Cursor, type ListPlan, type PageSource, type TakenPage } from './paging.js';
-import { decodeResumeToken, encodeResumeToken, type ResumePoint } from './resume-token.js';
-import { isDateTime, splitAddress } from './links.js';
+import { type ListPlan, type PageSource, type TakenPage } from './paging.js';
+import { decodeResumeToken, type ResumePoint } from './resume-token.js';
+import { Trail, type Place } from './list-trail.js';
 import { idText } from '../core/exact-json.js';
 import { IdSet } from '../core/id-set.js';
-import { PAGING_STYLES } from '../catalogue/index.js';
 import { Scheduler } from './scheduler.js';
 
 /** Where a list's records go: all the engine knows of a writer (the output's RecordWriter is one). */
@@ -78,15 +77,6 @@ export async function runList(options: ListRunOptions): Promise<ListEnd> {
   return { ended: 'limit', written, token };
 }
 
-/** Ids a token names at most (the contract: up to 100). */
-const NAMED_MAX = 100;
-/** Ids remembered (recent, printed) before the older half is let go: enough for a token, bounded in a 1M export. */
-const REMEMBERED_MAX = 8192;
-const REMEMBERED_KEPT = REMEMBERED_MAX / 2;
-
-/** A cursor, the records the run passed before it, and how many of those lead up to it in its chain (their ids known). */
-type Place = Cursor & { recordsPassed: number; passedInChain: number };
-
 /** The pump's single consumer: the slices' records in order, each id once, with the cursor a token continues from. */
 class Consumer {
   written = 0;
@@ -103,16 +93,8 @@ class Consumer {
   // A page boundary every pageSize records of a phase, however the slices were cut: a table lays out the same rows.
   private phase: number;
   private counted: number;
-  // The ids of the last records passed (written, or left out as repeats), for byIds; undefined: a record with none.
-  private recent: Array<string | undefined> = [];
-  private recordsPassed = 0;
-  private passedInChain = 0;
-  /** Ids the run this one continues wrote (its token's namedIds): left out. */
-  private readonly leftOut: Set<string>;
-  /** The ids written, in order, each with the count of records passed before it (those the run this one continues wrote first). */
-  private printed: Array<{ id: string; at: number }> = [];
-  /** The oldest of `printed` were let go (a long list): too many to name all. */
-  private printedTrimmed = false;
+
+  private readonly trail: Trail;
 
   constructor(
     private readonly options: ListRunOptions,
@@ -121,84 +103,21 @@ class Consumer {
     private readonly pageSize: number,
   ) {
     const { start } = options;
-    this.leftOut = new Set(start.namedIds);
-    for (const id of start.namedIds ?? []) this.pass(id, true);
-    this.first = { ...start, recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
+    this.trail = new Trail(options.plan, start);
+    this.first = this.trail.place(start);
     this.cursor = this.first;
     this.phase = start.phase;
     this.counted = start.writtenBefore;
   }
 
-  /** A record passed, `wasWritten` or left out as a repeat. */
-  private pass(id: string | undefined, wasWritten: boolean): void {
-    if (wasWritten && id !== undefined) this.printed.push({ id, at: this.recordsPassed });
-    if (this.printed.length > REMEMBERED_MAX) {
-      this.printed = this.printed.slice(-REMEMBERED_KEPT);
-      this.printedTrimmed = true;
-    }
-    this.recent.push(id);
-    this.recordsPassed++;
-    this.passedInChain++;
-    if (this.recent.length > REMEMBERED_MAX) this.recent = this.recent.slice(-REMEMBERED_KEPT);
-  }
-
-  /**
-   * `at` for a token, and what it still counts rather than names (RELIABILITY.md, "Resume tokens"): the ids of every record before
-   * it on the link's terms with the service's skip set to 0 where the run knows them (a count would skip a record never written when
-   * one written has left the list since), else the skip kept and the last ids written named, for a resumed run to leave out.
-   */
-  private byIds(at: Place): { cursor: Cursor; counts?: string } {
-    const { recordsPassed, passedInChain, ...cursor } = at;
-    const [path, params] = splitAddress(at.url);
-    const skipped = Number(params.get(SKIP_PARAM) ?? 0);
-    const before = skipped + at.writtenBefore;
-    if (before === 0) return { cursor };
-    const recentAt = this.recent.length - (this.recordsPassed - recordsPassed);
-    // The ids written up to `at`, in the order written (those the run this one continues named first).
-    const writtenIds = this.printed.filter((entry) => entry.at < recordsPassed).map((entry) => entry.id);
-    // The link has a date-time bound the query lacks (keyset, or a snapshot's): its skip counts from there.
-    const query = splitAddress(this.options.plan.phases[at.phase] ?? '')[1];
-    const bounded = [...params].some(([key, value]) => /_(gte|gt|lte|lt)$/.test(key) && isDateTime(value) && !query.getAll(key).includes(value));
-    // Under a date bound of its own the skip counts from that bound: the last `before` records passed.
-    // A plain skip counts from the list's start: every record this part passed, and those named before.
-    const names = bounded ? this.recent.slice(Math.max(0, recentAt - before), recentAt) : writtenIds;
-    const covered = bounded ? before <= Math.min(passedInChain, recentAt) : before <= passedInChain && !this.printedTrimmed;
-    const own = this.recent.slice(recentAt - Math.min(passedInChain, recentAt), recentAt);
-    if (covered && !names.includes(undefined) && !own.includes(undefined) && names.length <= NAMED_MAX) {
-      // skip=0 rather than none: the form of the service's own links (the spec's "a skip value").
-      if (skipped > 0) params.set(SKIP_PARAM, '0');
-      return { cursor: { ...cursor, url: `${path}?${params.toString()}`, writtenBefore: 0, namedIds: names as string[] } };
-    }
-    // The last ids written: those a list that grew in between shifts back past the cursor first.
-    const lastWritten = writtenIds.slice(-NAMED_MAX);
-    const page = this.recent.slice(recentAt - at.writtenBefore, recentAt);
-    const pageNamed = at.writtenBefore <= recentAt && page.every((id) => id !== undefined && lastWritten.includes(id));
-    // Said in words true for its link: a skip under its own date bound (keyset: the records at one second), a plain skip past
-    // what a token can name (the service's cursor, which records leaving shift for any client), the page's unnamed records.
-    const counts = [
-      ...(skipped
-        ? [`the service's skip in it counts the ${skipped} records before it${bounded ? " under the link's date bound" : ', more than a token names'}`]
-        : []),
-      ...(pageNamed ? [] : [`it counts the ${at.writtenBefore} records of its page written before it, which have no id to name`]),
-    ];
-    return {
-      cursor: { ...cursor, writtenBefore: pageNamed ? 0 : at.writtenBefore, ...(lastWritten.length > 0 && { namedIds: lastWritten }) },
-      ...(counts.length > 0 && { counts: `${counts.join('; ')}: for each record that leaves the list before it in between, one after it may be passed over` }),
-    };
-  }
-
   /** The token of `at`, with the header the output holds once records went out (or held for the run it continues). */
   token(at: Place, origin?: string): string {
     const { start, header } = this.options;
-    const plan = origin === undefined ? this.options.plan : { ...this.options.plan, origin };
-    const { cursor, counts } = this.byIds(at);
-    const token = encodeResumeToken(plan, cursor, start.header ?? (this.written > 0 ? header : undefined));
-    // Records counted, being too many to name: say so, and what that risks.
-    return counts === undefined ? token : `${token} (${counts})`;
+    return this.trail.token(at, start.header ?? (this.written > 0 ? header : undefined), origin);
   }
 
   async startSlice(slice: number): Promise<void> {
-    this.passedInChain = 0;
+    this.trail.startChain();
     const { phase } = this.pump.place(slice);
     if (phase === this.phase) return;
     await this.closePhase();
@@ -219,11 +138,11 @@ class Consumer {
       const text = idText(record.id);
       // A record without an id (an annotation) is never taken for a repeat: nothing tells it from another.
       const seen = text !== undefined && this.seen.has(text);
-      const repeat = seen || (text !== undefined && this.leftOut.has(text));
+      const repeat = seen || (text !== undefined && this.trail.leftOut.has(text));
       // A repeat within one query (a union's second query repeats the first's by design).
       if (seen && (!plan.union || this.pump.place(slice).phase === 0)) this.pump.distrust();
       if (!repeat) await this.writeRecord(this.at(slice, page.url, i), record, text);
-      this.pass(text, !repeat);
+      this.trail.pass(text, !repeat);
       this.cursor = this.at(slice, page.url, i + 1);
       if (++this.counted % this.pageSize === 0) await writer.endPage();
     }
@@ -277,7 +196,7 @@ class Consumer {
   private at(slice: number, url: string, writtenBefore: number): Place {
     const { phase, sliceLastDay } = this.pump.place(slice);
     // One shape for every record's place (an absent last day is undefined): a second object per record was a third of the allocation a parallel list adds.
-    return { phase, url, writtenBefore, sliceLastDay, recordsPassed: this.recordsPassed, passedInChain: this.passedInChain };
+    return { phase, url, writtenBefore, sliceLastDay, recordsPassed: this.trail.recordsPassed, passedInChain: this.trail.passedInChain };
   }
 
   /** Where the list goes on after the whole of `page`. */
@@ -292,9 +211,6 @@ class Consumer {
 /** Whether `start` is another point than the plan's own start: a --resume token's. */
 const isResumed = (plan: ListPlan, start: ResumePoint): boolean =>
   start.phase > 0 || start.url !== plan.phases[0] || start.writtenBefore > 0 || start.sliceLastDay !== undefined || start.namedIds !== undefined;
-
-/** The service's `skip` parameter: records of the query before the page. */
-const SKIP_PARAM = PAGING_STYLES.skip.cursorParam;
 
 /** Failures a list can go on from: the exchange, any answer (a 4xx part-way too: a credential renewed), paging, Ctrl-C; not our output's. */
 function isResumable(err: unknown): boolean {
