@@ -342,7 +342,7 @@ describe('the scripts run carectl __complete for the options that name records',
     // a stand-in carectl that prints words for __complete, so the script's side is tested alone
     await writeFile(
       join(folder, 'bin', 'carectl'),
-      '#!/bin/sh\ncase "$*" in\n  "__complete names tags") printf "vip\\nspam\\npraise-follow-up\\n" ;;\n  "__complete names channels") printf "acme-x\\n201\\n" ;;\n  "__complete close-reasons") printf "resolved\\n" ;;\n  "__complete ids tags") printf "7001\\n7002\\n" ;;\n  "--profile work __complete ids tags"|"--profile=work __complete ids tags") printf "8001\\n" ;;\n  "--base-url http://127.0.0.1:9 --insecure-http --user ann __complete names tags") printf "elsewhere\\n" ;;\n  "--sandbox __complete ids tags") printf "9001\\n" ;;\n  "--profile evil __complete close-reasons") printf "%s\\n" resolved \'dup $(touch FILE)\' \'`touch F2`\' "won\'t fix" ;;\n  "--profile evil __complete names tags") printf "%s\\n" vip "Acme Support" \'$(touch F3)\' ;;\nesac\n',
+      '#!/bin/sh\ncase "$*" in\n  "__complete names tags") printf "vip\\nspam\\npraise-follow-up\\n" ;;\n  "__complete names channels") printf "acme-x\\n201\\n" ;;\n  "__complete close-reasons") printf "resolved\\n" ;;\n  "__complete ids tags") printf "7001\\n7002\\n" ;;\n  "--profile work __complete ids tags"|"--profile=work __complete ids tags") printf "8001\\n" ;;\n  "--base-url http://127.0.0.1:9 --insecure-http --user ann __complete names tags") printf "elsewhere\\n" ;;\n  "--sandbox __complete ids tags") printf "9001\\n" ;;\n  "--profile evil __complete close-reasons") printf "%s\\n" resolved \'dup $(touch FILE)\' \'`touch F2`\' "won\'t fix" ;;\n  "--profile evil __complete names tags") printf "%s\\n" vip "Acme Support" \'$(touch F3)\' ;;\n  "--profile bs __complete close-reasons") printf "%s\\n" resolved twofold \'back\\slash\' \'two\\\\back\' \'a b\\c\' \'dup "q"\' \'won\\to\' ;;\n  "--profile bs __complete names tags") printf "%s\\n" vip "sp ace" \'C:\\temp\' ;;\nesac\n',
     );
     await chmod(join(folder, 'bin', 'carectl'), 0o755);
     env = { PATH: `${join(folder, 'bin')}:${process.env.PATH ?? ''}`, HOME: folder };
@@ -516,6 +516,83 @@ describe('the scripts run carectl __complete for the options that name records',
     assert.deepEqual(await fishOffers(file, 'carectl --profile evil conversations update 1 --add-tags vip,'), ['vip,$(touch F3)', 'vip,Acme Support']);
     assert.deepEqual(await ran(), []);
   });
+
+  // Words with backslashes, and words typed with backslashes and quotes: what bash, fish or zsh will
+  // read the word as is the prefix; what is offered reads back as the word in that shell.
+  const BACKSLASHED = [
+    ['carectl', '--profile', 'bs', 'conversations', 'update', '1', '--close-reason', 'back'],
+    // back\s: the backslash typed as \\ (stripping every backslash read it as "backs")
+    ['carectl', '--profile', 'bs', 'conversations', 'update', '1', '--close-reason', 'back\\\\s'],
+    // two\\ typed: two backslashes, so not "twofold"
+    ['carectl', '--profile', 'bs', 'conversations', 'update', '1', '--close-reason', 'two\\\\\\\\'],
+    ['carectl', '--profile', 'bs', 'conversations', 'update', '1', '--close-reason', '"two\\\\\\\\'],
+    ['carectl', '--profile', 'bs', 'conversations', 'update', '1', '--close-reason', "'a b\\"],
+    ['carectl', '--profile', 'bs', 'conversations', 'update', '1', '--close-reason', '"a b\\'],
+    // inside "…" bash would not close a quote after a word ending in \"
+    ['carectl', '--profile', 'bs', 'conversations', 'update', '1', '--close-reason', '"dup \\"'],
+    // 'won\'t reads as won\t in bash: the quote closes after the backslash
+    ['carectl', '--profile', 'bs', 'conversations', 'update', '1', '--close-reason', "'won\\'t"],
+    ['carectl', '--profile', 'bs', 'conversations', 'update', '1', '--add-tags', 'sp\\ ace,'],
+    ['carectl', '--profile', 'bs', 'conversations', 'update', '1', '--add-tags', 'vip,"sp'],
+    ['carectl', 'conversations', 'list', '-o', '"js'],
+  ];
+
+  test('bash: a word typed with backslashes or quotes is matched as bash reads it, and each offer reads back as the word', async () => {
+    const file = await script('bash');
+    assert.deepEqual(await bashReplies(file, BACKSLASHED, 'printf "[%s]" "${COMPREPLY[@]}"; printf "\\n"'), [
+      '[back\\\\slash]',
+      '[back\\\\slash]',
+      '[two\\\\\\\\back]',
+      '[two\\\\\\\\back]',
+      '[a b\\c]',
+      '[a b\\\\c]',
+      '[dup \\"q\\""]',
+      '[won\\\\to]',
+      '[sp\\ ace,vip][sp\\ ace,C:\\\\temp]',
+      '[sp ace]',
+      '[json]',
+    ]);
+    // what bash reads each offer back as is the word
+    const { stdout } = await run(
+      'bash',
+      ['-c', 'for word in back\\\\slash two\\\\\\\\back "a b\\\\c" "dup \\"q\\"" won\\\\to sp\\ ace,C:\\\\temp; do printf "[%s]" "$word"; done'],
+      { cwd: folder, env },
+    );
+    assert.equal(stdout, '[back\\slash][two\\\\back][a b\\c][dup "q"][won\\to][sp ace,C:\\temp]');
+  });
+
+  test(
+    'fish: the items of a list typed with backslashes or quotes are read as fish reads them',
+    { skip: installed('fish') ? false : 'fish is not installed' },
+    async () => {
+      const file = await script('fish');
+      assert.deepEqual(await fishOffers(file, 'carectl --profile bs conversations update 1 --add-tags sp\\ ace,'), ['sp ace,C:\\temp', 'sp ace,vip']);
+      assert.deepEqual(await fishOffers(file, "carectl --profile bs conversations update 1 --add-tags 'sp ace',v"), ['sp ace,vip']);
+      assert.deepEqual(await fishOffers(file, 'carectl --profile bs conversations update 1 --add-tags "C:\\\\temp",'), ['C:\\temp,sp ace', 'C:\\temp,vip']);
+      assert.deepEqual(await fishOffers(file, 'carectl --profile bs conversations update 1 --close-reason back\\\\s'), ['back\\slash']);
+    },
+  );
+
+  test(
+    'zsh: the items of a list typed with backslashes are left out as zsh reads them',
+    { skip: installed('zsh') ? false : 'zsh is not installed' },
+    async () => {
+      const file = await script('zsh');
+      const stdout = await zshPrints(
+        file,
+        [
+          'compadd() { while (( $# )); do case $1 in (--) shift; break ;; (-S|-P) shift ;; esac; shift; done; print -rn -- "${(j:|:)@}"; }',
+          'compset() { [[ ${words[CURRENT]} == *,* ]] && IPREFIX=${words[CURRENT]%,*},; }',
+          'offer() { local -a words; words=("$@"); CURRENT=$#; _carectl; print; }',
+        ],
+        [
+          "offer carectl --profile bs conversations update 1 --add-tags 'sp\\ ace,'",
+          'offer carectl --profile bs conversations update 1 --add-tags \'vip,"sp ace",\'',
+        ],
+      );
+      assert.deepEqual(stdout.split('\n').slice(0, 2), ['vip|C:\\temp', 'C:\\temp']);
+    },
+  );
 
   const SERVICE_LINES = [
     'carectl --profile work tags get ',

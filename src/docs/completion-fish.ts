@@ -187,7 +187,8 @@ function __carectl_help_words --description 'the verbs of the command that carec
 end
 
 function __carectl_list_items --description 'the items of a comma-separated list, after those typed so far'
-    set -l token (commandline -ct)
+    # the items as fish reads them (quotes and backslashes taken off), which is what it matches and quotes candidates against
+    set -l token (commandline -ct | string unescape)
     set -l done (string match -r '^.*,' -- $token)
     for word in $argv
         contains -- $word (string split , -- $done); or printf '%s%s\\n' "$done" $word

@@ -26,24 +26,51 @@ import {
 const SERVICE_WORDS = '"${__carectl_service[@]}"';
 import type { CommandDoc } from './tree.js';
 
-/** bash's reader of the service's words (the script's comment says why it is not compgen). */
-const BASH_REPLY_LINES = `# COMPREPLY from words read from the service, one a line on stdin, after $1 (the items of a list
-# typed so far, left out again): matched against what is typed ($2, its backslashes taken off)
-# without compgen, which would run $(…) and \`…\` in them. Each is quoted for the shell: after an
-# opening quote bash keeps (and closes) that quote, so inside "…" only \\ " $ \` are escaped, and
+/** bash's readers of the word being completed and of the words to offer (the script's comments say why not compgen). */
+const BASH_REPLY_LINES = `# The word being completed ($1, as COMP_WORDS has it: as typed) read as bash will read it:
+# __carectl_typed is its value, __carectl_open the quote left open at its end ('' for none) and
+# __carectl_opened where in the value that quote opens. Outside quotes a backslash takes the next
+# character as it is; inside "…" only before \\ " $ \`; inside '…' never.
+__carectl_unquote() {
+  local word=$1 i=0 c
+  __carectl_typed='' __carectl_open='' __carectl_opened=0
+  while (( i < \${#word} )); do
+    c=\${word:i:1}
+    if [[ $__carectl_open == \\' ]]; then
+      [[ $c == \\' ]] && __carectl_open='' || __carectl_typed+=$c
+    elif [[ $c == \\\\ && ( -z $__carectl_open || \${word:i+1:1} == [\\\\\\"\\$\\\`] ) ]]; then
+      i=$((i + 1))
+      __carectl_typed+=\${word:i:1}
+    elif [[ $c == \\" && -n $__carectl_open ]]; then
+      __carectl_open=''
+    elif [[ $c == [\\"\\'] ]]; then
+      __carectl_open=$c __carectl_opened=\${#__carectl_typed}
+    else
+      __carectl_typed+=$c
+    fi
+    i=$((i + 1))
+  done
+}
+
+# COMPREPLY from words, one a line on stdin, for the word typed ($2, as typed); $1 set: the word is a
+# comma list, whose items typed so far stay and are not offered again. Matched against the word as
+# bash reads it, without compgen, which would run $(…) and \`…\` in words read from the service. Each
+# is quoted for the shell: after a quote left open bash replaces only what follows it and closes it,
+# so inside "…" only \\ " $ \` are escaped (and a word ending in " closed here: bash would not), and
 # inside '…' a word holding ' is left out.
 __carectl_reply_lines() {
-  local done=$1 cur=$2 word quote=''
-  [[ $done$cur == [\\"\\']* ]] && quote=\${done:-$cur} && quote=\${quote:0:1}
-  done=\${done#[\\"\\']}
-  cur=\${cur#[\\"\\']}
-  [[ -z $quote ]] && cur=\${cur//\\\\/}
+  local done='' cur word whole
+  __carectl_unquote "$2"
+  [[ -n $1 && $__carectl_typed == *,* ]] && done=\${__carectl_typed%,*},
+  cur=\${__carectl_typed#"$done"}
   while IFS= read -r word; do
     [[ -n $word && $word == "$cur"* && ,$done != *,"$word",* ]] || continue
-    case $quote in
-      \\') [[ $word == *\\'* ]] || COMPREPLY+=("$done$word") ;;
-      \\") word=\${word//\\\\/\\\\\\\\}; word=\${word//\\"/\\\\\\"}; word=\${word//\\$/\\\\\\$}; word=\${word//\\\`/\\\\\\\`}; COMPREPLY+=("$done$word") ;;
-      *) COMPREPLY+=("$done$(printf '%q' "$word")") ;;
+    whole=$done$word
+    case $__carectl_open in
+      \\') whole=\${whole:__carectl_opened}; [[ $whole == *\\'* ]] || COMPREPLY+=("$whole") ;;
+      \\") whole=\${whole:__carectl_opened}; whole=\${whole//\\\\/\\\\\\\\}; whole=\${whole//\\"/\\\\\\"}; whole=\${whole//\\$/\\\\\\$}; whole=\${whole//\\\`/\\\\\\\`}; [[ $whole == *\\" ]] && whole+=\\"; COMPREPLY+=("$whole") ;;
+      # the items before stay as typed
+      *) COMPREPLY+=("\${done:+\${2%,*},}$(printf '%q' "$word")") ;;
     esac
   done
 }
@@ -63,36 +90,29 @@ __carectl_names() {
 }
 
 ${BASH_REPLY_LINES}
-# COMPREPLY for the value of an option: words, items of a comma list, file names, words read now.
+# COMPREPLY for the value of an option ($1, as __carectl_value holds it) from the word typed ($2):
+# words, items of a comma list, file names, words read now.
 __carectl_complete_value() {
-  local cur=$2 done='' word words='' what
+  local list='' what
   # a value that is not a file name never falls back to file names (complete -o default)
   compopt +o default 2>/dev/null
-  # the items typed so far stay; the one being typed is completed, leaving out those already there
-  if [[ $1 == ,* && $cur == *,* ]]; then
-    done=\${cur%,*},
-    cur=\${cur##*,}
-  fi
-  [[ $1 == ,* ]] && compopt -o nospace 2>/dev/null
+  [[ $1 == ,* ]] && list=1 && compopt -o nospace 2>/dev/null
   case $1 in
     *'<run:'*)
       what=\${1#*<run:}
-      __carectl_reply_lines "$done" "$cur" < <(${runCommand('${what%>}', SERVICE_WORDS)}) ;;
+      __carectl_reply_lines "$list" "$2" < <(${runCommand('${what%>}', SERVICE_WORDS)}) ;;
     '<path>')
+      # bash quotes file names itself (-o filenames)
       compopt -o filenames 2>/dev/null
-      COMPREPLY=($(compgen -f -- "$cur")) ;;
-    ,*)
-      for word in \${1#,}; do
-        [[ ,$done == *,$word,* ]] || words+="$word "
-      done
-      COMPREPLY=($(compgen -W "$words" -P "$done" -- "$cur")) ;;
+      __carectl_unquote "$2"
+      mapfile -t COMPREPLY < <(compgen -f -- "$__carectl_typed") ;;
     *)
-      COMPREPLY=($(compgen -W "$1" -- "$cur")) ;;
+      __carectl_reply_lines "$list" "$2" < <(printf '%s\\n' \${1#,}) ;;
   esac
 }
 
 _carectl() {
-  local cur=\${COMP_WORDS[COMP_CWORD]} prev=\${COMP_WORDS[COMP_CWORD-1]} flag='' at words __carectl_value __carectl_at
+  local cur=\${COMP_WORDS[COMP_CWORD]} prev=\${COMP_WORDS[COMP_CWORD-1]} flag='' at words __carectl_value __carectl_at __carectl_typed __carectl_open __carectl_opened
   local -a __carectl_args __carectl_service
   # bash splits --flag=value at '=' into three words
   if [[ $cur == '=' && $prev == -* ]]; then
@@ -124,7 +144,7 @@ _carectl() {
     [[ -z $words ]] && ! __carectl_takes_arguments "$at" && compopt +o default 2>/dev/null
   fi
   # nothing to offer: bash completes file names (complete -o default)
-  COMPREPLY=($(compgen -W "$words" -- "$cur"))
+  __carectl_reply_lines '' "$cur" < <(printf '%s\\n' $words)
 }
 
 complete -o default -F _carectl carectl
@@ -161,9 +181,10 @@ _carectl() {
       '<path>') _files ;;
       ''|,) _message -e values 'value' ;;
       ,*)
-        # complete the item after the last comma, leaving out those already there; a comma typed next stays, a space removes it
+        # complete the item after the last comma, leaving out those already there (as zsh reads them:
+        # quotes and backslashes taken off); a comma typed next stays, a space removes it
         compset -P '*,'
-        typed=(\${(s:,:)\${IPREFIX##*=}})
+        typed=(\${(s:,:)\${(Q)\${IPREFIX##*=}}})
         compadd -q -S , -- \${items:|typed} ;;
       *) compadd -- $items ;;
     esac
