@@ -324,6 +324,51 @@ describe('completion', () => {
     assert.match(stdout, /^complete -o default -F \S+ carectl$/m);
   });
 
+  // Their columns are declared by the commands themselves (offerColumns), as the catalogue's are for list and get.
+  const UPDATE_COLUMNS = ['id', 'ok', 'status', 'tags', 'dropped', 'error', 'error.kind', 'error.status', 'error.message', 'result'];
+
+  test('bash: --columns of conversations update (its result rows) and config list (its settings)', async () => {
+    const file = await script('bash');
+    const offers = await bashOffers(file, [
+      ['carectl', 'conversations', 'update', '1', '--status', 'closing', '--columns', ''],
+      ['carectl', 'conversations', 'update', '-', '--columns', 'id,error.'],
+      ['carectl', 'config', 'list', '--columns', ''],
+      ['carectl', 'config', 'list', '--columns', 'key,'],
+    ]);
+    assert.deepEqual(offers, [
+      UPDATE_COLUMNS,
+      ['id,error.kind', 'id,error.status', 'id,error.message'],
+      ['profile', 'key', 'value'],
+      ['key,profile', 'key,value'],
+    ]);
+  });
+
+  test('fish and zsh: --columns of conversations update and config list', async () => {
+    if (installed('fish')) {
+      const fish = await script('fish');
+      const offers = async (line: string): Promise<string[]> => {
+        const { stdout } = await run('fish', ['--no-config', '-c', `source ${JSON.stringify(fish)}; complete -C${JSON.stringify(line)}`], { cwd: folder, env });
+        return stdout.split('\n').filter(Boolean).sort();
+      };
+      assert.deepEqual(await offers('carectl conversations update 1 --columns '), [...UPDATE_COLUMNS].sort());
+      assert.deepEqual(await offers('carectl config list --columns value,'), ['value,key', 'value,profile']);
+    }
+    if (installed('zsh')) {
+      const zsh = await script('zsh');
+      const driver = [
+        'compdef() { :; }',
+        `source ${JSON.stringify(zsh)}`,
+        'compadd() { while (( $# )); do case $1 in (--) shift; break ;; (-S|-P) shift ;; esac; shift; done; print -r -- "$*"; }',
+        'compset() { [[ ${words[CURRENT]} == *,* ]] && IPREFIX=${words[CURRENT]%,*},; }',
+        'offer() { local -a words; words=("$@"); CURRENT=$#; _carectl; }',
+        "offer carectl conversations update 1 --columns ''",
+        "offer carectl config list --columns 'key,'",
+      ].join('\n');
+      const { stdout } = await run('zsh', ['-f', '-c', driver], { cwd: folder, env });
+      assert.deepEqual(stdout.split('\n'), [UPDATE_COLUMNS.join(' '), 'profile value', '']);
+    }
+  });
+
   test('the hidden __complete profiles prints the profile names, and nothing for a missing or broken config file', async () => {
     const listed = await runCli(['__complete', 'profiles'], { env: { XDG_CONFIG_HOME: join(folder, 'config') } });
     assert.deepEqual([listed.code, listed.stdout, listed.stderr], [0, 'default\nstaging\n', '']);

@@ -10,7 +10,7 @@ import { redactError } from '../http/redact.js';
 import { openOutputFile } from './output-file.js';
 import { checkResumeFile, settleResumeFile } from './resume-file.js';
 import { refuseSharedFiles } from './file-options.js';
-import { columnsHelp, type ColumnSet } from './columns.js';
+import { columnsHelp, columnsOf } from './columns.js';
 import type { ListOutcome } from './list-pipeline.js';
 import { writeText } from '../output/index.js';
 
@@ -25,15 +25,9 @@ export type CommandBody<O> = (ctx: Context, opts: O) => Promise<ListOutcome | vo
  * other, they are a usage error rather than silently ignored (`tags get 7001 --resume T`).
  */
 export type GlobalUse = 'limit' | 'page-size' | 'resume' | 'resume-file' | 'columns' | 'parallel' | 'output-file' | 'state' | 'watch' | 'query';
-/** What a command names of them: --columns it takes by having columns, so that `--columns help` lists them wherever it is taken. */
+/** What a command names of them: --columns it takes by having columns (offerColumns), so that `--columns help` lists them wherever it is taken. */
 export type NamedUse = Exclude<GlobalUse, 'columns'>;
-/** `columns`: what --columns takes here, listed by `--columns help`. */
-export type Action = <O>(
-  read: OptionReader<O>,
-  body: CommandBody<O>,
-  takes?: readonly NamedUse[],
-  columns?: ColumnSet,
-) => (...commanderArgs: unknown[]) => Promise<void>;
+export type Action = <O>(read: OptionReader<O>, body: CommandBody<O>, takes?: readonly NamedUse[]) => (...commanderArgs: unknown[]) => Promise<void>;
 
 /** For verbs that take no options or arguments of their own. */
 export const noOptions: OptionReader<undefined> = () => undefined;
@@ -83,12 +77,18 @@ function sayIfSaid(failure: string | undefined, say: (message: string) => void):
   if (failure !== undefined) say(failure);
 }
 
+/** The global options a command acts on: those it names, and --columns where it has columns. */
+function takenBy(uses: readonly NamedUse[], hasColumns: boolean): readonly GlobalUse[] {
+  return hasColumns ? [...uses, 'columns'] : uses;
+}
+
 export function makeAction(io: Io): Action {
-  return (read, body, uses = [], columns = undefined) => {
-    const takes: readonly GlobalUse[] = columns ? [...uses, 'columns'] : uses;
+  return (read, body, uses = []) => {
     return async (...commanderArgs) => {
       // commander passes the positional arguments, then the options, then the command itself
       const command = commanderArgs[commanderArgs.length - 1] as Command;
+      const columns = columnsOf(command);
+      const takes = takenBy(uses, columns !== undefined);
       const globals = command.optsWithGlobals() as GlobalOptions;
       checkUses(command, globals, takes);
       // Help, as `help columns` gives it: on stdout, exit 0, nothing read or sent.

@@ -2,6 +2,7 @@
  * The columns of table/csv/tsv output and the fields asked for, from --columns and --fields; and
  * what --columns takes at each command that prints records (`help columns`, `--columns help`).
  */
+import type { Command } from 'commander';
 import { UsageError } from '../core/errors.js';
 import { closestWord } from '../core/closest.js';
 import { parseEnumList, parseList } from '../core/parse.js';
@@ -52,6 +53,23 @@ export interface ColumnSet {
   notes: Readonly<Record<string, string>>;
   /** The paragraph after the list: what a dotted path takes there. */
   closing: string;
+  /** What completion offers where fewer are taken than listed (a list: not the fields of a get only). */
+  offered?: readonly string[];
+}
+
+const OFFERED = new WeakMap<Command, ColumnSet>();
+
+/**
+ * Declares what --columns takes at a command: its action reads it (`--columns help`, and that the
+ * command takes --columns at all), the completion scripts offer its columns. One set, where the command is made.
+ */
+export function offerColumns(command: Command, set: ColumnSet): Command {
+  OFFERED.set(command, set);
+  return command;
+}
+
+export function columnsOf(command: Command): ColumnSet | undefined {
+  return OFFERED.get(command);
 }
 
 /** What a dotted path takes in the records of the service. */

@@ -6,7 +6,7 @@ import { Option, type Command } from 'commander';
 import { defaultVersion, type FilterSpec, type ResourceSpec, type Version } from '../catalogue/index.js';
 import { resumeAsOf } from '../api/resume-token.js';
 import { BOTH_GIVEN, fieldsParam, filterParams, offFlagOf, type FilterValues } from '../api/query.js';
-import { columnNames, parseFieldsFlag, resolveColumns, resourceColumns } from '../cli/columns.js';
+import { columnNames, offerColumns, parseFieldsFlag, resolveColumns, resourceColumns, withPaths } from '../cli/columns.js';
 import { CarectlError, ExitCode, UsageError } from '../core/errors.js';
 import { inOrder } from '../api/scheduler.js';
 import { LIST_USES, type Action, type RawOptions } from '../cli/action.js';
@@ -74,7 +74,8 @@ export function addListVerb(group: Command, spec: ResourceSpec, action: Action):
     fields: raw.fields as string | undefined,
     ids: spec.listByIds ? [...((args[0] as string[] | undefined) ?? []), ...((raw.id as string | undefined)?.split(',') ?? [])] : [],
   });
-  list.action(action(read, (ctx, opts) => listResource(ctx, spec, opts), [...LIST_USES, 'state', 'watch'], resourceColumns(spec)));
+  offerColumns(list, { ...resourceColumns(spec), offered: withPaths(columnNames(spec, 'list')) });
+  list.action(action(read, (ctx, opts) => listResource(ctx, spec, opts), [...LIST_USES, 'state', 'watch']));
 }
 
 export function addGetVerb(group: Command, spec: ResourceSpec, action: Action): void {
@@ -88,7 +89,7 @@ export function addGetVerb(group: Command, spec: ResourceSpec, action: Action): 
     fields: raw.fields as string | undefined,
     ids: args[0] as string[],
   });
-  get.action(action(read, (ctx, opts) => getResource(ctx, spec, opts), ['query'], resourceColumns(spec)));
+  offerColumns(get, resourceColumns(spec)).action(action(read, (ctx, opts) => getResource(ctx, spec, opts), ['query']));
 }
 
 export function addFilterOptions(command: Command, filters: readonly FilterSpec[]): void {

@@ -4,7 +4,8 @@
  */
 import type { Argument, Command, Option } from 'commander';
 import { examplesOf } from '../cli/help.js';
-import { argumentValues as valuesOfArguments, columnValues, dynamicValues, optionValues, OWN_OPTIONS_ONLY, type ArgumentValues } from './values.js';
+import { argumentValues as valuesOfArguments, dynamicValues, optionValues, OWN_OPTIONS_ONLY, type ArgumentValues } from './values.js';
+import { columnsOf } from '../cli/columns.js';
 import { TOPICS } from '../cli/topics.js';
 
 export interface OptionDoc {
@@ -57,6 +58,7 @@ const PATH_VALUE_NAMES = new Set(['path', 'file', 'folder', 'dir']);
 
 export function describeCommand(command: Command, path: readonly string[] = []): CommandDoc {
   const help = command.createHelp();
+  const columns = columnsOf(command);
   return {
     path,
     usage: help.commandUsage(command),
@@ -67,7 +69,7 @@ export function describeCommand(command: Command, path: readonly string[] = []):
     // hidden commands (what the completion scripts run) are not documented
     commands: help.visibleCommands(command).map((sub) => describeCommand(sub, [...path, sub.name()])),
     examples: [...examplesOf(command)],
-    ...(columnValues(path) && { columns: columnValues(path) }),
+    ...(columns && { columns: columns.offered ?? columns.columns }),
     ...(OWN_OPTIONS_ONLY.includes(path.join(' ')) && { ownOptionsOnly: true }),
   };
 }

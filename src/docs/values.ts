@@ -7,7 +7,6 @@ import type { Option } from 'commander';
 import { FORMATS } from '../output/index.js';
 import { DATE_TYPES, PATCH_REFERENCES, REPORT_FORMATS, RESOURCES, UPDATE_STATUSES, VERSIONS } from '../catalogue/index.js';
 import { requestableFields } from '../api/query.js';
-import { columnNames, CONTENT_COLUMNS, withPaths } from '../cli/columns.js';
 import { CONFIG_KEYS } from '../config/keys.js';
 import { METHODS } from '../http/methods.js';
 
@@ -83,16 +82,6 @@ export function optionValues(path: readonly string[], option: Option): readonly 
   if (option.long === undefined) return undefined;
   if (path.length === 0) return GLOBAL_VALUES[option.long];
   return resourceFilterValues(path, option.long) ?? COMMAND_VALUES[`${path.join(' ')} ${option.long}`];
-}
-
-/** The words of the global --columns at a command that prints records with columns, with the dotted paths the catalogue knows. */
-export function columnValues(path: readonly string[]): readonly string[] | undefined {
-  const [name, verb] = path;
-  if (path.length !== 2) return undefined;
-  if (name === 'conversations' && verb === 'content') return CONTENT_COLUMNS.columns;
-  const spec = RESOURCES.find((resource) => resource.name === name);
-  if (!spec || (verb !== 'list' && verb !== 'get')) return undefined;
-  return withPaths(columnNames(spec, verb === 'get' ? 'single' : 'list'));
 }
 
 /** The values of the catalogue's enum filters, a text filter's examples, or --fields, on the list verb (and get, for what it shares). */

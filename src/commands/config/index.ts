@@ -13,7 +13,7 @@ import { checkBaseUrl, sameOrigin } from '../../config/base-url.js';
 import { CONFIG_KEYS, type ProfileValues, type SettingKey } from '../../config/keys.js';
 import { noOptions, type Action, type CommandBody, type OptionReader } from '../../cli/action.js';
 import { addExamples } from '../../cli/help.js';
-import { resolveColumns, type ColumnSet } from '../../cli/columns.js';
+import { offerColumns, resolveColumns, type ColumnSet } from '../../cli/columns.js';
 import type { ConfigStore } from '../../config/store.js';
 import { ask } from '../../config/terminal.js';
 
@@ -80,13 +80,10 @@ export function addConfigCommands(program: Command, action: Action): void {
     ],
   ];
   for (const [usage, description, examples, body] of verbs) {
-    addExamples(
-      config
-        .command(usage)
-        .description(description)
-        .action(usage === 'list' ? action(keyAndValue, body, ['query'], SETTING_COLUMNS) : action(keyAndValue, body)),
-      examples,
-    );
+    const verb = config.command(usage).description(description);
+    if (usage === 'list') offerColumns(verb, SETTING_COLUMNS).action(action(keyAndValue, body, ['query']));
+    else verb.action(action(keyAndValue, body));
+    addExamples(verb, examples);
   }
   addExamples(config, [
     'carectl config set output json',

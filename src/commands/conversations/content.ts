@@ -15,7 +15,7 @@ import {
   resourceByName,
 } from '../../catalogue/index.js';
 import type { FilterValues } from '../../api/query.js';
-import { CONTENT_COLUMNS, resolveColumns } from '../../cli/columns.js';
+import { CONTENT_COLUMNS, offerColumns, resolveColumns } from '../../cli/columns.js';
 import { inOrder } from '../../api/scheduler.js';
 import { LIST_USES, type Action, type RawOptions } from '../../cli/action.js';
 import type { Context } from '../../cli/context.js';
@@ -95,7 +95,7 @@ export function addContentVerb(group: Command, action: Action): void {
     filters: readFilters(raw, FILTERS),
     created: raw.created as string | undefined,
   });
-  content.action(action(read, showContent, LIST_USES, CONTENT_COLUMNS));
+  offerColumns(content, CONTENT_COLUMNS).action(action(read, showContent, LIST_USES));
 }
 
 async function showContent(ctx: Context, opts: ContentOptions): Promise<ListOutcome | void> {

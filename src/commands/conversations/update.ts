@@ -13,7 +13,7 @@ import { namedAlone, NameResolver, type Named } from '../../api/names.js';
 import { inOrder, type Scheduler, type Slot } from '../../api/scheduler.js';
 import type { Throttle } from '../../http/transport.js';
 import { PATCH_REFERENCES, PATCH_VERSIONS, resourceByName, UPDATE_STATUSES, type Version } from '../../catalogue/index.js';
-import { resolveColumns } from '../../cli/columns.js';
+import { offerColumns, resolveColumns } from '../../cli/columns.js';
 import type { Action, RawOptions } from '../../cli/action.js';
 import type { Context } from '../../cli/context.js';
 import { addExamples } from '../../cli/help.js';
@@ -103,7 +103,7 @@ export function addUpdateVerb(group: Command, action: Action): void {
     'carectl conversations update - --status on_hold --drop-inactive-tags --rest rest.txt < ids.txt',
     "carectl conversations update 500002 --status on_hold --tags '' --dry-run",
   ]);
-  update.action(action(readOptions, updateConversations, ['parallel', 'query'], RESULT_COLUMNS));
+  offerColumns(update, RESULT_COLUMNS).action(action(readOptions, updateConversations, ['parallel', 'query']));
 }
 
 /** The flags as an UpdatePlan; every mistake is a UsageError (exit 2, nothing sent). */
