@@ -104,6 +104,37 @@ describe('update rows: ok and error.kind in every format', () => {
   });
 });
 
+describe('update rows in a table: a RESULT wraps at spaces, never inside a word that fits the room under its row', () => {
+  /** 500002's close reason is refused with a message holding a 31-column word (a comma list). */
+  const REFUSAL = 'close_reason dup is not one of resolved,duplicate,unresponsive';
+  let api: ScriptedApi;
+  beforeEach(async () => {
+    api = await scriptedApi((request) => {
+      const id = /conversations\/([^/?]+)/.exec(request.url)?.[1] ?? '';
+      if (request.method !== 'PATCH') return { json: { conversation: { id, url: 'x', status: 'assigned', tags: [{ id: '7001', url: 'x' }] } } };
+      return id === '500002' ? { status: 422, json: { status: 'error', message: REFUSAL } } : { json: { conversation: { id, url: 'x' } } };
+    });
+  });
+  afterEach(() => api.close());
+
+  const HEAD = 'ID      OK     STATUS   TAGS  RESULT\n500001  true   closing  7001  ok\n500002  false\n';
+  const TAIL = '500003  true   closing  7001  ok\n';
+  const TABLES: Record<number, string> = {
+    40: `${HEAD}        refused: close_reason dup is not\n        one of\n        resolved,duplicate,unresponsive\n        (HTTP 422)\n${TAIL}`,
+    50: `${HEAD}        refused: close_reason dup is not one of\n        resolved,duplicate,unresponsive (HTTP 422)\n${TAIL}`,
+    // beside the row the column has 30: the word would be cut there (…unresponsiv|e)
+    60: `${HEAD}        refused: close_reason dup is not one of\n        resolved,duplicate,unresponsive (HTTP 422)\n${TAIL}`,
+  };
+  for (const [columns, expected] of Object.entries(TABLES)) {
+    test(`at ${columns} columns`, async () => {
+      const argv = ['--no-color', 'conversations', 'update', '500001', '500002', '500003', '--status', 'closing', '--close-reason', 'dup', '--parallel', '1'];
+      const result = await runCli([...argv, '--retries', '0'], { env: scriptedEnv(api), stdoutTTY: true, columns: Number(columns) });
+      assert.equal(result.code, 1, result.stderr);
+      assert.equal(result.stdout, expected);
+    });
+  }
+});
+
 describe('names: tags and channels by name or id', () => {
   test('list --channel NAME lists that channel (its id sent); --tag ID lists that tag (its name sent); one list request each', async () => {
     const from = sandbox.requests.length;

@@ -38,6 +38,11 @@ const KEY_RESERVE_MAX = 4;
 /** Columns whose cells wrap when WriterOptions.wrap is not given: `conversations update`'s messages. */
 export const DEFAULT_WRAP_COLUMNS: readonly string[] = ['result'];
 
+/** The widest word of a text (words end at spaces, as wrapText breaks lines), in columns. */
+function widestWord(text: string): number {
+  return text.split(' ').reduce((widest, word) => Math.max(widest, displayWidth(word)), 0);
+}
+
 /** cli-table3 with no frame: only the gap between columns, no padding, no row separators. */
 const NO_BORDER = {
   chars: {
@@ -133,8 +138,8 @@ class Grid {
       const policy = this.#policies[index] as ColumnPolicy;
       if (header) return shortHeader(text, width);
       if (!policy.wrap || displayWidth(text, width) <= width) return cutToWidth(text, width);
-      if (this.#terminalColumns !== undefined && width < MIN_WRAP_WIDTH && index === last && index > 0) {
-        // Too narrow to read: under the row, from its second column, as wide as the terminal lets it.
+      if (this.#terminalColumns !== undefined && (width < MIN_WRAP_WIDTH || widestWord(text) > width) && index === last && index > 0) {
+        // Too narrow to read, or for a word of it: under the row, from its second column, as wide as the terminal lets it.
         const under = starts[1] as number;
         const from = freeFrom(under);
         wrapText(text, this.#terminalColumns - under, CELL_WRAP).forEach((line, row) => (more[from + row] ??= new Line()).put(under, line, displayWidth(line)));
