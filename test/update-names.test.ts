@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { apiRequests, openSandbox, runCli } from './helpers.js';
+import { scriptedApi, scriptedEnv } from './scripted-server.js';
 
 let sandbox: Sandbox;
 beforeEach(async () => {
@@ -105,6 +106,46 @@ describe('update rows at a terminal: tag names', () => {
     const tsv = await runCli(['-o', 'tsv', ...ARGV, '--columns', 'id,tags'], { sandbox, stdoutTTY: true, columns: 80 });
     assert.equal(tsv.stdout, 'id\ttags\n500004\t["7022","7062","7005"]\n500011\t["7023","7055","7005"]\n999999\t\n');
   });
+
+  // A status-only update reads no tags list; the names come with the conversation read before its PATCH.
+  const STATUS_ONLY = ['--no-color', 'conversations', 'update', '500004', '500011', '--status', 'on_hold', '--parallel', '1'];
+
+  test('a status-only update: the names the service sent with each conversation, and no tags list read', async () => {
+    const from = sandbox.requests.length;
+    const result = await runCli(STATUS_ONLY, { sandbox, stdoutTTY: true, columns: 80 });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(
+      result.stdout,
+      'ID      OK    STATUS   TAGS                                            RESULT\n' +
+        '500004  true  on_hold  returns-question,fraud-request,privacy-request  ok\n' +
+        '500011  true  on_hold  login-urgent,login-request,fraud-request        ok\n',
+    );
+    assert.deepEqual(
+      apiRequests(sandbox, from).map((request) => `${request.method} ${request.url.split('?')[0]}`),
+      ['GET /v1.3/conversations/500004', 'PATCH /v1.3/conversations/500004', 'GET /v1.3/conversations/500011', 'PATCH /v1.3/conversations/500011'],
+    );
+    const csv = await runCli([...STATUS_ONLY, '-o', 'csv', '--columns', 'id,tags'], { sandbox });
+    assert.equal(csv.stdout, 'id,tags\r\n500004,"[""7022"",""7006"",""7062""]"\r\n500011,"[""7023"",""7055"",""7006""]"\r\n');
+  });
+
+  test('a status-only update against a service that sends {id, url} tags (as the spec has it): ids, and names where it sends them', async () => {
+    const api = await scriptedApi((request) => {
+      const id = /conversations\/([^/?]+)/.exec(request.url)?.[1] ?? '';
+      const tags = [
+        { id: '7001', url: 'x' },
+        { id: '7002', url: 'x', name: 'vip' },
+      ];
+      return { json: { conversation: { id, url: 'x', ...(request.method === 'GET' && { tags }) } } };
+    });
+    try {
+      const result = await runCli([...STATUS_ONLY, '--retries', '0'], { env: scriptedEnv(api), stdoutTTY: true, columns: 80 });
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, 'ID      OK    STATUS   TAGS      RESULT\n500004  true  on_hold  7001,vip  ok\n500011  true  on_hold  7001,vip  ok\n');
+      assert.ok(!api.requests.some((request) => request.url.includes('/tags')));
+    } finally {
+      await api.close();
+    }
+  });
 });
 
 describe('a refused kept tag: every inactive tag of the conversation named, and what carectl did', () => {
@@ -130,29 +171,29 @@ describe('a refused kept tag: every inactive tag of the conversation named, and 
 
   const TABLES: Record<number, string> = {
     60:
-      'ID      OK     STATUS   TAGS            RESULT\n' +
+      'ID      OK     STATUS   TAGS                          RESULT\n' +
       '500021  false\n' +
       '        refused: Tag 7024 is inactive (HTTP 400); carectl\n' +
       "        kept the conversation's tags, and the service\n" +
       '        refuses refund-urgent (7024), login-info (7016):\n' +
       '        --drop-inactive-tags leaves them out\n' +
-      '500004  true   on_hold  7022,7006,7062  ok\n',
+      '500004  true   on_hold  returns-question,fraud-requ…  ok\n',
     80:
-      'ID      OK     STATUS   TAGS            RESULT\n' +
-      '500021  false                           refused: Tag 7024 is inactive (HTTP\n' +
-      "                                        400); carectl kept the conversation's\n" +
-      '                                        tags, and the service refuses\n' +
-      '                                        refund-urgent (7024), login-info (7016):\n' +
-      '                                        --drop-inactive-tags leaves them out\n' +
-      '500004  true   on_hold  7022,7006,7062  ok\n',
+      'ID      OK     STATUS   TAGS                                            RESULT\n' +
+      '500021  false\n' +
+      '        refused: Tag 7024 is inactive (HTTP 400); carectl kept the\n' +
+      "        conversation's tags, and the service refuses refund-urgent (7024),\n" +
+      '        login-info (7016): --drop-inactive-tags leaves them out\n' +
+      '500004  true   on_hold  returns-question,fraud-request,privacy-request  ok\n',
     160:
-      'ID      OK     STATUS   TAGS            RESULT\n' +
-      "500021  false                           refused: Tag 7024 is inactive (HTTP 400); carectl kept the conversation's tags, and the service refuses refund-urgent\n" +
-      '                                        (7024), login-info (7016): --drop-inactive-tags leaves them out\n' +
-      '500004  true   on_hold  7022,7006,7062  ok\n',
+      'ID      OK     STATUS   TAGS                                            RESULT\n' +
+      "500021  false                                                           refused: Tag 7024 is inactive (HTTP 400); carectl kept the conversation's tags, and the\n" +
+      '                                                                        service refuses refund-urgent (7024), login-info (7016): --drop-inactive-tags leaves\n' +
+      '                                                                        them out\n' +
+      '500004  true   on_hold  returns-question,fraud-request,privacy-request  ok\n',
   };
   for (const [columns, expected] of Object.entries(TABLES)) {
-    // No tag option: the names were not read before the rows, so the rows keep ids.
+    // No tag option: no tags list read before the rows; the names are those sent with the conversation.
     test(`a table at ${columns} columns`, async () => {
       const result = await runCli(['--no-color', 'conversations', 'update', '500021', '500004', '--status', 'on_hold', '--parallel', '1'], {
         sandbox,

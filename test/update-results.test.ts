@@ -62,25 +62,26 @@ describe('update rows: ok and error.kind in every format', () => {
     assert.equal(tsv.stdout, 'id\tok\terror.kind\terror.status\n500010\ttrue\t\t\n999999\tfalse\tnot_found\t404\n500004\ttrue\t\t\n');
   });
 
+  // 500004's tags by the names the service sent with it (a status-only update reads no tags list)
   const TABLES: Record<number, string> = {
     50:
-      'ID      OK     STATUS   TAGS            RESULT\n' +
-      '500010  true   closing                  ok\n' +
+      'ID      OK     STATUS   TAGS                RESULT\n' +
+      '500010  true   closing                      ok\n' +
       '999999  false\n' +
       '        not_found: No conversation with id\n' +
       "        '999999' (HTTP 404)\n" +
-      '500004  true   closing  7022,7006,7062  ok\n',
+      '500004  true   closing  returns-question,…  ok\n',
     80:
-      'ID      OK     STATUS   TAGS            RESULT\n' +
-      '500010  true   closing                  ok\n' +
-      '999999  false                           not_found: No conversation with id\n' +
-      "                                        '999999' (HTTP 404)\n" +
-      '500004  true   closing  7022,7006,7062  ok\n',
+      'ID      OK     STATUS   TAGS                                            RESULT\n' +
+      '500010  true   closing                                                  ok\n' +
+      '999999  false\n' +
+      "        not_found: No conversation with id '999999' (HTTP 404)\n" +
+      '500004  true   closing  returns-question,fraud-request,privacy-request  ok\n',
     160:
-      'ID      OK     STATUS   TAGS            RESULT\n' +
-      '500010  true   closing                  ok\n' +
-      "999999  false                           not_found: No conversation with id '999999' (HTTP 404)\n" +
-      '500004  true   closing  7022,7006,7062  ok\n',
+      'ID      OK     STATUS   TAGS                                            RESULT\n' +
+      '500010  true   closing                                                  ok\n' +
+      "999999  false                                                           not_found: No conversation with id '999999' (HTTP 404)\n" +
+      '500004  true   closing  returns-question,fraud-request,privacy-request  ok\n',
   };
   for (const [columns, expected] of Object.entries(TABLES)) {
     test(`a table at ${columns} columns: OK, and a RESULT cell that reads the kind and the message`, async () => {

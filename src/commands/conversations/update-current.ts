@@ -23,6 +23,8 @@ export interface Wanted {
 
 export interface Current {
   tags?: string[];
+  /** Names the service sent with those tags, by id (the spec's single reply needs only id and url). */
+  tagNames?: ReadonlyMap<string, string>;
   /** As the service sent it; undefined where it sent none (or not a string). */
   status?: string;
   /** A non-empty string the service sent; undefined otherwise (its shape is not in the spec). */
@@ -42,7 +44,7 @@ export async function readCurrent(api: ApiClient, version: Version, id: string, 
   const record = await api.fetchRecord(conversations, version, id, [['fields', fields.join(',')]], { ...(throttle && { throttle }) });
   const { status, close_reason: closeReason } = record;
   return {
-    ...(wanted.tags && { tags: tagIdsOf(id, record.tags) }),
+    ...(wanted.tags && { tags: tagIdsOf(id, record.tags), tagNames: namesOf(record.tags as Array<{ id: string; name?: unknown }>) }),
     ...(typeof status === 'string' && { status }),
     ...(typeof closeReason === 'string' && closeReason.trim() !== '' && { closeReason }),
   };
@@ -58,6 +60,10 @@ function tagIdsOf(id: string, tags: unknown): string[] {
     );
   }
   return (tags as Array<{ id: string }>).map((tag) => tag.id);
+}
+
+function namesOf(tags: ReadonlyArray<{ id: string; name?: unknown }>): ReadonlyMap<string, string> {
+  return new Map(tags.flatMap((tag) => (typeof tag.name === 'string' && tag.name !== '' ? [[tag.id, tag.name] as const] : [])));
 }
 
 /** A short description of an unexpected value, for messages (never the whole value). */

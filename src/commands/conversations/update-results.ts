@@ -20,6 +20,8 @@ export interface Outcome {
   body?: PatchBody;
   /** Inactive tags left out of the body (--drop-inactive-tags). */
   dropped?: string[];
+  /** Names the service sent with the conversation's tags, as it was read. */
+  tagNames?: ReadonlyMap<string, string>;
   /** Set when this id failed. */
   error?: CarectlError;
   /** The batch stopped before this id was sent. */

@@ -315,29 +315,36 @@ async function updateOne(run: Run, id: string, slot: Slot): Promise<Outcome> {
 
 async function tryUpdate(run: Run, id: string, slot: Slot): Promise<Outcome> {
   const { api, version, facts, batch } = run;
-  let body: PatchBody | undefined;
-  let dropped: string[] | undefined;
+  let built: Built | undefined;
   try {
-    ({ body, dropped } = await buildPatch(api, version, facts, id, slot.throttle));
-    if (run.dryRun) return { id, body, ...(dropped && { dropped }) };
+    built = await buildPatch(api, version, facts, id, slot.throttle);
+    if (run.dryRun) return { id, ...built };
     // Stopped while this id's tags were read: its PATCH would not help either.
     if (batch.stop.reason !== undefined) return { id, notSent: true };
-    await api.patchRecord(conversations, version, id, body, slot.throttle);
-    return { id, body, ...(dropped && { dropped }) };
+    await api.patchRecord(conversations, version, id, built.body, slot.throttle);
+    return { id, ...built };
   } catch (err) {
     if (!(err instanceof CarectlError) || err instanceof InterruptedError) throw err;
-    return { id, error: err, ...(body && { body }), ...(dropped && { dropped }) };
+    return { id, error: err, ...built };
   }
 }
 
 type Output = (write: () => Promise<void>) => Promise<void>;
+
+/**
+ * The tag names a table row shows: the tags list's, where it was read (names that find their tag
+ * again); else those the service sent with the conversation, as a table of it shows them.
+ */
+function namesFor(run: Run, outcome: Outcome): ReadonlyMap<string, string> | undefined {
+  return run.names && run.facts.inactive === undefined ? (outcome.tagNames ?? run.names) : run.names;
+}
 
 async function reportOne(run: Run, outcome: Outcome, output: Output, clearLive: () => void): Promise<void> {
   const { ctx, writer, facts, batch } = run;
   const dropping = facts.plan.dropInactive;
   if (!run.dryRun) {
     if (outcome.notSent && run.rest !== undefined) return;
-    if (writer) await output(() => writer.write(resultRow(outcome, dropping, batch.stop, run.names)));
+    if (writer) await output(() => writer.write(resultRow(outcome, dropping, batch.stop, namesFor(run, outcome))));
     return;
   }
   const { id, body, error } = outcome;
@@ -397,17 +404,14 @@ async function settleRest(run: Run, ids: readonly string[], delivered: number): 
   }
 }
 
+/** A PATCH built for one id: its body, the inactive tags left out, the tag names read with the conversation. */
+type Built = Pick<Outcome, 'dropped' | 'tagNames'> & { body: PatchBody };
+
 /**
  * The PATCH for one id, from its current tags unless --tags gives them, and its current status
  * without --status; with --drop-inactive-tags, the inactive ones it left out.
  */
-async function buildPatch(
-  api: ApiClient,
-  version: Version,
-  facts: TagFacts,
-  id: string,
-  throttle?: Throttle,
-): Promise<{ body: PatchBody; dropped?: string[] }> {
+async function buildPatch(api: ApiClient, version: Version, facts: TagFacts, id: string, throttle?: Throttle): Promise<Built> {
   const { plan, inactive } = facts;
   const current = await readCurrent(api, version, id, { tags: !('replace' in plan.tags), status: plan.status === undefined }, throttle);
   const sent = plan.status === undefined ? keptStatus(current, plan.closeReason) : { status: plan.status, closeReason: plan.closeReason };
@@ -418,8 +422,10 @@ async function buildPatch(
     );
   }
   const tagIds = newTagIds(plan, current.tags);
-  if (!plan.dropInactive || !inactive) return { body: patchBody(sent, tagIds) };
+  const names = current.tagNames && { tagNames: current.tagNames };
+  if (!plan.dropInactive || !inactive) return { body: patchBody(sent, tagIds), ...names };
   return {
+    ...names,
     body: patchBody(
       sent,
       tagIds.filter((tag) => !inactive.has(tag)),
