@@ -342,7 +342,7 @@ describe('the scripts run carectl __complete for the options that name records',
     // a stand-in carectl that prints words for __complete, so the script's side is tested alone
     await writeFile(
       join(folder, 'bin', 'carectl'),
-      '#!/bin/sh\ncase "$*" in\n  "__complete names tags") printf "vip\\nspam\\npraise-follow-up\\n" ;;\n  "__complete names channels") printf "acme-x\\n201\\n" ;;\n  "__complete close-reasons") printf "resolved\\n" ;;\n  "__complete ids tags") printf "7001\\n7002\\n" ;;\n  "--profile work __complete ids tags"|"--profile=work __complete ids tags") printf "8001\\n" ;;\n  "--base-url http://127.0.0.1:9 --insecure-http --user ann __complete names tags") printf "elsewhere\\n" ;;\n  "--sandbox __complete ids tags") printf "9001\\n" ;;\n  "--profile evil __complete close-reasons") printf "%s\\n" resolved \'dup $(touch FILE)\' \'`touch F2`\' "won\'t fix" ;;\n  "--profile evil __complete names tags") printf "%s\\n" vip "Acme Support" \'$(touch F3)\' ;;\n  "--profile bs __complete close-reasons") printf "%s\\n" resolved twofold \'back\\slash\' \'two\\\\back\' \'a b\\c\' \'dup "q"\' \'won\\to\' ;;\n  "--profile bs __complete names tags") printf "%s\\n" vip "sp ace" \'C:\\temp\' ;;\nesac\n',
+      '#!/bin/sh\ncase "$*" in\n  "__complete names tags") printf "vip\\nspam\\npraise-follow-up\\n" ;;\n  "__complete names channels") printf "acme-x\\n201\\n" ;;\n  "__complete close-reasons") printf "resolved\\n" ;;\n  "__complete ids tags") printf "7001\\n7002\\n" ;;\n  "--profile work __complete ids tags"|"--profile=work __complete ids tags") printf "8001\\n" ;;\n  "--base-url http://127.0.0.1:9 --insecure-http --user ann __complete names tags") printf "elsewhere\\n" ;;\n  "--sandbox __complete ids tags") printf "9001\\n" ;;\n  "--profile evil __complete close-reasons") printf "%s\\n" resolved \'dup $(touch FILE)\' \'`touch F2`\' "won\'t fix" ;;\n  "--profile evil __complete names tags") printf "%s\\n" vip "Acme Support" \'$(touch F3)\' ;;\n  "--profile bs __complete close-reasons") printf "%s\\n" resolved twofold \'back\\slash\' \'two\\\\back\' \'a b\\c\' \'dup "q"\' \'won\\to\' ;;\n  "--profile bs __complete names tags") printf "%s\\n" vip "sp ace" \'C:\\temp\' ;;\n  "--profile colon __complete names tags") printf "%s\\n" id:7004 id:7005 \'C:\\temp\' ;;\nesac\n',
     );
     await chmod(join(folder, 'bin', 'carectl'), 0o755);
     env = { PATH: `${join(folder, 'bin')}:${process.env.PATH ?? ''}`, HOME: folder };
@@ -377,7 +377,8 @@ describe('the scripts run carectl __complete for the options that name records',
   async function bashReplies(file: string, lines: readonly string[][], print = 'printf "%s\\n" "${COMPREPLY[*]-}"'): Promise<string[]> {
     const driver = [
       `source ${JSON.stringify(file)}`,
-      `offer() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMPREPLY=(); _carectl; ${print}; }`,
+      // the line as typed (COMP_WORDS would split id:7004 and --profile=work at : and =)
+      `offer() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMP_LINE="$*"; COMP_POINT=\${#COMP_LINE}; COMPREPLY=(); _carectl; ${print}; }`,
       ...lines.map((words) => `offer ${words.map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ')}`),
     ].join('\n');
     const { stdout } = await run('bash', ['-c', driver], { cwd: folder, env });
@@ -547,7 +548,8 @@ describe('the scripts run carectl __complete for the options that name records',
       '[a b\\c]',
       '[a b\\\\c]',
       '[dup \\"q\\""]',
-      '[won\\\\to]',
+      // what was typed stays, the rest follows
+      "['won\\'to]",
       '[sp\\ ace,vip][sp\\ ace,C:\\\\temp]',
       '[sp ace]',
       '[json]',
@@ -555,10 +557,41 @@ describe('the scripts run carectl __complete for the options that name records',
     // what bash reads each offer back as is the word
     const { stdout } = await run(
       'bash',
-      ['-c', 'for word in back\\\\slash two\\\\\\\\back "a b\\\\c" "dup \\"q\\"" won\\\\to sp\\ ace,C:\\\\temp; do printf "[%s]" "$word"; done'],
+      ['-c', 'for word in back\\\\slash two\\\\\\\\back "a b\\\\c" "dup \\"q\\"" \'won\\\'to sp\\ ace,C:\\\\temp; do printf "[%s]" "$word"; done'],
       { cwd: folder, env },
     );
     assert.equal(stdout, '[back\\slash][two\\\\back][a b\\c][dup "q"][won\\to][sp ace,C:\\temp]');
+  });
+
+  test('bash: a word with : or = (id:7004, --add-tags=…): bash splits COMP_WORDS there and replaces only what follows the last one', async () => {
+    const file = await script('bash');
+    // COMP_WORDS as bash makes them (split at : and =); COMP_LINE as typed
+    const cases: Array<[line: string, words: string[]]> = [
+      ['--add-tags id:7004,id:70', ['--add-tags', 'id', ':', '7004,id', ':', '70']],
+      ['--add-tags=id:7', ['--add-tags', '=', 'id', ':', '7']],
+      ['--add-tags C', ['--add-tags', 'C']],
+      ['--add-tags C:\\\\', ['--add-tags', 'C', ':', '\\\\']],
+      ['--tags "id:7004,id:70', ['--tags', '"id:7004,id:70']],
+    ];
+    const head = 'carectl --profile colon conversations update 1';
+    const quoted = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
+    const driver = [
+      `source ${JSON.stringify(file)}`,
+      'offer() { COMP_LINE=$1; COMP_POINT=${#COMP_LINE}; shift; COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMPREPLY=(); _carectl; printf "[%s]" "${COMPREPLY[@]}"; printf "\\n"; }',
+      ...cases.map(([line, words]) => `offer ${[`${head} ${line}`, ...head.split(' '), ...words].map(quoted).join(' ')}`),
+      // a user who took : out of COMP_WORDBREAKS (as bash-completion advises) gets the whole word
+      'COMP_WORDBREAKS=${COMP_WORDBREAKS//:}',
+      `offer ${[`${head} --add-tags id:7004,id:70`, ...head.split(' '), '--add-tags', 'id:7004,id:70'].map(quoted).join(' ')}`,
+    ].join('\n');
+    const { stdout } = await run('bash', ['-c', driver], { cwd: folder, env });
+    assert.deepEqual(stdout.split('\n').slice(0, cases.length + 1), [
+      '[7005]',
+      '[7004][7005]',
+      '[C:\\\\temp]',
+      '[\\\\temp]',
+      '[id:7004,id:7005]',
+      '[id:7004,id:7005]',
+    ]);
   });
 
   test(
@@ -602,10 +635,15 @@ describe('the scripts run carectl __complete for the options that name records',
   ];
   const SERVICE_WORDS = ['8001', '8001', 'elsewhere', '9001'];
 
-  test('bash and zsh pass the options that choose the service on to carectl __complete (bash splits --profile=work at =)', async () => {
+  test('bash and zsh pass the options that choose the service on to carectl __complete (--profile=work too)', async () => {
     const file = await script('bash');
-    const bashWords = (line: string): string[] => line.replace('--profile=', '--profile = ').split(' ');
-    assert.deepEqual(await bashReplies(file, SERVICE_LINES.map(bashWords)), SERVICE_WORDS);
+    assert.deepEqual(
+      await bashReplies(
+        file,
+        SERVICE_LINES.map((line) => line.split(' ')),
+      ),
+      SERVICE_WORDS,
+    );
     if (!installed('zsh')) return;
     const zshFile = await script('zsh');
     const zshDriver = [

@@ -27,39 +27,72 @@ const SERVICE_WORDS = '"${__carectl_service[@]}"';
 import type { CommandDoc } from './tree.js';
 
 /** bash's readers of the word being completed and of the words to offer (the script's comments say why not compgen). */
-const BASH_REPLY_LINES = `# The word being completed ($1, as COMP_WORDS has it: as typed) read as bash will read it:
-# __carectl_typed is its value, __carectl_open the quote left open at its end ('' for none) and
-# __carectl_opened where in the value that quote opens. Outside quotes a backslash takes the next
+const BASH_REPLY_LINES = `# The word being completed ($1, as typed) read as bash will read it: __carectl_typed is its value,
+# __carectl_open the quote left open at its end ('' for none) and __carectl_opened where in the
+# value that quote opens; __carectl_raw is $1 without a backslash left at its end (it escapes
+# nothing yet), and __carectl_break where in it the text bash replaces begins (after the last : or
+# = outside quotes, where COMP_WORDBREAKS holds them). Outside quotes a backslash takes the next
 # character as it is; inside "…" only before \\ " $ \`; inside '…' never.
 __carectl_unquote() {
   local word=$1 i=0 c
-  __carectl_typed='' __carectl_open='' __carectl_opened=0
+  __carectl_typed='' __carectl_open='' __carectl_opened=0 __carectl_raw=$1 __carectl_break=0
   while (( i < \${#word} )); do
     c=\${word:i:1}
     if [[ $__carectl_open == \\' ]]; then
       [[ $c == \\' ]] && __carectl_open='' || __carectl_typed+=$c
     elif [[ $c == \\\\ && ( -z $__carectl_open || \${word:i+1:1} == [\\\\\\"\\$\\\`] ) ]]; then
       i=$((i + 1))
+      (( i < \${#word} )) || __carectl_raw=\${word%?}
       __carectl_typed+=\${word:i:1}
     elif [[ $c == \\" && -n $__carectl_open ]]; then
       __carectl_open=''
     elif [[ $c == [\\"\\'] ]]; then
       __carectl_open=$c __carectl_opened=\${#__carectl_typed}
     else
+      [[ -z $__carectl_open && $c == [:=] && $COMP_WORDBREAKS == *"$c"* ]] && __carectl_break=$((i + 1))
       __carectl_typed+=$c
     fi
     i=$((i + 1))
   done
 }
 
+# The words of the line up to the cursor ($1) as typed, split at blanks outside quotes as bash
+# splits them (COMP_WORDS splits at : and = as well: id:7004, --columns=id): __carectl_line.
+__carectl_split_line() {
+  local line=$1 i=0 c quote='' word='' started=''
+  __carectl_line=()
+  while (( i < \${#line} )); do
+    c=\${line:i:1}
+    if [[ -z $quote && $c == [[:blank:]] ]]; then
+      [[ -n $started ]] && __carectl_line+=("$word")
+      word='' started=''
+    else
+      started=1
+      if [[ $c == \\\\ && $quote != \\' ]]; then
+        word+=$c
+        i=$((i + 1))
+        c=\${line:i:1}
+      elif [[ -z $quote && $c == [\\"\\'] ]]; then
+        quote=$c
+      elif [[ $c == "$quote" ]]; then
+        quote=''
+      fi
+      word+=$c
+    fi
+    i=$((i + 1))
+  done
+  __carectl_line+=("$word")
+}
+
 # COMPREPLY from words, one a line on stdin, for the word typed ($2, as typed); $1 set: the word is a
-# comma list, whose items typed so far stay and are not offered again. Matched against the word as
-# bash reads it, without compgen, which would run $(…) and \`…\` in words read from the service. Each
-# is quoted for the shell: after a quote left open bash replaces only what follows it and closes it,
-# so inside "…" only \\ " $ \` are escaped (and a word ending in " closed here: bash would not), and
-# inside '…' a word holding ' is left out.
+# comma list, whose items typed so far are not offered again. Matched against the word as bash
+# reads it, without compgen, which would run $(…) and \`…\` in words read from the service. Each is
+# quoted for the shell: outside quotes what is typed stays and the rest of the word follows, quoted,
+# from where bash replaces; after a quote left open bash replaces only what follows it and closes
+# it, so inside "…" only \\ " $ \` are escaped (and a word ending in " closed here: bash would not),
+# and inside '…' a word holding ' is left out.
 __carectl_reply_lines() {
-  local done='' cur word whole
+  local done='' cur word whole rest
   __carectl_unquote "$2"
   [[ -n $1 && $__carectl_typed == *,* ]] && done=\${__carectl_typed%,*},
   cur=\${__carectl_typed#"$done"}
@@ -69,8 +102,11 @@ __carectl_reply_lines() {
     case $__carectl_open in
       \\') whole=\${whole:__carectl_opened}; [[ $whole == *\\'* ]] || COMPREPLY+=("$whole") ;;
       \\") whole=\${whole:__carectl_opened}; whole=\${whole//\\\\/\\\\\\\\}; whole=\${whole//\\"/\\\\\\"}; whole=\${whole//\\$/\\\\\\$}; whole=\${whole//\\\`/\\\\\\\`}; [[ $whole == *\\" ]] && whole+=\\"; COMPREPLY+=("$whole") ;;
-      # the items before stay as typed
-      *) COMPREPLY+=("\${done:+\${2%,*},}$(printf '%q' "$word")") ;;
+      *)
+        rest=\${word#"$cur"}
+        [[ -n $rest ]] && rest=$(printf '%q' "$rest")
+        whole=$__carectl_raw$rest
+        COMPREPLY+=("\${whole:__carectl_break}") ;;
     esac
   done
 }
@@ -112,18 +148,19 @@ __carectl_complete_value() {
 }
 
 _carectl() {
-  local cur=\${COMP_WORDS[COMP_CWORD]} prev=\${COMP_WORDS[COMP_CWORD-1]} flag='' at words __carectl_value __carectl_at __carectl_typed __carectl_open __carectl_opened
-  local -a __carectl_args __carectl_service
-  # bash splits --flag=value at '=' into three words
-  if [[ $cur == '=' && $prev == -* ]]; then
-    flag=$prev
-    cur=''
-  elif [[ $prev == '=' && \${COMP_WORDS[COMP_CWORD-2]} == -* ]]; then
-    flag=\${COMP_WORDS[COMP_CWORD-2]}
+  local cur prev='' flag='' at words __carectl_value __carectl_at __carectl_typed __carectl_open __carectl_opened __carectl_raw __carectl_break
+  local -a __carectl_args __carectl_service __carectl_line
+  __carectl_split_line "\${COMP_LINE:0:COMP_POINT}"
+  local count=\${#__carectl_line[@]}
+  cur=\${__carectl_line[count-1]}
+  (( count > 1 )) && prev=\${__carectl_line[count-2]}
+  if [[ $cur == --*=* ]]; then
+    flag=\${cur%%=*}
+    cur=\${cur#*=}
   elif [[ $prev == -* ]]; then
     flag=$prev
   fi
-  __carectl_walk "\${COMP_WORDS[@]:1:COMP_CWORD-1}"
+  __carectl_walk "\${__carectl_line[@]:1:count-2}"
   at=$__carectl_at
   if [[ -n $flag ]] && __carectl_find_value "$at" "$flag"; then
     __carectl_complete_value "$__carectl_value" "$cur"
@@ -357,8 +394,6 @@ __carectl_walk() {
   __carectl_service=()
   for word in "$@"; do
     if [ -n "$skip" ]; then
-      # bash splits --flag=value at '=' into three words
-      [[ $word == '=' ]] && continue
       skip=''
       # a service option goes on with its value, never without it
       [ -n "$service" ] && __carectl_service+=("$service" "$word")
