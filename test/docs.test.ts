@@ -343,6 +343,15 @@ describe('completion', () => {
     ]);
   });
 
+  test('bash: --columns of a list offers its list fields, not those only a get reply has (teams: is_active)', async () => {
+    const file = await script('bash');
+    const offers = await bashOffers(file, [
+      ['carectl', 'teams', 'list', '--columns', 'is_'],
+      ['carectl', 'teams', 'get', '1', '--columns', 'is_'],
+    ]);
+    assert.deepEqual(offers, [[], ['is_active']]);
+  });
+
   test('fish and zsh: --columns of conversations update and config list', async () => {
     if (installed('fish')) {
       const fish = await script('fish');

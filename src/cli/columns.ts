@@ -53,8 +53,8 @@ export interface ColumnSet {
   notes: Readonly<Record<string, string>>;
   /** The paragraph after the list: what a dotted path takes there. */
   closing: string;
-  /** What completion offers where fewer are taken than listed (a list: not the fields of a get only). */
-  offered?: readonly string[];
+  /** What completion offers where fewer are taken than listed (a list: not the fields of a get only); made only for the scripts. */
+  offered?: () => readonly string[];
 }
 
 const OFFERED = new WeakMap<Command, ColumnSet>();

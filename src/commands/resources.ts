@@ -74,7 +74,7 @@ export function addListVerb(group: Command, spec: ResourceSpec, action: Action):
     fields: raw.fields as string | undefined,
     ids: spec.listByIds ? [...((args[0] as string[] | undefined) ?? []), ...((raw.id as string | undefined)?.split(',') ?? [])] : [],
   });
-  offerColumns(list, { ...resourceColumns(spec), offered: withPaths(columnNames(spec, 'list')) });
+  offerColumns(list, { ...resourceColumns(spec), offered: () => withPaths(columnNames(spec, 'list')) });
   list.action(action(read, (ctx, opts) => listResource(ctx, spec, opts), [...LIST_USES, 'state', 'watch']));
 }
 

@@ -69,7 +69,7 @@ export function describeCommand(command: Command, path: readonly string[] = []):
     // hidden commands (what the completion scripts run) are not documented
     commands: help.visibleCommands(command).map((sub) => describeCommand(sub, [...path, sub.name()])),
     examples: [...examplesOf(command)],
-    ...(columns && { columns: columns.offered ?? columns.columns }),
+    ...(columns && { columns: columns.offered?.() ?? columns.columns }),
     ...(OWN_OPTIONS_ONLY.includes(path.join(' ')) && { ownOptionsOnly: true }),
   };
 }
