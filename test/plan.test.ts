@@ -165,11 +165,18 @@ describe('the plain planner: an event it does not expect is a fault, never a qui
 });
 
 describe('the plain pump', () => {
-  /** A scheduler that runs each task at once; its window is set by the test. */
-  const scheduler = (window: number): Scheduler & { window: number } =>
-    ({ window, run: <T>(_: number, task: (slot: { throttle: undefined }) => Promise<T>) => task({ throttle: undefined }) }) as unknown as Scheduler & {
-      window: number;
+  type FakeScheduler = Scheduler & { window: number; lowestLatencyMs: number | undefined; clock: number };
+  /** A scheduler that runs each task at once; its window, lowest latency (undefined: no limiter) and clock are set by the test. */
+  const scheduler = (window: number, lowestLatencyMs?: number): FakeScheduler => {
+    const fake = {
+      window,
+      lowestLatencyMs,
+      clock: 0,
+      now: () => fake.clock,
+      run: <T>(_: number, task: (slot: { throttle: undefined }) => Promise<T>) => task({ throttle: undefined }),
     };
+    return fake as unknown as FakeScheduler;
+  };
   const pages = 6;
   const urls = [listOf().phases[0] as string, ...Array.from({ length: pages - 1 }, (_, i) => link(`2025-07-0${i + 1}`))];
   const source = { fetch: (url: string) => Promise.resolve({ records: records(urls.indexOf(url) * 50, 50), next: urls[urls.indexOf(url) + 1] ?? null }) };
@@ -201,6 +208,30 @@ describe('the plain pump', () => {
     // A slice that ended keeps nothing of its chain: a long export ends thousands of slices.
     assert.equal(pump.chainsGuarded, 0);
   });
+
+  // Little's law: slots past the lowest latency ÷ the consumer's time a page (here 2 ms) only hold pages waiting for it.
+  const usable = [
+    { name: 'no limiter (a --parallel the user named)', lowest: undefined, window: 8 },
+    { name: 'no answer after the opening yet', lowest: Infinity, window: 8 },
+    { name: 'a service answering in 1 ms, under a page of writing', lowest: 1, window: 1 },
+    { name: 'a service answering in 7 ms: 3 pages of writing', lowest: 7, window: 3 },
+    { name: 'a service 50 ms away', lowest: 50, window: 8 },
+  ];
+  for (const c of usable)
+    it(`the planner's window with the limiter, the consumer 2 ms a page: ${c.name}, ${c.window}`, async () => {
+      const fake = scheduler(8, c.lowest);
+      const pump = new PlanPump({
+        plan: listOf(),
+        source,
+        scheduler: fake,
+        start: { phase: 0, url: urls[0] as string, writtenBefore: 0 },
+        pageSize: 50,
+        limit: 10_000,
+      });
+      const written = await takeAll(pump, () => (fake.clock += 2));
+      assert.equal(written, pages * 50, dump(pump.snapshot));
+      assert.equal(pump.snapshot.window, c.window, dump(pump.snapshot));
+    });
 
   it('a source that fails to send: the take fails, never ends the slice', async () => {
     const pump = new PlanPump({

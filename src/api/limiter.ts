@@ -111,7 +111,8 @@ export class Rounds {
   private area = 0;
   private answers = 0;
   private latencySum = 0;
-  private lowestLatencyMs = Infinity;
+  /** The lowest latency of any answer so far (Infinity: none yet). */
+  lowestLatencyMs = Infinity;
 
   constructor(now: number) {
     this.startedAt = now;

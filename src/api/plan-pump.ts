@@ -24,9 +24,12 @@ export class PlanPump {
   private pending = 0;
   private wakeConsumer = (): void => undefined;
   private placed: { state: PlanState; id: number; place: SlicePlace } | undefined;
+  /** The consumer's time with the pages it took (from a take's return to its next take), and their records. */
+  private readonly consumed = { ms: 0, records: 0 };
+  private takenAt: number | undefined;
 
   constructor(private readonly options: PumpOptions) {
-    this.state = initialState(options.plan, options.start, { ...options, window: options.scheduler.window });
+    this.state = initialState(options.plan, options.start, { ...options, window: this.window() });
   }
 
   /** The planner's whole state, as a failing test prints it. */
@@ -62,12 +65,19 @@ export class PlanPump {
 
   /** Waits for the consumer's next page of `slice`, `written` its count of records written; null when the slice has no more. */
   async take(id: number, written: number): Promise<TakenPage | null> {
+    const { scheduler } = this.options;
+    if (this.takenAt !== undefined) this.consumed.ms += scheduler.now() - this.takenAt;
+    this.takenAt = undefined;
     for (;;) {
       if (this.fault) throw this.fault.error;
       const slice = this.slice(id);
       const page = slice.pages[0];
       this.dispatch({ kind: 'take', slice: id, written });
-      if (page) return page;
+      if (page) {
+        this.takenAt = scheduler.now();
+        this.consumed.records += page.records.length - page.writtenBefore;
+        return page;
+      }
       if (slice.status.kind === 'failed') throw slice.status.error;
       if (slice.status.kind === 'done') return null;
       // Nothing in flight could bring this slice a page: a planner fault, never an early end of the list.
@@ -94,7 +104,7 @@ export class PlanPump {
   private dispatch(event: PlanEvent): void {
     if (this.fault) return;
     try {
-      const window = this.options.scheduler.window;
+      const window = this.window();
       // A window grown since the last event has idle slots: the requests that fill them are sent too.
       if (window !== this.state.window) this.apply({ kind: 'window', window });
       this.apply(event);
@@ -104,6 +114,20 @@ export class PlanPump {
       this.fault = { error };
     }
     this.wakeConsumer();
+  }
+
+  /**
+   * The window the planner cuts and reads for: the scheduler's, and with its limiter no more than the consumer can use. By
+   * Little's law, past the lowest latency ÷ the consumer's time a page, pages wait for it and none comes sooner: a service
+   * answering within two pages' writing gains nothing from a cut and pays its partly filled last page. Until an answer and a
+   * page written, the scheduler's (the opening's answers are cold and slow: their latency lets the first cut go at once).
+   */
+  private window(): number {
+    const { scheduler, pageSize } = this.options;
+    const lowest = scheduler.lowestLatencyMs;
+    const { ms, records } = this.consumed;
+    if (lowest === undefined || lowest === Infinity || records === 0) return scheduler.window;
+    return Math.min(scheduler.window, Math.max(1, Math.floor((lowest * records) / (ms * pageSize))));
   }
 
   private apply(event: PlanEvent): void {

@@ -72,6 +72,16 @@ export class Scheduler {
     return Math.min(this.congestionWindow, this.limiter?.limit ?? Infinity);
   }
 
+  /** With the limiter: the lowest latency of an answer, what a request takes when nothing queues (Infinity: none yet). */
+  get lowestLatencyMs(): number | undefined {
+    return this.limiter && this.rounds.lowestLatencyMs;
+  }
+
+  /** The clock the latencies are measured on. */
+  now(): number {
+    return this.options.now();
+  }
+
   /** Runs `task` once a slot is free, holding it until the task settles. */
   async run<T>(priority: number, task: (slot: Slot) => Promise<T>): Promise<T> {
     const holder: Holder = { priority, epoch: 0, crowded: false, round: 0, grantedAt: 0 };
