@@ -233,6 +233,19 @@ describe('the plain pump', () => {
       assert.equal(pump.snapshot.window, c.window, dump(pump.snapshot));
     });
 
+  it('the slice after one not in the plan: a fault, never the first slice again (a list that starts over)', () => {
+    const pump = new PlanPump({
+      plan: listOf(),
+      source,
+      scheduler: scheduler(8),
+      start: { phase: 0, url: urls[0] as string, writtenBefore: 0 },
+      pageSize: 50,
+      limit: 10_000,
+    });
+    assert.equal(pump.next(), 0);
+    assert.throws(() => pump.next(7), /slice 7 is not in the plan/);
+  });
+
   it('a source that fails to send: the take fails, never ends the slice', async () => {
     const pump = new PlanPump({
       plan: listOf(),

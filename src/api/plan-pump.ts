@@ -46,7 +46,8 @@ export class PlanPump {
   next(slice?: number): number | undefined {
     const { slices } = this.state;
     if (slice === undefined) return slices[0]?.id;
-    return slices[slices.findIndex((each) => each.id === slice) + 1]?.id;
+    // The writer's slice never leaves the order: one missing is a planner fault, not a list that starts again.
+    return slices[slices.indexOf(this.slice(slice)) + 1]?.id;
   }
 
   /**
