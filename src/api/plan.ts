@@ -99,7 +99,7 @@ const READ_AHEAD_PAGES = 4;
 /** Pages a slice reads past the day the dates were resolved at before the far end is asked (a list of three pages pays no probe). */
 const PAGES_PAST_END = 2;
 /** Pages the slices from the one being written on may hold, per slot of the window in force. */
-const BUDGET_PAGES = 8;
+const BUDGET_PAGES = 16;
 
 export function initialState(plan: ListPlan, start: ResumePoint, options: { pageSize: number; limit: number; window: number }): PlanState {
   const days = plan.slicing && new SliceDays(plan, plan.slicing);
