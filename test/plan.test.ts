@@ -181,6 +181,10 @@ describe('the plain pump', () => {
   const urls = [listOf().phases[0] as string, ...Array.from({ length: pages - 1 }, (_, i) => link(`2025-07-0${i + 1}`))];
   const source = { fetch: (url: string) => Promise.resolve({ records: records(urls.indexOf(url) * 50, 50), next: urls[urls.indexOf(url) + 1] ?? null }) };
 
+  /** A pump over `from`'s pages of one list, the start of its first query, no --limit. */
+  const pumpOf = (on: Scheduler, from: typeof source = source): PlanPump =>
+    new PlanPump({ plan: listOf(), source: from, scheduler: on, start: { phase: 0, url: urls[0] as string, writtenBefore: 0 }, pageSize: 50, limit: 10_000 });
+
   /** The consumer's loop of list-run.ts over one slice; `between` runs after each page taken. */
   async function takeAll(pump: PlanPump, between: () => void): Promise<number> {
     const slice = pump.next() as number;
@@ -195,14 +199,7 @@ describe('the plain pump', () => {
   it('a window grown between two takes: the pages of its new slots come, and the slice ends with every page', async () => {
     const window = scheduler(1);
     // --limit above the list: nothing is cut, the grown window reads ahead on the one chain.
-    const pump = new PlanPump({
-      plan: listOf(),
-      source,
-      scheduler: window,
-      start: { phase: 0, url: urls[0] as string, writtenBefore: 0 },
-      pageSize: 50,
-      limit: 10_000,
-    });
+    const pump = pumpOf(window);
     const written = await takeAll(pump, () => (window.window = 8));
     assert.equal(written, pages * 50, dump(pump.snapshot));
     // A slice that ended keeps nothing of its chain: a long export ends thousands of slices.
@@ -212,7 +209,7 @@ describe('the plain pump', () => {
   // Little's law: slots past the lowest latency ÷ the consumer's time a page (here 2 ms) only hold pages waiting for it.
   const usable = [
     { name: 'no limiter (a --parallel the user named)', lowest: undefined, window: 8 },
-    { name: 'no answer after the opening yet', lowest: Infinity, window: 8 },
+    { name: 'no answer yet', lowest: Infinity, window: 8 },
     { name: 'a service answering in 1 ms, under a page of writing', lowest: 1, window: 1 },
     { name: 'a service answering in 7 ms: 3 pages of writing', lowest: 7, window: 3 },
     { name: 'a service 50 ms away', lowest: 50, window: 8 },
@@ -220,41 +217,20 @@ describe('the plain pump', () => {
   for (const c of usable)
     it(`the planner's window with the limiter, the consumer 2 ms a page: ${c.name}, ${c.window}`, async () => {
       const fake = scheduler(8, c.lowest);
-      const pump = new PlanPump({
-        plan: listOf(),
-        source,
-        scheduler: fake,
-        start: { phase: 0, url: urls[0] as string, writtenBefore: 0 },
-        pageSize: 50,
-        limit: 10_000,
-      });
+      const pump = pumpOf(fake);
       const written = await takeAll(pump, () => (fake.clock += 2));
       assert.equal(written, pages * 50, dump(pump.snapshot));
       assert.equal(pump.snapshot.window, c.window, dump(pump.snapshot));
     });
 
   it('the slice after one not in the plan: a fault, never the first slice again (a list that starts over)', () => {
-    const pump = new PlanPump({
-      plan: listOf(),
-      source,
-      scheduler: scheduler(8),
-      start: { phase: 0, url: urls[0] as string, writtenBefore: 0 },
-      pageSize: 50,
-      limit: 10_000,
-    });
+    const pump = pumpOf(scheduler(8));
     assert.equal(pump.next(), 0);
     assert.throws(() => pump.next(7), /slice 7 is not in the plan/);
   });
 
   it('a source that fails to send: the take fails, never ends the slice', async () => {
-    const pump = new PlanPump({
-      plan: listOf(),
-      source: { fetch: () => Promise.reject(new Error('refused by the test')) },
-      scheduler: scheduler(8),
-      start: { phase: 0, url: urls[0] as string, writtenBefore: 0 },
-      pageSize: 50,
-      limit: 10_000,
-    });
+    const pump = pumpOf(scheduler(8), { fetch: () => Promise.reject(new Error('refused by the test')) });
     await assert.rejects(
       takeAll(pump, () => undefined),
       /refused by the test/,
