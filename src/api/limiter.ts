@@ -32,7 +32,7 @@ export interface LimiterState {
   queuedAt: Readonly<Record<number, number>>;
 }
 
-export interface Decision {
+interface Decision {
   state: LimiterState;
   /** Set when the limit changed: why, for the scheduler's --verbose line (`7.1 of 8 waiting: latency 40 ms, lowest 5 ms`). */
   why?: string;

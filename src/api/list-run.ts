@@ -26,7 +26,7 @@ export interface RecordSink {
 /** How a list ended: whole, or at --limit with the token that goes on. A failure rejects (a ListStoppedError where it can go on). */
 export type ListEnd = { ended: 'complete'; written: number } | { ended: 'limit'; written: number; token: string };
 
-export interface ListRunOptions {
+interface ListRunOptions {
   plan: ListPlan;
   source: PageSource;
   writer: RecordSink;

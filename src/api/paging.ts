@@ -77,7 +77,7 @@ export interface Cursor {
 }
 
 /** Where a list goes after a page: the next address, or null; `refusal` when the link cannot be followed. */
-export type NextStep = { next: string | null; refusal?: PagingError };
+type NextStep = { next: string | null; refusal?: PagingError };
 
 export interface PageSource {
   /** Fetches the page at `url` of the list asked for by `base`: records and where to go next. */

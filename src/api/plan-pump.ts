@@ -9,9 +9,9 @@ import type { Scheduler } from './scheduler.js';
 import { initialState, plan, type PlanEvent, type PlanRequest, type PlanSlice, type PlanState } from './plan.js';
 
 /** A slice as a token names it (see place()). */
-export type SlicePlace = { readonly phase: number; readonly first: string; readonly sliceLastDay: number | undefined };
+type SlicePlace = { readonly phase: number; readonly first: string; readonly sliceLastDay: number | undefined };
 
-export type PumpOptions = { plan: ListPlan; source: PageSource; scheduler: Scheduler; start: ResumePoint; pageSize: number; limit: number };
+type PumpOptions = { plan: ListPlan; source: PageSource; scheduler: Scheduler; start: ResumePoint; pageSize: number; limit: number };
 
 export class PlanPump {
   private state: PlanState;

@@ -11,10 +11,10 @@ import type { ResumePoint } from './resume-token.js';
 import { SliceDays } from './slices.js';
 
 /** Where a slice is: its next page may be asked for, is in flight, waits for its phase's verdict on the bound, or it ended. */
-export type SliceStatus = { kind: 'ready' } | { kind: 'reading' } | { kind: 'held' } | { kind: 'done' } | { kind: 'failed'; error: unknown };
+type SliceStatus = { kind: 'ready' } | { kind: 'reading' } | { kind: 'held' } | { kind: 'done' } | { kind: 'failed'; error: unknown };
 
 /** A probe's answer: the far end's ordered day. */
-export type ProbeAnswer = { kind: 'unasked' } | { kind: 'pending' } | { kind: 'known'; day: number } | { kind: 'failed' };
+type ProbeAnswer = { kind: 'unasked' } | { kind: 'pending' } | { kind: 'known'; day: number } | { kind: 'failed' };
 
 /** Whether the service keeps the bound a cut adds, as the phase's first cut told. */
 export type Verdict = 'untold' | 'kept' | 'ignored';
@@ -41,7 +41,7 @@ export interface PlanSlice {
   readonly status: SliceStatus;
 }
 
-export interface PhaseState {
+interface PhaseState {
   readonly far: ProbeAnswer;
   readonly verdict: Verdict;
   /** The ids of the phase's own first page, which a cut slice ignoring its bound brings back. */
@@ -52,7 +52,7 @@ export interface PhaseState {
   readonly pace?: { readonly records: number; readonly days: number };
 }
 
-export interface PlanConfig {
+interface PlanConfig {
   readonly plan: ListPlan;
   readonly pageSize: number;
   readonly limit: number;
@@ -92,7 +92,7 @@ export type PlanEvent =
 export type PlanRequest =
   { kind: 'page'; slice: number; url: string; base: string; priority: number } | { kind: 'far'; phase: number; url: string; priority: number };
 
-export type Planned = { state: PlanState; requests: PlanRequest[] };
+type Planned = { state: PlanState; requests: PlanRequest[] };
 
 /** Pages the consumer's slice keeps read ahead while several slices read: it rarely waits, yet slices ahead get the slots. */
 const READ_AHEAD_PAGES = 4;
