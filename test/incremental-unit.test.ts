@@ -1,10 +1,10 @@
 /**
- * src/api/incremental.ts without a server: the state file's text, and IncrementalRun over page
+ * src/cli/incremental-state.ts without a server: the state file's text, and IncrementalRun over page
  * sources that answer as scripted (keyset links that place records, skip-only links that do not).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { IncrementalRun, parseState, queryText, stateText, type ListState } from '../src/api/incremental.js';
+import { IncrementalRun, parseState, queryText, stateText, type ListState } from '../src/cli/incremental-state.js';
 import type { PageSource } from '../src/api/paging.js';
 
 const T = Date.UTC(2026, 5, 30, 12, 0, 0);

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ExitCode, UsageError } from '../src/core/errors.js';
 import { resourceByName } from '../src/catalogue/index.js';
-import { filterParams } from '../src/api/query.js';
+import { filterParams } from '../src/cli/query-params.js';
 import {
   type Bound,
   inBounds,

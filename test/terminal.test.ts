@@ -13,7 +13,7 @@ import { describeEntries } from '../src/output/describe.js';
 import { fitLine, hangingLines, wrapText } from '../src/output/text-width.js';
 import { displayWidth } from '../src/output/width.js';
 import { CONTENT_ITEM, hasPlaceholderDate, isPlaceholderLink, reportState, resourceByName } from '../src/catalogue/index.js';
-import { fieldsParam } from '../src/api/query.js';
+import { fieldsParam } from '../src/cli/query-params.js';
 import { FIXTURES, MICROBLOG_PLACEHOLDER_LINK, type Sandbox } from '../src/sandbox/index.js';
 import { apiRequests, openSandbox, runCli } from './helpers.js';
 

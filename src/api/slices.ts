@@ -5,7 +5,7 @@
  * and as its midnight agree on.
  */
 import { PAGING_STYLES, type ResourceSpec } from '../catalogue/index.js';
-import { DAY_MS } from '../core/parse.js';
+import { DAY_MS, OPEN_FROM, OPEN_TO } from '../core/parse.js';
 import { dateRange, splitAddress, withParam, type DateRange } from './links.js';
 import type { ListPlan } from './paging.js';
 
@@ -14,14 +14,8 @@ export type SliceRule = { field: string; descending: boolean; sortParam: string 
 
 /** The calendar day of a time in ms: a "day" is one of those (days since 1970, UTC) unless named an ordered day (see SliceDays). */
 export const dayOfMs = (ms: number): number => Math.floor(ms / DAY_MS);
-export const dayText = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
+const dayText = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
 
-/**
- * The bounds that close a side the spec's "supplied as a pair" leaves open: days no record's
- * sort date can pass (never today or tomorrow: sort dates may lie in the future).
- */
-export const OPEN_FROM = '1900-01-01';
-export const OPEN_TO = '9999-12-31';
 const OPEN_FROM_DAY = dayOfMs(Date.parse(OPEN_FROM));
 const OPEN_TO_DAY = dayOfMs(Date.parse(OPEN_TO));
 
@@ -42,8 +36,6 @@ export function sliceRule(spec: ResourceSpec, query: ReadonlyArray<readonly [str
   if (query.some(([key]) => dates.fields.some((other) => other !== field && key.startsWith(`${other}_`)))) return undefined;
   return { field, descending: sort.startsWith('-'), sortParam: dates.param };
 }
-
-const SIZE = PAGING_STYLES.skip.sizeParam;
 
 /** A far-end probe's page size: its one record's day is in its next link. */
 const FAR_PROBE_SIZE = '1';
@@ -113,7 +105,7 @@ export class SliceDays {
   /** The far-end probe's address: the phase's first record in the other order. */
   farProbe(phase: number): string {
     const address = withParam(this.plan.phases[phase] as string, this.rule.sortParam, this.rule.descending ? this.rule.field : `-${this.rule.field}`);
-    return withParam(address, SIZE, FAR_PROBE_SIZE);
+    return withParam(address, PAGING_STYLES.skip.sizeParam, FAR_PROBE_SIZE);
   }
 
   /** The phase's last day as far as cuts go (the last slice stays open): its own far bound, else `far` the far end (ascending, the day the dates were resolved at at least). */

@@ -44,7 +44,7 @@ interface FilterBase {
 
 /**
  * An option whose value is a record of another resource (a tag, a channel), given by name or id
- * (resolved by src/api/names.ts), sent as what the service takes for it.
+ * (resolved by src/cli/names.ts), sent as what the service takes for it.
  */
 export interface Reference {
   /** The resource named: one with `names`. */

@@ -7,7 +7,7 @@ import { UsageError } from '../core/errors.js';
 import { closestWord } from '../core/closest.js';
 import { parseEnumList, parseList } from '../core/parse.js';
 import { CONTENT_ROWS, FIELD_PATHS, RESOURCES, type ResourceSpec, type Shape } from '../catalogue/index.js';
-import { requestableFields } from '../api/query.js';
+import { requestableFields } from './query-params.js';
 import { hangingLines, wrapText } from '../output/text-width.js';
 
 /** Every column a user may name for this resource: its fields, side-loaded keys and computed columns. */

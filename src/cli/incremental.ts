@@ -1,12 +1,12 @@
 /**
- * `--state FILE` and `--watch` on a list (src/api/incremental.ts holds the logic): one incremental
+ * `--state FILE` and `--watch` on a list (src/cli/incremental-state.ts holds the logic): one incremental
  * run whose state is committed once the output is whole, or a watch that lists, then polls and
  * prints each record that appears or moves, committing the state after each poll.
  */
 import { resolve } from 'node:path';
 import type { Context } from './context.js';
 import { openStateFile, type StateFile } from './state-file.js';
-import { incrementalParams, IncrementalRun, queryText, stateField, type ListState } from '../api/incremental.js';
+import { incrementalParams, IncrementalRun, queryText, stateField, type ListState } from './incremental-state.js';
 import type { ResourceSpec, Version } from '../catalogue/index.js';
 import type { PageSource } from '../api/paging.js';
 import { ApiError, exchangeFailed, InterruptedError, ListStoppedError, UsageError } from '../core/errors.js';

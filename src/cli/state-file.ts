@@ -9,7 +9,7 @@ import { formatBytes } from '../core/bytes.js';
 import { CarectlError, systemReason, UsageError } from '../core/errors.js';
 import type { Io } from '../core/io.js';
 import { linkTarget, PartialFile } from '../http/download.js';
-import { checkSameQuery, MARGIN_MS, notAStateFile, parseState, serviceTime, stateText, type ListState, type OutputMark } from '../api/incremental.js';
+import { checkSameQuery, MARGIN_MS, notAStateFile, parseState, serviceTime, stateText, type ListState, type OutputMark } from './incremental-state.js';
 import { holdRunLock } from './run-lock.js';
 
 /** Larger than any state (its ids are those of one day, a million of them some 12 MB): refused without being read. */

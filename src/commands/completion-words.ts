@@ -8,7 +8,7 @@
 import { defaultVersion, resourceByName, type ResourceSpec } from '../catalogue/index.js';
 import { runList, startPoint } from '../api/list-run.js';
 import { listPlan } from '../api/paging.js';
-import { namedAlone, NameResolver, type Named } from '../api/names.js';
+import { namedAlone, NameResolver, type Named } from '../cli/names.js';
 import type { Context } from '../cli/context.js';
 import { openCompletionCache, type CacheScope } from '../config/completion-cache.js';
 import { offerable } from '../core/shell.js';

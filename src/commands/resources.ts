@@ -5,7 +5,7 @@
 import { Option, type Command } from 'commander';
 import { defaultVersion, type FilterSpec, type ResourceSpec, type Version } from '../catalogue/index.js';
 import { resumeAsOf } from '../api/resume-token.js';
-import { BOTH_GIVEN, fieldsParam, filterParams, offFlagOf, type FilterValues } from '../api/query.js';
+import { BOTH_GIVEN, fieldsParam, filterParams, offFlagOf, type FilterValues } from '../cli/query-params.js';
 import { columnNames, offerColumns, parseFieldsFlag, resolveColumns, resourceColumns, withPaths } from '../cli/columns.js';
 import { CarectlError, ExitCode, UsageError } from '../core/errors.js';
 import { inOrder } from '../api/scheduler.js';

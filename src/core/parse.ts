@@ -17,6 +17,13 @@ export type BoundOp = 'gt' | 'gte' | 'lt' | 'lte';
 /** A day (`YYYY-MM-DD`) or a UTC date-time in the service's own form (`YYYY-MM-DDTHH:MM:SS`). */
 export type Bound = { op: BoundOp; date: string };
 
+/**
+ * The bounds that close a side the spec's "supplied as a pair" leaves open: days no record's
+ * sort date can pass (never today or tomorrow: sort dates may lie in the future).
+ */
+export const OPEN_FROM = '1900-01-01';
+export const OPEN_TO = '9999-12-31';
+
 const DATE_TIME = /^(\d{4}-\d{2}-\d{2})t(\d{2}):(\d{2}):(\d{2})(z|[+-]\d{2}:?\d{2})?$/;
 
 /**

@@ -6,7 +6,7 @@
 import type { Option } from 'commander';
 import { FORMATS } from '../output/index.js';
 import { DATE_TYPES, PATCH_REFERENCES, REPORT_FORMATS, RESOURCES, UPDATE_STATUSES, VERSIONS } from '../catalogue/index.js';
-import { requestableFields } from '../api/query.js';
+import { requestableFields } from '../cli/query-params.js';
 import { CONFIG_KEYS } from '../config/keys.js';
 import { METHODS } from '../http/methods.js';
 

@@ -14,7 +14,7 @@ import {
   PLACEHOLDER_WORDS,
   resourceByName,
 } from '../../catalogue/index.js';
-import type { FilterValues } from '../../api/query.js';
+import type { FilterValues } from '../../cli/query-params.js';
 import { CONTENT_COLUMNS, offerColumns, resolveColumns } from '../../cli/columns.js';
 import { inOrder } from '../../api/scheduler.js';
 import { LIST_USES, type Action, type RawOptions } from '../../cli/action.js';

@@ -2,14 +2,14 @@
  * `conversations update ID…`: PATCH the status of conversations, up to --parallel ids at once, keeping their
  * tags unless told otherwise. The service's tag_ids replaces the whole list, so every PATCH is
  * built from the conversation's current tags (read first) unless --tags gives the new list. Tags
- * are given by name or id (src/api/names.ts); the rows and when a batch stops: update-results.ts.
+ * are given by name or id (src/cli/names.ts); the rows and when a batch stops: update-results.ts.
  */
 import { access, constants, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { stringifyJson } from '../../core/exact-json.js';
 import type { ApiClient } from '../../api/client.js';
-import { namedAlone, NameResolver, type Named } from '../../api/names.js';
+import { namedAlone, NameResolver, type Named } from '../../cli/names.js';
 import { inOrder, type Scheduler, type Slot } from '../../api/scheduler.js';
 import type { Throttle } from '../../http/transport.js';
 import { PATCH_REFERENCES, PATCH_VERSIONS, resourceByName, UPDATE_STATUSES, type Version } from '../../catalogue/index.js';

@@ -3,7 +3,7 @@ import { extname } from 'node:path';
 import type { ApiClient, ApiRecord } from '../../api/client.js';
 import { idProblem } from '../../cli/ids.js';
 import { DATE_TYPES, REPORT_FORMATS, REPORT_REFERENCES, type Version } from '../../catalogue/index.js';
-import { NameResolver, type Named } from '../../api/names.js';
+import { NameResolver, type Named } from '../../cli/names.js';
 import type { Context } from '../../cli/context.js';
 import { BadReplyError, CarectlError, mayHaveBeenApplied, UsageError } from '../../core/errors.js';
 import { idText } from '../../core/exact-json.js';

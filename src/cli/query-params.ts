@@ -1,9 +1,8 @@
 /** From parsed flags to the service's query parameters (filters, the fields an output needs), checked before anything is sent. */
 import { UsageError } from '../core/errors.js';
-import { type Bound, parseEnum, parseEnumList, parseList, parseRange, rangeParams } from '../core/parse.js';
+import { type Bound, OPEN_FROM, OPEN_TO, parseEnum, parseEnumList, parseList, parseRange, rangeParams } from '../core/parse.js';
 import type { FilterSpec, ResourceSpec, Shape } from '../catalogue/index.js';
 import type { QueryParams } from '../http/transport.js';
-import { OPEN_FROM, OPEN_TO } from './slices.js';
 
 /** Value of a `--x`/`--no-x` switch given both ways. */
 export const BOTH_GIVEN = 'both';

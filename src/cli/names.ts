@@ -11,10 +11,10 @@ import { idText } from '../core/exact-json.js';
 import { editDistance, nearEnough } from '../core/closest.js';
 import type { QueryParams } from '../http/transport.js';
 import { defaultVersion, resourceByName, type FilterSpec, type Reference, type ResourceSpec, type Version } from '../catalogue/index.js';
-import type { ApiClient } from './client.js';
-import { runList, startPoint } from './list-run.js';
-import { listPlan } from './paging.js';
-import type { Scheduler } from './scheduler.js';
+import type { ApiClient } from '../api/client.js';
+import { runList, startPoint } from '../api/list-run.js';
+import { listPlan } from '../api/paging.js';
+import type { Scheduler } from '../api/scheduler.js';
 
 /** A record as a person names it. `active` is false only where the service says so. */
 export interface Named {

@@ -15,11 +15,11 @@
  * (skip-only paging), it is delivered again: at-least-once, never at-most-once.
  */
 import { UsageError } from '../core/errors.js';
-import { DAY_MS } from '../core/parse.js';
+import { DAY_MS, OPEN_FROM, OPEN_TO } from '../core/parse.js';
+import { isObject } from '../core/exact-json.js';
 import type { ResourceSpec } from '../catalogue/index.js';
-import { dateRange, splitAddress, withParam } from './links.js';
-import type { PageSource } from './paging.js';
-import { OPEN_FROM, OPEN_TO } from './slices.js';
+import { dateRange, splitAddress, withParam } from '../api/links.js';
+import type { PageSource } from '../api/paging.js';
 import { PAGING_STYLES } from '../catalogue/index.js';
 
 /** Below the run's start: a service clock behind ours, a record written with a date a moment past. */
@@ -108,7 +108,6 @@ const isMark = (mark: unknown): boolean => {
 };
 
 const timeOf = (text: unknown): number => (typeof text === 'string' ? Date.parse(`${text}Z`) : NaN);
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The `dates` of a state file (written since carectl kept them: a state without them knows no record dated past its start); undefined if damaged. */
 function datesOf(value: unknown = {}): Record<string, number> | undefined {
